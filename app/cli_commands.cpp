@@ -1,0 +1,367 @@
+// lmprof-cli run / sweep / show: build configurations from flags, drive the engine Session,
+// print progress and reports, save result sets, map outcomes to exit codes.
+//
+// Sections: flags to configs · driving a session · run · sweep · show · signals.
+
+#include "cli_commands.h"
+
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/runner.h"
+#include "lmprof/engine/session.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+
+namespace lmprof::app {
+
+using namespace lmprof::engine;
+
+namespace {
+
+std::atomic<int> g_interrupts{0};
+
+// ---------------------------------------------------------------------------------------
+// Flags to configurations
+
+// The flag a config field comes from, so messages name what the user typed.
+std::string flagFor(const std::string& field) {
+    static const std::map<std::string, std::string> kFlags = {
+        {"model.preset", "--model"},        {"model.d_model", "--d-model"},
+        {"model.d_ff", "--d-ff"},           {"model.num_layers", "--layers"},
+        {"model.num_heads", "--heads"},     {"model.vocab_size", "--vocab"},
+        {"context_length", "--ctx"},        {"batch_size", "--batch"},
+        {"warmup_steps", "--warmup"},       {"measure_steps", "--steps"},
+        {"device", "--device"},             {"threads", "--threads"},
+        {"precision", "--precision"},       {"mode", "--mode"},
+        {"fault_oom_phase", "LMPROF_FAULT_OOM"}};
+    const auto it = kFlags.find(field);
+    return it == kFlags.end() ? field : it->second;
+}
+
+void printConfigErrors(const std::vector<ConfigError>& errors) {
+    std::cerr << "lmprof-cli: invalid configuration:\n";
+    for (const auto& e : errors) {
+        std::cerr << "  " << flagFor(e.field) << " (" << e.field << "): " << e.reason << "\n";
+    }
+}
+
+std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
+                                     const std::string& precision, const std::string& mode,
+                                     const CommonOptions& o) {
+    std::vector<ConfigError> errors;
+    RunConfig c;
+    const bool dimsGiven = o.dModel || o.dFf || o.layers || o.heads;
+    if (model == "custom") {
+        c.model.preset = "custom";
+        c.model.dModel = o.dModel;
+        c.model.dFf = o.dFf;
+        c.model.numLayers = o.layers;
+        c.model.numHeads = o.heads;
+        for (auto [given, field] : {std::pair{o.dModel, "model.d_model"},
+                                    {o.dFf, "model.d_ff"},
+                                    {o.layers, "model.num_layers"},
+                                    {o.heads, "model.num_heads"}}) {
+            if (!given) {
+                errors.push_back({field, "required with --model custom"});
+            }
+        }
+    } else if (auto preset = presetModel(model)) {
+        c.model = *preset;
+        if (dimsGiven) {
+            errors.push_back({"model.preset", "--d-model/--d-ff/--layers/--heads need --model "
+                                              "custom (preset '" + model + "' fixes them)"});
+        }
+    } else {
+        c.model.preset = model; // validate() names the unknown preset
+    }
+    c.model.vocabSize = o.vocab;
+    c.contextLength = ctx;
+    c.batchSize = o.batch;
+    c.warmupSteps = o.warmup;
+    c.measureSteps = o.steps;
+    c.device = o.device;
+    c.seed = o.seed;
+    c.threads = o.threads;
+    if (auto p = parsePrecision(precision)) {
+        c.precision = *p;
+    } else {
+        errors.push_back({"precision", "'" + precision + "' is not one of fp32, bf16, fp16, "
+                                                         "bf16-pure"});
+    }
+    if (auto m = parseMode(mode)) {
+        c.mode = *m;
+    } else {
+        errors.push_back({"mode", "'" + mode + "' is not one of forward, forward-backward, "
+                                               "train"});
+    }
+    if (const char* fault = std::getenv("LMPROF_FAULT_OOM"); fault && *fault) {
+        if (auto phase = parsePhase(fault)) {
+            c.faultOomPhase = *phase;
+        } else {
+            errors.push_back({"fault_oom_phase", std::string("'") + fault +
+                                                     "' is not forward, backward or optimizer"});
+        }
+    }
+    if (errors.empty()) {
+        errors = validate(c);
+    }
+    if (errors.empty()) {
+        if (auto refusal = checkRunnable(c)) {
+            errors.push_back(*refusal);
+        }
+    }
+    if (!errors.empty()) {
+        printConfigErrors(errors);
+        return std::nullopt;
+    }
+    return c;
+}
+
+// ---------------------------------------------------------------------------------------
+// Driving a session
+
+void printStep(const std::string& label, const StepRecord& s, const RunConfig& c) {
+    std::fprintf(stderr, "  %s step %d/%d%s  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
+                 label.c_str(), s.index + 1, c.warmupSteps + c.measureSteps,
+                 s.warmup ? " (warmup)" : "", s.forwardMs, s.backwardMs, s.optimizerMs,
+                 s.totalMs);
+}
+
+void appendLine(const std::string& path, const std::string& line) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        throw std::runtime_error("cannot open autosave file " + path + ": " +
+                                 std::strerror(errno));
+    }
+    const std::string data = line + "\n";
+    const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
+                    ::fsync(fd) == 0;
+    ::close(fd);
+    if (!ok) {
+        throw std::runtime_error("cannot append to autosave file " + path);
+    }
+}
+
+// Runs configs in order on one session; `skip` may turn a config into a skipped result
+// without running it. Calls `finished` as each run ends.
+template <typename SkipFn, typename DoneFn>
+std::vector<RunResult> runAll(const std::vector<RunConfig>& configs, bool quiet, SkipFn skip,
+                              DoneFn finished) {
+    Session session;
+    std::vector<RunResult> results;
+    for (size_t i = 0; i < configs.size(); ++i) {
+        if (g_interrupts.load() > 0) {
+            break;
+        }
+        if (auto skipped = skip(configs[i])) {
+            results.push_back(std::move(*skipped));
+            finished(results.back());
+            continue;
+        }
+        const std::string label = "[" + std::to_string(i + 1) + "/" +
+                                  std::to_string(configs.size()) + " " + runLabel(configs[i]) + "]";
+        if (!quiet) {
+            std::fprintf(stderr, "%s starting (%.1fM parameters)\n", label.c_str(),
+                         static_cast<double>(parameterCount(configs[i].model)) / 1e6);
+        }
+        session.submit(configs[i]);
+        bool done = false;
+        bool cancelSent = false;
+        while (!done) {
+            session.waitForEvents(std::chrono::milliseconds(100));
+            if (g_interrupts.load() > 0 && !cancelSent) {
+                std::fprintf(stderr, "lmprof-cli: interrupted, cancelling the current run\n");
+                session.cancel();
+                cancelSent = true;
+            }
+            for (auto& event : session.drain()) {
+                if (auto* step = std::get_if<StepFinished>(&event); step && !quiet) {
+                    printStep(label, step->step, configs[i]);
+                } else if (auto* fin = std::get_if<RunFinished>(&event)) {
+                    fin->result.id = runLabel(configs[i]) + "-" + std::to_string(i + 1);
+                    results.push_back(std::move(fin->result));
+                    finished(results.back());
+                    done = true;
+                }
+            }
+        }
+    }
+    return results;
+}
+
+ResultSet makeSet(std::vector<RunResult> runs, const std::string& device) {
+    ResultSet set;
+    set.created = utcNow();
+    set.tool = toolInfo();
+    set.environment = probeEnvironment(device);
+    set.runs = std::move(runs);
+    return set;
+}
+
+int exitCodeFor(const std::vector<RunResult>& runs) {
+    int code = kExitOk;
+    for (const auto& r : runs) {
+        if (r.status == RunStatus::Oom) {
+            code = kExitOom;
+        } else if (r.status != RunStatus::Ok && r.status != RunStatus::Skipped &&
+                   code == kExitOk) {
+            code = kExitFailure;
+        }
+    }
+    return g_interrupts.load() > 0 && code == kExitOk ? kExitFailure : code;
+}
+
+int report(const std::vector<RunResult>& runs, const CommonOptions& o) {
+    const auto format = parseReportFormat(o.format);
+    writeReport(std::cout, runs, *format);
+    if (!o.jsonPath.empty()) {
+        try {
+            saveResultSetAtomic(makeSet(runs, o.device), o.jsonPath);
+            if (!o.quiet) {
+                std::fprintf(stderr, "saved %zu run(s) to %s\n", runs.size(),
+                             o.jsonPath.c_str());
+            }
+        } catch (const std::exception& e) {
+            std::cerr << "lmprof-cli: " << e.what() << "\n";
+            return kExitFailure;
+        }
+    }
+    return exitCodeFor(runs);
+}
+
+bool checkFormat(const std::string& format) {
+    if (parseReportFormat(format)) {
+        return true;
+    }
+    std::cerr << "lmprof-cli: --format: '" << format << "' is not one of table, markdown, csv\n";
+    return false;
+}
+
+auto noSkip = [](const RunConfig&) { return std::optional<RunResult>(); };
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// run
+
+int runCommand(const RunOptions& o) {
+    if (!checkFormat(o.common.format)) {
+        return kExitUsage;
+    }
+    auto config = buildConfig(o.model, o.ctx, o.precision, o.mode, o.common);
+    if (!config) {
+        return kExitUsage;
+    }
+    auto runs = runAll({*config}, o.common.quiet, noSkip, [](const RunResult&) {});
+    return report(runs, o.common);
+}
+
+// ---------------------------------------------------------------------------------------
+// sweep
+
+int sweepCommand(const SweepOptions& o) {
+    if (!checkFormat(o.common.format)) {
+        return kExitUsage;
+    }
+    std::vector<RunConfig> configs;
+    for (const auto& model : o.models) {
+        for (int64_t ctx : o.ctx) {
+            for (const auto& precision : o.precisions) {
+                for (const auto& mode : o.modes) {
+                    auto c = buildConfig(model, ctx, precision, mode, o.common);
+                    if (!c) {
+                        return kExitUsage;
+                    }
+                    configs.push_back(*c);
+                }
+            }
+        }
+    }
+    // Cheaper runs first: results arrive early and an OOM is met by the smallest config
+    // that hits it.
+    std::stable_sort(configs.begin(), configs.end(), [](const RunConfig& a, const RunConfig& b) {
+        return stepFlops(a) < stepFlops(b);
+    });
+
+    // After an OOM, configurations of the same precision and mode that are at least as
+    // large in both parameters and context would run out of memory too.
+    std::vector<RunResult> ooms;
+    auto skip = [&](const RunConfig& c) -> std::optional<RunResult> {
+        if (o.keepAfterOom) {
+            return std::nullopt;
+        }
+        for (const auto& oom : ooms) {
+            const auto& f = oom.config;
+            if (f.precision == c.precision && f.mode == c.mode && f.batchSize <= c.batchSize &&
+                parameterCount(f.model) <= parameterCount(c.model) &&
+                f.contextLength <= c.contextLength) {
+                RunResult r;
+                r.id = runLabel(c) + "-skipped";
+                r.config = c;
+                r.parameterCount = parameterCount(c.model);
+                r.status = RunStatus::Skipped;
+                r.error = "skipped after out-of-memory in " + oom.id;
+                return r;
+            }
+        }
+        return std::nullopt;
+    };
+    auto finished = [&](const RunResult& r) {
+        if (r.status == RunStatus::Oom) {
+            ooms.push_back(r);
+        }
+        if (!o.autosavePath.empty() && r.status != RunStatus::Skipped) {
+            appendLine(o.autosavePath, runToJsonLine(r));
+        }
+    };
+    try {
+        auto runs = runAll(configs, o.common.quiet, skip, finished);
+        return report(runs, o.common);
+    } catch (const std::exception& e) {
+        std::cerr << "lmprof-cli: " << e.what() << "\n";
+        return kExitFailure;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// show
+
+int showCommand(const ShowOptions& o) {
+    if (!checkFormat(o.format)) {
+        return kExitUsage;
+    }
+    try {
+        const ResultSet set = loadResultSet(o.path);
+        writeReport(std::cout, set.runs, *parseReportFormat(o.format));
+        return kExitOk;
+    } catch (const ResultFormatError& e) {
+        std::cerr << "lmprof-cli: cannot show " << e.what() << "\n";
+        return kExitUsage;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// signals
+
+void installInterruptHandler() {
+    struct sigaction sa{};
+    sa.sa_handler = [](int sig) {
+        if (g_interrupts.fetch_add(1) > 0) {
+            std::signal(sig, SIG_DFL);
+            std::raise(sig);
+        }
+    };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+}
+
+} // namespace lmprof::app

@@ -1,0 +1,65 @@
+// The three lmprof-cli commands (SPEC §5) behind plain option structs, so cli_main.cpp
+// stays a short parse-and-dispatch script. Each returns the process exit code:
+// 0 success, 2 bad usage or invalid configuration, 3 a run ended out of memory, 1 other.
+#pragma once
+
+#include "lmprof/engine/config.h"
+#include "lmprof/engine/report.h"
+
+#include <string>
+#include <vector>
+
+namespace lmprof::app {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitOom = 3;
+
+// Options shared by run and sweep; dimension flags only apply to --model custom.
+struct CommonOptions {
+    int64_t dModel = 0, dFf = 0, layers = 0, heads = 0; // 0: not given
+    int64_t vocab = 10000;
+    int64_t batch = 4;
+    int warmup = 5;
+    int steps = 10;
+    std::string device = "auto";
+    uint64_t seed = 0;
+    int threads = 0;
+    std::string jsonPath;
+    std::string format = "table";
+    bool quiet = false;
+};
+
+struct RunOptions {
+    CommonOptions common;
+    std::string model = "tiny";
+    int64_t ctx = 128;
+    std::string precision = "fp32";
+    std::string mode = "train";
+};
+
+struct SweepOptions {
+    CommonOptions common;
+    std::vector<std::string> models = {"tiny"};
+    std::vector<int64_t> ctx = {128};
+    std::vector<std::string> precisions = {"fp32"};
+    std::vector<std::string> modes = {"train"};
+    std::string autosavePath;
+    bool keepAfterOom = false; // run larger configurations even after an OOM
+};
+
+struct ShowOptions {
+    std::string path;
+    std::string format = "table";
+};
+
+int runCommand(const RunOptions& options);
+int sweepCommand(const SweepOptions& options);
+int showCommand(const ShowOptions& options);
+
+// Installs a SIGINT/SIGTERM handler: the first signal cancels the current run (results so
+// far are still reported and saved); a second one ends the process.
+void installInterruptHandler();
+
+} // namespace lmprof::app

@@ -1,0 +1,83 @@
+// What a benchmark run is asked to do: model dimensions, input shape, precision, mode.
+// Plain data with validation at the boundary; no LibTorch types (the GUI and CLI include it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lmprof::engine {
+
+enum class Precision { Fp32, Bf16, Fp16, Bf16Pure };
+enum class Mode { Forward, ForwardBackward, Train };
+enum class Phase { Forward, Backward, Optimizer };
+
+std::string_view toString(Precision p);
+std::string_view toString(Mode m);
+std::string_view toString(Phase p);
+std::optional<Precision> parsePrecision(std::string_view s);
+std::optional<Mode> parseMode(std::string_view s);
+std::optional<Phase> parsePhase(std::string_view s);
+
+// Phases a mode runs, in order.
+std::vector<Phase> phasesOf(Mode m);
+
+struct ModelConfig {
+    std::string preset = "tiny"; // one of presetNames(), or "custom"
+    int64_t dModel = 128;
+    int64_t dFf = 512;
+    int64_t numLayers = 2;
+    int64_t numHeads = 4;
+    int64_t vocabSize = 10000;
+    double ropeTheta = 10000.0;
+};
+
+struct RunConfig {
+    ModelConfig model;
+    int64_t contextLength = 128;
+    int64_t batchSize = 4;
+    Precision precision = Precision::Fp32;
+    Mode mode = Mode::Train;
+    int warmupSteps = 5;
+    int measureSteps = 10;
+    std::string device = "auto"; // "auto", "cpu", "cuda" or "cuda:<index>"
+    uint64_t seed = 0;
+    int threads = 0; // intra-op CPU threads; 0 keeps LibTorch's default
+
+    // Test-only fault switch: raise a real c10::OutOfMemoryError at the start of this
+    // phase of the first step that runs it. Never set by the GUI; the CLI reads it from
+    // the LMPROF_FAULT_OOM environment variable so end-to-end tests can reach it.
+    std::optional<Phase> faultOomPhase;
+};
+
+// Names of the built-in presets, smallest first ("tiny", "small", ..., "2.7B").
+const std::vector<std::string>& presetNames();
+
+// The preset's dimensions with the default vocabulary, or nullopt for an unknown name.
+std::optional<ModelConfig> presetModel(std::string_view name);
+
+// A field that failed validation and why, e.g. {"model.d_model", "must be divisible by ..."}.
+struct ConfigError {
+    std::string field;
+    std::string reason;
+    std::string message() const { return field + ": " + reason; }
+};
+
+// Every problem with the configuration; empty when it is valid. Field names follow the
+// JSON result schema (model.d_model, context_length, ...).
+std::vector<ConfigError> validate(const RunConfig& config);
+std::vector<ConfigError> validate(const ModelConfig& model);
+
+// SPEC §1: N = 2·V·d + L·(4d² + 3·d·d_ff + 2d) + d.
+int64_t parameterCount(const ModelConfig& model);
+
+// Analytic FLOPs of one step (SPEC §2): forward 2·N·B·T + L·4·B·T²·d, backward 2× forward.
+double forwardFlops(const RunConfig& config);
+double stepFlops(const RunConfig& config);
+
+// Run id like "small-ctx128-bf16-train"; the session appends a sequence number.
+std::string runLabel(const RunConfig& config);
+
+} // namespace lmprof::engine

@@ -1,0 +1,32 @@
+// Human and machine-readable reports of runs: a grid table like the seeds' write-ups,
+// GitHub Markdown, and CSV (RFC 4180). One writer per file under engine/src/report/.
+#pragma once
+
+#include "lmprof/engine/records.h"
+
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lmprof::engine {
+
+enum class ReportFormat { Table, Markdown, Csv };
+std::optional<ReportFormat> parseReportFormat(std::string_view s);
+
+void writeTable(std::ostream& out, std::span<const RunResult> runs);
+void writeMarkdown(std::ostream& out, std::span<const RunResult> runs);
+void writeCsv(std::ostream& out, std::span<const RunResult> runs);
+void writeReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format);
+
+// The cells shared by the table and Markdown writers: header names and one row per run,
+// e.g. {"small", "128", ..., "22.11 ± 0.09", ...}.
+std::vector<std::string> summaryHeader();
+std::vector<std::string> summaryRow(const RunResult& run);
+
+// "12.3 MiB", "1.50 GiB".
+std::string formatBytes(int64_t bytes);
+
+} // namespace lmprof::engine

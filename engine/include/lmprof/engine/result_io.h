@@ -1,0 +1,44 @@
+// Reading and writing result sets as JSON (schema "lmprof.results/1", SPEC §4).
+// Readers ignore unknown fields and reject a missing or unknown major schema, or a
+// malformed document, with a ResultFormatError whose message names the problem.
+#pragma once
+
+#include "lmprof/engine/records.h"
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace lmprof::engine {
+
+inline constexpr std::string_view kResultSchema = "lmprof.results/1";
+
+class ResultFormatError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+std::string toJson(const ResultSet& set, int indent = 2);
+ResultSet parseResultSet(std::string_view text);
+
+// One run as a single JSON line (no newline inside), and back.
+std::string runToJsonLine(const RunResult& run);
+RunResult parseRun(std::string_view text);
+
+// Throws ResultFormatError for unreadable files too (naming the path).
+ResultSet loadResultSet(const std::filesystem::path& path);
+
+// Writes to a temporary file beside `path`, flushes it to disk and renames it over `path`,
+// so a crash leaves either the old file or the new one, never half of one.
+// Throws std::runtime_error naming the path on failure.
+void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path);
+void writeFileAtomic(const std::filesystem::path& path, std::string_view contents);
+
+// ISO 8601 UTC timestamp of now, e.g. "2026-11-21T12:00:00Z".
+std::string utcNow();
+
+// This build's name, version and git revision.
+ToolInfo toolInfo();
+
+} // namespace lmprof::engine

@@ -1,0 +1,40 @@
+// Runs one benchmark (warmup + measured steps of a mode) on the calling thread and returns
+// its result. Failures come back as data (status, error, failed phase), never as exceptions.
+// Most callers want Session (session.h), which runs this on its own worker thread.
+#pragma once
+
+#include "lmprof/engine/config.h"
+#include "lmprof/engine/records.h"
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+namespace lmprof::engine {
+
+// Called on the running thread as the run progresses. Keep the callbacks short: they sit
+// between phases (never inside one) but still count as harness time.
+class RunObserver {
+public:
+    virtual ~RunObserver() = default;
+    virtual void onRunStarted(const RunResult& header) { (void)header; }
+    virtual void onStepFinished(const StepRecord& step) { (void)step; }
+    virtual void onMemorySample(const MemorySample& sample) { (void)sample; }
+};
+
+// Refusals that need the runtime: a device that is not present, a precision the device
+// cannot run. Returns nullopt when the run can start. validate() is checked too.
+std::optional<ConfigError> checkRunnable(const RunConfig& config);
+
+// What "auto" resolves to on this machine: "cuda:0" with a GPU, "cpu" otherwise.
+std::string resolveDevice(const std::string& requested);
+
+// The machine the runs execute on, for the result set's "environment".
+Environment probeEnvironment(const std::string& device);
+
+// Runs the benchmark. `cancel` is polled between phases and steps: a cancelled run keeps
+// the steps it finished and ends with status Cancelled.
+RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObserver* observer,
+                       const std::atomic<bool>* cancel);
+
+} // namespace lmprof::engine

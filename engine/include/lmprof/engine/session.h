@@ -1,0 +1,84 @@
+// The engine as its clients see it: a named worker thread that takes commands (run a
+// configuration, cancel) and publishes events. The GUI drains events once per frame; the
+// CLI waits on them. Nothing here ever blocks the worker on a consumer.
+//
+// Usage:
+//   Session session;                       // starts the worker thread
+//   session.submit(config);                // queued; runs in submission order
+//   for (auto& e : session.drain()) ...    // non-blocking; or waitForEvents(timeout) first
+//   session.cancel();                      // current run stops within one step
+// The destructor cancels, stops and joins the worker.
+#pragma once
+
+#include "lmprof/engine/config.h"
+#include "lmprof/engine/records.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <variant>
+#include <vector>
+
+namespace lmprof::engine {
+
+struct RunStarted {
+    int runIndex = 0;
+    RunResult header; // id, config, device, parameter count; no steps yet
+};
+struct StepFinished {
+    int runIndex = 0;
+    StepRecord step;
+};
+struct MemorySampled {
+    int runIndex = 0;
+    MemorySample sample;
+};
+struct RunFinished {
+    int runIndex = 0;
+    RunResult result;
+};
+using SessionEvent = std::variant<RunStarted, StepFinished, MemorySampled, RunFinished>;
+
+class Session {
+public:
+    Session();
+    ~Session();
+    Session(const Session&) = delete;
+    Session& operator=(const Session&) = delete;
+
+    // Queues a run and returns its index (0, 1, ...). The config is not validated here:
+    // an invalid one finishes at once with status Error and the validation message.
+    int submit(const RunConfig& config);
+
+    // Stops the current run within one step (keeping finished steps) and drops queued runs.
+    void cancel();
+
+    // Takes every event published since the last call. Never blocks on the worker.
+    std::vector<SessionEvent> drain();
+
+    // Waits until an event is available or the timeout passes; true if one is available.
+    bool waitForEvents(std::chrono::milliseconds timeout);
+
+    // True while a run is executing or queued.
+    bool busy() const;
+
+private:
+    void workerLoop();
+    void publish(SessionEvent event);
+
+    mutable std::mutex m_mutex;
+    std::condition_variable m_commandReady;
+    std::condition_variable m_eventReady;
+    std::deque<std::pair<int, RunConfig>> m_queue;
+    std::vector<SessionEvent> m_events;
+    int m_nextIndex = 0;
+    bool m_running = false;
+    bool m_stop = false;
+    std::atomic<bool> m_cancel{false};
+    std::thread m_worker; // last member: starts after everything above is constructed
+};
+
+} // namespace lmprof::engine

@@ -1,0 +1,428 @@
+// The measurement loop: warmup and measured steps through one code path, per-phase timing
+// (CUDA events or the monotonic clock), per-phase memory peaks, and failures turned into
+// data (oom / error / cancelled) with the run's memory released.
+//
+// Sections: autocast scope · phase bodies · one step · runBenchmark · device checks.
+
+#include "lmprof/engine/runner.h"
+
+#include "bench/device_peaks.h"
+#include "bench/step_context.h"
+#include "nvtx/nvtx_ranges.h"
+#include "platform/cuda_backend.h"
+#include "platform/process_info.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/autocast_mode.h>
+#include <c10/util/Exception.h>
+#include <c10/util/ThreadLocalDebugInfo.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+
+namespace lmprof::engine {
+
+using bench::DeviceTarget;
+using bench::MemoryMeter;
+using bench::StepContext;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double msBetween(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// ---------------------------------------------------------------------------------------
+// Autocast scope: enables autocast for one device type and restores the previous state on
+// exit, exceptions included (an OOM inside the forward must not leave autocast on).
+class AutocastScope {
+public:
+    AutocastScope(at::DeviceType type, std::optional<at::ScalarType> dtype) : m_type(type) {
+        if (!dtype) {
+            return;
+        }
+        m_active = true;
+        m_prevEnabled = at::autocast::is_autocast_enabled(type);
+        m_prevDtype = at::autocast::get_autocast_dtype(type);
+        at::autocast::set_autocast_enabled(type, true);
+        at::autocast::set_autocast_dtype(type, *dtype);
+        at::autocast::increment_nesting();
+    }
+    ~AutocastScope() {
+        if (!m_active) {
+            return;
+        }
+        if (at::autocast::decrement_nesting() == 0) {
+            at::autocast::clear_cache();
+        }
+        at::autocast::set_autocast_enabled(m_type, m_prevEnabled);
+        at::autocast::set_autocast_dtype(m_type, m_prevDtype);
+    }
+    AutocastScope(const AutocastScope&) = delete;
+    AutocastScope& operator=(const AutocastScope&) = delete;
+
+private:
+    at::DeviceType m_type;
+    bool m_active = false;
+    bool m_prevEnabled = false;
+    at::ScalarType m_prevDtype = at::kFloat;
+};
+
+// ---------------------------------------------------------------------------------------
+// Phase bodies. `loss` carries the graph from forward to backward.
+
+void injectFault(const RunConfig& config, Phase phase, bool& faultFired) {
+    if (config.faultOomPhase == phase && !faultFired) {
+        faultFired = true;
+        TORCH_CHECK_WITH(OutOfMemoryError, false,
+                         "lmprof fault injection: simulated out of memory in the ",
+                         toString(phase), " phase");
+    }
+}
+
+void runPhase(Phase phase, StepContext& ctx, at::Tensor& loss) {
+    switch (phase) {
+    case Phase::Forward: {
+        AutocastScope autocast(ctx.inputs.device().type(), ctx.autocastDtype);
+        loss = model::lmLoss(ctx.model->forward(ctx.inputs), ctx.targets);
+        break;
+    }
+    case Phase::Backward:
+        if (ctx.scaler) {
+            (loss * ctx.scaler->scale).backward();
+        } else {
+            loss.backward();
+        }
+        loss = at::Tensor();
+        break;
+    case Phase::Optimizer:
+        if (ctx.scaler) {
+            std::vector<at::Tensor> grads;
+            for (const auto& p : ctx.optimizer->params()) {
+                if (p.grad().defined()) {
+                    grads.push_back(p.grad());
+                }
+            }
+            ctx.scaler->unscale(grads);
+            ctx.optimizer->step(std::nullopt, ctx.scaler->foundInf);
+            ctx.scaler->update();
+        } else {
+            ctx.optimizer->step();
+        }
+        ctx.optimizer->zeroGrad();
+        break;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// One step: every phase of the mode, timed and metered. Returns false if cancelled
+// between phases (the partial step is discarded).
+
+struct StepEnv {
+    const RunConfig& config;
+    DeviceTarget target;
+    StepContext& ctx;
+    MemoryMeter& meter;
+    RunObserver* observer;
+    const std::atomic<bool>* cancel;
+    Clock::time_point runStart;
+    std::vector<MemorySample>& timeline;
+    std::vector<std::unique_ptr<cuda::EventTimer>> eventTimers; // one per phase on CUDA
+    bool faultFired = false;
+};
+
+void sample(StepEnv& env, Phase phase, int step) {
+    MemorySample s;
+    s.tMs = msBetween(env.runStart, Clock::now());
+    s.allocated = env.meter.allocated();
+    s.reserved = env.meter.reserved();
+    s.rss = platform::residentBytes();
+    s.phase = phase;
+    s.step = step;
+    env.timeline.push_back(s);
+    if (env.observer) {
+        env.observer->onMemorySample(s);
+    }
+}
+
+bool cancelled(const StepEnv& env) {
+    return env.cancel && env.cancel->load(std::memory_order_relaxed);
+}
+
+bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRecord& rec) {
+    const auto phases = phasesOf(env.config.mode);
+    rec.index = index;
+    rec.warmup = index < env.config.warmupSteps;
+    if (env.ctx.scaler) {
+        rec.lossScale = env.ctx.scaler->scale.item<double>();
+    }
+    if (env.config.mode == Mode::ForwardBackward) {
+        // Without an optimizer nobody clears the gradients; drop them so steps do not
+        // accumulate into each other.
+        for (auto& p : env.ctx.model->parameters()) {
+            p.mutable_grad() = at::Tensor();
+        }
+    }
+    at::Tensor loss;
+    std::vector<double> hostMs(phases.size(), 0.0);
+    PeakBytes phasePeaks;
+    const auto stepStart = Clock::now();
+    {
+        nvtx::ScopedRange stepRange(rec.warmup ? "warmup" : "step");
+        for (size_t i = 0; i < phases.size(); ++i) {
+            const Phase phase = phases[i];
+            if (i > 0 && cancelled(env)) {
+                return false;
+            }
+            currentPhase = phase;
+            sample(env, phase, index);
+            env.meter.resetPeak();
+            const auto t0 = Clock::now();
+            {
+                nvtx::ScopedRange phaseRange(toString(phase).data());
+                if (env.target.cuda) {
+                    env.eventTimers[i]->start();
+                }
+                injectFault(env.config, phase, env.faultFired);
+                runPhase(phase, env.ctx, loss);
+                if (env.target.cuda) {
+                    env.eventTimers[i]->stop();
+                }
+            }
+            hostMs[i] = msBetween(t0, Clock::now());
+            const int64_t peakAlloc = env.meter.peakAllocated();
+            rec.peakAllocatedBytes = std::max(rec.peakAllocatedBytes, peakAlloc);
+            rec.peakReservedBytes = std::max(rec.peakReservedBytes, env.meter.peakReserved());
+            (phase == Phase::Forward    ? phasePeaks.forward
+             : phase == Phase::Backward ? phasePeaks.backward
+                                        : phasePeaks.optimizer) = peakAlloc;
+            sample(env, phase, index);
+        }
+        loss = at::Tensor(); // forward mode: release the graph inside the step
+        if (env.target.cuda) {
+            cuda::synchronize(env.target.index);
+        }
+    }
+    rec.totalMs = msBetween(stepStart, Clock::now());
+    for (size_t i = 0; i < phases.size(); ++i) {
+        const double ms = env.target.cuda ? env.eventTimers[i]->elapsedMs() : hostMs[i];
+        (phases[i] == Phase::Forward    ? rec.forwardMs
+         : phases[i] == Phase::Backward ? rec.backwardMs
+                                        : rec.optimizerMs) = ms;
+    }
+    rec.phasePeakBytes = phasePeaks;
+    if (env.ctx.scaler && env.config.mode == Mode::Train) {
+        rec.skippedUpdate = env.ctx.scaler->foundInf.item<double>() != 0.0;
+    }
+    return true;
+}
+
+std::string describe(const std::vector<ConfigError>& errors) {
+    std::string out;
+    for (const auto& e : errors) {
+        out += (out.empty() ? "" : "; ") + e.message();
+    }
+    return out;
+}
+
+void releaseDeviceMemory(const DeviceTarget& target) {
+    if (target.cuda) {
+        cuda::synchronize(target.index);
+        cuda::emptyCache();
+    }
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// runBenchmark
+
+RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObserver* observer,
+                       const std::atomic<bool>* cancel) {
+    RunResult result;
+    result.id = runId;
+    result.config = config;
+    result.parameterCount = parameterCount(config.model);
+    if (auto errors = validate(config); !errors.empty()) {
+        result.status = RunStatus::Error;
+        result.error = "invalid configuration: " + describe(errors);
+        return result;
+    }
+    if (auto refusal = checkRunnable(config)) {
+        result.status = RunStatus::Error;
+        result.error = refusal->message();
+        return result;
+    }
+    result.resolvedDevice = resolveDevice(config.device);
+    const DeviceTarget target = bench::parseDeviceTarget(result.resolvedDevice);
+    if (config.threads > 0) {
+        at::set_num_threads(config.threads);
+    }
+
+    auto cpuReporter = std::make_shared<bench::CpuMemoryReporter>();
+    std::optional<Phase> currentPhase;
+    {
+        // Every CPU allocation of this thread is reported to cpuReporter while this lives.
+        c10::DebugInfoGuard reporting(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
+        try {
+            if (target.cuda) {
+                cuda::setDevice(target.index);
+            }
+            MemoryMeter meter(target, cpuReporter);
+            StepContext ctx(config, target);
+            if (observer) {
+                observer->onRunStarted(result);
+            }
+            StepEnv env{config, target, ctx, meter, observer, cancel, Clock::now(),
+                        result.memoryTimeline};
+            if (target.cuda) {
+                for (size_t i = 0; i < phasesOf(config.mode).size(); ++i) {
+                    env.eventTimers.push_back(std::make_unique<cuda::EventTimer>());
+                }
+            }
+            const int totalSteps = config.warmupSteps + config.measureSteps;
+            for (int i = 0; i < totalSteps; ++i) {
+                if (cancelled(env)) {
+                    result.status = RunStatus::Cancelled;
+                    break;
+                }
+                StepRecord rec;
+                if (!runStep(env, i, currentPhase, rec)) {
+                    result.status = RunStatus::Cancelled;
+                    break;
+                }
+                currentPhase.reset();
+                result.steps.push_back(rec);
+                if (observer) {
+                    observer->onStepFinished(rec);
+                }
+            }
+        } catch (const c10::OutOfMemoryError& e) {
+            result.status = RunStatus::Oom;
+            result.failedPhase = currentPhase;
+            result.error = currentPhase ? e.what_without_backtrace()
+                                        : std::string("while building the model: ") +
+                                              e.what_without_backtrace();
+        } catch (const c10::Error& e) {
+            result.status = RunStatus::Error;
+            result.failedPhase = currentPhase;
+            result.error = e.what_without_backtrace();
+        } catch (const std::exception& e) {
+            result.status = RunStatus::Error;
+            result.failedPhase = currentPhase;
+            result.error = e.what();
+        }
+    }
+    // The context (model, optimizer state, activations) is gone; hand cached blocks back.
+    try {
+        releaseDeviceMemory(target);
+    } catch (const std::exception& e) {
+        if (result.status == RunStatus::Ok) {
+            result.status = RunStatus::Error;
+            result.error = std::string("releasing device memory failed: ") + e.what();
+        }
+    }
+    const std::optional<DeviceInfo> info =
+        target.cuda ? std::optional(cuda::deviceInfo(target.index)) : std::nullopt;
+    result.summary =
+        summarize(config, result.steps, info ? bench::peakFlops(*info, config.precision) : std::nullopt);
+    return result;
+}
+
+// ---------------------------------------------------------------------------------------
+// Device checks and the environment
+
+std::string resolveDevice(const std::string& requested) {
+    if (requested == "auto") {
+        return cuda::deviceCount() > 0 ? "cuda:0" : "cpu";
+    }
+    if (requested == "cuda") {
+        return "cuda:0";
+    }
+    return requested;
+}
+
+namespace {
+
+// Runs a small matmul in the requested precision on the device; a refusal reason if the
+// build or the device cannot. Cached: the answer does not change within a process.
+std::optional<std::string> probePrecision(const DeviceTarget& target, Precision precision) {
+    static std::mutex mutex;
+    static std::map<std::pair<std::string, Precision>, std::optional<std::string>> cache;
+    const std::string key = target.cuda ? "cuda:" + std::to_string(target.index) : "cpu";
+    std::lock_guard lock(mutex);
+    if (auto it = cache.find({key, precision}); it != cache.end()) {
+        return it->second;
+    }
+    std::optional<std::string> reason;
+    const at::Device device = target.device();
+    try {
+        at::Tensor a = at::ones({4, 4}, at::TensorOptions().device(device));
+        if (precision == Precision::Bf16 || precision == Precision::Fp16) {
+            const auto dtype = precision == Precision::Bf16 ? at::kBFloat16 : at::kHalf;
+            if (!at::autocast::is_autocast_available(device.type())) {
+                reason = "autocast is not available for " + key + " in this LibTorch build";
+            } else {
+                AutocastScope scope(device.type(), dtype);
+                if (at::matmul(a, a).scalar_type() != dtype) {
+                    reason = std::string(toString(precision)) + " autocast is not supported on " +
+                             key + " by this LibTorch build";
+                }
+            }
+        } else if (precision == Precision::Bf16Pure) {
+            (void)at::matmul(a.to(at::kBFloat16), a.to(at::kBFloat16)).sum().item<float>();
+        }
+    } catch (const std::exception& e) {
+        reason = std::string(toString(precision)) + " is not supported on " + key + ": " +
+                 e.what();
+    }
+    cache[{key, precision}] = reason;
+    return reason;
+}
+
+} // namespace
+
+std::optional<ConfigError> checkRunnable(const RunConfig& config) {
+    if (config.device != "auto" && config.device != "cpu") {
+        const DeviceTarget target = bench::parseDeviceTarget(resolveDevice(config.device));
+        const int count = cuda::deviceCount();
+        if (!cuda::built()) {
+            return ConfigError{"device", "'" + config.device +
+                                             "' requested but this build's LibTorch has no CUDA"};
+        }
+        if (target.index >= count) {
+            return ConfigError{"device", "'" + config.device + "' requested but " +
+                                             std::to_string(count) +
+                                             " CUDA device(s) are available"};
+        }
+    }
+    const DeviceTarget target = bench::parseDeviceTarget(resolveDevice(config.device));
+    if (auto reason = probePrecision(target, config.precision)) {
+        return ConfigError{"precision", *reason};
+    }
+    return std::nullopt;
+}
+
+Environment probeEnvironment(const std::string& device) {
+    Environment env;
+    env.torch = TORCH_VERSION;
+    env.cuda = cuda::runtimeVersion();
+    env.cpuModel = platform::cpuModel();
+    env.cpuThreads = at::get_num_threads();
+    env.host = platform::hostName();
+    const DeviceTarget target = bench::parseDeviceTarget(resolveDevice(device));
+    if (target.cuda && target.index < cuda::deviceCount()) {
+        env.device = cuda::deviceInfo(target.index);
+    } else {
+        env.device.type = "cpu";
+        env.device.name = env.cpuModel;
+        env.device.memoryBytes = platform::totalMemoryBytes();
+    }
+    return env;
+}
+
+} // namespace lmprof::engine

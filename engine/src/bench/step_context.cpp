@@ -1,0 +1,99 @@
+// Building a run's model, inputs, optimizer and loss scaler; memory readings per device.
+
+#include "bench/step_context.h"
+
+#include "platform/cuda_backend.h"
+
+#include <ATen/ATen.h>
+
+namespace lmprof::engine::bench {
+
+at::Device DeviceTarget::device() const {
+    return cuda ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index)) : at::Device(at::kCPU);
+}
+
+DeviceTarget parseDeviceTarget(const std::string& resolved) {
+    DeviceTarget t;
+    if (resolved.rfind("cuda", 0) == 0) {
+        t.cuda = true;
+        t.index = resolved.size() > 5 ? std::stoi(resolved.substr(5)) : 0;
+    }
+    return t;
+}
+
+MemoryMeter::MemoryMeter(DeviceTarget target, std::shared_ptr<CpuMemoryReporter> cpu)
+    : m_target(target), m_cpu(std::move(cpu)) {}
+
+void MemoryMeter::resetPeak() {
+    if (m_target.cuda) {
+        cuda::resetPeakStats(m_target.index);
+    } else {
+        m_cpu->resetPeak();
+    }
+}
+
+// The CPU allocator keeps no cache of its own, so "reserved" equals "allocated" there.
+int64_t MemoryMeter::allocated() const {
+    return m_target.cuda ? cuda::allocatorStats(m_target.index).allocated : m_cpu->current();
+}
+int64_t MemoryMeter::reserved() const {
+    return m_target.cuda ? cuda::allocatorStats(m_target.index).reserved : m_cpu->current();
+}
+int64_t MemoryMeter::peakAllocated() const {
+    return m_target.cuda ? cuda::allocatorStats(m_target.index).allocatedPeak : m_cpu->peak();
+}
+int64_t MemoryMeter::peakReserved() const {
+    return m_target.cuda ? cuda::allocatorStats(m_target.index).reservedPeak : m_cpu->peak();
+}
+
+LossScaler::LossScaler(const at::Device& device) {
+    const auto f32 = at::TensorOptions().device(device).dtype(at::kFloat);
+    scale = at::full({}, kInitScale, f32);
+    growthTracker = at::zeros({}, f32.dtype(at::kInt));
+    foundInf = at::zeros({}, f32);
+}
+
+void LossScaler::unscale(const std::vector<at::Tensor>& grads) {
+    foundInf.zero_();
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, foundInf, scale.reciprocal());
+}
+
+void LossScaler::update() {
+    at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, kGrowthInterval);
+}
+
+StepContext::StepContext(const RunConfig& config, DeviceTarget target) {
+    const at::Device device = target.device();
+    at::manual_seed(config.seed);
+    model = model::TransformerLM(config.model, config.contextLength);
+    model->to(device);
+    if (config.precision == Precision::Bf16Pure) {
+        model->to(at::kBFloat16);
+    }
+    model->moveAuxTo(device);
+    model->train();
+
+    // Inputs are drawn on the CPU from the seeded generator so every device sees the same
+    // tokens; targets are the inputs shifted by one position.
+    const at::Tensor tokens =
+        at::randint(0, config.model.vocabSize, {config.batchSize, config.contextLength + 1},
+                    at::TensorOptions().dtype(at::kLong));
+    inputs = tokens.slice(1, 0, config.contextLength).contiguous().to(device);
+    targets = tokens.slice(1, 1, config.contextLength + 1).contiguous().to(device);
+
+    if (config.mode == Mode::Train) {
+        std::vector<at::Tensor> params;
+        for (const auto& p : model->parameters()) {
+            params.push_back(p);
+        }
+        optimizer = std::make_unique<FusedAdamW>(std::move(params));
+    }
+    if (config.precision == Precision::Bf16) {
+        autocastDtype = at::kBFloat16;
+    } else if (config.precision == Precision::Fp16) {
+        autocastDtype = at::kHalf;
+        scaler.emplace(device);
+    }
+}
+
+} // namespace lmprof::engine::bench

@@ -1,0 +1,228 @@
+// Presets, enum names, validation and the analytic counts (parameters, FLOPs) of SPEC §1-2.
+
+#include "lmprof/engine/config.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdio>
+
+namespace lmprof::engine {
+
+namespace {
+
+struct Preset {
+    const char* name;
+    int64_t dModel, dFf, numLayers, numHeads;
+};
+
+constexpr std::array kPresets{
+    Preset{"tiny", 128, 512, 2, 4},          Preset{"small", 768, 3072, 12, 12},
+    Preset{"medium", 1024, 4096, 24, 16},    Preset{"large", 1280, 5120, 36, 20},
+    Preset{"xl", 1600, 6400, 48, 25},        Preset{"2.7B", 2560, 10240, 32, 32},
+};
+
+// Upper bounds that catch typos (an extra zero) long before an allocation would.
+constexpr int64_t kMaxDim = 1 << 16;
+constexpr int64_t kMaxLayers = 1024;
+constexpr int64_t kMaxVocab = 1 << 22;
+constexpr int64_t kMaxContext = 1 << 17;
+constexpr int64_t kMaxBatch = 1 << 16;
+constexpr int kMaxSteps = 1000000;
+
+void requireRange(std::vector<ConfigError>& errors, const char* field, int64_t value, int64_t lo,
+                  int64_t hi) {
+    if (value < lo || value > hi) {
+        errors.push_back({field, "must be between " + std::to_string(lo) + " and " +
+                                     std::to_string(hi) + ", got " + std::to_string(value)});
+    }
+}
+
+bool validDevice(const std::string& d) {
+    if (d == "auto" || d == "cpu" || d == "cuda") {
+        return true;
+    }
+    if (d.rfind("cuda:", 0) != 0 || d.size() == 5) {
+        return false;
+    }
+    int index = -1;
+    auto [ptr, ec] = std::from_chars(d.data() + 5, d.data() + d.size(), index);
+    return ec == std::errc() && ptr == d.data() + d.size() && index >= 0;
+}
+
+} // namespace
+
+std::string_view toString(Precision p) {
+    switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Bf16: return "bf16";
+    case Precision::Fp16: return "fp16";
+    case Precision::Bf16Pure: return "bf16-pure";
+    }
+    return "?";
+}
+
+std::string_view toString(Mode m) {
+    switch (m) {
+    case Mode::Forward: return "forward";
+    case Mode::ForwardBackward: return "forward-backward";
+    case Mode::Train: return "train";
+    }
+    return "?";
+}
+
+std::string_view toString(Phase p) {
+    switch (p) {
+    case Phase::Forward: return "forward";
+    case Phase::Backward: return "backward";
+    case Phase::Optimizer: return "optimizer";
+    }
+    return "?";
+}
+
+std::optional<Precision> parsePrecision(std::string_view s) {
+    for (auto p : {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Bf16Pure}) {
+        if (toString(p) == s) {
+            return p;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<Mode> parseMode(std::string_view s) {
+    for (auto m : {Mode::Forward, Mode::ForwardBackward, Mode::Train}) {
+        if (toString(m) == s) {
+            return m;
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<Phase> parsePhase(std::string_view s) {
+    for (auto p : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
+        if (toString(p) == s) {
+            return p;
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<Phase> phasesOf(Mode m) {
+    switch (m) {
+    case Mode::Forward: return {Phase::Forward};
+    case Mode::ForwardBackward: return {Phase::Forward, Phase::Backward};
+    case Mode::Train: return {Phase::Forward, Phase::Backward, Phase::Optimizer};
+    }
+    return {};
+}
+
+const std::vector<std::string>& presetNames() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const auto& p : kPresets) {
+            v.emplace_back(p.name);
+        }
+        return v;
+    }();
+    return names;
+}
+
+std::optional<ModelConfig> presetModel(std::string_view name) {
+    for (const auto& p : kPresets) {
+        if (name == p.name) {
+            ModelConfig m;
+            m.preset = p.name;
+            m.dModel = p.dModel;
+            m.dFf = p.dFf;
+            m.numLayers = p.numLayers;
+            m.numHeads = p.numHeads;
+            return m;
+        }
+    }
+    return std::nullopt;
+}
+
+std::vector<ConfigError> validate(const ModelConfig& m) {
+    std::vector<ConfigError> errors;
+    if (m.preset != "custom" && !presetModel(m.preset)) {
+        std::string known;
+        for (const auto& n : presetNames()) {
+            known += n + ", ";
+        }
+        errors.push_back({"model.preset", "unknown preset '" + m.preset + "' (known: " + known +
+                                              "custom)"});
+    }
+    requireRange(errors, "model.d_model", m.dModel, 1, kMaxDim);
+    requireRange(errors, "model.d_ff", m.dFf, 1, 4 * kMaxDim);
+    requireRange(errors, "model.num_layers", m.numLayers, 1, kMaxLayers);
+    requireRange(errors, "model.num_heads", m.numHeads, 1, kMaxDim);
+    requireRange(errors, "model.vocab_size", m.vocabSize, 2, kMaxVocab);
+    if (m.dModel > 0 && m.numHeads > 0) {
+        if (m.dModel % m.numHeads != 0) {
+            errors.push_back({"model.num_heads", "d_model " + std::to_string(m.dModel) +
+                                                     " is not divisible by num_heads " +
+                                                     std::to_string(m.numHeads)});
+        } else if ((m.dModel / m.numHeads) % 2 != 0) {
+            errors.push_back({"model.num_heads",
+                              "head dimension d_model/num_heads = " +
+                                  std::to_string(m.dModel / m.numHeads) +
+                                  " must be even for RoPE's (even, odd) pairs"});
+        }
+    }
+    if (!(m.ropeTheta > 1.0) || m.ropeTheta > 1e12) {
+        errors.push_back({"model.rope_theta", "must be a number above 1"});
+    }
+    return errors;
+}
+
+std::vector<ConfigError> validate(const RunConfig& c) {
+    std::vector<ConfigError> errors = validate(c.model);
+    requireRange(errors, "context_length", c.contextLength, 1, kMaxContext);
+    requireRange(errors, "batch_size", c.batchSize, 1, kMaxBatch);
+    requireRange(errors, "warmup_steps", c.warmupSteps, 0, kMaxSteps);
+    requireRange(errors, "measure_steps", c.measureSteps, 1, kMaxSteps);
+    requireRange(errors, "threads", c.threads, 0, 4096);
+    if (!validDevice(c.device)) {
+        errors.push_back({"device", "'" + c.device + "' is not one of auto, cpu, cuda, cuda:N"});
+    }
+    if (c.faultOomPhase) {
+        auto phases = phasesOf(c.mode);
+        if (std::find(phases.begin(), phases.end(), *c.faultOomPhase) == phases.end()) {
+            errors.push_back({"fault_oom_phase", "mode " + std::string(toString(c.mode)) +
+                                                     " has no " +
+                                                     std::string(toString(*c.faultOomPhase)) +
+                                                     " phase"});
+        }
+    }
+    return errors;
+}
+
+int64_t parameterCount(const ModelConfig& m) {
+    const int64_t d = m.dModel;
+    return 2 * m.vocabSize * d + m.numLayers * (4 * d * d + 3 * d * m.dFf + 2 * d) + d;
+}
+
+double forwardFlops(const RunConfig& c) {
+    const double n = static_cast<double>(parameterCount(c.model));
+    const double b = static_cast<double>(c.batchSize);
+    const double t = static_cast<double>(c.contextLength);
+    const double d = static_cast<double>(c.model.dModel);
+    return 2.0 * n * b * t + static_cast<double>(c.model.numLayers) * 4.0 * b * t * t * d;
+}
+
+double stepFlops(const RunConfig& c) {
+    const double fwd = forwardFlops(c);
+    switch (c.mode) {
+    case Mode::Forward: return fwd;
+    case Mode::ForwardBackward:
+    case Mode::Train: return 3.0 * fwd;
+    }
+    return fwd;
+}
+
+std::string runLabel(const RunConfig& c) {
+    return c.model.preset + "-ctx" + std::to_string(c.contextLength) + "-" +
+           std::string(toString(c.precision)) + "-" + std::string(toString(c.mode));
+}
+
+} // namespace lmprof::engine

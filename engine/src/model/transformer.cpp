@@ -1,0 +1,186 @@
+// The Transformer LM of SPEC §1. Shapes follow the legend in transformer.h:
+// B batch, T sequence, d d_model, h heads, dh head dim, F d_ff, V vocab.
+
+#include "model/transformer.h"
+
+#include "nvtx/nvtx_ranges.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <ATen/autocast_mode.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace lmprof::engine::model {
+
+void truncNormal_(at::Tensor& t, double std, double lo, double hi) {
+    // Sample u uniformly between the CDF values of the cut points, then invert the CDF:
+    // x = sqrt(2) * erfinv(2u - 1). Exact truncation, no rejection loop.
+    c10::NoGradGuard noGrad;
+    const double a = lo / std;
+    const double b = hi / std;
+    const double cdfA = 0.5 * (1.0 + std::erf(a / std::sqrt(2.0)));
+    const double cdfB = 0.5 * (1.0 + std::erf(b / std::sqrt(2.0)));
+    t.uniform_(2.0 * cdfA - 1.0, 2.0 * cdfB - 1.0);
+    t.erfinv_();
+    t.mul_(std * std::sqrt(2.0));
+    t.clamp_(lo, hi);
+}
+
+LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures) {
+    weight = register_parameter("weight", at::empty({outFeatures, inFeatures}));
+    const double std = std::sqrt(2.0 / static_cast<double>(inFeatures + outFeatures));
+    truncNormal_(weight, std, -3.0 * std, 3.0 * std);
+}
+
+at::Tensor LinearImpl::forward(const at::Tensor& x) { return at::linear(x, weight); }
+
+EmbeddingImpl::EmbeddingImpl(int64_t numEmbeddings, int64_t dim) {
+    weight = register_parameter("weight", at::empty({numEmbeddings, dim}));
+    truncNormal_(weight, 1.0, -3.0, 3.0);
+}
+
+at::Tensor EmbeddingImpl::forward(const at::Tensor& ids) { return at::embedding(weight, ids); }
+
+RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
+    weight = register_parameter("weight", at::ones({dim}));
+}
+
+at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
+    const auto inDtype = x.scalar_type();
+    const at::Tensor xf = x.to(at::kFloat);
+    const at::Tensor inv = at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
+    return (xf * inv * weight.to(at::kFloat)).to(inDtype);
+}
+
+RotaryTables makeRotaryTables(int64_t headDim, int64_t maxSeqLen, double theta) {
+    const auto opts = at::TensorOptions().dtype(at::kDouble);
+    const at::Tensor k = at::arange(0, headDim / 2, opts);
+    const at::Tensor invFreq = at::pow(theta, -2.0 * k / static_cast<double>(headDim));
+    const at::Tensor pos = at::arange(0, maxSeqLen, opts);
+    const at::Tensor angles = at::outer(pos, invFreq); // (maxT, dh/2)
+    return {angles.cos().to(at::kFloat), angles.sin().to(at::kFloat)};
+}
+
+at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+    // x (B, h, T, dh) -> pairs (B, h, T, dh/2, 2); rotate (even, odd) by the angle.
+    const auto sizes = x.sizes();
+    const at::Tensor pairs = x.unflatten(-1, {sizes.back() / 2, 2});
+    const at::Tensor even = pairs.select(-1, 0);
+    const at::Tensor odd = pairs.select(-1, 1);
+    const at::Tensor rotEven = even * cos - odd * sin;
+    const at::Tensor rotOdd = even * sin + odd * cos;
+    return at::stack({rotEven, rotOdd}, -1).flatten(-2);
+}
+
+AttentionImpl::AttentionImpl(int64_t dModel, int64_t heads)
+    : numHeads(heads), headDim(dModel / heads) {
+    qProj = register_module("q_proj", Linear(dModel, dModel));
+    kProj = register_module("k_proj", Linear(dModel, dModel));
+    vProj = register_module("v_proj", Linear(dModel, dModel));
+    oProj = register_module("output_proj", Linear(dModel, dModel));
+}
+
+at::Tensor AttentionImpl::forward(const at::Tensor& x, const at::Tensor& cos,
+                                  const at::Tensor& sin, const at::Tensor& mask) {
+    const int64_t b = x.size(0);
+    const int64_t t = x.size(1);
+    // (B, T, d) -> (B, h, T, dh)
+    auto heads = [&](const at::Tensor& y) {
+        return y.view({b, t, numHeads, headDim}).transpose(1, 2);
+    };
+    const at::Tensor q = applyRotary(heads(qProj(x)), cos, sin);
+    const at::Tensor k = applyRotary(heads(kProj(x)), cos, sin);
+    const at::Tensor v = heads(vProj(x));
+
+    at::Tensor scores; // (B, h, T, T)
+    {
+        nvtx::ScopedRange range("attention.scores");
+        scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(headDim));
+        scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
+    }
+    at::Tensor probs; // (B, h, T, T), rows sum to 1
+    {
+        nvtx::ScopedRange range("attention.softmax");
+        const at::Tensor shifted = scores - scores.amax(-1, /*keepdim=*/true);
+        const at::Tensor e = shifted.exp();
+        probs = e / e.sum(-1, /*keepdim=*/true);
+    }
+    at::Tensor out; // (B, h, T, dh)
+    {
+        nvtx::ScopedRange range("attention.value");
+        out = at::matmul(probs.to(v.scalar_type()), v);
+    }
+    // (B, h, T, dh) -> (B, T, d)
+    return oProj(out.transpose(1, 2).reshape({b, t, numHeads * headDim}));
+}
+
+SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFf) {
+    w1 = register_module("w1", Linear(dModel, dFf));
+    w2 = register_module("w2", Linear(dFf, dModel));
+    w3 = register_module("w3", Linear(dModel, dFf));
+}
+
+at::Tensor SwiGLUImpl::forward(const at::Tensor& x) {
+    return w2(at::silu(w1(x)) * w3(x)); // (B, T, F) inside
+}
+
+BlockImpl::BlockImpl(int64_t dModel, int64_t numHeads, int64_t dFf) {
+    ln1 = register_module("ln1", RMSNorm(dModel));
+    attn = register_module("attn", Attention(dModel, numHeads));
+    ln2 = register_module("ln2", RMSNorm(dModel));
+    ffn = register_module("ffn", SwiGLU(dModel, dFf));
+}
+
+at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                              const at::Tensor& mask) {
+    const at::Tensor h = x + attn(ln1(x), cos, sin, mask);
+    return h + ffn(ln2(h));
+}
+
+TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, int64_t maxSeqLen) : config(cfg) {
+    embedding = register_module("token_embeddings", Embedding(cfg.vocabSize, cfg.dModel));
+    layers = register_module("layers", torch::nn::ModuleList());
+    for (int64_t i = 0; i < cfg.numLayers; ++i) {
+        blocks.emplace_back(cfg.dModel, cfg.numHeads, cfg.dFf);
+        layers->push_back(blocks.back());
+    }
+    lnFinal = register_module("ln_final", RMSNorm(cfg.dModel));
+    lmHead = register_module("lm_head", Linear(cfg.dModel, cfg.vocabSize));
+    rotary = makeRotaryTables(cfg.dModel / cfg.numHeads, maxSeqLen, cfg.ropeTheta);
+    causalMask = at::ones({maxSeqLen, maxSeqLen}, at::kBool).triu(1);
+}
+
+void TransformerLMImpl::moveAuxTo(const at::Device& device) {
+    rotary.cos = rotary.cos.to(device);
+    rotary.sin = rotary.sin.to(device);
+    causalMask = causalMask.to(device);
+}
+
+at::Tensor TransformerLMImpl::forward(const at::Tensor& ids) {
+    const int64_t t = ids.size(1);
+    at::Tensor x = embedding(ids); // (B, T, d)
+    const auto dtype = x.scalar_type();
+    // Under autocast the projections produce the autocast dtype; the rotation then runs in
+    // that dtype too. In fp32 and bf16-pure it matches the weights.
+    const auto ropeDtype = at::autocast::is_autocast_enabled(ids.device().type())
+                               ? at::autocast::get_autocast_dtype(ids.device().type())
+                               : dtype;
+    const at::Tensor cos = rotary.cos.slice(0, 0, t).to(ropeDtype);
+    const at::Tensor sin = rotary.sin.slice(0, 0, t).to(ropeDtype);
+    const at::Tensor mask = causalMask.slice(0, 0, t).slice(1, 0, t);
+    for (auto& block : blocks) {
+        x = block(x, cos, sin, mask);
+    }
+    return lmHead(lnFinal(x)); // (B, T, V)
+}
+
+at::Tensor lmLoss(const at::Tensor& logits, const at::Tensor& targets) {
+    // cross_entropy_loss is on autocast's fp32 list; the explicit cast keeps fp32 and
+    // bf16-pure runs computing the log-softmax in fp32 as well.
+    return at::cross_entropy_loss(logits.flatten(0, 1).to(at::kFloat), targets.flatten());
+}
+
+} // namespace lmprof::engine::model

@@ -1,0 +1,20 @@
+// NVTX ranges of SPEC §3 in the "lmprof" domain, so nsys attributes kernels to steps,
+// phases and attention parts. Header-only NVTX3: a push/pop is a branch on a null function
+// pointer when no tool is attached. Without NVTX3 headers at build time they compile away.
+#pragma once
+
+namespace lmprof::engine::nvtx {
+
+void pushRange(const char* name);
+void popRange();
+
+// Scoped range; `name` must outlive the range (string literals).
+class ScopedRange {
+public:
+    explicit ScopedRange(const char* name) { pushRange(name); }
+    ~ScopedRange() { popRange(); }
+    ScopedRange(const ScopedRange&) = delete;
+    ScopedRange& operator=(const ScopedRange&) = delete;
+};
+
+} // namespace lmprof::engine::nvtx

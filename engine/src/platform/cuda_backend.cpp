@@ -1,0 +1,79 @@
+// CUDA path of the engine (compiled when LibTorch has CUDA): caching-allocator statistics
+// from c10::cuda::CUDACachingAllocator and CUDA events from c10::cuda::CUDAEvent.
+
+#include "platform/cuda_backend.h"
+
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
+
+namespace lmprof::engine::cuda {
+
+bool built() { return true; }
+
+std::string runtimeVersion() {
+    int v = 0; // e.g. 13020; the loaded runtime's, not the headers'
+    if (cudaRuntimeGetVersion(&v) != cudaSuccess) {
+        v = CUDART_VERSION;
+    }
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+int deviceCount() { return static_cast<int>(c10::cuda::device_count()); }
+
+DeviceInfo deviceInfo(int index) {
+    const cudaDeviceProp* prop = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(index));
+    DeviceInfo info;
+    info.type = "cuda";
+    info.name = prop->name;
+    info.memoryBytes = static_cast<int64_t>(prop->totalGlobalMem);
+    return info;
+}
+
+AllocatorStats allocatorStats(int index) {
+    const auto stats =
+        c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+    constexpr auto kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
+    AllocatorStats out;
+    out.allocated = stats.allocated_bytes[kAll].current;
+    out.allocatedPeak = stats.allocated_bytes[kAll].peak;
+    out.reserved = stats.reserved_bytes[kAll].current;
+    out.reservedPeak = stats.reserved_bytes[kAll].peak;
+    return out;
+}
+
+void resetPeakStats(int index) {
+    c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index));
+}
+
+void emptyCache() {
+    if (deviceCount() > 0) {
+        c10::cuda::CUDACachingAllocator::emptyCache();
+    }
+}
+
+void synchronize(int index) {
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
+    c10::cuda::device_synchronize();
+}
+
+void setDevice(int index) { c10::cuda::set_device(static_cast<c10::DeviceIndex>(index)); }
+
+struct EventTimer::Impl {
+    c10::cuda::CUDAEvent begin{cudaEventDefault};
+    c10::cuda::CUDAEvent end{cudaEventDefault};
+};
+
+EventTimer::EventTimer() : m_impl(std::make_unique<Impl>()) {}
+EventTimer::~EventTimer() = default;
+void EventTimer::start() { m_impl->begin.record(); }
+void EventTimer::stop() { m_impl->end.record(); }
+double EventTimer::elapsedMs() const {
+    m_impl->end.synchronize();
+    return static_cast<double>(m_impl->begin.elapsed_time(m_impl->end));
+}
+
+} // namespace lmprof::engine::cuda

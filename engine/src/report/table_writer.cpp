@@ -1,0 +1,70 @@
+// Grid table in the style of the seeds' write-ups (+---+ borders, = under the header),
+// with columns sized to their widest cell counted in characters, not bytes.
+
+#include "lmprof/engine/report.h"
+
+#include <algorithm>
+
+namespace lmprof::engine {
+
+namespace {
+
+size_t displayWidth(const std::string& s) {
+    size_t n = 0;
+    for (unsigned char ch : s) {
+        n += (ch & 0xC0) != 0x80; // count UTF-8 lead bytes only ("±" is two bytes)
+    }
+    return n;
+}
+
+void rule(std::ostream& out, const std::vector<size_t>& widths, char fill) {
+    out << '+';
+    for (size_t w : widths) {
+        out << std::string(w + 2, fill) << '+';
+    }
+    out << '\n';
+}
+
+void line(std::ostream& out, const std::vector<size_t>& widths,
+          const std::vector<std::string>& cells) {
+    out << '|';
+    for (size_t i = 0; i < cells.size(); ++i) {
+        out << ' ' << cells[i] << std::string(widths[i] - displayWidth(cells[i]), ' ') << " |";
+    }
+    out << '\n';
+}
+
+} // namespace
+
+void writeTable(std::ostream& out, std::span<const RunResult> runs) {
+    const auto header = summaryHeader();
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& r : runs) {
+        rows.push_back(summaryRow(r));
+    }
+    std::vector<size_t> widths(header.size());
+    for (size_t i = 0; i < header.size(); ++i) {
+        widths[i] = displayWidth(header[i]);
+        for (const auto& row : rows) {
+            widths[i] = std::max(widths[i], displayWidth(row[i]));
+        }
+    }
+    rule(out, widths, '-');
+    line(out, widths, header);
+    rule(out, widths, '=');
+    for (const auto& row : rows) {
+        line(out, widths, row);
+        rule(out, widths, '-');
+    }
+    for (const auto& r : runs) {
+        if (r.error) {
+            out << r.id << ": " << toString(r.status) << ": " << *r.error << '\n';
+        } else if (r.summary.totalMs.noisy) {
+            out << r.id << ": noisy (step-time IQR is "
+                << static_cast<int>(100.0 * r.summary.totalMs.iqr / r.summary.totalMs.median)
+                << "% of the median)\n";
+        }
+    }
+}
+
+} // namespace lmprof::engine

@@ -1,0 +1,104 @@
+// Result-set files: atomic writes (temp file, fsync, rename, fsync of the directory),
+// reads with errors that name the path, timestamps and this build's identity.
+
+#include "lmprof/engine/result_io.h"
+
+#include "lmprof_version.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+namespace lmprof::engine {
+
+namespace {
+
+[[noreturn]] void ioError(const std::string& what, const std::filesystem::path& path) {
+    throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
+}
+
+} // namespace
+
+void writeFileAtomic(const std::filesystem::path& path, std::string_view contents) {
+    const std::filesystem::path dir =
+        path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    const std::filesystem::path tmp =
+        dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ioError("cannot create", tmp);
+    }
+    size_t written = 0;
+    while (written < contents.size()) {
+        const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            const int saved = errno;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            errno = saved;
+            ioError("cannot write", tmp);
+        }
+        written += static_cast<size_t>(n);
+    }
+    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+        ::unlink(tmp.c_str());
+        ioError("cannot flush", tmp);
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int saved = errno;
+        ::unlink(tmp.c_str());
+        errno = saved;
+        ioError("cannot replace", path);
+    }
+    // Make the rename itself durable.
+    const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dirFd >= 0) {
+        ::fsync(dirFd);
+        ::close(dirFd);
+    }
+}
+
+void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path) {
+    writeFileAtomic(path, toJson(set) + "\n");
+}
+
+ResultSet loadResultSet(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw ResultFormatError(path.string() + ": cannot open (" + std::strerror(errno) + ")");
+    }
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    try {
+        return parseResultSet(buf.str());
+    } catch (const ResultFormatError& e) {
+        throw ResultFormatError(path.string() + ": " + e.what());
+    }
+}
+
+std::string utcNow() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+ToolInfo toolInfo() {
+    ToolInfo t;
+    t.name = "lmprof";
+    t.version = LMPROF_VERSION;
+    t.git = LMPROF_GIT_REVISION;
+    return t;
+}
+
+} // namespace lmprof::engine

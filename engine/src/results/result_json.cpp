@@ -1,0 +1,420 @@
+// JSON encoding of result sets (schema lmprof.results/1, SPEC §4) with nlohmann::json.
+// Decoding is strict about types and names the JSON path of any problem, lenient about
+// unknown fields (forward compatibility) and missing optional ones.
+//
+// Sections: writing · reading helpers · reading · schema check and public entry points.
+
+#include "lmprof/engine/result_io.h"
+
+#include <nlohmann/json.hpp>
+
+namespace lmprof::engine {
+
+// ordered_json keeps the schema's field order in files people read and diff.
+using json = nlohmann::ordered_json;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Writing
+
+json nullable(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
+json nullable(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json statsJson(const PhaseStats& s) {
+    return {{"n", s.n},           {"mean", s.mean}, {"std", s.std}, {"median", s.median},
+            {"min", s.min},       {"max", s.max},   {"p95", s.p95}, {"cv", s.cv},
+            {"iqr", s.iqr},       {"noisy", s.noisy}};
+}
+
+json peaksJson(const PeakBytes& p) {
+    return {{"forward", p.forward}, {"backward", p.backward}, {"optimizer", p.optimizer}};
+}
+
+json configJson(const RunConfig& c, const std::string& resolvedDevice) {
+    json model = {{"preset", c.model.preset},       {"d_model", c.model.dModel},
+                  {"d_ff", c.model.dFf},             {"num_layers", c.model.numLayers},
+                  {"num_heads", c.model.numHeads},   {"vocab_size", c.model.vocabSize},
+                  {"rope_theta", c.model.ropeTheta}};
+    return {{"model", model},
+            {"context_length", c.contextLength},
+            {"batch_size", c.batchSize},
+            {"precision", toString(c.precision)},
+            {"mode", toString(c.mode)},
+            {"warmup_steps", c.warmupSteps},
+            {"measure_steps", c.measureSteps},
+            {"device", resolvedDevice.empty() ? c.device : resolvedDevice},
+            {"device_requested", c.device},
+            {"seed", c.seed},
+            {"threads", c.threads}};
+}
+
+json stepJson(const StepRecord& s) {
+    json j = {{"index", s.index},
+              {"warmup", s.warmup},
+              {"forward_ms", s.forwardMs},
+              {"backward_ms", s.backwardMs},
+              {"optimizer_ms", s.optimizerMs},
+              {"total_ms", s.totalMs},
+              {"peak_allocated_bytes", s.peakAllocatedBytes},
+              {"peak_reserved_bytes", s.peakReservedBytes},
+              {"peak_allocated_by_phase", peaksJson(s.phasePeakBytes)}};
+    if (s.lossScale) {
+        j["loss_scale"] = *s.lossScale;
+        j["skipped_update"] = s.skippedUpdate;
+    }
+    return j;
+}
+
+json runJson(const RunResult& r) {
+    json steps = json::array();
+    for (const auto& s : r.steps) {
+        steps.push_back(stepJson(s));
+    }
+    json timeline = json::array();
+    for (const auto& m : r.memoryTimeline) {
+        timeline.push_back({{"t_ms", m.tMs},
+                            {"allocated", m.allocated},
+                            {"reserved", m.reserved},
+                            {"rss", m.rss},
+                            {"phase", toString(m.phase)},
+                            {"step", m.step}});
+    }
+    const auto& s = r.summary;
+    json summary = {{"forward_ms", statsJson(s.forwardMs)},
+                    {"backward_ms", statsJson(s.backwardMs)},
+                    {"optimizer_ms", statsJson(s.optimizerMs)},
+                    {"total_ms", statsJson(s.totalMs)},
+                    {"tokens_per_s", s.tokensPerS},
+                    {"tflops", s.tflops},
+                    {"mfu", nullable(s.mfu)},
+                    {"peak_bytes", peaksJson(s.peakBytes)}};
+    return {{"id", r.id},
+            {"config", configJson(r.config, r.resolvedDevice)},
+            {"parameter_count", r.parameterCount},
+            {"status", toString(r.status)},
+            {"error", nullable(r.error)},
+            {"failed_phase",
+             r.failedPhase ? json(toString(*r.failedPhase)) : json(nullptr)},
+            {"steps", steps},
+            {"summary", summary},
+            {"memory_timeline", timeline}};
+}
+
+json setJson(const ResultSet& set) {
+    const auto& e = set.environment;
+    json env = {{"torch", e.torch},
+                {"cuda", e.cuda},
+                {"device",
+                 {{"type", e.device.type},
+                  {"name", e.device.name},
+                  {"memory_bytes", e.device.memoryBytes}}},
+                {"cpu", {{"model", e.cpuModel}, {"threads", e.cpuThreads}}},
+                {"host", e.host}};
+    json runs = json::array();
+    for (const auto& r : set.runs) {
+        runs.push_back(runJson(r));
+    }
+    return {{"schema", kResultSchema},
+            {"created", set.created},
+            {"tool",
+             {{"name", set.tool.name}, {"version", set.tool.version}, {"git", set.tool.git}}},
+            {"environment", env},
+            {"runs", runs}};
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading helpers: each names the JSON path of the value it could not use.
+
+[[noreturn]] void fail(const std::string& path, const std::string& why) {
+    throw ResultFormatError(path + ": " + why);
+}
+
+const json* member(const json& obj, const std::string& path, const char* key, bool required) {
+    if (!obj.is_object()) {
+        fail(path, "expected an object");
+    }
+    const auto it = obj.find(key);
+    if (it == obj.end() || (it->is_null() && !required)) {
+        if (required) {
+            fail(path + "." + key, "missing");
+        }
+        return nullptr;
+    }
+    return &*it;
+}
+
+template <typename T>
+void read(const json& obj, const std::string& path, const char* key, T& out,
+          bool required = false) {
+    const json* v = member(obj, path, key, required);
+    if (!v) {
+        return;
+    }
+    const std::string where = path + "." + key;
+    if constexpr (std::is_same_v<T, bool>) {
+        if (!v->is_boolean()) fail(where, "expected true or false");
+    } else if constexpr (std::is_integral_v<T>) {
+        if (!v->is_number_integer()) fail(where, "expected an integer");
+    } else if constexpr (std::is_floating_point_v<T>) {
+        if (!v->is_number()) fail(where, "expected a number");
+    } else {
+        if (!v->is_string()) fail(where, "expected a string");
+    }
+    out = v->get<T>();
+}
+
+template <typename T>
+void readOptional(const json& obj, const std::string& path, const char* key,
+                  std::optional<T>& out) {
+    T value{};
+    if (member(obj, path, key, false)) {
+        read(obj, path, key, value);
+        out = value;
+    }
+}
+
+template <typename Enum, typename Parser>
+void readEnum(const json& obj, const std::string& path, const char* key, Enum& out,
+              Parser parse, bool required = false) {
+    std::string text;
+    if (!member(obj, path, key, required)) {
+        return;
+    }
+    read(obj, path, key, text);
+    const auto parsed = parse(text);
+    if (!parsed) {
+        fail(path + "." + key, "unknown value '" + text + "'");
+    }
+    out = *parsed;
+}
+
+const json& arrayMember(const json& obj, const std::string& path, const char* key) {
+    static const json kEmpty = json::array();
+    const json* v = member(obj, path, key, false);
+    if (!v) {
+        return kEmpty;
+    }
+    if (!v->is_array()) {
+        fail(path + "." + key, "expected an array");
+    }
+    return *v;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading
+
+PhaseStats statsFrom(const json& j, const std::string& path) {
+    PhaseStats s;
+    if (j.is_object() && j.empty()) {
+        return s; // "{}" stands for a phase the mode does not run
+    }
+    read(j, path, "n", s.n);
+    read(j, path, "mean", s.mean);
+    read(j, path, "std", s.std);
+    read(j, path, "median", s.median);
+    read(j, path, "min", s.min);
+    read(j, path, "max", s.max);
+    read(j, path, "p95", s.p95);
+    read(j, path, "cv", s.cv);
+    read(j, path, "iqr", s.iqr);
+    read(j, path, "noisy", s.noisy);
+    return s;
+}
+
+PeakBytes peaksFrom(const json& j, const std::string& path) {
+    PeakBytes p;
+    read(j, path, "forward", p.forward);
+    read(j, path, "backward", p.backward);
+    read(j, path, "optimizer", p.optimizer);
+    return p;
+}
+
+RunConfig configFrom(const json& j, const std::string& path, std::string& resolvedDevice) {
+    RunConfig c;
+    const json& m = *member(j, path, "model", true);
+    const std::string mp = path + ".model";
+    read(m, mp, "preset", c.model.preset);
+    read(m, mp, "d_model", c.model.dModel, true);
+    read(m, mp, "d_ff", c.model.dFf, true);
+    read(m, mp, "num_layers", c.model.numLayers, true);
+    read(m, mp, "num_heads", c.model.numHeads, true);
+    read(m, mp, "vocab_size", c.model.vocabSize, true);
+    read(m, mp, "rope_theta", c.model.ropeTheta);
+    read(j, path, "context_length", c.contextLength, true);
+    read(j, path, "batch_size", c.batchSize, true);
+    readEnum(j, path, "precision", c.precision, parsePrecision, true);
+    readEnum(j, path, "mode", c.mode, parseMode, true);
+    read(j, path, "warmup_steps", c.warmupSteps);
+    read(j, path, "measure_steps", c.measureSteps);
+    read(j, path, "device", resolvedDevice);
+    c.device = resolvedDevice.empty() ? "auto" : resolvedDevice;
+    read(j, path, "device_requested", c.device);
+    read(j, path, "seed", c.seed);
+    read(j, path, "threads", c.threads);
+    return c;
+}
+
+StepRecord stepFrom(const json& j, const std::string& path) {
+    StepRecord s;
+    read(j, path, "index", s.index, true);
+    read(j, path, "warmup", s.warmup);
+    read(j, path, "forward_ms", s.forwardMs);
+    read(j, path, "backward_ms", s.backwardMs);
+    read(j, path, "optimizer_ms", s.optimizerMs);
+    read(j, path, "total_ms", s.totalMs);
+    read(j, path, "peak_allocated_bytes", s.peakAllocatedBytes);
+    read(j, path, "peak_reserved_bytes", s.peakReservedBytes);
+    if (const json* p = member(j, path, "peak_allocated_by_phase", false)) {
+        s.phasePeakBytes = peaksFrom(*p, path + ".peak_allocated_by_phase");
+    }
+    readOptional(j, path, "loss_scale", s.lossScale);
+    read(j, path, "skipped_update", s.skippedUpdate);
+    return s;
+}
+
+RunResult runFrom(const json& j, const std::string& path) {
+    RunResult r;
+    read(j, path, "id", r.id, true);
+    r.config = configFrom(*member(j, path, "config", true), path + ".config", r.resolvedDevice);
+    r.parameterCount = parameterCount(r.config.model);
+    read(j, path, "parameter_count", r.parameterCount);
+    readEnum(j, path, "status", r.status, parseRunStatus, true);
+    readOptional(j, path, "error", r.error);
+    Phase failed{};
+    if (member(j, path, "failed_phase", false)) {
+        readEnum(j, path, "failed_phase", failed, parsePhase);
+        r.failedPhase = failed;
+    }
+    const json& steps = arrayMember(j, path, "steps");
+    for (size_t i = 0; i < steps.size(); ++i) {
+        r.steps.push_back(stepFrom(steps[i], path + ".steps[" + std::to_string(i) + "]"));
+    }
+    if (const json* s = member(j, path, "summary", false)) {
+        const std::string sp = path + ".summary";
+        auto stats = [&](const char* key, PhaseStats& out) {
+            if (const json* v = member(*s, sp, key, false)) {
+                out = statsFrom(*v, sp + "." + key);
+            }
+        };
+        stats("forward_ms", r.summary.forwardMs);
+        stats("backward_ms", r.summary.backwardMs);
+        stats("optimizer_ms", r.summary.optimizerMs);
+        stats("total_ms", r.summary.totalMs);
+        read(*s, sp, "tokens_per_s", r.summary.tokensPerS);
+        read(*s, sp, "tflops", r.summary.tflops);
+        readOptional(*s, sp, "mfu", r.summary.mfu);
+        if (const json* p = member(*s, sp, "peak_bytes", false)) {
+            r.summary.peakBytes = peaksFrom(*p, sp + ".peak_bytes");
+        }
+    }
+    const json& timeline = arrayMember(j, path, "memory_timeline");
+    for (size_t i = 0; i < timeline.size(); ++i) {
+        const std::string tp = path + ".memory_timeline[" + std::to_string(i) + "]";
+        MemorySample m;
+        read(timeline[i], tp, "t_ms", m.tMs);
+        read(timeline[i], tp, "allocated", m.allocated);
+        read(timeline[i], tp, "reserved", m.reserved);
+        read(timeline[i], tp, "rss", m.rss);
+        readEnum(timeline[i], tp, "phase", m.phase, parsePhase);
+        read(timeline[i], tp, "step", m.step);
+        r.memoryTimeline.push_back(m);
+    }
+    return r;
+}
+
+ResultSet setFrom(const json& j) {
+    ResultSet set;
+    read(j, "$", "created", set.created);
+    if (const json* t = member(j, "$", "tool", false)) {
+        read(*t, "$.tool", "name", set.tool.name);
+        read(*t, "$.tool", "version", set.tool.version);
+        read(*t, "$.tool", "git", set.tool.git);
+    }
+    if (const json* e = member(j, "$", "environment", false)) {
+        auto& env = set.environment;
+        read(*e, "$.environment", "torch", env.torch);
+        read(*e, "$.environment", "cuda", env.cuda);
+        read(*e, "$.environment", "host", env.host);
+        if (const json* d = member(*e, "$.environment", "device", false)) {
+            read(*d, "$.environment.device", "type", env.device.type);
+            read(*d, "$.environment.device", "name", env.device.name);
+            read(*d, "$.environment.device", "memory_bytes", env.device.memoryBytes);
+        }
+        if (const json* c = member(*e, "$.environment", "cpu", false)) {
+            read(*c, "$.environment.cpu", "model", env.cpuModel);
+            read(*c, "$.environment.cpu", "threads", env.cpuThreads);
+        }
+    }
+    const json& runs = *member(j, "$", "runs", true);
+    if (!runs.is_array()) {
+        fail("$.runs", "expected an array");
+    }
+    for (size_t i = 0; i < runs.size(); ++i) {
+        set.runs.push_back(runFrom(runs[i], "$.runs[" + std::to_string(i) + "]"));
+    }
+    return set;
+}
+
+// ---------------------------------------------------------------------------------------
+// Schema check and parsing
+
+json parseDocument(std::string_view text) {
+    try {
+        return json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        throw ResultFormatError(std::string("not valid JSON (") + e.what() + ")");
+    }
+}
+
+void checkSchema(const json& j) {
+    if (!j.is_object()) {
+        throw ResultFormatError("not an lmprof result set: the document is not a JSON object");
+    }
+    const auto it = j.find("schema");
+    if (it == j.end() || !it->is_string()) {
+        throw ResultFormatError(
+            "not an lmprof result set: the \"schema\" field is missing (expected \"" +
+            std::string(kResultSchema) + "\")");
+    }
+    const std::string schema = it->get<std::string>();
+    const std::string prefix = "lmprof.results/";
+    if (schema.rfind(prefix, 0) != 0) {
+        throw ResultFormatError("not an lmprof result set: schema is \"" + schema +
+                                "\", expected \"" + std::string(kResultSchema) + "\"");
+    }
+    const std::string version = schema.substr(prefix.size());
+    const std::string major = version.substr(0, version.find('.'));
+    if (major != "1") {
+        throw ResultFormatError("unsupported result-set version \"" + schema +
+                                "\": this lmprof reads major version 1 (\"" +
+                                std::string(kResultSchema) + "\")");
+    }
+}
+
+} // namespace
+
+std::string toJson(const ResultSet& set, int indent) { return setJson(set).dump(indent); }
+
+ResultSet parseResultSet(std::string_view text) {
+    const json j = parseDocument(text);
+    checkSchema(j);
+    try {
+        return setFrom(j);
+    } catch (const json::exception& e) {
+        throw ResultFormatError(std::string("malformed result set: ") + e.what());
+    }
+}
+
+std::string runToJsonLine(const RunResult& run) { return runJson(run).dump(-1); }
+
+RunResult parseRun(std::string_view text) {
+    const json j = parseDocument(text);
+    try {
+        return runFrom(j, "$");
+    } catch (const json::exception& e) {
+        throw ResultFormatError(std::string("malformed run: ") + e.what());
+    }
+}
+
+} // namespace lmprof::engine

@@ -1,0 +1,138 @@
+// Session: the engine's worker thread, its command queue and its event queue.
+// The worker holds m_mutex only to take a command or append an event, never across a step.
+
+#include "lmprof/engine/session.h"
+
+#include "lmprof/engine/runner.h"
+
+#include <pthread.h>
+
+#include <functional>
+
+namespace lmprof::engine {
+
+namespace {
+
+// Forwards runner callbacks into the session's event queue.
+class EventForwarder : public RunObserver {
+public:
+    EventForwarder(int runIndex, std::function<void(SessionEvent)> publish)
+        : m_runIndex(runIndex), m_publish(std::move(publish)) {}
+    void onRunStarted(const RunResult& header) override {
+        m_publish(RunStarted{m_runIndex, header});
+    }
+    void onStepFinished(const StepRecord& step) override {
+        m_publish(StepFinished{m_runIndex, step});
+    }
+    void onMemorySample(const MemorySample& sample) override {
+        m_publish(MemorySampled{m_runIndex, sample});
+    }
+
+private:
+    int m_runIndex;
+    std::function<void(SessionEvent)> m_publish;
+};
+
+} // namespace
+
+Session::Session() : m_worker([this] { workerLoop(); }) {}
+
+Session::~Session() {
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+        m_queue.clear();
+    }
+    m_cancel.store(true);
+    m_commandReady.notify_all();
+    m_worker.join();
+}
+
+int Session::submit(const RunConfig& config) {
+    int index = 0;
+    {
+        std::lock_guard lock(m_mutex);
+        index = m_nextIndex++;
+        m_queue.emplace_back(index, config);
+    }
+    m_commandReady.notify_one();
+    return index;
+}
+
+void Session::cancel() {
+    std::vector<std::pair<int, RunConfig>> dropped;
+    {
+        std::lock_guard lock(m_mutex);
+        dropped.assign(m_queue.begin(), m_queue.end());
+        m_queue.clear();
+        if (m_running) {
+            m_cancel.store(true);
+        }
+    }
+    // Queued runs that never started still finish, as cancelled, so every submit() is
+    // answered by exactly one RunFinished.
+    for (auto& [index, config] : dropped) {
+        RunResult r;
+        r.id = runLabel(config) + "-" + std::to_string(index + 1);
+        r.config = config;
+        r.parameterCount = parameterCount(config.model);
+        r.status = RunStatus::Cancelled;
+        r.error = "cancelled before it started";
+        publish(RunFinished{index, std::move(r)});
+    }
+}
+
+std::vector<SessionEvent> Session::drain() {
+    std::vector<SessionEvent> out;
+    std::lock_guard lock(m_mutex);
+    out.swap(m_events);
+    return out;
+}
+
+bool Session::waitForEvents(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(m_mutex);
+    return m_eventReady.wait_for(lock, timeout, [this] { return !m_events.empty(); });
+}
+
+bool Session::busy() const {
+    std::lock_guard lock(m_mutex);
+    return m_running || !m_queue.empty();
+}
+
+void Session::publish(SessionEvent event) {
+    {
+        std::lock_guard lock(m_mutex);
+        m_events.push_back(std::move(event));
+    }
+    m_eventReady.notify_all();
+}
+
+void Session::workerLoop() {
+    pthread_setname_np(pthread_self(), "lmprof-engine");
+    for (;;) {
+        std::pair<int, RunConfig> job;
+        {
+            std::unique_lock lock(m_mutex);
+            m_commandReady.wait(lock, [this] { return m_stop || !m_queue.empty(); });
+            if (m_stop) {
+                return;
+            }
+            job = std::move(m_queue.front());
+            m_queue.pop_front();
+            m_running = true;
+            m_cancel.store(false);
+        }
+        const auto& [index, config] = job;
+        EventForwarder forwarder(index, [this](SessionEvent e) { publish(std::move(e)); });
+        RunResult result = runBenchmark(config, runLabel(config) + "-" + std::to_string(index + 1),
+                                        &forwarder, &m_cancel);
+        {
+            std::lock_guard lock(m_mutex);
+            m_running = false;
+            m_events.push_back(RunFinished{index, std::move(result)});
+        }
+        m_eventReady.notify_all();
+    }
+}
+
+} // namespace lmprof::engine
