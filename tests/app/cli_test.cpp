@@ -1,0 +1,148 @@
+// lmprof-cli end to end: exit codes of SPEC §5, messages that name the flag, files that
+// round-trip through `show`. Runs the real binary (path from CMake).
+
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct Result {
+    int code = -1;
+    std::string output; // stdout and stderr together
+};
+
+Result cli(const std::string& args, const std::string& env = "") {
+    const std::string cmd = env + " " LMPROF_CLI_PATH " " + args + " 2>&1";
+    Result r;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) {
+        return r;
+    }
+    std::array<char, 4096> buf{};
+    while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) {
+        r.output.append(buf.data(), n);
+    }
+    const int status = pclose(pipe);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+std::filesystem::path tempDir() {
+    auto dir = std::filesystem::temp_directory_path() /
+               ("lmprof_cli_test_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+const std::string kTiny = "--model tiny --ctx 16 --batch 1 --warmup 1 --steps 2 --device cpu -q";
+
+} // namespace
+
+TEST(Cli, RunWritesAResultSetThatShowReadsBack) {
+    const auto json = tempDir() / "run.json";
+    const Result run = cli("run " + kTiny + " --json " + json.string());
+    ASSERT_EQ(run.code, 0) << run.output;
+    EXPECT_NE(run.output.find("| tiny  | 16      | 1     | fp32      | train |"), std::string::npos)
+        << run.output;
+    ASSERT_TRUE(std::filesystem::exists(json));
+    const Result show = cli("show " + json.string() + " --format markdown");
+    EXPECT_EQ(show.code, 0) << show.output;
+    EXPECT_NE(show.output.find("| tiny | 16 | 1 | fp32 | train |"), std::string::npos)
+        << show.output;
+    const Result csv = cli("show " + json.string() + " --format csv");
+    EXPECT_EQ(csv.code, 0);
+    EXPECT_EQ(csv.output.rfind("id,model,d_model,", 0), 0u) << csv.output;
+}
+
+TEST(Cli, BadInputExitsWithCode2AndNamesTheFlag) {
+    Result r = cli("run --model custom --d-model 100 --heads 3 --d-ff 64 --layers 1 --device cpu");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--heads (model.num_heads): d_model 100 is not divisible"),
+              std::string::npos)
+        << r.output;
+    r = cli("run --model custom --d-model 64 --device cpu");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--d-ff (model.d_ff): required with --model custom"),
+              std::string::npos)
+        << r.output;
+    r = cli("run --model tiny --precision fp8");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--precision (precision): 'fp8' is not one of"), std::string::npos);
+    r = cli("run --model tiny --ctx notanumber");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--ctx"), std::string::npos) << r.output;
+    r = cli("run --model small --layers 3");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("need --model custom"), std::string::npos);
+    r = cli("run --model tiny --device cuda:3");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--device (device):"), std::string::npos) << r.output;
+    r = cli("frobnicate");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_EQ(cli("--help").code, 0);
+}
+
+TEST(Cli, ShowRejectsForeignAndCorruptFilesWithCode2) {
+    const auto dir = tempDir();
+    std::ofstream(dir / "foreign.json") << R"({"schema": "chrome.trace/1", "traceEvents": []})";
+    std::ofstream(dir / "corrupt.json") << R"({"schema": "lmprof.results/1", "runs": [{"id":)";
+    Result r = cli("show " + (dir / "foreign.json").string());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("not an lmprof result set"), std::string::npos) << r.output;
+    r = cli("show " + (dir / "corrupt.json").string());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("not valid JSON"), std::string::npos) << r.output;
+    r = cli("show " + (dir / "missing.json").string());
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("missing.json"), std::string::npos);
+}
+
+TEST(Cli, OutOfMemoryRunExitsWithCode3AndIsSaved) {
+    const auto json = tempDir() / "oom.json";
+    const Result r = cli("run " + kTiny + " --json " + json.string(), "LMPROF_FAULT_OOM=backward");
+    EXPECT_EQ(r.code, 3) << r.output;
+    EXPECT_NE(r.output.find("oom (backward)"), std::string::npos) << r.output;
+    std::ifstream in(json);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("\"status\": \"oom\""), std::string::npos);
+    EXPECT_NE(text.find("\"failed_phase\": \"backward\""), std::string::npos);
+}
+
+TEST(Cli, SweepRunsCheapestFirstSkipsAfterOomAndAutosaves) {
+    const auto dir = tempDir();
+    const auto jsonl = dir / "sweep.jsonl";
+    std::filesystem::remove(jsonl);
+    const Result r = cli("sweep --models tiny --ctx 32,16 --precision fp32 --mode forward,train "
+                         "--batch 1 --warmup 0 --steps 1 --device cpu -q --format csv "
+                         "--autosave " + jsonl.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    // Four runs, ordered by FLOPs: forward@16, forward@32, train@16, train@32.
+    const auto first = r.output.find("tiny-ctx16-fp32-forward");
+    const auto second = r.output.find("tiny-ctx32-fp32-forward");
+    const auto third = r.output.find("tiny-ctx16-fp32-train");
+    ASSERT_NE(first, std::string::npos) << r.output;
+    EXPECT_LT(first, second);
+    EXPECT_LT(second, third);
+    std::ifstream in(jsonl);
+    int lines = 0;
+    for (std::string l; std::getline(in, l);) {
+        ++lines;
+    }
+    EXPECT_EQ(lines, 4);
+
+    // With every run out of memory in forward, the larger context is skipped.
+    const Result oom = cli("sweep --models tiny --ctx 16,32 --mode forward --batch 1 --warmup 0 "
+                           "--steps 1 --device cpu -q",
+                           "LMPROF_FAULT_OOM=forward");
+    EXPECT_EQ(oom.code, 3) << oom.output;
+    EXPECT_NE(oom.output.find("skipped after out-of-memory in tiny-ctx16-fp32-forward"),
+              std::string::npos)
+        << oom.output;
+}

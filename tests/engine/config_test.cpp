@@ -1,0 +1,117 @@
+// Presets, validation messages and the analytic counts of config.h.
+
+#include "lmprof/engine/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace lmprof::engine;
+
+TEST(Config, PresetParameterCountsMatchTheSpecTable) {
+    // SPEC §1 table, in millions at V = 10000, rounded to 0.1M (tiny to 0.01M).
+    const std::vector<std::pair<std::string, double>> expected = {
+        {"tiny", 3.08},    {"small", 128.6}, {"medium", 423.2},
+        {"large", 969.4},  {"xl", 1998.2},   {"2.7B", 3406.8}};
+    ASSERT_EQ(presetNames().size(), expected.size());
+    for (const auto& [name, millions] : expected) {
+        const auto m = presetModel(name);
+        ASSERT_TRUE(m) << name;
+        const double got = static_cast<double>(parameterCount(*m)) / 1e6;
+        const double tolerance = name == "tiny" ? 0.005 : 0.05;
+        EXPECT_NEAR(got, millions, tolerance) << name;
+    }
+    // The formula itself, by hand for tiny: 2·10000·128 + 2·(4·128² + 3·128·512 + 2·128) + 128.
+    EXPECT_EQ(parameterCount(*presetModel("tiny")),
+              2 * 10000 * 128 + 2 * (4 * 128 * 128 + 3 * 128 * 512 + 2 * 128) + 128);
+}
+
+TEST(Config, PresetDimensionsAreTheSpecs) {
+    const auto xl = *presetModel("xl");
+    EXPECT_EQ(xl.dModel, 1600);
+    EXPECT_EQ(xl.dFf, 6400);
+    EXPECT_EQ(xl.numLayers, 48);
+    EXPECT_EQ(xl.numHeads, 25);
+    EXPECT_FALSE(presetModel("huge"));
+}
+
+TEST(Config, DefaultsAreValid) {
+    EXPECT_TRUE(validate(RunConfig{}).empty());
+}
+
+namespace {
+bool hasError(const std::vector<ConfigError>& errors, const std::string& field,
+              const std::string& fragment) {
+    for (const auto& e : errors) {
+        if (e.field == field && e.reason.find(fragment) != std::string::npos) {
+            return true;
+        }
+    }
+    return false;
+}
+} // namespace
+
+TEST(Config, ValidationNamesTheFieldAndReason) {
+    RunConfig c;
+    c.model.preset = "custom";
+    c.model.dModel = 100;
+    c.model.numHeads = 3;
+    auto errors = validate(c);
+    EXPECT_TRUE(hasError(errors, "model.num_heads", "not divisible")) << errors.size();
+
+    c.model.dModel = 96;
+    c.model.numHeads = 32; // head dim 3: odd
+    EXPECT_TRUE(hasError(validate(c), "model.num_heads", "must be even"));
+
+    c = RunConfig{};
+    c.contextLength = 0;
+    c.batchSize = -1;
+    c.measureSteps = 0;
+    c.device = "gpu";
+    c.model.preset = "enormous";
+    errors = validate(c);
+    EXPECT_TRUE(hasError(errors, "context_length", "between 1"));
+    EXPECT_TRUE(hasError(errors, "batch_size", "got -1"));
+    EXPECT_TRUE(hasError(errors, "measure_steps", "between 1"));
+    EXPECT_TRUE(hasError(errors, "device", "'gpu'"));
+    EXPECT_TRUE(hasError(errors, "model.preset", "unknown preset 'enormous'"));
+
+    c = RunConfig{};
+    c.device = "cuda:x";
+    EXPECT_TRUE(hasError(validate(c), "device", "cuda:x"));
+    c.device = "cuda:1";
+    EXPECT_TRUE(validate(c).empty());
+}
+
+TEST(Config, FaultPhaseMustBelongToTheMode) {
+    RunConfig c;
+    c.mode = Mode::Forward;
+    c.faultOomPhase = Phase::Optimizer;
+    EXPECT_TRUE(hasError(validate(c), "fault_oom_phase", "has no optimizer phase"));
+}
+
+TEST(Config, EnumNamesRoundTrip) {
+    for (auto p : {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Bf16Pure}) {
+        EXPECT_EQ(parsePrecision(toString(p)), p);
+    }
+    for (auto m : {Mode::Forward, Mode::ForwardBackward, Mode::Train}) {
+        EXPECT_EQ(parseMode(toString(m)), m);
+    }
+    EXPECT_EQ(toString(Precision::Bf16Pure), "bf16-pure");
+    EXPECT_FALSE(parsePrecision("fp8"));
+    EXPECT_EQ(phasesOf(Mode::ForwardBackward).size(), 2u);
+}
+
+TEST(Config, FlopsFollowTheSpecFormula) {
+    RunConfig c;
+    c.model = *presetModel("small");
+    c.contextLength = 256;
+    c.batchSize = 4;
+    const double n = static_cast<double>(parameterCount(c.model));
+    const double fwd = 2.0 * n * 4 * 256 + 12 * 4.0 * 4 * 256.0 * 256.0 * 768;
+    EXPECT_DOUBLE_EQ(forwardFlops(c), fwd);
+    c.mode = Mode::Train;
+    EXPECT_DOUBLE_EQ(stepFlops(c), 3.0 * fwd);
+    c.mode = Mode::Forward;
+    EXPECT_DOUBLE_EQ(stepFlops(c), fwd);
+}

@@ -1,0 +1,158 @@
+// Reports: the grid table like the seeds', Markdown shape, and CSV that parses back.
+
+#include "lmprof/engine/report.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+using namespace lmprof::engine;
+
+namespace {
+
+RunResult sampleRun(const std::string& preset, RunStatus status) {
+    RunResult r;
+    r.id = preset + "-1";
+    r.config.model = *presetModel(preset);
+    r.config.contextLength = 128;
+    r.config.precision = Precision::Bf16;
+    r.config.mode = Mode::ForwardBackward;
+    r.status = status;
+    if (status == RunStatus::Ok) {
+        for (int i = 0; i < 4; ++i) {
+            StepRecord s;
+            s.index = i;
+            s.forwardMs = 22.0 + 0.1 * i;
+            s.backwardMs = 24.9 + 0.1 * (i % 2);
+            s.totalMs = 48.0;
+            s.phasePeakBytes = {1 << 30, 3 << 29, 0};
+            r.steps.push_back(s);
+        }
+    } else {
+        r.failedPhase = Phase::Backward;
+        r.error = "out of memory, \"backward\"";
+    }
+    r.summary = summarize(r.config, r.steps, std::nullopt);
+    return r;
+}
+
+// Minimal RFC 4180 reader: quoted fields, doubled quotes, CRLF records.
+std::vector<std::vector<std::string>> parseCsv(const std::string& text) {
+    std::vector<std::vector<std::string>> rows(1);
+    std::string field;
+    bool quoted = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        if (quoted) {
+            if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else if (ch == '"') {
+                quoted = false;
+            } else {
+                field += ch;
+            }
+        } else if (ch == '"') {
+            quoted = true;
+        } else if (ch == ',') {
+            rows.back().push_back(field);
+            field.clear();
+        } else if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+            rows.back().push_back(field);
+            field.clear();
+            rows.emplace_back();
+            ++i;
+        } else {
+            field += ch;
+        }
+    }
+    rows.pop_back(); // after the final CRLF
+    return rows;
+}
+
+} // namespace
+
+TEST(Report, TableRowLooksLikeTheSeeds) {
+    const std::vector<RunResult> runs = {sampleRun("small", RunStatus::Ok),
+                                         sampleRun("xl", RunStatus::Oom)};
+    std::ostringstream out;
+    writeTable(out, runs);
+    const std::string text = out.str();
+    EXPECT_NE(text.find("| small | 128     | 4     | bf16      | forward-backward | 22.15 ± 0.13"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("| 24.95 ± 0.06 |"), std::string::npos) << text;
+    EXPECT_NE(text.find("| OOM "), std::string::npos);
+    EXPECT_NE(text.find("oom (backward)"), std::string::npos);
+    EXPECT_NE(text.find("+===="), std::string::npos);
+    // Every table line has the same width in characters.
+    std::istringstream lines(text);
+    std::string line;
+    size_t width = 0;
+    while (std::getline(lines, line) && (line[0] == '+' || line[0] == '|')) {
+        size_t chars = 0;
+        for (unsigned char ch : line) {
+            chars += (ch & 0xC0) != 0x80;
+        }
+        if (width == 0) {
+            width = chars;
+        }
+        EXPECT_EQ(chars, width) << line;
+    }
+}
+
+TEST(Report, MarkdownHasHeaderSeparatorAndOneRowPerRun) {
+    const std::vector<RunResult> runs = {sampleRun("small", RunStatus::Ok),
+                                         sampleRun("medium", RunStatus::Ok)};
+    std::ostringstream out;
+    writeMarkdown(out, runs);
+    std::istringstream lines(out.str());
+    std::vector<std::string> rows;
+    for (std::string l; std::getline(lines, l);) {
+        rows.push_back(l);
+    }
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows[0].rfind("| Model | Context |", 0), 0u);
+    EXPECT_EQ(rows[1].rfind("| --- | --- |", 0), 0u);
+    EXPECT_NE(rows[1].find("---: |"), std::string::npos);
+    const auto pipes = [](const std::string& s) { return std::count(s.begin(), s.end(), '|'); };
+    for (const auto& r : rows) {
+        EXPECT_EQ(pipes(r), pipes(rows[0])) << r;
+    }
+    EXPECT_NE(rows[3].find("| medium |"), std::string::npos);
+}
+
+TEST(Report, CsvParsesBackWithStableColumns) {
+    const std::vector<RunResult> runs = {sampleRun("small", RunStatus::Ok),
+                                         sampleRun("xl", RunStatus::Oom)};
+    std::ostringstream out;
+    writeCsv(out, runs);
+    const auto rows = parseCsv(out.str());
+    ASSERT_EQ(rows.size(), 3u);
+    const auto& header = rows[0];
+    for (const auto& row : rows) {
+        EXPECT_EQ(row.size(), header.size());
+    }
+    auto col = [&](const std::string& name) {
+        const auto it = std::find(header.begin(), header.end(), name);
+        EXPECT_NE(it, header.end()) << name;
+        return static_cast<size_t>(it - header.begin());
+    };
+    EXPECT_EQ(rows[1][col("model")], "small");
+    EXPECT_EQ(rows[1][col("forward_ms_mean")], "22.15");
+    EXPECT_EQ(rows[1][col("total_ms_n")], "4");
+    EXPECT_EQ(rows[2][col("status")], "oom");
+    EXPECT_EQ(rows[2][col("failed_phase")], "backward");
+    EXPECT_EQ(rows[2][col("error")], "out of memory, \"backward\""); // quoted, comma inside
+    EXPECT_EQ(rows[2][col("forward_ms_mean")], "");
+    EXPECT_EQ(rows[1][col("peak_forward_bytes")], std::to_string(1 << 30));
+}
+
+TEST(Report, FormatBytesAndNames) {
+    EXPECT_EQ(formatBytes(512), "512 B");
+    EXPECT_EQ(formatBytes(3 << 20), "3.0 MiB");
+    EXPECT_EQ(formatBytes(int64_t{3} << 30), "3.00 GiB");
+    EXPECT_EQ(parseReportFormat("markdown"), ReportFormat::Markdown);
+    EXPECT_FALSE(parseReportFormat("html"));
+}

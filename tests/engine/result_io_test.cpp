@@ -1,0 +1,164 @@
+// JSON result sets: round trip, forward compatibility, and clear rejections.
+
+#include "lmprof/engine/result_io.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace lmprof::engine;
+
+namespace {
+
+ResultSet sampleSet() {
+    ResultSet set;
+    set.created = "2026-11-21T12:00:00Z";
+    set.tool = {"lmprof", "0.1.0", "abc1234"};
+    set.environment.torch = "2.15.0";
+    set.environment.cuda = "13.2";
+    set.environment.device = {"cuda", "NVIDIA H100 80GB HBM3", 85000000000};
+    set.environment.cpuModel = "AMD EPYC";
+    set.environment.cpuThreads = 16;
+    set.environment.host = "gpu-1";
+    RunResult r;
+    r.id = "small-ctx128-bf16-train-1";
+    r.config.model = *presetModel("small");
+    r.config.precision = Precision::Fp16;
+    r.config.mode = Mode::Train;
+    r.config.faultOomPhase.reset();
+    r.resolvedDevice = "cuda:0";
+    r.config.device = "auto";
+    r.config.seed = 42;
+    r.parameterCount = parameterCount(r.config.model);
+    for (int i = 0; i < 3; ++i) {
+        StepRecord s;
+        s.index = i;
+        s.warmup = i == 0;
+        s.forwardMs = 10.5 + i;
+        s.backwardMs = 20.25;
+        s.optimizerMs = 3.125;
+        s.totalMs = 35.0 + i;
+        s.peakAllocatedBytes = 123456789012;
+        s.peakReservedBytes = 223456789012;
+        s.phasePeakBytes = {1, 2, 3};
+        s.lossScale = 65536.0;
+        s.skippedUpdate = i == 2;
+        r.steps.push_back(s);
+        r.memoryTimeline.push_back({1.5 * i, 100 + i, 200, 300, Phase::Backward, i});
+    }
+    r.summary = summarize(r.config, r.steps, 989.4e12);
+    RunResult oom = r;
+    oom.id = "xl-ctx1024-fp32-train-2";
+    oom.status = RunStatus::Oom;
+    oom.failedPhase = Phase::Backward;
+    oom.error = "CUDA out of memory. Tried to allocate 2.00 GiB";
+    oom.steps.clear();
+    oom.summary = summarize(oom.config, oom.steps, std::nullopt);
+    set.runs = {r, oom};
+    return set;
+}
+
+} // namespace
+
+TEST(ResultIo, RoundTripPreservesEveryField) {
+    const ResultSet set = sampleSet();
+    const std::string text = toJson(set);
+    const ResultSet back = parseResultSet(text);
+    EXPECT_EQ(toJson(back), text); // nothing lost, nothing invented
+    ASSERT_EQ(back.runs.size(), 2u);
+    const RunResult& r = back.runs[0];
+    EXPECT_EQ(r.config.model.dModel, 768);
+    EXPECT_EQ(r.config.precision, Precision::Fp16);
+    EXPECT_EQ(r.resolvedDevice, "cuda:0");
+    EXPECT_EQ(r.config.device, "auto");
+    EXPECT_EQ(r.steps[1].peakReservedBytes, 223456789012);
+    EXPECT_TRUE(r.steps[2].skippedUpdate);
+    EXPECT_EQ(r.memoryTimeline[2].phase, Phase::Backward);
+    ASSERT_TRUE(r.summary.mfu);
+    EXPECT_EQ(back.runs[1].status, RunStatus::Oom);
+    EXPECT_EQ(back.runs[1].failedPhase, Phase::Backward);
+    EXPECT_FALSE(back.runs[1].summary.mfu);
+    EXPECT_EQ(back.environment.device.name, "NVIDIA H100 80GB HBM3");
+}
+
+TEST(ResultIo, SchemaComesFirstAndMatchesTheSpec) {
+    const std::string text = toJson(sampleSet());
+    EXPECT_EQ(text.find("\"schema\": \"lmprof.results/1\""), 4u);
+    for (const char* key : {"\"forward_ms\"", "\"peak_reserved_bytes\"", "\"memory_timeline\"",
+                            "\"tokens_per_s\"", "\"failed_phase\"", "\"p95\"", "\"cv\""}) {
+        EXPECT_NE(text.find(key), std::string::npos) << key;
+    }
+}
+
+TEST(ResultIo, UnknownFieldsAndMinorVersionsAreAccepted) {
+    std::string text = toJson(sampleSet());
+    text.replace(text.find("lmprof.results/1"), 16, "lmprof.results/1.3");
+    text.insert(text.rfind('}'), ", \"future_field\": {\"x\": [1, 2]}");
+    const ResultSet back = parseResultSet(text);
+    EXPECT_EQ(back.runs.size(), 2u);
+}
+
+namespace {
+std::string rejection(const std::string& text) {
+    try {
+        parseResultSet(text);
+    } catch (const ResultFormatError& e) {
+        return e.what();
+    }
+    return "<accepted>";
+}
+} // namespace
+
+TEST(ResultIo, ForeignCorruptAndMalformedDocumentsAreRejectedClearly) {
+    EXPECT_NE(rejection(R"({"runs": []})").find("\"schema\" field is missing"), std::string::npos);
+    EXPECT_NE(rejection(R"({"schema": "chrome.trace/1", "runs": []})").find("chrome.trace/1"),
+              std::string::npos);
+    EXPECT_NE(rejection(R"({"schema": "lmprof.results/2", "runs": []})")
+                  .find("unsupported result-set version"),
+              std::string::npos);
+    EXPECT_NE(rejection("[1, 2, 3]").find("not a JSON object"), std::string::npos);
+    EXPECT_NE(rejection("{\"schema\": \"lmprof.results/1\", \"runs\": [").find("not valid JSON"),
+              std::string::npos);
+    std::string text = toJson(sampleSet());
+    text.replace(text.find("\"batch_size\": 4"), 15, "\"batch_size\": \"4\"");
+    EXPECT_NE(rejection(text).find("$.runs[0].config.batch_size: expected an integer"),
+              std::string::npos)
+        << rejection(text);
+    text = toJson(sampleSet());
+    text.replace(text.find("\"precision\": \"fp16\""), 19, "\"precision\": \"fp12\"");
+    EXPECT_NE(rejection(text).find("precision: unknown value 'fp12'"), std::string::npos);
+    EXPECT_NE(rejection(R"({"schema": "lmprof.results/1"})").find("$.runs: missing"),
+              std::string::npos);
+}
+
+TEST(ResultIo, AtomicSaveReplacesTheFileAndLeavesNoTemporaries) {
+    const auto dir = std::filesystem::temp_directory_path() / "lmprof_result_io_test";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto path = dir / "results.json";
+    { std::ofstream(path) << "old contents"; }
+    saveResultSetAtomic(sampleSet(), path);
+    EXPECT_EQ(loadResultSet(path).runs.size(), 2u);
+    size_t files = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) {
+        ++files;
+    }
+    EXPECT_EQ(files, 1u);
+    EXPECT_THROW(saveResultSetAtomic(sampleSet(), dir / "missing-dir" / "x.json"),
+                 std::runtime_error);
+    try {
+        loadResultSet(dir / "absent.json");
+        FAIL() << "loading a missing file must throw";
+    } catch (const ResultFormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("absent.json"), std::string::npos);
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST(ResultIo, RunsRoundTripAsSingleJsonLines) {
+    const RunResult r = sampleSet().runs[0];
+    const std::string line = runToJsonLine(r);
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    EXPECT_EQ(runToJsonLine(parseRun(line)), line);
+}

@@ -1,0 +1,131 @@
+// Session: events in order, cancel within one step keeping finished steps, failures that
+// leave the session working, and queued runs answered when cancelled.
+
+#include "lmprof/engine/session.h"
+#include "test_configs.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+using namespace lmprof::engine;
+using lmprof::engine::testing::tinyCpu;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Drains events until `count` runs have finished (or 120 s pass), keeping all events.
+std::vector<SessionEvent> collect(Session& session, int count) {
+    std::vector<SessionEvent> all;
+    int finished = 0;
+    const auto deadline = std::chrono::steady_clock::now() + 120s;
+    while (finished < count && std::chrono::steady_clock::now() < deadline) {
+        session.waitForEvents(50ms);
+        for (auto& e : session.drain()) {
+            finished += std::holds_alternative<RunFinished>(e);
+            all.push_back(std::move(e));
+        }
+    }
+    return all;
+}
+
+std::vector<RunResult> results(const std::vector<SessionEvent>& events) {
+    std::vector<RunResult> out;
+    for (const auto& e : events) {
+        if (auto* f = std::get_if<RunFinished>(&e)) {
+            out.push_back(f->result);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+TEST(Session, PublishesStartedStepsAndFinishedInOrder) {
+    Session session;
+    EXPECT_EQ(session.submit(tinyCpu(Mode::Train, 1, 2)), 0);
+    const auto events = collect(session, 1);
+    ASSERT_FALSE(events.empty());
+    EXPECT_TRUE(std::holds_alternative<RunStarted>(events.front()));
+    EXPECT_TRUE(std::holds_alternative<RunFinished>(events.back()));
+    int steps = 0;
+    int samples = 0;
+    for (const auto& e : events) {
+        if (auto* s = std::get_if<StepFinished>(&e)) {
+            EXPECT_EQ(s->step.index, steps++);
+        }
+        samples += std::holds_alternative<MemorySampled>(e);
+    }
+    EXPECT_EQ(steps, 3);
+    EXPECT_GT(samples, 0);
+    const auto r = results(events);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].status, RunStatus::Ok);
+    EXPECT_EQ(r[0].steps.size(), 3u);
+    EXPECT_EQ(r[0].id, "tiny-ctx32-fp32-train-1");
+    EXPECT_FALSE(session.busy());
+}
+
+TEST(Session, CancelStopsWithinAStepAndKeepsFinishedSteps) {
+    Session session;
+    session.submit(tinyCpu(Mode::Train, 0, 10000)); // would take minutes
+    session.submit(tinyCpu(Mode::Train, 0, 1));     // queued behind it
+    // Wait for two finished steps, then cancel.
+    int steps = 0;
+    std::vector<SessionEvent> events;
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (steps < 2 && std::chrono::steady_clock::now() < deadline) {
+        session.waitForEvents(20ms);
+        for (auto& e : session.drain()) {
+            steps += std::holds_alternative<StepFinished>(e);
+            events.push_back(std::move(e));
+        }
+    }
+    ASSERT_GE(steps, 2);
+    const auto cancelAt = std::chrono::steady_clock::now();
+    session.cancel();
+    auto rest = collect(session, 2);
+    const auto latency = std::chrono::steady_clock::now() - cancelAt;
+    events.insert(events.end(), rest.begin(), rest.end());
+    const auto r = results(events);
+    ASSERT_EQ(r.size(), 2u);
+    // Index order: the queued run was answered first (cancel() publishes it at once).
+    const RunResult& longRun = r[0].config.measureSteps == 10000 ? r[0] : r[1];
+    const RunResult& queued = r[0].config.measureSteps == 10000 ? r[1] : r[0];
+    EXPECT_EQ(longRun.status, RunStatus::Cancelled);
+    EXPECT_GE(longRun.steps.size(), 2u);
+    EXPECT_LT(longRun.steps.size(), 10000u);
+    EXPECT_EQ(queued.status, RunStatus::Cancelled);
+    EXPECT_TRUE(queued.steps.empty());
+    // A tiny step takes well under a second here; cancel must not wait for the run's end.
+    EXPECT_LT(std::chrono::duration<double>(latency).count(), 10.0);
+}
+
+TEST(Session, KeepsWorkingAfterOomAndInvalidConfig) {
+    Session session;
+    RunConfig oom = tinyCpu(Mode::Train, 0, 1);
+    oom.faultOomPhase = Phase::Backward;
+    RunConfig invalid = tinyCpu();
+    invalid.contextLength = -5;
+    session.submit(oom);
+    session.submit(invalid);
+    session.submit(tinyCpu(Mode::Forward, 0, 1));
+    const auto r = results(collect(session, 3));
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(r[0].status, RunStatus::Oom);
+    EXPECT_EQ(r[0].failedPhase, Phase::Backward);
+    EXPECT_EQ(r[1].status, RunStatus::Error);
+    EXPECT_NE(r[1].error->find("context_length"), std::string::npos);
+    EXPECT_EQ(r[2].status, RunStatus::Ok);
+}
+
+TEST(Session, DestructorStopsARunningRun) {
+    const auto start = std::chrono::steady_clock::now();
+    {
+        Session session;
+        session.submit(tinyCpu(Mode::Train, 0, 10000));
+        std::this_thread::sleep_for(200ms);
+    }
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              15.0);
+}
