@@ -1,0 +1,108 @@
+"""lmprof-cli versus Python eager, side by side on the same machine, config and threads.
+
+For each configuration this alternates rounds of the C++ engine (lmprof-cli run) and the
+independent PyTorch reference (tests/reference/reference_model.py, timed the way the seeds
+timed it: time.perf_counter around forward, backward and the AdamW step), then prints
+per-phase and per-step ratios (Python time / C++ time: above 1 means the engine is faster)
+and the engine's harness overhead (step wall time outside the three phases).
+
+Usage: .venv/bin/python bench/compare_python.py [--models tiny,small] [--ctx 128]
+         [--batch 4] [--threads 2] [--warmup 3] [--steps 10] [--rounds 3]
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "reference"))
+import reference_model as ref  # noqa: E402
+
+PRESETS = {"tiny": (128, 512, 2, 4), "small": (768, 3072, 12, 12),
+           "medium": (1024, 4096, 24, 16)}
+PHASES = ("forward_ms", "backward_ms", "optimizer_ms", "total_ms")
+
+
+def run_cpp(cli, model, args):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "r.json"
+        subprocess.run([cli, "run", "--model", model, "--ctx", str(args.ctx), "--batch",
+                        str(args.batch), "--mode", "train", "--device", "cpu", "--threads",
+                        str(args.threads), "--warmup", str(args.warmup), "--steps",
+                        str(args.steps), "--json", str(out), "-q"],
+                       check=True, stdout=subprocess.DEVNULL)
+        run = json.loads(out.read_text())["runs"][0]
+    measured = [s for s in run["steps"] if not s["warmup"]]
+    means = {p: statistics.mean(s[p] for s in measured) for p in PHASES}
+    outside = [s["total_ms"] - s["forward_ms"] - s["backward_ms"] - s["optimizer_ms"]
+               for s in measured]
+    means["harness_ms"] = statistics.mean(outside)
+    return means
+
+
+def run_python(model, args):
+    d, f, layers, heads = PRESETS[model]
+    torch.manual_seed(0)
+    lm = ref.TransformerLM(d, f, layers, heads, 10000)
+    opt = ref.make_optimizer(lm)
+    tokens = torch.randint(0, 10000, (args.batch, args.ctx + 1))
+    x, y = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+    times = {p: [] for p in PHASES}
+    for step in range(args.warmup + args.steps):
+        t0 = time.perf_counter()
+        loss = ref.lm_loss(lm(x), y)
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        t3 = time.perf_counter()
+        if step >= args.warmup:
+            for p, v in zip(PHASES, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)):
+                times[p].append(v * 1000.0)
+    return {p: statistics.mean(v) for p, v in times.items()}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cli", default=str(ROOT / "build" / "app" / "lmprof-cli"))
+    parser.add_argument("--models", default="tiny,small")
+    parser.add_argument("--ctx", type=int, default=128)
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--warmup", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    print(f"torch {torch.__version__}, {args.threads} threads, batch {args.batch}, "
+          f"ctx {args.ctx}, train mode, {args.warmup} warmup + {args.steps} measured steps, "
+          f"{args.rounds} alternating rounds (median of round means)")
+    header = (f"{'model':<7} {'C++ step ms':>12} {'Python step ms':>15} {'step ratio':>11} "
+              f"{'fwd':>6} {'bwd':>6} {'opt':>6} {'harness %':>10}")
+    print(header)
+    print("-" * len(header))
+    for model in args.models.split(","):
+        cpp_rounds, py_rounds = [], []
+        for _ in range(args.rounds):
+            cpp_rounds.append(run_cpp(args.cli, model, args))
+            py_rounds.append(run_python(model, args))
+        cpp = {k: statistics.median(r[k] for r in cpp_rounds) for k in cpp_rounds[0]}
+        py = {k: statistics.median(r[k] for r in py_rounds) for k in py_rounds[0]}
+        ratio = {p: py[p] / cpp[p] for p in PHASES}
+        harness = 100.0 * cpp["harness_ms"] / cpp["total_ms"]
+        print(f"{model:<7} {cpp['total_ms']:>12.2f} {py['total_ms']:>15.2f} "
+              f"{ratio['total_ms']:>10.3f}x {ratio['forward_ms']:>5.2f}x "
+              f"{ratio['backward_ms']:>5.2f}x {ratio['optimizer_ms']:>5.2f}x {harness:>9.3f}%")
+
+
+if __name__ == "__main__":
+    main()
