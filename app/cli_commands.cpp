@@ -9,16 +9,15 @@
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <iostream>
 #include <map>
+#include <unistd.h>
 
 namespace lmprof::app {
 
@@ -34,13 +33,20 @@ std::atomic<int> g_interrupts{0};
 // The flag a config field comes from, so messages name what the user typed.
 std::string flagFor(const std::string& field) {
     static const std::map<std::string, std::string> kFlags = {
-        {"model.preset", "--model"},        {"model.d_model", "--d-model"},
-        {"model.d_ff", "--d-ff"},           {"model.num_layers", "--layers"},
-        {"model.num_heads", "--heads"},     {"model.vocab_size", "--vocab"},
-        {"context_length", "--ctx"},        {"batch_size", "--batch"},
-        {"warmup_steps", "--warmup"},       {"measure_steps", "--steps"},
-        {"device", "--device"},             {"threads", "--threads"},
-        {"precision", "--precision"},       {"mode", "--mode"},
+        {"model.preset", "--model"},
+        {"model.d_model", "--d-model"},
+        {"model.d_ff", "--d-ff"},
+        {"model.num_layers", "--layers"},
+        {"model.num_heads", "--heads"},
+        {"model.vocab_size", "--vocab"},
+        {"context_length", "--ctx"},
+        {"batch_size", "--batch"},
+        {"warmup_steps", "--warmup"},
+        {"measure_steps", "--steps"},
+        {"device", "--device"},
+        {"threads", "--threads"},
+        {"precision", "--precision"},
+        {"mode", "--mode"},
         {"fault_oom_phase", "LMPROF_FAULT_OOM"}};
     const auto it = kFlags.find(field);
     return it == kFlags.end() ? field : it->second;
@@ -77,7 +83,8 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
         c.model = *preset;
         if (dimsGiven) {
             errors.push_back({"model.preset", "--d-model/--d-ff/--layers/--heads need --model "
-                                              "custom (preset '" + model + "' fixes them)"});
+                                              "custom (preset '" +
+                                                  model + "' fixes them)"});
         }
     } else {
         c.model.preset = model; // validate() names the unknown preset
@@ -93,14 +100,16 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
     if (auto p = parsePrecision(precision)) {
         c.precision = *p;
     } else {
-        errors.push_back({"precision", "'" + precision + "' is not one of fp32, bf16, fp16, "
-                                                         "bf16-pure"});
+        errors.push_back({"precision", "'" + precision +
+                                           "' is not one of fp32, bf16, fp16, "
+                                           "bf16-pure"});
     }
     if (auto m = parseMode(mode)) {
         c.mode = *m;
     } else {
-        errors.push_back({"mode", "'" + mode + "' is not one of forward, forward-backward, "
-                                               "train"});
+        errors.push_back({"mode", "'" + mode +
+                                      "' is not one of forward, forward-backward, "
+                                      "train"});
     }
     if (const char* fault = std::getenv("LMPROF_FAULT_OOM"); fault && *fault) {
         if (auto phase = parsePhase(fault)) {
@@ -131,15 +140,13 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
 void printStep(const std::string& label, const StepRecord& s, const RunConfig& c) {
     std::fprintf(stderr, "  %s step %d/%d%s  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
                  label.c_str(), s.index + 1, c.warmupSteps + c.measureSteps,
-                 s.warmup ? " (warmup)" : "", s.forwardMs, s.backwardMs, s.optimizerMs,
-                 s.totalMs);
+                 s.warmup ? " (warmup)" : "", s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
 }
 
 void appendLine(const std::string& path, const std::string& line) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
-        throw std::runtime_error("cannot open autosave file " + path + ": " +
-                                 std::strerror(errno));
+        throw std::runtime_error("cannot open autosave file " + path + ": " + std::strerror(errno));
     }
     const std::string data = line + "\n";
     const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
@@ -211,8 +218,7 @@ int exitCodeFor(const std::vector<RunResult>& runs) {
     for (const auto& r : runs) {
         if (r.status == RunStatus::Oom) {
             code = kExitOom;
-        } else if (r.status != RunStatus::Ok && r.status != RunStatus::Skipped &&
-                   code == kExitOk) {
+        } else if (r.status != RunStatus::Ok && r.status != RunStatus::Skipped && code == kExitOk) {
             code = kExitFailure;
         }
     }
@@ -226,8 +232,7 @@ int report(const std::vector<RunResult>& runs, const CommonOptions& o) {
         try {
             saveResultSetAtomic(makeSet(runs, o.device), o.jsonPath);
             if (!o.quiet) {
-                std::fprintf(stderr, "saved %zu run(s) to %s\n", runs.size(),
-                             o.jsonPath.c_str());
+                std::fprintf(stderr, "saved %zu run(s) to %s\n", runs.size(), o.jsonPath.c_str());
             }
         } catch (const std::exception& e) {
             std::cerr << "lmprof-cli: " << e.what() << "\n";
@@ -251,6 +256,10 @@ auto noSkip = [](const RunConfig&) { return std::optional<RunResult>(); };
 
 // ---------------------------------------------------------------------------------------
 // run
+
+std::optional<RunConfig> buildRunConfig(const RunOptions& o) {
+    return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common);
+}
 
 int runCommand(const RunOptions& o) {
     if (!checkFormat(o.common.format)) {
@@ -352,7 +361,7 @@ int showCommand(const ShowOptions& o) {
 // signals
 
 void installInterruptHandler() {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = [](int sig) {
         if (g_interrupts.fetch_add(1) > 0) {
             std::signal(sig, SIG_DFL);

@@ -6,6 +6,7 @@
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/report.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct ShowOptions {
     std::string path;
     std::string format = "table";
 };
+
+// The configuration the options describe, validated and checked against this machine;
+// nullopt after printing every problem (flag, field, reason) to stderr.
+std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options);
 
 int runCommand(const RunOptions& options);
 int sweepCommand(const SweepOptions& options);

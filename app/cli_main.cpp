@@ -4,35 +4,13 @@
 //   lmprof-cli show  out.json --format markdown
 
 #include "cli_commands.h"
+#include "cli_options.h"
 
 #include <CLI/CLI.hpp>
-
 #include <iostream>
 
 using namespace lmprof::app;
 
-namespace {
-
-void addCommon(CLI::App& cmd, CommonOptions& o) {
-    cmd.add_option("--d-model", o.dModel, "custom model: d_model");
-    cmd.add_option("--d-ff", o.dFf, "custom model: feed-forward width");
-    cmd.add_option("--layers", o.layers, "custom model: number of blocks");
-    cmd.add_option("--heads", o.heads, "custom model: attention heads");
-    cmd.add_option("--vocab", o.vocab, "vocabulary size")->capture_default_str();
-    cmd.add_option("--batch", o.batch, "batch size")->capture_default_str();
-    cmd.add_option("--warmup", o.warmup, "warmup steps (recorded, not summarised)")
-        ->capture_default_str();
-    cmd.add_option("--steps", o.steps, "measured steps")->capture_default_str();
-    cmd.add_option("--device", o.device, "auto|cpu|cuda[:i]")->capture_default_str();
-    cmd.add_option("--seed", o.seed, "seed for weights and tokens")->capture_default_str();
-    cmd.add_option("--threads", o.threads, "CPU intra-op threads (0: LibTorch default)")
-        ->capture_default_str();
-    cmd.add_option("--json", o.jsonPath, "write the result set to FILE (atomically)");
-    cmd.add_option("--format", o.format, "table|markdown|csv")->capture_default_str();
-    cmd.add_flag("--quiet,-q", o.quiet, "no per-step progress on stderr");
-}
-
-} // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"lmprof-cli: benchmark Transformer LM training steps with LibTorch"};
@@ -40,13 +18,7 @@ int main(int argc, char** argv) {
 
     RunOptions run;
     CLI::App* runCmd = app.add_subcommand("run", "benchmark one configuration");
-    runCmd->add_option("--model", run.model, "tiny|small|medium|large|xl|2.7B|custom")
-        ->capture_default_str();
-    runCmd->add_option("--ctx", run.ctx, "context length")->capture_default_str();
-    runCmd->add_option("--precision", run.precision, "fp32|bf16|fp16|bf16-pure")
-        ->capture_default_str();
-    runCmd->add_option("--mode", run.mode, "forward|forward-backward|train")->capture_default_str();
-    addCommon(*runCmd, run.common);
+    addRunOptions(*runCmd, run);
 
     SweepOptions sweep;
     CLI::App* sweepCmd = app.add_subcommand("sweep", "benchmark every combination of lists");
@@ -59,7 +31,7 @@ int main(int argc, char** argv) {
                          "append each finished run to FILE.jsonl (fsynced)");
     sweepCmd->add_flag("--keep-after-oom", sweep.keepAfterOom,
                        "also run larger configurations after an out-of-memory run");
-    addCommon(*sweepCmd, sweep.common);
+    addCommonOptions(*sweepCmd, sweep.common);
 
     ShowOptions show;
     CLI::App* showCmd = app.add_subcommand("show", "print a saved result set");

@@ -17,6 +17,18 @@ if(NOT Torch_DIR AND NOT DEFINED ENV{Torch_DIR})
   endif()
 endif()
 
+# A Torch_DIR inside a torch wheel (site-packages/torch/share/cmake/Torch) gets the same
+# treatment of the wheel's CUDA libraries below as the venv's wheel.
+if(NOT _lmprof_torch_prefix)
+  set(_lmprof_user_torch_dir "${Torch_DIR}")
+  if(NOT _lmprof_user_torch_dir AND DEFINED ENV{Torch_DIR})
+    set(_lmprof_user_torch_dir "$ENV{Torch_DIR}")
+  endif()
+  if(_lmprof_user_torch_dir AND EXISTS "${_lmprof_user_torch_dir}/../../../../nvidia")
+    get_filename_component(_lmprof_torch_prefix "${_lmprof_user_torch_dir}/.." REALPATH)
+  endif()
+endif()
+
 # The torch wheel carries its own CUDA libraries under site-packages/nvidia, newer than
 # the system toolkit's. Build and run against those so one process never mixes two CUDA
 # runtimes: pre-set the cache entries LibTorch's CMake would fill from the toolkit, and

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lmprof needs on a fresh Debian 12 machine and builds it:
-#   Debian packages (compiler, CMake, Ninja, GoogleTest, nlohmann-json, CLI11),
+#   Debian packages (compiler, CMake, Ninja, GoogleTest, nlohmann-json, CLI11, GLFW,
+#   Mesa OpenGL, stb, the DejaVu font, Xvfb for the window's tests),
 #   the pinned torch wheel in a project-local virtual environment (.venv),
 #   then configures and builds with CMake presets.
 # Idempotent: steps already done are skipped. Usage: scripts/setup.sh [preset]
@@ -12,7 +13,8 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 
 # --- Debian packages -------------------------------------------------------------------
 packages=(build-essential cmake ninja-build git pkg-config python3 python3-venv
-          libgtest-dev nlohmann-json3-dev libcli11-dev)
+          libgtest-dev nlohmann-json3-dev libcli11-dev
+          libglfw3-dev libgl-dev libgl1-mesa-dri libstb-dev fonts-dejavu-core xvfb xauth)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

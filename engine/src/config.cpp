@@ -17,9 +17,9 @@ struct Preset {
 };
 
 constexpr std::array kPresets{
-    Preset{"tiny", 128, 512, 2, 4},          Preset{"small", 768, 3072, 12, 12},
-    Preset{"medium", 1024, 4096, 24, 16},    Preset{"large", 1280, 5120, 36, 20},
-    Preset{"xl", 1600, 6400, 48, 25},        Preset{"2.7B", 2560, 10240, 32, 32},
+    Preset{"tiny", 128, 512, 2, 4},       Preset{"small", 768, 3072, 12, 12},
+    Preset{"medium", 1024, 4096, 24, 16}, Preset{"large", 1280, 5120, 36, 20},
+    Preset{"xl", 1600, 6400, 48, 25},     Preset{"2.7B", 2560, 10240, 32, 32},
 };
 
 // Upper bounds that catch typos (an extra zero) long before an allocation would.
@@ -54,28 +54,38 @@ bool validDevice(const std::string& d) {
 
 std::string_view toString(Precision p) {
     switch (p) {
-    case Precision::Fp32: return "fp32";
-    case Precision::Bf16: return "bf16";
-    case Precision::Fp16: return "fp16";
-    case Precision::Bf16Pure: return "bf16-pure";
+    case Precision::Fp32:
+        return "fp32";
+    case Precision::Bf16:
+        return "bf16";
+    case Precision::Fp16:
+        return "fp16";
+    case Precision::Bf16Pure:
+        return "bf16-pure";
     }
     return "?";
 }
 
 std::string_view toString(Mode m) {
     switch (m) {
-    case Mode::Forward: return "forward";
-    case Mode::ForwardBackward: return "forward-backward";
-    case Mode::Train: return "train";
+    case Mode::Forward:
+        return "forward";
+    case Mode::ForwardBackward:
+        return "forward-backward";
+    case Mode::Train:
+        return "train";
     }
     return "?";
 }
 
 std::string_view toString(Phase p) {
     switch (p) {
-    case Phase::Forward: return "forward";
-    case Phase::Backward: return "backward";
-    case Phase::Optimizer: return "optimizer";
+    case Phase::Forward:
+        return "forward";
+    case Phase::Backward:
+        return "backward";
+    case Phase::Optimizer:
+        return "optimizer";
     }
     return "?";
 }
@@ -109,9 +119,12 @@ std::optional<Phase> parsePhase(std::string_view s) {
 
 std::vector<Phase> phasesOf(Mode m) {
     switch (m) {
-    case Mode::Forward: return {Phase::Forward};
-    case Mode::ForwardBackward: return {Phase::Forward, Phase::Backward};
-    case Mode::Train: return {Phase::Forward, Phase::Backward, Phase::Optimizer};
+    case Mode::Forward:
+        return {Phase::Forward};
+    case Mode::ForwardBackward:
+        return {Phase::Forward, Phase::Backward};
+    case Mode::Train:
+        return {Phase::Forward, Phase::Backward, Phase::Optimizer};
     }
     return {};
 }
@@ -149,8 +162,8 @@ std::vector<ConfigError> validate(const ModelConfig& m) {
         for (const auto& n : presetNames()) {
             known += n + ", ";
         }
-        errors.push_back({"model.preset", "unknown preset '" + m.preset + "' (known: " + known +
-                                              "custom)"});
+        errors.push_back(
+            {"model.preset", "unknown preset '" + m.preset + "' (known: " + known + "custom)"});
     }
     requireRange(errors, "model.d_model", m.dModel, 1, kMaxDim);
     requireRange(errors, "model.d_ff", m.dFf, 1, 4 * kMaxDim);
@@ -163,10 +176,9 @@ std::vector<ConfigError> validate(const ModelConfig& m) {
                                                      " is not divisible by num_heads " +
                                                      std::to_string(m.numHeads)});
         } else if ((m.dModel / m.numHeads) % 2 != 0) {
-            errors.push_back({"model.num_heads",
-                              "head dimension d_model/num_heads = " +
-                                  std::to_string(m.dModel / m.numHeads) +
-                                  " must be even for RoPE's (even, odd) pairs"});
+            errors.push_back({"model.num_heads", "head dimension d_model/num_heads = " +
+                                                     std::to_string(m.dModel / m.numHeads) +
+                                                     " must be even for RoPE's (even, odd) pairs"});
         }
     }
     if (!(m.ropeTheta > 1.0) || m.ropeTheta > 1e12) {
@@ -188,10 +200,9 @@ std::vector<ConfigError> validate(const RunConfig& c) {
     if (c.faultOomPhase) {
         auto phases = phasesOf(c.mode);
         if (std::find(phases.begin(), phases.end(), *c.faultOomPhase) == phases.end()) {
-            errors.push_back({"fault_oom_phase", "mode " + std::string(toString(c.mode)) +
-                                                     " has no " +
-                                                     std::string(toString(*c.faultOomPhase)) +
-                                                     " phase"});
+            errors.push_back(
+                {"fault_oom_phase", "mode " + std::string(toString(c.mode)) + " has no " +
+                                        std::string(toString(*c.faultOomPhase)) + " phase"});
         }
     }
     return errors;
@@ -213,9 +224,11 @@ double forwardFlops(const RunConfig& c) {
 double stepFlops(const RunConfig& c) {
     const double fwd = forwardFlops(c);
     switch (c.mode) {
-    case Mode::Forward: return fwd;
+    case Mode::Forward:
+        return fwd;
     case Mode::ForwardBackward:
-    case Mode::Train: return 3.0 * fwd;
+    case Mode::Train:
+        return 3.0 * fwd;
     }
     return fwd;
 }

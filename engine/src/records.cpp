@@ -6,17 +6,23 @@ namespace lmprof::engine {
 
 std::string_view toString(RunStatus s) {
     switch (s) {
-    case RunStatus::Ok: return "ok";
-    case RunStatus::Oom: return "oom";
-    case RunStatus::Error: return "error";
-    case RunStatus::Cancelled: return "cancelled";
-    case RunStatus::Skipped: return "skipped";
+    case RunStatus::Ok:
+        return "ok";
+    case RunStatus::Oom:
+        return "oom";
+    case RunStatus::Error:
+        return "error";
+    case RunStatus::Cancelled:
+        return "cancelled";
+    case RunStatus::Skipped:
+        return "skipped";
     }
     return "?";
 }
 
 std::optional<RunStatus> parseRunStatus(std::string_view s) {
-    for (auto v : {RunStatus::Ok, RunStatus::Oom, RunStatus::Error, RunStatus::Cancelled, RunStatus::Skipped}) {
+    for (auto v : {RunStatus::Ok, RunStatus::Oom, RunStatus::Error, RunStatus::Cancelled,
+                   RunStatus::Skipped}) {
         if (toString(v) == s) {
             return v;
         }

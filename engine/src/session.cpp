@@ -5,9 +5,8 @@
 
 #include "lmprof/engine/runner.h"
 
-#include <pthread.h>
-
 #include <functional>
+#include <pthread.h>
 
 namespace lmprof::engine {
 

@@ -1,7 +1,8 @@
 // Descriptive statistics of step times and the run summary built from them.
 
-#include "lmprof/engine/records.h"
 #include "lmprof/engine/stats.h"
+
+#include "lmprof/engine/records.h"
 
 #include <algorithm>
 #include <cmath>

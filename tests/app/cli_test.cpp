@@ -1,15 +1,13 @@
 // lmprof-cli end to end: exit codes of SPEC §5, messages that name the flag, files that
 // round-trip through `show`. Runs the real binary (path from CMake).
 
-#include <gtest/gtest.h>
-
-#include <sys/wait.h>
-
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <string>
+#include <sys/wait.h>
 
 namespace {
 
@@ -35,8 +33,8 @@ Result cli(const std::string& args, const std::string& env = "") {
 }
 
 std::filesystem::path tempDir() {
-    auto dir = std::filesystem::temp_directory_path() /
-               ("lmprof_cli_test_" + std::to_string(::getpid()));
+    auto dir =
+        std::filesystem::temp_directory_path() / ("lmprof_cli_test_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     return dir;
 }
@@ -69,8 +67,7 @@ TEST(Cli, BadInputExitsWithCode2AndNamesTheFlag) {
         << r.output;
     r = cli("run --model custom --d-model 64 --device cpu");
     EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.output.find("--d-ff (model.d_ff): required with --model custom"),
-              std::string::npos)
+    EXPECT_NE(r.output.find("--d-ff (model.d_ff): required with --model custom"), std::string::npos)
         << r.output;
     r = cli("run --model tiny --precision fp8");
     EXPECT_EQ(r.code, 2);
@@ -121,7 +118,8 @@ TEST(Cli, SweepRunsCheapestFirstSkipsAfterOomAndAutosaves) {
     std::filesystem::remove(jsonl);
     const Result r = cli("sweep --models tiny --ctx 32,16 --precision fp32 --mode forward,train "
                          "--batch 1 --warmup 0 --steps 1 --device cpu -q --format csv "
-                         "--autosave " + jsonl.string());
+                         "--autosave " +
+                         jsonl.string());
     ASSERT_EQ(r.code, 0) << r.output;
     // Four runs, ordered by FLOPs: forward@16, forward@32, train@16, train@32.
     const auto first = r.output.find("tiny-ctx16-fp32-forward");

@@ -2,17 +2,16 @@
 
 #include "lmprof/engine/config.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
+#include <gtest/gtest.h>
 
 using namespace lmprof::engine;
 
 TEST(Config, PresetParameterCountsMatchTheSpecTable) {
     // SPEC §1 table, in millions at V = 10000, rounded to 0.1M (tiny to 0.01M).
     const std::vector<std::pair<std::string, double>> expected = {
-        {"tiny", 3.08},    {"small", 128.6}, {"medium", 423.2},
-        {"large", 969.4},  {"xl", 1998.2},   {"2.7B", 3406.8}};
+        {"tiny", 3.08},   {"small", 128.6}, {"medium", 423.2},
+        {"large", 969.4}, {"xl", 1998.2},   {"2.7B", 3406.8}};
     ASSERT_EQ(presetNames().size(), expected.size());
     for (const auto& [name, millions] : expected) {
         const auto m = presetModel(name);

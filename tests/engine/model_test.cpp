@@ -14,7 +14,9 @@ using namespace lmprof::engine::model;
 
 namespace {
 
-ModelConfig tinyModel() { return *presetModel("tiny"); }
+ModelConfig tinyModel() {
+    return *presetModel("tiny");
+}
 
 at::Tensor randomTokens(int64_t b, int64_t t, int64_t vocab) {
     return at::randint(0, vocab, {b, t}, at::TensorOptions().dtype(at::kLong));
@@ -52,7 +54,7 @@ TEST(Model, RopePreservesNormsAndDependsOnlyOnRelativePosition) {
     const double d1 = at::dot(rotateAt(q, 10), rotateAt(k, 3)).item<double>();
     const double d2 = at::dot(rotateAt(q, 40), rotateAt(k, 33)).item<double>();
     const double d3 = at::dot(rotateAt(q, 10), rotateAt(k, 4)).item<double>();
-    EXPECT_NEAR(d1, d2, 1e-4); // same offset 7
+    EXPECT_NEAR(d1, d2, 1e-4);          // same offset 7
     EXPECT_GT(std::abs(d1 - d3), 1e-3); // a different offset gives a different score
     EXPECT_NEAR(rotateAt(q, 37).norm().item<double>(), q.norm().item<double>(), 1e-5);
     // Position 0 is the identity; pairs are interleaved (even, odd): at position 1 the first
@@ -87,15 +89,15 @@ TEST(Model, RmsNormComputesInFp32AndCastsBack) {
 
 TEST(Model, ModuleParameterCountEqualsTheFormula) {
     for (const ModelConfig& m : {tinyModel(), [] {
-             ModelConfig c;
-             c.preset = "custom";
-             c.dModel = 96;
-             c.dFf = 200;
-             c.numLayers = 3;
-             c.numHeads = 6;
-             c.vocabSize = 777;
-             return c;
-         }()}) {
+                                     ModelConfig c;
+                                     c.preset = "custom";
+                                     c.dModel = 96;
+                                     c.dFf = 200;
+                                     c.numLayers = 3;
+                                     c.numHeads = 6;
+                                     c.vocabSize = 777;
+                                     return c;
+                                 }()}) {
         TransformerLM lm(m, 8);
         int64_t n = 0;
         for (const auto& p : lm->parameters()) {

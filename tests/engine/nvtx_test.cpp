@@ -3,11 +3,10 @@
 
 #include "lmprof/engine/runner.h"
 
-#include <dlfcn.h>
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdlib>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <string>
 #include <vector>
 
@@ -74,14 +73,14 @@ TEST(Nvtx, TrainingStepEmitsNestedRangesInTheLmprofDomain) {
     using V = std::vector<std::string>;
     EXPECT_EQ(stackAt(events, "lmprof/forward"), V({"lmprof/warmup"}));
     EXPECT_EQ(stackAt(events, "lmprof/optimizer"), V({"lmprof/warmup"}));
-    EXPECT_EQ(stackAt(events, "lmprof/attention.softmax"),
-              V({"lmprof/warmup", "lmprof/forward"}));
+    EXPECT_EQ(stackAt(events, "lmprof/attention.softmax"), V({"lmprof/warmup", "lmprof/forward"}));
     EXPECT_EQ(stackAt(events, "lmprof/attention.scores"), V({"lmprof/warmup", "lmprof/forward"}));
     EXPECT_EQ(stackAt(events, "lmprof/attention.value"), V({"lmprof/warmup", "lmprof/forward"}));
     EXPECT_EQ(stackAt(events, "lmprof/step"), V({}));
 
     // One step of a 2-layer model: 2 attention calls per forward, per step.
-    const auto softmaxes = std::count(events.begin(), events.end(), "push lmprof/attention.softmax");
+    const auto softmaxes =
+        std::count(events.begin(), events.end(), "push lmprof/attention.softmax");
     EXPECT_EQ(softmaxes, 2 * 2);
     EXPECT_EQ(std::count(events.begin(), events.end(), "push lmprof/backward"), 2);
 }

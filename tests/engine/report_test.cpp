@@ -2,9 +2,8 @@
 
 #include "lmprof/engine/report.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
+#include <gtest/gtest.h>
 #include <sstream>
 
 using namespace lmprof::engine;

@@ -2,10 +2,9 @@
 
 #include "lmprof/engine/result_io.h"
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 
 using namespace lmprof::engine;
 

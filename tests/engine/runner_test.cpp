@@ -11,9 +11,13 @@ using lmprof::engine::testing::tinyCpu;
 
 namespace {
 
-RunResult run(const RunConfig& c) { return runBenchmark(c, "test", nullptr, nullptr); }
+RunResult run(const RunConfig& c) {
+    return runBenchmark(c, "test", nullptr, nullptr);
+}
 
-int64_t fp32ParamBytes(const RunConfig& c) { return parameterCount(c.model) * 4; }
+int64_t fp32ParamBytes(const RunConfig& c) {
+    return parameterCount(c.model) * 4;
+}
 
 } // namespace
 

@@ -4,9 +4,8 @@
 #include "lmprof/engine/session.h"
 #include "test_configs.h"
 
-#include <gtest/gtest.h>
-
 #include <chrono>
+#include <gtest/gtest.h>
 
 using namespace lmprof::engine;
 using lmprof::engine::testing::tinyCpu;

@@ -3,9 +3,8 @@
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/stats.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
+#include <gtest/gtest.h>
 
 using namespace lmprof::engine;
 

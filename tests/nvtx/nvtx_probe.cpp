@@ -2,9 +2,8 @@
 // records every range push and pop of every domain as "push <domain>/<name>" / "pop".
 // The test reaches the record through dlopen(RTLD_NOLOAD) + dlsym of lmprofNvtxProbeEvents.
 
-#include <nvtx3/nvToolsExt.h>
-
 #include <mutex>
+#include <nvtx3/nvToolsExt.h>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,8 +49,8 @@ __attribute__((visibility("default"))) void lmprofNvtxProbeEvents(std::vector<st
     *out = g_events;
 }
 
-__attribute__((visibility("default"))) int InitializeInjectionNvtx2(
-    NvtxGetExportTableFunc_t getExportTable) {
+__attribute__((visibility("default"))) int
+InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable) {
     const auto* callbacks =
         static_cast<const NvtxExportTableCallbacks*>(getExportTable(NVTX_ETID_CALLBACKS));
     if (!callbacks || callbacks->struct_size < sizeof(NvtxExportTableCallbacks)) {

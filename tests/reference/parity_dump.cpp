@@ -7,11 +7,10 @@
 #include "model/transformer.h"
 
 #include <ATen/ATen.h>
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 using namespace lmprof::engine;
 
@@ -72,14 +71,18 @@ int main(int argc, char** argv) {
     optimizer.zeroGrad();
     const double lossAfterStep = model::lmLoss(lm->forward(inputs), targets).item<double>();
 
-    const nlohmann::json manifest = {
-        {"config",
-         {{"d_model", m.dModel}, {"d_ff", m.dFf}, {"num_layers", m.numLayers},
-          {"num_heads", m.numHeads}, {"vocab_size", m.vocabSize}, {"rope_theta", m.ropeTheta},
-          {"batch", batch}, {"context_length", ctx}}},
-        {"params", params},
-        {"loss", loss.item<double>()},
-        {"loss_after_step", lossAfterStep}};
+    const nlohmann::json manifest = {{"config",
+                                      {{"d_model", m.dModel},
+                                       {"d_ff", m.dFf},
+                                       {"num_layers", m.numLayers},
+                                       {"num_heads", m.numHeads},
+                                       {"vocab_size", m.vocabSize},
+                                       {"rope_theta", m.ropeTheta},
+                                       {"batch", batch},
+                                       {"context_length", ctx}}},
+                                     {"params", params},
+                                     {"loss", loss.item<double>()},
+                                     {"loss_after_step", lossAfterStep}};
     std::ofstream(dir / "manifest.json") << manifest.dump(2) << "\n";
     return 0;
 }

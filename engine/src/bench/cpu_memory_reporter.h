@@ -4,9 +4,8 @@
 // blocks from before the hook (or from another run) cannot skew the count.
 #pragma once
 
-#include <c10/core/Allocator.h>
-
 #include <atomic>
+#include <c10/core/Allocator.h>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>

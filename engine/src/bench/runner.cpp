@@ -17,11 +17,10 @@
 #include <ATen/autocast_mode.h>
 #include <c10/util/Exception.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
-#include <torch/version.h>
-
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <torch/version.h>
 
 namespace lmprof::engine {
 
@@ -79,8 +78,8 @@ void injectFault(const RunConfig& config, Phase phase, bool& faultFired) {
     if (config.faultOomPhase == phase && !faultFired) {
         faultFired = true;
         TORCH_CHECK_WITH(OutOfMemoryError, false,
-                         "lmprof fault injection: simulated out of memory in the ",
-                         toString(phase), " phase");
+                         "lmprof fault injection: simulated out of memory in the ", toString(phase),
+                         " phase");
     }
 }
 
@@ -277,8 +276,8 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             if (observer) {
                 observer->onRunStarted(result);
             }
-            StepEnv env{config, target, ctx, meter, observer, cancel, Clock::now(),
-                        result.memoryTimeline};
+            StepEnv env{config,   target, ctx,          meter,
+                        observer, cancel, Clock::now(), result.memoryTimeline};
             if (target.cuda) {
                 for (size_t i = 0; i < phasesOf(config.mode).size(); ++i) {
                     env.eventTimers.push_back(std::make_unique<cuda::EventTimer>());
@@ -328,13 +327,21 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
     }
     const std::optional<DeviceInfo> info =
         target.cuda ? std::optional(cuda::deviceInfo(target.index)) : std::nullopt;
-    result.summary =
-        summarize(config, result.steps, info ? bench::peakFlops(*info, config.precision) : std::nullopt);
+    result.summary = summarize(config, result.steps,
+                               info ? bench::peakFlops(*info, config.precision) : std::nullopt);
     return result;
 }
 
 // ---------------------------------------------------------------------------------------
 // Device checks and the environment
+
+std::vector<std::string> availableDevices() {
+    std::vector<std::string> out = {"auto", "cpu"};
+    for (int i = 0; i < cuda::deviceCount(); ++i) {
+        out.push_back("cuda:" + std::to_string(i));
+    }
+    return out;
+}
 
 std::string resolveDevice(const std::string& requested) {
     if (requested == "auto") {
@@ -377,8 +384,7 @@ std::optional<std::string> probePrecision(const DeviceTarget& target, Precision 
             (void)at::matmul(a.to(at::kBFloat16), a.to(at::kBFloat16)).sum().item<float>();
         }
     } catch (const std::exception& e) {
-        reason = std::string(toString(precision)) + " is not supported on " + key + ": " +
-                 e.what();
+        reason = std::string(toString(precision)) + " is not supported on " + key + ": " + e.what();
     }
     cache[{key, precision}] = reason;
     return reason;

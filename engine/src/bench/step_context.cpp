@@ -9,7 +9,8 @@
 namespace lmprof::engine::bench {
 
 at::Device DeviceTarget::device() const {
-    return cuda ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index)) : at::Device(at::kCPU);
+    return cuda ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index))
+                : at::Device(at::kCPU);
 }
 
 DeviceTarget parseDeviceTarget(const std::string& resolved) {

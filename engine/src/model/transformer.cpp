@@ -6,9 +6,8 @@
 #include "nvtx/nvtx_ranges.h"
 
 #include <ATen/ATen.h>
-#include <c10/core/GradMode.h>
 #include <ATen/autocast_mode.h>
-
+#include <c10/core/GradMode.h>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -35,14 +34,18 @@ LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures) {
     truncNormal_(weight, std, -3.0 * std, 3.0 * std);
 }
 
-at::Tensor LinearImpl::forward(const at::Tensor& x) { return at::linear(x, weight); }
+at::Tensor LinearImpl::forward(const at::Tensor& x) {
+    return at::linear(x, weight);
+}
 
 EmbeddingImpl::EmbeddingImpl(int64_t numEmbeddings, int64_t dim) {
     weight = register_parameter("weight", at::empty({numEmbeddings, dim}));
     truncNormal_(weight, 1.0, -3.0, 3.0);
 }
 
-at::Tensor EmbeddingImpl::forward(const at::Tensor& ids) { return at::embedding(weight, ids); }
+at::Tensor EmbeddingImpl::forward(const at::Tensor& ids) {
+    return at::embedding(weight, ids);
+}
 
 RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
     weight = register_parameter("weight", at::ones({dim}));
@@ -83,8 +86,8 @@ AttentionImpl::AttentionImpl(int64_t dModel, int64_t heads)
     oProj = register_module("output_proj", Linear(dModel, dModel));
 }
 
-at::Tensor AttentionImpl::forward(const at::Tensor& x, const at::Tensor& cos,
-                                  const at::Tensor& sin, const at::Tensor& mask) {
+at::Tensor AttentionImpl::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                  const at::Tensor& mask) {
     const int64_t b = x.size(0);
     const int64_t t = x.size(1);
     // (B, T, d) -> (B, h, T, dh)

@@ -26,7 +26,9 @@ void pushRange(const char* name) {
     nvtxDomainRangePushEx(domain(), &attr);
 }
 
-void popRange() { nvtxDomainRangePop(domain()); }
+void popRange() {
+    nvtxDomainRangePop(domain());
+}
 #else
 void pushRange(const char*) {}
 void popRange() {}

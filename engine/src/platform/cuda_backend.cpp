@@ -12,7 +12,9 @@
 
 namespace lmprof::engine::cuda {
 
-bool built() { return true; }
+bool built() {
+    return true;
+}
 
 std::string runtimeVersion() {
     int v = 0; // e.g. 13020; the loaded runtime's, not the headers'
@@ -22,10 +24,13 @@ std::string runtimeVersion() {
     return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
 
-int deviceCount() { return static_cast<int>(c10::cuda::device_count()); }
+int deviceCount() {
+    return static_cast<int>(c10::cuda::device_count());
+}
 
 DeviceInfo deviceInfo(int index) {
-    const cudaDeviceProp* prop = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(index));
+    const cudaDeviceProp* prop =
+        at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(index));
     DeviceInfo info;
     info.type = "cuda";
     info.name = prop->name;
@@ -60,7 +65,9 @@ void synchronize(int index) {
     c10::cuda::device_synchronize();
 }
 
-void setDevice(int index) { c10::cuda::set_device(static_cast<c10::DeviceIndex>(index)); }
+void setDevice(int index) {
+    c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
+}
 
 struct EventTimer::Impl {
     c10::cuda::CUDAEvent begin{cudaEventDefault};
@@ -69,8 +76,12 @@ struct EventTimer::Impl {
 
 EventTimer::EventTimer() : m_impl(std::make_unique<Impl>()) {}
 EventTimer::~EventTimer() = default;
-void EventTimer::start() { m_impl->begin.record(); }
-void EventTimer::stop() { m_impl->end.record(); }
+void EventTimer::start() {
+    m_impl->begin.record();
+}
+void EventTimer::stop() {
+    m_impl->end.record();
+}
 double EventTimer::elapsedMs() const {
     m_impl->end.synchronize();
     return static_cast<double>(m_impl->begin.elapsed_time(m_impl->end));

@@ -13,21 +13,45 @@ namespace {
 }
 } // namespace
 
-bool built() { return false; }
-std::string runtimeVersion() { return {}; }
-int deviceCount() { return 0; }
-DeviceInfo deviceInfo(int) { unavailable(); }
-AllocatorStats allocatorStats(int) { unavailable(); }
-void resetPeakStats(int) { unavailable(); }
+bool built() {
+    return false;
+}
+std::string runtimeVersion() {
+    return {};
+}
+int deviceCount() {
+    return 0;
+}
+DeviceInfo deviceInfo(int) {
+    unavailable();
+}
+AllocatorStats allocatorStats(int) {
+    unavailable();
+}
+void resetPeakStats(int) {
+    unavailable();
+}
 void emptyCache() {}
-void synchronize(int) { unavailable(); }
-void setDevice(int) { unavailable(); }
+void synchronize(int) {
+    unavailable();
+}
+void setDevice(int) {
+    unavailable();
+}
 
 struct EventTimer::Impl {};
-EventTimer::EventTimer() { unavailable(); }
+EventTimer::EventTimer() {
+    unavailable();
+}
 EventTimer::~EventTimer() = default;
-void EventTimer::start() { unavailable(); }
-void EventTimer::stop() { unavailable(); }
-double EventTimer::elapsedMs() const { unavailable(); }
+void EventTimer::start() {
+    unavailable();
+}
+void EventTimer::stop() {
+    unavailable();
+}
+double EventTimer::elapsedMs() const {
+    unavailable();
+}
 
 } // namespace lmprof::engine::cuda

@@ -2,10 +2,9 @@
 
 #include "platform/process_info.h"
 
-#include <unistd.h>
-
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace lmprof::engine::platform {
 

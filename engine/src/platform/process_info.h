@@ -7,8 +7,8 @@
 
 namespace lmprof::engine::platform {
 
-int64_t residentBytes();  // current RSS of this process, 0 if unknown
-std::string cpuModel();   // "model name" of /proc/cpuinfo, or "unknown"
+int64_t residentBytes(); // current RSS of this process, 0 if unknown
+std::string cpuModel();  // "model name" of /proc/cpuinfo, or "unknown"
 std::string hostName();
 int64_t totalMemoryBytes(); // MemTotal of /proc/meminfo, 0 if unknown
 

@@ -37,10 +37,10 @@ const char* const kStatColumns[] = {"mean", "std", "median", "min", "max", "p95"
 
 void writeCsv(std::ostream& out, std::span<const RunResult> runs) {
     std::vector<std::string> header = {
-        "id",          "model",          "d_model",       "d_ff",          "num_layers",
-        "num_heads",   "vocab_size",     "parameter_count", "context_length", "batch_size",
-        "precision",   "mode",           "device",        "warmup_steps",  "measure_steps",
-        "seed",        "status",         "failed_phase",  "error"};
+        "id",        "model",      "d_model",         "d_ff",           "num_layers",
+        "num_heads", "vocab_size", "parameter_count", "context_length", "batch_size",
+        "precision", "mode",       "device",          "warmup_steps",   "measure_steps",
+        "seed",      "status",     "failed_phase",    "error"};
     for (const char* phase : kPhaseColumns) {
         for (const char* stat : kStatColumns) {
             header.push_back(std::string(phase) + "_" + stat);
@@ -60,16 +60,25 @@ void writeCsv(std::ostream& out, std::span<const RunResult> runs) {
     for (const auto& r : runs) {
         const auto& c = r.config;
         const auto& s = r.summary;
-        std::vector<std::string> f = {
-            r.id, c.model.preset, std::to_string(c.model.dModel), std::to_string(c.model.dFf),
-            std::to_string(c.model.numLayers), std::to_string(c.model.numHeads),
-            std::to_string(c.model.vocabSize), std::to_string(r.parameterCount),
-            std::to_string(c.contextLength), std::to_string(c.batchSize),
-            std::string(toString(c.precision)), std::string(toString(c.mode)),
-            r.resolvedDevice.empty() ? c.device : r.resolvedDevice,
-            std::to_string(c.warmupSteps), std::to_string(c.measureSteps),
-            std::to_string(c.seed), std::string(toString(r.status)),
-            r.failedPhase ? std::string(toString(*r.failedPhase)) : "", r.error.value_or("")};
+        std::vector<std::string> f = {r.id,
+                                      c.model.preset,
+                                      std::to_string(c.model.dModel),
+                                      std::to_string(c.model.dFf),
+                                      std::to_string(c.model.numLayers),
+                                      std::to_string(c.model.numHeads),
+                                      std::to_string(c.model.vocabSize),
+                                      std::to_string(r.parameterCount),
+                                      std::to_string(c.contextLength),
+                                      std::to_string(c.batchSize),
+                                      std::string(toString(c.precision)),
+                                      std::string(toString(c.mode)),
+                                      r.resolvedDevice.empty() ? c.device : r.resolvedDevice,
+                                      std::to_string(c.warmupSteps),
+                                      std::to_string(c.measureSteps),
+                                      std::to_string(c.seed),
+                                      std::string(toString(r.status)),
+                                      r.failedPhase ? std::string(toString(*r.failedPhase)) : "",
+                                      r.error.value_or("")};
         for (const PhaseStats* p : {&s.forwardMs, &s.backwardMs, &s.optimizerMs, &s.totalMs}) {
             for (double v : {p->mean, p->std, p->median, p->min, p->max, p->p95, p->cv}) {
                 f.push_back(p->n ? num(v) : "");

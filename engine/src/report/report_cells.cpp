@@ -23,7 +23,9 @@ std::string timeCell(const RunResult& run, const PhaseStats& stats, bool phaseRu
         return "-";
     }
     if (stats.n == 0) {
-        return run.status == RunStatus::Ok ? "-" : (run.status == RunStatus::Oom ? "OOM" : std::string(toString(run.status)));
+        return run.status == RunStatus::Ok
+                   ? "-"
+                   : (run.status == RunStatus::Oom ? "OOM" : std::string(toString(run.status)));
     }
     return fixed(stats.mean, 2) + " ± " + fixed(stats.std, 2);
 }
@@ -31,32 +33,36 @@ std::string timeCell(const RunResult& run, const PhaseStats& stats, bool phaseRu
 } // namespace
 
 std::optional<ReportFormat> parseReportFormat(std::string_view s) {
-    if (s == "table") return ReportFormat::Table;
-    if (s == "markdown") return ReportFormat::Markdown;
-    if (s == "csv") return ReportFormat::Csv;
+    if (s == "table")
+        return ReportFormat::Table;
+    if (s == "markdown")
+        return ReportFormat::Markdown;
+    if (s == "csv")
+        return ReportFormat::Csv;
     return std::nullopt;
 }
 
 std::string formatBytes(int64_t bytes) {
     const double b = static_cast<double>(bytes);
-    if (b >= 1024.0 * 1024.0 * 1024.0) return fixed(b / (1024.0 * 1024.0 * 1024.0), 2) + " GiB";
-    if (b >= 1024.0 * 1024.0) return fixed(b / (1024.0 * 1024.0), 1) + " MiB";
-    if (b >= 1024.0) return fixed(b / 1024.0, 1) + " KiB";
+    if (b >= 1024.0 * 1024.0 * 1024.0)
+        return fixed(b / (1024.0 * 1024.0 * 1024.0), 2) + " GiB";
+    if (b >= 1024.0 * 1024.0)
+        return fixed(b / (1024.0 * 1024.0), 1) + " MiB";
+    if (b >= 1024.0)
+        return fixed(b / 1024.0, 1) + " KiB";
     return std::to_string(bytes) + " B";
 }
 
 std::vector<std::string> summaryHeader() {
-    return {"Model",      "Context",    "Batch",      "Precision", "Mode",     "Fwd ms",
-            "Bwd ms",     "Opt ms",     "Step ms",    "Peak mem",  "Tokens/s", "Status"};
+    return {"Model",  "Context", "Batch",   "Precision", "Mode",     "Fwd ms",
+            "Bwd ms", "Opt ms",  "Step ms", "Peak mem",  "Tokens/s", "Status"};
 }
 
 std::vector<std::string> summaryRow(const RunResult& run) {
     const auto& c = run.config;
     const auto& s = run.summary;
     const auto phases = phasesOf(c.mode);
-    auto has = [&](Phase p) {
-        return std::find(phases.begin(), phases.end(), p) != phases.end();
-    };
+    auto has = [&](Phase p) { return std::find(phases.begin(), phases.end(), p) != phases.end(); };
     const int64_t peak =
         std::max({s.peakBytes.forward, s.peakBytes.backward, s.peakBytes.optimizer});
     std::string status(toString(run.status));
@@ -79,9 +85,15 @@ std::vector<std::string> summaryRow(const RunResult& run) {
 
 void writeReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format) {
     switch (format) {
-    case ReportFormat::Table: writeTable(out, runs); break;
-    case ReportFormat::Markdown: writeMarkdown(out, runs); break;
-    case ReportFormat::Csv: writeCsv(out, runs); break;
+    case ReportFormat::Table:
+        writeTable(out, runs);
+        break;
+    case ReportFormat::Markdown:
+        writeMarkdown(out, runs);
+        break;
+    case ReportFormat::Csv:
+        writeCsv(out, runs);
+        break;
     }
 }
 

@@ -2,17 +2,15 @@
 // reads with errors that name the path, timestamps and this build's identity.
 
 #include "lmprof/engine/result_io.h"
-
 #include "lmprof_version.h"
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 namespace lmprof::engine {
 

@@ -18,13 +18,17 @@ namespace {
 // ---------------------------------------------------------------------------------------
 // Writing
 
-json nullable(const std::optional<std::string>& v) { return v ? json(*v) : json(nullptr); }
-json nullable(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+json nullable(const std::optional<std::string>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+json nullable(const std::optional<double>& v) {
+    return v ? json(*v) : json(nullptr);
+}
 
 json statsJson(const PhaseStats& s) {
-    return {{"n", s.n},           {"mean", s.mean}, {"std", s.std}, {"median", s.median},
-            {"min", s.min},       {"max", s.max},   {"p95", s.p95}, {"cv", s.cv},
-            {"iqr", s.iqr},       {"noisy", s.noisy}};
+    return {{"n", s.n},     {"mean", s.mean},  {"std", s.std}, {"median", s.median},
+            {"min", s.min}, {"max", s.max},    {"p95", s.p95}, {"cv", s.cv},
+            {"iqr", s.iqr}, {"noisy", s.noisy}};
 }
 
 json peaksJson(const PeakBytes& p) {
@@ -32,9 +36,12 @@ json peaksJson(const PeakBytes& p) {
 }
 
 json configJson(const RunConfig& c, const std::string& resolvedDevice) {
-    json model = {{"preset", c.model.preset},       {"d_model", c.model.dModel},
-                  {"d_ff", c.model.dFf},             {"num_layers", c.model.numLayers},
-                  {"num_heads", c.model.numHeads},   {"vocab_size", c.model.vocabSize},
+    json model = {{"preset", c.model.preset},
+                  {"d_model", c.model.dModel},
+                  {"d_ff", c.model.dFf},
+                  {"num_layers", c.model.numLayers},
+                  {"num_heads", c.model.numHeads},
+                  {"vocab_size", c.model.vocabSize},
                   {"rope_theta", c.model.ropeTheta}};
     return {{"model", model},
             {"context_length", c.contextLength},
@@ -94,8 +101,7 @@ json runJson(const RunResult& r) {
             {"parameter_count", r.parameterCount},
             {"status", toString(r.status)},
             {"error", nullable(r.error)},
-            {"failed_phase",
-             r.failedPhase ? json(toString(*r.failedPhase)) : json(nullptr)},
+            {"failed_phase", r.failedPhase ? json(toString(*r.failedPhase)) : json(nullptr)},
             {"steps", steps},
             {"summary", summary},
             {"memory_timeline", timeline}};
@@ -115,12 +121,12 @@ json setJson(const ResultSet& set) {
     for (const auto& r : set.runs) {
         runs.push_back(runJson(r));
     }
-    return {{"schema", kResultSchema},
-            {"created", set.created},
-            {"tool",
-             {{"name", set.tool.name}, {"version", set.tool.version}, {"git", set.tool.git}}},
-            {"environment", env},
-            {"runs", runs}};
+    return {
+        {"schema", kResultSchema},
+        {"created", set.created},
+        {"tool", {{"name", set.tool.name}, {"version", set.tool.version}, {"git", set.tool.git}}},
+        {"environment", env},
+        {"runs", runs}};
 }
 
 // ---------------------------------------------------------------------------------------
@@ -153,13 +159,17 @@ void read(const json& obj, const std::string& path, const char* key, T& out,
     }
     const std::string where = path + "." + key;
     if constexpr (std::is_same_v<T, bool>) {
-        if (!v->is_boolean()) fail(where, "expected true or false");
+        if (!v->is_boolean())
+            fail(where, "expected true or false");
     } else if constexpr (std::is_integral_v<T>) {
-        if (!v->is_number_integer()) fail(where, "expected an integer");
+        if (!v->is_number_integer())
+            fail(where, "expected an integer");
     } else if constexpr (std::is_floating_point_v<T>) {
-        if (!v->is_number()) fail(where, "expected a number");
+        if (!v->is_number())
+            fail(where, "expected a number");
     } else {
-        if (!v->is_string()) fail(where, "expected a string");
+        if (!v->is_string())
+            fail(where, "expected a string");
     }
     out = v->get<T>();
 }
@@ -175,8 +185,8 @@ void readOptional(const json& obj, const std::string& path, const char* key,
 }
 
 template <typename Enum, typename Parser>
-void readEnum(const json& obj, const std::string& path, const char* key, Enum& out,
-              Parser parse, bool required = false) {
+void readEnum(const json& obj, const std::string& path, const char* key, Enum& out, Parser parse,
+              bool required = false) {
     std::string text;
     if (!member(obj, path, key, required)) {
         return;
@@ -394,7 +404,9 @@ void checkSchema(const json& j) {
 
 } // namespace
 
-std::string toJson(const ResultSet& set, int indent) { return setJson(set).dump(indent); }
+std::string toJson(const ResultSet& set, int indent) {
+    return setJson(set).dump(indent);
+}
 
 ResultSet parseResultSet(std::string_view text) {
     const json j = parseDocument(text);
@@ -406,7 +418,9 @@ ResultSet parseResultSet(std::string_view text) {
     }
 }
 
-std::string runToJsonLine(const RunResult& run) { return runJson(run).dump(-1); }
+std::string runToJsonLine(const RunResult& run) {
+    return runJson(run).dump(-1);
+}
 
 RunResult parseRun(std::string_view text) {
     const json j = parseDocument(text);

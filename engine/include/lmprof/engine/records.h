@@ -47,8 +47,8 @@ struct RunSummary {
     PhaseStats optimizerMs;
     PhaseStats totalMs;
     double tokensPerS = 0.0;
-    double tflops = 0.0;        // achieved, from the analytic FLOPs and the mean step time
-    std::optional<double> mfu;  // null when the device's peak is unknown (CPU)
+    double tflops = 0.0;       // achieved, from the analytic FLOPs and the mean step time
+    std::optional<double> mfu; // null when the device's peak is unknown (CPU)
     PeakBytes peakBytes;
 };
 

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace lmprof::engine {
 
@@ -25,6 +26,9 @@ public:
 // Refusals that need the runtime: a device that is not present, a precision the device
 // cannot run. Returns nullopt when the run can start. validate() is checked too.
 std::optional<ConfigError> checkRunnable(const RunConfig& config);
+
+// Device choices on this machine: "auto", "cpu", then "cuda:0", "cuda:1", ... per GPU.
+std::vector<std::string> availableDevices();
 
 // What "auto" resolves to on this machine: "cuda:0" with a GPU, "cpu" otherwise.
 std::string resolveDevice(const std::string& requested);

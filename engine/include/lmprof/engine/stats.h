@@ -14,9 +14,9 @@ struct PhaseStats {
     double median = 0.0;
     double min = 0.0;
     double max = 0.0;
-    double p95 = 0.0; // linear interpolation between order statistics
-    double cv = 0.0;  // std / mean; 0 when the mean is 0
-    double iqr = 0.0; // q75 - q25, same interpolation
+    double p95 = 0.0;   // linear interpolation between order statistics
+    double cv = 0.0;    // std / mean; 0 when the mean is 0
+    double iqr = 0.0;   // q75 - q25, same interpolation
     bool noisy = false; // iqr / median above kNoisyIqrRatio
 };
 

@@ -1,0 +1,14 @@
+// The run options shared by lmprof-cli and the lmprof window (same flags, same defaults).
+#pragma once
+
+#include "cli_commands.h"
+
+#include <CLI/CLI.hpp>
+
+namespace lmprof::app {
+
+void addCommonOptions(CLI::App& cmd, CommonOptions& o);
+// --model, --ctx, --precision, --mode and the common options.
+void addRunOptions(CLI::App& cmd, RunOptions& o);
+
+} // namespace lmprof::app

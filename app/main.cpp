@@ -1,0 +1,143 @@
+// lmprof: the desktop window. Set up GLFW + OpenGL 3 + Dear ImGui + ImPlot, run the frame
+// loop, tear down in reverse order. Without a display it runs the CLI's benchmark instead.
+//   lmprof --model tiny --ctx 64 --steps 8 --device cpu --autorun --screenshot out.png
+//          --exit-when-done
+
+#include "cli_commands.h"
+#include "cli_options.h"
+#include "lmprof/ui/app.h"
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+#include <implot.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+using namespace lmprof;
+
+namespace {
+
+std::string g_glfwError = "unknown reason";
+
+std::filesystem::path configDir() {
+    if (const char* dir = std::getenv("LMPROF_CONFIG_DIR"); dir && *dir) {
+        return dir;
+    }
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
+        return std::filesystem::path(xdg) / "lmprof";
+    }
+    const char* home = std::getenv("HOME");
+    return std::filesystem::path(home ? home : ".") / ".config" / "lmprof";
+}
+
+int fallBackToCli(const app::RunOptions& run) {
+    std::fprintf(stderr, "lmprof: cannot open a window (%s); running the benchmark with the "
+                         "command-line client instead\n", g_glfwError.c_str());
+    app::installInterruptHandler();
+    return app::runCommand(run);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    CLI::App cli{"lmprof: watch Transformer LM training steps live"};
+    app::RunOptions run;
+    app::addRunOptions(cli, run);
+    bool autorun = false, exitWhenDone = false;
+    std::string screenshot;
+    cli.add_flag("--autorun", autorun, "start the configured run at launch");
+    cli.add_option("--screenshot", screenshot, "write a PNG once the run has finished and drawn");
+    cli.add_flag("--exit-when-done", exitWhenDone, "exit after the autorun run (and screenshot)");
+    try {
+        cli.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return cli.exit(e) == 0 ? app::kExitOk : app::kExitUsage;
+    }
+    const auto config = app::buildRunConfig(run);
+    if (!config) {
+        return app::kExitUsage;
+    }
+
+    glfwSetErrorCallback([](int, const char* what) { g_glfwError = what; });
+    if (!glfwInit()) {
+        return fallBackToCli(run);
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+    glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    GLFWwindow* window = glfwCreateWindow(1600, 1000, "lmprof", nullptr, nullptr);
+    if (!window) {
+        glfwTerminate();
+        return fallBackToCli(run);
+    }
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(1);
+
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImPlot::CreateContext();
+    int exitCode = app::kExitOk;
+    {
+        ui::App lmprofApp({*config, autorun, configDir()});
+        float scaleX = 1.0f, scaleY = 1.0f;
+        glfwGetWindowContentScale(window, &scaleX, &scaleY);
+        lmprofApp.setupStyle(scaleX);
+        ImGui_ImplGlfw_InitForOpenGL(window, true);
+        ImGui_ImplOpenGL3_Init("#version 330");
+
+        constexpr auto kFrameBudget = std::chrono::microseconds(16667); // about 60 fps
+        bool screenshotPending = !screenshot.empty();
+        while (!glfwWindowShouldClose(window)) {
+            const auto frameStart = std::chrono::steady_clock::now();
+            glfwPollEvents();
+            ImGui_ImplOpenGL3_NewFrame();
+            ImGui_ImplGlfw_NewFrame();
+            ImGui::NewFrame();
+            lmprofApp.frame();
+            ImGui::Render();
+            int width = 0, height = 0;
+            glfwGetFramebufferSize(window, &width, &height);
+            glViewport(0, 0, width, height);
+            const float shade = lmprofApp.darkTheme() ? 0.08f : 0.94f;
+            glClearColor(shade, shade, shade, 1.0f);
+            glClear(GL_COLOR_BUFFER_BIT);
+            ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+            if (lmprofApp.takeScreenshotRequest()) {
+                const std::string name = "lmprof-screenshot-" + std::to_string(std::time(nullptr)) + ".png";
+                const std::string err = ui::writeFramebufferPng(name, width, height);
+                lmprofApp.setStatus(err.empty() ? "screenshot saved to " + name : err, !err.empty());
+            }
+            if (screenshotPending && lmprofApp.autorunSettled()) {
+                const std::string err = ui::writeFramebufferPng(screenshot, width, height);
+                if (!err.empty()) {
+                    std::fprintf(stderr, "lmprof: screenshot: %s\n", err.c_str());
+                    exitCode = app::kExitFailure;
+                }
+                screenshotPending = false;
+            }
+            glfwSwapBuffers(window);
+            if (exitWhenDone && !screenshotPending && lmprofApp.autorunSettled()) {
+                if (exitCode == app::kExitOk && !lmprofApp.autorunSucceeded()) {
+                    exitCode = app::kExitFailure;
+                }
+                break;
+            }
+            // Without vsync (e.g. under Xvfb) do not spin: the engine needs the cores.
+            std::this_thread::sleep_until(frameStart + kFrameBudget);
+        }
+        ImGui_ImplOpenGL3_Shutdown();
+        ImGui_ImplGlfw_Shutdown();
+    }
+    ImPlot::DestroyContext();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return exitCode;
+}

@@ -1,0 +1,238 @@
+// The window's logic without a window: the run store fed synthetic engine events, chart
+// decimation, the configure form's validation and estimates, and opening files.
+
+#include "lmprof/engine/result_io.h"
+#include "lmprof/ui/config_form.h"
+#include "lmprof/ui/decimate.h"
+#include "lmprof/ui/run_store.h"
+#include "settings.h"
+#include "views/views.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+using namespace lmprof;
+using namespace lmprof::ui;
+using engine::SessionEvent;
+
+namespace {
+
+engine::RunConfig config(int warmup, int steps) {
+    engine::RunConfig c;
+    c.batchSize = 2;
+    c.contextLength = 50;
+    c.warmupSteps = warmup;
+    c.measureSteps = steps;
+    return c;
+}
+
+std::vector<SessionEvent> syntheticRun(int index, const std::vector<double>& totals, int warmup) {
+    std::vector<SessionEvent> events;
+    engine::RunResult header;
+    header.id = "synthetic-" + std::to_string(index);
+    header.config = config(warmup, static_cast<int>(totals.size()) - warmup);
+    events.emplace_back(engine::RunStarted{index, header});
+    for (size_t i = 0; i < totals.size(); ++i) {
+        engine::StepRecord s;
+        s.index = static_cast<int>(i);
+        s.warmup = static_cast<int>(i) < warmup;
+        s.forwardMs = totals[i] / 4;
+        s.backwardMs = totals[i] / 2;
+        s.optimizerMs = totals[i] / 8;
+        s.totalMs = totals[i];
+        events.emplace_back(engine::StepFinished{index, s});
+        events.emplace_back(engine::MemorySampled{
+            index, engine::MemorySample{10.0 * i, 1 << 20, 2 << 20, 3 << 20,
+                                        engine::Phase::Forward, static_cast<int>(i)}});
+    }
+    return events;
+}
+
+} // namespace
+
+TEST(RunStore, BuildsSeriesAndTheRunningBandFromEvents) {
+    RunStore store;
+    auto events = syntheticRun(0, {100.0, 10.0, 12.0, 14.0}, 1);
+    store.apply(events);
+    ASSERT_EQ(store.runs().size(), 1u);
+    RunView& v = store.runs()[0];
+    EXPECT_TRUE(v.started);
+    EXPECT_FALSE(v.finished);
+    EXPECT_EQ(store.active(), &v);
+    EXPECT_EQ(v.series.total.size(), 4u);
+    EXPECT_TRUE(std::isnan(v.series.runMean[0])); // warmup: a gap, not part of the band
+    EXPECT_DOUBLE_EQ(v.series.runMean[1], 10.0);
+    EXPECT_DOUBLE_EQ(v.series.runMean[3], 12.0);
+    EXPECT_DOUBLE_EQ(v.series.runHigh[3] - v.series.runMean[3], 2.0); // std of 10,12,14
+    EXPECT_DOUBLE_EQ(v.series.runLow[2], 11.0 - std::sqrt(2.0));
+    // tokens/s = B*T / step seconds = 100 / 0.010
+    EXPECT_DOUBLE_EQ(v.series.tokensPerS[1], 10000.0);
+    EXPECT_EQ(v.liveSummary().totalMs.n, 3);
+    EXPECT_DOUBLE_EQ(v.liveSummary().totalMs.mean, 12.0);
+    EXPECT_DOUBLE_EQ(v.memory.allocatedMiB[0], 1.0);
+    EXPECT_TRUE(store.isSelected(0)); // the newest run is selected when it starts
+}
+
+TEST(RunStore, FinishedRunsRefusedRunsAndSelection) {
+    RunStore store;
+    auto first = syntheticRun(0, {5.0, 6.0}, 0);
+    store.apply(first);
+    engine::RunResult done;
+    done.id = "synthetic-0";
+    done.config = config(0, 2);
+    done.status = engine::RunStatus::Ok;
+    SessionEvent fin = engine::RunFinished{0, done};
+    store.apply(fin);
+    EXPECT_TRUE(store.runs()[0].finished);
+    EXPECT_EQ(store.active(), nullptr);
+    EXPECT_EQ(store.runs()[0].series.total.size(), 2u); // the live series are kept
+
+    // A run refused before it started only sends RunFinished.
+    engine::RunResult refused;
+    refused.id = "bad";
+    refused.status = engine::RunStatus::Error;
+    refused.error = "context_length: must be between 1 and 131072, got 0";
+    SessionEvent fin2 = engine::RunFinished{1, refused};
+    store.apply(fin2);
+    ASSERT_EQ(store.runs().size(), 2u);
+    EXPECT_EQ(store.runs()[1].result.status, engine::RunStatus::Error);
+
+    store.selectOnly(0);
+    store.toggle(1);
+    EXPECT_TRUE(store.isSelected(0) && store.isSelected(1));
+    store.toggle(0);
+    EXPECT_FALSE(store.isSelected(0));
+    store.toggle(1); // the last selected run stays selected
+    EXPECT_TRUE(store.isSelected(1));
+
+    const auto set = store.toResultSet(engine::Environment{});
+    EXPECT_EQ(set.runs.size(), 2u);
+}
+
+TEST(RunStore, TenThousandStepsStayCheapAndDecimateForDrawing) {
+    RunStore store;
+    std::vector<double> totals(10000);
+    for (size_t i = 0; i < totals.size(); ++i) {
+        totals[i] = 20.0 + (i == 7777 ? 500.0 : static_cast<double>(i % 7));
+    }
+    auto events = syntheticRun(0, totals, 5);
+    store.apply(events);
+    const StepSeries& s = store.runs()[0].series;
+    ASSERT_EQ(s.total.size(), 10000u);
+    Decimated d;
+    decimateMinMax(s.index, s.total, 1200, d);
+    EXPECT_LE(d.x.size(), 1200u);
+    EXPECT_GE(d.x.size(), 600u);
+    // The spike survives decimation, and so does the minimum.
+    EXPECT_DOUBLE_EQ(*std::max_element(d.y.begin(), d.y.end()), 520.0);
+    EXPECT_DOUBLE_EQ(*std::min_element(d.y.begin(), d.y.end()), 20.0);
+    EXPECT_TRUE(std::is_sorted(d.x.begin(), d.x.end()));
+}
+
+TEST(Decimate, ShortSeriesAreCopiedAndGapsKept) {
+    const std::vector<double> xs = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const std::vector<double> ys = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    Decimated d;
+    decimateMinMax(xs, ys, 100, d);
+    EXPECT_EQ(d.y, ys);
+    std::vector<double> gappy(100, std::nan(""));
+    std::vector<double> gx(100);
+    for (int i = 0; i < 100; ++i) {
+        gx[i] = i;
+    }
+    gappy[90] = 3.0;
+    decimateMinMax(gx, gappy, 10, d);
+    EXPECT_EQ(d.y.size(), 5u);
+    EXPECT_TRUE(std::isnan(d.y[0]));
+    EXPECT_DOUBLE_EQ(d.y.back(), 3.0);
+}
+
+TEST(ConfigForm, ValidationMessagesByFieldAndEstimates) {
+    ConfigForm form;
+    EXPECT_TRUE(form.valid());
+    form.config().model.vocabSize = 5000;
+    form.setPreset("small");
+    EXPECT_EQ(form.config().model.dModel, 768);
+    EXPECT_EQ(form.config().model.vocabSize, 5000); // kept across preset changes
+    form.setPreset("custom");
+    form.config().model.numHeads = 5;
+    auto errors = form.errors();
+    ASSERT_TRUE(errors.count("model.num_heads"));
+    EXPECT_NE(errors["model.num_heads"].find("not divisible"), std::string::npos);
+    form.config().model.numHeads = 12;
+    form.config().batchSize = 0;
+    errors = form.errors();
+    EXPECT_EQ(errors.size(), 1u);
+    EXPECT_TRUE(errors.count("batch_size"));
+
+    ConfigForm tiny;
+    tiny.config().mode = engine::Mode::Train;
+    const int64_t n = tiny.parameterCount();
+    EXPECT_EQ(tiny.staticMemory().parameters, 4 * n);
+    EXPECT_EQ(tiny.staticMemory().total(), 16 * n); // weights + grads + 2 moments
+    tiny.config().mode = engine::Mode::Forward;
+    tiny.config().precision = engine::Precision::Bf16Pure;
+    EXPECT_EQ(tiny.staticMemory().total(), 2 * n);
+}
+
+TEST(FilesView, OpeningAForeignOrCorruptFileReportsAndChangesNothing) {
+    const auto dir = std::filesystem::temp_directory_path() / "lmprof_ui_files_test";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "foreign.json") << R"({"schema": "other/1", "runs": []})";
+    std::ofstream(dir / "corrupt.json") << "{\"schema\": \"lmprof.results/1\", \"runs\": [";
+
+    engine::Session session;
+    RunStore store;
+    auto events = syntheticRun(0, {5.0}, 0);
+    store.apply(events);
+    ConfigForm form;
+    Settings settings;
+    std::string status;
+    bool isError = false;
+    ViewContext ctx{session, store, form, settings, status, isError};
+    FilesView files;
+
+    files.open(ctx, (dir / "foreign.json").string());
+    EXPECT_TRUE(isError);
+    EXPECT_NE(status.find("not an lmprof result set"), std::string::npos) << status;
+    EXPECT_EQ(store.runs().size(), 1u);
+    files.open(ctx, (dir / "corrupt.json").string());
+    EXPECT_NE(status.find("not valid JSON"), std::string::npos) << status;
+    EXPECT_EQ(store.runs().size(), 1u);
+    EXPECT_TRUE(settings.recentFiles.empty());
+
+    // A real result set opens, adds its runs and becomes a recent file.
+    engine::ResultSet set;
+    engine::RunResult r;
+    r.id = "saved-1";
+    r.config = config(0, 1);
+    set.runs = {r};
+    engine::saveResultSetAtomic(set, dir / "good.json");
+    files.open(ctx, (dir / "good.json").string());
+    EXPECT_FALSE(isError) << status;
+    EXPECT_EQ(store.runs().size(), 2u);
+    EXPECT_EQ(settings.recentFiles.size(), 1u);
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Settings, RoundTripAndDamagedFileFallsBack) {
+    const auto file = std::filesystem::temp_directory_path() / "lmprof_settings_test" / "s.json";
+    Settings s;
+    s.darkTheme = false;
+    for (int i = 0; i < 12; ++i) {
+        s.addRecent("f" + std::to_string(i));
+    }
+    s.addRecent("f3");
+    EXPECT_EQ(s.recentFiles.size(), Settings::kMaxRecent);
+    EXPECT_EQ(s.recentFiles.front(), "f3");
+    s.save(file);
+    const Settings back = Settings::load(file);
+    EXPECT_FALSE(back.darkTheme);
+    EXPECT_EQ(back.recentFiles, s.recentFiles);
+    std::ofstream(file) << "{ not json";
+    EXPECT_TRUE(Settings::load(file).darkTheme);
+    std::filesystem::remove_all(file.parent_path());
+}

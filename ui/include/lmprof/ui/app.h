@@ -1,0 +1,51 @@
+// The lmprof window's contents: owns the engine Session, the RunStore and the views, and
+// draws one frame at a time. Platform setup (GLFW, OpenGL, the ImGui/ImPlot contexts)
+// stays in app/main.cpp; this class only needs a current ImGui frame.
+#pragma once
+
+#include "lmprof/engine/config.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+namespace lmprof::ui {
+
+struct AppOptions {
+    engine::RunConfig initialConfig;
+    bool autorun = false;
+    std::filesystem::path configDir; // imgui.ini and settings.json live here
+};
+
+class App {
+public:
+    explicit App(AppOptions options);
+    ~App();
+    App(const App&) = delete;
+    App& operator=(const App&) = delete;
+
+    // Loads fonts and theme into the current ImGui context (before the first frame).
+    void setupStyle(float contentScale);
+    // Pulls engine events and draws the whole window.
+    void frame();
+
+    // The autorun request has been answered (finished, refused, or never asked) and the
+    // charts have drawn its final state for a few frames.
+    bool autorunSettled() const;
+    // True if the autorun run ended with status ok.
+    bool autorunSucceeded() const;
+    // F12 or the menu asked for a screenshot since the last call.
+    bool takeScreenshotRequest();
+    void setStatus(const std::string& message, bool isError);
+    bool darkTheme() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+// Reads the current OpenGL framebuffer (width x height, RGBA) and writes it as a PNG.
+// Returns an error message, or an empty string on success.
+std::string writeFramebufferPng(const std::filesystem::path& path, int width, int height);
+
+} // namespace lmprof::ui

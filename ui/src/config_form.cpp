@@ -1,0 +1,46 @@
+// ConfigForm: validation passthrough and the static-memory estimate.
+
+#include "lmprof/ui/config_form.h"
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+ConfigForm::ConfigForm() { m_config.model = *presetModel("tiny"); }
+
+ConfigForm::ConfigForm(const RunConfig& initial) : m_config(initial) {}
+
+void ConfigForm::setPreset(const std::string& name) {
+    if (auto m = presetModel(name)) {
+        const int64_t vocab = m_config.model.vocabSize;
+        m_config.model = *m;
+        m_config.model.vocabSize = vocab;
+    } else {
+        m_config.model.preset = "custom";
+    }
+}
+
+std::map<std::string, std::string> ConfigForm::errors() const {
+    std::map<std::string, std::string> out;
+    for (const auto& e : validate(m_config)) {
+        out.emplace(e.field, e.reason); // first reason per field
+    }
+    return out;
+}
+
+MemoryEstimate ConfigForm::staticMemory() const {
+    // Weights are fp32 except in bf16-pure; gradients and AdamW moments share their dtype.
+    const int64_t bytes = m_config.precision == Precision::Bf16Pure ? 2 : 4;
+    const int64_t n = parameterCount();
+    MemoryEstimate m;
+    m.parameters = n * bytes;
+    if (m_config.mode != Mode::Forward) {
+        m.gradients = n * bytes;
+    }
+    if (m_config.mode == Mode::Train) {
+        m.optimizer = 2 * n * bytes;
+    }
+    return m;
+}
+
+} // namespace lmprof::ui

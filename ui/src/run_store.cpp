@@ -1,0 +1,184 @@
+// RunStore: engine events into per-run views and incrementally maintained chart series.
+
+#include "lmprof/ui/run_store.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+namespace {
+constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+} // namespace
+
+void RunView::addStep(const StepRecord& s) {
+    result.steps.push_back(s);
+    series.index.push_back(s.index);
+    series.forward.push_back(s.forwardMs);
+    series.backward.push_back(s.backwardMs);
+    series.optimizer.push_back(s.optimizerMs);
+    series.total.push_back(s.totalMs);
+    const double tokens =
+        static_cast<double>(result.config.batchSize * result.config.contextLength);
+    series.tokensPerS.push_back(s.totalMs > 0.0 ? tokens / (s.totalMs / 1000.0) : 0.0);
+    if (s.warmup) {
+        series.runMean.push_back(kNaN);
+        series.runLow.push_back(kNaN);
+        series.runHigh.push_back(kNaN);
+    } else {
+        ++m_measured;
+        const double delta = s.totalMs - m_mean;
+        m_mean += delta / m_measured;
+        m_m2 += delta * (s.totalMs - m_mean);
+        const double sd = m_measured > 1 ? std::sqrt(m_m2 / (m_measured - 1)) : 0.0;
+        series.runMean.push_back(m_mean);
+        series.runLow.push_back(m_mean - sd);
+        series.runHigh.push_back(m_mean + sd);
+    }
+    m_summaryDirty = true;
+}
+
+void RunView::addSample(const MemorySample& m) {
+    result.memoryTimeline.push_back(m);
+    memory.tMs.push_back(m.tMs);
+    memory.allocatedMiB.push_back(static_cast<double>(m.allocated) / kMiB);
+    memory.reservedMiB.push_back(static_cast<double>(m.reserved) / kMiB);
+    memory.rssMiB.push_back(static_cast<double>(m.rss) / kMiB);
+    memory.phase.push_back(m.phase);
+    memory.step.push_back(m.step);
+}
+
+const RunSummary& RunView::liveSummary() {
+    if (finished) {
+        return result.summary;
+    }
+    if (m_summaryDirty) {
+        m_liveSummary = summarize(result.config, result.steps, std::nullopt);
+        m_summaryDirty = false;
+    }
+    return m_liveSummary;
+}
+
+RunView& RunStore::viewFor(int runIndex) {
+    if (RunView* v = findBySessionIndex(runIndex)) {
+        return *v;
+    }
+    m_runs.emplace_back();
+    m_runs.back().runIndex = runIndex;
+    return m_runs.back();
+}
+
+RunView* RunStore::findBySessionIndex(int runIndex) {
+    for (auto& r : m_runs) {
+        if (r.runIndex == runIndex && runIndex >= 0) {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+RunView* RunStore::active() {
+    for (auto& r : m_runs) {
+        if (r.started && !r.finished) {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+void RunStore::apply(std::vector<SessionEvent>& events) {
+    for (auto& e : events) {
+        apply(e);
+    }
+}
+
+void RunStore::apply(SessionEvent& event) {
+    if (auto* e = std::get_if<RunStarted>(&event)) {
+        RunView& v = viewFor(e->runIndex);
+        v.result = std::move(e->header);
+        v.started = true;
+        selectOnly(static_cast<int>(&v - m_runs.data()));
+    } else if (auto* e = std::get_if<StepFinished>(&event)) {
+        viewFor(e->runIndex).addStep(e->step);
+    } else if (auto* e = std::get_if<MemorySampled>(&event)) {
+        viewFor(e->runIndex).addSample(e->sample);
+    } else if (auto* e = std::get_if<RunFinished>(&event)) {
+        RunView& v = viewFor(e->runIndex);
+        const bool hadSteps = !v.result.steps.empty();
+        // The final result carries every step and sample; keep the series we built when
+        // they match, rebuild them otherwise (e.g. a run refused before it started).
+        v.result.id = e->result.id;
+        v.result.config = e->result.config;
+        v.result.status = e->result.status;
+        v.result.error = e->result.error;
+        v.result.failedPhase = e->result.failedPhase;
+        v.result.summary = e->result.summary;
+        v.result.resolvedDevice = e->result.resolvedDevice;
+        v.result.parameterCount = e->result.parameterCount;
+        if (!hadSteps && !e->result.steps.empty()) {
+            for (const auto& s : e->result.steps) {
+                v.addStep(s);
+            }
+            for (const auto& m : e->result.memoryTimeline) {
+                v.addSample(m);
+            }
+        }
+        v.started = true;
+        v.finished = true;
+    }
+}
+
+void RunStore::addLoaded(const std::vector<RunResult>& runs) {
+    for (const auto& r : runs) {
+        RunView v;
+        v.result.id = r.id;
+        v.result.config = r.config;
+        v.result.resolvedDevice = r.resolvedDevice;
+        v.result.status = r.status;
+        v.result.error = r.error;
+        v.result.failedPhase = r.failedPhase;
+        v.result.parameterCount = r.parameterCount;
+        for (const auto& s : r.steps) {
+            v.addStep(s);
+        }
+        for (const auto& m : r.memoryTimeline) {
+            v.addSample(m);
+        }
+        v.result.summary = r.summary;
+        v.started = true;
+        v.finished = true;
+        m_runs.push_back(std::move(v));
+    }
+}
+
+ResultSet RunStore::toResultSet(const Environment& environment) const {
+    ResultSet set;
+    set.environment = environment;
+    for (const auto& v : m_runs) {
+        if (v.finished) {
+            set.runs.push_back(v.result);
+        }
+    }
+    return set;
+}
+
+bool RunStore::isSelected(int i) const {
+    return std::find(m_selection.begin(), m_selection.end(), i) != m_selection.end();
+}
+
+void RunStore::selectOnly(int i) { m_selection = {i}; }
+
+void RunStore::toggle(int i) {
+    const auto it = std::find(m_selection.begin(), m_selection.end(), i);
+    if (it == m_selection.end()) {
+        m_selection.push_back(i);
+    } else if (m_selection.size() > 1) {
+        m_selection.erase(it);
+    }
+}
+
+} // namespace lmprof::ui

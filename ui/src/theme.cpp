@@ -1,0 +1,56 @@
+// Theme and fonts (see theme.h).
+
+#include "theme.h"
+
+#include <imgui.h>
+#include <implot.h>
+
+#include <filesystem>
+
+namespace lmprof::ui {
+
+namespace {
+constexpr float kBaseFontSize = 15.0f;
+const char* const kFontCandidates[] = {
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+};
+} // namespace
+
+void loadFonts(float contentScale) {
+    ImGuiIO& io = ImGui::GetIO();
+    ImGuiStyle& style = ImGui::GetStyle();
+    style.FontSizeBase = kBaseFontSize;
+    style.FontScaleDpi = contentScale;
+    for (const char* path : kFontCandidates) {
+        if (std::filesystem::exists(path) && io.Fonts->AddFontFromFileTTF(path, kBaseFontSize)) {
+            return;
+        }
+    }
+    io.Fonts->AddFontDefault();
+}
+
+void applyTheme(bool dark, float contentScale) {
+    ImGuiStyle& style = ImGui::GetStyle();
+    const float fontScale = style.FontScaleDpi;
+    const float fontBase = style.FontSizeBase;
+    style = ImGuiStyle();
+    if (dark) {
+        ImGui::StyleColorsDark(&style);
+        ImPlot::StyleColorsDark();
+    } else {
+        ImGui::StyleColorsLight(&style);
+        ImPlot::StyleColorsLight();
+    }
+    style.WindowRounding = 4.0f;
+    style.FrameRounding = 3.0f;
+    style.GrabRounding = 3.0f;
+    style.WindowPadding = ImVec2(10, 8);
+    style.FramePadding = ImVec2(6, 4);
+    style.ItemSpacing = ImVec2(8, 6);
+    style.ScaleAllSizes(contentScale);
+    style.FontScaleDpi = fontScale;
+    style.FontSizeBase = fontBase;
+}
+
+} // namespace lmprof::ui

@@ -1,0 +1,174 @@
+// Configure panel: model preset or custom dimensions with live validation, input shape,
+// precision, mode, steps, device, seed; estimates; Run / Cancel; progress with ETA.
+
+#include "views.h"
+
+#include "lmprof/engine/report.h"
+#include "lmprof/engine/runner.h"
+
+#include <imgui.h>
+
+#include <array>
+#include <cinttypes>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+namespace {
+
+constexpr std::array<int64_t, 4> kContexts = {128, 256, 512, 1024};
+const ImVec4 kErrorColor(0.95f, 0.35f, 0.30f, 1.0f);
+
+// Shows the field's validation message under it, in the error colour.
+void fieldError(const std::map<std::string, std::string>& errors, const char* field) {
+    if (auto it = errors.find(field); it != errors.end()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+        ImGui::TextWrapped("%s", it->second.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
+bool inputInt64(const char* label, int64_t& v) {
+    return ImGui::InputScalar(label, ImGuiDataType_S64, &v, nullptr, nullptr, "%" PRId64);
+}
+
+template <typename Enum, size_t N>
+void enumCombo(const char* label, Enum& value, const std::array<Enum, N>& options) {
+    if (ImGui::BeginCombo(label, std::string(toString(value)).c_str())) {
+        for (Enum o : options) {
+            if (ImGui::Selectable(std::string(toString(o)).c_str(), o == value)) {
+                value = o;
+            }
+        }
+        ImGui::EndCombo();
+    }
+}
+
+void drawProgress(ViewContext& ctx) {
+    RunView* active = ctx.store.active();
+    if (!active) {
+        ImGui::ProgressBar(0.0f, ImVec2(-1, 0), ctx.session.busy() ? "starting..." : "idle");
+        return;
+    }
+    const int done = static_cast<int>(active->result.steps.size());
+    const int total = active->totalSteps();
+    double msPerStep = 0.0;
+    for (const auto& s : active->result.steps) {
+        msPerStep += s.totalMs;
+    }
+    msPerStep = done > 0 ? msPerStep / done : 0.0;
+    const double etaS = msPerStep * (total - done) / 1000.0;
+    char overlay[96];
+    std::snprintf(overlay, sizeof(overlay), "step %d / %d%s   ETA %.1f s", done, total,
+                  done < active->result.config.warmupSteps ? " (warmup)" : "", etaS);
+    ImGui::ProgressBar(total > 0 ? static_cast<float>(done) / total : 0.0f, ImVec2(-1, 0),
+                       overlay);
+}
+
+} // namespace
+
+void ConfigView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin("Configure")) {
+        ImGui::End();
+        return;
+    }
+    RunConfig& c = ctx.form.config();
+    const auto errors = ctx.form.errors();
+    ImGui::PushItemWidth(-ImGui::GetFontSize() * 7.5f);
+
+    ImGui::SeparatorText("Model");
+    if (ImGui::BeginCombo("preset", c.model.preset.c_str())) {
+        for (const auto& name : presetNames()) {
+            if (ImGui::Selectable(name.c_str(), name == c.model.preset)) {
+                ctx.form.setPreset(name);
+            }
+        }
+        if (ImGui::Selectable("custom", c.model.preset == "custom")) {
+            ctx.form.setPreset("custom");
+        }
+        ImGui::EndCombo();
+    }
+    ImGui::BeginDisabled(c.model.preset != "custom");
+    inputInt64("d_model", c.model.dModel);
+    fieldError(errors, "model.d_model");
+    inputInt64("d_ff", c.model.dFf);
+    fieldError(errors, "model.d_ff");
+    inputInt64("layers", c.model.numLayers);
+    fieldError(errors, "model.num_layers");
+    inputInt64("heads", c.model.numHeads);
+    fieldError(errors, "model.num_heads");
+    ImGui::EndDisabled();
+    inputInt64("vocab", c.model.vocabSize);
+    fieldError(errors, "model.vocab_size");
+
+    ImGui::SeparatorText("Input");
+    m_contextChoice = static_cast<int>(kContexts.size());
+    for (size_t i = 0; i < kContexts.size(); ++i) {
+        if (kContexts[i] == c.contextLength) {
+            m_contextChoice = static_cast<int>(i);
+        }
+    }
+    const char* contextNames[] = {"128", "256", "512", "1024", "custom"};
+    if (ImGui::Combo("context", &m_contextChoice, contextNames, IM_ARRAYSIZE(contextNames)) &&
+        m_contextChoice < static_cast<int>(kContexts.size())) {
+        c.contextLength = kContexts[m_contextChoice];
+    }
+    if (m_contextChoice == static_cast<int>(kContexts.size())) {
+        inputInt64("context length", c.contextLength);
+    }
+    fieldError(errors, "context_length");
+    inputInt64("batch", c.batchSize);
+    fieldError(errors, "batch_size");
+
+    ImGui::SeparatorText("Run");
+    enumCombo("precision", c.precision,
+              std::array{Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Bf16Pure});
+    enumCombo("mode", c.mode, std::array{Mode::Forward, Mode::ForwardBackward, Mode::Train});
+    ImGui::InputInt("warmup steps", &c.warmupSteps);
+    fieldError(errors, "warmup_steps");
+    ImGui::InputInt("measured steps", &c.measureSteps);
+    fieldError(errors, "measure_steps");
+    if (ImGui::BeginCombo("device", c.device.c_str())) {
+        for (const auto& d : availableDevices()) {
+            if (ImGui::Selectable(d.c_str(), d == c.device)) {
+                c.device = d;
+            }
+        }
+        ImGui::EndCombo();
+    }
+    fieldError(errors, "device");
+    ImGui::InputScalar("seed", ImGuiDataType_U64, &c.seed);
+    ImGui::PopItemWidth();
+
+    ImGui::SeparatorText("Estimate");
+    const MemoryEstimate m = ctx.form.staticMemory();
+    ImGui::Text("%.2fM parameters", static_cast<double>(ctx.form.parameterCount()) / 1e6);
+    ImGui::Text("weights %s  grads %s  AdamW %s", formatBytes(m.parameters).c_str(),
+                formatBytes(m.gradients).c_str(), formatBytes(m.optimizer).c_str());
+    ImGui::Text("static total %s + activations", formatBytes(m.total()).c_str());
+
+    ImGui::Spacing();
+    const bool busy = ctx.session.busy();
+    ImGui::BeginDisabled(!errors.empty() || busy);
+    if (ImGui::Button("Run", ImVec2(ImGui::GetFontSize() * 6, 0))) {
+        if (auto refusal = checkRunnable(c)) {
+            ctx.report(refusal->message(), true);
+        } else {
+            ctx.session.submit(c);
+            ctx.report("started " + runLabel(c), false);
+        }
+    }
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!busy);
+    if (ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0))) {
+        ctx.session.cancel();
+        ctx.report("cancel requested: the run stops after the current step", false);
+    }
+    ImGui::EndDisabled();
+    drawProgress(ctx);
+    ImGui::End();
+}
+
+} // namespace lmprof::ui

@@ -1,0 +1,86 @@
+// Save the session's finished runs as a JSON result set, open one (validated: a foreign or
+// corrupt file is reported and changes nothing), recent files, and the status line.
+
+#include "views.h"
+
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/runner.h"
+
+#include <imgui.h>
+
+#include <cstring>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+void FilesView::save(ViewContext& ctx, const std::string& path) {
+    ResultSet set = ctx.store.toResultSet(probeEnvironment(ctx.form.config().device));
+    set.created = utcNow();
+    set.tool = toolInfo();
+    if (set.runs.empty()) {
+        ctx.report("nothing to save yet: no run has finished", true);
+        return;
+    }
+    try {
+        saveResultSetAtomic(set, path);
+        ctx.settings.savePath = path;
+        ctx.settings.addRecent(path);
+        ctx.report("saved " + std::to_string(set.runs.size()) + " run(s) to " + path, false);
+    } catch (const std::exception& e) {
+        ctx.report(e.what(), true);
+    }
+}
+
+void FilesView::open(ViewContext& ctx, const std::string& path) {
+    try {
+        const ResultSet set = loadResultSet(path); // throws before anything changes
+        ctx.store.addLoaded(set.runs);
+        ctx.settings.addRecent(path);
+        ctx.report("opened " + std::to_string(set.runs.size()) + " run(s) from " + path, false);
+    } catch (const std::exception& e) {
+        ctx.report(e.what(), true);
+    }
+}
+
+void FilesView::draw(ViewContext& ctx) {
+    if (!m_pathInitialised) {
+        std::snprintf(m_path, sizeof(m_path), "%s", ctx.settings.savePath.c_str());
+        m_pathInitialised = true;
+    }
+    if (!ImGui::Begin("Files")) {
+        ImGui::End();
+        return;
+    }
+    ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 9.0f);
+    ImGui::InputText("##path", m_path, sizeof(m_path));
+    ImGui::SameLine();
+    if (ImGui::Button("Save")) {
+        save(ctx, m_path);
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Open")) {
+        open(ctx, m_path);
+    }
+    if (!ctx.settings.recentFiles.empty()) {
+        ImGui::SameLine();
+        if (ImGui::BeginCombo("##recent", "recent", ImGuiComboFlags_NoPreview)) {
+            for (const auto& f : ctx.settings.recentFiles) {
+                if (ImGui::Selectable(f.c_str())) {
+                    std::snprintf(m_path, sizeof(m_path), "%s", f.c_str());
+                }
+            }
+            ImGui::EndCombo();
+        }
+    }
+    if (!ctx.status.empty()) {
+        const ImVec4 color = ctx.statusIsError ? ImVec4(0.95f, 0.35f, 0.3f, 1.0f)
+                                               : ImGui::GetStyleColorVec4(ImGuiCol_Text);
+        ImGui::PushStyleColor(ImGuiCol_Text, color);
+        ImGui::TextWrapped("%s", ctx.status.c_str());
+        ImGui::PopStyleColor();
+    }
+    ImGui::End();
+}
+
+} // namespace lmprof::ui

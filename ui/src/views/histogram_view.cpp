@@ -1,0 +1,57 @@
+// Distribution of the measured step times of each selected run, with mean, median, std
+// and CV written out, the mean and median marked as lines (the mean tagged).
+
+#include "views.h"
+
+#include <imgui.h>
+#include <implot.h>
+
+namespace lmprof::ui {
+
+void HistogramView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin("Distribution")) {
+        ImGui::End();
+        return;
+    }
+    const auto runs = ctx.selectedRuns();
+    for (RunView* run : runs) {
+        const auto& t = run->liveSummary().totalMs;
+        if (t.n == 0) {
+            ImGui::TextDisabled("%s: no measured steps yet", run->result.id.c_str());
+            continue;
+        }
+        ImGui::Text("%s  n %d  mean %.2f  median %.2f  std %.2f  CV %.1f%%%s",
+                    run->result.id.c_str(), t.n, t.mean, t.median, t.std, 100.0 * t.cv,
+                    t.noisy ? "  NOISY" : "");
+    }
+    if (ImPlot::BeginPlot("##histogram", ImVec2(-1, -1))) {
+        ImPlot::SetupAxes("step ms (measured steps)", "steps", ImPlotAxisFlags_AutoFit,
+                          ImPlotAxisFlags_AutoFit);
+        for (RunView* run : runs) {
+            m_values.clear();
+            for (const auto& s : run->result.steps) {
+                if (!s.warmup) {
+                    m_values.push_back(s.totalMs);
+                }
+            }
+            if (m_values.empty()) {
+                continue;
+            }
+            ImPlotSpec spec;
+            spec.FillAlpha = runs.size() > 1 ? 0.5f : 0.8f;
+            ImPlot::PlotHistogram(run->result.id.c_str(), m_values.data(),
+                                  static_cast<int>(m_values.size()), ImPlotBin_Sqrt, 1.0,
+                                  ImPlotRange(), spec);
+            const auto& t = run->liveSummary().totalMs;
+            const double marks[2] = {t.mean, t.median};
+            ImPlotSpec markSpec;
+            markSpec.Flags = ImPlotItemFlags_NoLegend;
+            ImPlot::PlotInfLines("##marks", marks, 2, markSpec);
+            ImPlot::TagX(t.mean, ImVec4(0.9f, 0.6f, 0.2f, 1.0f), "mean");
+        }
+        ImPlot::EndPlot();
+    }
+    ImGui::End();
+}
+
+} // namespace lmprof::ui

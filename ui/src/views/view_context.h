@@ -1,0 +1,31 @@
+// What every view gets each frame: the session to command, the store to read, the form
+// to edit, the settings, and a status line to report to. Views keep their own UI state
+// (zoom, scratch buffers) as members; nothing here is per-view.
+#pragma once
+
+#include "lmprof/engine/session.h"
+#include "lmprof/ui/config_form.h"
+#include "lmprof/ui/run_store.h"
+#include "settings.h"
+
+#include <string>
+
+namespace lmprof::ui {
+
+struct ViewContext {
+    engine::Session& session;
+    RunStore& store;
+    ConfigForm& form;
+    Settings& settings;
+    std::string& status;
+    bool& statusIsError;
+
+    void report(const std::string& message, bool isError) {
+        status = message;
+        statusIsError = isError;
+    }
+    // Selected runs, in selection order, skipping stale indices.
+    std::vector<RunView*> selectedRuns();
+};
+
+} // namespace lmprof::ui
