@@ -50,10 +50,11 @@ int main(int argc, char** argv) {
     app::RunOptions run;
     app::addRunOptions(cli, run);
     bool autorun = false, exitWhenDone = false;
-    std::string screenshot;
+    std::string screenshot, frameStats;
     cli.add_flag("--autorun", autorun, "start the configured run at launch");
     cli.add_option("--screenshot", screenshot, "write a PNG once the run has finished and drawn");
     cli.add_flag("--exit-when-done", exitWhenDone, "exit after the autorun run (and screenshot)");
+    cli.add_option("--frame-stats", frameStats, "write per-frame work times as JSON at exit");
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -96,11 +97,13 @@ int main(int argc, char** argv) {
         while (!glfwWindowShouldClose(window)) {
             const auto frameStart = std::chrono::steady_clock::now();
             glfwPollEvents();
+            const auto uiStart = std::chrono::steady_clock::now();
             ImGui_ImplOpenGL3_NewFrame();
             ImGui_ImplGlfw_NewFrame();
             ImGui::NewFrame();
             lmprofApp.frame();
             ImGui::Render();
+            const auto uiEnd = std::chrono::steady_clock::now();
             int width = 0, height = 0;
             glfwGetFramebufferSize(window, &width, &height);
             glViewport(0, 0, width, height);
@@ -123,6 +126,11 @@ int main(int argc, char** argv) {
                 screenshotPending = false;
             }
             glfwSwapBuffers(window);
+            if (!frameStats.empty()) {
+                using Ms = std::chrono::duration<double, std::milli>;
+                lmprofApp.recordFrameTime(Ms(uiEnd - uiStart).count(),
+                                          Ms(std::chrono::steady_clock::now() - frameStart).count());
+            }
             if (exitWhenDone && !screenshotPending && lmprofApp.autorunSettled()) {
                 if (exitCode == app::kExitOk && !lmprofApp.autorunSucceeded()) {
                     exitCode = app::kExitFailure;
@@ -131,6 +139,11 @@ int main(int argc, char** argv) {
             }
             // Without vsync (e.g. under Xvfb) do not spin: the engine needs the cores.
             std::this_thread::sleep_until(frameStart + kFrameBudget);
+        }
+        if (!frameStats.empty()) {
+            if (const std::string err = lmprofApp.writeFrameStats(frameStats); !err.empty()) {
+                std::fprintf(stderr, "lmprof: frame stats: %s\n", err.c_str());
+            }
         }
         ImGui_ImplOpenGL3_Shutdown();
         ImGui_ImplGlfw_Shutdown();

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The main job: set up and build if needed, then benchmark the default configuration
-# (tiny model, train mode, on the GPU if there is one) and print the table.
-# Extra arguments go to `lmprof-cli run`, e.g.: scripts/run.sh --model small --precision bf16
+# The main job: set up and build if needed, then open the lmprof window. Arguments go to
+# lmprof (the same run options as `lmprof-cli run`, plus --autorun, --screenshot FILE and
+# --exit-when-done). Without a display lmprof runs the benchmark in the terminal instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh default
-exec build/app/lmprof-cli run "$@"
+exec build/app/lmprof "$@"

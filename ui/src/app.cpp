@@ -10,7 +10,10 @@
 #include "theme.h"
 #include "views/views.h"
 
+#include "lmprof/engine/result_io.h"
+
 #include <imgui.h>
+#include <nlohmann/json.hpp>
 #include <imgui_internal.h>
 #include <implot.h>
 
@@ -61,6 +64,14 @@ struct App::Impl {
     bool autorunOk = false;
     int framesSinceAnswer = 0;
     bool screenshotRequested = false;
+
+    struct FrameSample {
+        double uiMs;
+        double ms;
+        size_t stepsHeld;
+        bool running;
+    };
+    std::vector<FrameSample> frames;
 
     ViewContext context() {
         return ViewContext{session, store, form, settings, status, statusIsError};
@@ -223,5 +234,29 @@ void App::setStatus(const std::string& message, bool isError) {
 }
 
 bool App::darkTheme() const { return m_impl->settings.darkTheme; }
+
+void App::recordFrameTime(double uiMs, double ms) {
+    size_t held = 0;
+    for (const auto& r : m_impl->store.runs()) {
+        held += r.result.steps.size();
+    }
+    m_impl->frames.push_back({uiMs, ms, held, m_impl->store.active() != nullptr});
+}
+
+std::string App::writeFrameStats(const std::filesystem::path& path) const {
+    nlohmann::json frames = nlohmann::json::array();
+    for (const auto& f : m_impl->frames) {
+        frames.push_back({{"ui_ms", f.uiMs},
+                          {"ms", f.ms},
+                          {"steps_held", f.stepsHeld},
+                          {"running", f.running}});
+    }
+    try {
+        writeFileAtomic(path, nlohmann::json{{"frames", frames}}.dump() + "\n");
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return {};
+}
 
 } // namespace lmprof::ui

@@ -15,6 +15,25 @@ void line(const char* label, const std::vector<double>& xs, const std::vector<do
     ImPlot::PlotLine(label, scratch.x.data(), scratch.y.data(), static_cast<int>(scratch.x.size()));
 }
 
+void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,
+            const std::vector<double>& hi, float fillAlpha, Decimated& scratchLo,
+            Decimated& scratchHi) {
+    const size_t budget = static_cast<size_t>(std::max(200.0f, ImPlot::GetPlotSize().x * 2.0f));
+    const size_t stride = xs.size() > budget ? (xs.size() + budget - 1) / budget : 1;
+    scratchLo.x.clear();
+    scratchLo.y.clear();
+    scratchHi.y.clear();
+    for (size_t i = 0; i < xs.size(); i += stride) {
+        scratchLo.x.push_back(xs[i]);
+        scratchLo.y.push_back(lo[i]);
+        scratchHi.y.push_back(hi[i]);
+    }
+    ImPlotSpec spec;
+    spec.FillAlpha = fillAlpha;
+    ImPlot::PlotShaded(label, scratchLo.x.data(), scratchLo.y.data(), scratchHi.y.data(),
+                       static_cast<int>(scratchLo.x.size()), spec);
+}
+
 void band(double x0, double x1, unsigned int color) {
     const ImPlotRect limits = ImPlot::GetPlotLimits();
     if (x1 < limits.X.Min || x0 > limits.X.Max) {

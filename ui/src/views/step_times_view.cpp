@@ -39,12 +39,9 @@ void StepTimesView::draw(ViewContext& ctx) {
             const std::string stepLabel = comparing ? id : std::string("step");
             plot::line(stepLabel.c_str(), s.index, s.total, m_scratch);
             const std::string bandLabel = (comparing ? id + " " : std::string()) + "mean ± std";
-            ImPlotSpec spec;
-            spec.FillAlpha = 0.25f;
-            ImPlot::PlotShaded(bandLabel.c_str(), s.index.data(), s.runLow.data(),
-                               s.runHigh.data(), static_cast<int>(s.index.size()), spec);
-            ImPlot::PlotLine(bandLabel.c_str(), s.index.data(), s.runMean.data(),
-                             static_cast<int>(s.index.size()));
+            plot::shaded(bandLabel.c_str(), s.index, s.runLow, s.runHigh, 0.25f, m_scratch,
+                         m_scratchHigh);
+            plot::line(bandLabel.c_str(), s.index, s.runMean, m_scratch);
         }
         ImPlot::EndPlot();
     }

@@ -23,6 +23,7 @@ public:
 
 private:
     Decimated m_scratch;
+    Decimated m_scratchHigh;
 };
 
 class HistogramView {
@@ -70,6 +71,11 @@ namespace plot {
 // Draws ys against xs, decimated to the plot's pixel width when long.
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
           Decimated& scratch);
+// The area between lo and hi (a smooth band such as mean ± std), subsampled by stride to
+// about two points per pixel column when long.
+void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,
+            const std::vector<double>& hi, float fillAlpha, Decimated& scratchLo,
+            Decimated& scratchHi);
 // A translucent vertical band from x0 to x1 across the whole plot (warmup, phases).
 void band(double x0, double x1, unsigned int color);
 } // namespace plot

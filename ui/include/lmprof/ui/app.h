@@ -37,6 +37,13 @@ public:
     // F12 or the menu asked for a screenshot since the last call.
     bool takeScreenshotRequest();
     void setStatus(const std::string& message, bool isError);
+
+    // Frame-time recording for the GUI benchmark: the main loop reports each frame's UI
+    // time (building and tessellating the frame) and its whole work time (with rendering
+    // and the buffer swap); frames are kept with the number of steps the charts held and
+    // whether a run was in progress. writeFrameStats() saves them as JSON.
+    void recordFrameTime(double uiMs, double frameMs);
+    std::string writeFrameStats(const std::filesystem::path& path) const;
     bool darkTheme() const;
 
 private:
