@@ -80,15 +80,15 @@ TEST(RunStore, FinishedRunsRefusedRunsAndSelection) {
     RunStore store;
     auto first = syntheticRun(0, {5.0, 6.0}, 0);
     store.apply(first);
-    engine::RunResult done;
-    done.id = "synthetic-0";
-    done.config = config(0, 2);
+    engine::RunResult done = store.runs()[0].result; // what the engine sends at the end
     done.status = engine::RunStatus::Ok;
+    done.summary = engine::summarize(done.config, done.steps, std::nullopt);
     SessionEvent fin = engine::RunFinished{0, done};
     store.apply(fin);
     EXPECT_TRUE(store.runs()[0].finished);
     EXPECT_EQ(store.active(), nullptr);
-    EXPECT_EQ(store.runs()[0].series.total.size(), 2u); // the live series are kept
+    EXPECT_EQ(store.runs()[0].series.total.size(), 2u);
+    EXPECT_DOUBLE_EQ(store.runs()[0].liveSummary().totalMs.mean, 5.5);
 
     // A run refused before it started only sends RunFinished.
     engine::RunResult refused;

@@ -52,6 +52,31 @@ void RunView::addSample(const MemorySample& m) {
     memory.step.push_back(m.step);
 }
 
+void RunView::finish(const RunResult& r) {
+    // The final result carries every step and sample. The series built live from events
+    // match it and are kept; otherwise (a run opened from a file, or refused before it
+    // started) they are rebuilt from the result.
+    const bool seriesMatch =
+        series.total.size() == r.steps.size() && memory.tMs.size() == r.memoryTimeline.size();
+    result = r;
+    if (!seriesMatch) {
+        series = {};
+        memory = {};
+        m_measured = 0;
+        m_mean = m_m2 = 0.0;
+        result.steps.clear();
+        result.memoryTimeline.clear();
+        for (const auto& s : r.steps) {
+            addStep(s);
+        }
+        for (const auto& m : r.memoryTimeline) {
+            addSample(m);
+        }
+    }
+    started = true;
+    finished = true;
+}
+
 const RunSummary& RunView::liveSummary() {
     if (finished) {
         return result.summary;
@@ -107,51 +132,13 @@ void RunStore::apply(SessionEvent& event) {
     } else if (auto* e = std::get_if<MemorySampled>(&event)) {
         viewFor(e->runIndex).addSample(e->sample);
     } else if (auto* e = std::get_if<RunFinished>(&event)) {
-        RunView& v = viewFor(e->runIndex);
-        const bool hadSteps = !v.result.steps.empty();
-        // The final result carries every step and sample; keep the series we built when
-        // they match, rebuild them otherwise (e.g. a run refused before it started).
-        v.result.id = e->result.id;
-        v.result.config = e->result.config;
-        v.result.status = e->result.status;
-        v.result.error = e->result.error;
-        v.result.failedPhase = e->result.failedPhase;
-        v.result.summary = e->result.summary;
-        v.result.resolvedDevice = e->result.resolvedDevice;
-        v.result.parameterCount = e->result.parameterCount;
-        if (!hadSteps && !e->result.steps.empty()) {
-            for (const auto& s : e->result.steps) {
-                v.addStep(s);
-            }
-            for (const auto& m : e->result.memoryTimeline) {
-                v.addSample(m);
-            }
-        }
-        v.started = true;
-        v.finished = true;
+        viewFor(e->runIndex).finish(e->result);
     }
 }
 
 void RunStore::addLoaded(const std::vector<RunResult>& runs) {
     for (const auto& r : runs) {
-        RunView v;
-        v.result.id = r.id;
-        v.result.config = r.config;
-        v.result.resolvedDevice = r.resolvedDevice;
-        v.result.status = r.status;
-        v.result.error = r.error;
-        v.result.failedPhase = r.failedPhase;
-        v.result.parameterCount = r.parameterCount;
-        for (const auto& s : r.steps) {
-            v.addStep(s);
-        }
-        for (const auto& m : r.memoryTimeline) {
-            v.addSample(m);
-        }
-        v.result.summary = r.summary;
-        v.started = true;
-        v.finished = true;
-        m_runs.push_back(std::move(v));
+        m_runs.emplace_back().finish(r);
     }
 }
 

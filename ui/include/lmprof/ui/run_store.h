@@ -27,8 +27,6 @@ struct MemorySeries {
     std::vector<double> tMs, allocatedMiB, reservedMiB, rssMiB;
     std::vector<engine::Phase> phase;
     std::vector<int> step;
-    double peakAllocatedMiB = 0.0;
-    double peakAtMs = 0.0;
 };
 
 struct RunView {
@@ -47,6 +45,7 @@ private:
     friend class RunStore;
     void addStep(const engine::StepRecord& step);
     void addSample(const engine::MemorySample& sample);
+    void finish(const engine::RunResult& result);
     bool m_summaryDirty = true;
     engine::RunSummary m_liveSummary;
     // Welford accumulators for the running band.
