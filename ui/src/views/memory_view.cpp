@@ -1,10 +1,12 @@
 // Memory over time: allocated and reserved bytes (and RSS) of the selected runs, phases of
-// the first selected run as background bands, and its peak marked.
+// the first selected run as background bands, and its measured peak as a line.
 
 #include "views.h"
 
 #include <imgui.h>
 #include <implot.h>
+
+#include <algorithm>
 
 namespace lmprof::ui {
 
@@ -54,21 +56,20 @@ void MemoryView::draw(ViewContext& ctx) {
             }
             plot::line((prefix + "RSS").c_str(), m.tMs, m.rssMiB, m_scratch);
         }
-        if (!runs.empty() && !runs.front()->memory.allocatedMiB.empty()) {
-            const MemorySeries& m = runs.front()->memory;
-            size_t peak = 0;
-            for (size_t i = 1; i < m.allocatedMiB.size(); ++i) {
-                if (m.allocatedMiB[i] > m.allocatedMiB[peak]) {
-                    peak = i;
-                }
+        if (!runs.empty()) {
+            // The measured peak comes from the allocator inside each phase; samples are
+            // taken at phase boundaries and can miss it, so it is drawn as its own line.
+            const engine::PeakBytes& p = runs.front()->liveSummary().peakBytes;
+            const double peakMiB =
+                static_cast<double>(std::max({p.forward, p.backward, p.optimizer})) /
+                (1024.0 * 1024.0);
+            if (peakMiB > 0.0) {
+                ImPlotSpec spec;
+                spec.Flags = ImPlotInfLinesFlags_Horizontal | ImPlotItemFlags_NoLegend;
+                spec.LineColor = ImVec4(0.9f, 0.3f, 0.3f, 1.0f);
+                ImPlot::PlotInfLines("##peak", &peakMiB, 1, spec);
+                ImPlot::TagY(peakMiB, ImVec4(0.9f, 0.3f, 0.3f, 1.0f), "peak %.1f", peakMiB);
             }
-            ImPlotSpec spec;
-            spec.Marker = ImPlotMarker_Diamond;
-            spec.MarkerSize = 6;
-            spec.Flags = ImPlotItemFlags_NoLegend;
-            ImPlot::PlotScatter("##peak", &m.tMs[peak], &m.allocatedMiB[peak], 1, spec);
-            ImPlot::TagY(m.allocatedMiB[peak], ImVec4(0.9f, 0.3f, 0.3f, 1.0f), "peak %.1f",
-                         m.allocatedMiB[peak]);
         }
         ImPlot::EndPlot();
     }
