@@ -14,6 +14,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fcntl.h>
 #include <iostream>
 #include <map>
@@ -348,6 +349,15 @@ int showCommand(const ShowOptions& o) {
         return kExitUsage;
     }
     try {
+        if (std::filesystem::path(o.path).extension() == ".jsonl") {
+            // An autosave file: report every run that was written in full.
+            const JsonlRuns loaded = loadRunsJsonl(o.path);
+            for (const auto& w : loaded.warnings) {
+                std::cerr << "lmprof-cli: warning: " << o.path << ": " << w << "\n";
+            }
+            writeReport(std::cout, loaded.runs, *parseReportFormat(o.format));
+            return kExitOk;
+        }
         const ResultSet set = loadResultSet(o.path);
         writeReport(std::cout, set.runs, *parseReportFormat(o.format));
         return kExitOk;

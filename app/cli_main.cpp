@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
 
     ShowOptions show;
     CLI::App* showCmd = app.add_subcommand("show", "print a saved result set");
-    showCmd->add_option("file", show.path, "result set (.json)")->required();
+    showCmd->add_option("file", show.path, "result set (.json) or autosave file (.jsonl)")
+        ->required();
     showCmd->add_option("--format", show.format, "table|markdown|csv")->capture_default_str();
 
     try {

@@ -2,12 +2,17 @@
 // round-trip through `show`. Runs the real binary (path from CMake).
 
 #include <array>
+#include <chrono>
+#include <thread>
+#include <vector>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <string>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -143,4 +148,63 @@ TEST(Cli, SweepRunsCheapestFirstSkipsAfterOomAndAutosaves) {
     EXPECT_NE(oom.output.find("skipped after out-of-memory in tiny-ctx16-fp32-forward"),
               std::string::npos)
         << oom.output;
+}
+
+namespace {
+int countLines(const std::filesystem::path& file) {
+    std::ifstream in(file);
+    int n = 0;
+    for (std::string l; std::getline(in, l);) {
+        n += !l.empty();
+    }
+    return n;
+}
+} // namespace
+
+TEST(Cli, SigkillDuringASweepLosesNoFinishedRun) {
+    const auto dir = tempDir();
+    const auto jsonl = dir / "killed.jsonl";
+    std::filesystem::remove(jsonl);
+    const std::string autosave = jsonl.string();
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        // Twelve short runs; the test kills the sweep after the second one has been saved.
+        const char* argv[] = {LMPROF_CLI_PATH, "sweep", "--models", "tiny", "--ctx",
+                              "8,12,16,20,24,28,32,36,40,44,48,52", "--batch", "1", "--warmup",
+                              "0", "--steps", "40", "--device", "cpu", "-q", "--autosave",
+                              autosave.c_str(), nullptr};
+        freopen("/dev/null", "w", stdout);
+        execv(LMPROF_CLI_PATH, const_cast<char**>(argv));
+        _exit(127);
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (countLines(jsonl) < 2 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "the sweep ended first";
+
+    const int saved = countLines(jsonl);
+    ASSERT_GE(saved, 2);
+    EXPECT_LT(saved, 12); // it really was killed mid-sweep
+    const Result show = cli("show " + jsonl.string() + " --format csv");
+    EXPECT_EQ(show.code, 0) << show.output;
+    EXPECT_EQ(std::count(show.output.begin(), show.output.end(), '\n'), saved + 1)
+        << show.output; // header + one row per saved run
+    size_t okRows = 0;
+    for (size_t at = show.output.find(",ok,"); at != std::string::npos;
+         at = show.output.find(",ok,", at + 1)) {
+        ++okRows;
+    }
+    EXPECT_EQ(okRows, static_cast<size_t>(saved));
+
+    // Simulate a kill in the middle of a write: the half line is skipped with a warning.
+    { std::ofstream(jsonl, std::ios::app) << "{\"id\": \"tiny-ctx"; }
+    const Result cut = cli("show " + jsonl.string() + " --format csv");
+    EXPECT_EQ(cut.code, 0) << cut.output;
+    EXPECT_NE(cut.output.find("warning"), std::string::npos);
+    EXPECT_NE(cut.output.find("incomplete last line"), std::string::npos) << cut.output;
 }

@@ -161,3 +161,25 @@ TEST(ResultIo, RunsRoundTripAsSingleJsonLines) {
     EXPECT_EQ(line.find('\n'), std::string::npos);
     EXPECT_EQ(runToJsonLine(parseRun(line)), line);
 }
+
+TEST(ResultIo, AutosaveLinesLoadAndACutLastLineIsOnlyAWarning) {
+    const RunResult r = sampleSet().runs[0];
+    const std::string line = runToJsonLine(r);
+    const std::string good = line + "\n" + line + "\n";
+    JsonlRuns loaded = parseRunsJsonl(good);
+    EXPECT_EQ(loaded.runs.size(), 2u);
+    EXPECT_TRUE(loaded.warnings.empty());
+
+    // A kill in the middle of a write leaves half a line at the end.
+    loaded = parseRunsJsonl(good + line.substr(0, line.size() / 2));
+    EXPECT_EQ(loaded.runs.size(), 2u);
+    ASSERT_EQ(loaded.warnings.size(), 1u);
+    EXPECT_NE(loaded.warnings[0].find("line 3: incomplete last line"), std::string::npos)
+        << loaded.warnings[0];
+
+    // A damaged line in the middle is skipped too; the runs around it survive.
+    loaded = parseRunsJsonl(line + "\n{\"id\": 5}\n\n" + line + "\n");
+    EXPECT_EQ(loaded.runs.size(), 2u);
+    ASSERT_EQ(loaded.warnings.size(), 1u);
+    EXPECT_EQ(loaded.warnings[0].rfind("line 2: skipped: ", 0), 0u) << loaded.warnings[0];
+}

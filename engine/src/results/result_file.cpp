@@ -68,15 +68,52 @@ void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path
     writeFileAtomic(path, toJson(set) + "\n");
 }
 
-ResultSet loadResultSet(const std::filesystem::path& path) {
+namespace {
+std::string readWholeFile(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         throw ResultFormatError(path.string() + ": cannot open (" + std::strerror(errno) + ")");
     }
     std::ostringstream buf;
     buf << in.rdbuf();
+    return buf.str();
+}
+} // namespace
+
+JsonlRuns parseRunsJsonl(std::string_view text) {
+    JsonlRuns out;
+    size_t lineNo = 0;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        const size_t end = text.find('\n', pos);
+        const bool terminated = end != std::string_view::npos;
+        const std::string_view line = text.substr(pos, terminated ? end - pos : text.size() - pos);
+        pos = terminated ? end + 1 : text.size();
+        ++lineNo;
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+            continue;
+        }
+        try {
+            out.runs.push_back(parseRun(line));
+        } catch (const ResultFormatError& e) {
+            out.warnings.push_back("line " + std::to_string(lineNo) + ": " +
+                                   (terminated ? std::string()
+                                               : std::string("incomplete last line (the "
+                                                             "writer was interrupted), ")) +
+                                   "skipped: " + e.what());
+        }
+    }
+    return out;
+}
+
+JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
+    return parseRunsJsonl(readWholeFile(path));
+}
+
+ResultSet loadResultSet(const std::filesystem::path& path) {
+    const std::string text = readWholeFile(path);
     try {
-        return parseResultSet(buf.str());
+        return parseResultSet(text);
     } catch (const ResultFormatError& e) {
         throw ResultFormatError(path.string() + ": " + e.what());
     }

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lmprof::engine {
 
@@ -25,6 +26,17 @@ ResultSet parseResultSet(std::string_view text);
 // One run as a single JSON line (no newline inside), and back.
 std::string runToJsonLine(const RunResult& run);
 RunResult parseRun(std::string_view text);
+
+// An autosave file: one run per line (runToJsonLine), appended as runs finish.
+struct JsonlRuns {
+    std::vector<RunResult> runs;
+    // One message per line that could not be read ("line 7: ..."). A line cut short by a
+    // kill during a write is reported here, never thrown: the runs before it still load.
+    std::vector<std::string> warnings;
+};
+JsonlRuns parseRunsJsonl(std::string_view text);
+// Throws ResultFormatError only when the file cannot be opened.
+JsonlRuns loadRunsJsonl(const std::filesystem::path& path);
 
 // Throws ResultFormatError for unreadable files too (naming the path).
 ResultSet loadResultSet(const std::filesystem::path& path);
