@@ -14,8 +14,8 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fcntl.h>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <unistd.h>

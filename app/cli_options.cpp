@@ -27,8 +27,7 @@ void addRunOptions(CLI::App& cmd, RunOptions& o) {
     cmd.add_option("--model", o.model, "tiny|small|medium|large|xl|2.7B|custom")
         ->capture_default_str();
     cmd.add_option("--ctx", o.ctx, "context length")->capture_default_str();
-    cmd.add_option("--precision", o.precision, "fp32|bf16|fp16|bf16-pure")
-        ->capture_default_str();
+    cmd.add_option("--precision", o.precision, "fp32|bf16|fp16|bf16-pure")->capture_default_str();
     cmd.add_option("--mode", o.mode, "forward|forward-backward|train")->capture_default_str();
     addCommonOptions(cmd, o.common);
 }

@@ -8,14 +8,13 @@
 #include "lmprof/ui/app.h"
 
 #include <GLFW/glfw3.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 #include <implot.h>
-
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <thread>
 
@@ -37,8 +36,10 @@ std::filesystem::path configDir() {
 }
 
 int fallBackToCli(const app::RunOptions& run) {
-    std::fprintf(stderr, "lmprof: cannot open a window (%s); running the benchmark with the "
-                         "command-line client instead\n", g_glfwError.c_str());
+    std::fprintf(stderr,
+                 "lmprof: cannot open a window (%s); running the benchmark with the "
+                 "command-line client instead\n",
+                 g_glfwError.c_str());
     app::installInterruptHandler();
     return app::runCommand(run);
 }
@@ -113,9 +114,11 @@ int main(int argc, char** argv) {
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
             if (lmprofApp.takeScreenshotRequest()) {
-                const std::string name = "lmprof-screenshot-" + std::to_string(std::time(nullptr)) + ".png";
+                const std::string name =
+                    "lmprof-screenshot-" + std::to_string(std::time(nullptr)) + ".png";
                 const std::string err = ui::writeFramebufferPng(name, width, height);
-                lmprofApp.setStatus(err.empty() ? "screenshot saved to " + name : err, !err.empty());
+                lmprofApp.setStatus(err.empty() ? "screenshot saved to " + name : err,
+                                    !err.empty());
             }
             if (screenshotPending && lmprofApp.autorunSettled()) {
                 const std::string err = ui::writeFramebufferPng(screenshot, width, height);
@@ -128,8 +131,9 @@ int main(int argc, char** argv) {
             glfwSwapBuffers(window);
             if (!frameStats.empty()) {
                 using Ms = std::chrono::duration<double, std::milli>;
-                lmprofApp.recordFrameTime(Ms(uiEnd - uiStart).count(),
-                                          Ms(std::chrono::steady_clock::now() - frameStart).count());
+                lmprofApp.recordFrameTime(
+                    Ms(uiEnd - uiStart).count(),
+                    Ms(std::chrono::steady_clock::now() - frameStart).count());
             }
             if (exitWhenDone && !screenshotPending && lmprofApp.autorunSettled()) {
                 if (exitCode == app::kExitOk && !lmprofApp.autorunSucceeded()) {

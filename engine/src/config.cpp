@@ -2,6 +2,8 @@
 
 #include "lmprof/engine/config.h"
 
+#include "enum_names.h"
+
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -91,30 +93,15 @@ std::string_view toString(Phase p) {
 }
 
 std::optional<Precision> parsePrecision(std::string_view s) {
-    for (auto p : {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Bf16Pure}) {
-        if (toString(p) == s) {
-            return p;
-        }
-    }
-    return std::nullopt;
+    return parseByName(s, {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Bf16Pure});
 }
 
 std::optional<Mode> parseMode(std::string_view s) {
-    for (auto m : {Mode::Forward, Mode::ForwardBackward, Mode::Train}) {
-        if (toString(m) == s) {
-            return m;
-        }
-    }
-    return std::nullopt;
+    return parseByName(s, {Mode::Forward, Mode::ForwardBackward, Mode::Train});
 }
 
 std::optional<Phase> parsePhase(std::string_view s) {
-    for (auto p : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
-        if (toString(p) == s) {
-            return p;
-        }
-    }
-    return std::nullopt;
+    return parseByName(s, {Phase::Forward, Phase::Backward, Phase::Optimizer});
 }
 
 std::vector<Phase> phasesOf(Mode m) {

@@ -2,6 +2,8 @@
 
 #include "lmprof/engine/records.h"
 
+#include "enum_names.h"
+
 namespace lmprof::engine {
 
 std::string_view toString(RunStatus s) {
@@ -21,13 +23,8 @@ std::string_view toString(RunStatus s) {
 }
 
 std::optional<RunStatus> parseRunStatus(std::string_view s) {
-    for (auto v : {RunStatus::Ok, RunStatus::Oom, RunStatus::Error, RunStatus::Cancelled,
-                   RunStatus::Skipped}) {
-        if (toString(v) == s) {
-            return v;
-        }
-    }
-    return std::nullopt;
+    return parseByName(s, {RunStatus::Ok, RunStatus::Oom, RunStatus::Error, RunStatus::Cancelled,
+                           RunStatus::Skipped});
 }
 
 } // namespace lmprof::engine

@@ -3,16 +3,16 @@
 
 #include <array>
 #include <chrono>
-#include <thread>
-#include <vector>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
-#include <string>
 #include <signal.h>
+#include <string>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -170,10 +170,24 @@ TEST(Cli, SigkillDuringASweepLosesNoFinishedRun) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
         // Twelve short runs; the test kills the sweep after the second one has been saved.
-        const char* argv[] = {LMPROF_CLI_PATH, "sweep", "--models", "tiny", "--ctx",
-                              "8,12,16,20,24,28,32,36,40,44,48,52", "--batch", "1", "--warmup",
-                              "0", "--steps", "40", "--device", "cpu", "-q", "--autosave",
-                              autosave.c_str(), nullptr};
+        const char* argv[] = {LMPROF_CLI_PATH,
+                              "sweep",
+                              "--models",
+                              "tiny",
+                              "--ctx",
+                              "8,12,16,20,24,28,32,36,40,44,48,52",
+                              "--batch",
+                              "1",
+                              "--warmup",
+                              "0",
+                              "--steps",
+                              "40",
+                              "--device",
+                              "cpu",
+                              "-q",
+                              "--autosave",
+                              autosave.c_str(),
+                              nullptr};
         freopen("/dev/null", "w", stdout);
         execv(LMPROF_CLI_PATH, const_cast<char**>(argv));
         _exit(127);

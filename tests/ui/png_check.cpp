@@ -1,11 +1,10 @@
 // Checks a screenshot: the expected size and not blank (many distinct colours and real
 // contrast). Usage: png_check FILE WIDTH HEIGHT. Exit 0 when it passes, 1 otherwise.
 
-#include <stb/stb_image.h>
-
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stb/stb_image.h>
 #include <unordered_set>
 
 int main(int argc, char** argv) {

@@ -8,11 +8,10 @@
 #include "settings.h"
 #include "views/views.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 
 using namespace lmprof;
 using namespace lmprof::ui;
@@ -45,8 +44,8 @@ std::vector<SessionEvent> syntheticRun(int index, const std::vector<double>& tot
         s.totalMs = totals[i];
         events.emplace_back(engine::StepFinished{index, s});
         events.emplace_back(engine::MemorySampled{
-            index, engine::MemorySample{10.0 * i, 1 << 20, 2 << 20, 3 << 20,
-                                        engine::Phase::Forward, static_cast<int>(i)}});
+            index, engine::MemorySample{10.0 * i, 1 << 20, 2 << 20, 3 << 20, engine::Phase::Forward,
+                                        static_cast<int>(i)}});
     }
     return events;
 }

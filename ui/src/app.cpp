@@ -4,20 +4,18 @@
 
 #include "lmprof/ui/app.h"
 
+#include "lmprof/engine/result_io.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
 #include "settings.h"
 #include "theme.h"
 #include "views/views.h"
 
-#include "lmprof/engine/result_io.h"
-
+#include <filesystem>
 #include <imgui.h>
-#include <nlohmann/json.hpp>
 #include <imgui_internal.h>
 #include <implot.h>
-
-#include <filesystem>
+#include <nlohmann/json.hpp>
 #include <utility>
 
 namespace lmprof::ui {
@@ -35,8 +33,7 @@ struct App::Impl {
         : options(std::move(o)), form(options.initialConfig),
           settingsFile(options.configDir / "settings.json"),
           iniFile((options.configDir / "imgui.ini").string()),
-          settings(Settings::load(settingsFile)),
-          hadLayout(std::filesystem::exists(iniFile)) {}
+          settings(Settings::load(settingsFile)), hadLayout(std::filesystem::exists(iniFile)) {}
 
     AppOptions options;
     Session session;
@@ -168,7 +165,7 @@ void App::Impl::drawMenu() {
         ImGui::EndMenu();
     }
     const RunView* active = store.active();
-    const std::string state = active ? "running " + active->result.id
+    const std::string state = active           ? "running " + active->result.id
                               : session.busy() ? std::string("starting")
                                                : std::string("idle");
     ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(state.c_str()).x -
@@ -222,7 +219,9 @@ bool App::autorunSettled() const {
            (m_impl->autorunAnswered && m_impl->framesSinceAnswer >= kSettleFrames);
 }
 
-bool App::autorunSucceeded() const { return m_impl->autorunOk; }
+bool App::autorunSucceeded() const {
+    return m_impl->autorunOk;
+}
 
 bool App::takeScreenshotRequest() {
     return std::exchange(m_impl->screenshotRequested, false);
@@ -233,7 +232,9 @@ void App::setStatus(const std::string& message, bool isError) {
     m_impl->statusIsError = isError;
 }
 
-bool App::darkTheme() const { return m_impl->settings.darkTheme; }
+bool App::darkTheme() const {
+    return m_impl->settings.darkTheme;
+}
 
 void App::recordFrameTime(double uiMs, double ms) {
     size_t held = 0;
@@ -246,10 +247,8 @@ void App::recordFrameTime(double uiMs, double ms) {
 std::string App::writeFrameStats(const std::filesystem::path& path) const {
     nlohmann::json frames = nlohmann::json::array();
     for (const auto& f : m_impl->frames) {
-        frames.push_back({{"ui_ms", f.uiMs},
-                          {"ms", f.ms},
-                          {"steps_held", f.stepsHeld},
-                          {"running", f.running}});
+        frames.push_back(
+            {{"ui_ms", f.uiMs}, {"ms", f.ms}, {"steps_held", f.stepsHeld}, {"running", f.running}});
     }
     try {
         writeFileAtomic(path, nlohmann::json{{"frames", frames}}.dump() + "\n");

@@ -6,7 +6,9 @@ namespace lmprof::ui {
 
 using namespace lmprof::engine;
 
-ConfigForm::ConfigForm() { m_config.model = *presetModel("tiny"); }
+ConfigForm::ConfigForm() {
+    m_config.model = *presetModel("tiny");
+}
 
 ConfigForm::ConfigForm(const RunConfig& initial) : m_config(initial) {}
 

@@ -157,7 +157,9 @@ bool RunStore::isSelected(int i) const {
     return std::find(m_selection.begin(), m_selection.end(), i) != m_selection.end();
 }
 
-void RunStore::selectOnly(int i) { m_selection = {i}; }
+void RunStore::selectOnly(int i) {
+    m_selection = {i};
+}
 
 void RunStore::toggle(int i) {
     const auto it = std::find(m_selection.begin(), m_selection.end(), i);

@@ -4,7 +4,6 @@
 
 #include <GL/gl.h>
 #include <stb/stb_image_write.h>
-
 #include <vector>
 
 namespace lmprof::ui {

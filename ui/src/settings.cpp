@@ -4,16 +4,14 @@
 
 #include "lmprof/engine/result_io.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace lmprof::ui {
 
 void Settings::addRecent(const std::string& path) {
-    recentFiles.erase(std::remove(recentFiles.begin(), recentFiles.end(), path),
-                      recentFiles.end());
+    recentFiles.erase(std::remove(recentFiles.begin(), recentFiles.end(), path), recentFiles.end());
     recentFiles.insert(recentFiles.begin(), path);
     if (recentFiles.size() > kMaxRecent) {
         recentFiles.resize(kMaxRecent);

@@ -2,10 +2,9 @@
 
 #include "theme.h"
 
+#include <filesystem>
 #include <imgui.h>
 #include <implot.h>
-
-#include <filesystem>
 
 namespace lmprof::ui {
 

@@ -1,15 +1,13 @@
 // Configure panel: model preset or custom dimensions with live validation, input shape,
 // precision, mode, steps, device, seed; estimates; Run / Cancel; progress with ETA.
 
-#include "views.h"
-
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/runner.h"
-
-#include <imgui.h>
+#include "views.h"
 
 #include <array>
 #include <cinttypes>
+#include <imgui.h>
 
 namespace lmprof::ui {
 
@@ -62,8 +60,7 @@ void drawProgress(ViewContext& ctx) {
     char overlay[96];
     std::snprintf(overlay, sizeof(overlay), "step %d / %d%s   ETA %.1f s", done, total,
                   done < active->result.config.warmupSteps ? " (warmup)" : "", etaS);
-    ImGui::ProgressBar(total > 0 ? static_cast<float>(done) / total : 0.0f, ImVec2(-1, 0),
-                       overlay);
+    ImGui::ProgressBar(total > 0 ? static_cast<float>(done) / total : 0.0f, ImVec2(-1, 0), overlay);
 }
 
 } // namespace

@@ -1,14 +1,12 @@
 // Save the session's finished runs as a JSON result set, open one (validated: a foreign or
 // corrupt file is reported and changes nothing), recent files, and the status line.
 
-#include "views.h"
-
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/runner.h"
-
-#include <imgui.h>
+#include "views.h"
 
 #include <cstring>
+#include <imgui.h>
 
 namespace lmprof::ui {
 

@@ -3,19 +3,21 @@
 
 #include "views.h"
 
+#include <algorithm>
 #include <imgui.h>
 #include <implot.h>
-
-#include <algorithm>
 
 namespace lmprof::ui {
 
 namespace {
 unsigned int phaseColor(engine::Phase p) {
     switch (p) {
-    case engine::Phase::Forward: return IM_COL32(70, 130, 220, 40);
-    case engine::Phase::Backward: return IM_COL32(220, 120, 60, 40);
-    case engine::Phase::Optimizer: return IM_COL32(80, 180, 100, 40);
+    case engine::Phase::Forward:
+        return IM_COL32(70, 130, 220, 40);
+    case engine::Phase::Backward:
+        return IM_COL32(220, 120, 60, 40);
+    case engine::Phase::Optimizer:
+        return IM_COL32(80, 180, 100, 40);
     }
     return 0;
 }

@@ -3,13 +3,11 @@
 // run, Ctrl+click adds or removes it from the selection the charts overlay; the run's id
 // shows on hover over its number.
 
+#include "lmprof/engine/report.h"
 #include "views.h"
 
-#include "lmprof/engine/report.h"
-
-#include <imgui.h>
-
 #include <algorithm>
+#include <imgui.h>
 
 namespace lmprof::ui {
 
@@ -27,9 +25,12 @@ void timeCell(const PhaseStats& s, bool runs) {
 
 const char* shortMode(Mode m) {
     switch (m) {
-    case Mode::Forward: return "fwd";
-    case Mode::ForwardBackward: return "fwd+bwd";
-    case Mode::Train: return "train";
+    case Mode::Forward:
+        return "fwd";
+    case Mode::ForwardBackward:
+        return "fwd+bwd";
+    case Mode::Train:
+        return "train";
     }
     return "?";
 }
@@ -39,10 +40,13 @@ ImVec4 statusColor(const RunView& v) {
         return ImVec4(0.4f, 0.7f, 1.0f, 1.0f);
     }
     switch (v.result.status) {
-    case RunStatus::Ok: return ImVec4(0.4f, 0.8f, 0.4f, 1.0f);
+    case RunStatus::Ok:
+        return ImVec4(0.4f, 0.8f, 0.4f, 1.0f);
     case RunStatus::Cancelled:
-    case RunStatus::Skipped: return ImVec4(0.8f, 0.8f, 0.4f, 1.0f);
-    default: return ImVec4(0.95f, 0.35f, 0.3f, 1.0f);
+    case RunStatus::Skipped:
+        return ImVec4(0.8f, 0.8f, 0.4f, 1.0f);
+    default:
+        return ImVec4(0.95f, 0.35f, 0.3f, 1.0f);
     }
 }
 
@@ -56,16 +60,25 @@ void RunsTableView::draw(ViewContext& ctx) {
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                   ImGuiTableFlags_SizingFixedFit;
-    const char* headers[] = {"#",      "status",  "model",  "ctx",    "batch",   "precision",
-                             "mode",   "fwd ms",  "bwd ms", "opt ms", "step ms", "peak mem",
-                             "tokens/s"};
+    const char* headers[] = {"#",         "status",   "model",   "ctx",    "batch",
+                             "precision", "mode",     "fwd ms",  "bwd ms", "opt ms",
+                             "step ms",   "peak mem", "tokens/s"};
     if (ImGui::BeginTable("runs", IM_ARRAYSIZE(headers), flags)) {
         ImGui::TableSetupScrollFreeze(2, 1);
         // Fixed widths from sample contents, so a column never clips "1234.56 ± 12.34".
-        const char* samples[] = {"000",         "cancelled (optimizer)", "medium", "1024",
-                                 "batch",       "bf16-pure",             "fwd+bwd", "0000.00 ± 00.00",
-                                 "0000.00 ± 00.00", "0000.00 ± 00.00",   "0000.00 ± 00.00",
-                                 "1023.9 MiB",  "0000000"};
+        const char* samples[] = {"000",
+                                 "cancelled (optimizer)",
+                                 "medium",
+                                 "1024",
+                                 "batch",
+                                 "bf16-pure",
+                                 "fwd+bwd",
+                                 "0000.00 ± 00.00",
+                                 "0000.00 ± 00.00",
+                                 "0000.00 ± 00.00",
+                                 "0000.00 ± 00.00",
+                                 "1023.9 MiB",
+                                 "0000000"};
         static_assert(IM_ARRAYSIZE(samples) == IM_ARRAYSIZE(headers));
         for (int c = 0; c < IM_ARRAYSIZE(headers); ++c) {
             const float width =

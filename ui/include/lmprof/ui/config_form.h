@@ -11,9 +11,9 @@
 namespace lmprof::ui {
 
 struct MemoryEstimate {
-    int64_t parameters = 0;   // weight bytes
-    int64_t gradients = 0;    // 0 in forward mode
-    int64_t optimizer = 0;    // AdamW moments, train mode only
+    int64_t parameters = 0; // weight bytes
+    int64_t gradients = 0;  // 0 in forward mode
+    int64_t optimizer = 0;  // AdamW moments, train mode only
     int64_t total() const { return parameters + gradients + optimizer; }
 };
 

@@ -15,7 +15,7 @@ namespace lmprof::ui {
 
 // Per-step series, index-aligned with RunView::steps.
 struct StepSeries {
-    std::vector<double> index;     // step number (x axis)
+    std::vector<double> index;                               // step number (x axis)
     std::vector<double> forward, backward, optimizer, total; // ms
     std::vector<double> tokensPerS;
     // Running mean and mean ± sample std of total_ms over the measured steps so far;
@@ -30,7 +30,7 @@ struct MemorySeries {
 };
 
 struct RunView {
-    int runIndex = -1;      // session index; -1 for runs loaded from a file
+    int runIndex = -1;        // session index; -1 for runs loaded from a file
     engine::RunResult result; // config, steps, status; summary valid when `finished`
     StepSeries series;
     MemorySeries memory;
