@@ -1,10 +1,11 @@
 // lmprof-cli run / sweep / show: build configurations from flags, drive the engine Session,
 // print progress and reports, save result sets, map outcomes to exit codes.
 //
-// Sections: flags to configs · driving a session · run · sweep · show · signals.
+// Sections: flags to configs · driving a session · run · sweep · show · compare · signals.
 
 #include "cli_commands.h"
 
+#include "lmprof/engine/compare.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
@@ -363,6 +364,25 @@ int showCommand(const ShowOptions& o) {
         return kExitOk;
     } catch (const ResultFormatError& e) {
         std::cerr << "lmprof-cli: cannot show " << e.what() << "\n";
+        return kExitUsage;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// compare
+
+int compareCommand(const CompareOptions& o) {
+    if (!checkFormat(o.format)) {
+        return kExitUsage;
+    }
+    try {
+        const ResultSet a = loadResultSet(o.pathA);
+        const ResultSet b = loadResultSet(o.pathB);
+        const Comparison c = compareRuns(a.runs, b.runs);
+        writeComparison(std::cout, c, *parseReportFormat(o.format));
+        return o.failOnRegression && c.regressions() > 0 ? kExitFailure : kExitOk;
+    } catch (const ResultFormatError& e) {
+        std::cerr << "lmprof-cli: cannot compare " << e.what() << "\n";
         return kExitUsage;
     }
 }

@@ -50,6 +50,13 @@ struct SweepOptions {
     bool keepAfterOom = false; // run larger configurations even after an OOM
 };
 
+struct CompareOptions {
+    std::string pathA;
+    std::string pathB;
+    std::string format = "table";
+    bool failOnRegression = false; // exit 1 when a run of B is slower beyond noise
+};
+
 struct ShowOptions {
     std::string path;
     std::string format = "table";
@@ -62,6 +69,7 @@ std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options);
 int runCommand(const RunOptions& options);
 int sweepCommand(const SweepOptions& options);
 int showCommand(const ShowOptions& options);
+int compareCommand(const CompareOptions& options);
 
 // Installs a SIGINT/SIGTERM handler: the first signal cancels the current run (results so
 // far are still reported and saved); a second one ends the process.

@@ -2,6 +2,7 @@
 //   lmprof-cli run   --model small --ctx 256 --precision bf16 --json out.json
 //   lmprof-cli sweep --models small,medium --ctx 128,256 --precision fp32,bf16
 //   lmprof-cli show  out.json --format markdown
+//   lmprof-cli compare yesterday.json today.json
 
 #include "cli_commands.h"
 #include "cli_options.h"
@@ -10,7 +11,6 @@
 #include <iostream>
 
 using namespace lmprof::app;
-
 
 int main(int argc, char** argv) {
     CLI::App app{"lmprof-cli: benchmark Transformer LM training steps with LibTorch"};
@@ -39,6 +39,15 @@ int main(int argc, char** argv) {
         ->required();
     showCmd->add_option("--format", show.format, "table|markdown|csv")->capture_default_str();
 
+    CompareOptions compare;
+    CLI::App* compareCmd =
+        app.add_subcommand("compare", "compare two result sets run by run (B against A)");
+    compareCmd->add_option("a", compare.pathA, "baseline result set (.json)")->required();
+    compareCmd->add_option("b", compare.pathB, "result set to compare (.json)")->required();
+    compareCmd->add_option("--format", compare.format, "table|markdown|csv")->capture_default_str();
+    compareCmd->add_flag("--fail-on-regression", compare.failOnRegression,
+                         "exit 1 if a run of B is slower beyond noise");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -52,6 +61,9 @@ int main(int argc, char** argv) {
     }
     if (sweepCmd->parsed()) {
         return sweepCommand(sweep);
+    }
+    if (compareCmd->parsed()) {
+        return compareCommand(compare);
     }
     return showCommand(show);
 }

@@ -44,6 +44,125 @@ PhaseStats computeStats(std::span<const double> values) {
     return s;
 }
 
+namespace {
+
+// Continued fraction of the regularised incomplete beta function (modified Lentz method).
+double betaContinuedFraction(double a, double b, double x) {
+    constexpr double kTiny = 1e-300;
+    constexpr double kEps = 1e-15;
+    double c = 1.0;
+    double d = 1.0 - (a + b) * x / (a + 1.0);
+    d = 1.0 / (std::abs(d) < kTiny ? kTiny : d);
+    double h = d;
+    for (int m = 1; m <= 300; ++m) {
+        const double m2 = 2.0 * m;
+        double num = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
+        for (int pass = 0; pass < 2; ++pass) {
+            d = 1.0 + num * d;
+            d = 1.0 / (std::abs(d) < kTiny ? kTiny : d);
+            c = 1.0 + num / c;
+            c = std::abs(c) < kTiny ? kTiny : c;
+            h *= d * c;
+            num = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
+        }
+        if (std::abs(d * c - 1.0) < kEps) {
+            break;
+        }
+    }
+    return h;
+}
+
+// I_x(a, b), the regularised incomplete beta function.
+double incompleteBeta(double a, double b, double x) {
+    if (x <= 0.0) {
+        return 0.0;
+    }
+    if (x >= 1.0) {
+        return 1.0;
+    }
+    const double logFront =
+        std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) + a * std::log(x) + b * std::log1p(-x);
+    const double front = std::exp(logFront);
+    // The continued fraction converges fast for x < (a + 1) / (a + b + 2); use symmetry above.
+    if (x < (a + 1.0) / (a + b + 2.0)) {
+        return front * betaContinuedFraction(a, b, x) / a;
+    }
+    return 1.0 - front * betaContinuedFraction(b, a, 1.0 - x) / b;
+}
+
+double meanOf(std::span<const double> v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double varianceOf(std::span<const double> v, double mean) {
+    double ss = 0.0;
+    for (double x : v) {
+        ss += (x - mean) * (x - mean);
+    }
+    return ss / static_cast<double>(v.size() - 1);
+}
+
+} // namespace
+
+double studentTCdf(double t, double df) {
+    // P(T <= t) = 1 - I_{df/(df+t²)}(df/2, 1/2) / 2 for t >= 0, symmetric for t < 0.
+    const double tail = 0.5 * incompleteBeta(df / 2.0, 0.5, df / (df + t * t));
+    return t >= 0.0 ? 1.0 - tail : tail;
+}
+
+double studentTQuantile(double p, double df) {
+    // Bisection on the monotone CDF: 200 halvings of [-1e6, 1e6] are far below 1e-12.
+    double lo = -1e6;
+    double hi = 1e6;
+    for (int i = 0; i < 200; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (studentTCdf(mid, df) < p ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+WelchTest welchTest(std::span<const double> a, std::span<const double> b) {
+    WelchTest w;
+    if (a.size() < 2 || b.size() < 2) {
+        return w;
+    }
+    const double ma = meanOf(a);
+    const double mb = meanOf(b);
+    const double va = varianceOf(a, ma) / static_cast<double>(a.size());
+    const double vb = varianceOf(b, mb) / static_cast<double>(b.size());
+    if (va + vb == 0.0) {
+        w.p = ma == mb ? 1.0 : 0.0;
+        return w;
+    }
+    w.t = (mb - ma) / std::sqrt(va + vb);
+    w.df =
+        (va + vb) * (va + vb) /
+        (va * va / static_cast<double>(a.size() - 1) + vb * vb / static_cast<double>(b.size() - 1));
+    w.p = 2.0 * (1.0 - studentTCdf(std::abs(w.t), w.df));
+    return w;
+}
+
+RatioInterval meanRatio(std::span<const double> a, std::span<const double> b) {
+    RatioInterval r;
+    if (a.empty() || b.empty()) {
+        return r;
+    }
+    const double ma = meanOf(a);
+    const double mb = meanOf(b);
+    r.ratio = ma != 0.0 ? mb / ma : 0.0;
+    r.low = r.high = r.ratio;
+    const WelchTest w = welchTest(a, b);
+    if (w.df <= 0.0 || ma == 0.0 || mb == 0.0) {
+        return r;
+    }
+    const double ra = varianceOf(a, ma) / static_cast<double>(a.size()) / (ma * ma);
+    const double rb = varianceOf(b, mb) / static_cast<double>(b.size()) / (mb * mb);
+    const double half = studentTQuantile(0.975, w.df) * r.ratio * std::sqrt(ra + rb);
+    r.low = r.ratio - half;
+    r.high = r.ratio + half;
+    return r;
+}
+
 RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& steps,
                      std::optional<double> devicePeakFlops) {
     std::vector<double> fwd, bwd, opt, total;

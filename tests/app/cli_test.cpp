@@ -222,3 +222,20 @@ TEST(Cli, SigkillDuringASweepLosesNoFinishedRun) {
     EXPECT_NE(cut.output.find("warning"), std::string::npos);
     EXPECT_NE(cut.output.find("incomplete last line"), std::string::npos) << cut.output;
 }
+
+TEST(Cli, CompareTwoResultSetsAndFailOnRegression) {
+    const auto dir = tempDir();
+    const auto a = dir / "a.json";
+    const auto b = dir / "b.json";
+    ASSERT_EQ(cli("run " + kTiny + " --json " + a.string()).code, 0);
+    ASSERT_EQ(cli("run " + kTiny + " --json " + b.string()).code, 0);
+    const Result r = cli("compare " + a.string() + " " + b.string());
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("| tiny  | 16      | 1     | fp32      | train |"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("1 matched"), std::string::npos) << r.output;
+    const Result foreign = cli("compare " + a.string() + " " + (dir / "nope.json").string());
+    EXPECT_EQ(foreign.code, 2);
+    EXPECT_NE(foreign.output.find("nope.json"), std::string::npos);
+    EXPECT_EQ(cli("compare " + a.string() + " " + b.string() + " --format csv").code, 0);
+}

@@ -70,3 +70,36 @@ TEST(Stats, SummaryExcludesWarmupAndDerivesThroughput) {
     EXPECT_EQ(s.peakBytes.backward, 203);
     EXPECT_FALSE(summarize(c, steps, std::nullopt).mfu);
 }
+
+TEST(Stats, StudentTMatchesTableValues) {
+    // Two-sided 95% critical values from the t table: df 10 -> 2.228, df 9 -> 2.262.
+    EXPECT_NEAR(studentTCdf(2.228, 10), 0.975, 1e-4);
+    EXPECT_NEAR(studentTQuantile(0.975, 10), 2.228, 1e-3);
+    EXPECT_NEAR(studentTQuantile(0.975, 9), 2.262, 1e-3);
+    EXPECT_NEAR(studentTCdf(0.0, 7), 0.5, 1e-12);
+    EXPECT_NEAR(studentTCdf(-1.5, 4) + studentTCdf(1.5, 4), 1.0, 1e-12);
+    // df 1 is the Cauchy distribution: CDF(1) = 3/4.
+    EXPECT_NEAR(studentTCdf(1.0, 1), 0.75, 1e-10);
+}
+
+TEST(Stats, WelchTestOnTheTextbookExample) {
+    // Welch's example (as in the Wikipedia article): t = -2.46, df = 24.99, p = 0.021,
+    // here as mean(b) - mean(a) with a = A2 and b = A1.
+    const std::vector<double> a1 = {27.5, 21.0, 19.0, 23.6, 17.0, 17.9, 16.9, 20.1,
+                                    21.9, 22.6, 23.1, 19.6, 19.0, 21.7, 21.4};
+    const std::vector<double> a2 = {27.1, 22.0, 20.8, 23.4, 23.4, 23.5, 25.8, 22.0,
+                                    24.8, 20.2, 21.9, 22.1, 22.9, 20.5, 24.4};
+    const WelchTest w = welchTest(a2, a1);
+    EXPECT_NEAR(w.t, -2.46, 0.01);
+    EXPECT_NEAR(w.df, 24.99, 0.01);
+    EXPECT_NEAR(w.p, 0.021, 0.001);
+
+    // Ratio of means: hand-computed from the same samples.
+    const RatioInterval r = meanRatio(a2, a1);
+    EXPECT_NEAR(r.ratio, 20.82 / 22.9866667, 1e-4);
+    EXPECT_LT(r.high, 1.0); // significantly below 1, as the p-value says
+    EXPECT_GT(r.low, 0.8);
+
+    const std::vector<double> same = {5.0, 5.0, 5.0};
+    EXPECT_EQ(welchTest(same, same).p, 1.0);
+}

@@ -10,7 +10,18 @@ namespace lmprof::engine {
 
 namespace {
 
-std::string quote(const std::string& s) {
+std::string num(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.6g", v);
+    return buf;
+}
+
+const char* const kPhaseColumns[] = {"forward_ms", "backward_ms", "optimizer_ms", "total_ms"};
+const char* const kStatColumns[] = {"mean", "std", "median", "min", "max", "p95", "cv", "n"};
+
+} // namespace
+
+std::string csvQuote(const std::string& s) {
     if (s.find_first_of(",\"\r\n") == std::string::npos) {
         return s;
     }
@@ -23,17 +34,6 @@ std::string quote(const std::string& s) {
     }
     return out + "\"";
 }
-
-std::string num(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.6g", v);
-    return buf;
-}
-
-const char* const kPhaseColumns[] = {"forward_ms", "backward_ms", "optimizer_ms", "total_ms"};
-const char* const kStatColumns[] = {"mean", "std", "median", "min", "max", "p95", "cv", "n"};
-
-} // namespace
 
 void writeCsv(std::ostream& out, std::span<const RunResult> runs) {
     std::vector<std::string> header = {
@@ -52,7 +52,7 @@ void writeCsv(std::ostream& out, std::span<const RunResult> runs) {
     }
     auto emit = [&](const std::vector<std::string>& fields) {
         for (size_t i = 0; i < fields.size(); ++i) {
-            out << (i ? "," : "") << quote(fields[i]);
+            out << (i ? "," : "") << csvQuote(fields[i]);
         }
         out << "\r\n";
     };

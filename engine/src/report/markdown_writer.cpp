@@ -30,18 +30,25 @@ void row(std::ostream& out, const std::vector<std::string>& cells) {
 
 } // namespace
 
-void writeMarkdown(std::ostream& out, std::span<const RunResult> runs) {
-    const auto header = summaryHeader();
-    row(out, header);
+void writeMarkdownRows(std::ostream& out, const Rows& rows, size_t textColumns) {
+    row(out, rows.at(0));
     out << '|';
-    for (size_t i = 0; i < header.size(); ++i) {
-        // Text columns left, figures right.
-        out << (i < 5 || i + 1 == header.size() ? " --- |" : " ---: |");
+    for (size_t i = 0; i < rows[0].size(); ++i) {
+        out << (i < textColumns || i + 1 == rows[0].size() ? " --- |" : " ---: |");
     }
     out << '\n';
-    for (const auto& r : runs) {
-        row(out, summaryRow(r));
+    for (size_t r = 1; r < rows.size(); ++r) {
+        row(out, rows[r]);
     }
+}
+
+void writeMarkdown(std::ostream& out, std::span<const RunResult> runs) {
+    Rows rows = {summaryHeader()};
+    for (const auto& r : runs) {
+        rows.push_back(summaryRow(r));
+    }
+    // Model, context, batch, precision and mode are text; the figures align right.
+    writeMarkdownRows(out, rows, 5);
 }
 
 } // namespace lmprof::engine

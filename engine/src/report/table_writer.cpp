@@ -36,26 +36,26 @@ void line(std::ostream& out, const std::vector<size_t>& widths,
 
 } // namespace
 
-void writeTable(std::ostream& out, std::span<const RunResult> runs) {
-    const auto header = summaryHeader();
-    std::vector<std::vector<std::string>> rows;
-    for (const auto& r : runs) {
-        rows.push_back(summaryRow(r));
-    }
-    std::vector<size_t> widths(header.size());
-    for (size_t i = 0; i < header.size(); ++i) {
-        widths[i] = displayWidth(header[i]);
-        for (const auto& row : rows) {
+void writeGridRows(std::ostream& out, const Rows& rows) {
+    std::vector<size_t> widths(rows.at(0).size(), 0);
+    for (const auto& row : rows) {
+        for (size_t i = 0; i < row.size(); ++i) {
             widths[i] = std::max(widths[i], displayWidth(row[i]));
         }
     }
     rule(out, widths, '-');
-    line(out, widths, header);
-    rule(out, widths, '=');
-    for (const auto& row : rows) {
-        line(out, widths, row);
-        rule(out, widths, '-');
+    for (size_t r = 0; r < rows.size(); ++r) {
+        line(out, widths, rows[r]);
+        rule(out, widths, r == 0 ? '=' : '-');
     }
+}
+
+void writeTable(std::ostream& out, std::span<const RunResult> runs) {
+    Rows rows = {summaryHeader()};
+    for (const auto& r : runs) {
+        rows.push_back(summaryRow(r));
+    }
+    writeGridRows(out, rows);
     for (const auto& r : runs) {
         if (r.error) {
             out << r.id << ": " << toString(r.status) << ": " << *r.error << '\n';

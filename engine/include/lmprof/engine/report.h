@@ -26,6 +26,15 @@ void writeReport(std::ostream& out, std::span<const RunResult> runs, ReportForma
 std::vector<std::string> summaryHeader();
 std::vector<std::string> summaryRow(const RunResult& run);
 
+// Layouts the writers share; rows[0] is the header. The grid counts characters, not bytes
+// ("±" is one column). Markdown left-aligns the first `textColumns` columns and the last
+// one, right-aligns the figures between them.
+using Rows = std::vector<std::vector<std::string>>;
+void writeGridRows(std::ostream& out, const Rows& rows);
+void writeMarkdownRows(std::ostream& out, const Rows& rows, size_t textColumns);
+// An RFC 4180 field: quoted when it holds a comma, quote or line break.
+std::string csvQuote(const std::string& field);
+
 // "12.3 MiB", "1.50 GiB".
 std::string formatBytes(int64_t bytes);
 

@@ -28,4 +28,28 @@ double quantileSorted(std::span<const double> sorted, double q);
 
 PhaseStats computeStats(std::span<const double> values);
 
+// Student's t distribution: CDF at t with df degrees of freedom (df > 0, may be fractional),
+// and its inverse for p in (0, 1).
+double studentTCdf(double t, double df);
+double studentTQuantile(double p, double df);
+
+// Welch's unequal-variance t-test of mean(b) - mean(a): t, Welch–Satterthwaite degrees of
+// freedom and the two-sided p-value. Needs at least two values on each side; with zero
+// variance on both sides p is 0 if the means differ and 1 if they do not.
+struct WelchTest {
+    double t = 0.0;
+    double df = 0.0;
+    double p = 1.0;
+};
+WelchTest welchTest(std::span<const double> a, std::span<const double> b);
+
+// mean(b) / mean(a) with a 95% interval from the delta method and Welch's degrees of
+// freedom: ratio · (1 ± t_0.975 · sqrt(se_a²/mean_a² + se_b²/mean_b²)).
+struct RatioInterval {
+    double ratio = 0.0;
+    double low = 0.0;
+    double high = 0.0;
+};
+RatioInterval meanRatio(std::span<const double> a, std::span<const double> b);
+
 } // namespace lmprof::engine

@@ -1,0 +1,46 @@
+// A/B comparison of two sets of runs: runs matched by configuration, the ratio of mean
+// step time B/A with a 95% interval, Welch's test, and a verdict that calls a difference
+// only when it is beyond noise.
+#pragma once
+
+#include "lmprof/engine/records.h"
+#include "lmprof/engine/report.h"
+
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace lmprof::engine {
+
+enum class Verdict { Same, Faster, Slower, Untestable };
+std::string_view toString(Verdict v);
+
+inline constexpr double kSignificance = 0.05;
+
+struct ComparedRun {
+    RunResult a;
+    RunResult b;
+    RatioInterval stepRatio; // mean total_ms of B / A over measured steps
+    WelchTest welch;
+    Verdict verdict = Verdict::Untestable;
+};
+
+struct Comparison {
+    std::vector<ComparedRun> matched;
+    std::vector<RunResult> onlyA;
+    std::vector<RunResult> onlyB;
+    int regressions() const;
+};
+
+// Same model dimensions, context, batch, precision and mode. Device and steps may differ.
+std::string configKey(const RunConfig& config);
+
+// Pairs each ok run of A with the first unused ok run of B with the same key.
+Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b);
+
+// The comparison as a grid table (like the run table), Markdown or CSV.
+void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format);
+
+} // namespace lmprof::engine

@@ -1,0 +1,94 @@
+// Matching runs of two result sets and judging their step-time difference.
+
+#include "lmprof/engine/compare.h"
+
+#include <cstdio>
+
+namespace lmprof::engine {
+
+namespace {
+
+std::vector<double> measuredTotals(const RunResult& r) {
+    std::vector<double> v;
+    for (const auto& s : r.steps) {
+        if (!s.warmup) {
+            v.push_back(s.totalMs);
+        }
+    }
+    return v;
+}
+
+} // namespace
+
+std::string_view toString(Verdict v) {
+    switch (v) {
+    case Verdict::Same:
+        return "within noise";
+    case Verdict::Faster:
+        return "faster";
+    case Verdict::Slower:
+        return "SLOWER";
+    case Verdict::Untestable:
+        return "too few steps";
+    }
+    return "?";
+}
+
+int Comparison::regressions() const {
+    int n = 0;
+    for (const auto& m : matched) {
+        n += m.verdict == Verdict::Slower;
+    }
+    return n;
+}
+
+std::string configKey(const RunConfig& c) {
+    const auto& m = c.model;
+    return std::to_string(m.dModel) + "/" + std::to_string(m.dFf) + "/" +
+           std::to_string(m.numLayers) + "/" + std::to_string(m.numHeads) + "/" +
+           std::to_string(m.vocabSize) + " T" + std::to_string(c.contextLength) + " B" +
+           std::to_string(c.batchSize) + " " + std::string(toString(c.precision)) + " " +
+           std::string(toString(c.mode));
+}
+
+Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b) {
+    Comparison out;
+    std::vector<bool> used(b.size(), false);
+    for (const auto& ra : a) {
+        if (ra.status != RunStatus::Ok) {
+            out.onlyA.push_back(ra);
+            continue;
+        }
+        bool found = false;
+        for (size_t j = 0; j < b.size() && !found; ++j) {
+            if (used[j] || b[j].status != RunStatus::Ok ||
+                configKey(b[j].config) != configKey(ra.config)) {
+                continue;
+            }
+            used[j] = true;
+            found = true;
+            ComparedRun cr{ra, b[j], {}, {}, Verdict::Untestable};
+            const auto ta = measuredTotals(ra);
+            const auto tb = measuredTotals(b[j]);
+            cr.stepRatio = meanRatio(ta, tb);
+            if (ta.size() >= 2 && tb.size() >= 2) {
+                cr.welch = welchTest(ta, tb);
+                cr.verdict = cr.welch.p >= kSignificance ? Verdict::Same
+                             : cr.stepRatio.ratio > 1.0  ? Verdict::Slower
+                                                         : Verdict::Faster;
+            }
+            out.matched.push_back(std::move(cr));
+        }
+        if (!found) {
+            out.onlyA.push_back(ra);
+        }
+    }
+    for (size_t j = 0; j < b.size(); ++j) {
+        if (!used[j]) {
+            out.onlyB.push_back(b[j]);
+        }
+    }
+    return out;
+}
+
+} // namespace lmprof::engine

@@ -1,0 +1,74 @@
+// Writes a Comparison through the layouts the run reports use (grid, Markdown, CSV); only
+// the comparison's cells are laid out here.
+
+#include "lmprof/engine/compare.h"
+
+#include <cstdio>
+#include <sstream>
+
+namespace lmprof::engine {
+
+namespace {
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+    return buf;
+}
+
+std::vector<std::string> header() {
+    return {"Model",     "Context", "Batch",  "Precision", "Mode",   "A step ms",
+            "B step ms", "B/A",     "95% CI", "p",         "Verdict"};
+}
+
+std::vector<std::string> row(const ComparedRun& m) {
+    const auto& c = m.a.config;
+    const auto& sa = m.a.summary.totalMs;
+    const auto& sb = m.b.summary.totalMs;
+    return {c.model.preset,
+            std::to_string(c.contextLength),
+            std::to_string(c.batchSize),
+            std::string(toString(c.precision)),
+            std::string(toString(c.mode)),
+            fixed(sa.mean, 2) + " ± " + fixed(sa.std, 2),
+            fixed(sb.mean, 2) + " ± " + fixed(sb.std, 2),
+            fixed(m.stepRatio.ratio, 3) + "x",
+            fixed(m.stepRatio.low, 3) + " - " + fixed(m.stepRatio.high, 3),
+            m.verdict == Verdict::Untestable ? "-" : fixed(m.welch.p, 4),
+            std::string(toString(m.verdict))};
+}
+
+} // namespace
+
+void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format) {
+    std::vector<std::vector<std::string>> rows = {header()};
+    for (const auto& m : c.matched) {
+        rows.push_back(row(m));
+    }
+    switch (format) {
+    case ReportFormat::Table:
+        writeGridRows(out, rows);
+        break;
+    case ReportFormat::Markdown:
+        writeMarkdownRows(out, rows, 5);
+        break;
+    case ReportFormat::Csv:
+        for (const auto& r : rows) {
+            for (size_t i = 0; i < r.size(); ++i) {
+                out << (i ? "," : "") << csvQuote(r[i]);
+            }
+            out << "\r\n";
+        }
+        return; // CSV carries the matched rows only
+    }
+    for (const auto& r : c.onlyA) {
+        out << "only in A: " << r.id << " (" << toString(r.status) << ")\n";
+    }
+    for (const auto& r : c.onlyB) {
+        out << "only in B: " << r.id << " (" << toString(r.status) << ")\n";
+    }
+    out << c.matched.size() << " matched, " << c.regressions()
+        << " slower beyond noise (Welch's t-test, p < " << kSignificance << ")\n";
+}
+
+} // namespace lmprof::engine

@@ -1,0 +1,86 @@
+// A/B comparison: matching by configuration, ratio and verdict against hand-made samples.
+
+#include "lmprof/engine/compare.h"
+
+#include <gtest/gtest.h>
+#include <sstream>
+
+using namespace lmprof::engine;
+
+namespace {
+
+RunResult run(const std::string& preset, int64_t ctx, Precision p, std::vector<double> totals,
+              RunStatus status = RunStatus::Ok) {
+    RunResult r;
+    r.id = preset + "-" + std::to_string(ctx) + "-" + std::string(toString(p));
+    r.config.model = *presetModel(preset);
+    r.config.contextLength = ctx;
+    r.config.precision = p;
+    r.status = status;
+    for (size_t i = 0; i < totals.size(); ++i) {
+        StepRecord s;
+        s.index = static_cast<int>(i) + 1;
+        s.totalMs = totals[i];
+        r.steps.push_back(s);
+    }
+    StepRecord warm; // a slow warmup step must not count
+    warm.warmup = true;
+    warm.totalMs = 1000.0;
+    r.steps.insert(r.steps.begin(), warm);
+    r.summary = summarize(r.config, r.steps, std::nullopt);
+    return r;
+}
+
+} // namespace
+
+TEST(Compare, MatchesByConfigurationAndJudgesBeyondNoise) {
+    const std::vector<RunResult> a = {
+        run("small", 128, Precision::Fp32, {100, 101, 99, 100, 100}),
+        run("small", 256, Precision::Fp32, {200, 202, 198, 200, 200}),
+        run("medium", 128, Precision::Fp32, {300, 330, 270, 300, 300}),
+        run("xl", 128, Precision::Fp32, {}, RunStatus::Oom),
+    };
+    const std::vector<RunResult> b = {
+        run("small", 256, Precision::Fp32, {180, 181, 179, 180, 180}),  // 10% faster
+        run("small", 128, Precision::Fp32, {120, 121, 119, 120, 120}),  // 20% slower
+        run("medium", 128, Precision::Fp32, {303, 333, 273, 303, 303}), // +1%, noisy
+        run("small", 128, Precision::Bf16, {60, 61, 59, 60, 60}),       // only in B
+    };
+    const Comparison c = compareRuns(a, b);
+    ASSERT_EQ(c.matched.size(), 3u);
+    EXPECT_EQ(c.onlyA.size(), 1u); // the OOM run has nothing to compare
+    ASSERT_EQ(c.onlyB.size(), 1u);
+    EXPECT_EQ(c.onlyB[0].config.precision, Precision::Bf16);
+
+    const ComparedRun& slower = c.matched[0];
+    EXPECT_EQ(slower.a.config.contextLength, 128);
+    EXPECT_DOUBLE_EQ(slower.stepRatio.ratio, 1.2); // warmup 1000 ms excluded
+    EXPECT_EQ(slower.verdict, Verdict::Slower);
+    EXPECT_LT(slower.welch.p, 1e-6);
+    EXPECT_LT(slower.stepRatio.low, 1.2);
+    EXPECT_GT(slower.stepRatio.high, 1.2);
+    EXPECT_EQ(c.matched[1].verdict, Verdict::Faster);
+    EXPECT_DOUBLE_EQ(c.matched[1].stepRatio.ratio, 0.9);
+    // +1% against a std of about 21 ms over 5 steps is not a difference.
+    EXPECT_EQ(c.matched[2].verdict, Verdict::Same);
+    EXPECT_GT(c.matched[2].welch.p, 0.5);
+    EXPECT_LT(c.matched[2].stepRatio.low, 1.0);
+    EXPECT_EQ(c.regressions(), 1);
+
+    std::ostringstream out;
+    writeComparison(out, c, ReportFormat::Table);
+    EXPECT_NE(out.str().find("| 1.200x "), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("SLOWER"), std::string::npos);
+    EXPECT_NE(out.str().find("only in B: small-128-bf16"), std::string::npos);
+    EXPECT_NE(out.str().find("3 matched, 1 slower beyond noise"), std::string::npos);
+}
+
+TEST(Compare, SingleStepRunsCannotBeJudged) {
+    const std::vector<RunResult> a = {run("tiny", 64, Precision::Fp32, {10})};
+    const std::vector<RunResult> b = {run("tiny", 64, Precision::Fp32, {20})};
+    const Comparison c = compareRuns(a, b);
+    ASSERT_EQ(c.matched.size(), 1u);
+    EXPECT_EQ(c.matched[0].verdict, Verdict::Untestable);
+    EXPECT_DOUBLE_EQ(c.matched[0].stepRatio.ratio, 2.0);
+    EXPECT_EQ(c.regressions(), 0);
+}
