@@ -32,6 +32,11 @@ private:
     std::function<void(SessionEvent)> m_publish;
 };
 
+// Run ids are the config's label and the run's 1-based position in the session.
+std::string runId(const RunConfig& config, int index) {
+    return runLabel(config) + "-" + std::to_string(index + 1);
+}
+
 } // namespace
 
 Session::Session() : m_worker([this] { workerLoop(); }) {}
@@ -72,7 +77,7 @@ void Session::cancel() {
     // answered by exactly one RunFinished.
     for (auto& [index, config] : dropped) {
         RunResult r;
-        r.id = runLabel(config) + "-" + std::to_string(index + 1);
+        r.id = runId(config, index);
         r.config = config;
         r.parameterCount = parameterCount(config.model);
         r.status = RunStatus::Cancelled;
@@ -123,8 +128,7 @@ void Session::workerLoop() {
         }
         const auto& [index, config] = job;
         EventForwarder forwarder(index, [this](SessionEvent e) { publish(std::move(e)); });
-        RunResult result = runBenchmark(config, runLabel(config) + "-" + std::to_string(index + 1),
-                                        &forwarder, &m_cancel);
+        RunResult result = runBenchmark(config, runId(config, index), &forwarder, &m_cancel);
         {
             std::lock_guard lock(m_mutex);
             m_running = false;

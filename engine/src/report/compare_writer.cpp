@@ -10,12 +10,6 @@ namespace lmprof::engine {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-    return buf;
-}
-
 std::vector<std::string> header() {
     return {"Model",     "Context", "Batch",  "Precision", "Mode",   "A step ms",
             "B step ms", "B/A",     "95% CI", "p",         "Verdict"};
@@ -30,11 +24,11 @@ std::vector<std::string> row(const ComparedRun& m) {
             std::to_string(c.batchSize),
             std::string(toString(c.precision)),
             std::string(toString(c.mode)),
-            fixed(sa.mean, 2) + " ± " + fixed(sa.std, 2),
-            fixed(sb.mean, 2) + " ± " + fixed(sb.std, 2),
-            fixed(m.stepRatio.ratio, 3) + "x",
-            fixed(m.stepRatio.low, 3) + " - " + fixed(m.stepRatio.high, 3),
-            m.verdict == Verdict::Untestable ? "-" : fixed(m.welch.p, 4),
+            formatMeanStd(sa),
+            formatMeanStd(sb),
+            formatFixed(m.stepRatio.ratio, 3) + "x",
+            formatFixed(m.stepRatio.low, 3) + " - " + formatFixed(m.stepRatio.high, 3),
+            m.verdict == Verdict::Untestable ? "-" : formatFixed(m.welch.p, 4),
             std::string(toString(m.verdict))};
 }
 

@@ -10,12 +10,6 @@ namespace lmprof::engine {
 
 namespace {
 
-std::string fixed(double v, int digits) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-    return buf;
-}
-
 // "22.11 ± 0.09", or why there is no figure: the phase is not part of the mode ("-"),
 // or the run ended without measured steps ("OOM", "error", "cancelled").
 std::string timeCell(const RunResult& run, const PhaseStats& stats, bool phaseRuns) {
@@ -27,10 +21,20 @@ std::string timeCell(const RunResult& run, const PhaseStats& stats, bool phaseRu
                    ? "-"
                    : (run.status == RunStatus::Oom ? "OOM" : std::string(toString(run.status)));
     }
-    return fixed(stats.mean, 2) + " ± " + fixed(stats.std, 2);
+    return formatMeanStd(stats);
 }
 
 } // namespace
+
+std::string formatFixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+    return buf;
+}
+
+std::string formatMeanStd(const PhaseStats& s) {
+    return formatFixed(s.mean, 2) + " ± " + formatFixed(s.std, 2);
+}
 
 std::optional<ReportFormat> parseReportFormat(std::string_view s) {
     if (s == "table")
@@ -45,11 +49,11 @@ std::optional<ReportFormat> parseReportFormat(std::string_view s) {
 std::string formatBytes(int64_t bytes) {
     const double b = static_cast<double>(bytes);
     if (b >= 1024.0 * 1024.0 * 1024.0)
-        return fixed(b / (1024.0 * 1024.0 * 1024.0), 2) + " GiB";
+        return formatFixed(b / (1024.0 * 1024.0 * 1024.0), 2) + " GiB";
     if (b >= 1024.0 * 1024.0)
-        return fixed(b / (1024.0 * 1024.0), 1) + " MiB";
+        return formatFixed(b / (1024.0 * 1024.0), 1) + " MiB";
     if (b >= 1024.0)
-        return fixed(b / 1024.0, 1) + " KiB";
+        return formatFixed(b / 1024.0, 1) + " KiB";
     return std::to_string(bytes) + " B";
 }
 
@@ -63,8 +67,7 @@ std::vector<std::string> summaryRow(const RunResult& run) {
     const auto& s = run.summary;
     const auto phases = phasesOf(c.mode);
     auto has = [&](Phase p) { return std::find(phases.begin(), phases.end(), p) != phases.end(); };
-    const int64_t peak =
-        std::max({s.peakBytes.forward, s.peakBytes.backward, s.peakBytes.optimizer});
+    const int64_t peak = s.peakBytes.max();
     std::string status(toString(run.status));
     if (run.failedPhase) {
         status += " (" + std::string(toString(*run.failedPhase)) + ")";
@@ -79,7 +82,7 @@ std::vector<std::string> summaryRow(const RunResult& run) {
             timeCell(run, s.optimizerMs, has(Phase::Optimizer)),
             timeCell(run, s.totalMs, true),
             peak > 0 ? formatBytes(peak) : "-",
-            s.tokensPerS > 0 ? fixed(s.tokensPerS, 0) : "-",
+            s.tokensPerS > 0 ? formatFixed(s.tokensPerS, 0) : "-",
             status};
 }
 

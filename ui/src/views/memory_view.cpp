@@ -61,9 +61,8 @@ void MemoryView::draw(ViewContext& ctx) {
         if (!runs.empty()) {
             // The measured peak comes from the allocator inside each phase; samples are
             // taken at phase boundaries and can miss it, so it is drawn as its own line.
-            const engine::PeakBytes& p = runs.front()->liveSummary().peakBytes;
             const double peakMiB =
-                static_cast<double>(std::max({p.forward, p.backward, p.optimizer})) /
+                static_cast<double>(runs.front()->liveSummary().peakBytes.max()) /
                 (1024.0 * 1024.0);
             if (peakMiB > 0.0) {
                 ImPlotSpec spec;

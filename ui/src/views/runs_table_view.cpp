@@ -19,7 +19,7 @@ void timeCell(const PhaseStats& s, bool runs) {
     if (!runs || s.n == 0) {
         ImGui::TextDisabled("-");
     } else {
-        ImGui::Text("%.2f ± %.2f", s.mean, s.std);
+        ImGui::TextUnformatted(formatMeanStd(s).c_str());
     }
 }
 
@@ -136,8 +136,7 @@ void RunsTableView::draw(ViewContext& ctx) {
             ImGui::TableNextColumn();
             timeCell(s.totalMs, true);
             ImGui::TableNextColumn();
-            const int64_t peak =
-                std::max({s.peakBytes.forward, s.peakBytes.backward, s.peakBytes.optimizer});
+            const int64_t peak = s.peakBytes.max();
             ImGui::TextUnformatted(peak > 0 ? formatBytes(peak).c_str() : "-");
             ImGui::TableNextColumn();
             if (s.tokensPerS > 0) {

@@ -5,6 +5,7 @@
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/stats.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@ struct PeakBytes {
     int64_t forward = 0;
     int64_t backward = 0;
     int64_t optimizer = 0;
+    int64_t max() const { return std::max({forward, backward, optimizer}); }
 };
 
 struct StepRecord {

@@ -35,6 +35,11 @@ void writeMarkdownRows(std::ostream& out, const Rows& rows, size_t textColumns);
 // An RFC 4180 field: quoted when it holds a comma, quote or line break.
 std::string csvQuote(const std::string& field);
 
+// "22.11" for (22.1111, 2).
+std::string formatFixed(double value, int digits);
+// "22.11 ± 0.09": mean ± sample std, two decimals, as in the seeds' tables.
+std::string formatMeanStd(const PhaseStats& stats);
+
 // "12.3 MiB", "1.50 GiB".
 std::string formatBytes(int64_t bytes);
 
