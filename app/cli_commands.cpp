@@ -9,17 +9,15 @@
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
+#include "lmprof/engine/sweep.h"
 
 #include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <unistd.h>
 
 namespace lmprof::app {
 
@@ -61,11 +59,27 @@ void printConfigErrors(const std::vector<ConfigError>& errors) {
     }
 }
 
+// Validates the config and checks it can run here; prints every problem otherwise.
+bool acceptConfig(const RunConfig& c) {
+    std::vector<ConfigError> errors = validate(c);
+    if (errors.empty()) {
+        if (auto refusal = checkRunnable(c)) {
+            errors.push_back(*refusal);
+        }
+    }
+    if (!errors.empty()) {
+        printConfigErrors(errors);
+    }
+    return errors.empty();
+}
+
 std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
                                      const std::string& precision, const std::string& mode,
-                                     const CommonOptions& o) {
+                                     const CommonOptions& o,
+                                     std::optional<SnapshotRequest> snapshot = std::nullopt) {
     std::vector<ConfigError> errors;
     RunConfig c;
+    c.memorySnapshot = std::move(snapshot);
     const bool dimsGiven = o.dModel || o.dFf || o.layers || o.heads;
     if (model == "custom") {
         c.model.preset = "custom";
@@ -99,6 +113,8 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
     c.device = o.device;
     c.seed = o.seed;
     c.threads = o.threads;
+    c.sampleHz = o.sampleHz;
+    c.telemetryHz = o.telemetryHz;
     if (auto p = parsePrecision(precision)) {
         c.precision = *p;
     } else {
@@ -121,19 +137,11 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
                                                      "' is not forward, backward or optimizer"});
         }
     }
-    if (errors.empty()) {
-        errors = validate(c);
-    }
-    if (errors.empty()) {
-        if (auto refusal = checkRunnable(c)) {
-            errors.push_back(*refusal);
-        }
-    }
     if (!errors.empty()) {
         printConfigErrors(errors);
         return std::nullopt;
     }
-    return c;
+    return acceptConfig(c) ? std::optional<RunConfig>(c) : std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -143,20 +151,6 @@ void printStep(const std::string& label, const StepRecord& s, const RunConfig& c
     std::fprintf(stderr, "  %s step %d/%d%s  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
                  label.c_str(), s.index + 1, c.warmupSteps + c.measureSteps,
                  s.warmup ? " (warmup)" : "", s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
-}
-
-void appendLine(const std::string& path, const std::string& line) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        throw std::runtime_error("cannot open autosave file " + path + ": " + std::strerror(errno));
-    }
-    const std::string data = line + "\n";
-    const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
-                    ::fsync(fd) == 0;
-    ::close(fd);
-    if (!ok) {
-        throw std::runtime_error("cannot append to autosave file " + path);
-    }
 }
 
 // Runs configs in order on one session; `skip` may turn a config into a skipped result
@@ -260,77 +254,117 @@ auto noSkip = [](const RunConfig&) { return std::optional<RunResult>(); };
 // run
 
 std::optional<RunConfig> buildRunConfig(const RunOptions& o) {
-    return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common);
+    if (o.snapshotPath.empty()) {
+        return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common);
+    }
+    SnapshotRequest snap;
+    snap.path = o.snapshotPath;
+    snap.firstStep = o.snapshotStep >= 0 ? o.snapshotStep : std::max(0, o.common.warmup - 1);
+    snap.stepCount = o.snapshotSteps;
+    snap.maxEntries = o.snapshotMaxEntries;
+    return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common, snap);
 }
 
 int runCommand(const RunOptions& o) {
     if (!checkFormat(o.common.format)) {
         return kExitUsage;
     }
-    auto config = buildConfig(o.model, o.ctx, o.precision, o.mode, o.common);
+    auto config = buildRunConfig(o);
     if (!config) {
         return kExitUsage;
     }
     auto runs = runAll({*config}, o.common.quiet, noSkip, [](const RunResult&) {});
-    return report(runs, o.common);
+    const int code = report(runs, o.common);
+    for (const auto& r : runs) {
+        if (const auto& snap = r.memorySnapshot) {
+            if (snap->error) {
+                std::cerr << "lmprof-cli: --memory-snapshot: " << *snap->error << "\n";
+                return code == kExitOk ? kExitFailure : code;
+            }
+            std::fprintf(stderr, "memory snapshot of step(s) %d..%d: %lld events%s, written to %s\n",
+                         snap->firstStep, snap->firstStep + snap->stepCount - 1,
+                         static_cast<long long>(snap->entries),
+                         snap->truncated ? " (limit reached, later ones dropped)" : "",
+                         snap->path.c_str());
+        }
+    }
+    return code;
 }
 
 // ---------------------------------------------------------------------------------------
 // sweep
 
+namespace {
+
+// The lists as a SweepSpec. Each model is built once with the first of the other lists
+// (which checks the model flags); the other list entries are parsed one by one.
+std::optional<SweepSpec> buildSweep(const SweepOptions& o) {
+    for (auto [empty, flag] : {std::pair{o.models.empty(), "--models"},
+                               {o.ctx.empty(), "--ctx"},
+                               {o.precisions.empty(), "--precision"},
+                               {o.modes.empty(), "--mode"},
+                               {o.warmups.empty(), "--warmup"}}) {
+        if (empty) {
+            std::cerr << "lmprof-cli: " << flag << ": the list is empty\n";
+            return std::nullopt;
+        }
+    }
+    CommonOptions common = o.common;
+    common.warmup = o.warmups.front();
+    SweepSpec spec;
+    for (const auto& model : o.models) {
+        auto c = buildConfig(model, o.ctx.front(), o.precisions.front(), o.modes.front(), common);
+        if (!c) {
+            return std::nullopt;
+        }
+        spec.base = *c;
+        spec.models.push_back(c->model);
+    }
+    for (const auto& p : o.precisions) {
+        if (auto precision = parsePrecision(p)) {
+            spec.precisions.push_back(*precision);
+        } else {
+            printConfigErrors({{"precision", "'" + p + "' is not one of fp32, bf16, fp16, bf16-pure"}});
+            return std::nullopt;
+        }
+    }
+    for (const auto& m : o.modes) {
+        if (auto mode = parseMode(m)) {
+            spec.modes.push_back(*mode);
+        } else {
+            printConfigErrors({{"mode", "'" + m + "' is not one of forward, forward-backward, train"}});
+            return std::nullopt;
+        }
+    }
+    spec.contexts = o.ctx;
+    spec.warmups = o.warmups;
+    return spec;
+}
+
+} // namespace
+
 int sweepCommand(const SweepOptions& o) {
     if (!checkFormat(o.common.format)) {
         return kExitUsage;
     }
-    std::vector<RunConfig> configs;
-    for (const auto& model : o.models) {
-        for (int64_t ctx : o.ctx) {
-            for (const auto& precision : o.precisions) {
-                for (const auto& mode : o.modes) {
-                    auto c = buildConfig(model, ctx, precision, mode, o.common);
-                    if (!c) {
-                        return kExitUsage;
-                    }
-                    configs.push_back(*c);
-                }
-            }
+    const auto spec = buildSweep(o);
+    if (!spec) {
+        return kExitUsage;
+    }
+    const std::vector<RunConfig> configs = expandSweep(*spec); // cheapest first
+    for (const auto& c : configs) {
+        if (!acceptConfig(c)) {
+            return kExitUsage;
         }
     }
-    // Cheaper runs first: results arrive early and an OOM is met by the smallest config
-    // that hits it.
-    std::stable_sort(configs.begin(), configs.end(), [](const RunConfig& a, const RunConfig& b) {
-        return stepFlops(a) < stepFlops(b);
-    });
-
-    // After an OOM, configurations of the same precision and mode that are at least as
-    // large in both parameters and context would run out of memory too.
-    std::vector<RunResult> ooms;
-    auto skip = [&](const RunConfig& c) -> std::optional<RunResult> {
-        if (o.keepAfterOom) {
-            return std::nullopt;
-        }
-        for (const auto& oom : ooms) {
-            const auto& f = oom.config;
-            if (f.precision == c.precision && f.mode == c.mode && f.batchSize <= c.batchSize &&
-                parameterCount(f.model) <= parameterCount(c.model) &&
-                f.contextLength <= c.contextLength) {
-                RunResult r;
-                r.id = runLabel(c) + "-skipped";
-                r.config = c;
-                r.parameterCount = parameterCount(c.model);
-                r.status = RunStatus::Skipped;
-                r.error = "skipped after out-of-memory in " + oom.id;
-                return r;
-            }
-        }
-        return std::nullopt;
+    OomSkipper skipper;
+    auto skip = [&](const RunConfig& c) {
+        return o.keepAfterOom ? std::nullopt : skipper.skip(c);
     };
     auto finished = [&](const RunResult& r) {
-        if (r.status == RunStatus::Oom) {
-            ooms.push_back(r);
-        }
+        skipper.record(r);
         if (!o.autosavePath.empty() && r.status != RunStatus::Skipped) {
-            appendLine(o.autosavePath, runToJsonLine(r));
+            appendRunJsonl(o.autosavePath, r);
         }
     };
     try {

@@ -17,7 +17,8 @@ inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitOom = 3;
 
-// Options shared by run and sweep; dimension flags only apply to --model custom.
+// Options shared by run and sweep; dimension flags only apply to --model custom. `warmup`
+// is run's --warmup (sweep takes a list, SweepOptions::warmups).
 struct CommonOptions {
     int64_t dModel = 0, dFf = 0, layers = 0, heads = 0; // 0: not given
     int64_t vocab = 10000;
@@ -30,10 +31,16 @@ struct CommonOptions {
     std::string jsonPath;
     std::string format = "table";
     bool quiet = false;
+    double sampleHz = 100.0;   // memory sampler rate; 0: phase boundaries only
+    double telemetryHz = 10.0; // CPU use / NVML telemetry rate; 0: off
 };
 
 struct RunOptions {
     CommonOptions common;
+    std::string snapshotPath;     // --memory-snapshot FILE; empty: none
+    int snapshotStep = -1;        // -1: the last warmup step (or step 0 without warmup)
+    int snapshotSteps = 1;
+    int64_t snapshotMaxEntries = 100000;
     std::string model = "tiny";
     int64_t ctx = 128;
     std::string precision = "fp32";
@@ -46,6 +53,7 @@ struct SweepOptions {
     std::vector<int64_t> ctx = {128};
     std::vector<std::string> precisions = {"fp32"};
     std::vector<std::string> modes = {"train"};
+    std::vector<int> warmups = {5}; // --warmup takes a list here: the warmup study
     std::string autosavePath;
     bool keepAfterOom = false; // run larger configurations even after an OOM
 };

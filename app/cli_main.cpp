@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
     sweepCmd->add_option("--precision", sweep.precisions, "comma-separated precisions")
         ->delimiter(',');
     sweepCmd->add_option("--mode", sweep.modes, "comma-separated modes")->delimiter(',');
+    sweepCmd->add_option("--warmup", sweep.warmups, "comma-separated warmup step counts")
+        ->delimiter(',')
+        ->capture_default_str();
     sweepCmd->add_option("--autosave", sweep.autosavePath,
                          "append each finished run to FILE.jsonl (fsynced)");
     sweepCmd->add_flag("--keep-after-oom", sweep.keepAfterOom,

@@ -11,8 +11,6 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
     cmd.add_option("--heads", o.heads, "custom model: attention heads");
     cmd.add_option("--vocab", o.vocab, "vocabulary size")->capture_default_str();
     cmd.add_option("--batch", o.batch, "batch size")->capture_default_str();
-    cmd.add_option("--warmup", o.warmup, "warmup steps (recorded, not summarised)")
-        ->capture_default_str();
     cmd.add_option("--steps", o.steps, "measured steps")->capture_default_str();
     cmd.add_option("--device", o.device, "auto|cpu|cuda[:i]")->capture_default_str();
     cmd.add_option("--seed", o.seed, "seed for weights and tokens")->capture_default_str();
@@ -21,6 +19,12 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
     cmd.add_option("--json", o.jsonPath, "write the result set to FILE (atomically)");
     cmd.add_option("--format", o.format, "table|markdown|csv")->capture_default_str();
     cmd.add_flag("--quiet,-q", o.quiet, "no per-step progress on stderr");
+    cmd.add_option("--sample-hz", o.sampleHz,
+                   "memory sampler rate in Hz, 0: phase boundaries only")
+        ->capture_default_str();
+    cmd.add_option("--telemetry-hz", o.telemetryHz,
+                   "GPU (NVML) / CPU telemetry rate in Hz, at most 10; 0: off")
+        ->capture_default_str();
 }
 
 void addRunOptions(CLI::App& cmd, RunOptions& o) {
@@ -29,6 +33,18 @@ void addRunOptions(CLI::App& cmd, RunOptions& o) {
     cmd.add_option("--ctx", o.ctx, "context length")->capture_default_str();
     cmd.add_option("--precision", o.precision, "fp32|bf16|fp16|bf16-pure")->capture_default_str();
     cmd.add_option("--mode", o.mode, "forward|forward-backward|train")->capture_default_str();
+    cmd.add_option("--warmup", o.common.warmup, "warmup steps (recorded, not summarised)")
+        ->capture_default_str();
+    cmd.add_option("--memory-snapshot", o.snapshotPath,
+                   "record allocations of chosen steps to FILE (CUDA: memory_viz pickle; CPU: "
+                   "JSON allocation trace)");
+    cmd.add_option("--snapshot-step", o.snapshotStep,
+                   "first step to record (default: the last warmup step)");
+    cmd.add_option("--snapshot-steps", o.snapshotSteps, "number of steps to record")
+        ->capture_default_str();
+    cmd.add_option("--snapshot-max-entries", o.snapshotMaxEntries,
+                   "most allocation events kept in the snapshot")
+        ->capture_default_str();
     addCommonOptions(cmd, o.common);
 }
 

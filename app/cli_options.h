@@ -7,8 +7,9 @@
 
 namespace lmprof::app {
 
+// Every common option but --warmup, which run takes as one count and sweep as a list.
 void addCommonOptions(CLI::App& cmd, CommonOptions& o);
-// --model, --ctx, --precision, --mode and the common options.
+// --model, --ctx, --precision, --mode, --warmup and the common options.
 void addRunOptions(CLI::App& cmd, RunOptions& o);
 
 } // namespace lmprof::app

@@ -51,11 +51,16 @@ int main(int argc, char** argv) {
     app::RunOptions run;
     app::addRunOptions(cli, run);
     bool autorun = false, exitWhenDone = false;
-    std::string screenshot, frameStats;
+    std::string screenshot, frameStats, saveOnExit;
+    bool restoreLast = false, discardLast = false;
     cli.add_flag("--autorun", autorun, "start the configured run at launch");
     cli.add_option("--screenshot", screenshot, "write a PNG once the run has finished and drawn");
     cli.add_flag("--exit-when-done", exitWhenDone, "exit after the autorun run (and screenshot)");
     cli.add_option("--frame-stats", frameStats, "write per-frame work times as JSON at exit");
+    auto* restore = cli.add_flag("--restore-last", restoreLast, "restore the last session's runs");
+    cli.add_flag("--discard-last", discardLast, "do not offer the last session's runs")
+        ->excludes(restore);
+    cli.add_option("--save-on-exit", saveOnExit, "save the finished runs to FILE at exit");
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -86,7 +91,10 @@ int main(int argc, char** argv) {
     ImPlot::CreateContext();
     int exitCode = app::kExitOk;
     {
-        ui::App lmprofApp({*config, autorun, configDir()});
+        const auto answer = restoreLast   ? ui::RestoreChoice::Restore
+                            : discardLast ? ui::RestoreChoice::Discard
+                                          : ui::RestoreChoice::Ask;
+        ui::App lmprofApp({*config, autorun, configDir(), answer, saveOnExit});
         float scaleX = 1.0f, scaleY = 1.0f;
         glfwGetWindowContentScale(window, &scaleX, &scaleY);
         lmprofApp.setupStyle(scaleX);
@@ -112,6 +120,7 @@ int main(int argc, char** argv) {
             glClearColor(shade, shade, shade, 1.0f);
             glClear(GL_COLOR_BUFFER_BIT);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+            lmprofApp.afterRender(width, height); // plots asked for as PNG
 
             if (lmprofApp.takeScreenshotRequest()) {
                 const std::string name =

@@ -184,6 +184,31 @@ std::vector<ConfigError> validate(const RunConfig& c) {
     if (!validDevice(c.device)) {
         errors.push_back({"device", "'" + c.device + "' is not one of auto, cpu, cuda, cuda:N"});
     }
+    if (!(c.sampleHz >= 0.0 && c.sampleHz <= 1000.0)) {
+        errors.push_back({"sample_hz", "must be between 0 (phase boundaries only) and 1000"});
+    }
+    if (!(c.telemetryHz >= 0.0 && c.telemetryHz <= 10.0)) {
+        errors.push_back({"telemetry_hz", "must be between 0 (off) and 10"});
+    }
+    if (const auto& snap = c.memorySnapshot) {
+        if (snap->path.empty()) {
+            errors.push_back({"memory_snapshot.path", "must name the file to write"});
+        }
+        const int total = c.warmupSteps + c.measureSteps;
+        if (snap->firstStep < 0 || snap->firstStep >= total) {
+            errors.push_back({"memory_snapshot.first_step",
+                              "step " + std::to_string(snap->firstStep) +
+                                  " is outside the run's steps 0.." + std::to_string(total - 1)});
+        }
+        if (snap->stepCount < 1 || snap->firstStep + snap->stepCount > total) {
+            errors.push_back({"memory_snapshot.step_count",
+                              "must be at least 1 and end within the run's " +
+                                  std::to_string(total) + " steps"});
+        }
+        if (snap->maxEntries < 1 || snap->maxEntries > 100'000'000) {
+            errors.push_back({"memory_snapshot.max_entries", "must be between 1 and 100000000"});
+        }
+    }
     if (c.faultOomPhase) {
         auto phases = phasesOf(c.mode);
         if (std::find(phases.begin(), phases.end(), *c.faultOomPhase) == phases.end()) {

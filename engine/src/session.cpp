@@ -26,6 +26,9 @@ public:
     void onMemorySample(const MemorySample& sample) override {
         m_publish(MemorySampled{m_runIndex, sample});
     }
+    void onTelemetrySample(const TelemetrySample& sample) override {
+        m_publish(TelemetrySampled{m_runIndex, sample});
+    }
 
 private:
     int m_runIndex;

@@ -182,8 +182,8 @@ RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& ste
             std::max(summary.peakBytes.optimizer, s.phasePeakBytes.optimizer);
     }
     for (const auto& s : steps) {
-        if (s.warmup) {
-            continue;
+        if (s.warmup || s.memorySnapshot) {
+            continue; // recording allocator history perturbs a step's timing
         }
         fwd.push_back(s.forwardMs);
         bwd.push_back(s.backwardMs);

@@ -150,6 +150,27 @@ TEST(Cli, SweepRunsCheapestFirstSkipsAfterOomAndAutosaves) {
         << oom.output;
 }
 
+TEST(Cli, SweepTakesAListOfWarmupCounts) {
+    const auto json = tempDir() / "warmups.json";
+    const Result r = cli("sweep --models tiny --ctx 16 --mode forward --warmup 2,0 --batch 1 "
+                         "--steps 2 --device cpu -q --format csv --json " +
+                         json.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    std::ifstream in(json);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Two runs, fewer warmup steps first (the cheaper run), each with its own count.
+    const auto zero = text.find("\"warmup_steps\": 0");
+    const auto two = text.find("\"warmup_steps\": 2");
+    ASSERT_NE(zero, std::string::npos) << text;
+    ASSERT_NE(two, std::string::npos) << text;
+    EXPECT_LT(zero, two);
+    EXPECT_EQ(cli("sweep --models tiny --warmup 1,x --device cpu").code, 2);
+    const Result negative = cli("sweep --models tiny --ctx 16 --warmup 0,-1 --device cpu -q");
+    EXPECT_EQ(negative.code, 2) << negative.output;
+    EXPECT_NE(negative.output.find("--warmup (warmup_steps)"), std::string::npos)
+        << negative.output;
+}
+
 namespace {
 int countLines(const std::filesystem::path& file) {
     std::ifstream in(file);

@@ -44,7 +44,7 @@ ResultSet sampleSet() {
         s.lossScale = 65536.0;
         s.skippedUpdate = i == 2;
         r.steps.push_back(s);
-        r.memoryTimeline.push_back({1.5 * i, 100 + i, 200, 300, Phase::Backward, i});
+        r.memoryTimeline.push_back({1.5 * i, 100 + i, 200, 300, 0, 0, Phase::Backward, i, false});
     }
     r.summary = summarize(r.config, r.steps, 989.4e12);
     RunResult oom = r;

@@ -44,8 +44,8 @@ std::vector<SessionEvent> syntheticRun(int index, const std::vector<double>& tot
         s.totalMs = totals[i];
         events.emplace_back(engine::StepFinished{index, s});
         events.emplace_back(engine::MemorySampled{
-            index, engine::MemorySample{10.0 * i, 1 << 20, 2 << 20, 3 << 20, engine::Phase::Forward,
-                                        static_cast<int>(i)}});
+            index, engine::MemorySample{10.0 * i, 1 << 20, 2 << 20, 3 << 20, 0, 0,
+                                        engine::Phase::Forward, static_cast<int>(i), false}});
     }
     return events;
 }

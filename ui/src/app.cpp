@@ -7,10 +7,12 @@
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
+#include "autosave.h"
 #include "settings.h"
 #include "theme.h"
 #include "views/views.h"
 
+#include <ctime>
 #include <filesystem>
 #include <imgui.h>
 #include <imgui_internal.h>
@@ -33,7 +35,8 @@ struct App::Impl {
         : options(std::move(o)), form(options.initialConfig),
           settingsFile(options.configDir / "settings.json"),
           iniFile((options.configDir / "imgui.ini").string()),
-          settings(Settings::load(settingsFile)), hadLayout(std::filesystem::exists(iniFile)) {}
+          settings(Settings::load(settingsFile)), hadLayout(std::filesystem::exists(iniFile)),
+          autosave(options.configDir) {}
 
     AppOptions options;
     Session session;
@@ -47,7 +50,17 @@ struct App::Impl {
     std::string status;
     bool statusIsError = false;
 
+    Autosave autosave;
+    std::optional<Autosave::Previous> restoreOffer; // shown as a modal until answered
+    std::vector<PngRequest> pngRequests;
+
     ConfigView configView;
+    SweepView sweepView;
+    SummaryTableView summaryTableView;
+    HeatmapView heatmapView;
+    PrecisionView precisionView;
+    WarmupView warmupView;
+    CompareView compareView;
     StepTimesView stepTimesView;
     HistogramView histogramView;
     MemoryView memoryView;
@@ -71,15 +84,25 @@ struct App::Impl {
     std::vector<FrameSample> frames;
 
     ViewContext context() {
-        return ViewContext{session, store, form, settings, status, statusIsError};
+        return ViewContext{session, store, form, settings, status, statusIsError, &pngRequests};
     }
     void buildDefaultLayout(ImGuiID dockspace);
+    void restore(const Autosave::Previous& previous);
+    void drawRestoreOffer();
+    void autosaveFinished(const std::vector<SessionEvent>& events);
     void drawMenu();
     void trackAutorun();
 };
 
 App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {
     Impl& s = *m_impl;
+    if (auto previous = s.autosave.takePrevious()) {
+        if (s.options.restore == RestoreChoice::Restore) {
+            s.restore(*previous);
+        } else if (s.options.restore == RestoreChoice::Ask) {
+            s.restoreOffer = std::move(previous);
+        }
+    }
     if (s.options.autorun) {
         if (auto refusal = checkRunnable(s.form.config())) {
             s.autorunAnswered = true;
@@ -93,6 +116,16 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
 
 App::~App() {
     m_impl->settings.save(m_impl->settingsFile);
+    if (!m_impl->options.saveOnExit.empty()) {
+        ResultSet set = m_impl->store.toResultSet(probeEnvironment(m_impl->form.config().device));
+        set.created = utcNow();
+        set.tool = toolInfo();
+        try {
+            saveResultSetAtomic(set, m_impl->options.saveOnExit);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "lmprof: --save-on-exit: %s\n", e.what());
+        }
+    }
     // io.IniFilename points into this object: save the layout now and let ImGui forget it.
     if (ImGui::GetCurrentContext() && ImGui::GetIO().IniFilename) {
         ImGui::SaveIniSettingsToDisk(m_impl->iniFile.c_str());
@@ -129,6 +162,18 @@ void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
     ImGui::DockBuilderDockWindow("Distribution", tr);
     ImGui::DockBuilderDockWindow("Throughput", br);
     ImGui::DockBuilderDockWindow("Runs", bottom);
+    // The sweep and summary windows share those places as tabs.
+    ImGui::DockBuilderDockWindow("Sweep", leftTop);
+    ImGui::DockBuilderDockWindow("Heatmap", tr);
+    ImGui::DockBuilderDockWindow("Warmup study", br);
+    ImGui::DockBuilderDockWindow("Summary", bottom);
+    ImGui::DockBuilderDockWindow("Precision", bottom);
+    ImGui::DockBuilderDockWindow("Compare", bottom);
+    // A window that appears in a node becomes its selected tab; keep the run views in front.
+    for (auto [node, window] : {std::pair{leftTop, "Configure"}, {tr, "Distribution"},
+                                {br, "Throughput"}, {bottom, "Runs"}}) {
+        ImGui::DockBuilderGetNode(node)->SelectedTabId = ImHashStr(window);
+    }
     ImGui::DockBuilderFinish(dockspace);
 }
 
@@ -158,6 +203,16 @@ void App::Impl::drawMenu() {
             settings.darkTheme = false;
             applyTheme(false, ImGui::GetStyle().FontScaleDpi);
         }
+        ImGui::Separator();
+        // Brings a window (or its tab) to the front.
+        for (const char* window : {"Configure", "Sweep", "Files", "Step times", "Memory",
+                                   "Distribution", "Throughput", "Heatmap", "Warmup study", "Runs",
+                                   "Summary", "Precision", "Compare"}) {
+            if (ImGui::MenuItem(window)) {
+                ImGui::SetWindowFocus(window);
+            }
+        }
+        ImGui::Separator();
         if (ImGui::MenuItem("Reset layout")) {
             layoutBuilt = false;
             hadLayout = false;
@@ -187,9 +242,73 @@ void App::Impl::trackAutorun() {
     }
 }
 
+void App::Impl::restore(const Autosave::Previous& previous) {
+    store.addLoaded(previous.runs);
+    // Into this session's autosave too, so they survive another crash or restart.
+    for (const auto& run : previous.runs) {
+        if (const std::string err = autosave.append(run); !err.empty()) {
+            status = err;
+            statusIsError = true;
+            return;
+        }
+    }
+    status = "restored " + std::to_string(previous.runs.size()) + " run(s) of the last session" +
+             (previous.warnings.empty() ? std::string()
+                                        : " (" + previous.warnings.front() + ")");
+    statusIsError = false;
+}
+
+void App::Impl::drawRestoreOffer() {
+    if (!restoreOffer) {
+        return;
+    }
+    ImGui::OpenPopup("Restore last session?");
+    const ImVec2 centre = ImGui::GetMainViewport()->GetCenter();
+    ImGui::SetNextWindowPos(centre, ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+    if (!ImGui::BeginPopupModal("Restore last session?", nullptr,
+                                ImGuiWindowFlags_AlwaysAutoResize)) {
+        return;
+    }
+    ImGui::Text("The last session autosaved %zu run(s)%s.", restoreOffer->runs.size(),
+                restoreOffer->savedAt.empty() ? "" : (" at " + restoreOffer->savedAt).c_str());
+    for (const auto& w : restoreOffer->warnings) {
+        ImGui::TextDisabled("%s", w.c_str());
+    }
+    ImGui::TextDisabled("Discarded runs stay in %s until the next launch.",
+                        autosave.previousPath().string().c_str());
+    const std::string restoreLabel =
+        "Restore " + std::to_string(restoreOffer->runs.size()) + " run(s)";
+    if (ImGui::Button(restoreLabel.c_str())) {
+        restore(*restoreOffer);
+        restoreOffer.reset();
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Discard")) {
+        restoreOffer.reset();
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+}
+
+void App::Impl::autosaveFinished(const std::vector<SessionEvent>& events) {
+    for (const auto& e : events) {
+        const auto* fin = std::get_if<RunFinished>(&e);
+        if (!fin || fin->result.status == RunStatus::Skipped) {
+            continue;
+        }
+        if (const std::string err = autosave.append(fin->result); !err.empty()) {
+            status = "autosave: " + err;
+            statusIsError = true;
+        }
+    }
+}
+
 void App::frame() {
     Impl& s = *m_impl;
     auto events = s.session.drain();
+    s.autosaveFinished(events);
+    s.sweepView.observe(events); // before the store moves the events' contents
     s.store.apply(events);
     s.trackAutorun();
     if (s.autorunAnswered) {
@@ -206,12 +325,42 @@ void App::frame() {
     }
     ViewContext ctx = s.context();
     s.configView.draw(ctx);
+    s.sweepView.draw(ctx);
     s.filesView.draw(ctx);
     s.stepTimesView.draw(ctx);
     s.memoryView.draw(ctx);
     s.histogramView.draw(ctx);
     s.throughputView.draw(ctx);
     s.runsTableView.draw(ctx);
+    s.summaryTableView.draw(ctx);
+    s.heatmapView.draw(ctx);
+    s.precisionView.draw(ctx);
+    s.warmupView.draw(ctx);
+    s.compareView.draw(ctx);
+    s.drawRestoreOffer();
+}
+
+void App::afterRender(int fbWidth, int fbHeight) {
+    auto& requests = m_impl->pngRequests;
+    const ImGuiIO& io = ImGui::GetIO();
+    const float scaleX = io.DisplaySize.x > 0 ? fbWidth / io.DisplaySize.x : 1.0f;
+    const float scaleY = io.DisplaySize.y > 0 ? fbHeight / io.DisplaySize.y : 1.0f;
+    for (auto it = requests.begin(); it != requests.end();) {
+        if (--it->framesToWait > 0) {
+            ++it;
+            continue;
+        }
+        const int x = static_cast<int>(it->x * scaleX);
+        const int w = static_cast<int>(it->width * scaleX);
+        const int h = static_cast<int>(it->height * scaleY);
+        const int y = fbHeight - static_cast<int>(it->y * scaleY) - h; // OpenGL counts from below
+        const std::filesystem::path path =
+            std::filesystem::absolute("lmprof-" + it->fileStem + "-" +
+                                      std::to_string(std::time(nullptr)) + ".png");
+        const std::string err = writeFramebufferRegionPng(path, x, y, w, h);
+        setStatus(err.empty() ? "plot saved to " + path.string() : err, !err.empty());
+        it = requests.erase(it);
+    }
 }
 
 bool App::autorunSettled() const {

@@ -9,13 +9,18 @@
 namespace lmprof::ui {
 
 std::string writeFramebufferPng(const std::filesystem::path& path, int width, int height) {
+    return writeFramebufferRegionPng(path, 0, 0, width, height);
+}
+
+std::string writeFramebufferRegionPng(const std::filesystem::path& path, int x, int y, int width,
+                                      int height) {
     if (width <= 0 || height <= 0) {
         return "the framebuffer is empty";
     }
     std::vector<unsigned char> pixels(static_cast<size_t>(width) * height * 4);
     glPixelStorei(GL_PACK_ALIGNMENT, 1);
     glReadBuffer(GL_BACK);
-    glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+    glReadPixels(x, y, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
     if (glGetError() != GL_NO_ERROR) {
         return "glReadPixels failed";
     }

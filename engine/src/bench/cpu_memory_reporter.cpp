@@ -22,10 +22,18 @@ void CpuMemoryReporter::reportMemoryUsage(void* ptr, int64_t allocSize, size_t, 
         now -= it->second;
         m_live.erase(it);
     }
+    if (m_recorder) {
+        m_recorder->record(reinterpret_cast<uint64_t>(ptr), allocSize);
+    }
     m_current.store(now, std::memory_order_relaxed);
     if (now > m_peak.load(std::memory_order_relaxed)) {
         m_peak.store(now, std::memory_order_relaxed);
     }
+}
+
+void CpuMemoryReporter::setRecorder(AllocationRecorder* recorder) {
+    std::lock_guard lock(m_mutex);
+    m_recorder = recorder;
 }
 
 void CpuMemoryReporter::resetPeak() {

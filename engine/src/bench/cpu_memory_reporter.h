@@ -4,6 +4,8 @@
 // blocks from before the hook (or from another run) cannot skew the count.
 #pragma once
 
+#include "bench/alloc_recorder.h"
+
 #include <atomic>
 #include <c10/core/Allocator.h>
 #include <cstdint>
@@ -22,12 +24,15 @@ public:
     int64_t peak() const { return m_peak.load(std::memory_order_relaxed); }
     // Starts a new peak window at the current level (at each phase start).
     void resetPeak();
+    // Also passes every allocation and free to `recorder` while set (nullptr stops).
+    void setRecorder(AllocationRecorder* recorder);
 
 private:
     std::mutex m_mutex; // allocations may come from intra-op worker threads
     std::unordered_map<void*, int64_t> m_live;
     std::atomic<int64_t> m_current{0};
     std::atomic<int64_t> m_peak{0};
+    AllocationRecorder* m_recorder = nullptr; // guarded by m_mutex
 };
 
 } // namespace lmprof::engine::bench

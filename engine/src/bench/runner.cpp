@@ -7,6 +7,8 @@
 #include "lmprof/engine/runner.h"
 
 #include "bench/device_peaks.h"
+#include "bench/memory_sampler.h"
+#include "bench/snapshot.h"
 #include "bench/step_context.h"
 #include "nvtx/nvtx_ranges.h"
 #include "platform/cuda_backend.h"
@@ -126,26 +128,17 @@ struct StepEnv {
     DeviceTarget target;
     StepContext& ctx;
     MemoryMeter& meter;
-    RunObserver* observer;
     const std::atomic<bool>* cancel;
     Clock::time_point runStart;
-    std::vector<MemorySample>& timeline;
+    bench::RunPosition& position;
+    bench::MemorySampler& sampler;
     std::vector<std::unique_ptr<cuda::EventTimer>> eventTimers; // one per phase on CUDA
     bool faultFired = false;
 };
 
 void sample(StepEnv& env, Phase phase, int step) {
-    MemorySample s;
-    s.tMs = msBetween(env.runStart, Clock::now());
-    s.allocated = env.meter.allocated();
-    s.reserved = env.meter.reserved();
-    s.rss = platform::residentBytes();
-    s.phase = phase;
-    s.step = step;
-    env.timeline.push_back(s);
-    if (env.observer) {
-        env.observer->onMemorySample(s);
-    }
+    env.position.set(step, phase);
+    env.sampler.boundary();
 }
 
 bool cancelled(const StepEnv& env) {
@@ -206,7 +199,9 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
             cuda::synchronize(env.target.index);
         }
     }
-    rec.totalMs = msBetween(stepStart, Clock::now());
+    const auto stepEnd = Clock::now();
+    rec.totalMs = msBetween(stepStart, stepEnd);
+    rec.endMs = msBetween(env.runStart, stepEnd);
     for (size_t i = 0; i < phases.size(); ++i) {
         const double ms = env.target.cuda ? env.eventTimers[i]->elapsedMs() : hostMs[i];
         (phases[i] == Phase::Forward    ? rec.forwardMs
@@ -263,6 +258,12 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
     }
 
     auto cpuReporter = std::make_shared<bench::CpuMemoryReporter>();
+    MemoryMeter meter(target, cpuReporter);
+    bench::RunPosition position;
+    // Declared outside the try so that a failed run still keeps its timeline and writes
+    // its snapshot (the moments before an OOM are what a user wants to see).
+    std::optional<bench::MemorySampler> sampler;
+    std::optional<bench::SnapshotSession> snapshot;
     std::optional<Phase> currentPhase;
     {
         // Every CPU allocation of this thread is reported to cpuReporter while this lives.
@@ -271,13 +272,17 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             if (target.cuda) {
                 cuda::setDevice(target.index);
             }
-            MemoryMeter meter(target, cpuReporter);
             StepContext ctx(config, target);
             if (observer) {
                 observer->onRunStarted(result);
             }
-            StepEnv env{config,   target, ctx,          meter,
-                        observer, cancel, Clock::now(), result.memoryTimeline};
+            const auto runStart = Clock::now();
+            sampler.emplace(config, target, meter, position, runStart, observer);
+            if (config.memorySnapshot) {
+                snapshot.emplace(*config.memorySnapshot, runId, target, *cpuReporter, position,
+                                 runStart);
+            }
+            StepEnv env{config, target, ctx, meter, cancel, runStart, position, *sampler, {}};
             if (target.cuda) {
                 for (size_t i = 0; i < phasesOf(config.mode).size(); ++i) {
                     env.eventTimers.push_back(std::make_unique<cuda::EventTimer>());
@@ -289,12 +294,19 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                     result.status = RunStatus::Cancelled;
                     break;
                 }
+                if (snapshot) {
+                    snapshot->beforeStep(i);
+                }
                 StepRecord rec;
                 if (!runStep(env, i, currentPhase, rec)) {
                     result.status = RunStatus::Cancelled;
                     break;
                 }
                 currentPhase.reset();
+                if (snapshot) {
+                    rec.memorySnapshot = snapshot->covers(i);
+                    snapshot->afterStep(i);
+                }
                 result.steps.push_back(rec);
                 if (observer) {
                     observer->onStepFinished(rec);
@@ -315,6 +327,19 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             result.failedPhase = currentPhase;
             result.error = e.what();
         }
+        if (snapshot) {
+            result.memorySnapshot = snapshot->finish();
+            snapshot.reset();
+        }
+    }
+    if (sampler) {
+        sampler->stop();
+        result.memoryTimeline = sampler->takeTimeline();
+        result.telemetry = sampler->takeTelemetry();
+        if (!sampler->telemetryNote().empty()) {
+            result.telemetryNote = sampler->telemetryNote();
+        }
+        sampler.reset();
     }
     // The context (model, optimizer state, activations) is gone; hand cached blocks back.
     try {

@@ -9,6 +9,8 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
+#include <mutex>
+#include <torch/csrc/cuda/memory_snapshot.h>
 
 namespace lmprof::engine::cuda {
 
@@ -67,6 +69,71 @@ void synchronize(int index) {
 
 void setDevice(int index) {
     c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
+}
+
+DeviceMemory deviceMemory(int index) {
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(index));
+    size_t freeBytes = 0;
+    size_t totalBytes = 0;
+    if (cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) {
+        (void)cudaGetLastError(); // clear the sticky-free error state for the next call
+        return {};
+    }
+    return {static_cast<int64_t>(totalBytes - freeBytes), static_cast<int64_t>(totalBytes)};
+}
+
+std::string pciBusId(int index) {
+    char buf[64] = {};
+    if (cudaDeviceGetPCIBusId(buf, sizeof(buf), index) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return {};
+    }
+    return buf;
+}
+
+void startMemoryHistory(int64_t maxEntries) {
+    // "all" events with C++ stacks: memory_viz shows where each block was allocated.
+    // (Typed arguments: a string literal would convert to bool and pick the other overload.)
+    const std::optional<std::string> enabled = "all";
+    const std::optional<std::string> context = "all";
+    const std::string stacks = "all";
+    torch::cuda::_record_memory_history(enabled, context, stacks,
+                                        static_cast<size_t>(maxEntries), /*clearHistory=*/true);
+}
+
+std::string memorySnapshotPickled() {
+    return torch::cuda::_memory_snapshot_pickled();
+}
+
+void stopMemoryHistory() {
+    torch::cuda::_record_memory_history(std::optional<std::string>());
+}
+
+namespace {
+// Trackers cannot be detached from the allocator, so one is attached on first use and
+// forwards to whichever listener is current.
+std::mutex g_listenerMutex;
+AllocationListener g_listener;
+std::once_flag g_trackerAttached;
+} // namespace
+
+void setAllocationListener(AllocationListener listener) {
+    std::call_once(g_trackerAttached, [] {
+        c10::cuda::CUDACachingAllocator::attachAllocatorTraceTracker(
+            [](const c10::CachingDeviceAllocator::TraceEntry& e) {
+                using Action = c10::CachingDeviceAllocator::TraceEntry::Action;
+                if (e.action_ != Action::ALLOC && e.action_ != Action::FREE_COMPLETED) {
+                    return;
+                }
+                std::lock_guard lock(g_listenerMutex);
+                if (g_listener) {
+                    const auto bytes = static_cast<int64_t>(e.size_);
+                    g_listener(e.addr_, e.action_ == Action::ALLOC ? bytes : -bytes);
+                }
+            });
+    });
+    std::lock_guard lock(g_listenerMutex);
+    g_listener = std::move(listener);
 }
 
 struct EventTimer::Impl {

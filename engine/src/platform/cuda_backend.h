@@ -7,6 +7,7 @@
 #include "lmprof/engine/records.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,29 @@ void resetPeakStats(int index);
 void emptyCache();
 void synchronize(int index);
 void setDevice(int index);
+
+// Whole-device memory as the driver sees it (cudaMemGetInfo): every process and context.
+struct DeviceMemory {
+    int64_t used = 0;
+    int64_t total = 0;
+};
+// Safe to call from any thread; sets the device on the calling thread.
+DeviceMemory deviceMemory(int index);
+// PCI bus id ("0000:3B:00.0"), for matching the device in NVML; empty if unknown.
+std::string pciBusId(int index);
+
+// Allocator history for memory snapshots. startMemoryHistory() records up to maxEntries
+// events with C++ stack context; memorySnapshotPickled() returns the snapshot in the
+// pickle format pytorch.org/memory_viz reads; stopMemoryHistory() turns recording off.
+void startMemoryHistory(int64_t maxEntries);
+std::string memorySnapshotPickled();
+void stopMemoryHistory();
+
+// Receives every allocation (bytes > 0) and completed free (bytes < 0) of the CUDA caching
+// allocator while set; nullptr stops it. Called with the allocator's lock held: it must be
+// quick and must not allocate device memory.
+using AllocationListener = std::function<void(uint64_t address, int64_t bytes)>;
+void setAllocationListener(AllocationListener listener);
 
 // A pair of timing events recorded on the current stream of the current device.
 class EventTimer {

@@ -39,6 +39,21 @@ void setDevice(int) {
     unavailable();
 }
 
+DeviceMemory deviceMemory(int) {
+    unavailable();
+}
+std::string pciBusId(int) {
+    return {};
+}
+void startMemoryHistory(int64_t) {
+    unavailable();
+}
+std::string memorySnapshotPickled() {
+    unavailable();
+}
+void stopMemoryHistory() {}
+void setAllocationListener(AllocationListener) {}
+
 struct EventTimer::Impl {};
 EventTimer::EventTimer() {
     unavailable();

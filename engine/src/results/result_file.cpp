@@ -110,6 +110,22 @@ JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
     return parseRunsJsonl(readWholeFile(path));
 }
 
+void appendRunJsonl(const std::filesystem::path& path, const RunResult& run) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ioError("cannot open autosave file", path);
+    }
+    const std::string data = runToJsonLine(run) + "\n";
+    const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
+                    ::fsync(fd) == 0;
+    const int saved = errno;
+    ::close(fd);
+    if (!ok) {
+        errno = saved;
+        ioError("cannot append to autosave file", path);
+    }
+}
+
 ResultSet loadResultSet(const std::filesystem::path& path) {
     const std::string text = readWholeFile(path);
     try {

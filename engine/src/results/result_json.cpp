@@ -6,24 +6,16 @@
 
 #include "lmprof/engine/result_io.h"
 
-#include <nlohmann/json.hpp>
+#include "results/json_access.h"
 
 namespace lmprof::engine {
 
-// ordered_json keeps the schema's field order in files people read and diff.
-using json = nlohmann::ordered_json;
+using namespace json_io;
 
 namespace {
 
 // ---------------------------------------------------------------------------------------
 // Writing
-
-json nullable(const std::optional<std::string>& v) {
-    return v ? json(*v) : json(nullptr);
-}
-json nullable(const std::optional<double>& v) {
-    return v ? json(*v) : json(nullptr);
-}
 
 json statsJson(const PhaseStats& s) {
     return {{"n", s.n},     {"mean", s.mean},  {"std", s.std}, {"median", s.median},
@@ -53,7 +45,9 @@ json configJson(const RunConfig& c, const std::string& resolvedDevice) {
             {"device", resolvedDevice.empty() ? c.device : resolvedDevice},
             {"device_requested", c.device},
             {"seed", c.seed},
-            {"threads", c.threads}};
+            {"threads", c.threads},
+            {"sample_hz", c.sampleHz},
+            {"telemetry_hz", c.telemetryHz}};
 }
 
 json stepJson(const StepRecord& s) {
@@ -65,7 +59,11 @@ json stepJson(const StepRecord& s) {
               {"total_ms", s.totalMs},
               {"peak_allocated_bytes", s.peakAllocatedBytes},
               {"peak_reserved_bytes", s.peakReservedBytes},
-              {"peak_allocated_by_phase", peaksJson(s.phasePeakBytes)}};
+              {"peak_allocated_by_phase", peaksJson(s.phasePeakBytes)},
+              {"t_end_ms", s.endMs}};
+    if (s.memorySnapshot) {
+        j["memory_snapshot"] = true;
+    }
     if (s.lossScale) {
         j["loss_scale"] = *s.lossScale;
         j["skipped_update"] = s.skippedUpdate;
@@ -78,15 +76,6 @@ json runJson(const RunResult& r) {
     for (const auto& s : r.steps) {
         steps.push_back(stepJson(s));
     }
-    json timeline = json::array();
-    for (const auto& m : r.memoryTimeline) {
-        timeline.push_back({{"t_ms", m.tMs},
-                            {"allocated", m.allocated},
-                            {"reserved", m.reserved},
-                            {"rss", m.rss},
-                            {"phase", toString(m.phase)},
-                            {"step", m.step}});
-    }
     const auto& s = r.summary;
     json summary = {{"forward_ms", statsJson(s.forwardMs)},
                     {"backward_ms", statsJson(s.backwardMs)},
@@ -96,15 +85,16 @@ json runJson(const RunResult& r) {
                     {"tflops", s.tflops},
                     {"mfu", nullable(s.mfu)},
                     {"peak_bytes", peaksJson(s.peakBytes)}};
-    return {{"id", r.id},
-            {"config", configJson(r.config, r.resolvedDevice)},
-            {"parameter_count", r.parameterCount},
-            {"status", toString(r.status)},
-            {"error", nullable(r.error)},
-            {"failed_phase", r.failedPhase ? json(toString(*r.failedPhase)) : json(nullptr)},
-            {"steps", steps},
-            {"summary", summary},
-            {"memory_timeline", timeline}};
+    json run = {{"id", r.id},
+                {"config", configJson(r.config, r.resolvedDevice)},
+                {"parameter_count", r.parameterCount},
+                {"status", toString(r.status)},
+                {"error", nullable(r.error)},
+                {"failed_phase", r.failedPhase ? json(toString(*r.failedPhase)) : json(nullptr)},
+                {"steps", steps},
+                {"summary", summary}};
+    writeMemory(run, r);
+    return run;
 }
 
 json setJson(const ResultSet& set) {
@@ -127,88 +117,6 @@ json setJson(const ResultSet& set) {
         {"tool", {{"name", set.tool.name}, {"version", set.tool.version}, {"git", set.tool.git}}},
         {"environment", env},
         {"runs", runs}};
-}
-
-// ---------------------------------------------------------------------------------------
-// Reading helpers: each names the JSON path of the value it could not use.
-
-[[noreturn]] void fail(const std::string& path, const std::string& why) {
-    throw ResultFormatError(path + ": " + why);
-}
-
-const json* member(const json& obj, const std::string& path, const char* key, bool required) {
-    if (!obj.is_object()) {
-        fail(path, "expected an object");
-    }
-    const auto it = obj.find(key);
-    if (it == obj.end() || (it->is_null() && !required)) {
-        if (required) {
-            fail(path + "." + key, "missing");
-        }
-        return nullptr;
-    }
-    return &*it;
-}
-
-template <typename T>
-void read(const json& obj, const std::string& path, const char* key, T& out,
-          bool required = false) {
-    const json* v = member(obj, path, key, required);
-    if (!v) {
-        return;
-    }
-    const std::string where = path + "." + key;
-    if constexpr (std::is_same_v<T, bool>) {
-        if (!v->is_boolean())
-            fail(where, "expected true or false");
-    } else if constexpr (std::is_integral_v<T>) {
-        if (!v->is_number_integer())
-            fail(where, "expected an integer");
-    } else if constexpr (std::is_floating_point_v<T>) {
-        if (!v->is_number())
-            fail(where, "expected a number");
-    } else {
-        if (!v->is_string())
-            fail(where, "expected a string");
-    }
-    out = v->get<T>();
-}
-
-template <typename T>
-void readOptional(const json& obj, const std::string& path, const char* key,
-                  std::optional<T>& out) {
-    T value{};
-    if (member(obj, path, key, false)) {
-        read(obj, path, key, value);
-        out = value;
-    }
-}
-
-template <typename Enum, typename Parser>
-void readEnum(const json& obj, const std::string& path, const char* key, Enum& out, Parser parse,
-              bool required = false) {
-    std::string text;
-    if (!member(obj, path, key, required)) {
-        return;
-    }
-    read(obj, path, key, text);
-    const auto parsed = parse(text);
-    if (!parsed) {
-        fail(path + "." + key, "unknown value '" + text + "'");
-    }
-    out = *parsed;
-}
-
-const json& arrayMember(const json& obj, const std::string& path, const char* key) {
-    static const json kEmpty = json::array();
-    const json* v = member(obj, path, key, false);
-    if (!v) {
-        return kEmpty;
-    }
-    if (!v->is_array()) {
-        fail(path + "." + key, "expected an array");
-    }
-    return *v;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -260,6 +168,8 @@ RunConfig configFrom(const json& j, const std::string& path, std::string& resolv
     read(j, path, "device", resolvedDevice);
     c.device = resolvedDevice.empty() ? "auto" : resolvedDevice;
     read(j, path, "device_requested", c.device);
+    read(j, path, "sample_hz", c.sampleHz);
+    read(j, path, "telemetry_hz", c.telemetryHz);
     read(j, path, "seed", c.seed);
     read(j, path, "threads", c.threads);
     return c;
@@ -279,6 +189,8 @@ StepRecord stepFrom(const json& j, const std::string& path) {
         s.phasePeakBytes = peaksFrom(*p, path + ".peak_allocated_by_phase");
     }
     readOptional(j, path, "loss_scale", s.lossScale);
+    read(j, path, "t_end_ms", s.endMs);
+    read(j, path, "memory_snapshot", s.memorySnapshot);
     read(j, path, "skipped_update", s.skippedUpdate);
     return s;
 }
@@ -318,18 +230,7 @@ RunResult runFrom(const json& j, const std::string& path) {
             r.summary.peakBytes = peaksFrom(*p, sp + ".peak_bytes");
         }
     }
-    const json& timeline = arrayMember(j, path, "memory_timeline");
-    for (size_t i = 0; i < timeline.size(); ++i) {
-        const std::string tp = path + ".memory_timeline[" + std::to_string(i) + "]";
-        MemorySample m;
-        read(timeline[i], tp, "t_ms", m.tMs);
-        read(timeline[i], tp, "allocated", m.allocated);
-        read(timeline[i], tp, "reserved", m.reserved);
-        read(timeline[i], tp, "rss", m.rss);
-        readEnum(timeline[i], tp, "phase", m.phase, parsePhase);
-        read(timeline[i], tp, "step", m.step);
-        r.memoryTimeline.push_back(m);
-    }
+    readMemory(j, path, r);
     return r;
 }
 

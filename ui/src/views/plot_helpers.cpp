@@ -1,9 +1,11 @@
-// Helpers the plot views share: decimated lines and background bands.
+// Helpers the plot views share: decimated lines, background bands, and the end of a plot
+// with a "Save PNG" item in its right-click menu.
 
 #include "views.h"
 
 #include <imgui.h>
 #include <implot.h>
+#include <implot_internal.h>
 
 namespace lmprof::ui::plot {
 
@@ -44,6 +46,28 @@ void band(double x0, double x1, unsigned int color) {
     const ImVec2 b = ImPlot::PlotToPixels(x1, limits.Y.Min);
     ImPlot::GetPlotDrawList()->AddRectFilled(a, b, color);
     ImPlot::PopPlotClipRect();
+}
+
+void endPlot(ViewContext& ctx, const char* fileStem) {
+    const ImPlotPlot* current = ImPlot::GetCurrentPlot();
+    const ImGuiID id = current->ID;
+    const ImRect rect = current->FrameRect;
+    ImPlot::EndPlot();
+    if (!ctx.pngRequests) {
+        return;
+    }
+    // ImPlot's own context menu is the popup "##PlotContext" under the plot's ID; opening
+    // the same popup again appends an item at its end.
+    ImGui::PushOverrideID(id);
+    if (ImGui::BeginPopup("##PlotContext")) {
+        ImGui::Separator();
+        if (ImGui::MenuItem("Save PNG")) {
+            ctx.pngRequests->push_back(
+                {rect.Min.x, rect.Min.y, rect.GetWidth(), rect.GetHeight(), fileStem});
+        }
+        ImGui::EndPopup();
+    }
+    ImGui::PopID();
 }
 
 } // namespace lmprof::ui::plot

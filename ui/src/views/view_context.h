@@ -12,6 +12,13 @@
 
 namespace lmprof::ui {
 
+// A plot to save as PNG once the frame has rendered: its rectangle in ImGui coordinates.
+struct PngRequest {
+    float x = 0, y = 0, width = 0, height = 0;
+    std::string fileStem; // e.g. "step-times"
+    int framesToWait = 2; // let the context menu that asked for it close first
+};
+
 struct ViewContext {
     engine::Session& session;
     RunStore& store;
@@ -19,6 +26,7 @@ struct ViewContext {
     Settings& settings;
     std::string& status;
     bool& statusIsError;
+    std::vector<PngRequest>* pngRequests = nullptr; // null: PNG export unavailable (tests)
 
     void report(const std::string& message, bool isError) {
         status = message;

@@ -2,7 +2,9 @@
 // own UI state (scratch buffers, edit fields) as members.
 #pragma once
 
+#include "lmprof/engine/compare.h"
 #include "lmprof/ui/decimate.h"
+#include "sweep_driver.h"
 #include "view_context.h"
 
 #include <string>
@@ -66,8 +68,93 @@ private:
     bool m_pathInitialised = false;
 };
 
+// Sweep builder: lists of models, contexts, precisions, modes and warmup counts, the run
+// count and cost, Run sweep / Cancel, progress with ETA. Owns the SweepDriver, which must
+// see every frame's events (observe) even while the window is hidden.
+class SweepView {
+public:
+    void observe(const std::vector<engine::SessionEvent>& events);
+    void draw(ViewContext& ctx);
+    bool running() const { return m_driver.running(); }
+
+private:
+    void initFrom(const engine::RunConfig& c);
+    std::vector<engine::RunConfig> buildConfigs(const engine::RunConfig& base,
+                                                std::string& error) const;
+    void start(ViewContext& ctx, std::vector<engine::RunConfig> configs);
+    void drawProgress();
+
+    SweepDriver m_driver;
+    bool m_initialised = false;
+    std::vector<char> m_models, m_precisions, m_modes; // ticked, index-aligned with options
+    bool m_customModel = false;
+    bool m_runAfterOom = false;
+    char m_contexts[256] = "";
+    char m_warmups[128] = "";
+};
+
+// The seeds' matrix table (model × context rows with phase times ± std, peak memory,
+// tokens/s), failed and skipped cells marked, filling live.
+class SummaryTableView {
+public:
+    void draw(ViewContext& ctx);
+};
+
+// One metric over model × context for a chosen precision and mode.
+class HeatmapView {
+public:
+    void draw(ViewContext& ctx);
+
+private:
+    int m_metric = 0;
+    int m_precision = 0;
+    int m_mode = 2; // train
+    std::vector<double> m_filled;          // the grid with gaps filled, for PlotHeatmap
+    std::vector<std::string> m_tickLabels; // storage behind the axis tick labels
+};
+
+// Speedup of bf16 / fp16 / bf16-pure over fp32 per cell, with interval and Welch verdict.
+class PrecisionView {
+public:
+    void draw(ViewContext& ctx);
+};
+
+// Warmup study: per configuration, step time by step index for each warmup count, and the
+// std of the measured steps against the warmup count.
+class WarmupView {
+public:
+    void draw(ViewContext& ctx);
+
+private:
+    int m_group = 0;
+    bool m_logScale = true;
+    std::vector<double> m_xs, m_ys;
+};
+
+// A/B comparison: the current runs (or a file A) against a file B, matched by
+// configuration, ratio with 95% interval and verdict, step-time histograms of a row.
+class CompareView {
+public:
+    void draw(ViewContext& ctx);
+
+private:
+    void load(ViewContext& ctx);
+
+    char m_pathA[1024] = "";
+    char m_pathB[1024] = "";
+    std::vector<engine::RunResult> m_fileA; // when a path A is given
+    std::vector<engine::RunResult> m_runsB;
+    std::string m_loadedA, m_loadedB;       // what was loaded, for the header line
+    bool m_haveB = false;
+    int m_selected = -1;
+    std::vector<double> m_valuesA, m_valuesB;
+};
+
 // Shared drawing helpers for the plot views.
 namespace plot {
+// Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
+// menu, which queues a capture of the plot's rectangle (saved after the frame renders).
+void endPlot(ViewContext& ctx, const char* fileStem);
 // Draws ys against xs, decimated to the plot's pixel width when long.
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
           Decimated& scratch);

@@ -34,6 +34,16 @@ struct ModelConfig {
     double ropeTheta = 10000.0;
 };
 
+// Record every allocation of steps [firstStep, firstStep + stepCount) and save it: on CUDA
+// the caching allocator's history as a pickle for pytorch.org/memory_viz, on CPU a JSON
+// allocation trace (lmprof.alloc-trace/1). At most maxEntries events are kept.
+struct SnapshotRequest {
+    std::string path;
+    int firstStep = 0;
+    int stepCount = 1;
+    int64_t maxEntries = 100000;
+};
+
 struct RunConfig {
     ModelConfig model;
     int64_t contextLength = 128;
@@ -45,6 +55,12 @@ struct RunConfig {
     std::string device = "auto"; // "auto", "cpu", "cuda" or "cuda:<index>"
     uint64_t seed = 0;
     int threads = 0; // intra-op CPU threads; 0 keeps LibTorch's default
+
+    // Memory sampler rate in Hz (samples are also taken at every phase boundary); 0 keeps
+    // only the boundary samples. Telemetry (NVML, CPU use) rate in Hz, at most 10; 0 = off.
+    double sampleHz = 100.0;
+    double telemetryHz = 10.0;
+    std::optional<SnapshotRequest> memorySnapshot;
 
     // Test-only fault switch: raise a real c10::OutOfMemoryError at the start of this
     // phase of the first step that runs it. Never set by the GUI; the CLI reads it from

@@ -32,15 +32,64 @@ struct StepRecord {
     PeakBytes phasePeakBytes;        // peak allocated bytes of each phase of this step
     std::optional<double> lossScale; // fp16 only: the dynamic loss scale used by this step
     bool skippedUpdate = false;      // fp16 only: gradients overflowed, the update was skipped
+    double endMs = 0.0;              // when the step ended, ms since the run started
+    // Allocator history was recorded during this step (memory snapshot): its timing is
+    // perturbed, so it is left out of the summary.
+    bool memorySnapshot = false;
 };
 
+// One reading of the memory sampler: periodic (default 100 Hz) or at a phase boundary.
 struct MemorySample {
     double tMs = 0.0; // since the run started
     int64_t allocated = 0;
     int64_t reserved = 0;
     int64_t rss = 0;
+    int64_t deviceUsed = 0;  // whole-device used bytes (cudaMemGetInfo); 0 on CPU
+    int64_t deviceTotal = 0; // whole-device capacity; 0 on CPU
     Phase phase = Phase::Forward;
     int step = 0;
+    bool boundary = false; // taken at the start or end of a phase
+};
+
+// Device and process telemetry (up to 10 Hz). GPU fields come from NVML and are empty
+// when NVML is not loaded (no driver, CPU runs).
+struct TelemetrySample {
+    double tMs = 0.0;
+    double cpuPercent = 0.0; // process CPU time over wall time, 100 = one core busy
+    int64_t rss = 0;
+    std::optional<double> gpuUtilPercent;
+    std::optional<double> memUtilPercent;
+    std::optional<double> powerW;
+    std::optional<double> smClockMHz;
+    std::optional<double> memClockMHz;
+    std::optional<double> temperatureC;
+    std::optional<uint64_t> throttleReasons; // NVML clocks-event reason bits
+};
+
+// NVML clocks-event (throttle) reason bits by name: "sw power cap", "hw thermal slowdown",
+// ... Idle and the application-clock setting are not slowdowns and are left out unless
+// includeBenign. Unknown bits are reported as "0x...".
+std::vector<std::string> throttleReasonNames(uint64_t bits, bool includeBenign = false);
+
+// One allocation seen while a memory snapshot was recording.
+struct AllocationRecord {
+    int64_t bytes = 0;
+    double tMs = 0.0;        // when it was allocated
+    double lifetimeMs = -1;  // until it was freed; -1 if still alive when recording stopped
+    Phase phase = Phase::Forward;
+    int step = 0;
+};
+
+// The memory snapshot of a run: where the file went and the largest allocations in it.
+struct MemorySnapshotInfo {
+    std::string path;
+    std::string format; // "cuda-pickle" (pytorch.org/memory_viz) or "lmprof.alloc-trace/1"
+    int firstStep = 0;
+    int stepCount = 0;
+    int64_t entries = 0;
+    bool truncated = false; // the entry limit was reached
+    std::optional<std::string> error; // the file could not be written
+    std::vector<AllocationRecord> largest; // largest first
 };
 
 struct RunSummary {
@@ -70,6 +119,9 @@ struct RunResult {
     std::vector<StepRecord> steps;
     RunSummary summary;
     std::vector<MemorySample> memoryTimeline;
+    std::vector<TelemetrySample> telemetry;
+    std::optional<std::string> telemetryNote; // why GPU telemetry is missing, if it is
+    std::optional<MemorySnapshotInfo> memorySnapshot;
 };
 
 struct DeviceInfo {

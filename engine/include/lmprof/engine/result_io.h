@@ -37,6 +37,11 @@ struct JsonlRuns {
 JsonlRuns parseRunsJsonl(std::string_view text);
 // Throws ResultFormatError only when the file cannot be opened.
 JsonlRuns loadRunsJsonl(const std::filesystem::path& path);
+// Appends runToJsonLine(run) and a newline to an autosave file (created if missing) and
+// fsyncs it before returning, so the run survives a crash right after. One write(2) per
+// line: a kill mid-write leaves at most a cut last line, which the readers skip.
+// Throws std::runtime_error naming the path on failure.
+void appendRunJsonl(const std::filesystem::path& path, const RunResult& run);
 
 // Throws ResultFormatError for unreadable files too (naming the path).
 ResultSet loadResultSet(const std::filesystem::path& path);

@@ -13,14 +13,17 @@
 
 namespace lmprof::engine {
 
-// Called on the running thread as the run progresses. Keep the callbacks short: they sit
-// between phases (never inside one) but still count as harness time.
+// Called as the run progresses: onRunStarted and onStepFinished on the running thread,
+// between phases; onMemorySample and onTelemetrySample from the sampler thread (boundary
+// samples from the running thread), one at a time but concurrently with the others. Keep
+// the callbacks short and thread-safe.
 class RunObserver {
 public:
     virtual ~RunObserver() = default;
     virtual void onRunStarted(const RunResult& header) { (void)header; }
     virtual void onStepFinished(const StepRecord& step) { (void)step; }
     virtual void onMemorySample(const MemorySample& sample) { (void)sample; }
+    virtual void onTelemetrySample(const TelemetrySample& sample) { (void)sample; }
 };
 
 // Refusals that need the runtime: a device that is not present, a precision the device

@@ -36,11 +36,16 @@ struct MemorySampled {
     int runIndex = 0;
     MemorySample sample;
 };
+struct TelemetrySampled {
+    int runIndex = 0;
+    TelemetrySample sample;
+};
 struct RunFinished {
     int runIndex = 0;
     RunResult result;
 };
-using SessionEvent = std::variant<RunStarted, StepFinished, MemorySampled, RunFinished>;
+using SessionEvent =
+    std::variant<RunStarted, StepFinished, MemorySampled, TelemetrySampled, RunFinished>;
 
 class Session {
 public:

@@ -11,10 +11,16 @@
 
 namespace lmprof::ui {
 
+// What to do with the runs the last session autosaved (see autosave.h): ask in a modal,
+// or answer without asking (scripted launches and tests).
+enum class RestoreChoice { Ask, Restore, Discard };
+
 struct AppOptions {
     engine::RunConfig initialConfig;
     bool autorun = false;
-    std::filesystem::path configDir; // imgui.ini and settings.json live here
+    std::filesystem::path configDir; // imgui.ini, settings.json and autosave.jsonl live here
+    RestoreChoice restore = RestoreChoice::Ask;
+    std::filesystem::path saveOnExit; // if set, the finished runs are saved there at exit
 };
 
 class App {
@@ -36,6 +42,9 @@ public:
     bool autorunSucceeded() const;
     // F12 or the menu asked for a screenshot since the last call.
     bool takeScreenshotRequest();
+    // Call after rendering the frame, before the buffer swap: saves the plots whose
+    // "Save PNG" was picked (a framebuffer of fbWidth x fbHeight pixels is current).
+    void afterRender(int fbWidth, int fbHeight);
     void setStatus(const std::string& message, bool isError);
 
     // Frame-time recording for the GUI benchmark: the main loop reports each frame's UI
@@ -54,5 +63,8 @@ private:
 // Reads the current OpenGL framebuffer (width x height, RGBA) and writes it as a PNG.
 // Returns an error message, or an empty string on success.
 std::string writeFramebufferPng(const std::filesystem::path& path, int width, int height);
+// The same for a rectangle of it; x, y are OpenGL's (origin at the bottom left).
+std::string writeFramebufferRegionPng(const std::filesystem::path& path, int x, int y, int width,
+                                      int height);
 
 } // namespace lmprof::ui

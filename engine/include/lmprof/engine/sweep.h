@@ -1,0 +1,66 @@
+// Sweeps: the cartesian product of models × context lengths × precisions × modes × warmup
+// counts, ordered cheaper first, and the rule that skips configurations an out-of-memory
+// run has shown to be too large. Plain data; the CLI and the GUI's sweep driver share it.
+//
+// Usage:
+//   SweepSpec spec{base, {tiny, small}, {128, 256}, {Precision::Fp32}, {Mode::Train}, {0, 5}};
+//   OomSkipper skipper;
+//   for (const RunConfig& c : expandSweep(spec)) {        // cheapest first
+//       if (auto skipped = skipper.skip(c)) { record(*skipped); continue; }
+//       RunResult r = run(c);
+//       skipper.record(r);                                 // remembers OOMs
+//   }
+#pragma once
+
+#include "lmprof/engine/config.h"
+#include "lmprof/engine/records.h"
+
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace lmprof::engine {
+
+struct SweepSpec {
+    RunConfig base; // everything not swept: batch, measured steps, device, seed, threads
+    std::vector<ModelConfig> models;
+    std::vector<int64_t> contexts;
+    std::vector<Precision> precisions;
+    std::vector<Mode> modes;
+    std::vector<int> warmups; // warmup step counts; empty means base.warmupSteps only
+};
+
+// Number of configurations expandSweep() returns: the product of the list sizes.
+size_t sweepSize(const SweepSpec& spec);
+
+// Every combination, cheapest first (see orderCheapestFirst). Validation is the caller's.
+std::vector<RunConfig> expandSweep(const SweepSpec& spec);
+
+// Sorts by FLOPs of one step, then by the number of steps, keeping the given order among
+// equals. Cheap runs first means results arrive early, and an out-of-memory error is met
+// by the smallest configuration that hits it, so the skip rule can spare the larger ones.
+void orderCheapestFirst(std::vector<RunConfig>& configs);
+
+// Analytic FLOPs of a whole run: one step's FLOPs × (warmup + measured steps).
+double runFlops(const RunConfig& config);
+double totalFlops(std::span<const RunConfig> configs);
+
+// True if `candidate` is in the same family as `failed` (same precision and mode) and at
+// least as large in batch, parameters and context, so it would run out of memory as well.
+// Warmup and measured step counts do not change the memory a step needs.
+bool exceedsOom(const RunConfig& failed, const RunConfig& candidate);
+
+// Remembers the out-of-memory runs of a sweep and turns later configurations they cover
+// into Skipped results (error "skipped after out-of-memory in <id>") instead of runs.
+class OomSkipper {
+public:
+    // Call with every finished run; only status Oom is remembered.
+    void record(const RunResult& finished);
+    std::optional<RunResult> skip(const RunConfig& candidate) const;
+    bool empty() const { return m_ooms.empty(); }
+
+private:
+    std::vector<RunResult> m_ooms;
+};
+
+} // namespace lmprof::engine

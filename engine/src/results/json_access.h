@@ -1,0 +1,108 @@
+// Private helpers shared by the JSON readers and writers of results/: strict typed reads
+// that name the JSON path of the value they could not use, and the memory-related parts
+// of a run (timeline, telemetry, snapshot) that memory_json.cpp encodes.
+#pragma once
+
+#include "lmprof/engine/records.h"
+#include "lmprof/engine/result_io.h"
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+namespace lmprof::engine::json_io {
+
+// ordered_json keeps the schema's field order in files people read and diff.
+using json = nlohmann::ordered_json;
+
+[[noreturn]] inline void fail(const std::string& path, const std::string& why) {
+    throw ResultFormatError(path + ": " + why);
+}
+
+inline const json* member(const json& obj, const std::string& path, const char* key, bool required) {
+    if (!obj.is_object()) {
+        fail(path, "expected an object");
+    }
+    const auto it = obj.find(key);
+    if (it == obj.end() || (it->is_null() && !required)) {
+        if (required) {
+            fail(path + "." + key, "missing");
+        }
+        return nullptr;
+    }
+    return &*it;
+}
+
+template <typename T>
+void read(const json& obj, const std::string& path, const char* key, T& out,
+          bool required = false) {
+    const json* v = member(obj, path, key, required);
+    if (!v) {
+        return;
+    }
+    const std::string where = path + "." + key;
+    if constexpr (std::is_same_v<T, bool>) {
+        if (!v->is_boolean())
+            fail(where, "expected true or false");
+    } else if constexpr (std::is_integral_v<T>) {
+        if (!v->is_number_integer())
+            fail(where, "expected an integer");
+    } else if constexpr (std::is_floating_point_v<T>) {
+        if (!v->is_number())
+            fail(where, "expected a number");
+    } else {
+        if (!v->is_string())
+            fail(where, "expected a string");
+    }
+    out = v->get<T>();
+}
+
+template <typename T>
+void readOptional(const json& obj, const std::string& path, const char* key,
+                  std::optional<T>& out) {
+    T value{};
+    if (member(obj, path, key, false)) {
+        read(obj, path, key, value);
+        out = value;
+    }
+}
+
+template <typename Enum, typename Parser>
+void readEnum(const json& obj, const std::string& path, const char* key, Enum& out, Parser parse,
+              bool required = false) {
+    std::string text;
+    if (!member(obj, path, key, required)) {
+        return;
+    }
+    read(obj, path, key, text);
+    const auto parsed = parse(text);
+    if (!parsed) {
+        fail(path + "." + key, "unknown value '" + text + "'");
+    }
+    out = *parsed;
+}
+
+inline const json& arrayMember(const json& obj, const std::string& path, const char* key) {
+    static const json kEmpty = json::array();
+    const json* v = member(obj, path, key, false);
+    if (!v) {
+        return kEmpty;
+    }
+    if (!v->is_array()) {
+        fail(path + "." + key, "expected an array");
+    }
+    return *v;
+}
+
+inline json nullable(const std::optional<std::string>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+inline json nullable(const std::optional<double>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+
+// The memory parts of a run object: "memory_timeline", "telemetry", "memory_snapshot".
+void writeMemory(json& run, const RunResult& r);
+void readMemory(const json& run, const std::string& path, RunResult& r);
+
+} // namespace lmprof::engine::json_io

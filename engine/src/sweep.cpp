@@ -1,0 +1,90 @@
+// Sweep expansion, cheapest-first ordering and the skip-after-OOM rule (sweep.h).
+
+#include "lmprof/engine/sweep.h"
+
+#include <algorithm>
+
+namespace lmprof::engine {
+
+size_t sweepSize(const SweepSpec& s) {
+    return s.models.size() * s.contexts.size() * s.precisions.size() * s.modes.size() *
+           std::max<size_t>(1, s.warmups.size());
+}
+
+std::vector<RunConfig> expandSweep(const SweepSpec& s) {
+    const std::vector<int> warmups =
+        s.warmups.empty() ? std::vector<int>{s.base.warmupSteps} : s.warmups;
+    std::vector<RunConfig> configs;
+    configs.reserve(sweepSize(s));
+    for (const auto& model : s.models) {
+        for (int64_t ctx : s.contexts) {
+            for (Precision precision : s.precisions) {
+                for (Mode mode : s.modes) {
+                    for (int warmup : warmups) {
+                        RunConfig c = s.base;
+                        c.model = model;
+                        c.contextLength = ctx;
+                        c.precision = precision;
+                        c.mode = mode;
+                        c.warmupSteps = warmup;
+                        configs.push_back(std::move(c));
+                    }
+                }
+            }
+        }
+    }
+    orderCheapestFirst(configs);
+    return configs;
+}
+
+void orderCheapestFirst(std::vector<RunConfig>& configs) {
+    std::stable_sort(configs.begin(), configs.end(), [](const RunConfig& a, const RunConfig& b) {
+        const double fa = stepFlops(a), fb = stepFlops(b);
+        if (fa != fb) {
+            return fa < fb;
+        }
+        return a.warmupSteps + a.measureSteps < b.warmupSteps + b.measureSteps;
+    });
+}
+
+double runFlops(const RunConfig& c) {
+    return stepFlops(c) * static_cast<double>(c.warmupSteps + c.measureSteps);
+}
+
+double totalFlops(std::span<const RunConfig> configs) {
+    double sum = 0.0;
+    for (const auto& c : configs) {
+        sum += runFlops(c);
+    }
+    return sum;
+}
+
+bool exceedsOom(const RunConfig& failed, const RunConfig& candidate) {
+    return failed.precision == candidate.precision && failed.mode == candidate.mode &&
+           failed.batchSize <= candidate.batchSize &&
+           parameterCount(failed.model) <= parameterCount(candidate.model) &&
+           failed.contextLength <= candidate.contextLength;
+}
+
+void OomSkipper::record(const RunResult& finished) {
+    if (finished.status == RunStatus::Oom) {
+        m_ooms.push_back(finished);
+    }
+}
+
+std::optional<RunResult> OomSkipper::skip(const RunConfig& candidate) const {
+    for (const auto& oom : m_ooms) {
+        if (exceedsOom(oom.config, candidate)) {
+            RunResult r;
+            r.id = runLabel(candidate) + "-skipped";
+            r.config = candidate;
+            r.parameterCount = parameterCount(candidate.model);
+            r.status = RunStatus::Skipped;
+            r.error = "skipped after out-of-memory in " + oom.id;
+            return r;
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace lmprof::engine
