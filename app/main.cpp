@@ -61,6 +61,9 @@ int main(int argc, char** argv) {
     cli.add_flag("--discard-last", discardLast, "do not offer the last session's runs")
         ->excludes(restore);
     cli.add_option("--save-on-exit", saveOnExit, "save the finished runs to FILE at exit");
+    std::vector<std::string> show;
+    cli.add_option("--show", show, "bring these windows to the front, e.g. Summary,Heatmap")
+        ->delimiter(',');
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -94,7 +97,7 @@ int main(int argc, char** argv) {
         const auto answer = restoreLast   ? ui::RestoreChoice::Restore
                             : discardLast ? ui::RestoreChoice::Discard
                                           : ui::RestoreChoice::Ask;
-        ui::App lmprofApp({*config, autorun, configDir(), answer, saveOnExit});
+        ui::App lmprofApp({*config, autorun, configDir(), answer, saveOnExit, show});
         float scaleX = 1.0f, scaleY = 1.0f;
         glfwGetWindowContentScale(window, &scaleX, &scaleY);
         lmprofApp.setupStyle(scaleX);

@@ -53,6 +53,7 @@ struct App::Impl {
     Autosave autosave;
     std::optional<Autosave::Previous> restoreOffer; // shown as a modal until answered
     std::vector<PngRequest> pngRequests;
+    int frameNumber = 0;
 
     ConfigView configView;
     SweepView sweepView;
@@ -64,6 +65,7 @@ struct App::Impl {
     StepTimesView stepTimesView;
     HistogramView histogramView;
     MemoryView memoryView;
+    TelemetryView telemetryView;
     ThroughputView throughputView;
     RunsTableView runsTableView;
     FilesView filesView;
@@ -84,7 +86,9 @@ struct App::Impl {
     std::vector<FrameSample> frames;
 
     ViewContext context() {
-        return ViewContext{session, store, form, settings, status, statusIsError, &pngRequests};
+        return ViewContext{session,       store,        form,
+                           settings,      status,       statusIsError,
+                           &pngRequests,  options.configDir / "snapshots"};
     }
     void buildDefaultLayout(ImGuiID dockspace);
     void restore(const Autosave::Previous& previous);
@@ -158,8 +162,9 @@ void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
     ImGui::DockBuilderDockWindow("Configure", leftTop);
     ImGui::DockBuilderDockWindow("Files", leftBottom);
     ImGui::DockBuilderDockWindow("Step times", tl);
-    ImGui::DockBuilderDockWindow("Memory", bl);
+    ImGui::DockBuilderDockWindow("Telemetry", bl); // under the step times, same time axis
     ImGui::DockBuilderDockWindow("Distribution", tr);
+    ImGui::DockBuilderDockWindow("Memory", tr);
     ImGui::DockBuilderDockWindow("Throughput", br);
     ImGui::DockBuilderDockWindow("Runs", bottom);
     // The sweep and summary windows share those places as tabs.
@@ -169,11 +174,6 @@ void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
     ImGui::DockBuilderDockWindow("Summary", bottom);
     ImGui::DockBuilderDockWindow("Precision", bottom);
     ImGui::DockBuilderDockWindow("Compare", bottom);
-    // A window that appears in a node becomes its selected tab; keep the run views in front.
-    for (auto [node, window] : {std::pair{leftTop, "Configure"}, {tr, "Distribution"},
-                                {br, "Throughput"}, {bottom, "Runs"}}) {
-        ImGui::DockBuilderGetNode(node)->SelectedTabId = ImHashStr(window);
-    }
     ImGui::DockBuilderFinish(dockspace);
 }
 
@@ -205,8 +205,8 @@ void App::Impl::drawMenu() {
         }
         ImGui::Separator();
         // Brings a window (or its tab) to the front.
-        for (const char* window : {"Configure", "Sweep", "Files", "Step times", "Memory",
-                                   "Distribution", "Throughput", "Heatmap", "Warmup study", "Runs",
+        for (const char* window : {"Configure", "Sweep", "Files", "Step times", "Telemetry",
+                                   "Memory", "Distribution", "Throughput", "Heatmap", "Warmup study", "Runs",
                                    "Summary", "Precision", "Compare"}) {
             if (ImGui::MenuItem(window)) {
                 ImGui::SetWindowFocus(window);
@@ -325,18 +325,27 @@ void App::frame() {
     }
     ViewContext ctx = s.context();
     s.configView.draw(ctx);
-    s.sweepView.draw(ctx);
     s.filesView.draw(ctx);
     s.stepTimesView.draw(ctx);
     s.memoryView.draw(ctx);
+    s.telemetryView.draw(ctx);
     s.histogramView.draw(ctx);
     s.throughputView.draw(ctx);
-    s.runsTableView.draw(ctx);
+    // On a first launch a dock node shows the first window drawn into it, and the last new
+    // window takes the focus: the run views stay in front of the sweep and summary tabs.
+    s.sweepView.draw(ctx);
     s.summaryTableView.draw(ctx);
     s.heatmapView.draw(ctx);
     s.precisionView.draw(ctx);
     s.warmupView.draw(ctx);
     s.compareView.draw(ctx);
+    s.runsTableView.draw(ctx);
+    // --show: one window per frame once the windows exist (focusing several docked windows
+    // in one frame leaves only the last one's tab in front).
+    const size_t showIndex = static_cast<size_t>(s.frameNumber++) - 2;
+    if (s.frameNumber > 2 && showIndex < s.options.showWindows.size()) {
+        ImGui::SetWindowFocus(s.options.showWindows[showIndex].c_str());
+    }
     s.drawRestoreOffer();
 }
 

@@ -31,18 +31,8 @@ std::map<std::string, std::string> ConfigForm::errors() const {
 }
 
 MemoryEstimate ConfigForm::staticMemory() const {
-    // Weights are fp32 except in bf16-pure; gradients and AdamW moments share their dtype.
-    const int64_t bytes = m_config.precision == Precision::Bf16Pure ? 2 : 4;
-    const int64_t n = parameterCount();
-    MemoryEstimate m;
-    m.parameters = n * bytes;
-    if (m_config.mode != Mode::Forward) {
-        m.gradients = n * bytes;
-    }
-    if (m_config.mode == Mode::Train) {
-        m.optimizer = 2 * n * bytes;
-    }
-    return m;
+    const MemoryBreakdown p = predictPeak(m_config);
+    return {p.parameters, p.gradients, p.optimizerState};
 }
 
 } // namespace lmprof::ui

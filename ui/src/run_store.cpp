@@ -39,38 +39,99 @@ void RunView::addStep(const StepRecord& s) {
         series.runLow.push_back(m_mean - sd);
         series.runHigh.push_back(m_mean + sd);
     }
+    stepEndS.push_back(s.endMs / 1000.0);
+    addPeaks(s);
     m_summaryDirty = true;
+}
+
+void RunView::addPeaks(const StepRecord& s) {
+    for (; m_spansWithPeaks < spans.size() && spans[m_spansWithPeaks].step <= s.index;
+         ++m_spansWithPeaks) {
+        const PhaseSpan& span = spans[m_spansWithPeaks];
+        if (span.step != s.index) {
+            continue; // a step that was cut short has no record
+        }
+        const int64_t peak = span.phase == Phase::Forward    ? s.phasePeakBytes.forward
+                             : span.phase == Phase::Backward ? s.phasePeakBytes.backward
+                                                             : s.phasePeakBytes.optimizer;
+        const double mib = static_cast<double>(peak) / kMiB;
+        peaks.tS.insert(peaks.tS.end(), {span.t0S, span.t1S, span.t1S});
+        peaks.peakMiB.insert(peaks.peakMiB.end(), {mib, mib, kNaN});
+    }
 }
 
 void RunView::addSample(const MemorySample& m) {
     result.memoryTimeline.push_back(m);
-    memory.tMs.push_back(m.tMs);
+    const double t = m.tMs / 1000.0;
+    memory.tS.push_back(t);
     memory.allocatedMiB.push_back(static_cast<double>(m.allocated) / kMiB);
     memory.reservedMiB.push_back(static_cast<double>(m.reserved) / kMiB);
     memory.rssMiB.push_back(static_cast<double>(m.rss) / kMiB);
+    memory.deviceUsedMiB.push_back(m.deviceTotal > 0 ? static_cast<double>(m.deviceUsed) / kMiB
+                                                     : kNaN);
     memory.phase.push_back(m.phase);
     memory.step.push_back(m.step);
+    if (m.boundary) {
+        // Boundary samples come in (phase start, phase end) pairs.
+        if (!m_openSpanS) {
+            m_openSpanS = t;
+        } else {
+            spans.push_back({*m_openSpanS, t, m.phase, m.step});
+            m_openSpanS.reset();
+        }
+    }
+}
+
+void RunView::addTelemetry(const TelemetrySample& t) {
+    result.telemetry.push_back(t);
+    const auto orNaN = [](const std::optional<double>& v) { return v ? *v : kNaN; };
+    const double time = t.tMs / 1000.0;
+    telemetry.tS.push_back(time);
+    telemetry.cpuPercent.push_back(t.cpuPercent);
+    telemetry.rssMiB.push_back(static_cast<double>(t.rss) / kMiB);
+    telemetry.gpuUtil.push_back(orNaN(t.gpuUtilPercent));
+    telemetry.memUtil.push_back(orNaN(t.memUtilPercent));
+    telemetry.powerW.push_back(orNaN(t.powerW));
+    telemetry.smClockMHz.push_back(orNaN(t.smClockMHz));
+    telemetry.memClockMHz.push_back(orNaN(t.memClockMHz));
+    telemetry.temperatureC.push_back(orNaN(t.temperatureC));
+    telemetry.anyGpu = telemetry.anyGpu || t.gpuUtilPercent || t.smClockMHz;
+    if (t.throttleReasons && !throttleReasonNames(*t.throttleReasons).empty()) {
+        telemetry.throttledS.push_back(time);
+    }
 }
 
 void RunView::finish(const RunResult& r) {
     // The final result carries every step and sample. The series built live from events
     // match it and are kept; otherwise (a run opened from a file, or refused before it
     // started) they are rebuilt from the result.
-    const bool seriesMatch =
-        series.total.size() == r.steps.size() && memory.tMs.size() == r.memoryTimeline.size();
+    const bool seriesMatch = series.total.size() == r.steps.size() &&
+                             memory.tS.size() == r.memoryTimeline.size() &&
+                             telemetry.tS.size() == r.telemetry.size();
     result = r;
     if (!seriesMatch) {
         series = {};
+        stepEndS.clear();
         memory = {};
+        spans.clear();
+        peaks = {};
+        telemetry = {};
         m_measured = 0;
         m_mean = m_m2 = 0.0;
+        m_openSpanS.reset();
+        m_spansWithPeaks = 0;
         result.steps.clear();
         result.memoryTimeline.clear();
+        result.telemetry.clear();
+        // Samples first: a step's peaks attach to the spans its samples opened.
+        for (const auto& m : r.memoryTimeline) {
+            addSample(m);
+        }
         for (const auto& s : r.steps) {
             addStep(s);
         }
-        for (const auto& m : r.memoryTimeline) {
-            addSample(m);
+        for (const auto& t : r.telemetry) {
+            addTelemetry(t);
         }
     }
     started = true;
@@ -131,6 +192,8 @@ void RunStore::apply(SessionEvent& event) {
         viewFor(e->runIndex).addStep(e->step);
     } else if (auto* e = std::get_if<MemorySampled>(&event)) {
         viewFor(e->runIndex).addSample(e->sample);
+    } else if (auto* e = std::get_if<TelemetrySampled>(&event)) {
+        viewFor(e->runIndex).addTelemetry(e->sample);
     } else if (auto* e = std::get_if<RunFinished>(&event)) {
         viewFor(e->runIndex).finish(e->result);
     }

@@ -1,10 +1,13 @@
 // Configure panel: model preset or custom dimensions with live validation, input shape,
 // precision, mode, steps, device, seed; estimates; Run / Cancel; progress with ETA.
 
+#include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/report.h"
+#include "lmprof/engine/result_io.h"
 #include "lmprof/engine/runner.h"
 #include "views.h"
 
+#include <algorithm>
 #include <array>
 #include <cinttypes>
 #include <imgui.h>
@@ -61,6 +64,16 @@ void drawProgress(ViewContext& ctx) {
     std::snprintf(overlay, sizeof(overlay), "step %d / %d%s   ETA %.1f s", done, total,
                   done < active->result.config.warmupSteps ? " (warmup)" : "", etaS);
     ImGui::ProgressBar(total > 0 ? static_cast<float>(done) / total : 0.0f, ImVec2(-1, 0), overlay);
+}
+
+// A fresh file per run under the snapshot folder: <label>-<UTC time>.pickle or .json.
+std::string snapshotPath(const ViewContext& ctx, const RunConfig& c) {
+    std::error_code ec;
+    std::filesystem::create_directories(ctx.snapshotDir, ec);
+    std::string stamp = utcNow(); // 2026-11-21T12:00:00Z
+    std::replace(stamp.begin(), stamp.end(), ':', '-');
+    const bool cuda = resolveDevice(c.device).rfind("cuda", 0) == 0;
+    return (ctx.snapshotDir / (runLabel(c) + "-" + stamp + (cuda ? ".pickle" : ".json"))).string();
 }
 
 } // namespace
@@ -136,14 +149,51 @@ void ConfigView::draw(ViewContext& ctx) {
     }
     fieldError(errors, "device");
     ImGui::InputScalar("seed", ImGuiDataType_U64, &c.seed);
+
+    ImGui::SeparatorText("Memory");
+    bool snapshot = c.memorySnapshot.has_value();
+    if (ImGui::Checkbox("record memory snapshot", &snapshot)) {
+        if (snapshot) {
+            // The last warmup step by default: steady state, and not a measured step.
+            c.memorySnapshot = SnapshotRequest{"", std::max(0, c.warmupSteps - 1), 1, 100000};
+        } else {
+            c.memorySnapshot.reset();
+        }
+    }
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("Records every allocation of the chosen steps: on CUDA a pickle for "
+                          "pytorch.org/memory_viz, on the CPU a JSON allocation trace. A "
+                          "recorded measured step is left out of the statistics.");
+    }
+    if (c.memorySnapshot) {
+        ImGui::InputInt("snapshot step", &c.memorySnapshot->firstStep);
+        fieldError(errors, "memory_snapshot.first_step");
+        ImGui::InputInt("steps recorded", &c.memorySnapshot->stepCount);
+        fieldError(errors, "memory_snapshot.step_count");
+    }
+    ImGui::InputDouble("sample Hz", &c.sampleHz, 10.0, 100.0, "%.0f");
+    fieldError(errors, "sample_hz");
     ImGui::PopItemWidth();
 
     ImGui::SeparatorText("Estimate");
-    const MemoryEstimate m = ctx.form.staticMemory();
+    const MemoryBreakdown m = ctx.form.predictedPeak();
     ImGui::Text("%.2fM parameters", static_cast<double>(ctx.form.parameterCount()) / 1e6);
     ImGui::Text("weights %s  grads %s  AdamW %s", formatBytes(m.parameters).c_str(),
-                formatBytes(m.gradients).c_str(), formatBytes(m.optimizer).c_str());
-    ImGui::Text("static total %s + activations", formatBytes(m.total()).c_str());
+                formatBytes(m.gradients).c_str(), formatBytes(m.optimizerState).c_str());
+    ImGui::Text("activations ~%s  peak ~%s", formatBytes(m.activations).c_str(),
+                formatBytes(m.total()).c_str());
+    if (m_deviceBytesFor != c.device) {
+        m_deviceBytes = probeEnvironment(c.device).device.memoryBytes;
+        m_deviceBytesFor = c.device;
+    }
+    const std::string fit = fitWarning(c, m_deviceBytes);
+    if (!fit.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.65f, 0.2f, 1.0f));
+        ImGui::TextWrapped("%s. You can still run it; it will end as oom.", fit.c_str());
+        ImGui::PopStyleColor();
+    } else if (m_deviceBytes > 0) {
+        ImGui::TextDisabled("fits: device has %s", formatBytes(m_deviceBytes).c_str());
+    }
 
     ImGui::Spacing();
     const bool busy = ctx.session.busy();
@@ -152,7 +202,11 @@ void ConfigView::draw(ViewContext& ctx) {
         if (auto refusal = checkRunnable(c)) {
             ctx.report(refusal->message(), true);
         } else {
-            ctx.session.submit(c);
+            RunConfig submitted = c;
+            if (submitted.memorySnapshot) {
+                submitted.memorySnapshot->path = snapshotPath(ctx, submitted);
+            }
+            ctx.session.submit(submitted);
             ctx.report("started " + runLabel(c), false);
         }
     }

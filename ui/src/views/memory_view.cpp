@@ -1,6 +1,12 @@
-// Memory over time: allocated and reserved bytes (and RSS) of the selected runs, phases of
-// the first selected run as background bands, and its measured peak as a line.
+// The Memory view: the sampled timeline of the selected runs (allocated, reserved, RSS,
+// whole-device use) with phase bands and the allocator's measured phase peaks; the
+// breakdown of the first selected run's peak (parameters, gradients, AdamW moments,
+// activations) predicted vs measured; and its largest allocations from a memory snapshot.
+//
+// Sections: timeline · breakdown · largest allocations · draw.
 
+#include "lmprof/engine/memory_model.h"
+#include "lmprof/engine/report.h"
 #include "views.h"
 
 #include <algorithm>
@@ -10,6 +16,11 @@
 namespace lmprof::ui {
 
 namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+// Bands are drawn only while this few are visible; zoom in to see them on long runs.
+constexpr size_t kMaxBands = 1500;
+
 unsigned int phaseColor(engine::Phase p) {
     switch (p) {
     case engine::Phase::Forward:
@@ -21,9 +32,169 @@ unsigned int phaseColor(engine::Phase p) {
     }
     return 0;
 }
-// Bands are drawn only while this few are visible; zoom in to see them on long runs.
-constexpr size_t kMaxBands = 1500;
+
+const ImVec4 kPeakColor(0.9f, 0.3f, 0.3f, 1.0f);
+const char* const kParts[] = {"parameters", "gradients", "AdamW moments", "activations"};
+const char* const kBars[] = {"predicted", "measured"};
+
+// ---------------------------------------------------------------------------------------
+// Timeline
+
+void drawBands(const RunView& run) {
+    const ImPlotRect limits = ImPlot::GetPlotLimits();
+    size_t drawn = 0;
+    for (const PhaseSpan& span : run.spans) {
+        if (drawn >= kMaxBands) {
+            break;
+        }
+        if (span.t1S < limits.X.Min || span.t0S > limits.X.Max) {
+            continue;
+        }
+        plot::band(span.t0S, span.t1S, phaseColor(span.phase));
+        ++drawn;
+    }
+}
+
+void drawTimeline(const std::vector<RunView*>& runs, Decimated& scratch) {
+    if (!ImPlot::BeginPlot("##memory", ImVec2(-1, ImGui::GetContentRegionAvail().y * 0.62f))) {
+        return;
+    }
+    ImPlot::SetupAxes("time since run start (s)", "MiB", ImPlotAxisFlags_AutoFit,
+                      ImPlotAxisFlags_AutoFit);
+    ImPlot::SetupLegend(ImPlotLocation_NorthWest);
+    if (!runs.empty()) {
+        drawBands(*runs.front());
+    }
+    const bool comparing = runs.size() > 1;
+    for (RunView* run : runs) {
+        const MemorySeries& m = run->memory;
+        const std::string prefix = comparing ? run->result.id + " " : std::string();
+        const bool cuda = run->result.resolvedDevice.rfind("cuda", 0) == 0;
+        plot::line((prefix + "allocated").c_str(), m.tS, m.allocatedMiB, scratch);
+        if (cuda) {
+            plot::line((prefix + "reserved").c_str(), m.tS, m.reservedMiB, scratch);
+            plot::line((prefix + "device used").c_str(), m.tS, m.deviceUsedMiB, scratch);
+        }
+        plot::line((prefix + "RSS").c_str(), m.tS, m.rssMiB, scratch);
+        if (!comparing && !run->peaks.tS.empty()) {
+            // Samples can miss a short-lived peak; the allocator's own peak of each phase
+            // is drawn over the phase it belongs to.
+            ImPlotSpec spec;
+            spec.LineColor = kPeakColor;
+            spec.LineWeight = 2.0f;
+            ImPlot::PlotLine("phase peak", run->peaks.tS.data(), run->peaks.peakMiB.data(),
+                             static_cast<int>(run->peaks.tS.size()), spec);
+        }
+    }
+    if (!runs.empty()) {
+        const double peakMiB =
+            static_cast<double>(runs.front()->liveSummary().peakBytes.max()) / kMiB;
+        if (peakMiB > 0.0) {
+            ImPlot::TagY(peakMiB, kPeakColor, "peak %.1f", peakMiB);
+        }
+    }
+    ImPlot::EndPlot();
+}
+
+// ---------------------------------------------------------------------------------------
+// Breakdown: two stacked horizontal bars, predicted and measured, in MiB.
+
+void drawBreakdown(RunView& run) {
+    const engine::RunConfig& c = run.result.config;
+    const int64_t measuredPeak = run.liveSummary().peakBytes.max();
+    const engine::MemoryBreakdown predicted = engine::predictPeak(c);
+    const engine::MemoryBreakdown measured = engine::measuredBreakdown(c, measuredPeak);
+    ImGui::TextUnformatted("Peak breakdown");
+    ImGui::SameLine();
+    ImGui::TextDisabled("predicted %s · measured %s",
+                        engine::formatBytes(predicted.total()).c_str(),
+                        measuredPeak > 0 ? engine::formatBytes(measuredPeak).c_str() : "-");
+    if (measuredPeak > 0 && measuredPeak < measured.staticBytes()) {
+        ImGui::TextColored(ImVec4(0.9f, 0.6f, 0.2f, 1.0f),
+                           "the run ended before its static memory was all allocated");
+    }
+    if (!ImPlot::BeginPlot("##breakdown", ImVec2(-1, -1), ImPlotFlags_NoTitle)) {
+        return;
+    }
+    const double values[] = {
+        predicted.parameters / kMiB,     measured.parameters / kMiB,
+        predicted.gradients / kMiB,      measured.gradients / kMiB,
+        predicted.optimizerState / kMiB, measured.optimizerState / kMiB,
+        predicted.activations / kMiB,    measuredPeak > 0 ? measured.activations / kMiB : 0.0,
+    };
+    const double ticks[] = {0.0, 1.0};
+    ImPlot::SetupAxes("MiB", nullptr, ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+    ImPlot::SetupAxisTicks(ImAxis_Y1, ticks, 2, kBars);
+    ImPlot::SetupLegend(ImPlotLocation_South, ImPlotLegendFlags_Horizontal);
+    ImPlotSpec spec;
+    spec.Flags = ImPlotBarGroupsFlags_Horizontal | ImPlotBarGroupsFlags_Stacked;
+    ImPlot::PlotBarGroups(kParts, values, 4, 2, 0.6, 0.0, spec);
+    ImPlot::EndPlot();
+}
+
+// ---------------------------------------------------------------------------------------
+// Largest allocations of the run's memory snapshot
+
+void drawLargest(const RunView& run) {
+    const auto& snap = run.result.memorySnapshot;
+    if (!snap) {
+        ImGui::TextDisabled("Largest allocations: no memory snapshot for this run.");
+        ImGui::TextDisabled("Tick \"Record memory snapshot\" in Configure, or use the CLI's "
+                            "--memory-snapshot FILE.");
+        return;
+    }
+    ImGui::Text("Largest allocations, steps %d-%d (%lld events%s)", snap->firstStep,
+                snap->firstStep + snap->stepCount - 1, static_cast<long long>(snap->entries),
+                snap->truncated ? ", limit reached" : "");
+    if (snap->error) {
+        ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.3f, 1.0f), "not saved: %s", snap->error->c_str());
+    } else {
+        ImGui::TextDisabled("%s", snap->path.c_str());
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip(snap->format == "cuda-pickle"
+                                  ? "Open in pytorch.org/memory_viz (click to copy the path)"
+                                  : "lmprof allocation trace, JSON (click to copy the path)");
+        }
+        if (ImGui::IsItemClicked()) {
+            ImGui::SetClipboardText(snap->path.c_str());
+        }
+    }
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingStretchProp;
+    if (!ImGui::BeginTable("##largest", 5, flags, ImVec2(-1, -1))) {
+        return;
+    }
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("size");
+    ImGui::TableSetupColumn("step");
+    ImGui::TableSetupColumn("phase");
+    ImGui::TableSetupColumn("at (ms)");
+    ImGui::TableSetupColumn("lived (ms)");
+    ImGui::TableHeadersRow();
+    for (const auto& a : snap->largest) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(engine::formatBytes(a.bytes).c_str());
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", a.step);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(engine::toString(a.phase).data());
+        ImGui::TableNextColumn();
+        ImGui::Text("%.1f", a.tMs);
+        ImGui::TableNextColumn();
+        if (a.lifetimeMs < 0) {
+            ImGui::TextDisabled("still alive");
+        } else {
+            ImGui::Text("%.2f", a.lifetimeMs);
+        }
+    }
+    ImGui::EndTable();
+}
+
 } // namespace
+
+// ---------------------------------------------------------------------------------------
+// draw
 
 void MemoryView::draw(ViewContext& ctx) {
     if (!ImGui::Begin("Memory")) {
@@ -31,48 +202,18 @@ void MemoryView::draw(ViewContext& ctx) {
         return;
     }
     const auto runs = ctx.selectedRuns();
-    if (ImPlot::BeginPlot("##memory", ImVec2(-1, -1))) {
-        ImPlot::SetupAxes("time since run start (ms)", "MiB", ImPlotAxisFlags_AutoFit,
-                          ImPlotAxisFlags_AutoFit);
-        ImPlot::SetupLegend(ImPlotLocation_NorthWest);
-        if (!runs.empty()) {
-            // Samples come in (phase start, phase end) pairs: one band per pair.
-            const MemorySeries& m = runs.front()->memory;
-            const ImPlotRect limits = ImPlot::GetPlotLimits();
-            size_t drawn = 0;
-            for (size_t i = 0; i + 1 < m.tMs.size() && drawn < kMaxBands; i += 2) {
-                if (m.tMs[i + 1] < limits.X.Min || m.tMs[i] > limits.X.Max) {
-                    continue;
-                }
-                plot::band(m.tMs[i], m.tMs[i + 1], phaseColor(m.phase[i]));
-                ++drawn;
-            }
+    drawTimeline(runs, m_scratch);
+    if (!runs.empty()) {
+        const float width = ImGui::GetContentRegionAvail().x;
+        if (ImGui::BeginChild("##breakdown-pane", ImVec2(width * 0.5f, 0))) {
+            drawBreakdown(*runs.front());
         }
-        const bool comparing = runs.size() > 1;
-        for (RunView* run : runs) {
-            const MemorySeries& m = run->memory;
-            const std::string prefix = comparing ? run->result.id + " " : std::string();
-            plot::line((prefix + "allocated").c_str(), m.tMs, m.allocatedMiB, m_scratch);
-            if (run->result.resolvedDevice.rfind("cuda", 0) == 0) {
-                plot::line((prefix + "reserved").c_str(), m.tMs, m.reservedMiB, m_scratch);
-            }
-            plot::line((prefix + "RSS").c_str(), m.tMs, m.rssMiB, m_scratch);
+        ImGui::EndChild();
+        ImGui::SameLine();
+        if (ImGui::BeginChild("##largest-pane", ImVec2(0, 0))) {
+            drawLargest(*runs.front());
         }
-        if (!runs.empty()) {
-            // The measured peak comes from the allocator inside each phase; samples are
-            // taken at phase boundaries and can miss it, so it is drawn as its own line.
-            const double peakMiB =
-                static_cast<double>(runs.front()->liveSummary().peakBytes.max()) /
-                (1024.0 * 1024.0);
-            if (peakMiB > 0.0) {
-                ImPlotSpec spec;
-                spec.Flags = ImPlotInfLinesFlags_Horizontal | ImPlotItemFlags_NoLegend;
-                spec.LineColor = ImVec4(0.9f, 0.3f, 0.3f, 1.0f);
-                ImPlot::PlotInfLines("##peak", &peakMiB, 1, spec);
-                ImPlot::TagY(peakMiB, ImVec4(0.9f, 0.3f, 0.3f, 1.0f), "peak %.1f", peakMiB);
-            }
-        }
-        ImPlot::EndPlot();
+        ImGui::EndChild();
     }
     ImGui::End();
 }

@@ -8,6 +8,7 @@
 #include "lmprof/ui/run_store.h"
 #include "settings.h"
 
+#include <filesystem>
 #include <string>
 
 namespace lmprof::ui {
@@ -27,6 +28,7 @@ struct ViewContext {
     std::string& status;
     bool& statusIsError;
     std::vector<PngRequest>* pngRequests = nullptr; // null: PNG export unavailable (tests)
+    std::filesystem::path snapshotDir = {};          // where GUI memory snapshots are saved
 
     void report(const std::string& message, bool isError) {
         status = message;

@@ -17,6 +17,8 @@ public:
 
 private:
     int m_contextChoice = 0; // index into the context presets, last = custom
+    std::string m_deviceBytesFor; // the device m_deviceBytes was probed for
+    int64_t m_deviceBytes = 0;
 };
 
 class StepTimesView {
@@ -37,6 +39,14 @@ private:
 };
 
 class MemoryView {
+public:
+    void draw(ViewContext& ctx);
+
+private:
+    Decimated m_scratch;
+};
+
+class TelemetryView {
 public:
     void draw(ViewContext& ctx);
 

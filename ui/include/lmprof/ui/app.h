@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace lmprof::ui {
 
@@ -21,6 +22,7 @@ struct AppOptions {
     std::filesystem::path configDir; // imgui.ini, settings.json and autosave.jsonl live here
     RestoreChoice restore = RestoreChoice::Ask;
     std::filesystem::path saveOnExit; // if set, the finished runs are saved there at exit
+    std::vector<std::string> showWindows; // brought to the front at launch, e.g. "Summary"
 };
 
 class App {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/memory_model.h"
 
 #include <cstdint>
 #include <map>
@@ -34,6 +35,8 @@ public:
 
     int64_t parameterCount() const { return engine::parameterCount(m_config.model); }
     MemoryEstimate staticMemory() const;
+    // The engine's predicted peak (static parts + activations) for the current config.
+    engine::MemoryBreakdown predictedPeak() const { return engine::predictPeak(m_config); }
 
 private:
     engine::RunConfig m_config;

@@ -23,17 +23,45 @@ struct StepSeries {
     std::vector<double> runMean, runLow, runHigh;
 };
 
+// Memory samples against time in seconds since the run started (the axis the memory and
+// telemetry charts share).
 struct MemorySeries {
-    std::vector<double> tMs, allocatedMiB, reservedMiB, rssMiB;
+    std::vector<double> tS, allocatedMiB, reservedMiB, rssMiB;
+    std::vector<double> deviceUsedMiB; // whole device (cudaMemGetInfo); NaN on the CPU
     std::vector<engine::Phase> phase;
     std::vector<int> step;
+};
+
+// One phase of one step as a time span, from its pair of boundary samples, and the peak
+// the allocator measured inside it (known once the step has finished).
+struct PhaseSpan {
+    double t0S = 0.0, t1S = 0.0;
+    engine::Phase phase = engine::Phase::Forward;
+    int step = 0;
+};
+
+// Measured phase peaks as flat segments over their spans, NaN-separated, for one line.
+struct PeakSeries {
+    std::vector<double> tS, peakMiB;
+};
+
+// Telemetry against time in seconds; NaN where a reading is missing (GPU fields on CPU).
+struct TelemetrySeries {
+    std::vector<double> tS, cpuPercent, rssMiB;
+    std::vector<double> gpuUtil, memUtil, powerW, smClockMHz, memClockMHz, temperatureC;
+    std::vector<double> throttledS; // times of samples with a slowdown reason set
+    bool anyGpu = false;
 };
 
 struct RunView {
     int runIndex = -1;        // session index; -1 for runs loaded from a file
     engine::RunResult result; // config, steps, status; summary valid when `finished`
     StepSeries series;
+    std::vector<double> stepEndS; // per step: when it ended (s since the run started)
     MemorySeries memory;
+    std::vector<PhaseSpan> spans;
+    PeakSeries peaks;
+    TelemetrySeries telemetry;
     bool started = false;
     bool finished = false;
 
@@ -45,12 +73,16 @@ private:
     friend class RunStore;
     void addStep(const engine::StepRecord& step);
     void addSample(const engine::MemorySample& sample);
+    void addTelemetry(const engine::TelemetrySample& sample);
+    void addPeaks(const engine::StepRecord& step);
     void finish(const engine::RunResult& result);
     bool m_summaryDirty = true;
     engine::RunSummary m_liveSummary;
     // Welford accumulators for the running band.
     int m_measured = 0;
     double m_mean = 0.0, m_m2 = 0.0;
+    std::optional<double> m_openSpanS; // a phase's start boundary seen, its end not yet
+    size_t m_spansWithPeaks = 0;
 };
 
 class RunStore {

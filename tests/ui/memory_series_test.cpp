@@ -1,0 +1,89 @@
+// The Memory and Telemetry views' data: phase spans from boundary samples, the measured
+// phase peaks drawn over them, and telemetry series with gaps where readings are missing.
+// Driven with synthetic engine events, no window.
+
+#include "lmprof/ui/run_store.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace lmprof;
+using ui::RunStore;
+
+namespace {
+
+engine::MemorySample sample(double tMs, engine::Phase phase, int step, bool boundary,
+                            int64_t allocated = 1 << 20) {
+    engine::MemorySample s;
+    s.tMs = tMs;
+    s.allocated = allocated;
+    s.phase = phase;
+    s.step = step;
+    s.boundary = boundary;
+    return s;
+}
+
+} // namespace
+
+TEST(MemorySeries, BoundaryPairsBecomeSpansAndStepPeaksCoverThem) {
+    RunStore store;
+    std::vector<engine::SessionEvent> events;
+    engine::RunResult header;
+    header.config.mode = engine::Mode::ForwardBackward;
+    events.emplace_back(engine::RunStarted{0, header});
+    using engine::Phase;
+    // Step 0: forward 0-100 ms with a periodic sample inside, backward 100-300 ms.
+    events.emplace_back(engine::MemorySampled{0, sample(0, Phase::Forward, 0, true)});
+    events.emplace_back(engine::MemorySampled{0, sample(50, Phase::Forward, 0, false)});
+    events.emplace_back(engine::MemorySampled{0, sample(100, Phase::Forward, 0, true)});
+    events.emplace_back(engine::MemorySampled{0, sample(100, Phase::Backward, 0, true)});
+    events.emplace_back(engine::MemorySampled{0, sample(300, Phase::Backward, 0, true)});
+    engine::StepRecord step;
+    step.index = 0;
+    step.endMs = 310;
+    step.phasePeakBytes = {2 << 20, 3 << 20, 0};
+    events.emplace_back(engine::StepFinished{0, step});
+    engine::TelemetrySample t;
+    t.tMs = 200;
+    t.cpuPercent = 180;
+    t.rss = 64 << 20;
+    events.emplace_back(engine::TelemetrySampled{0, t});
+    t.tMs = 300;
+    t.smClockMHz = 1200;
+    t.throttleReasons = 0x4; // sw power cap
+    events.emplace_back(engine::TelemetrySampled{0, t});
+    store.apply(events);
+
+    ui::RunView& v = store.runs().at(0);
+    ASSERT_EQ(v.spans.size(), 2u);
+    EXPECT_DOUBLE_EQ(v.spans[0].t0S, 0.0);
+    EXPECT_DOUBLE_EQ(v.spans[0].t1S, 0.1);
+    EXPECT_EQ(v.spans[1].phase, Phase::Backward);
+    EXPECT_DOUBLE_EQ(v.spans[1].t1S, 0.3);
+    EXPECT_EQ(v.memory.tS.size(), 5u);
+    EXPECT_TRUE(std::isnan(v.memory.deviceUsedMiB[0])); // CPU: no device-wide figure
+    // Peaks: a flat segment per span, NaN-separated.
+    ASSERT_EQ(v.peaks.tS.size(), 6u);
+    EXPECT_DOUBLE_EQ(v.peaks.peakMiB[0], 2.0);
+    EXPECT_DOUBLE_EQ(v.peaks.peakMiB[1], 2.0);
+    EXPECT_TRUE(std::isnan(v.peaks.peakMiB[2]));
+    EXPECT_DOUBLE_EQ(v.peaks.peakMiB[3], 3.0);
+    EXPECT_DOUBLE_EQ(v.peaks.tS[4], 0.3);
+    ASSERT_EQ(v.stepEndS.size(), 1u);
+    EXPECT_DOUBLE_EQ(v.stepEndS[0], 0.31);
+    // Telemetry: NaN for what a sample did not have; throttled samples listed.
+    ASSERT_EQ(v.telemetry.tS.size(), 2u);
+    EXPECT_TRUE(std::isnan(v.telemetry.smClockMHz[0]));
+    EXPECT_DOUBLE_EQ(v.telemetry.smClockMHz[1], 1200.0);
+    EXPECT_TRUE(v.telemetry.anyGpu);
+    EXPECT_EQ(v.telemetry.throttledS, std::vector<double>{0.3});
+
+    // The final result rebuilds the same series when loaded from a file.
+    engine::RunResult fin = v.result;
+    RunStore loaded;
+    loaded.addLoaded({fin});
+    const ui::RunView& l = loaded.runs().at(0);
+    EXPECT_EQ(l.spans.size(), 2u);
+    EXPECT_EQ(l.peaks.tS.size(), 6u);
+    EXPECT_EQ(l.telemetry.tS.size(), 2u);
+}

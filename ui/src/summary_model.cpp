@@ -1,0 +1,221 @@
+// The summary views' data from the RunStore (summary_model.h).
+
+#include "summary_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <tuple>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The configuration's identity in the summaries: the engine's comparison key plus the
+// warmup count (the warmup study varies it; everything else treats it as a dimension).
+std::string rowKey(const RunConfig& c) {
+    return configKey(c) + " W" + std::to_string(c.warmupSteps);
+}
+
+auto sortKey(const RunConfig& c) {
+    return std::make_tuple(static_cast<int>(c.precision), static_cast<int>(c.mode), c.batchSize,
+                           parameterCount(c.model), c.contextLength, c.warmupSteps);
+}
+
+} // namespace
+
+std::string modelLabel(const ModelConfig& m) {
+    if (m.preset != "custom") {
+        return m.preset;
+    }
+    return "custom d" + std::to_string(m.dModel) + " L" + std::to_string(m.numLayers) + " h" +
+           std::to_string(m.numHeads);
+}
+
+std::vector<int> matrixRows(const RunStore& store) {
+    const auto& runs = store.runs();
+    std::map<std::string, int> newest;
+    for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
+        if (runs[i].started || runs[i].finished) {
+            newest[rowKey(runs[i].result.config)] = i; // later runs replace earlier ones
+        }
+    }
+    std::vector<int> rows;
+    for (const auto& [key, i] : newest) {
+        rows.push_back(i);
+    }
+    std::stable_sort(rows.begin(), rows.end(), [&](int a, int b) {
+        return sortKey(runs[a].result.config) < sortKey(runs[b].result.config);
+    });
+    return rows;
+}
+
+const char* metricName(Metric m) {
+    switch (m) {
+    case Metric::StepMs:
+        return "step ms (mean)";
+    case Metric::ForwardMs:
+        return "forward ms (mean)";
+    case Metric::BackwardMs:
+        return "backward ms (mean)";
+    case Metric::OptimizerMs:
+        return "optimizer ms (mean)";
+    case Metric::TokensPerS:
+        return "tokens/s";
+    case Metric::PeakMiB:
+        return "peak memory (MiB)";
+    case Metric::StepCv:
+        return "step time CV (%)";
+    }
+    return "?";
+}
+
+std::optional<double> metricValue(const RunResult& r, Metric m) {
+    if (r.status != RunStatus::Ok || r.summary.totalMs.n == 0) {
+        return std::nullopt;
+    }
+    const size_t phases = phasesOf(r.config.mode).size();
+    const RunSummary& s = r.summary;
+    switch (m) {
+    case Metric::StepMs:
+        return s.totalMs.mean;
+    case Metric::ForwardMs:
+        return s.forwardMs.mean;
+    case Metric::BackwardMs:
+        return phases > 1 ? std::optional(s.backwardMs.mean) : std::nullopt;
+    case Metric::OptimizerMs:
+        return phases > 2 ? std::optional(s.optimizerMs.mean) : std::nullopt;
+    case Metric::TokensPerS:
+        return s.tokensPerS;
+    case Metric::PeakMiB:
+        return static_cast<double>(s.peakBytes.max()) / (1024.0 * 1024.0);
+    case Metric::StepCv:
+        return 100.0 * s.totalMs.cv;
+    }
+    return std::nullopt;
+}
+
+HeatmapGrid heatmapGrid(const RunStore& store, Metric metric, Precision precision, Mode mode) {
+    HeatmapGrid g;
+    std::map<std::pair<int64_t, std::string>, int> modelRows; // (parameters, label)
+    std::set<int64_t> contexts;
+    const auto& runs = store.runs();
+    for (const auto& v : runs) {
+        const RunConfig& c = v.result.config;
+        if (v.finished && c.precision == precision && c.mode == mode) {
+            modelRows[{parameterCount(c.model), modelLabel(c.model)}] = 0;
+            contexts.insert(c.contextLength);
+        }
+    }
+    int row = 0;
+    for (auto& [key, index] : modelRows) {
+        index = row++;
+        g.models.push_back(key.second);
+    }
+    g.contexts.assign(contexts.begin(), contexts.end());
+    g.values.assign(g.models.size() * g.contexts.size(), kNaN);
+    g.marks.assign(g.values.size(), std::string());
+    for (const auto& v : runs) {
+        const RunConfig& c = v.result.config;
+        if (!v.finished || c.precision != precision || c.mode != mode) {
+            continue;
+        }
+        const size_t r = modelRows[{parameterCount(c.model), modelLabel(c.model)}];
+        const size_t col = std::lower_bound(g.contexts.begin(), g.contexts.end(), c.contextLength) -
+                           g.contexts.begin();
+        const size_t cell = r * g.contexts.size() + col;
+        // The newest run of a cell wins, so a rerun that succeeds clears an old OOM mark.
+        if (const auto value = metricValue(v.result, metric)) {
+            g.values[cell] = *value;
+            g.marks[cell].clear();
+        } else {
+            g.values[cell] = kNaN;
+            g.marks[cell] = v.result.status == RunStatus::Ok ? "" : toString(v.result.status);
+        }
+    }
+    return g;
+}
+
+std::vector<PrecisionCell> precisionComparison(const RunStore& store) {
+    std::vector<PrecisionCell> cells;
+    std::set<int> warmups;
+    for (const auto& v : store.runs()) {
+        warmups.insert(v.result.config.warmupSteps);
+    }
+    for (Precision p : {Precision::Bf16, Precision::Fp16, Precision::Bf16Pure}) {
+        for (int w : warmups) {
+            // compareRuns matches on the full config key; the other precision's runs are
+            // relabelled fp32 so that they pair with the fp32 run of the same cell.
+            std::vector<RunResult> fp32, other;
+            for (const auto& v : store.runs()) {
+                const RunConfig& c = v.result.config;
+                if (!v.finished || v.result.status != RunStatus::Ok || c.warmupSteps != w) {
+                    continue;
+                }
+                if (c.precision == Precision::Fp32) {
+                    fp32.push_back(v.result);
+                } else if (c.precision == p) {
+                    other.push_back(v.result);
+                    other.back().config.precision = Precision::Fp32;
+                }
+            }
+            if (fp32.empty() || other.empty()) {
+                continue;
+            }
+            const Comparison cmp = compareRuns(fp32, other);
+            for (const auto& m : cmp.matched) {
+                PrecisionCell cell;
+                cell.fp32 = m.a;
+                cell.other = m.b;
+                cell.other.config.precision = p;
+                const RatioInterval& r = m.stepRatio; // other / fp32
+                cell.speedup = r.ratio > 0 ? 1.0 / r.ratio : 0.0;
+                cell.low = r.high > 0 ? 1.0 / r.high : 0.0;
+                cell.high = r.low > 0 ? 1.0 / r.low : std::numeric_limits<double>::infinity();
+                cell.welch = m.welch;
+                cell.verdict = m.verdict;
+                cells.push_back(std::move(cell));
+            }
+        }
+    }
+    std::stable_sort(cells.begin(), cells.end(), [](const PrecisionCell& a, const PrecisionCell& b) {
+        return sortKey(a.fp32.config) < sortKey(b.fp32.config);
+    });
+    return cells;
+}
+
+std::vector<WarmupGroup> warmupGroups(const RunStore& store) {
+    std::map<std::string, WarmupGroup> groups;
+    std::vector<std::string> order;
+    const auto& runs = store.runs();
+    for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
+        const RunView& v = runs[i];
+        if (!v.started && !v.finished) {
+            continue;
+        }
+        const std::string key = configKey(v.result.config);
+        auto [it, inserted] = groups.try_emplace(key);
+        if (inserted) {
+            it->second.label = runLabel(v.result.config);
+            order.push_back(key);
+        }
+        it->second.runs.push_back(i);
+    }
+    std::vector<WarmupGroup> out;
+    for (const auto& key : order) {
+        WarmupGroup g = std::move(groups[key]);
+        std::stable_sort(g.runs.begin(), g.runs.end(), [&](int a, int b) {
+            return runs[a].result.config.warmupSteps < runs[b].result.config.warmupSteps;
+        });
+        out.push_back(std::move(g));
+    }
+    return out;
+}
+
+} // namespace lmprof::ui

@@ -1,0 +1,63 @@
+// What the summary views show, computed from the RunStore without ImGui so tests can check
+// it: the matrix table's rows, a metric over model × context for the heatmap, the
+// precision comparison (engine compareRuns on fp32 vs each other precision) and the
+// warmup study's groups.
+#pragma once
+
+#include "lmprof/engine/compare.h"
+#include "lmprof/ui/run_store.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lmprof::ui {
+
+// Row label of a model: the preset name, or "custom d768 L12 h12" for custom dimensions.
+std::string modelLabel(const engine::ModelConfig& model);
+
+// The matrix table: indices into store.runs(), the newest run of each configuration
+// (model, context, batch, precision, mode, warmup), ordered by precision, mode, model size,
+// context and warmup. Skipped and failed runs are included (their cells are marked).
+std::vector<int> matrixRows(const RunStore& store);
+
+enum class Metric { StepMs, ForwardMs, BackwardMs, OptimizerMs, TokensPerS, PeakMiB, StepCv };
+inline constexpr Metric kMetrics[] = {Metric::StepMs,      Metric::ForwardMs,  Metric::BackwardMs,
+                                      Metric::OptimizerMs, Metric::TokensPerS, Metric::PeakMiB,
+                                      Metric::StepCv};
+const char* metricName(Metric m);
+// The metric of a finished ok run; nullopt for other runs or a phase the mode lacks.
+std::optional<double> metricValue(const engine::RunResult& run, Metric m);
+
+// A metric over models (rows, smallest first) × contexts (columns, ascending) for one
+// precision and mode; the newest ok run of each cell. NaN where no run has finished ok.
+struct HeatmapGrid {
+    std::vector<std::string> models;
+    std::vector<int64_t> contexts;
+    std::vector<double> values; // row-major, models.size() × contexts.size()
+    // Per cell, why it has no value: "oom", "skipped", "error", "cancelled"; empty otherwise.
+    std::vector<std::string> marks;
+    double at(size_t row, size_t col) const { return values[row * contexts.size() + col]; }
+};
+HeatmapGrid heatmapGrid(const RunStore& store, Metric metric, engine::Precision precision,
+                        engine::Mode mode);
+
+// One precision against fp32 for the same model, context, batch, mode and warmup count:
+// speedup = fp32 mean step time / this precision's, its 95% interval, Welch's test.
+struct PrecisionCell {
+    engine::RunResult fp32;
+    engine::RunResult other;
+    double speedup = 0.0, low = 0.0, high = 0.0;
+    engine::WelchTest welch;
+    engine::Verdict verdict = engine::Verdict::Untestable; // of the other against fp32
+};
+std::vector<PrecisionCell> precisionComparison(const RunStore& store);
+
+// Runs of one configuration that differ only in their warmup count, fewest warmup first.
+struct WarmupGroup {
+    std::string label; // runLabel of the configuration
+    std::vector<int> runs; // indices into store.runs()
+};
+std::vector<WarmupGroup> warmupGroups(const RunStore& store);
+
+} // namespace lmprof::ui

@@ -1,0 +1,131 @@
+// SweepDriver: one configuration at a time on the Session, the skip-after-OOM rule of the
+// engine, and an ETA from the FLOP rate the sweep's own steps have shown.
+
+#include "sweep_driver.h"
+
+#include <charconv>
+#include <utility>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+void SweepDriver::start(std::vector<RunConfig> configs, bool runAfterOom, SubmitFn submit,
+                        SkippedFn skipped) {
+    *this = SweepDriver();
+    m_configs = std::move(configs);
+    m_runAfterOom = runAfterOom;
+    m_submit = std::move(submit);
+    m_skipped = std::move(skipped);
+    m_flopsLeft = totalFlops(m_configs);
+    m_running = true;
+    submitNext();
+}
+
+void SweepDriver::submitNext() {
+    while (m_next < m_configs.size()) {
+        const RunConfig& c = m_configs[m_next++];
+        if (!m_runAfterOom) {
+            if (auto skipped = m_skipper.skip(c)) {
+                ++m_skippedCount;
+                m_flopsLeft -= runFlops(c);
+                m_skipped(*skipped);
+                continue;
+            }
+        }
+        m_currentConfig = m_next - 1;
+        m_currentSteps = 0;
+        m_currentIndex = m_submit(c);
+        return;
+    }
+    m_currentIndex = -1;
+    m_running = false;
+}
+
+void SweepDriver::observe(const std::vector<SessionEvent>& events) {
+    for (const auto& event : events) {
+        if (m_currentIndex < 0) {
+            return;
+        }
+        if (const auto* step = std::get_if<StepFinished>(&event);
+            step && step->runIndex == m_currentIndex) {
+            const double flops = stepFlops(m_configs[m_currentConfig]);
+            ++m_currentSteps;
+            m_flopsDone += flops;
+            m_flopsLeft -= flops;
+            m_msDone += step->step.totalMs;
+        } else if (const auto* fin = std::get_if<RunFinished>(&event);
+                   fin && fin->runIndex == m_currentIndex) {
+            // A run that ended early (OOM, error, cancel) will not do its remaining steps.
+            const RunConfig& c = m_configs[m_currentConfig];
+            m_flopsLeft -= runFlops(c) - stepFlops(c) * m_currentSteps;
+            ++m_finished;
+            const RunStatus status = fin->result.status;
+            m_failed += status == RunStatus::Oom || status == RunStatus::Error;
+            m_skipper.record(fin->result);
+            m_currentIndex = -1;
+            if (status == RunStatus::Cancelled || !m_running) {
+                m_running = false;
+            } else {
+                submitNext();
+            }
+        }
+    }
+}
+
+void SweepDriver::cancel() {
+    // The run in flight still ends (as cancelled) and is counted by observe().
+    m_running = false;
+    m_next = m_configs.size();
+}
+
+SweepDriver::Progress SweepDriver::progress() const {
+    Progress p;
+    p.total = m_configs.size();
+    p.finished = m_finished;
+    p.skipped = m_skippedCount;
+    p.failed = m_failed;
+    if (m_msDone > 0.0 && m_flopsDone > 0.0) {
+        const double flopsPerMs = m_flopsDone / m_msDone;
+        p.etaSeconds = std::max(0.0, m_flopsLeft) / flopsPerMs / 1000.0;
+    }
+    return p;
+}
+
+std::optional<std::vector<int64_t>> parseIntList(std::string_view text, int64_t min,
+                                                 std::string* error) {
+    std::vector<int64_t> values;
+    size_t pos = 0;
+    while (pos <= text.size()) {
+        const size_t comma = std::min(text.find(',', pos), text.size());
+        std::string_view item = text.substr(pos, comma - pos);
+        while (!item.empty() && item.front() == ' ') {
+            item.remove_prefix(1);
+        }
+        while (!item.empty() && item.back() == ' ') {
+            item.remove_suffix(1);
+        }
+        pos = comma + 1;
+        if (item.empty()) {
+            continue;
+        }
+        int64_t v = 0;
+        const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (ec != std::errc() || end != item.data() + item.size()) {
+            *error = "'" + std::string(item) + "' is not a whole number";
+            return std::nullopt;
+        }
+        if (v < min) {
+            *error = std::to_string(v) + " is below " + std::to_string(min);
+            return std::nullopt;
+        }
+        values.push_back(v);
+    }
+    if (values.empty()) {
+        *error = "the list is empty";
+        return std::nullopt;
+    }
+    return values;
+}
+
+} // namespace lmprof::ui

@@ -1,0 +1,83 @@
+// Runs a sweep on the Session one configuration at a time. Session::submit queues runs,
+// so a sweep submitted at once could not skip the configurations an earlier OOM has
+// shown to be too large; the driver submits the next one when the previous RunFinished
+// arrives. No ImGui and no Session here: tests feed it synthetic events.
+//
+// Usage (once per frame, before the RunStore takes the events):
+//   driver.start(expandSweep(spec), runAfterOom, submitFn, skippedFn);
+//   driver.observe(events);       // advances the sweep, reports skipped configs
+//   driver.progress();            // for the progress bar and ETA
+#pragma once
+
+#include "lmprof/engine/config.h"
+#include "lmprof/engine/session.h"
+#include "lmprof/engine/sweep.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lmprof::ui {
+
+class SweepDriver {
+public:
+    // Queues a run on the engine and returns its session index.
+    using SubmitFn = std::function<int(const engine::RunConfig&)>;
+    // Receives a configuration turned into a Skipped result instead of a run.
+    using SkippedFn = std::function<void(const engine::RunResult&)>;
+
+    // Starts a sweep over `configs` in the given order (expandSweep's, cheapest first) and
+    // submits the first one. The functions are kept until the sweep ends.
+    void start(std::vector<engine::RunConfig> configs, bool runAfterOom, SubmitFn submit,
+               SkippedFn skipped);
+    // This frame's events: steps of the current run feed the ETA; its RunFinished submits
+    // the next configuration. A cancelled run ends the sweep.
+    void observe(const std::vector<engine::SessionEvent>& events);
+    // Submits nothing more; the caller cancels the session's current run.
+    void cancel();
+
+    bool running() const { return m_running; }
+
+    struct Progress {
+        size_t total = 0;    // configurations in the sweep
+        size_t finished = 0; // runs that ended (any status)
+        size_t skipped = 0;  // configurations skipped after an OOM
+        size_t failed = 0;   // runs that ended oom or error
+        // Seconds left at the FLOP rate measured so far (step times of this sweep's runs);
+        // nullopt before the first step.
+        std::optional<double> etaSeconds;
+        double fraction() const {
+            return total ? static_cast<double>(finished + skipped) / static_cast<double>(total)
+                         : 0.0;
+        }
+    };
+    Progress progress() const;
+
+private:
+    void submitNext();
+
+    std::vector<engine::RunConfig> m_configs;
+    size_t m_next = 0;         // index of the next configuration to consider
+    int m_currentIndex = -1;   // session index of the run in flight; -1 when none
+    size_t m_currentConfig = 0;
+    int m_currentSteps = 0;    // steps of the current run seen so far
+    bool m_running = false;
+    bool m_runAfterOom = false;
+    engine::OomSkipper m_skipper;
+    SubmitFn m_submit;
+    SkippedFn m_skipped;
+    size_t m_finished = 0, m_skippedCount = 0, m_failed = 0;
+    double m_flopsDone = 0.0;  // analytic FLOPs of the steps observed
+    double m_msDone = 0.0;     // their measured time
+    double m_flopsLeft = 0.0;  // of the configurations not yet finished or skipped
+};
+
+// "0, 1,2,5" -> {0, 1, 2, 5}. nullopt (with `error` set) for an empty list, a non-number
+// or a value below `min`.
+std::optional<std::vector<int64_t>> parseIntList(std::string_view text, int64_t min,
+                                                 std::string* error);
+
+} // namespace lmprof::ui

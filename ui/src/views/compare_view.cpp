@@ -1,0 +1,196 @@
+// Compare (A/B): the session's finished runs, or a file A, against a file B (result set
+// .json or autosave .jsonl), matched by configuration with the engine's compareRuns: the
+// mean step time of each, the ratio B/A with its 95% interval, Welch's p and a verdict;
+// regressions beyond noise in red. Selecting a row overlays the two step-time histograms.
+
+#include "lmprof/engine/report.h"
+#include "lmprof/engine/result_io.h"
+#include "summary_model.h"
+#include "views.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <imgui.h>
+#include <implot.h>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+namespace {
+
+const ImVec4 kRegression(0.95f, 0.35f, 0.30f, 1.0f);
+const ImVec4 kImprovement(0.40f, 0.80f, 0.40f, 1.0f);
+
+// Runs of a result set or an autosave file; warnings of a cut last line go to `notes`.
+std::vector<RunResult> loadRuns(const std::string& path, std::string& notes) {
+    if (std::filesystem::path(path).extension() == ".jsonl") {
+        JsonlRuns loaded = loadRunsJsonl(path);
+        for (const auto& w : loaded.warnings) {
+            notes += (notes.empty() ? "" : "; ") + w;
+        }
+        return std::move(loaded.runs);
+    }
+    return loadResultSet(path).runs;
+}
+
+void measured(const RunResult& r, std::vector<double>& out) {
+    out.clear();
+    for (const auto& s : r.steps) {
+        if (!s.warmup) {
+            out.push_back(s.totalMs);
+        }
+    }
+}
+
+} // namespace
+
+void CompareView::load(ViewContext& ctx) {
+    std::string notes;
+    try {
+        // Both files are read before anything changes, so a bad one leaves the view as it was.
+        std::vector<RunResult> a = m_pathA[0] ? loadRuns(m_pathA, notes) : std::vector<RunResult>();
+        std::vector<RunResult> b = loadRuns(m_pathB, notes);
+        m_fileA = std::move(a);
+        m_runsB = std::move(b);
+        m_loadedA = m_pathA[0] ? std::string(m_pathA) : std::string();
+        m_loadedB = m_pathB;
+        m_haveB = true;
+        m_selected = -1;
+        ctx.report("compare: loaded " + std::to_string(m_runsB.size()) + " run(s) from " +
+                       m_loadedB + (notes.empty() ? "" : " (" + notes + ")"),
+                   false);
+    } catch (const std::exception& e) {
+        ctx.report(std::string("compare: ") + e.what(), true);
+    }
+}
+
+void CompareView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin("Compare")) {
+        ImGui::End();
+        return;
+    }
+    const float labelWidth = ImGui::GetFontSize() * 6.0f;
+    ImGui::SetNextItemWidth(-labelWidth);
+    ImGui::InputTextWithHint("A (baseline)", "empty: this session's runs", m_pathA,
+                             sizeof(m_pathA));
+    ImGui::SetNextItemWidth(-labelWidth);
+    ImGui::InputTextWithHint("B", "result set .json or autosave .jsonl", m_pathB, sizeof(m_pathB));
+    ImGui::BeginDisabled(m_pathB[0] == 0);
+    if (ImGui::Button("Compare")) {
+        load(ctx);
+    }
+    ImGui::EndDisabled();
+    if (!m_haveB) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("B is matched against A by model, context, batch, precision, mode");
+        ImGui::End();
+        return;
+    }
+
+    std::vector<RunResult> sessionRuns;
+    if (m_loadedA.empty()) {
+        for (const auto& v : ctx.store.runs()) {
+            if (v.finished) {
+                sessionRuns.push_back(v.result);
+            }
+        }
+    }
+    const Comparison cmp = compareRuns(m_loadedA.empty() ? sessionRuns : m_fileA, m_runsB);
+    ImGui::SameLine();
+    ImGui::Text("A: %s   B: %s   %zu matched, %d slower beyond noise, %zu only in A, %zu only in B",
+                m_loadedA.empty() ? "this session" : m_loadedA.c_str(), m_loadedB.c_str(),
+                cmp.matched.size(), cmp.regressions(), cmp.onlyA.size(), cmp.onlyB.size());
+
+    const float tableHeight = ImGui::GetContentRegionAvail().y * 0.5f;
+    const char* headers[] = {"Model",      "Context", "Precision", "Mode", "A step ms",
+                             "B step ms",  "B/A [95%]", "p",       "verdict"};
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+    if (ImGui::BeginTable("compare", IM_ARRAYSIZE(headers), flags, ImVec2(-1, tableHeight))) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        for (const char* h : headers) {
+            ImGui::TableSetupColumn(h);
+        }
+        ImGui::TableHeadersRow();
+        for (int i = 0; i < static_cast<int>(cmp.matched.size()); ++i) {
+            const ComparedRun& m = cmp.matched[i];
+            const RunConfig& c = m.a.config;
+            ImGui::TableNextRow();
+            if (m.verdict == Verdict::Slower) {
+                ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0,
+                                       ImGui::GetColorU32(ImVec4(0.6f, 0.1f, 0.1f, 0.45f)));
+            }
+            ImGui::TableNextColumn();
+            ImGui::PushID(i);
+            if (ImGui::Selectable(modelLabel(c.model).c_str(), i == m_selected,
+                                  ImGuiSelectableFlags_SpanAllColumns)) {
+                m_selected = i;
+            }
+            ImGui::PopID();
+            ImGui::TableNextColumn();
+            ImGui::Text("%lld", static_cast<long long>(c.contextLength));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(std::string(toString(c.precision)).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(std::string(toString(c.mode)).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(formatMeanStd(m.a.summary.totalMs).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(formatMeanStd(m.b.summary.totalMs).c_str());
+            ImGui::TableNextColumn();
+            ImGui::Text("%.3f [%.3f, %.3f]", m.stepRatio.ratio, m.stepRatio.low, m.stepRatio.high);
+            ImGui::TableNextColumn();
+            if (m.verdict == Verdict::Untestable) {
+                ImGui::TextDisabled("-");
+            } else {
+                ImGui::Text("%.3g", m.welch.p);
+            }
+            ImGui::TableNextColumn();
+            const ImVec4 color = m.verdict == Verdict::Slower   ? kRegression
+                                 : m.verdict == Verdict::Faster ? kImprovement
+                                                                : ImGui::GetStyleColorVec4(
+                                                                      ImGuiCol_TextDisabled);
+            ImGui::TextColored(color, "%s", toString(m.verdict).data());
+        }
+        ImGui::EndTable();
+    }
+
+    if (m_selected < 0 || m_selected >= static_cast<int>(cmp.matched.size())) {
+        ImGui::TextDisabled("Select a row to overlay its step-time distributions.");
+        ImGui::End();
+        return;
+    }
+    const ComparedRun& m = cmp.matched[m_selected];
+    measured(m.a, m_valuesA);
+    measured(m.b, m_valuesB);
+    if (ImPlot::BeginPlot("step time distributions (measured steps)", ImVec2(-1, -1))) {
+        ImPlot::SetupAxes("step ms", "steps", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+        // One bin range for both, so the bars line up.
+        double lo = INFINITY, hi = -INFINITY;
+        for (const auto* values : {&m_valuesA, &m_valuesB}) {
+            for (double v : *values) {
+                lo = std::min(lo, v);
+                hi = std::max(hi, v);
+            }
+        }
+        const ImPlotRange range = lo < hi ? ImPlotRange(lo, hi) : ImPlotRange();
+        const size_t n = std::max(m_valuesA.size(), m_valuesB.size());
+        const int bins = std::max(5, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
+        ImPlotSpec spec;
+        spec.FillAlpha = 0.5f;
+        ImPlot::PlotHistogram("A", m_valuesA.data(), static_cast<int>(m_valuesA.size()), bins, 1.0,
+                              range, spec);
+        ImPlot::PlotHistogram("B", m_valuesB.data(), static_cast<int>(m_valuesB.size()), bins, 1.0,
+                              range, spec);
+        const double means[2] = {m.a.summary.totalMs.mean, m.b.summary.totalMs.mean};
+        ImPlotSpec markSpec;
+        markSpec.Flags = ImPlotItemFlags_NoLegend;
+        ImPlot::PlotInfLines("##means", means, 2, markSpec);
+        plot::endPlot(ctx, "compare");
+    }
+    ImGui::End();
+}
+
+} // namespace lmprof::ui

@@ -1,0 +1,148 @@
+// Heatmap: one metric (step time, a phase, tokens/s, peak memory, CV) over model × context
+// for a chosen precision and mode, each cell labelled with its value, or why it has none
+// (oom, skipped). The colour scale spans the cells that have values.
+
+#include "summary_model.h"
+#include "views.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <imgui.h>
+#include <implot.h>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+namespace {
+
+constexpr Precision kPrecisions[] = {Precision::Fp32, Precision::Bf16, Precision::Fp16,
+                                     Precision::Bf16Pure};
+constexpr Mode kModes[] = {Mode::Forward, Mode::ForwardBackward, Mode::Train};
+
+template <typename T, size_t N>
+void enumCombo(const char* label, int& index, const T (&options)[N]) {
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+    if (ImGui::BeginCombo(label, std::string(toString(options[index])).c_str())) {
+        for (size_t i = 0; i < N; ++i) {
+            if (ImGui::Selectable(std::string(toString(options[i])).c_str(),
+                                  static_cast<int>(i) == index)) {
+                index = static_cast<int>(i);
+            }
+        }
+        ImGui::EndCombo();
+    }
+}
+
+} // namespace
+
+void HeatmapView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin("Heatmap")) {
+        ImGui::End();
+        return;
+    }
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12.0f);
+    if (ImGui::BeginCombo("metric", metricName(kMetrics[m_metric]))) {
+        for (int i = 0; i < static_cast<int>(std::size(kMetrics)); ++i) {
+            if (ImGui::Selectable(metricName(kMetrics[i]), i == m_metric)) {
+                m_metric = i;
+            }
+        }
+        ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    enumCombo("precision", m_precision, kPrecisions);
+    ImGui::SameLine();
+    enumCombo("mode", m_mode, kModes);
+
+    const HeatmapGrid g =
+        heatmapGrid(ctx.store, kMetrics[m_metric], kPrecisions[m_precision], kModes[m_mode]);
+    if (g.models.empty()) {
+        ImGui::TextDisabled("no finished %s %s runs yet",
+                            std::string(toString(kPrecisions[m_precision])).c_str(),
+                            std::string(toString(kModes[m_mode])).c_str());
+        ImGui::End();
+        return;
+    }
+    double lo = INFINITY, hi = -INFINITY;
+    for (double v : g.values) {
+        if (!std::isnan(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    }
+    if (lo > hi) {
+        lo = 0.0, hi = 1.0;
+    } else if (lo == hi) {
+        hi = lo + 1.0; // one value: any non-empty range colours it
+    }
+    // PlotHeatmap cannot colour NaN; empty cells get the low end and are covered below.
+    m_filled.assign(g.values.begin(), g.values.end());
+    for (double& v : m_filled) {
+        v = std::isnan(v) ? lo : v;
+    }
+    const int rows = static_cast<int>(g.models.size());
+    const int cols = static_cast<int>(g.contexts.size());
+
+    const float scaleWidth = ImGui::GetFontSize() * 5.0f;
+    if (ImPlot::BeginPlot("##heatmap", ImVec2(ImGui::GetContentRegionAvail().x - scaleWidth, -1),
+                          ImPlotFlags_NoLegend | ImPlotFlags_NoMouseText)) {
+        m_tickLabels.clear();
+        std::vector<double> xTicks, yTicks;
+        for (int c = 0; c < cols; ++c) {
+            xTicks.push_back(c + 0.5);
+            m_tickLabels.push_back(std::to_string(g.contexts[c]));
+        }
+        for (int r = 0; r < rows; ++r) {
+            yTicks.push_back(rows - r - 0.5); // row 0 is drawn at the top
+            m_tickLabels.push_back(g.models[r]);
+        }
+        std::vector<const char*> labels;
+        for (const auto& l : m_tickLabels) {
+            labels.push_back(l.c_str());
+        }
+        const ImPlotAxisFlags axisFlags = ImPlotAxisFlags_Lock | ImPlotAxisFlags_NoGridLines;
+        ImPlot::SetupAxes("context length", "model", axisFlags, axisFlags);
+        ImPlot::SetupAxisLimits(ImAxis_X1, 0, cols, ImPlotCond_Always);
+        ImPlot::SetupAxisLimits(ImAxis_Y1, 0, rows, ImPlotCond_Always);
+        ImPlot::SetupAxisTicks(ImAxis_X1, xTicks.data(), cols, labels.data());
+        ImPlot::SetupAxisTicks(ImAxis_Y1, yTicks.data(), rows, labels.data() + cols);
+        ImPlot::PushColormap(ImPlotColormap_Viridis);
+        ImPlot::PlotHeatmap("##values", m_filled.data(), rows, cols, lo, hi, nullptr,
+                            ImPlotPoint(0, 0), ImPlotPoint(cols, rows));
+        ImPlot::PopColormap();
+        ImPlot::PushPlotClipRect();
+        ImDrawList* draw = ImPlot::GetPlotDrawList();
+        for (int r = 0; r < rows; ++r) {
+            for (int c = 0; c < cols; ++c) {
+                const double v = g.at(r, c);
+                const double y = rows - r - 0.5;
+                char text[32];
+                if (std::isnan(v)) {
+                    const ImVec2 a = ImPlot::PlotToPixels(c, y + 0.5);
+                    const ImVec2 b = ImPlot::PlotToPixels(c + 1, y - 0.5);
+                    draw->AddRectFilled(a, b, IM_COL32(90, 90, 90, 255));
+                    const std::string& mark = g.marks[r * cols + c];
+                    std::snprintf(text, sizeof(text), "%s", mark.empty() ? "-" : mark.c_str());
+                } else {
+                    std::snprintf(text, sizeof(text), v >= 1000 ? "%.0f" : "%.2f", v);
+                }
+                const ImVec2 centre = ImPlot::PlotToPixels(c + 0.5, y);
+                const ImVec2 size = ImGui::CalcTextSize(text);
+                draw->AddText(ImVec2(centre.x - size.x / 2 + 1, centre.y - size.y / 2 + 1),
+                              IM_COL32(0, 0, 0, 200), text);
+                draw->AddText(ImVec2(centre.x - size.x / 2, centre.y - size.y / 2),
+                              IM_COL32(255, 255, 255, 255), text);
+            }
+        }
+        ImPlot::PopPlotClipRect();
+        plot::endPlot(ctx, "heatmap");
+    }
+    ImGui::SameLine();
+    ImPlot::ColormapScale(metricName(kMetrics[m_metric]), lo, hi, ImVec2(scaleWidth, -1), "%g", 0,
+                          ImPlotColormap_Viridis);
+    ImGui::End();
+}
+
+} // namespace lmprof::ui

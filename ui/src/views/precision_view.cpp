@@ -1,0 +1,92 @@
+// Precision comparison: for each model, context, mode (and warmup count) that ran in fp32
+// and another precision, the speedup fp32 / other of the mean step time with its 95%
+// interval, Welch's p-value and whether the difference is beyond noise.
+
+#include "lmprof/engine/report.h"
+#include "summary_model.h"
+#include "views.h"
+
+#include <imgui.h>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+namespace {
+
+ImVec4 verdictColor(Verdict v) {
+    switch (v) {
+    case Verdict::Faster:
+        return ImVec4(0.40f, 0.80f, 0.40f, 1.0f);
+    case Verdict::Slower:
+        return ImVec4(0.95f, 0.35f, 0.30f, 1.0f);
+    default:
+        return ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+    }
+}
+
+} // namespace
+
+void PrecisionView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin("Precision")) {
+        ImGui::End();
+        return;
+    }
+    const std::vector<PrecisionCell> cells = precisionComparison(ctx.store);
+    if (cells.empty()) {
+        ImGui::TextDisabled("Run the same configuration in fp32 and in bf16, fp16 or bf16-pure "
+                            "(a sweep with two precisions does) to compare them here.");
+        ImGui::End();
+        return;
+    }
+    ImGui::TextDisabled("speedup = fp32 step time / other; beyond noise when Welch's p < %.2f",
+                        kSignificance);
+    const char* headers[] = {"Model",      "Context", "Mode",         "Warmup",  "Precision",
+                             "fp32 ms",    "ms",      "speedup [95%]", "p",      "verdict"};
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
+    if (ImGui::BeginTable("precision", IM_ARRAYSIZE(headers), flags)) {
+        ImGui::TableSetupScrollFreeze(0, 1);
+        for (const char* h : headers) {
+            ImGui::TableSetupColumn(h);
+        }
+        ImGui::TableHeadersRow();
+        for (const auto& cell : cells) {
+            const RunConfig& c = cell.other.config;
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(modelLabel(c.model).c_str());
+            ImGui::TableNextColumn();
+            ImGui::Text("%lld", static_cast<long long>(c.contextLength));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(std::string(toString(c.mode)).c_str());
+            ImGui::TableNextColumn();
+            ImGui::Text("%d", c.warmupSteps);
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(std::string(toString(c.precision)).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(formatMeanStd(cell.fp32.summary.totalMs).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(formatMeanStd(cell.other.summary.totalMs).c_str());
+            ImGui::TableNextColumn();
+            ImGui::Text("%.2fx [%.2f, %.2f]", cell.speedup, cell.low, cell.high);
+            ImGui::TableNextColumn();
+            if (cell.verdict == Verdict::Untestable) {
+                ImGui::TextDisabled("-");
+            } else {
+                ImGui::Text("%.3g", cell.welch.p);
+            }
+            ImGui::TableNextColumn();
+            const Verdict v = cell.verdict;
+            // The verdict is of the other precision's step time against fp32's.
+            const char* text = v == Verdict::Faster   ? "faster"
+                               : v == Verdict::Slower ? "slower"
+                                                      : toString(v).data(); // a literal
+            ImGui::TextColored(verdictColor(v), "%s", text);
+        }
+        ImGui::EndTable();
+    }
+    ImGui::End();
+}
+
+} // namespace lmprof::ui

@@ -1,0 +1,139 @@
+// Summary: the seeds' benchmark table for the whole session, one row per configuration
+// (its newest run): Model | Context | Fwd / Bwd / Opt ms ± std | peak memory | tokens/s.
+// Rows fill in live as a sweep runs; out-of-memory, failed and skipped cells say so.
+
+#include "lmprof/engine/report.h"
+#include "summary_model.h"
+#include "views.h"
+
+#include <imgui.h>
+#include <sstream>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+namespace {
+
+const ImVec4 kFailColor(0.95f, 0.35f, 0.30f, 1.0f);
+const ImVec4 kSkipColor(0.80f, 0.80f, 0.40f, 1.0f);
+const ImVec4 kLiveColor(0.40f, 0.70f, 1.00f, 1.0f);
+
+void statsCell(const PhaseStats& s, bool hasPhase) {
+    ImGui::TableNextColumn();
+    if (!hasPhase || s.n == 0) {
+        ImGui::TextDisabled("-");
+    } else {
+        ImGui::TextUnformatted(formatMeanStd(s).c_str());
+    }
+}
+
+// What a run without figures shows in its timing cells: "OOM (backward)", "skipped (after
+// oom)", "error", "cancelled".
+std::string statusNote(const RunResult& r) {
+    switch (r.status) {
+    case RunStatus::Oom:
+        return "OOM" + (r.failedPhase ? " (" + std::string(toString(*r.failedPhase)) + ")"
+                                      : std::string());
+    case RunStatus::Skipped:
+        return "skipped (after oom)";
+    default:
+        return std::string(toString(r.status));
+    }
+}
+
+} // namespace
+
+void SummaryTableView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin("Summary")) {
+        ImGui::End();
+        return;
+    }
+    const std::vector<int> rows = matrixRows(ctx.store);
+    auto& runs = ctx.store.runs();
+    if (ImGui::Button("Copy as Markdown")) {
+        std::vector<RunResult> finished;
+        for (int i : rows) {
+            if (runs[i].finished) {
+                finished.push_back(runs[i].result);
+            }
+        }
+        std::ostringstream out;
+        writeMarkdown(out, finished);
+        ImGui::SetClipboardText(out.str().c_str());
+        ctx.report("copied " + std::to_string(finished.size()) + " row(s) as Markdown", false);
+    }
+    ImGui::SameLine();
+    ImGui::TextDisabled("%zu configuration(s); the newest run of each", rows.size());
+
+    const char* headers[] = {"Model",        "Context",      "Precision",    "Mode",
+                             "Warmup",       "Fwd ms ± std", "Bwd ms ± std", "Opt ms ± std",
+                             "Step ms ± std", "Peak memory", "Tokens/s"};
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                  ImGuiTableFlags_SizingFixedFit;
+    if (ImGui::BeginTable("summary", IM_ARRAYSIZE(headers), flags)) {
+        ImGui::TableSetupScrollFreeze(2, 1);
+        for (const char* h : headers) {
+            ImGui::TableSetupColumn(h);
+        }
+        ImGui::TableHeadersRow();
+        for (int i : rows) {
+            RunView& v = runs[i];
+            const RunConfig& c = v.result.config;
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(modelLabel(c.model).c_str());
+            ImGui::TableNextColumn();
+            ImGui::Text("%lld", static_cast<long long>(c.contextLength));
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(std::string(toString(c.precision)).c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(std::string(toString(c.mode)).c_str());
+            ImGui::TableNextColumn();
+            ImGui::Text("%d", c.warmupSteps);
+            const bool failed = v.finished && v.result.status != RunStatus::Ok;
+            if (failed) {
+                // Mark the timing cells instead of showing partial figures.
+                const ImVec4 color =
+                    v.result.status == RunStatus::Skipped || v.result.status == RunStatus::Cancelled
+                        ? kSkipColor
+                        : kFailColor;
+                const std::string note = statusNote(v.result);
+                for (int col = 0; col < 6; ++col) {
+                    ImGui::TableNextColumn();
+                    ImGui::TextColored(color, "%s", col == 0 ? note.c_str() : "-");
+                    if (col == 0 && v.result.error && ImGui::IsItemHovered()) {
+                        ImGui::SetTooltip("%s", v.result.error->c_str());
+                    }
+                }
+                continue;
+            }
+            const RunSummary& s = v.liveSummary();
+            const size_t phases = phasesOf(c.mode).size();
+            if (!v.finished) {
+                ImGui::PushStyleColor(ImGuiCol_Text, kLiveColor); // live figures, still moving
+            }
+            statsCell(s.forwardMs, true);
+            statsCell(s.backwardMs, phases > 1);
+            statsCell(s.optimizerMs, phases > 2);
+            statsCell(s.totalMs, true);
+            ImGui::TableNextColumn();
+            const int64_t peak = s.peakBytes.max();
+            ImGui::TextUnformatted(peak > 0 ? formatBytes(peak).c_str() : "-");
+            ImGui::TableNextColumn();
+            if (s.tokensPerS > 0) {
+                ImGui::Text("%.0f", s.tokensPerS);
+            } else {
+                ImGui::TextDisabled("-");
+            }
+            if (!v.finished) {
+                ImGui::PopStyleColor();
+            }
+        }
+        ImGui::EndTable();
+    }
+    ImGui::End();
+}
+
+} // namespace lmprof::ui

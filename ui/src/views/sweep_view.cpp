@@ -1,0 +1,283 @@
+// Sweep builder: pick models, context lengths, precisions, modes and warmup counts; see the
+// number of runs and their estimated cost; run them cheapest first (one at a time, so an
+// out-of-memory run can spare the larger configurations of its family); progress with an
+// ETA over the whole sweep; cancel.
+
+#include "lmprof/engine/report.h"
+#include "lmprof/engine/runner.h"
+#include "views.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <imgui.h>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+namespace {
+
+const ImVec4 kErrorColor(0.95f, 0.35f, 0.30f, 1.0f);
+constexpr Precision kPrecisions[] = {Precision::Fp32, Precision::Bf16, Precision::Fp16,
+                                     Precision::Bf16Pure};
+constexpr Mode kModes[] = {Mode::Forward, Mode::ForwardBackward, Mode::Train};
+
+std::string formatFlops(double flops) {
+    char buf[32];
+    if (flops >= 1e15) {
+        std::snprintf(buf, sizeof(buf), "%.1f PFLOP", flops / 1e15);
+    } else if (flops >= 1e12) {
+        std::snprintf(buf, sizeof(buf), "%.1f TFLOP", flops / 1e12);
+    } else {
+        std::snprintf(buf, sizeof(buf), "%.1f GFLOP", flops / 1e9);
+    }
+    return buf;
+}
+
+std::string formatDuration(double seconds) {
+    char buf[32];
+    if (seconds >= 3600) {
+        std::snprintf(buf, sizeof(buf), "%.1f h", seconds / 3600);
+    } else if (seconds >= 90) {
+        std::snprintf(buf, sizeof(buf), "%.1f min", seconds / 60);
+    } else {
+        std::snprintf(buf, sizeof(buf), "%.0f s", seconds);
+    }
+    return buf;
+}
+
+// FLOPs per millisecond the finished runs of this session reached, for a time estimate
+// before the sweep starts; nullopt before any run has finished ok.
+std::optional<double> observedFlopsPerMs(const RunStore& store) {
+    double flops = 0.0, ms = 0.0;
+    for (const auto& v : store.runs()) {
+        const PhaseStats& t = v.result.summary.totalMs;
+        if (v.finished && v.result.status == RunStatus::Ok && t.n > 0) {
+            flops += stepFlops(v.result.config) * t.n;
+            ms += t.mean * t.n;
+        }
+    }
+    return ms > 0.0 ? std::optional(flops / ms) : std::nullopt;
+}
+
+// Continues the line when a checkbox labelled `label` still fits, else starts a new one.
+void sameLineIfFits(const char* label, bool first) {
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float width = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
+                        ImGui::CalcTextSize(label).x;
+    // After an item the cursor sits at the start of the next line: its right edge is the
+    // content region's.
+    const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+    if (!first && ImGui::GetItemRectMax().x + style.ItemSpacing.x + width <= right) {
+        ImGui::SameLine();
+    }
+}
+
+void checkbox(const std::string& label, char& ticked, bool first) {
+    sameLineIfFits(label.c_str(), first);
+    bool on = ticked;
+    if (ImGui::Checkbox(label.c_str(), &on)) {
+        ticked = on;
+    }
+}
+
+// One checkbox per option, wrapped to the window's width.
+template <typename T, size_t N>
+void checkboxRow(const T (&options)[N], std::vector<char>& ticked) {
+    for (size_t i = 0; i < N; ++i) {
+        checkbox(std::string(toString(options[i])), ticked[i], i == 0);
+    }
+}
+
+} // namespace
+
+void SweepView::observe(const std::vector<SessionEvent>& events) {
+    m_driver.observe(events);
+}
+
+void SweepView::initFrom(const RunConfig& c) {
+    const auto& presets = presetNames();
+    m_models.assign(presets.size(), 0);
+    for (size_t i = 0; i < presets.size(); ++i) {
+        m_models[i] = presets[i] == c.model.preset;
+    }
+    m_customModel = c.model.preset == "custom";
+    m_precisions.assign(std::size(kPrecisions), 0);
+    m_modes.assign(std::size(kModes), 0);
+    for (size_t i = 0; i < std::size(kPrecisions); ++i) {
+        m_precisions[i] = kPrecisions[i] == c.precision;
+    }
+    for (size_t i = 0; i < std::size(kModes); ++i) {
+        m_modes[i] = kModes[i] == c.mode;
+    }
+    std::snprintf(m_contexts, sizeof(m_contexts), "%lld, %lld",
+                  static_cast<long long>(c.contextLength),
+                  static_cast<long long>(2 * c.contextLength));
+    std::snprintf(m_warmups, sizeof(m_warmups), "0, 1, 2, 5");
+    m_initialised = true;
+}
+
+std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base, std::string& error) const {
+    SweepSpec spec;
+    spec.base = base;
+    const auto& presets = presetNames();
+    for (size_t i = 0; i < presets.size(); ++i) {
+        if (m_models[i]) {
+            auto model = *presetModel(presets[i]);
+            model.vocabSize = base.model.vocabSize;
+            spec.models.push_back(model);
+        }
+    }
+    if (m_customModel && base.model.preset == "custom") {
+        spec.models.push_back(base.model);
+    }
+    for (size_t i = 0; i < std::size(kPrecisions); ++i) {
+        if (m_precisions[i]) {
+            spec.precisions.push_back(kPrecisions[i]);
+        }
+    }
+    for (size_t i = 0; i < std::size(kModes); ++i) {
+        if (m_modes[i]) {
+            spec.modes.push_back(kModes[i]);
+        }
+    }
+    std::string listError;
+    const auto contexts = parseIntList(m_contexts, 1, &listError);
+    if (!contexts) {
+        error = "context lengths: " + listError;
+        return {};
+    }
+    spec.contexts = *contexts;
+    const auto warmups = parseIntList(m_warmups, 0, &listError);
+    if (!warmups) {
+        error = "warmup counts: " + listError;
+        return {};
+    }
+    spec.warmups.assign(warmups->begin(), warmups->end());
+    if (spec.models.empty() || spec.precisions.empty() || spec.modes.empty()) {
+        error = "tick at least one model, precision and mode";
+        return {};
+    }
+    auto configs = expandSweep(spec);
+    // Runs each frame: the device/precision check (which asks the runtime) once per precision.
+    std::vector<Precision> checked;
+    for (const auto& c : configs) {
+        auto problems = validate(c);
+        if (problems.empty() && std::find(checked.begin(), checked.end(), c.precision) ==
+                                    checked.end()) {
+            checked.push_back(c.precision);
+            if (auto refusal = checkRunnable(c)) {
+                problems.push_back(*refusal);
+            }
+        }
+        if (!problems.empty()) {
+            error = runLabel(c) + ": " + problems.front().message();
+            return {};
+        }
+    }
+    return configs;
+}
+
+void SweepView::start(ViewContext& ctx, std::vector<RunConfig> configs) {
+    Session& session = ctx.session;
+    RunStore& store = ctx.store;
+    const size_t n = configs.size();
+    m_driver.start(
+        std::move(configs), m_runAfterOom, [&session](const RunConfig& c) { return session.submit(c); },
+        [&store](const RunResult& skipped) { store.addLoaded({skipped}); });
+    ctx.report("sweep started: " + std::to_string(n) + " run(s), cheapest first", false);
+}
+
+void SweepView::drawProgress() {
+    const SweepDriver::Progress p = m_driver.progress();
+    if (p.total == 0) {
+        ImGui::ProgressBar(0.0f, ImVec2(-1, 0), "no sweep yet");
+        return;
+    }
+    char overlay[160];
+    const int n = std::snprintf(overlay, sizeof(overlay), "%zu / %zu done", p.finished + p.skipped,
+                                p.total);
+    std::string extra;
+    if (p.skipped) {
+        extra += ", " + std::to_string(p.skipped) + " skipped (after oom)";
+    }
+    if (p.failed) {
+        extra += ", " + std::to_string(p.failed) + " failed";
+    }
+    if (m_driver.running()) {
+        extra += p.etaSeconds ? "   ETA " + formatDuration(*p.etaSeconds) : "   ETA ...";
+    } else if (p.finished + p.skipped < p.total) {
+        extra += "   stopped";
+    }
+    std::snprintf(overlay + n, sizeof(overlay) - n, "%s", extra.c_str());
+    ImGui::ProgressBar(static_cast<float>(p.fraction()), ImVec2(-1, 0), overlay);
+}
+
+void SweepView::draw(ViewContext& ctx) {
+    if (!m_initialised) {
+        initFrom(ctx.form.config());
+    }
+    if (!ImGui::Begin("Sweep")) {
+        ImGui::End();
+        return;
+    }
+    const RunConfig& base = ctx.form.config();
+    ImGui::SeparatorText("Models");
+    const auto& presets = presetNames();
+    for (size_t i = 0; i < presets.size(); ++i) {
+        checkbox(presets[i], m_models[i], i == 0);
+    }
+    if (base.model.preset == "custom") {
+        ImGui::Checkbox("custom (the Configure panel's dimensions)", &m_customModel);
+    }
+    ImGui::SeparatorText("Contexts, precisions, modes, warmups");
+    ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
+    ImGui::InputText("context lengths", m_contexts, sizeof(m_contexts));
+    checkboxRow(kPrecisions, m_precisions);
+    checkboxRow(kModes, m_modes);
+    ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
+    ImGui::InputText("warmup counts", m_warmups, sizeof(m_warmups));
+    ImGui::Checkbox("run after OOM", &m_runAfterOom);
+    ImGui::SetItemTooltip("Also run configurations at least as large as one that ran out of "
+                          "memory (same precision and mode). Otherwise they are marked "
+                          "skipped (after oom).");
+    ImGui::TextDisabled("batch %lld, %d measured steps, device %s: from Configure",
+                        static_cast<long long>(base.batchSize), base.measureSteps,
+                        base.device.c_str());
+
+    std::string error;
+    std::vector<RunConfig> configs = buildConfigs(base, error);
+    ImGui::Separator();
+    if (!error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+        ImGui::TextWrapped("%s", error.c_str());
+        ImGui::PopStyleColor();
+    } else {
+        const double flops = totalFlops(configs);
+        std::string estimate = std::to_string(configs.size()) + " run(s), about " +
+                               formatFlops(flops);
+        if (auto rate = observedFlopsPerMs(ctx.store)) {
+            estimate += ", ~" + formatDuration(flops / *rate / 1000.0) +
+                        " at this session's rate so far";
+        }
+        ImGui::TextUnformatted(estimate.c_str());
+    }
+    const bool busy = ctx.session.busy() || m_driver.running();
+    ImGui::BeginDisabled(configs.empty() || busy);
+    if (ImGui::Button("Run sweep", ImVec2(ImGui::GetFontSize() * 7, 0))) {
+        start(ctx, std::move(configs));
+    }
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!m_driver.running());
+    if (ImGui::Button("Cancel##sweep", ImVec2(ImGui::GetFontSize() * 7, 0))) {
+        m_driver.cancel();
+        ctx.session.cancel();
+        ctx.report("sweep cancelled: the current run stops after its step", false);
+    }
+    ImGui::EndDisabled();
+    drawProgress();
+    ImGui::End();
+}
+
+} // namespace lmprof::ui

@@ -1,0 +1,118 @@
+// Warmup study: for one configuration run with several warmup counts (e.g. 0, 1, 2, 5),
+// the step time of every step index per run, so first-step outliers stand out (warmup
+// steps drawn as hollow markers), and the std of the measured steps against the warmup count.
+
+#include "summary_model.h"
+#include "views.h"
+
+#include <imgui.h>
+#include <implot.h>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+void WarmupView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin("Warmup study")) {
+        ImGui::End();
+        return;
+    }
+    const std::vector<WarmupGroup> groups = warmupGroups(ctx.store);
+    if (groups.empty()) {
+        ImGui::TextDisabled("No runs yet. A sweep with warmup counts 0, 1, 2, 5 fills this in.");
+        ImGui::End();
+        return;
+    }
+    m_group = std::min(m_group, static_cast<int>(groups.size()) - 1);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18.0f);
+    if (ImGui::BeginCombo("configuration", groups[m_group].label.c_str())) {
+        for (int i = 0; i < static_cast<int>(groups.size()); ++i) {
+            const std::string item =
+                groups[i].label + " (" + std::to_string(groups[i].runs.size()) + " run(s))";
+            if (ImGui::Selectable(item.c_str(), i == m_group)) {
+                m_group = i;
+            }
+        }
+        ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    ImGui::Checkbox("log scale", &m_logScale);
+    auto& runs = ctx.store.runs();
+    const WarmupGroup& group = groups[m_group];
+    const float height = (ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y) / 2;
+
+    if (ImPlot::BeginPlot("step time by step index", ImVec2(-1, height))) {
+        ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+        if (m_logScale) {
+            ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
+        }
+        for (int i : group.runs) {
+            const RunView& v = runs[i];
+            const std::string label = "warmup " + std::to_string(v.result.config.warmupSteps) +
+                                      "##" + std::to_string(i);
+            ImPlotSpec line;
+            line.Marker = ImPlotMarker_Circle;
+            line.MarkerSize = 3;
+            ImPlot::PlotLine(label.c_str(), v.series.index.data(), v.series.total.data(),
+                             static_cast<int>(v.series.total.size()), line);
+            // Warmup steps: a hollow ring on top, in the same colour (the same label).
+            m_xs.clear();
+            m_ys.clear();
+            for (const auto& s : v.result.steps) {
+                if (s.warmup) {
+                    m_xs.push_back(s.index);
+                    m_ys.push_back(s.totalMs);
+                }
+            }
+            ImPlotSpec ring;
+            ring.Marker = ImPlotMarker_Circle;
+            ring.MarkerSize = 7;
+            ring.MarkerFillColor = ImVec4(0, 0, 0, 0);
+            ImPlot::PlotScatter(label.c_str(), m_xs.data(), m_ys.data(),
+                                static_cast<int>(m_xs.size()), ring);
+        }
+        plot::endPlot(ctx, "warmup-steps");
+    }
+
+    m_xs.clear();
+    m_ys.clear();
+    std::vector<double> means;
+    std::vector<std::string> tickText;
+    for (int i : group.runs) {
+        RunView& v = runs[i];
+        const PhaseStats& t = v.liveSummary().totalMs;
+        if (t.n > 0) {
+            m_xs.push_back(v.result.config.warmupSteps);
+            m_ys.push_back(t.std);
+            means.push_back(t.mean);
+            tickText.push_back(std::to_string(v.result.config.warmupSteps));
+        }
+    }
+    if (ImPlot::BeginPlot("std of measured steps vs warmup count", ImVec2(-1, -1))) {
+        ImPlot::SetupAxes("warmup steps", "std of step ms", ImPlotAxisFlags_AutoFit,
+                          ImPlotAxisFlags_AutoFit);
+        std::vector<const char*> ticks;
+        for (const auto& t : tickText) {
+            ticks.push_back(t.c_str());
+        }
+        if (!m_xs.empty()) {
+            ImPlot::SetupAxisTicks(ImAxis_X1, m_xs.data(), static_cast<int>(m_xs.size()),
+                                   ticks.data());
+        }
+        ImPlotSpec spec;
+        spec.Flags = ImPlotItemFlags_NoLegend;
+        ImPlot::PlotBars("std of step ms", m_xs.data(), m_ys.data(), static_cast<int>(m_xs.size()),
+                         0.6, spec);
+        for (size_t k = 0; k < m_xs.size(); ++k) {
+            ImPlot::PlotText(("CV " + std::to_string(static_cast<int>(
+                                           100.0 * m_ys[k] / std::max(means[k], 1e-9))) +
+                              "%")
+                                 .c_str(),
+                             m_xs[k], m_ys[k], ImVec2(0, -12));
+        }
+        plot::endPlot(ctx, "warmup-std");
+    }
+    ImGui::End();
+}
+
+} // namespace lmprof::ui
