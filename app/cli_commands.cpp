@@ -47,6 +47,12 @@ std::string flagFor(const std::string& field) {
         {"threads", "--threads"},
         {"precision", "--precision"},
         {"mode", "--mode"},
+        {"sample_hz", "--sample-hz"},
+        {"telemetry_hz", "--telemetry-hz"},
+        {"memory_snapshot.path", "--memory-snapshot"},
+        {"memory_snapshot.first_step", "--snapshot-step"},
+        {"memory_snapshot.step_count", "--snapshot-steps"},
+        {"memory_snapshot.max_entries", "--snapshot-max-entries"},
         {"fault_oom_phase", "LMPROF_FAULT_OOM"}};
     const auto it = kFlags.find(field);
     return it == kFlags.end() ? field : it->second;

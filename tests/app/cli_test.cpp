@@ -64,6 +64,34 @@ TEST(Cli, RunWritesAResultSetThatShowReadsBack) {
     EXPECT_EQ(csv.output.rfind("id,model,d_model,", 0), 0u) << csv.output;
 }
 
+TEST(Cli, MemorySnapshotIsWrittenAndBadSnapshotFlagsAreNamed) {
+    const auto dir = tempDir();
+    const auto trace = dir / "snapshot.json";
+    const auto json = dir / "with-snapshot.json";
+    std::filesystem::remove(trace);
+    Result r = cli("run " + kTiny + " --memory-snapshot " + trace.string() + " --json " +
+                   json.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("memory snapshot of step(s) 0..0"), std::string::npos) << r.output;
+    std::ifstream in(trace);
+    std::string head(64, '\0');
+    in.read(head.data(), 64);
+    EXPECT_NE(head.find("\"schema\": \"lmprof.alloc-trace/1\""), std::string::npos) << head;
+    // The result set records where the snapshot went.
+    std::ifstream set(json);
+    const std::string text((std::istreambuf_iterator<char>(set)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find(trace.string()), std::string::npos);
+
+    r = cli("run " + kTiny + " --memory-snapshot " + trace.string() + " --snapshot-step 7");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--snapshot-step (memory_snapshot.first_step): step 7 is outside"),
+              std::string::npos)
+        << r.output;
+    r = cli("run " + kTiny + " --sample-hz -5");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--sample-hz (sample_hz)"), std::string::npos) << r.output;
+}
+
 TEST(Cli, BadInputExitsWithCode2AndNamesTheFlag) {
     Result r = cli("run --model custom --d-model 100 --heads 3 --d-ff 64 --layers 1 --device cpu");
     EXPECT_EQ(r.code, 2);
