@@ -66,16 +66,6 @@ void drawProgress(ViewContext& ctx) {
     ImGui::ProgressBar(total > 0 ? static_cast<float>(done) / total : 0.0f, ImVec2(-1, 0), overlay);
 }
 
-// A fresh file per run under the snapshot folder: <label>-<UTC time>.pickle or .json.
-std::string snapshotPath(const ViewContext& ctx, const RunConfig& c) {
-    std::error_code ec;
-    std::filesystem::create_directories(ctx.snapshotDir, ec);
-    std::string stamp = utcNow(); // 2026-11-21T12:00:00Z
-    std::replace(stamp.begin(), stamp.end(), ':', '-');
-    const bool cuda = resolveDevice(c.device).rfind("cuda", 0) == 0;
-    return (ctx.snapshotDir / (runLabel(c) + "-" + stamp + (cuda ? ".pickle" : ".json"))).string();
-}
-
 } // namespace
 
 void ConfigView::draw(ViewContext& ctx) {

@@ -49,7 +49,7 @@ void HistogramView::draw(ViewContext& ctx) {
             ImPlot::PlotInfLines("##marks", marks, 2, markSpec);
             ImPlot::TagX(t.mean, ImVec4(0.9f, 0.6f, 0.2f, 1.0f), "mean");
         }
-        ImPlot::EndPlot();
+        plot::endPlot(ctx, "distribution");
     }
     ImGui::End();
 }

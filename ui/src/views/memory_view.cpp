@@ -135,12 +135,23 @@ void drawBreakdown(RunView& run) {
 // ---------------------------------------------------------------------------------------
 // Largest allocations of the run's memory snapshot
 
-void drawLargest(const RunView& run) {
+void drawLargest(ViewContext& ctx, const RunView& run) {
     const auto& snap = run.result.memorySnapshot;
     if (!snap) {
         ImGui::TextDisabled("Largest allocations: no memory snapshot for this run.");
-        ImGui::TextDisabled("Tick \"Record memory snapshot\" in Configure, or use the CLI's "
-                            "--memory-snapshot FILE.");
+        ImGui::BeginDisabled(ctx.session.busy() || !run.finished);
+        if (ImGui::Button("Run again with a memory snapshot")) {
+            // Same configuration; the last warmup step is recorded (steady state, and
+            // not one of the measured steps).
+            engine::RunConfig c = run.result.config;
+            c.memorySnapshot = engine::SnapshotRequest{
+                snapshotPath(ctx, c), std::max(0, c.warmupSteps - 1), 1, 100000};
+            ctx.session.submit(c);
+            ctx.report("started " + engine::runLabel(c) + " with a memory snapshot", false);
+        }
+        ImGui::EndDisabled();
+        ImGui::TextDisabled("(or tick \"record memory snapshot\" in Configure; CLI: "
+                            "--memory-snapshot FILE)");
         return;
     }
     ImGui::Text("Largest allocations, steps %d-%d (%lld events%s)", snap->firstStep,
@@ -211,7 +222,7 @@ void MemoryView::draw(ViewContext& ctx) {
         ImGui::EndChild();
         ImGui::SameLine();
         if (ImGui::BeginChild("##largest-pane", ImVec2(0, 0))) {
-            drawLargest(*runs.front());
+            drawLargest(ctx, *runs.front());
         }
         ImGui::EndChild();
     }

@@ -43,7 +43,7 @@ void StepTimesView::draw(ViewContext& ctx) {
                          m_scratchHigh);
             plot::line(bandLabel.c_str(), s.index, s.runMean, m_scratch);
         }
-        ImPlot::EndPlot();
+        plot::endPlot(ctx, "step-times");
     }
     ImGui::End();
 }

@@ -19,7 +19,7 @@ void ThroughputView::draw(ViewContext& ctx) {
             const std::string label = run->result.id.empty() ? "tokens/s" : run->result.id;
             plot::line(label.c_str(), run->series.index, run->series.tokensPerS, m_scratch);
         }
-        ImPlot::EndPlot();
+        plot::endPlot(ctx, "throughput");
     }
     ImGui::End();
 }

@@ -2,6 +2,11 @@
 
 #include "view_context.h"
 
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/runner.h"
+
+#include <algorithm>
+
 namespace lmprof::ui {
 
 std::vector<RunView*> ViewContext::selectedRuns() {
@@ -12,6 +17,21 @@ std::vector<RunView*> ViewContext::selectedRuns() {
         }
     }
     return out;
+}
+
+std::string snapshotPath(const ViewContext& ctx, const engine::RunConfig& c) {
+    std::error_code ec;
+    std::filesystem::create_directories(ctx.snapshotDir, ec);
+    std::string stamp = engine::utcNow(); // 2026-11-21T12:00:00Z
+    std::replace(stamp.begin(), stamp.end(), ':', '-');
+    const bool cuda = engine::resolveDevice(c.device).rfind("cuda", 0) == 0;
+    const std::string stem = engine::runLabel(c) + "-" + stamp;
+    const std::string ext = cuda ? ".pickle" : ".json";
+    std::filesystem::path path = ctx.snapshotDir / (stem + ext);
+    for (int n = 2; std::filesystem::exists(path); ++n) { // two runs within one second
+        path = ctx.snapshotDir / (stem + "-" + std::to_string(n) + ext);
+    }
+    return path.string();
 }
 
 } // namespace lmprof::ui

@@ -38,4 +38,8 @@ struct ViewContext {
     std::vector<RunView*> selectedRuns();
 };
 
+// A fresh memory-snapshot file for a run of c under ctx.snapshotDir (created if needed):
+// <run label>-<UTC time>.pickle on CUDA (for memory_viz), .json (allocation trace) on CPU.
+std::string snapshotPath(const ViewContext& ctx, const engine::RunConfig& c);
+
 } // namespace lmprof::ui
