@@ -25,6 +25,14 @@ RunResult run(const RunConfig& c) {
     return runBenchmark(c, "memory-test", nullptr, nullptr);
 }
 
+// Steps long enough (tens of ms) for the 100 Hz sampler to land inside them.
+RunConfig tinyLonger(Mode mode, int warmup, int steps) {
+    RunConfig c = tinyCpu(mode, warmup, steps);
+    c.contextLength = 128;
+    c.batchSize = 4;
+    return c;
+}
+
 fs::path freshDir(const std::string& name) {
     const fs::path dir = fs::temp_directory_path() / ("lmprof-memory-test-" + name);
     fs::remove_all(dir);
@@ -45,9 +53,7 @@ std::string slurp(const fs::path& p) {
 // Sampler and telemetry
 
 TEST(MemorySampler, TimelineHasPeriodicAndBoundarySamplesTaggedWithStepAndPhase) {
-    RunConfig c = tinyCpu(Mode::Train, 1, 3);
-    c.contextLength = 128;
-    c.batchSize = 4;
+    const RunConfig c = tinyLonger(Mode::Train, 1, 3);
     const RunResult r = run(c);
     ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
     const double runMs = r.steps.back().endMs;
@@ -99,9 +105,7 @@ TEST(MemorySampler, ZeroRateKeepsOnlyPhaseBoundarySamples) {
 }
 
 TEST(MemorySampler, CpuTelemetryHasProcessUseAndNoGpuFields) {
-    RunConfig c = tinyCpu(Mode::Train, 1, 4);
-    c.contextLength = 128;
-    c.batchSize = 4;
+    const RunConfig c = tinyLonger(Mode::Train, 1, 4);
     const RunResult r = run(c);
     ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
     const double runMs = r.steps.back().endMs;
@@ -124,9 +128,7 @@ TEST(MemorySampler, ObserverReceivesSamplesAsTheyAreTaken) {
         void onMemorySample(const MemorySample&) override { ++memory; }
         void onTelemetrySample(const TelemetrySample&) override { ++telemetry; }
     } counter;
-    RunConfig c = tinyCpu(Mode::Train, 0, 3);
-    c.contextLength = 128;
-    c.batchSize = 4;
+    const RunConfig c = tinyLonger(Mode::Train, 0, 3);
     const RunResult r = runBenchmark(c, "observed", &counter, nullptr);
     ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
     EXPECT_EQ(counter.memory.load(), static_cast<int>(r.memoryTimeline.size()));

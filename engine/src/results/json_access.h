@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace lmprof::engine::json_io {
 
@@ -92,6 +93,14 @@ inline const json& arrayMember(const json& obj, const std::string& path, const c
         fail(path + "." + key, "expected an array");
     }
     return *v;
+}
+
+inline json parseDocument(std::string_view text) {
+    try {
+        return json::parse(text.begin(), text.end());
+    } catch (const json::parse_error& e) {
+        throw ResultFormatError(std::string("not valid JSON (") + e.what() + ")");
+    }
 }
 
 inline json nullable(const std::optional<std::string>& v) {

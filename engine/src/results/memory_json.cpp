@@ -183,12 +183,7 @@ std::string allocationTraceToJson(const AllocationTrace& t) {
 
 AllocationTrace parseAllocationTrace(std::string_view text) {
     using namespace json_io;
-    json doc;
-    try {
-        doc = json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-        throw ResultFormatError(std::string("not valid JSON (") + e.what() + ")");
-    }
+    const json doc = parseDocument(text);
     std::string schema;
     if (!doc.is_object() || !doc.contains("schema")) {
         throw ResultFormatError(std::string("not an lmprof allocation trace: no \"schema\" (expected \"") +

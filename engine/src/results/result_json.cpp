@@ -270,14 +270,6 @@ ResultSet setFrom(const json& j) {
 // ---------------------------------------------------------------------------------------
 // Schema check and parsing
 
-json parseDocument(std::string_view text) {
-    try {
-        return json::parse(text.begin(), text.end());
-    } catch (const json::parse_error& e) {
-        throw ResultFormatError(std::string("not valid JSON (") + e.what() + ")");
-    }
-}
-
 void checkSchema(const json& j) {
     if (!j.is_object()) {
         throw ResultFormatError("not an lmprof result set: the document is not a JSON object");
