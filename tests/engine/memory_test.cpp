@@ -214,8 +214,9 @@ TEST(MemoryModel, MeasuredBreakdownSumsToThePeakWithExactStaticParts) {
 }
 
 // The prediction against CPU measurements (exact tensor bytes) of the same configurations.
-// Tolerance 20%: the analytic model counts saved tensors, not every transient.
-TEST(MemoryModel, PredictedPeakIsWithinTwentyPercentOfTheMeasuredPeak) {
+// Tolerance 10% (measured: 0.97-1.07): the analytic model counts saved tensors and the
+// largest transients, not every temporary.
+TEST(MemoryModel, PredictedPeakIsWithinTenPercentOfTheMeasuredPeak) {
     struct Case {
         Mode mode;
         Precision precision;
@@ -224,7 +225,9 @@ TEST(MemoryModel, PredictedPeakIsWithinTwentyPercentOfTheMeasuredPeak) {
     for (const Case& k : {Case{Mode::Train, Precision::Fp32, 128},
                           Case{Mode::Forward, Precision::Fp32, 256},
                           Case{Mode::ForwardBackward, Precision::Fp32, 64},
-                          Case{Mode::Train, Precision::Bf16, 128}}) {
+                          Case{Mode::Train, Precision::Bf16, 128},
+                          Case{Mode::Forward, Precision::Bf16, 256},
+                          Case{Mode::Train, Precision::Bf16Pure, 128}}) {
         RunConfig c = tinyCpu(k.mode, 1, 1);
         c.contextLength = k.ctx;
         c.batchSize = 4;
@@ -234,7 +237,7 @@ TEST(MemoryModel, PredictedPeakIsWithinTwentyPercentOfTheMeasuredPeak) {
         ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
         const double measured = static_cast<double>(r.summary.peakBytes.max());
         const double predicted = static_cast<double>(predictPeak(c).total());
-        EXPECT_NEAR(predicted / measured, 1.0, 0.20)
+        EXPECT_NEAR(predicted / measured, 1.0, 0.10)
             << runLabel(c) << ": predicted " << predicted << " measured " << measured;
     }
 }

@@ -10,31 +10,45 @@ namespace lmprof::engine {
 
 namespace {
 
-// Average bytes of one saved activation element. Under autocast the matmul outputs are
-// half precision while the residual stream, the RMSNorm internals and the loss stay fp32;
-// 3 bytes is the mix measured on our model (tests/engine/memory_model_test.cpp).
-double activationElementBytes(Precision p) {
+// Bytes per saved element: `dense` for the (B, T, d) and (B, T, d_ff) tensors, `scores`
+// for the (B, h, T, T) attention tensors, `logits` for the (B, T, V) ones (the logits,
+// their fp32 copy for the loss and the log-softmax, together). Under autocast the matmul
+// outputs are half precision while the residual stream and RMSNorm stay fp32; in
+// bf16-pure RMSNorm still computes in fp32. Calibrated against exact CPU tensor bytes
+// (tests/engine/memory_test.cpp).
+struct ElementBytes {
+    double dense, scores, logits;
+};
+
+ElementBytes elementBytes(Precision p) {
     switch (p) {
     case Precision::Fp32:
-        return 4.0;
+        return {4.0, 4.0, 8.0};
     case Precision::Bf16:
     case Precision::Fp16:
-        return 3.0;
+        return {3.0, 2.0, 10.0};
     case Precision::Bf16Pure:
-        return 2.0;
+        return {2.5, 2.0, 10.0};
     }
-    return 4.0;
+    return {4.0, 4.0, 8.0};
 }
 
-double savedActivationElements(const RunConfig& c) {
+double activationBytes(const RunConfig& c) {
     const double b = static_cast<double>(c.batchSize);
     const double t = static_cast<double>(c.contextLength);
     const double d = static_cast<double>(c.model.dModel);
     const double f = static_cast<double>(c.model.dFf);
     const double h = static_cast<double>(c.model.numHeads);
     const double v = static_cast<double>(c.model.vocabSize);
-    const double perLayer = 12.0 * b * t * d + 4.0 * b * t * f + 3.0 * b * h * t * t;
-    return static_cast<double>(c.model.numLayers) * perLayer + 3.0 * b * t * d + 2.0 * b * t * v;
+    const double layers = static_cast<double>(c.model.numLayers);
+    const ElementBytes e = elementBytes(c.precision);
+    const double dense = layers * (12.0 * b * t * d + 4.0 * b * t * f) + 3.0 * b * t * d;
+    double scores = layers * 3.0 * b * h * t * t;
+    if (c.mode != Mode::Forward) {
+        // The softmax backward of one layer holds three more (B, h, T, T) gradients.
+        scores += 3.0 * b * h * t * t;
+    }
+    return dense * e.dense + scores * e.scores + b * t * v * e.logits;
 }
 
 } // namespace
@@ -50,7 +64,7 @@ MemoryBreakdown predictPeak(const RunConfig& c) {
     m.parameters = n * bytes;
     m.gradients = c.mode == Mode::Forward ? 0 : n * bytes;
     m.optimizerState = c.mode == Mode::Train ? 2 * n * bytes : 0;
-    double act = savedActivationElements(c) * activationElementBytes(c.precision);
+    double act = activationBytes(c);
     if (c.precision == Precision::Bf16 || c.precision == Precision::Fp16) {
         // Autocast keeps a half-precision copy of every matmul weight for the step (the
         // embedding table is looked up, not multiplied, so it is not copied).

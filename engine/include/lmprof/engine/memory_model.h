@@ -24,9 +24,10 @@ int64_t parameterElementBytes(Precision precision);
 
 // The predicted peak allocated bytes of a step. The static parts are exact; activations
 // count the tensors our model saves for backward (per layer 12·B·T·d + 4·B·T·d_ff +
-// 3·B·h·T² elements, then the final norm and the logits with their log-softmax), scaled
-// for the precision, plus autocast's low-precision weight copies. An estimate: the tests
-// hold it to the measured CPU peak within a stated tolerance.
+// 3·B·h·T² elements, then the final norm and the logits with their log-softmax), one
+// layer's softmax-backward gradients when there is a backward, bytes per element by
+// precision, plus autocast's low-precision weight copies. An estimate: the tests hold it
+// to the measured CPU peak within a stated tolerance.
 MemoryBreakdown predictPeak(const RunConfig& config);
 
 // Splits a measured peak: the static parts as predicted (they are exact) and activations
