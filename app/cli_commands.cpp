@@ -347,7 +347,8 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o) {
         if (auto precision = parsePrecision(p)) {
             spec.precisions.push_back(*precision);
         } else {
-            printConfigErrors({{"precision", "'" + p + "' is not one of fp32, bf16, fp16, bf16-pure"}});
+            printConfigErrors(
+                {{"precision", "'" + p + "' is not one of fp32, bf16, fp16, bf16-pure"}});
             return std::nullopt;
         }
     }
@@ -355,7 +356,8 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o) {
         if (auto mode = parseMode(m)) {
             spec.modes.push_back(*mode);
         } else {
-            printConfigErrors({{"mode", "'" + m + "' is not one of forward, forward-backward, train"}});
+            printConfigErrors(
+                {{"mode", "'" + m + "' is not one of forward, forward-backward, train"}});
             return std::nullopt;
         }
     }
@@ -381,9 +383,7 @@ int sweepCommand(const SweepOptions& o) {
         }
     }
     OomSkipper skipper;
-    auto skip = [&](const RunConfig& c) {
-        return o.keepAfterOom ? std::nullopt : skipper.skip(c);
-    };
+    auto skip = [&](const RunConfig& c) { return o.keepAfterOom ? std::nullopt : skipper.skip(c); };
     auto finished = [&](const RunResult& r) {
         skipper.record(r);
         if (!o.autosavePath.empty() && r.status != RunStatus::Skipped) {

@@ -47,8 +47,8 @@ TEST(Sweep, ProductOfEveryListIncludingWarmupCounts) {
         EXPECT_EQ(c.batchSize, 4);
         EXPECT_EQ(c.measureSteps, 10);
         tinyCtx128Bf16ForwardWarmup1 += c.model.preset == "tiny" && c.contextLength == 128 &&
-                                        c.precision == Precision::Bf16 &&
-                                        c.mode == Mode::Forward && c.warmupSteps == 1;
+                                        c.precision == Precision::Bf16 && c.mode == Mode::Forward &&
+                                        c.warmupSteps == 1;
     }
     EXPECT_EQ(tinyCtx128Bf16ForwardWarmup1, 1);
 

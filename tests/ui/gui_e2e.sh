@@ -23,9 +23,38 @@ set -e
 [ "$rc" -ne 0 ] || { echo "an OOM autorun must exit non-zero"; exit 1; }
 "$png_check" "$work/oom.png" 1600 1000
 
+# Nothing lost: each finished run is autosaved (fsynced JSON lines) in the config dir; the
+# next launch offers to restore it. --restore-last answers the offer as a person would in
+# the modal; the restored run and the new one are both in the window (--save-on-exit).
+export LMPROF_CONFIG_DIR="$work/restore"
+launch() {
+  xvfb-run -a -s "-screen 0 1600x1000x24" "$lmprof" --device cpu -q --batch 2 --warmup 1 \
+    --steps 4 --autorun --exit-when-done "$@"
+}
+launch --model tiny --ctx 16 --screenshot "$work/first.png"
+[ "$(grep -c . "$work/restore/autosave.jsonl")" -eq 1 ] || { echo "run not autosaved"; exit 1; }
+launch --model tiny --ctx 32 --restore-last --show Summary --screenshot "$work/restored.png" \
+  --save-on-exit "$work/restored.json"
+"$png_check" "$work/restored.png" 1600 1000
+[ "$(grep -c '"status": "ok"' "$work/restored.json")" -eq 2 ] ||
+  { echo "restored + new run expected in the window"; cat "$work/restored.json"; exit 1; }
+grep -q '"context_length": 16' "$work/restored.json" || { echo "restored run missing"; exit 1; }
+grep -q '"context_length": 32' "$work/restored.json" || { echo "new run missing"; exit 1; }
+[ "$(grep -c . "$work/restore/autosave.jsonl")" -eq 2 ] ||
+  { echo "restored runs must carry into this session's autosave"; exit 1; }
+# Left unanswered (the modal is up), the offer loses nothing: the last session's two runs
+# wait in previous-session.jsonl, this session's run is autosaved on its own.
+launch --model tiny --ctx 16 --save-on-exit "$work/unanswered.json" \
+  --screenshot "$work/offer.png"
+"$png_check" "$work/offer.png" 1600 1000
+[ "$(grep -c . "$work/restore/previous-session.jsonl")" -eq 2 ] || { echo "offer lost"; exit 1; }
+[ "$(grep -c . "$work/restore/autosave.jsonl")" -eq 1 ] || { echo "autosave mixed"; exit 1; }
+[ "$(grep -c '"status": "ok"' "$work/unanswered.json")" -eq 1 ] || { echo "restored unasked"; exit 1; }
+export LMPROF_CONFIG_DIR="$work/config"
+
 # Without a display the window falls back to the CLI benchmark and says why.
 out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 1 \
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 3 passed, 0 failed"
+echo "gui_e2e: 4 passed, 0 failed"

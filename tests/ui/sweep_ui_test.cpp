@@ -125,9 +125,13 @@ TEST(SweepDriver, SubmitsOneRunAtATimeInOrder) {
 
 TEST(SweepDriver, AfterAnOomLargerConfigsOfTheFamilyBecomeSkippedResults) {
     Harness h;
-    const auto configs = engine::expandSweep({cfg("tiny", 16), {*engine::presetModel("tiny"),
-                                              *engine::presetModel("small")},
-                                              {16, 32}, {Precision::Fp32}, {Mode::Train}, {}});
+    const auto configs =
+        engine::expandSweep({cfg("tiny", 16),
+                             {*engine::presetModel("tiny"), *engine::presetModel("small")},
+                             {16, 32},
+                             {Precision::Fp32},
+                             {Mode::Train},
+                             {}});
     ASSERT_EQ(configs.size(), 4u); // tiny@16, tiny@32, small@16, small@32 by FLOPs
     h.start(configs);
     h.finish(RunStatus::Ok);  // tiny@16
@@ -181,8 +185,8 @@ TEST(SweepDriver, EtaIsTheRemainingFlopsAtTheObservedRate) {
     const auto a = cfg("tiny", 16);
     const auto b = cfg("tiny", 32);
     h.start({a, b});
-    EXPECT_FALSE(h.driver.progress().etaSeconds); // no step measured yet
-    h.finish(RunStatus::Ok, 20.0);                // every step of a took 20 ms
+    EXPECT_FALSE(h.driver.progress().etaSeconds);    // no step measured yet
+    h.finish(RunStatus::Ok, 20.0);                   // every step of a took 20 ms
     const double rate = engine::stepFlops(a) / 20.0; // FLOPs per ms
     const auto p = h.driver.progress();
     ASSERT_TRUE(p.etaSeconds);
@@ -269,10 +273,11 @@ TEST(SummaryModel, PrecisionSpeedupIsFp32OverOtherWithWelchVerdict) {
 
 TEST(SummaryModel, WarmupGroupsCollectRunsDifferingOnlyInWarmupCount) {
     RunStore store;
-    store.addLoaded({finished(cfg("tiny", 64, Precision::Fp32, Mode::Train, 5), RunStatus::Ok, {1, 2}),
-                     finished(cfg("tiny", 64, Precision::Fp32, Mode::Train, 0), RunStatus::Ok, {1, 9}),
-                     finished(cfg("tiny", 64, Precision::Bf16, Mode::Train, 0), RunStatus::Ok, {1, 1}),
-                     finished(cfg("tiny", 64, Precision::Fp32, Mode::Train, 2), RunStatus::Ok, {1, 3})});
+    store.addLoaded(
+        {finished(cfg("tiny", 64, Precision::Fp32, Mode::Train, 5), RunStatus::Ok, {1, 2}),
+         finished(cfg("tiny", 64, Precision::Fp32, Mode::Train, 0), RunStatus::Ok, {1, 9}),
+         finished(cfg("tiny", 64, Precision::Bf16, Mode::Train, 0), RunStatus::Ok, {1, 1}),
+         finished(cfg("tiny", 64, Precision::Fp32, Mode::Train, 2), RunStatus::Ok, {1, 3})});
     const auto groups = warmupGroups(store);
     ASSERT_EQ(groups.size(), 2u);
     EXPECT_EQ(groups[0].label, "tiny-ctx64-fp32-train");

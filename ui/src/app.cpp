@@ -158,7 +158,8 @@ void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
     ImGuiID chartsLeft = 0, chartsRight = 0, tl = 0, bl = 0, tr = 0, br = 0;
     ImGui::DockBuilderSplitNode(charts, ImGuiDir_Left, 0.5f, &chartsLeft, &chartsRight);
     ImGui::DockBuilderSplitNode(chartsLeft, ImGuiDir_Down, 0.5f, &bl, &tl);
-    ImGui::DockBuilderSplitNode(chartsRight, ImGuiDir_Down, 0.5f, &br, &tr);
+    // The Memory view (timeline, breakdown, allocations) gets the taller right-hand place.
+    ImGui::DockBuilderSplitNode(chartsRight, ImGuiDir_Down, 0.36f, &br, &tr);
     ImGui::DockBuilderDockWindow("Configure", leftTop);
     ImGui::DockBuilderDockWindow("Files", leftBottom);
     ImGui::DockBuilderDockWindow("Step times", tl);
@@ -253,8 +254,7 @@ void App::Impl::restore(const Autosave::Previous& previous) {
         }
     }
     status = "restored " + std::to_string(previous.runs.size()) + " run(s) of the last session" +
-             (previous.warnings.empty() ? std::string()
-                                        : " (" + previous.warnings.front() + ")");
+             (previous.warnings.empty() ? std::string() : " (" + previous.warnings.front() + ")");
     statusIsError = false;
 }
 
@@ -363,9 +363,8 @@ void App::afterRender(int fbWidth, int fbHeight) {
         const int w = static_cast<int>(it->width * scaleX);
         const int h = static_cast<int>(it->height * scaleY);
         const int y = fbHeight - static_cast<int>(it->y * scaleY) - h; // OpenGL counts from below
-        const std::filesystem::path path =
-            std::filesystem::absolute("lmprof-" + it->fileStem + "-" +
-                                      std::to_string(std::time(nullptr)) + ".png");
+        const std::filesystem::path path = std::filesystem::absolute(
+            "lmprof-" + it->fileStem + "-" + std::to_string(std::time(nullptr)) + ".png");
         const std::string err = writeFramebufferRegionPng(path, x, y, w, h);
         setStatus(err.empty() ? "plot saved to " + path.string() : err, !err.empty());
         it = requests.erase(it);

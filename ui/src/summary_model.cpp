@@ -184,9 +184,10 @@ std::vector<PrecisionCell> precisionComparison(const RunStore& store) {
             }
         }
     }
-    std::stable_sort(cells.begin(), cells.end(), [](const PrecisionCell& a, const PrecisionCell& b) {
-        return sortKey(a.fp32.config) < sortKey(b.fp32.config);
-    });
+    std::stable_sort(cells.begin(), cells.end(),
+                     [](const PrecisionCell& a, const PrecisionCell& b) {
+                         return sortKey(a.fp32.config) < sortKey(b.fp32.config);
+                     });
     return cells;
 }
 

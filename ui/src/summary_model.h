@@ -55,7 +55,7 @@ std::vector<PrecisionCell> precisionComparison(const RunStore& store);
 
 // Runs of one configuration that differ only in their warmup count, fewest warmup first.
 struct WarmupGroup {
-    std::string label; // runLabel of the configuration
+    std::string label;     // runLabel of the configuration
     std::vector<int> runs; // indices into store.runs()
 };
 std::vector<WarmupGroup> warmupGroups(const RunStore& store);

@@ -60,19 +60,19 @@ private:
     void submitNext();
 
     std::vector<engine::RunConfig> m_configs;
-    size_t m_next = 0;         // index of the next configuration to consider
-    int m_currentIndex = -1;   // session index of the run in flight; -1 when none
+    size_t m_next = 0;       // index of the next configuration to consider
+    int m_currentIndex = -1; // session index of the run in flight; -1 when none
     size_t m_currentConfig = 0;
-    int m_currentSteps = 0;    // steps of the current run seen so far
+    int m_currentSteps = 0; // steps of the current run seen so far
     bool m_running = false;
     bool m_runAfterOom = false;
     engine::OomSkipper m_skipper;
     SubmitFn m_submit;
     SkippedFn m_skipped;
     size_t m_finished = 0, m_skippedCount = 0, m_failed = 0;
-    double m_flopsDone = 0.0;  // analytic FLOPs of the steps observed
-    double m_msDone = 0.0;     // their measured time
-    double m_flopsLeft = 0.0;  // of the configurations not yet finished or skipped
+    double m_flopsDone = 0.0; // analytic FLOPs of the steps observed
+    double m_msDone = 0.0;    // their measured time
+    double m_flopsLeft = 0.0; // of the configurations not yet finished or skipped
 };
 
 // "0, 1,2,5" -> {0, 1, 2, 5}. nullopt (with `error` set) for an empty list, a non-number

@@ -104,8 +104,8 @@ void CompareView::draw(ViewContext& ctx) {
                 cmp.matched.size(), cmp.regressions(), cmp.onlyA.size(), cmp.onlyB.size());
 
     const float tableHeight = ImGui::GetContentRegionAvail().y * 0.5f;
-    const char* headers[] = {"Model",      "Context", "Precision", "Mode", "A step ms",
-                             "B step ms",  "B/A [95%]", "p",       "verdict"};
+    const char* headers[] = {"Model",     "Context",   "Precision", "Mode",   "A step ms",
+                             "B step ms", "B/A [95%]", "p",         "verdict"};
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
     if (ImGui::BeginTable("compare", IM_ARRAYSIZE(headers), flags, ImVec2(-1, tableHeight))) {
@@ -148,10 +148,10 @@ void CompareView::draw(ViewContext& ctx) {
                 ImGui::Text("%.3g", m.welch.p);
             }
             ImGui::TableNextColumn();
-            const ImVec4 color = m.verdict == Verdict::Slower   ? kRegression
-                                 : m.verdict == Verdict::Faster ? kImprovement
-                                                                : ImGui::GetStyleColorVec4(
-                                                                      ImGuiCol_TextDisabled);
+            const ImVec4 color = m.verdict == Verdict::Slower ? kRegression
+                                 : m.verdict == Verdict::Faster
+                                     ? kImprovement
+                                     : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
             ImGui::TextColored(color, "%s", toString(m.verdict).data());
         }
         ImGui::EndTable();
@@ -177,7 +177,8 @@ void CompareView::draw(ViewContext& ctx) {
         }
         const ImPlotRange range = lo < hi ? ImPlotRange(lo, hi) : ImPlotRange();
         const size_t n = std::max(m_valuesA.size(), m_valuesB.size());
-        const int bins = std::max(5, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
+        const int bins =
+            std::max(5, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
         ImPlotSpec spec;
         spec.FillAlpha = 0.5f;
         ImPlot::PlotHistogram("A", m_valuesA.data(), static_cast<int>(m_valuesA.size()), bins, 1.0,

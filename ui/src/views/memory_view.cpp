@@ -55,8 +55,8 @@ void drawBands(const RunView& run) {
     }
 }
 
-void drawTimeline(const std::vector<RunView*>& runs, Decimated& scratch) {
-    if (!ImPlot::BeginPlot("##memory", ImVec2(-1, ImGui::GetContentRegionAvail().y * 0.62f))) {
+void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, Decimated& scratch) {
+    if (!ImPlot::BeginPlot("##memory", ImVec2(-1, ImGui::GetContentRegionAvail().y * 0.55f))) {
         return;
     }
     ImPlot::SetupAxes("time since run start (s)", "MiB", ImPlotAxisFlags_AutoFit,
@@ -93,22 +93,19 @@ void drawTimeline(const std::vector<RunView*>& runs, Decimated& scratch) {
             ImPlot::TagY(peakMiB, kPeakColor, "peak %.1f", peakMiB);
         }
     }
-    ImPlot::EndPlot();
+    plot::endPlot(ctx, "memory");
 }
 
 // ---------------------------------------------------------------------------------------
 // Breakdown: two stacked horizontal bars, predicted and measured, in MiB.
 
-void drawBreakdown(RunView& run) {
+void drawBreakdown(ViewContext& ctx, RunView& run) {
     const engine::RunConfig& c = run.result.config;
     const int64_t measuredPeak = run.liveSummary().peakBytes.max();
     const engine::MemoryBreakdown predicted = engine::predictPeak(c);
     const engine::MemoryBreakdown measured = engine::measuredBreakdown(c, measuredPeak);
-    ImGui::TextUnformatted("Peak breakdown");
-    ImGui::SameLine();
-    ImGui::TextDisabled("predicted %s · measured %s",
-                        engine::formatBytes(predicted.total()).c_str(),
-                        measuredPeak > 0 ? engine::formatBytes(measuredPeak).c_str() : "-");
+    ImGui::Text("Peak: predicted %s, measured %s", engine::formatBytes(predicted.total()).c_str(),
+                measuredPeak > 0 ? engine::formatBytes(measuredPeak).c_str() : "-");
     if (measuredPeak > 0 && measuredPeak < measured.staticBytes()) {
         ImGui::TextColored(ImVec4(0.9f, 0.6f, 0.2f, 1.0f),
                            "the run ended before its static memory was all allocated");
@@ -125,11 +122,12 @@ void drawBreakdown(RunView& run) {
     const double ticks[] = {0.0, 1.0};
     ImPlot::SetupAxes("MiB", nullptr, ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
     ImPlot::SetupAxisTicks(ImAxis_Y1, ticks, 2, kBars);
-    ImPlot::SetupLegend(ImPlotLocation_South, ImPlotLegendFlags_Horizontal);
+    ImPlot::SetupLegend(ImPlotLocation_North,
+                        ImPlotLegendFlags_Horizontal | ImPlotLegendFlags_Outside);
     ImPlotSpec spec;
     spec.Flags = ImPlotBarGroupsFlags_Horizontal | ImPlotBarGroupsFlags_Stacked;
     ImPlot::PlotBarGroups(kParts, values, 4, 2, 0.6, 0.0, spec);
-    ImPlot::EndPlot();
+    plot::endPlot(ctx, "memory-breakdown");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -213,11 +211,11 @@ void MemoryView::draw(ViewContext& ctx) {
         return;
     }
     const auto runs = ctx.selectedRuns();
-    drawTimeline(runs, m_scratch);
+    drawTimeline(ctx, runs, m_scratch);
     if (!runs.empty()) {
         const float width = ImGui::GetContentRegionAvail().x;
         if (ImGui::BeginChild("##breakdown-pane", ImVec2(width * 0.5f, 0))) {
-            drawBreakdown(*runs.front());
+            drawBreakdown(ctx, *runs.front());
         }
         ImGui::EndChild();
         ImGui::SameLine();

@@ -41,8 +41,8 @@ void PrecisionView::draw(ViewContext& ctx) {
     }
     ImGui::TextDisabled("speedup = fp32 step time / other; beyond noise when Welch's p < %.2f",
                         kSignificance);
-    const char* headers[] = {"Model",      "Context", "Mode",         "Warmup",  "Precision",
-                             "fp32 ms",    "ms",      "speedup [95%]", "p",      "verdict"};
+    const char* headers[] = {"Model",   "Context", "Mode",          "Warmup", "Precision",
+                             "fp32 ms", "ms",      "speedup [95%]", "p",      "verdict"};
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
     if (ImGui::BeginTable("precision", IM_ARRAYSIZE(headers), flags)) {

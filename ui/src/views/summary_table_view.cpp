@@ -33,8 +33,8 @@ void statsCell(const PhaseStats& s, bool hasPhase) {
 std::string statusNote(const RunResult& r) {
     switch (r.status) {
     case RunStatus::Oom:
-        return "OOM" + (r.failedPhase ? " (" + std::string(toString(*r.failedPhase)) + ")"
-                                      : std::string());
+        return "OOM" +
+               (r.failedPhase ? " (" + std::string(toString(*r.failedPhase)) + ")" : std::string());
     case RunStatus::Skipped:
         return "skipped (after oom)";
     default:
@@ -66,9 +66,9 @@ void SummaryTableView::draw(ViewContext& ctx) {
     ImGui::SameLine();
     ImGui::TextDisabled("%zu configuration(s); the newest run of each", rows.size());
 
-    const char* headers[] = {"Model",        "Context",      "Precision",    "Mode",
-                             "Warmup",       "Fwd ms ± std", "Bwd ms ± std", "Opt ms ± std",
-                             "Step ms ± std", "Peak memory", "Tokens/s"};
+    const char* headers[] = {"Model",         "Context",      "Precision",    "Mode",
+                             "Warmup",        "Fwd ms ± std", "Bwd ms ± std", "Opt ms ± std",
+                             "Step ms ± std", "Peak memory",  "Tokens/s"};
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                   ImGuiTableFlags_SizingFixedFit;

@@ -63,8 +63,8 @@ std::optional<double> observedFlopsPerMs(const RunStore& store) {
 // Continues the line when a checkbox labelled `label` still fits, else starts a new one.
 void sameLineIfFits(const char* label, bool first) {
     const ImGuiStyle& style = ImGui::GetStyle();
-    const float width = ImGui::GetFrameHeight() + style.ItemInnerSpacing.x +
-                        ImGui::CalcTextSize(label).x;
+    const float width =
+        ImGui::GetFrameHeight() + style.ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
     // After an item the cursor sits at the start of the next line: its right edge is the
     // content region's.
     const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
@@ -163,8 +163,8 @@ std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base, std::strin
     std::vector<Precision> checked;
     for (const auto& c : configs) {
         auto problems = validate(c);
-        if (problems.empty() && std::find(checked.begin(), checked.end(), c.precision) ==
-                                    checked.end()) {
+        if (problems.empty() &&
+            std::find(checked.begin(), checked.end(), c.precision) == checked.end()) {
             checked.push_back(c.precision);
             if (auto refusal = checkRunnable(c)) {
                 problems.push_back(*refusal);
@@ -183,7 +183,8 @@ void SweepView::start(ViewContext& ctx, std::vector<RunConfig> configs) {
     RunStore& store = ctx.store;
     const size_t n = configs.size();
     m_driver.start(
-        std::move(configs), m_runAfterOom, [&session](const RunConfig& c) { return session.submit(c); },
+        std::move(configs), m_runAfterOom,
+        [&session](const RunConfig& c) { return session.submit(c); },
         [&store](const RunResult& skipped) { store.addLoaded({skipped}); });
     ctx.report("sweep started: " + std::to_string(n) + " run(s), cheapest first", false);
 }
@@ -195,8 +196,8 @@ void SweepView::drawProgress() {
         return;
     }
     char overlay[160];
-    const int n = std::snprintf(overlay, sizeof(overlay), "%zu / %zu done", p.finished + p.skipped,
-                                p.total);
+    const int n =
+        std::snprintf(overlay, sizeof(overlay), "%zu / %zu done", p.finished + p.skipped, p.total);
     std::string extra;
     if (p.skipped) {
         extra += ", " + std::to_string(p.skipped) + " skipped (after oom)";
@@ -254,11 +255,11 @@ void SweepView::draw(ViewContext& ctx) {
         ImGui::PopStyleColor();
     } else {
         const double flops = totalFlops(configs);
-        std::string estimate = std::to_string(configs.size()) + " run(s), about " +
-                               formatFlops(flops);
+        std::string estimate =
+            std::to_string(configs.size()) + " run(s), about " + formatFlops(flops);
         if (auto rate = observedFlopsPerMs(ctx.store)) {
-            estimate += ", ~" + formatDuration(flops / *rate / 1000.0) +
-                        " at this session's rate so far";
+            estimate +=
+                ", ~" + formatDuration(flops / *rate / 1000.0) + " at this session's rate so far";
         }
         ImGui::TextUnformatted(estimate.c_str());
     }

@@ -54,7 +54,7 @@ void TelemetryView::draw(ViewContext& ctx) {
             if (!runs.empty()) {
                 markThrottling(runs.front()->telemetry);
             }
-            ImPlot::EndPlot();
+            plot::endPlot(ctx, "telemetry-step-time");
         }
         // Process CPU use and RSS.
         if (ImPlot::BeginPlot("##cpu")) {
@@ -75,7 +75,7 @@ void TelemetryView::draw(ViewContext& ctx) {
                 ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
                 plot::line((prefix + "RSS").c_str(), t.tS, t.rssMiB, m_scratch);
             }
-            ImPlot::EndPlot();
+            plot::endPlot(ctx, "telemetry-cpu");
         }
         if (gpu) {
             const TelemetrySeries& t = runs.front()->telemetry;
@@ -85,7 +85,7 @@ void TelemetryView::draw(ViewContext& ctx) {
                 plot::line("SM clock", t.tS, t.smClockMHz, m_scratch);
                 plot::line("memory clock", t.tS, t.memClockMHz, m_scratch);
                 markThrottling(t);
-                ImPlot::EndPlot();
+                plot::endPlot(ctx, "telemetry-clocks");
             }
             if (ImPlot::BeginPlot("##power")) {
                 ImPlot::SetupAxes("time since run start (s)", "W", ImPlotAxisFlags_AutoFit,
@@ -95,7 +95,7 @@ void TelemetryView::draw(ViewContext& ctx) {
                 plot::line("power", t.tS, t.powerW, m_scratch);
                 ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
                 plot::line("temperature", t.tS, t.temperatureC, m_scratch);
-                ImPlot::EndPlot();
+                plot::endPlot(ctx, "telemetry-power");
             }
         }
         ImPlot::EndSubplots();

@@ -118,7 +118,7 @@ public:
 private:
     int m_metric = 0;
     int m_precision = 0;
-    int m_mode = 2; // train
+    int m_mode = 2;                        // train
     std::vector<double> m_filled;          // the grid with gaps filled, for PlotHeatmap
     std::vector<std::string> m_tickLabels; // storage behind the axis tick labels
 };
@@ -154,7 +154,7 @@ private:
     char m_pathB[1024] = "";
     std::vector<engine::RunResult> m_fileA; // when a path A is given
     std::vector<engine::RunResult> m_runsB;
-    std::string m_loadedA, m_loadedB;       // what was loaded, for the header line
+    std::string m_loadedA, m_loadedB; // what was loaded, for the header line
     bool m_haveB = false;
     int m_selected = -1;
     std::vector<double> m_valuesA, m_valuesB;

@@ -42,14 +42,15 @@ void WarmupView::draw(ViewContext& ctx) {
     const float height = (ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y) / 2;
 
     if (ImPlot::BeginPlot("step time by step index", ImVec2(-1, height))) {
-        ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+        ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit,
+                          ImPlotAxisFlags_AutoFit);
         if (m_logScale) {
             ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
         }
         for (int i : group.runs) {
             const RunView& v = runs[i];
-            const std::string label = "warmup " + std::to_string(v.result.config.warmupSteps) +
-                                      "##" + std::to_string(i);
+            const std::string label =
+                "warmup " + std::to_string(v.result.config.warmupSteps) + "##" + std::to_string(i);
             ImPlotSpec line;
             line.Marker = ImPlotMarker_Circle;
             line.MarkerSize = 3;
@@ -104,11 +105,11 @@ void WarmupView::draw(ViewContext& ctx) {
         ImPlot::PlotBars("std of step ms", m_xs.data(), m_ys.data(), static_cast<int>(m_xs.size()),
                          0.6, spec);
         for (size_t k = 0; k < m_xs.size(); ++k) {
-            ImPlot::PlotText(("CV " + std::to_string(static_cast<int>(
-                                           100.0 * m_ys[k] / std::max(means[k], 1e-9))) +
-                              "%")
-                                 .c_str(),
-                             m_xs[k], m_ys[k], ImVec2(0, -12));
+            ImPlot::PlotText(
+                ("CV " +
+                 std::to_string(static_cast<int>(100.0 * m_ys[k] / std::max(means[k], 1e-9))) + "%")
+                    .c_str(),
+                m_xs[k], m_ys[k], ImVec2(0, -12));
         }
         plot::endPlot(ctx, "warmup-std");
     }
