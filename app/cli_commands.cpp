@@ -5,9 +5,8 @@
 
 #include "cli_commands.h"
 
-#include "lmprof/engine/memory_model.h"
-
 #include "lmprof/engine/compare.h"
+#include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
@@ -304,11 +303,11 @@ int runCommand(const RunOptions& o) {
                 std::cerr << "lmprof-cli: --memory-snapshot: " << *snap->error << "\n";
                 return code == kExitOk ? kExitFailure : code;
             }
-            std::fprintf(stderr, "memory snapshot of step(s) %d..%d: %lld events%s, written to %s\n",
-                         snap->firstStep, snap->firstStep + snap->stepCount - 1,
-                         static_cast<long long>(snap->entries),
-                         snap->truncated ? " (limit reached, later ones dropped)" : "",
-                         snap->path.c_str());
+            std::fprintf(
+                stderr, "memory snapshot of step(s) %d..%d: %lld events%s, written to %s\n",
+                snap->firstStep, snap->firstStep + snap->stepCount - 1,
+                static_cast<long long>(snap->entries),
+                snap->truncated ? " (limit reached, later ones dropped)" : "", snap->path.c_str());
         }
     }
     return code;

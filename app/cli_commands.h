@@ -37,8 +37,8 @@ struct CommonOptions {
 
 struct RunOptions {
     CommonOptions common;
-    std::string snapshotPath;     // --memory-snapshot FILE; empty: none
-    int snapshotStep = -1;        // -1: the last warmup step (or step 0 without warmup)
+    std::string snapshotPath; // --memory-snapshot FILE; empty: none
+    int snapshotStep = -1;    // -1: the last warmup step (or step 0 without warmup)
     int snapshotSteps = 1;
     int64_t snapshotMaxEntries = 100000;
     std::string model = "tiny";

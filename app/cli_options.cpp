@@ -19,8 +19,7 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
     cmd.add_option("--json", o.jsonPath, "write the result set to FILE (atomically)");
     cmd.add_option("--format", o.format, "table|markdown|csv")->capture_default_str();
     cmd.add_flag("--quiet,-q", o.quiet, "no per-step progress on stderr");
-    cmd.add_option("--sample-hz", o.sampleHz,
-                   "memory sampler rate in Hz, 0: phase boundaries only")
+    cmd.add_option("--sample-hz", o.sampleHz, "memory sampler rate in Hz, 0: phase boundaries only")
         ->capture_default_str();
     cmd.add_option("--telemetry-hz", o.telemetryHz,
                    "GPU (NVML) / CPU telemetry rate in Hz, at most 10; 0: off")

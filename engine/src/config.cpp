@@ -201,9 +201,9 @@ std::vector<ConfigError> validate(const RunConfig& c) {
                                   " is outside the run's steps 0.." + std::to_string(total - 1)});
         }
         if (snap->stepCount < 1 || snap->firstStep + snap->stepCount > total) {
-            errors.push_back({"memory_snapshot.step_count",
-                              "must be at least 1 and end within the run's " +
-                                  std::to_string(total) + " steps"});
+            errors.push_back(
+                {"memory_snapshot.step_count", "must be at least 1 and end within the run's " +
+                                                   std::to_string(total) + " steps"});
         }
         if (snap->maxEntries < 1 || snap->maxEntries > 100'000'000) {
             errors.push_back({"memory_snapshot.max_entries", "must be between 1 and 100000000"});

@@ -69,8 +69,8 @@ TEST(Cli, MemorySnapshotIsWrittenAndBadSnapshotFlagsAreNamed) {
     const auto trace = dir / "snapshot.json";
     const auto json = dir / "with-snapshot.json";
     std::filesystem::remove(trace);
-    Result r = cli("run " + kTiny + " --memory-snapshot " + trace.string() + " --json " +
-                   json.string());
+    Result r =
+        cli("run " + kTiny + " --memory-snapshot " + trace.string() + " --json " + json.string());
     ASSERT_EQ(r.code, 0) << r.output;
     EXPECT_NE(r.output.find("memory snapshot of step(s) 0..0"), std::string::npos) << r.output;
     std::ifstream in(trace);

@@ -222,12 +222,10 @@ TEST(MemoryModel, PredictedPeakIsWithinTenPercentOfTheMeasuredPeak) {
         Precision precision;
         int64_t ctx;
     };
-    for (const Case& k : {Case{Mode::Train, Precision::Fp32, 128},
-                          Case{Mode::Forward, Precision::Fp32, 256},
-                          Case{Mode::ForwardBackward, Precision::Fp32, 64},
-                          Case{Mode::Train, Precision::Bf16, 128},
-                          Case{Mode::Forward, Precision::Bf16, 256},
-                          Case{Mode::Train, Precision::Bf16Pure, 128}}) {
+    for (const Case& k :
+         {Case{Mode::Train, Precision::Fp32, 128}, Case{Mode::Forward, Precision::Fp32, 256},
+          Case{Mode::ForwardBackward, Precision::Fp32, 64}, Case{Mode::Train, Precision::Bf16, 128},
+          Case{Mode::Forward, Precision::Bf16, 256}, Case{Mode::Train, Precision::Bf16Pure, 128}}) {
         RunConfig c = tinyCpu(k.mode, 1, 1);
         c.contextLength = k.ctx;
         c.batchSize = 4;
@@ -369,8 +367,8 @@ TEST(AllocationTrace, ForeignOrCorruptFilesAreRejectedWithThePath) {
 
 TEST(AllocationTrace, LargestAllocationsPairFreesByAddress) {
     const std::vector<AllocationEvent> events = {
-        {0.0, 100, 0xa, Phase::Forward, 0},  {1.0, 300, 0xb, Phase::Forward, 0},
-        {2.0, -100, 0xa, Phase::Forward, 0}, {3.0, 200, 0xa, Phase::Backward, 0},
+        {0.0, 100, 0xa, Phase::Forward, 0},   {1.0, 300, 0xb, Phase::Forward, 0},
+        {2.0, -100, 0xa, Phase::Forward, 0},  {3.0, 200, 0xa, Phase::Backward, 0},
         {7.0, -300, 0xb, Phase::Backward, 0}, {8.0, -999, 0xc, Phase::Backward, 0},
     };
     const auto top = largestAllocations(events, 2);

@@ -4,10 +4,10 @@
 
 #include "lmprof/ui/app.h"
 
+#include "autosave.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
-#include "autosave.h"
 #include "settings.h"
 #include "theme.h"
 #include "views/views.h"
@@ -86,9 +86,8 @@ struct App::Impl {
     std::vector<FrameSample> frames;
 
     ViewContext context() {
-        return ViewContext{session,       store,        form,
-                           settings,      status,       statusIsError,
-                           &pngRequests,  options.configDir / "snapshots"};
+        return ViewContext{session, store,         form,         settings,
+                           status,  statusIsError, &pngRequests, options.configDir / "snapshots"};
     }
     void buildDefaultLayout(ImGuiID dockspace);
     void restore(const Autosave::Previous& previous);
@@ -206,9 +205,9 @@ void App::Impl::drawMenu() {
         }
         ImGui::Separator();
         // Brings a window (or its tab) to the front.
-        for (const char* window : {"Configure", "Sweep", "Files", "Step times", "Telemetry",
-                                   "Memory", "Distribution", "Throughput", "Heatmap", "Warmup study", "Runs",
-                                   "Summary", "Precision", "Compare"}) {
+        for (const char* window :
+             {"Configure", "Sweep", "Files", "Step times", "Telemetry", "Memory", "Distribution",
+              "Throughput", "Heatmap", "Warmup study", "Runs", "Summary", "Precision", "Compare"}) {
             if (ImGui::MenuItem(window)) {
                 ImGui::SetWindowFocus(window);
             }

@@ -19,9 +19,9 @@ MemorySampler::Clock::duration periodOf(double hz) {
 }
 } // namespace
 
-MemorySampler::MemorySampler(const RunConfig& config, DeviceTarget target,
-                             const MemoryMeter& meter, const RunPosition& position,
-                             Clock::time_point runStart, RunObserver* observer)
+MemorySampler::MemorySampler(const RunConfig& config, DeviceTarget target, const MemoryMeter& meter,
+                             const RunPosition& position, Clock::time_point runStart,
+                             RunObserver* observer)
     : m_target(target), m_meter(meter), m_position(position), m_runStart(runStart),
       m_observer(observer), m_memoryPeriod(periodOf(config.sampleHz)),
       m_telemetryPeriod(periodOf(std::min(config.telemetryHz, 10.0))) {
@@ -36,8 +36,7 @@ MemorySampler::MemorySampler(const RunConfig& config, DeviceTarget target,
         m_lastCpuSeconds = platform::processCpuSeconds();
         m_lastCpuTime = Clock::now();
     }
-    if (m_memoryPeriod != Clock::duration::zero() ||
-        m_telemetryPeriod != Clock::duration::zero()) {
+    if (m_memoryPeriod != Clock::duration::zero() || m_telemetryPeriod != Clock::duration::zero()) {
         m_thread = std::thread([this] { loop(); });
     }
 }

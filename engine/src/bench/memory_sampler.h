@@ -21,8 +21,7 @@ class MemorySampler {
 public:
     using Clock = std::chrono::steady_clock;
     MemorySampler(const RunConfig& config, DeviceTarget target, const MemoryMeter& meter,
-                  const RunPosition& position, Clock::time_point runStart,
-                  RunObserver* observer);
+                  const RunPosition& position, Clock::time_point runStart, RunObserver* observer);
     ~MemorySampler(); // stops and joins
     MemorySampler(const MemorySampler&) = delete;
     MemorySampler& operator=(const MemorySampler&) = delete;

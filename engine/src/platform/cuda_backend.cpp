@@ -97,8 +97,8 @@ void startMemoryHistory(int64_t maxEntries) {
     const std::optional<std::string> enabled = "all";
     const std::optional<std::string> context = "all";
     const std::string stacks = "all";
-    torch::cuda::_record_memory_history(enabled, context, stacks,
-                                        static_cast<size_t>(maxEntries), /*clearHistory=*/true);
+    torch::cuda::_record_memory_history(enabled, context, stacks, static_cast<size_t>(maxEntries),
+                                        /*clearHistory=*/true);
 }
 
 std::string memorySnapshotPickled() {

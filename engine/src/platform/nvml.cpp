@@ -99,8 +99,8 @@ bool Nvml::selectDevice(const std::string& pciBusId, int index, std::string& err
                              ? m_api->byIndex(static_cast<unsigned int>(index), &device)
                              : m_api->byPciBusId(pciBusId.c_str(), &device);
     if (r != kSuccess) {
-        error = "NVML does not know device " + (pciBusId.empty() ? std::to_string(index) : pciBusId) +
-                ": " + m_api->describe(r);
+        error = "NVML does not know device " +
+                (pciBusId.empty() ? std::to_string(index) : pciBusId) + ": " + m_api->describe(r);
         return false;
     }
     m_device = device;

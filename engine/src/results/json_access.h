@@ -20,7 +20,8 @@ using json = nlohmann::ordered_json;
     throw ResultFormatError(path + ": " + why);
 }
 
-inline const json* member(const json& obj, const std::string& path, const char* key, bool required) {
+inline const json* member(const json& obj, const std::string& path, const char* key,
+                          bool required) {
     if (!obj.is_object()) {
         fail(path, "expected an object");
     }

@@ -53,8 +53,8 @@ std::string indexed(const std::string& path, const char* key, size_t i) {
 void writeMemory(json& run, const RunResult& r) {
     json timeline = json::array();
     for (const auto& m : r.memoryTimeline) {
-        json j = {{"t_ms", m.tMs},        {"allocated", m.allocated}, {"reserved", m.reserved},
-                  {"rss", m.rss},         {"phase", toString(m.phase)}, {"step", m.step},
+        json j = {{"t_ms", m.tMs},         {"allocated", m.allocated},   {"reserved", m.reserved},
+                  {"rss", m.rss},          {"phase", toString(m.phase)}, {"step", m.step},
                   {"boundary", m.boundary}};
         if (m.deviceTotal > 0) {
             j["device_used"] = m.deviceUsed;
@@ -145,7 +145,8 @@ void readMemory(const json& j, const std::string& path, RunResult& r) {
         readOptional(*s, sp, "error", info.error);
         const json& largest = arrayMember(*s, sp, "largest_allocations");
         for (size_t i = 0; i < largest.size(); ++i) {
-            info.largest.push_back(allocationFrom(largest[i], indexed(sp, "largest_allocations", i)));
+            info.largest.push_back(
+                allocationFrom(largest[i], indexed(sp, "largest_allocations", i)));
         }
         r.memorySnapshot = std::move(info);
     }
@@ -170,14 +171,10 @@ std::string allocationTraceToJson(const AllocationTrace& t) {
                           {"phase", toString(e.phase)},
                           {"step", e.step}});
     }
-    const json doc = {{"schema", kAllocTraceSchema},
-                      {"run_id", t.runId},
-                      {"device", t.device},
-                      {"first_step", t.firstStep},
-                      {"step_count", t.stepCount},
-                      {"max_entries", t.maxEntries},
-                      {"truncated", t.truncated},
-                      {"events", std::move(events)}};
+    const json doc = {{"schema", kAllocTraceSchema}, {"run_id", t.runId},
+                      {"device", t.device},          {"first_step", t.firstStep},
+                      {"step_count", t.stepCount},   {"max_entries", t.maxEntries},
+                      {"truncated", t.truncated},    {"events", std::move(events)}};
     return doc.dump(1);
 }
 
@@ -186,8 +183,9 @@ AllocationTrace parseAllocationTrace(std::string_view text) {
     const json doc = parseDocument(text);
     std::string schema;
     if (!doc.is_object() || !doc.contains("schema")) {
-        throw ResultFormatError(std::string("not an lmprof allocation trace: no \"schema\" (expected \"") +
-                                kAllocTraceSchema + "\")");
+        throw ResultFormatError(
+            std::string("not an lmprof allocation trace: no \"schema\" (expected \"") +
+            kAllocTraceSchema + "\")");
     }
     read(doc, "$", "schema", schema, true);
     if (schema != kAllocTraceSchema) {

@@ -5,7 +5,6 @@
 // Sections: writing · reading helpers · reading · schema check and public entry points.
 
 #include "lmprof/engine/result_io.h"
-
 #include "results/json_access.h"
 
 namespace lmprof::engine {

@@ -142,8 +142,8 @@ void drawLargest(ViewContext& ctx, const RunView& run) {
             // Same configuration; the last warmup step is recorded (steady state, and
             // not one of the measured steps).
             engine::RunConfig c = run.result.config;
-            c.memorySnapshot = engine::SnapshotRequest{
-                snapshotPath(ctx, c), std::max(0, c.warmupSteps - 1), 1, 100000};
+            c.memorySnapshot = engine::SnapshotRequest{snapshotPath(ctx, c),
+                                                       std::max(0, c.warmupSteps - 1), 1, 100000};
             ctx.session.submit(c);
             ctx.report("started " + engine::runLabel(c) + " with a memory snapshot", false);
         }

@@ -45,8 +45,7 @@ void TelemetryView::draw(ViewContext& ctx) {
         const bool comparing = runs.size() > 1;
         // Step time at each step's end.
         if (ImPlot::BeginPlot("##step-time")) {
-            ImPlot::SetupAxes(nullptr, "step ms", ImPlotAxisFlags_AutoFit,
-                              ImPlotAxisFlags_AutoFit);
+            ImPlot::SetupAxes(nullptr, "step ms", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
             for (RunView* run : runs) {
                 const std::string label = comparing ? run->result.id : std::string("step time");
                 plot::line(label.c_str(), run->stepEndS, run->series.total, m_scratch);
@@ -69,8 +68,7 @@ void TelemetryView::draw(ViewContext& ctx) {
                 plot::line((prefix + "process CPU %").c_str(), t.tS, t.cpuPercent, m_scratch);
                 if (gpu) {
                     plot::line((prefix + "GPU util %").c_str(), t.tS, t.gpuUtil, m_scratch);
-                    plot::line((prefix + "GPU memory util %").c_str(), t.tS, t.memUtil,
-                               m_scratch);
+                    plot::line((prefix + "GPU memory util %").c_str(), t.tS, t.memUtil, m_scratch);
                 }
                 ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
                 plot::line((prefix + "RSS").c_str(), t.tS, t.rssMiB, m_scratch);
@@ -80,8 +78,7 @@ void TelemetryView::draw(ViewContext& ctx) {
         if (gpu) {
             const TelemetrySeries& t = runs.front()->telemetry;
             if (ImPlot::BeginPlot("##clocks")) {
-                ImPlot::SetupAxes(nullptr, "MHz", ImPlotAxisFlags_AutoFit,
-                                  ImPlotAxisFlags_AutoFit);
+                ImPlot::SetupAxes(nullptr, "MHz", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
                 plot::line("SM clock", t.tS, t.smClockMHz, m_scratch);
                 plot::line("memory clock", t.tS, t.memClockMHz, m_scratch);
                 markThrottling(t);

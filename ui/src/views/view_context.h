@@ -28,7 +28,7 @@ struct ViewContext {
     std::string& status;
     bool& statusIsError;
     std::vector<PngRequest>* pngRequests = nullptr; // null: PNG export unavailable (tests)
-    std::filesystem::path snapshotDir = {};          // where GUI memory snapshots are saved
+    std::filesystem::path snapshotDir = {};         // where GUI memory snapshots are saved
 
     void report(const std::string& message, bool isError) {
         status = message;

@@ -16,7 +16,7 @@ public:
     void draw(ViewContext& ctx);
 
 private:
-    int m_contextChoice = 0; // index into the context presets, last = custom
+    int m_contextChoice = 0;      // index into the context presets, last = custom
     std::string m_deviceBytesFor; // the device m_deviceBytes was probed for
     int64_t m_deviceBytes = 0;
 };

@@ -74,8 +74,8 @@ std::vector<std::string> throttleReasonNames(uint64_t bits, bool includeBenign =
 // One allocation seen while a memory snapshot was recording.
 struct AllocationRecord {
     int64_t bytes = 0;
-    double tMs = 0.0;        // when it was allocated
-    double lifetimeMs = -1;  // until it was freed; -1 if still alive when recording stopped
+    double tMs = 0.0;       // when it was allocated
+    double lifetimeMs = -1; // until it was freed; -1 if still alive when recording stopped
     Phase phase = Phase::Forward;
     int step = 0;
 };
@@ -87,8 +87,8 @@ struct MemorySnapshotInfo {
     int firstStep = 0;
     int stepCount = 0;
     int64_t entries = 0;
-    bool truncated = false; // the entry limit was reached
-    std::optional<std::string> error; // the file could not be written
+    bool truncated = false;                // the entry limit was reached
+    std::optional<std::string> error;      // the file could not be written
     std::vector<AllocationRecord> largest; // largest first
 };
 

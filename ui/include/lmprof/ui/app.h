@@ -21,7 +21,7 @@ struct AppOptions {
     bool autorun = false;
     std::filesystem::path configDir; // imgui.ini, settings.json and autosave.jsonl live here
     RestoreChoice restore = RestoreChoice::Ask;
-    std::filesystem::path saveOnExit; // if set, the finished runs are saved there at exit
+    std::filesystem::path saveOnExit;     // if set, the finished runs are saved there at exit
     std::vector<std::string> showWindows; // brought to the front at launch, e.g. "Summary"
 };
 
