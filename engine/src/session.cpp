@@ -93,12 +93,13 @@ std::vector<SessionEvent> Session::drain() {
     std::vector<SessionEvent> out;
     std::lock_guard lock(m_mutex);
     out.swap(m_events);
+    m_wakeEvents = 0;
     return out;
 }
 
 bool Session::waitForEvents(std::chrono::milliseconds timeout) {
     std::unique_lock lock(m_mutex);
-    return m_eventReady.wait_for(lock, timeout, [this] { return !m_events.empty(); });
+    return m_eventReady.wait_for(lock, timeout, [this] { return m_wakeEvents > 0; });
 }
 
 bool Session::busy() const {
@@ -107,11 +108,19 @@ bool Session::busy() const {
 }
 
 void Session::publish(SessionEvent event) {
+    // Samples arrive at up to 100 Hz and are only drawn, once per frame: waking a waiting
+    // client for each would cost the run CPU time on a small machine. They are delivered
+    // with the next step or run event, or the next drain().
+    const bool wake = !std::holds_alternative<MemorySampled>(event) &&
+                      !std::holds_alternative<TelemetrySampled>(event);
     {
         std::lock_guard lock(m_mutex);
         m_events.push_back(std::move(event));
+        m_wakeEvents += wake ? 1 : 0;
     }
-    m_eventReady.notify_all();
+    if (wake) {
+        m_eventReady.notify_all();
+    }
 }
 
 void Session::workerLoop() {
@@ -136,6 +145,7 @@ void Session::workerLoop() {
             std::lock_guard lock(m_mutex);
             m_running = false;
             m_events.push_back(RunFinished{index, std::move(result)});
+            ++m_wakeEvents;
         }
         m_eventReady.notify_all();
     }

@@ -5,6 +5,7 @@
 #include "platform/cuda_backend.h"
 #include "platform/process_info.h"
 
+#include <ctime>
 #include <pthread.h>
 
 namespace lmprof::engine::bench {
@@ -77,6 +78,15 @@ double MemorySampler::nowMs() const {
 
 void MemorySampler::loop() {
     pthread_setname_np(pthread_self(), "lmprof-sampler");
+    // The thread's own CPU time, reported at the end: what sampling cost the machine.
+    struct CpuClock {
+        double& outMs;
+        ~CpuClock() {
+            timespec ts{};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+            outMs = static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+        }
+    } cpuClock{m_threadCpuMs};
     const auto zero = Clock::duration::zero();
     auto nextMemory = Clock::now() + m_memoryPeriod;
     auto nextTelemetry = Clock::now() + m_telemetryPeriod;

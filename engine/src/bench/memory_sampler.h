@@ -34,6 +34,8 @@ public:
     std::vector<TelemetrySample> takeTelemetry();
     // Why there is no GPU telemetry (NVML missing...), empty if there is or on CPU runs.
     const std::string& telemetryNote() const { return m_telemetryNote; }
+    // CPU time the sampler thread used, valid after stop(); 0 if it never ran.
+    double threadCpuMs() const { return m_threadCpuMs; }
 
 private:
     void loop();
@@ -51,6 +53,7 @@ private:
     std::unique_ptr<platform::Nvml> m_nvml;
     std::string m_telemetryNote;
     double m_lastCpuSeconds = 0.0;
+    double m_threadCpuMs = 0.0;
     Clock::time_point m_lastCpuTime;
 
     std::mutex m_mutex;

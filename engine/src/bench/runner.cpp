@@ -336,6 +336,7 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
         sampler->stop();
         result.memoryTimeline = sampler->takeTimeline();
         result.telemetry = sampler->takeTelemetry();
+        result.samplerCpuMs = sampler->threadCpuMs();
         if (!sampler->telemetryNote().empty()) {
             result.telemetryNote = sampler->telemetryNote();
         }

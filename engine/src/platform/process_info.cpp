@@ -2,6 +2,8 @@
 
 #include "platform/process_info.h"
 
+#include <cstdio>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <sys/resource.h>
@@ -10,13 +12,22 @@
 namespace lmprof::engine::platform {
 
 int64_t residentBytes() {
-    std::ifstream statm("/proc/self/statm");
-    int64_t sizePages = 0;
-    int64_t residentPages = 0;
-    if (!(statm >> sizePages >> residentPages)) {
+    // Read at up to 100 Hz by the sampler: one descriptor kept open, read with pread (no
+    // shared offset, so any thread may call this).
+    static const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    static const int64_t pageSize = sysconf(_SC_PAGESIZE);
+    char buf[128];
+    const ssize_t n = fd >= 0 ? ::pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+    if (n <= 0) {
         return 0;
     }
-    return residentPages * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+    buf[n] = '\0';
+    long long sizePages = 0;
+    long long residentPages = 0;
+    if (std::sscanf(buf, "%lld %lld", &sizePages, &residentPages) != 2) {
+        return 0;
+    }
+    return residentPages * pageSize;
 }
 
 std::string cpuModel() {

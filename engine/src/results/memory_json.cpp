@@ -80,6 +80,7 @@ void writeMemory(json& run, const RunResult& r) {
     if (r.telemetryNote) {
         run["telemetry_note"] = *r.telemetryNote;
     }
+    run["sampler_cpu_ms"] = r.samplerCpuMs;
 
     if (const auto& s = r.memorySnapshot) {
         json largest = json::array();
@@ -133,6 +134,7 @@ void readMemory(const json& j, const std::string& path, RunResult& r) {
         r.telemetry.push_back(t);
     }
     readOptional(j, path, "telemetry_note", r.telemetryNote);
+    read(j, path, "sampler_cpu_ms", r.samplerCpuMs);
     if (const json* s = member(j, path, "memory_snapshot", false)) {
         const std::string sp = path + ".memory_snapshot";
         MemorySnapshotInfo info;

@@ -121,6 +121,7 @@ struct RunResult {
     std::vector<MemorySample> memoryTimeline;
     std::vector<TelemetrySample> telemetry;
     std::optional<std::string> telemetryNote; // why GPU telemetry is missing, if it is
+    double samplerCpuMs = 0.0; // CPU time of the sampler thread over the whole run
     std::optional<MemorySnapshotInfo> memorySnapshot;
 };
 

@@ -65,6 +65,7 @@ public:
     std::vector<SessionEvent> drain();
 
     // Waits until an event is available or the timeout passes; true if one is available.
+    // Memory and telemetry samples alone do not end the wait (see publish()).
     bool waitForEvents(std::chrono::milliseconds timeout);
 
     // True while a run is executing or queued.
@@ -79,6 +80,7 @@ private:
     std::condition_variable m_eventReady;
     std::deque<std::pair<int, RunConfig>> m_queue;
     std::vector<SessionEvent> m_events;
+    int m_wakeEvents = 0; // events in m_events that end waitForEvents (not samples)
     int m_nextIndex = 0;
     bool m_running = false;
     bool m_stop = false;
