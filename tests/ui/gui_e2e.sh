@@ -13,6 +13,16 @@ xvfb-run -a -s "-screen 0 1600x1000x24" \
 "$png_check" "$work/window.png" 1600 1000
 test -f "$work/config/imgui.ini" || { echo "layout was not saved"; exit 1; }
 
+# The Memory view in front, with a memory snapshot of step 1 recorded through the window's
+# run path: the allocation trace is written and the run's result points at it.
+xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$lmprof" --model tiny --ctx 64 --steps 4 --warmup 2 --device cpu -q \
+  --memory-snapshot "$work/snapshot.json" --show Memory,Telemetry \
+  --autorun --screenshot "$work/memory.png" --exit-when-done --save-on-exit "$work/memory-run.json"
+"$png_check" "$work/memory.png" 1600 1000
+grep -q '"schema": "lmprof.alloc-trace/1"' "$work/snapshot.json" || { echo "no allocation trace"; exit 1; }
+grep -q "$work/snapshot.json" "$work/memory-run.json" || { echo "run does not name its snapshot"; exit 1; }
+
 # A run that fails makes --exit-when-done exit non-zero (and still writes the screenshot).
 set +e
 LMPROF_FAULT_OOM=backward xvfb-run -a -s "-screen 0 1600x1000x24" \
@@ -57,4 +67,4 @@ out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 4 passed, 0 failed"
+echo "gui_e2e: 5 passed, 0 failed"
