@@ -15,7 +15,7 @@ test -f "$work/config/imgui.ini" || { echo "layout was not saved"; exit 1; }
 
 # The Memory view in front, with a memory snapshot of step 1 recorded through the window's
 # run path: the allocation trace is written and the run's result points at it.
-xvfb-run -a -s "-screen 0 1600x1000x24" \
+LMPROF_CONFIG_DIR="$work/memory-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$lmprof" --model tiny --ctx 64 --steps 4 --warmup 2 --device cpu -q \
   --memory-snapshot "$work/snapshot.json" --show Memory,Telemetry \
   --autorun --screenshot "$work/memory.png" --exit-when-done --save-on-exit "$work/memory-run.json"

@@ -75,6 +75,9 @@ void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, Decimated
             plot::line((prefix + "reserved").c_str(), m.tS, m.reservedMiB, scratch);
             plot::line((prefix + "device used").c_str(), m.tS, m.deviceUsedMiB, scratch);
         }
+        // RSS counts the process's libraries too (hundreds of MiB for LibTorch) and would
+        // flatten the tensor lines: off until its legend entry is clicked.
+        ImPlot::HideNextItem(true, ImPlotCond_Once);
         plot::line((prefix + "RSS").c_str(), m.tS, m.rssMiB, scratch);
         if (!comparing && !run->peaks.tS.empty()) {
             // Samples can miss a short-lived peak; the allocator's own peak of each phase
