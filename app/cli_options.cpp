@@ -47,4 +47,19 @@ void addRunOptions(CLI::App& cmd, RunOptions& o) {
     addCommonOptions(cmd, o.common);
 }
 
+void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
+    addRunOptions(cmd, o.run);
+    cmd.add_flag("--autorun", o.autorun, "start the configured run at launch");
+    cmd.add_option("--screenshot", o.screenshot, "write a PNG once the run has finished and drawn");
+    cmd.add_flag("--exit-when-done", o.exitWhenDone, "exit after the autorun run (and screenshot)");
+    cmd.add_option("--frame-stats", o.frameStats, "write per-frame work times as JSON at exit");
+    auto* restore =
+        cmd.add_flag("--restore-last", o.restoreLast, "restore the last session's runs");
+    cmd.add_flag("--discard-last", o.discardLast, "do not offer the last session's runs")
+        ->excludes(restore);
+    cmd.add_option("--save-on-exit", o.saveOnExit, "save the finished runs to FILE at exit");
+    cmd.add_option("--show", o.show, "bring these windows to the front, e.g. Summary,Heatmap")
+        ->delimiter(',');
+}
+
 } // namespace lmprof::app

@@ -12,4 +12,18 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o);
 // --model, --ctx, --precision, --mode, --warmup and the common options.
 void addRunOptions(CLI::App& cmd, RunOptions& o);
 
+// The window's own launch flags on top of the run options (scripted demos and tests).
+struct WindowOptions {
+    RunOptions run;
+    bool autorun = false;
+    bool exitWhenDone = false;
+    std::string screenshot;
+    std::string frameStats;
+    std::string saveOnExit;
+    bool restoreLast = false;
+    bool discardLast = false;
+    std::vector<std::string> show;
+};
+void addWindowOptions(CLI::App& cmd, WindowOptions& o);
+
 } // namespace lmprof::app

@@ -48,22 +48,9 @@ int fallBackToCli(const app::RunOptions& run) {
 
 int main(int argc, char** argv) {
     CLI::App cli{"lmprof: watch Transformer LM training steps live"};
-    app::RunOptions run;
-    app::addRunOptions(cli, run);
-    bool autorun = false, exitWhenDone = false;
-    std::string screenshot, frameStats, saveOnExit;
-    bool restoreLast = false, discardLast = false;
-    cli.add_flag("--autorun", autorun, "start the configured run at launch");
-    cli.add_option("--screenshot", screenshot, "write a PNG once the run has finished and drawn");
-    cli.add_flag("--exit-when-done", exitWhenDone, "exit after the autorun run (and screenshot)");
-    cli.add_option("--frame-stats", frameStats, "write per-frame work times as JSON at exit");
-    auto* restore = cli.add_flag("--restore-last", restoreLast, "restore the last session's runs");
-    cli.add_flag("--discard-last", discardLast, "do not offer the last session's runs")
-        ->excludes(restore);
-    cli.add_option("--save-on-exit", saveOnExit, "save the finished runs to FILE at exit");
-    std::vector<std::string> show;
-    cli.add_option("--show", show, "bring these windows to the front, e.g. Summary,Heatmap")
-        ->delimiter(',');
+    app::WindowOptions o;
+    app::addWindowOptions(cli, o);
+    const app::RunOptions& run = o.run;
     try {
         cli.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -94,10 +81,10 @@ int main(int argc, char** argv) {
     ImPlot::CreateContext();
     int exitCode = app::kExitOk;
     {
-        const auto answer = restoreLast   ? ui::RestoreChoice::Restore
-                            : discardLast ? ui::RestoreChoice::Discard
-                                          : ui::RestoreChoice::Ask;
-        ui::App lmprofApp({*config, autorun, configDir(), answer, saveOnExit, show});
+        const auto answer = o.restoreLast   ? ui::RestoreChoice::Restore
+                            : o.discardLast ? ui::RestoreChoice::Discard
+                                            : ui::RestoreChoice::Ask;
+        ui::App lmprofApp({*config, o.autorun, configDir(), answer, o.saveOnExit, o.show});
         float scaleX = 1.0f, scaleY = 1.0f;
         glfwGetWindowContentScale(window, &scaleX, &scaleY);
         lmprofApp.setupStyle(scaleX);
@@ -105,7 +92,7 @@ int main(int argc, char** argv) {
         ImGui_ImplOpenGL3_Init("#version 330");
 
         constexpr auto kFrameBudget = std::chrono::microseconds(16667); // about 60 fps
-        bool screenshotPending = !screenshot.empty();
+        bool screenshotPending = !o.screenshot.empty();
         while (!glfwWindowShouldClose(window)) {
             const auto frameStart = std::chrono::steady_clock::now();
             glfwPollEvents();
@@ -123,17 +110,9 @@ int main(int argc, char** argv) {
             glClearColor(shade, shade, shade, 1.0f);
             glClear(GL_COLOR_BUFFER_BIT);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-            lmprofApp.afterRender(width, height); // plots asked for as PNG
-
-            if (lmprofApp.takeScreenshotRequest()) {
-                const std::string name =
-                    "lmprof-screenshot-" + std::to_string(std::time(nullptr)) + ".png";
-                const std::string err = ui::writeFramebufferPng(name, width, height);
-                lmprofApp.setStatus(err.empty() ? "screenshot saved to " + name : err,
-                                    !err.empty());
-            }
+            lmprofApp.afterRender(width, height); // PNGs asked for in this frame
             if (screenshotPending && lmprofApp.autorunSettled()) {
-                const std::string err = ui::writeFramebufferPng(screenshot, width, height);
+                const std::string err = ui::writeFramebufferPng(o.screenshot, width, height);
                 if (!err.empty()) {
                     std::fprintf(stderr, "lmprof: screenshot: %s\n", err.c_str());
                     exitCode = app::kExitFailure;
@@ -141,13 +120,13 @@ int main(int argc, char** argv) {
                 screenshotPending = false;
             }
             glfwSwapBuffers(window);
-            if (!frameStats.empty()) {
+            if (!o.frameStats.empty()) {
                 using Ms = std::chrono::duration<double, std::milli>;
                 lmprofApp.recordFrameTime(
                     Ms(uiEnd - uiStart).count(),
                     Ms(std::chrono::steady_clock::now() - frameStart).count());
             }
-            if (exitWhenDone && !screenshotPending && lmprofApp.autorunSettled()) {
+            if (o.exitWhenDone && !screenshotPending && lmprofApp.autorunSettled()) {
                 if (exitCode == app::kExitOk && !lmprofApp.autorunSucceeded()) {
                     exitCode = app::kExitFailure;
                 }
@@ -156,8 +135,8 @@ int main(int argc, char** argv) {
             // Without vsync (e.g. under Xvfb) do not spin: the engine needs the cores.
             std::this_thread::sleep_until(frameStart + kFrameBudget);
         }
-        if (!frameStats.empty()) {
-            if (const std::string err = lmprofApp.writeFrameStats(frameStats); !err.empty()) {
+        if (!o.frameStats.empty()) {
+            if (const std::string err = lmprofApp.writeFrameStats(o.frameStats); !err.empty()) {
                 std::fprintf(stderr, "lmprof: frame stats: %s\n", err.c_str());
             }
         }

@@ -368,6 +368,12 @@ void App::afterRender(int fbWidth, int fbHeight) {
         setStatus(err.empty() ? "plot saved to " + path.string() : err, !err.empty());
         it = requests.erase(it);
     }
+    if (std::exchange(m_impl->screenshotRequested, false)) {
+        const std::filesystem::path path = std::filesystem::absolute(
+            "lmprof-screenshot-" + std::to_string(std::time(nullptr)) + ".png");
+        const std::string err = writeFramebufferPng(path, fbWidth, fbHeight);
+        setStatus(err.empty() ? "screenshot saved to " + path.string() : err, !err.empty());
+    }
 }
 
 bool App::autorunSettled() const {
@@ -377,10 +383,6 @@ bool App::autorunSettled() const {
 
 bool App::autorunSucceeded() const {
     return m_impl->autorunOk;
-}
-
-bool App::takeScreenshotRequest() {
-    return std::exchange(m_impl->screenshotRequested, false);
 }
 
 void App::setStatus(const std::string& message, bool isError) {

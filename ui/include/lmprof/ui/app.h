@@ -42,10 +42,9 @@ public:
     bool autorunSettled() const;
     // True if the autorun run ended with status ok.
     bool autorunSucceeded() const;
-    // F12 or the menu asked for a screenshot since the last call.
-    bool takeScreenshotRequest();
     // Call after rendering the frame, before the buffer swap: saves the plots whose
-    // "Save PNG" was picked (a framebuffer of fbWidth x fbHeight pixels is current).
+    // "Save PNG" was picked and the whole window when F12 (or File > Screenshot) asked
+    // for it (a framebuffer of fbWidth x fbHeight pixels is current).
     void afterRender(int fbWidth, int fbHeight);
     void setStatus(const std::string& message, bool isError);
 
