@@ -6,6 +6,7 @@
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "summary_model.h"
+#include "table_cells.h"
 #include "views.h"
 
 #include <algorithm>
@@ -129,16 +130,11 @@ void CompareView::draw(ViewContext& ctx) {
                 m_selected = i;
             }
             ImGui::PopID();
-            ImGui::TableNextColumn();
-            ImGui::Text("%lld", static_cast<long long>(c.contextLength));
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(std::string(toString(c.precision)).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(std::string(toString(c.mode)).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(formatMeanStd(m.a.summary.totalMs).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(formatMeanStd(m.b.summary.totalMs).c_str());
+            cell::integer(c.contextLength);
+            cell::text(toString(c.precision));
+            cell::text(toString(c.mode));
+            cell::text(formatMeanStd(m.a.summary.totalMs));
+            cell::text(formatMeanStd(m.b.summary.totalMs));
             ImGui::TableNextColumn();
             ImGui::Text("%.3f [%.3f, %.3f]", m.stepRatio.ratio, m.stepRatio.low, m.stepRatio.high);
             ImGui::TableNextColumn();

@@ -139,7 +139,9 @@ void drawBreakdown(ViewContext& ctx, RunView& run) {
 void drawLargest(ViewContext& ctx, const RunView& run) {
     const auto& snap = run.result.memorySnapshot;
     if (!snap) {
-        ImGui::TextDisabled("Largest allocations: no memory snapshot for this run.");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("Largest allocations: no memory snapshot for this run.");
+        ImGui::PopStyleColor();
         ImGui::BeginDisabled(ctx.session.busy() || !run.finished);
         if (ImGui::Button("Run again with a memory snapshot")) {
             // Same configuration; the last warmup step is recorded (steady state, and
@@ -151,8 +153,10 @@ void drawLargest(ViewContext& ctx, const RunView& run) {
             ctx.report("started " + engine::runLabel(c) + " with a memory snapshot", false);
         }
         ImGui::EndDisabled();
-        ImGui::TextDisabled("(or tick \"record memory snapshot\" in Configure; CLI: "
-                            "--memory-snapshot FILE)");
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("(or tick \"record memory snapshot\" in Configure; CLI: "
+                           "--memory-snapshot FILE)");
+        ImGui::PopStyleColor();
         return;
     }
     ImGui::Text("Largest allocations, steps %d-%d (%lld events%s)", snap->firstStep,

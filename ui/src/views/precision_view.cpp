@@ -4,6 +4,7 @@
 
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
+#include "table_cells.h"
 #include "views.h"
 
 #include <imgui.h>
@@ -54,20 +55,13 @@ void PrecisionView::draw(ViewContext& ctx) {
         for (const auto& cell : cells) {
             const RunConfig& c = cell.other.config;
             ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(modelLabel(c.model).c_str());
-            ImGui::TableNextColumn();
-            ImGui::Text("%lld", static_cast<long long>(c.contextLength));
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(std::string(toString(c.mode)).c_str());
-            ImGui::TableNextColumn();
-            ImGui::Text("%d", c.warmupSteps);
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(std::string(toString(c.precision)).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(formatMeanStd(cell.fp32.summary.totalMs).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(formatMeanStd(cell.other.summary.totalMs).c_str());
+            cell::text(modelLabel(c.model));
+            cell::integer(c.contextLength);
+            cell::text(toString(c.mode));
+            cell::integer(c.warmupSteps);
+            cell::text(toString(c.precision));
+            cell::text(formatMeanStd(cell.fp32.summary.totalMs));
+            cell::text(formatMeanStd(cell.other.summary.totalMs));
             ImGui::TableNextColumn();
             ImGui::Text("%.2fx [%.2f, %.2f]", cell.speedup, cell.low, cell.high);
             ImGui::TableNextColumn();

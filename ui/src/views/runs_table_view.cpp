@@ -4,6 +4,7 @@
 // shows on hover over its number.
 
 #include "lmprof/engine/report.h"
+#include "table_cells.h"
 #include "views.h"
 
 #include <algorithm>
@@ -119,12 +120,9 @@ void RunsTableView::draw(ViewContext& ctx) {
             }
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(c.model.preset.c_str());
-            ImGui::TableNextColumn();
-            ImGui::Text("%lld", static_cast<long long>(c.contextLength));
-            ImGui::TableNextColumn();
-            ImGui::Text("%lld", static_cast<long long>(c.batchSize));
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(std::string(toString(c.precision)).c_str());
+            cell::integer(c.contextLength);
+            cell::integer(c.batchSize);
+            cell::text(toString(c.precision));
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(shortMode(c.mode));
             ImGui::TableNextColumn();
@@ -135,15 +133,7 @@ void RunsTableView::draw(ViewContext& ctx) {
             timeCell(s.optimizerMs, phases.size() > 2);
             ImGui::TableNextColumn();
             timeCell(s.totalMs, true);
-            ImGui::TableNextColumn();
-            const int64_t peak = s.peakBytes.max();
-            ImGui::TextUnformatted(peak > 0 ? formatBytes(peak).c_str() : "-");
-            ImGui::TableNextColumn();
-            if (s.tokensPerS > 0) {
-                ImGui::Text("%.0f", s.tokensPerS);
-            } else {
-                ImGui::TextDisabled("-");
-            }
+            cell::peakAndTokens(s);
         }
         ImGui::EndTable();
     }

@@ -4,6 +4,7 @@
 
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
+#include "table_cells.h"
 #include "views.h"
 
 #include <imgui.h>
@@ -82,16 +83,11 @@ void SummaryTableView::draw(ViewContext& ctx) {
             RunView& v = runs[i];
             const RunConfig& c = v.result.config;
             ImGui::TableNextRow();
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(modelLabel(c.model).c_str());
-            ImGui::TableNextColumn();
-            ImGui::Text("%lld", static_cast<long long>(c.contextLength));
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(std::string(toString(c.precision)).c_str());
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(std::string(toString(c.mode)).c_str());
-            ImGui::TableNextColumn();
-            ImGui::Text("%d", c.warmupSteps);
+            cell::text(modelLabel(c.model));
+            cell::integer(c.contextLength);
+            cell::text(toString(c.precision));
+            cell::text(toString(c.mode));
+            cell::integer(c.warmupSteps);
             const bool failed = v.finished && v.result.status != RunStatus::Ok;
             if (failed) {
                 // Mark the timing cells instead of showing partial figures.
@@ -118,15 +114,7 @@ void SummaryTableView::draw(ViewContext& ctx) {
             statsCell(s.backwardMs, phases > 1);
             statsCell(s.optimizerMs, phases > 2);
             statsCell(s.totalMs, true);
-            ImGui::TableNextColumn();
-            const int64_t peak = s.peakBytes.max();
-            ImGui::TextUnformatted(peak > 0 ? formatBytes(peak).c_str() : "-");
-            ImGui::TableNextColumn();
-            if (s.tokensPerS > 0) {
-                ImGui::Text("%.0f", s.tokensPerS);
-            } else {
-                ImGui::TextDisabled("-");
-            }
+            cell::peakAndTokens(s);
             if (!v.finished) {
                 ImGui::PopStyleColor();
             }
