@@ -1,0 +1,87 @@
+"""CSV export read back by Python's csv module (a real RFC 4180 reader, strict mode).
+
+Runs lmprof-cli twice (an ok run and an injected out-of-memory run), merges the two result
+sets, and checks `lmprof-cli show FILE --format csv`: CRLF line ends, the header equals
+the column list documented in the README, one row per run, numbers where a run has
+them and empty cells where it does not.
+
+Usage: python3 csv_check.py --cli PATH --workdir DIR
+"""
+import argparse
+import csv
+import io
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+STATS = ("mean", "std", "median", "min", "max", "p95", "cv", "n")
+EXPECTED = (
+    ["id", "model", "d_model", "d_ff", "num_layers", "num_heads", "vocab_size",
+     "parameter_count", "context_length", "batch_size", "precision", "mode", "device",
+     "warmup_steps", "measure_steps", "seed", "status", "failed_phase", "error"]
+    + [f"{phase}_{s}" for phase in ("forward_ms", "backward_ms", "optimizer_ms", "total_ms")
+       for s in STATS]
+    + ["tokens_per_s", "tflops", "mfu", "peak_forward_bytes", "peak_backward_bytes",
+       "peak_optimizer_bytes"])
+
+
+def run(cli, out, env_extra=None, expect=0):
+    env = dict(os.environ, **(env_extra or {}))
+    cmd = [cli, "run", "--model", "tiny", "--ctx", "16", "--batch", "1", "--warmup", "1",
+           "--steps", "3", "--device", "cpu", "-q", "--json", str(out)]
+    rc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL).returncode
+    if rc != expect:
+        sys.exit(f"{' '.join(cmd)} exited {rc}, expected {expect}")
+    return json.loads(out.read_text())
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--cli", required=True)
+    p.add_argument("--workdir", required=True)
+    args = p.parse_args()
+    work = pathlib.Path(args.workdir)
+    work.mkdir(parents=True, exist_ok=True)
+
+    merged = run(args.cli, work / "ok.json")
+    oom = run(args.cli, work / "oom.json", {"LMPROF_FAULT_OOM": "backward"}, expect=3)
+    merged["runs"] += oom["runs"]
+    (work / "both.json").write_text(json.dumps(merged))
+
+    text = subprocess.run([args.cli, "show", str(work / "both.json"), "--format", "csv"],
+                          check=True, capture_output=True).stdout.decode()
+    failures = []
+    if "\r\n" not in text or "\n" in text.replace("\r\n", ""):
+        failures.append("records must end with CRLF and contain no bare LF")
+    rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    header, body = rows[0], rows[1:]
+    if header != EXPECTED:
+        failures.append(f"header differs from the documented columns:\n  {header}\n  {EXPECTED}")
+    if len(body) != 2:
+        failures.append(f"expected 2 rows, got {len(body)}")
+    else:
+        ok, bad = (dict(zip(header, r)) for r in body)
+        if any(len(r) != len(header) for r in body):
+            failures.append("a row has a different number of cells than the header")
+        if ok["status"] != "ok" or bad["status"] != "oom" or bad["failed_phase"] != "backward":
+            failures.append(f"statuses: {ok['status']}, {bad['status']} {bad['failed_phase']}")
+        for col in ("forward_ms_mean", "total_ms_std", "tokens_per_s", "peak_backward_bytes"):
+            try:
+                if float(ok[col]) <= 0:
+                    failures.append(f"ok run: {col} = {ok[col]} is not positive")
+            except ValueError:
+                failures.append(f"ok run: {col} = {ok[col]!r} is not a number")
+        if ok["total_ms_n"] != "3":
+            failures.append(f"ok run: total_ms_n = {ok['total_ms_n']}, expected 3")
+        if bad["forward_ms_mean"] != "" or "out of memory" not in bad["error"]:
+            failures.append(f"oom run: stats {bad['forward_ms_mean']!r}, error {bad['error']!r}")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"csv_check: {len(body)} rows, {len(header)} columns, {len(failures)} failures")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
