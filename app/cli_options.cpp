@@ -60,6 +60,10 @@ void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
     cmd.add_option("--save-on-exit", o.saveOnExit, "save the finished runs to FILE at exit");
     cmd.add_option("--show", o.show, "bring these windows to the front, e.g. Summary,Heatmap")
         ->delimiter(',');
+    cmd.add_option("--export-plots", o.exportPlots,
+                   "after the autorun, save these charts as PNG, e.g. step-times,memory")
+        ->delimiter(',');
+    cmd.add_option("--export-dir", o.exportDir, "folder for --export-plots")->capture_default_str();
 }
 
 } // namespace lmprof::app

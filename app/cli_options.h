@@ -23,6 +23,8 @@ struct WindowOptions {
     bool restoreLast = false;
     bool discardLast = false;
     std::vector<std::string> show;
+    std::vector<std::string> exportPlots;
+    std::string exportDir = ".";
 };
 void addWindowOptions(CLI::App& cmd, WindowOptions& o);
 

@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
         const auto answer = o.restoreLast   ? ui::RestoreChoice::Restore
                             : o.discardLast ? ui::RestoreChoice::Discard
                                             : ui::RestoreChoice::Ask;
-        ui::App lmprofApp({*config, o.autorun, configDir(), answer, o.saveOnExit, o.show});
+        ui::App lmprofApp({*config, o.autorun, configDir(), answer, o.saveOnExit, o.show,
+                           o.exportPlots, o.exportDir});
         float scaleX = 1.0f, scaleY = 1.0f;
         glfwGetWindowContentScale(window, &scaleX, &scaleY);
         lmprofApp.setupStyle(scaleX);
@@ -126,8 +127,10 @@ int main(int argc, char** argv) {
                     Ms(uiEnd - uiStart).count(),
                     Ms(std::chrono::steady_clock::now() - frameStart).count());
             }
-            if (o.exitWhenDone && !screenshotPending && lmprofApp.autorunSettled()) {
-                if (exitCode == app::kExitOk && !lmprofApp.autorunSucceeded()) {
+            if (o.exitWhenDone && !screenshotPending && lmprofApp.autorunSettled() &&
+                !lmprofApp.pngPending()) {
+                if (exitCode == app::kExitOk &&
+                    (!lmprofApp.autorunSucceeded() || !lmprofApp.exportsSucceeded())) {
                     exitCode = app::kExitFailure;
                 }
                 break;

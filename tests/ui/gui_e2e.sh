@@ -18,8 +18,13 @@ test -f "$work/config/imgui.ini" || { echo "layout was not saved"; exit 1; }
 LMPROF_CONFIG_DIR="$work/memory-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$lmprof" --model tiny --ctx 64 --steps 4 --warmup 2 --device cpu -q \
   --memory-snapshot "$work/snapshot.json" --show Memory,Telemetry \
-  --autorun --screenshot "$work/memory.png" --exit-when-done --save-on-exit "$work/memory-run.json"
-"$png_check" "$work/memory.png" 1600 1000
+  --export-plots step-times,memory,telemetry-cpu --export-dir "$work" \
+  --autorun --screenshot "$work/memory-window.png" --exit-when-done --save-on-exit "$work/memory-run.json"
+"$png_check" "$work/memory-window.png" 1600 1000
+# Each exported chart is its own PNG: smaller than the window, not blank.
+for chart in step-times memory telemetry-cpu; do
+  "$png_check" "$work/$chart.png" "<1600" "<1000"
+done
 grep -q '"schema": "lmprof.alloc-trace/1"' "$work/snapshot.json" || { echo "no allocation trace"; exit 1; }
 grep -q "$work/snapshot.json" "$work/memory-run.json" || { echo "run does not name its snapshot"; exit 1; }
 
@@ -67,4 +72,4 @@ out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 5 passed, 0 failed"
+echo "gui_e2e: 6 passed, 0 failed"

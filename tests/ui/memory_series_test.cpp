@@ -62,13 +62,14 @@ TEST(MemorySeries, BoundaryPairsBecomeSpansAndStepPeaksCoverThem) {
     EXPECT_DOUBLE_EQ(v.spans[1].t1S, 0.3);
     EXPECT_EQ(v.memory.tS.size(), 5u);
     EXPECT_TRUE(std::isnan(v.memory.deviceUsedMiB[0])); // CPU: no device-wide figure
-    // Peaks: a flat segment per span, NaN-separated.
-    ASSERT_EQ(v.peaks.tS.size(), 6u);
+    // Peaks: a flat segment (a pair of points) per span.
+    ASSERT_EQ(v.peaks.tS.size(), 4u);
     EXPECT_DOUBLE_EQ(v.peaks.peakMiB[0], 2.0);
     EXPECT_DOUBLE_EQ(v.peaks.peakMiB[1], 2.0);
-    EXPECT_TRUE(std::isnan(v.peaks.peakMiB[2]));
-    EXPECT_DOUBLE_EQ(v.peaks.peakMiB[3], 3.0);
-    EXPECT_DOUBLE_EQ(v.peaks.tS[4], 0.3);
+    EXPECT_DOUBLE_EQ(v.peaks.tS[1], 0.1);
+    EXPECT_DOUBLE_EQ(v.peaks.tS[2], 0.1);
+    EXPECT_DOUBLE_EQ(v.peaks.peakMiB[2], 3.0);
+    EXPECT_DOUBLE_EQ(v.peaks.tS[3], 0.3);
     ASSERT_EQ(v.stepEndS.size(), 1u);
     EXPECT_DOUBLE_EQ(v.stepEndS[0], 0.31);
     // Telemetry: NaN for what a sample did not have; throttled samples listed.
@@ -84,6 +85,6 @@ TEST(MemorySeries, BoundaryPairsBecomeSpansAndStepPeaksCoverThem) {
     loaded.addLoaded({fin});
     const ui::RunView& l = loaded.runs().at(0);
     EXPECT_EQ(l.spans.size(), 2u);
-    EXPECT_EQ(l.peaks.tS.size(), 6u);
+    EXPECT_EQ(l.peaks.tS.size(), 4u);
     EXPECT_EQ(l.telemetry.tS.size(), 2u);
 }

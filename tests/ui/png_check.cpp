@@ -1,5 +1,6 @@
 // Checks a screenshot: the expected size and not blank (many distinct colours and real
-// contrast). Usage: png_check FILE WIDTH HEIGHT. Exit 0 when it passes, 1 otherwise.
+// contrast). Usage: png_check FILE WIDTH HEIGHT, where a size written "<N" means "more
+// than 100 and less than N" (a single chart cut from a window). Exit 0 when it passes.
 
 #include <cmath>
 #include <cstdio>
@@ -18,8 +19,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "png_check: cannot read %s: %s\n", argv[1], stbi_failure_reason());
         return 1;
     }
-    const int wantW = std::atoi(argv[2]);
-    const int wantH = std::atoi(argv[3]);
+    // "<N": a range rather than an exact size.
+    auto sizeOk = [](int got, const char* want) {
+        return want[0] == '<' ? got > 100 && got < std::atoi(want + 1) : got == std::atoi(want);
+    };
     std::unordered_set<unsigned> colours;
     double sum = 0.0, sumSq = 0.0;
     const long n = static_cast<long>(w) * h;
@@ -36,8 +39,8 @@ int main(int argc, char** argv) {
     std::printf("png_check: %dx%d, %zu colours, luminance mean %.1f std %.1f\n", w, h,
                 colours.size(), mean, stddev);
     bool ok = true;
-    if (w != wantW || h != wantH) {
-        std::fprintf(stderr, "png_check: size %dx%d, expected %dx%d\n", w, h, wantW, wantH);
+    if (!sizeOk(w, argv[2]) || !sizeOk(h, argv[3])) {
+        std::fprintf(stderr, "png_check: size %dx%d, expected %s x %s\n", w, h, argv[2], argv[3]);
         ok = false;
     }
     // A blank or single-colour frame has a handful of colours and no contrast; the lmprof

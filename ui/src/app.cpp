@@ -53,7 +53,11 @@ struct App::Impl {
     Autosave autosave;
     std::optional<Autosave::Previous> restoreOffer; // shown as a modal until answered
     std::vector<PngRequest> pngRequests;
+    std::map<std::string, PngRequest> plotRects;
+    bool exportsQueued = false;
+    bool exportsOk = true;
     int frameNumber = 0;
+    void queueExports();
 
     ConfigView configView;
     SweepView sweepView;
@@ -86,8 +90,9 @@ struct App::Impl {
     std::vector<FrameSample> frames;
 
     ViewContext context() {
-        return ViewContext{session, store,         form,         settings,
-                           status,  statusIsError, &pngRequests, options.configDir / "snapshots"};
+        return ViewContext{session,   store,         form,         settings,
+                           status,    statusIsError, &pngRequests, options.configDir / "snapshots",
+                           &plotRects};
     }
     void buildDefaultLayout(ImGuiID dockspace);
     void restore(const Autosave::Previous& previous);
@@ -313,6 +318,9 @@ void App::frame() {
     if (s.autorunAnswered) {
         ++s.framesSinceAnswer;
     }
+    if (!s.exportsQueued && s.autorunAnswered && s.framesSinceAnswer >= kSettleFrames) {
+        s.queueExports();
+    }
 
     s.drawMenu();
     const ImGuiID dockspace = ImGui::DockSpaceOverViewport(0, ImGui::GetMainViewport());
@@ -348,6 +356,32 @@ void App::frame() {
     s.drawRestoreOffer();
 }
 
+void App::Impl::queueExports() {
+    exportsQueued = true;
+    for (const std::string& stem : options.exportPlots) {
+        const auto it = plotRects.find(stem);
+        if (it == plotRects.end()) {
+            // Its window is hidden behind another tab, or no chart has that name.
+            std::fprintf(stderr, "lmprof: --export-plots: no chart '%s' was drawn\n", stem.c_str());
+            exportsOk = false;
+            continue;
+        }
+        PngRequest request = it->second;
+        request.framesToWait = 1;
+        request.path = (options.exportDir / (stem + ".png")).string();
+        pngRequests.push_back(request);
+    }
+}
+
+bool App::pngPending() const {
+    return !m_impl->pngRequests.empty() ||
+           (!m_impl->options.exportPlots.empty() && !m_impl->exportsQueued);
+}
+
+bool App::exportsSucceeded() const {
+    return m_impl->exportsOk;
+}
+
 void App::afterRender(int fbWidth, int fbHeight) {
     auto& requests = m_impl->pngRequests;
     const ImGuiIO& io = ImGui::GetIO();
@@ -363,8 +397,11 @@ void App::afterRender(int fbWidth, int fbHeight) {
         const int h = static_cast<int>(it->height * scaleY);
         const int y = fbHeight - static_cast<int>(it->y * scaleY) - h; // OpenGL counts from below
         const std::filesystem::path path = std::filesystem::absolute(
-            "lmprof-" + it->fileStem + "-" + std::to_string(std::time(nullptr)) + ".png");
+            !it->path.empty() ? std::filesystem::path(it->path)
+                              : std::filesystem::path("lmprof-" + it->fileStem + "-" +
+                                                      std::to_string(std::time(nullptr)) + ".png"));
         const std::string err = writeFramebufferRegionPng(path, x, y, w, h);
+        m_impl->exportsOk = m_impl->exportsOk && err.empty();
         setStatus(err.empty() ? "plot saved to " + path.string() : err, !err.empty());
         it = requests.erase(it);
     }

@@ -55,8 +55,8 @@ void RunView::addPeaks(const StepRecord& s) {
                              : span.phase == Phase::Backward ? s.phasePeakBytes.backward
                                                              : s.phasePeakBytes.optimizer;
         const double mib = static_cast<double>(peak) / kMiB;
-        peaks.tS.insert(peaks.tS.end(), {span.t0S, span.t1S, span.t1S});
-        peaks.peakMiB.insert(peaks.peakMiB.end(), {mib, mib, kNaN});
+        peaks.tS.insert(peaks.tS.end(), {span.t0S, span.t1S});
+        peaks.peakMiB.insert(peaks.peakMiB.end(), {mib, mib});
     }
 }
 

@@ -56,7 +56,11 @@ void drawBands(const RunView& run) {
 }
 
 void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, Decimated& scratch) {
+    // Headroom above the data so the peak segments at the top stay visible.
+    // (The fit is applied while the plot is built, so the style stays pushed until its end.)
+    ImPlot::PushStyleVar(ImPlotStyleVar_FitPadding, ImVec2(0.0f, 0.08f));
     if (!ImPlot::BeginPlot("##memory", ImVec2(-1, ImGui::GetContentRegionAvail().y * 0.55f))) {
+        ImPlot::PopStyleVar();
         return;
     }
     ImPlot::SetupAxes("time since run start (s)", "MiB", ImPlotAxisFlags_AutoFit,
@@ -85,6 +89,7 @@ void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, Decimated
             ImPlotSpec spec;
             spec.LineColor = kPeakColor;
             spec.LineWeight = 2.0f;
+            spec.Flags = ImPlotLineFlags_Segments;
             ImPlot::PlotLine("phase peak", run->peaks.tS.data(), run->peaks.peakMiB.data(),
                              static_cast<int>(run->peaks.tS.size()), spec);
         }
@@ -97,6 +102,7 @@ void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, Decimated
         }
     }
     plot::endPlot(ctx, "memory");
+    ImPlot::PopStyleVar();
 }
 
 // ---------------------------------------------------------------------------------------

@@ -53,6 +53,10 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
     const ImGuiID id = current->ID;
     const ImRect rect = current->FrameRect;
     ImPlot::EndPlot();
+    if (ctx.plotRects) {
+        (*ctx.plotRects)[fileStem] = {rect.Min.x, rect.Min.y, rect.GetWidth(), rect.GetHeight(),
+                                      fileStem};
+    }
     if (!ctx.pngRequests) {
         return;
     }

@@ -9,6 +9,7 @@
 #include "settings.h"
 
 #include <filesystem>
+#include <map>
 #include <string>
 
 namespace lmprof::ui {
@@ -18,6 +19,7 @@ struct PngRequest {
     float x = 0, y = 0, width = 0, height = 0;
     std::string fileStem; // e.g. "step-times"
     int framesToWait = 2; // let the context menu that asked for it close first
+    std::string path;     // where to write; empty: lmprof-<stem>-<time>.png in the cwd
 };
 
 struct ViewContext {
@@ -29,6 +31,8 @@ struct ViewContext {
     bool& statusIsError;
     std::vector<PngRequest>* pngRequests = nullptr; // null: PNG export unavailable (tests)
     std::filesystem::path snapshotDir = {};         // where GUI memory snapshots are saved
+    // Each chart's rectangle in the last frame it was drawn, by file stem (scripted export).
+    std::map<std::string, PngRequest>* plotRects = nullptr;
 
     void report(const std::string& message, bool isError) {
         status = message;

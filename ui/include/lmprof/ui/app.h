@@ -23,6 +23,10 @@ struct AppOptions {
     RestoreChoice restore = RestoreChoice::Ask;
     std::filesystem::path saveOnExit;     // if set, the finished runs are saved there at exit
     std::vector<std::string> showWindows; // brought to the front at launch, e.g. "Summary"
+    // Charts (by file stem: "step-times", "memory", ...) saved as <exportDir>/<stem>.png
+    // once the autorun run has settled, as their "Save PNG" would.
+    std::vector<std::string> exportPlots;
+    std::filesystem::path exportDir;
 };
 
 class App {
@@ -46,6 +50,10 @@ public:
     // "Save PNG" was picked and the whole window when F12 (or File > Screenshot) asked
     // for it (a framebuffer of fbWidth x fbHeight pixels is current).
     void afterRender(int fbWidth, int fbHeight);
+    // Chart PNGs still to be written (asked for, or --export-plots not yet done).
+    bool pngPending() const;
+    // False if a chart named in exportPlots was never drawn or could not be saved.
+    bool exportsSucceeded() const;
     void setStatus(const std::string& message, bool isError);
 
     // Frame-time recording for the GUI benchmark: the main loop reports each frame's UI

@@ -40,7 +40,8 @@ struct PhaseSpan {
     int step = 0;
 };
 
-// Measured phase peaks as flat segments over their spans, NaN-separated, for one line.
+// Measured phase peaks as flat segments over their spans: point pairs (t0, peak), (t1, peak),
+// drawn as separate segments.
 struct PeakSeries {
     std::vector<double> tS, peakMiB;
 };
