@@ -200,13 +200,15 @@ std::vector<ConfigError> validate(const RunConfig& c) {
                               "step " + std::to_string(snap->firstStep) +
                                   " is outside the run's steps 0.." + std::to_string(total - 1)});
         }
-        if (snap->stepCount < 1 || snap->firstStep + snap->stepCount > total) {
+        if (snap->stepCount < 1 ||
+            static_cast<int64_t>(snap->firstStep) + snap->stepCount > total) {
             errors.push_back(
                 {"memory_snapshot.step_count", "must be at least 1 and end within the run's " +
                                                    std::to_string(total) + " steps"});
         }
-        if (snap->maxEntries < 1 || snap->maxEntries > 100'000'000) {
-            errors.push_back({"memory_snapshot.max_entries", "must be between 1 and 100000000"});
+        // 40 bytes an event: the limit keeps a snapshot's own memory under 400 MB.
+        if (snap->maxEntries < 1 || snap->maxEntries > 10'000'000) {
+            errors.push_back({"memory_snapshot.max_entries", "must be between 1 and 10000000"});
         }
     }
     if (c.faultOomPhase) {

@@ -399,7 +399,14 @@ TEST(ResultJson, MemoryTimelineTelemetryAndSnapshotRoundTrip) {
     s.entries = 12;
     s.largest.push_back({4096, 1.0, 2.0, Phase::Optimizer, 3});
     r.memorySnapshot = s;
+    r.config.memorySnapshot = SnapshotRequest{"/tmp/s.pickle", 4, 2, 5000};
+    r.samplerError = "the memory sampler stopped: test";
     const RunResult back = parseRun(runToJsonLine(r));
+    ASSERT_TRUE(back.config.memorySnapshot);
+    EXPECT_EQ(back.config.memorySnapshot->firstStep, 4);
+    EXPECT_EQ(back.config.memorySnapshot->stepCount, 2);
+    EXPECT_EQ(back.config.memorySnapshot->maxEntries, 5000);
+    EXPECT_EQ(back.samplerError, r.samplerError);
     ASSERT_EQ(back.memoryTimeline.size(), 1u);
     EXPECT_EQ(back.memoryTimeline[0].deviceTotal, 50);
     EXPECT_TRUE(back.memoryTimeline[0].boundary);

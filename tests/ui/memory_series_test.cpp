@@ -88,3 +88,20 @@ TEST(MemorySeries, BoundaryPairsBecomeSpansAndStepPeaksCoverThem) {
     EXPECT_EQ(l.peaks.tS.size(), 4u);
     EXPECT_EQ(l.telemetry.tS.size(), 2u);
 }
+
+TEST(MemorySeries, StepEndTimesOfOlderFilesAreRebuiltFromStepDurations) {
+    engine::RunResult r; // as read from a file written before t_end_ms existed
+    for (int i = 0; i < 3; ++i) {
+        engine::StepRecord s;
+        s.index = i;
+        s.totalMs = 100.0 * (i + 1);
+        r.steps.push_back(s);
+    }
+    RunStore store;
+    store.addLoaded({r});
+    const auto& ends = store.runs().at(0).stepEndS;
+    ASSERT_EQ(ends.size(), 3u);
+    EXPECT_DOUBLE_EQ(ends[0], 0.1);
+    EXPECT_DOUBLE_EQ(ends[1], 0.3);
+    EXPECT_NEAR(ends[2], 0.6, 1e-12);
+}

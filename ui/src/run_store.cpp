@@ -39,7 +39,9 @@ void RunView::addStep(const StepRecord& s) {
         series.runLow.push_back(m_mean - sd);
         series.runHigh.push_back(m_mean + sd);
     }
-    stepEndS.push_back(s.endMs / 1000.0);
+    // Files from before t_end_ms was recorded: the end of the previous step plus this one.
+    const double previousEnd = stepEndS.empty() ? 0.0 : stepEndS.back();
+    stepEndS.push_back(s.endMs > 0.0 ? s.endMs / 1000.0 : previousEnd + s.totalMs / 1000.0);
     addPeaks(s);
     m_summaryDirty = true;
 }

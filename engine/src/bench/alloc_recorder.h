@@ -7,6 +7,7 @@
 #include "lmprof/engine/alloc_trace.h"
 
 #include <chrono>
+#include <deque>
 #include <mutex>
 
 namespace lmprof::engine::bench {
@@ -16,7 +17,7 @@ public:
     using Clock = std::chrono::steady_clock;
     AllocationRecorder(int64_t maxEntries, Clock::time_point runStart, const RunPosition& position);
 
-    void record(uint64_t address, int64_t bytes); // thread-safe
+    void record(uint64_t address, int64_t bytes) noexcept; // thread-safe; drops on failure
     // The events so far; the recorder is left empty.
     AllocationTrace take();
 
@@ -25,7 +26,10 @@ private:
     Clock::time_point m_runStart;
     const RunPosition& m_position;
     std::mutex m_mutex;
-    AllocationTrace m_trace;
+    // A deque grows in chunks: no multi-megabyte copy while the CUDA allocator's lock is
+    // held (record() runs inside its trace callback).
+    std::deque<AllocationEvent> m_events;
+    bool m_truncated = false;
 };
 
 } // namespace lmprof::engine::bench

@@ -7,6 +7,7 @@
 
 #include <ctime>
 #include <pthread.h>
+#include <tuple>
 
 namespace lmprof::engine::bench {
 
@@ -87,6 +88,17 @@ void MemorySampler::loop() {
             outMs = static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
         }
     } cpuClock{m_threadCpuMs};
+    try {
+        sampleLoop();
+    } catch (const std::exception& e) {
+        // A failing reading (a CUDA error, memory exhausted) stops the sampling, never the
+        // process; the run goes on with its boundary samples and says why.
+        std::lock_guard lock(m_mutex);
+        m_samplerError = std::string("the memory sampler stopped: ") + e.what();
+    }
+}
+
+void MemorySampler::sampleLoop() {
     const auto zero = Clock::duration::zero();
     auto nextMemory = Clock::now() + m_memoryPeriod;
     auto nextTelemetry = Clock::now() + m_telemetryPeriod;
@@ -137,8 +149,7 @@ void MemorySampler::sampleMemory(bool boundary) {
         s.deviceUsed = device.used;
         s.deviceTotal = device.total;
     }
-    s.phase = m_position.phase();
-    s.step = m_position.step();
+    std::tie(s.step, s.phase) = m_position.get();
     s.boundary = boundary;
     m_timeline.push_back(s);
     if (m_observer) {

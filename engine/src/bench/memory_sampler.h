@@ -34,11 +34,15 @@ public:
     std::vector<TelemetrySample> takeTelemetry();
     // Why there is no GPU telemetry (NVML missing...), empty if there is or on CPU runs.
     const std::string& telemetryNote() const { return m_telemetryNote; }
+    // Why periodic sampling stopped early (a reading threw), empty if it did not; valid
+    // after stop().
+    const std::string& samplerError() const { return m_samplerError; }
     // CPU time the sampler thread used, valid after stop(); 0 if it never ran.
     double threadCpuMs() const { return m_threadCpuMs; }
 
 private:
     void loop();
+    void sampleLoop();
     void sampleMemory(bool boundary); // caller holds m_mutex
     TelemetrySample readTelemetry();  // sampler thread only, without m_mutex
     double nowMs() const;
@@ -52,6 +56,7 @@ private:
     Clock::duration m_telemetryPeriod{}; // zero: no telemetry
     std::unique_ptr<platform::Nvml> m_nvml;
     std::string m_telemetryNote;
+    std::string m_samplerError;
     double m_lastCpuSeconds = 0.0;
     double m_threadCpuMs = 0.0;
     Clock::time_point m_lastCpuTime;

@@ -5,20 +5,29 @@
 #include "lmprof/engine/config.h"
 
 #include <atomic>
+#include <cstdint>
+#include <utility>
 
 namespace lmprof::engine::bench {
 
 struct RunPosition {
+    // One atomic word, so a reader never pairs one step with another step's phase.
     void set(int step, Phase phase) {
-        m_step.store(step, std::memory_order_relaxed);
-        m_phase.store(static_cast<int>(phase), std::memory_order_relaxed);
+        m_packed.store((static_cast<int64_t>(step) << 8) | static_cast<int64_t>(phase),
+                       std::memory_order_relaxed);
     }
-    int step() const { return m_step.load(std::memory_order_relaxed); }
-    Phase phase() const { return static_cast<Phase>(m_phase.load(std::memory_order_relaxed)); }
+    int step() const { return static_cast<int>(m_packed.load(std::memory_order_relaxed) >> 8); }
+    Phase phase() const {
+        return static_cast<Phase>(m_packed.load(std::memory_order_relaxed) & 0xff);
+    }
+    // Both from one load.
+    std::pair<int, Phase> get() const {
+        const int64_t v = m_packed.load(std::memory_order_relaxed);
+        return {static_cast<int>(v >> 8), static_cast<Phase>(v & 0xff)};
+    }
 
 private:
-    std::atomic<int> m_step{0};
-    std::atomic<int> m_phase{0};
+    std::atomic<int64_t> m_packed{0};
 };
 
 } // namespace lmprof::engine::bench

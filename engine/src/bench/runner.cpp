@@ -264,6 +264,7 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
     // its snapshot (the moments before an OOM are what a user wants to see).
     std::optional<bench::MemorySampler> sampler;
     std::optional<bench::SnapshotSession> snapshot;
+    std::optional<StepContext> ctx; // the model and optimizer; released after the snapshot
     std::optional<Phase> currentPhase;
     {
         // Every CPU allocation of this thread is reported to cpuReporter while this lives.
@@ -272,7 +273,7 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             if (target.cuda) {
                 cuda::setDevice(target.index);
             }
-            StepContext ctx(config, target);
+            ctx.emplace(config, target);
             if (observer) {
                 observer->onRunStarted(result);
             }
@@ -282,7 +283,7 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                 snapshot.emplace(*config.memorySnapshot, runId, target, *cpuReporter, position,
                                  runStart);
             }
-            StepEnv env{config, target, ctx, meter, cancel, runStart, position, *sampler, {}};
+            StepEnv env{config, target, *ctx, meter, cancel, runStart, position, *sampler, {}};
             if (target.cuda) {
                 for (size_t i = 0; i < phasesOf(config.mode).size(); ++i) {
                     env.eventTimers.push_back(std::make_unique<cuda::EventTimer>());
@@ -295,6 +296,8 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                     break;
                 }
                 if (snapshot) {
+                    // Tag the events before the first phase boundary with this step.
+                    position.set(i, phasesOf(config.mode).front());
                     snapshot->beforeStep(i);
                 }
                 StepRecord rec;
@@ -327,10 +330,13 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             result.failedPhase = currentPhase;
             result.error = e.what();
         }
+        // The snapshot is finished while the run's tensors still exist, so a failed run's
+        // file shows the moment it failed rather than the teardown after it.
         if (snapshot) {
-            result.memorySnapshot = snapshot->finish();
+            result.memorySnapshot = snapshot->finish(); // reports its own failures
             snapshot.reset();
         }
+        ctx.reset();
     }
     if (sampler) {
         sampler->stop();
@@ -339,6 +345,9 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
         result.samplerCpuMs = sampler->threadCpuMs();
         if (!sampler->telemetryNote().empty()) {
             result.telemetryNote = sampler->telemetryNote();
+        }
+        if (!sampler->samplerError().empty()) {
+            result.samplerError = sampler->samplerError();
         }
         sampler.reset();
     }

@@ -18,7 +18,11 @@ SnapshotSession::SnapshotSession(const SnapshotRequest& request, std::string run
       m_recorder(request.maxEntries, runStart, position) {}
 
 SnapshotSession::~SnapshotSession() {
-    detach();
+    try {
+        detach();
+    } catch (const std::exception&) {
+        // Nothing to report to from a destructor; finish() reports failures.
+    }
 }
 
 bool SnapshotSession::covers(int step) const {
@@ -49,7 +53,7 @@ void SnapshotSession::detach() {
     if (!m_recording) {
         return;
     }
-    m_recording = false;
+    m_recording = false; // first: a throwing stop below must not be retried
     if (m_target.cuda) {
         cuda::setAllocationListener(nullptr);
         cuda::stopMemoryHistory();
@@ -62,6 +66,27 @@ std::optional<MemorySnapshotInfo> SnapshotSession::finish() {
     if (!m_recording) {
         return m_info;
     }
+    try {
+        return finishRecording();
+    } catch (const std::exception& e) {
+        // Out of memory while building the file, or the allocator refusing to stop
+        // recording: the run keeps its results and says why there is no snapshot.
+        try {
+            detach();
+        } catch (const std::exception&) {
+        }
+        MemorySnapshotInfo info;
+        info.path = m_request.path;
+        info.firstStep = m_request.firstStep;
+        info.stepCount = m_request.stepCount;
+        info.error = std::string("the memory snapshot could not be saved: ") + e.what();
+        m_recording = false;
+        m_info = std::move(info);
+        return m_info;
+    }
+}
+
+std::optional<MemorySnapshotInfo> SnapshotSession::finishRecording() {
     MemorySnapshotInfo info;
     info.path = m_request.path;
     info.firstStep = m_request.firstStep;

@@ -26,10 +26,12 @@ public:
     void beforeStep(int step); // starts recording at the first chosen step
     void afterStep(int step);  // writes the file after the last chosen step
     // Writes what was recorded if the run ended inside the chosen steps (an OOM, a cancel).
-    // Returns the snapshot's description once recording has started, else nullopt.
+    // Returns the snapshot's description once recording has started, else nullopt. Never
+    // throws: a failure is reported in the description's `error`.
     std::optional<MemorySnapshotInfo> finish();
 
 private:
+    std::optional<MemorySnapshotInfo> finishRecording();
     void detach();
 
     SnapshotRequest m_request;

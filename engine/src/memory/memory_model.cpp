@@ -70,7 +70,8 @@ MemoryBreakdown predictPeak(const RunConfig& c) {
         // embedding table is looked up, not multiplied, so it is not copied).
         act += 2.0 * static_cast<double>(n - c.model.vocabSize * c.model.dModel);
     }
-    m.activations = static_cast<int64_t>(act);
+    // Unvalidated input (the form is being edited) can be astronomically large.
+    m.activations = act < 9.0e18 ? static_cast<int64_t>(act) : int64_t{9'000'000'000'000'000'000};
     return m;
 }
 

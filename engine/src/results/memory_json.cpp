@@ -81,6 +81,9 @@ void writeMemory(json& run, const RunResult& r) {
         run["telemetry_note"] = *r.telemetryNote;
     }
     run["sampler_cpu_ms"] = r.samplerCpuMs;
+    if (r.samplerError) {
+        run["sampler_error"] = *r.samplerError;
+    }
 
     if (const auto& s = r.memorySnapshot) {
         json largest = json::array();
@@ -135,6 +138,7 @@ void readMemory(const json& j, const std::string& path, RunResult& r) {
     }
     readOptional(j, path, "telemetry_note", r.telemetryNote);
     read(j, path, "sampler_cpu_ms", r.samplerCpuMs);
+    readOptional(j, path, "sampler_error", r.samplerError);
     if (const json* s = member(j, path, "memory_snapshot", false)) {
         const std::string sp = path + ".memory_snapshot";
         MemorySnapshotInfo info;

@@ -46,7 +46,13 @@ json configJson(const RunConfig& c, const std::string& resolvedDevice) {
             {"seed", c.seed},
             {"threads", c.threads},
             {"sample_hz", c.sampleHz},
-            {"telemetry_hz", c.telemetryHz}};
+            {"telemetry_hz", c.telemetryHz},
+            {"memory_snapshot", c.memorySnapshot
+                                    ? json{{"path", c.memorySnapshot->path},
+                                           {"first_step", c.memorySnapshot->firstStep},
+                                           {"step_count", c.memorySnapshot->stepCount},
+                                           {"max_entries", c.memorySnapshot->maxEntries}}
+                                    : json(nullptr)}};
 }
 
 json stepJson(const StepRecord& s) {
@@ -169,6 +175,15 @@ RunConfig configFrom(const json& j, const std::string& path, std::string& resolv
     read(j, path, "device_requested", c.device);
     read(j, path, "sample_hz", c.sampleHz);
     read(j, path, "telemetry_hz", c.telemetryHz);
+    if (const json* snap = member(j, path, "memory_snapshot", false)) {
+        const std::string sp = path + ".memory_snapshot";
+        SnapshotRequest r;
+        read(*snap, sp, "path", r.path, true);
+        read(*snap, sp, "first_step", r.firstStep);
+        read(*snap, sp, "step_count", r.stepCount);
+        read(*snap, sp, "max_entries", r.maxEntries);
+        c.memorySnapshot = r;
+    }
     read(j, path, "seed", c.seed);
     read(j, path, "threads", c.threads);
     return c;

@@ -144,8 +144,10 @@ void ConfigView::draw(ViewContext& ctx) {
     bool snapshot = c.memorySnapshot.has_value();
     if (ImGui::Checkbox("record memory snapshot", &snapshot)) {
         if (snapshot) {
-            // The last warmup step by default: steady state, and not a measured step.
-            c.memorySnapshot = SnapshotRequest{"", std::max(0, c.warmupSteps - 1), 1, 100000};
+            // The last warmup step by default: steady state, and not a measured step. The
+            // path shown is a placeholder; Run picks a fresh file for each run.
+            c.memorySnapshot =
+                SnapshotRequest{snapshotPath(ctx, c), std::max(0, c.warmupSteps - 1), 1, 100000};
         } else {
             c.memorySnapshot.reset();
         }
@@ -160,6 +162,8 @@ void ConfigView::draw(ViewContext& ctx) {
         fieldError(errors, "memory_snapshot.first_step");
         ImGui::InputInt("steps recorded", &c.memorySnapshot->stepCount);
         fieldError(errors, "memory_snapshot.step_count");
+        fieldError(errors, "memory_snapshot.path");
+        fieldError(errors, "memory_snapshot.max_entries");
     }
     ImGui::InputDouble("sample Hz", &c.sampleHz, 10.0, 100.0, "%.0f");
     fieldError(errors, "sample_hz");

@@ -153,8 +153,10 @@ void drawLargest(ViewContext& ctx, const RunView& run) {
             // Same configuration; the last warmup step is recorded (steady state, and
             // not one of the measured steps).
             engine::RunConfig c = run.result.config;
-            c.memorySnapshot = engine::SnapshotRequest{snapshotPath(ctx, c),
-                                                       std::max(0, c.warmupSteps - 1), 1, 100000};
+            // Without warmup one is added, so the recorded step is never a measured one.
+            c.warmupSteps = std::max(1, c.warmupSteps);
+            c.memorySnapshot =
+                engine::SnapshotRequest{snapshotPath(ctx, c), c.warmupSteps - 1, 1, 100000};
             ctx.session.submit(c);
             ctx.report("started " + engine::runLabel(c) + " with a memory snapshot", false);
         }

@@ -33,6 +33,10 @@ void TelemetryView::draw(ViewContext& ctx) {
     }
     const auto runs = ctx.selectedRuns();
     const bool gpu = !runs.empty() && runs.front()->telemetry.anyGpu;
+    if (!runs.empty() && runs.front()->result.samplerError) {
+        ImGui::TextColored(ImVec4(0.9f, 0.6f, 0.2f, 1.0f), "%s",
+                           runs.front()->result.samplerError->c_str());
+    }
     if (!runs.empty() && runs.front()->result.telemetryNote) {
         ImGui::TextDisabled("no GPU telemetry: %s", runs.front()->result.telemetryNote->c_str());
     } else if (!runs.empty() && runs.front()->telemetry.tS.empty() &&

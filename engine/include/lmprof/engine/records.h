@@ -122,6 +122,7 @@ struct RunResult {
     std::vector<TelemetrySample> telemetry;
     std::optional<std::string> telemetryNote; // why GPU telemetry is missing, if it is
     double samplerCpuMs = 0.0; // CPU time of the sampler thread over the whole run
+    std::optional<std::string> samplerError; // why periodic sampling stopped early, if it did
     std::optional<MemorySnapshotInfo> memorySnapshot;
 };
 
