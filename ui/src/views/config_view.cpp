@@ -75,6 +75,10 @@ void ConfigView::draw(ViewContext& ctx) {
     }
     RunConfig& c = ctx.form.config();
     const auto errors = ctx.form.errors();
+    // The form scrolls; Run, Cancel and the progress bar stay in a footer below it.
+    const float footer = ImGui::GetFrameHeightWithSpacing() * 2.0f +
+                         ImGui::GetStyle().ItemSpacing.y * 2.0f + 1.0f; // + the separator;
+    ImGui::BeginChild("##form", ImVec2(0, -footer));
     ImGui::PushItemWidth(-ImGui::GetFontSize() * 7.5f);
 
     ImGui::SeparatorText("Model");
@@ -189,7 +193,8 @@ void ConfigView::draw(ViewContext& ctx) {
         ImGui::TextDisabled("fits: device has %s", formatBytes(m_deviceBytes).c_str());
     }
 
-    ImGui::Spacing();
+    ImGui::EndChild();
+    ImGui::Separator();
     const bool busy = ctx.session.busy();
     ImGui::BeginDisabled(!errors.empty() || busy);
     if (ImGui::Button("Run", ImVec2(ImGui::GetFontSize() * 6, 0))) {
