@@ -160,16 +160,6 @@ void printStep(const std::string& label, const StepRecord& s, const RunConfig& c
                  s.warmup ? " (warmup)" : "", s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
 }
 
-// Memory of the device a config runs on (RAM for the CPU), probed once per device.
-int64_t deviceMemoryBytes(const RunConfig& c) {
-    static std::map<std::string, int64_t> cache;
-    auto [it, added] = cache.try_emplace(c.device, 0);
-    if (added) {
-        it->second = probeEnvironment(c.device).device.memoryBytes;
-    }
-    return it->second;
-}
-
 // Runs configs in order on one session; `skip` may turn a config into a skipped result
 // without running it. Calls `finished` as each run ends.
 template <typename SkipFn, typename DoneFn>
@@ -193,7 +183,7 @@ std::vector<RunResult> runAll(const std::vector<RunConfig>& configs, bool quiet,
                          static_cast<double>(parameterCount(configs[i].model)) / 1e6);
         }
         // A warning, not a refusal: the run may still be wanted (to see where it fails).
-        if (const std::string fit = fitWarning(configs[i], deviceMemoryBytes(configs[i]));
+        if (const std::string fit = fitWarning(configs[i], deviceMemoryBytes(configs[i].device));
             !fit.empty()) {
             std::fprintf(stderr, "%s warning: %s\n", label.c_str(), fit.c_str());
         }

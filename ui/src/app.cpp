@@ -382,6 +382,13 @@ bool App::exportsSucceeded() const {
     return m_impl->exportsOk;
 }
 
+namespace {
+// lmprof-<stem>-<unix time>.png in the working directory.
+std::filesystem::path timestampedPng(const std::string& stem) {
+    return "lmprof-" + stem + "-" + std::to_string(std::time(nullptr)) + ".png";
+}
+} // namespace
+
 void App::afterRender(int fbWidth, int fbHeight) {
     auto& requests = m_impl->pngRequests;
     const ImGuiIO& io = ImGui::GetIO();
@@ -397,17 +404,14 @@ void App::afterRender(int fbWidth, int fbHeight) {
         const int h = static_cast<int>(it->height * scaleY);
         const int y = fbHeight - static_cast<int>(it->y * scaleY) - h; // OpenGL counts from below
         const std::filesystem::path path = std::filesystem::absolute(
-            !it->path.empty() ? std::filesystem::path(it->path)
-                              : std::filesystem::path("lmprof-" + it->fileStem + "-" +
-                                                      std::to_string(std::time(nullptr)) + ".png"));
+            !it->path.empty() ? std::filesystem::path(it->path) : timestampedPng(it->fileStem));
         const std::string err = writeFramebufferRegionPng(path, x, y, w, h);
         m_impl->exportsOk = m_impl->exportsOk && err.empty();
         setStatus(err.empty() ? "plot saved to " + path.string() : err, !err.empty());
         it = requests.erase(it);
     }
     if (std::exchange(m_impl->screenshotRequested, false)) {
-        const std::filesystem::path path = std::filesystem::absolute(
-            "lmprof-screenshot-" + std::to_string(std::time(nullptr)) + ".png");
+        const std::filesystem::path path = std::filesystem::absolute(timestampedPng("screenshot"));
         const std::string err = writeFramebufferPng(path, fbWidth, fbHeight);
         setStatus(err.empty() ? "screenshot saved to " + path.string() : err, !err.empty());
     }

@@ -53,10 +53,7 @@ void RunView::addPeaks(const StepRecord& s) {
         if (span.step != s.index) {
             continue; // a step that was cut short has no record
         }
-        const int64_t peak = span.phase == Phase::Forward    ? s.phasePeakBytes.forward
-                             : span.phase == Phase::Backward ? s.phasePeakBytes.backward
-                                                             : s.phasePeakBytes.optimizer;
-        const double mib = static_cast<double>(peak) / kMiB;
+        const double mib = static_cast<double>(s.phasePeakBytes.of(span.phase)) / kMiB;
         peaks.tS.insert(peaks.tS.end(), {span.t0S, span.t1S});
         peaks.peakMiB.insert(peaks.peakMiB.end(), {mib, mib});
     }
@@ -110,31 +107,27 @@ void RunView::finish(const RunResult& r) {
     const bool seriesMatch = series.total.size() == r.steps.size() &&
                              memory.tS.size() == r.memoryTimeline.size() &&
                              telemetry.tS.size() == r.telemetry.size();
-    result = r;
-    if (!seriesMatch) {
-        series = {};
-        stepEndS.clear();
-        memory = {};
-        spans.clear();
-        peaks = {};
-        telemetry = {};
-        m_measured = 0;
-        m_mean = m_m2 = 0.0;
-        m_openSpanS.reset();
-        m_spansWithPeaks = 0;
-        result.steps.clear();
-        result.memoryTimeline.clear();
-        result.telemetry.clear();
+    if (seriesMatch) {
+        result = r;
+    } else {
+        // A fresh view fed the result's records, as if they had arrived as events.
+        RunView rebuilt;
+        rebuilt.runIndex = runIndex;
+        rebuilt.result = r;
+        rebuilt.result.steps.clear();
+        rebuilt.result.memoryTimeline.clear();
+        rebuilt.result.telemetry.clear();
         // Samples first: a step's peaks attach to the spans its samples opened.
         for (const auto& m : r.memoryTimeline) {
-            addSample(m);
+            rebuilt.addSample(m);
         }
         for (const auto& s : r.steps) {
-            addStep(s);
+            rebuilt.addStep(s);
         }
         for (const auto& t : r.telemetry) {
-            addTelemetry(t);
+            rebuilt.addTelemetry(t);
         }
+        *this = std::move(rebuilt);
     }
     started = true;
     finished = true;

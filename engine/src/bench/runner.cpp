@@ -189,9 +189,7 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
             const int64_t peakAlloc = env.meter.peakAllocated();
             rec.peakAllocatedBytes = std::max(rec.peakAllocatedBytes, peakAlloc);
             rec.peakReservedBytes = std::max(rec.peakReservedBytes, env.meter.peakReserved());
-            (phase == Phase::Forward    ? phasePeaks.forward
-             : phase == Phase::Backward ? phasePeaks.backward
-                                        : phasePeaks.optimizer) = peakAlloc;
+            phasePeaks.of(phase) = peakAlloc;
             sample(env, phase, index);
         }
         loss = at::Tensor(); // forward mode: release the graph inside the step
@@ -446,6 +444,13 @@ std::optional<ConfigError> checkRunnable(const RunConfig& config) {
         return ConfigError{"precision", *reason};
     }
     return std::nullopt;
+}
+
+int64_t deviceMemoryBytes(const std::string& device) {
+    const DeviceTarget target = bench::parseDeviceTarget(resolveDevice(device));
+    return target.cuda && target.index < cuda::deviceCount()
+               ? cuda::deviceInfo(target.index).memoryBytes
+               : platform::totalMemoryBytes();
 }
 
 Environment probeEnvironment(const std::string& device) {

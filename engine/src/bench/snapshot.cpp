@@ -75,22 +75,24 @@ std::optional<MemorySnapshotInfo> SnapshotSession::finish() {
             detach();
         } catch (const std::exception&) {
         }
-        MemorySnapshotInfo info;
-        info.path = m_request.path;
-        info.firstStep = m_request.firstStep;
-        info.stepCount = m_request.stepCount;
+        MemorySnapshotInfo info = describeRequest();
         info.error = std::string("the memory snapshot could not be saved: ") + e.what();
-        m_recording = false;
         m_info = std::move(info);
         return m_info;
     }
 }
 
-std::optional<MemorySnapshotInfo> SnapshotSession::finishRecording() {
+MemorySnapshotInfo SnapshotSession::describeRequest() const {
     MemorySnapshotInfo info;
     info.path = m_request.path;
+    info.format = m_target.cuda ? "cuda-pickle" : kAllocTraceSchema;
     info.firstStep = m_request.firstStep;
     info.stepCount = m_request.stepCount;
+    return info;
+}
+
+std::optional<MemorySnapshotInfo> SnapshotSession::finishRecording() {
+    MemorySnapshotInfo info = describeRequest();
     std::string contents;
     try {
         // The pickle is taken while history is still on, so it holds every event.
@@ -106,7 +108,6 @@ std::optional<MemorySnapshotInfo> SnapshotSession::finishRecording() {
     trace.device = m_target.cuda ? "cuda:" + std::to_string(m_target.index) : "cpu";
     trace.firstStep = m_request.firstStep;
     trace.stepCount = m_request.stepCount;
-    info.format = m_target.cuda ? "cuda-pickle" : kAllocTraceSchema;
     info.entries = static_cast<int64_t>(trace.events.size());
     info.truncated = trace.truncated;
     info.largest = largestAllocations(trace.events, kLargestKept);

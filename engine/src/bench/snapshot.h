@@ -32,6 +32,7 @@ public:
 
 private:
     std::optional<MemorySnapshotInfo> finishRecording();
+    MemorySnapshotInfo describeRequest() const; // path, format and steps, nothing recorded
     void detach();
 
     SnapshotRequest m_request;

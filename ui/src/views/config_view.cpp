@@ -181,7 +181,7 @@ void ConfigView::draw(ViewContext& ctx) {
     ImGui::Text("activations ~%s  peak ~%s", formatBytes(m.activations).c_str(),
                 formatBytes(m.total()).c_str());
     if (m_deviceBytesFor != c.device) {
-        m_deviceBytes = probeEnvironment(c.device).device.memoryBytes;
+        m_deviceBytes = deviceMemoryBytes(c.device);
         m_deviceBytesFor = c.device;
     }
     const std::string fit = fitWarning(c, m_deviceBytes);

@@ -18,6 +18,10 @@ struct PeakBytes {
     int64_t backward = 0;
     int64_t optimizer = 0;
     int64_t max() const { return std::max({forward, backward, optimizer}); }
+    int64_t& of(Phase p) {
+        return p == Phase::Forward ? forward : p == Phase::Backward ? backward : optimizer;
+    }
+    int64_t of(Phase p) const { return const_cast<PeakBytes*>(this)->of(p); }
 };
 
 struct StepRecord {
@@ -121,8 +125,8 @@ struct RunResult {
     std::vector<MemorySample> memoryTimeline;
     std::vector<TelemetrySample> telemetry;
     std::optional<std::string> telemetryNote; // why GPU telemetry is missing, if it is
-    double samplerCpuMs = 0.0; // CPU time of the sampler thread over the whole run
-    std::optional<std::string> samplerError; // why periodic sampling stopped early, if it did
+    double samplerCpuMs = 0.0;                // CPU time of the sampler thread over the whole run
+    std::optional<std::string> samplerError;  // why periodic sampling stopped early, if it did
     std::optional<MemorySnapshotInfo> memorySnapshot;
 };
 

@@ -36,6 +36,9 @@ std::vector<std::string> availableDevices();
 // What "auto" resolves to on this machine: "cuda:0" with a GPU, "cpu" otherwise.
 std::string resolveDevice(const std::string& requested);
 
+// Memory of the device a run on `device` uses: the GPU's, or the machine's RAM for the CPU.
+int64_t deviceMemoryBytes(const std::string& device);
+
 // The machine the runs execute on, for the result set's "environment".
 Environment probeEnvironment(const std::string& device);
 
