@@ -68,8 +68,6 @@ void RunView::addSample(const MemorySample& m) {
     memory.rssMiB.push_back(static_cast<double>(m.rss) / kMiB);
     memory.deviceUsedMiB.push_back(m.deviceTotal > 0 ? static_cast<double>(m.deviceUsed) / kMiB
                                                      : kNaN);
-    memory.phase.push_back(m.phase);
-    memory.step.push_back(m.step);
     if (m.boundary) {
         // Boundary samples come in (phase start, phase end) pairs.
         if (!m_openSpanS) {

@@ -16,10 +16,6 @@ struct RunPosition {
         m_packed.store((static_cast<int64_t>(step) << 8) | static_cast<int64_t>(phase),
                        std::memory_order_relaxed);
     }
-    int step() const { return static_cast<int>(m_packed.load(std::memory_order_relaxed) >> 8); }
-    Phase phase() const {
-        return static_cast<Phase>(m_packed.load(std::memory_order_relaxed) & 0xff);
-    }
     // Both from one load.
     std::pair<int, Phase> get() const {
         const int64_t v = m_packed.load(std::memory_order_relaxed);

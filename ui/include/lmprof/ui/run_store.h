@@ -28,8 +28,6 @@ struct StepSeries {
 struct MemorySeries {
     std::vector<double> tS, allocatedMiB, reservedMiB, rssMiB;
     std::vector<double> deviceUsedMiB; // whole device (cudaMemGetInfo); NaN on the CPU
-    std::vector<engine::Phase> phase;
-    std::vector<int> step;
 };
 
 // One phase of one step as a time span, from its pair of boundary samples, and the peak
