@@ -328,6 +328,10 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             result.failedPhase = currentPhase;
             result.error = e.what();
         }
+        // The timeline ends with the last step: stop sampling before anything is torn down.
+        if (sampler) {
+            sampler->stop();
+        }
         // The snapshot is finished while the run's tensors still exist, so a failed run's
         // file shows the moment it failed rather than the teardown after it.
         if (snapshot) {
@@ -337,7 +341,6 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
         ctx.reset();
     }
     if (sampler) {
-        sampler->stop();
         result.memoryTimeline = sampler->takeTimeline();
         result.telemetry = sampler->takeTelemetry();
         result.samplerCpuMs = sampler->threadCpuMs();
