@@ -49,9 +49,9 @@ class RMSNorm(nn.Module):
 def rope(x, theta):
     """Rotate interleaved pairs (x[2k], x[2k+1]) of each head by t * theta^(-2k/dh)."""
     *_, t, dh = x.shape
-    k = torch.arange(dh // 2, dtype=torch.float64)
+    k = torch.arange(dh // 2, dtype=torch.float64, device=x.device)
     freqs = theta ** (-2.0 * k / dh)
-    angles = torch.arange(t, dtype=torch.float64)[:, None] * freqs[None, :]  # (T, dh/2)
+    angles = torch.arange(t, dtype=torch.float64, device=x.device)[:, None] * freqs[None, :]  # (T, dh/2)
     cos = angles.cos().to(x.dtype)
     sin = angles.sin().to(x.dtype)
     x1 = x[..., 0::2]
@@ -89,7 +89,8 @@ class Attention(nn.Module):
         k = rope(split(self.k_proj(x)), self.theta)
         v = split(self.v_proj(x))
         scores = q @ k.transpose(-1, -2) / math.sqrt(dh)  # (B, h, T, T)
-        future = torch.arange(t)[None, :] > torch.arange(t)[:, None]
+        pos = torch.arange(t, device=x.device)
+        future = pos[None, :] > pos[:, None]
         scores = scores.masked_fill(future, float("-inf"))
         out = softmax(scores, -1) @ v  # (B, h, T, dh)
         return self.output_proj(out.permute(0, 2, 1, 3).reshape(b, t, d))

@@ -2,10 +2,11 @@
 // (CUDA events or the monotonic clock), per-phase memory peaks, and failures turned into
 // data (oom / error / cancelled) with the run's memory released.
 //
-// Sections: autocast scope · phase bodies · one step · runBenchmark · device checks.
+// Sections: phase bodies · one step · runBenchmark · device checks.
 
 #include "lmprof/engine/runner.h"
 
+#include "bench/autocast_scope.h"
 #include "bench/device_peaks.h"
 #include "bench/memory_sampler.h"
 #include "bench/snapshot.h"
@@ -26,6 +27,7 @@
 
 namespace lmprof::engine {
 
+using bench::AutocastScope;
 using bench::DeviceTarget;
 using bench::MemoryMeter;
 using bench::StepContext;
@@ -38,51 +40,25 @@ double msBetween(Clock::time_point a, Clock::time_point b) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Autocast scope: enables autocast for one device type and restores the previous state on
-// exit, exceptions included (an OOM inside the forward must not leave autocast on).
-class AutocastScope {
-public:
-    AutocastScope(at::DeviceType type, std::optional<at::ScalarType> dtype) : m_type(type) {
-        if (!dtype) {
-            return;
-        }
-        m_active = true;
-        m_prevEnabled = at::autocast::is_autocast_enabled(type);
-        m_prevDtype = at::autocast::get_autocast_dtype(type);
-        at::autocast::set_autocast_enabled(type, true);
-        at::autocast::set_autocast_dtype(type, *dtype);
-        at::autocast::increment_nesting();
-    }
-    ~AutocastScope() {
-        if (!m_active) {
-            return;
-        }
-        if (at::autocast::decrement_nesting() == 0) {
-            at::autocast::clear_cache();
-        }
-        at::autocast::set_autocast_enabled(m_type, m_prevEnabled);
-        at::autocast::set_autocast_dtype(m_type, m_prevDtype);
-    }
-    AutocastScope(const AutocastScope&) = delete;
-    AutocastScope& operator=(const AutocastScope&) = delete;
-
-private:
-    at::DeviceType m_type;
-    bool m_active = false;
-    bool m_prevEnabled = false;
-    at::ScalarType m_prevDtype = at::kFloat;
-};
-
-// ---------------------------------------------------------------------------------------
 // Phase bodies. `loss` carries the graph from forward to backward.
 
-void injectFault(const RunConfig& config, Phase phase, bool& faultFired) {
-    if (config.faultOomPhase == phase && !faultFired) {
-        faultFired = true;
-        TORCH_CHECK_WITH(OutOfMemoryError, false,
-                         "lmprof fault injection: simulated out of memory in the ", toString(phase),
-                         " phase");
+// The test-only OOM switch. On CUDA it is a real out-of-memory: one allocation larger than
+// the whole card, refused by the caching allocator like an oversized activation would be
+// (the allocator frees its cache and retries first). On the CPU a real one would meet the
+// kernel's OOM killer rather than an exception, so the error is raised directly.
+void injectFault(const RunConfig& config, const DeviceTarget& target, Phase phase,
+                 bool& faultFired) {
+    if (config.faultOomPhase != phase || faultFired) {
+        return;
     }
+    faultFired = true;
+    if (target.cuda) {
+        const int64_t bytes = cuda::deviceInfo(target.index).memoryBytes + (int64_t{1} << 30);
+        (void)at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(target.device()));
+    }
+    TORCH_CHECK_WITH(OutOfMemoryError, false,
+                     "lmprof fault injection: simulated out of memory in the ", toString(phase),
+                     " phase");
 }
 
 void runPhase(Phase phase, StepContext& ctx, at::Tensor& loss) {
@@ -179,7 +155,7 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
                 if (env.target.cuda) {
                     env.eventTimers[i]->start();
                 }
-                injectFault(env.config, phase, env.faultFired);
+                injectFault(env.config, env.target, phase, env.faultFired);
                 runPhase(phase, env.ctx, loss);
                 if (env.target.cuda) {
                     env.eventTimers[i]->stop();

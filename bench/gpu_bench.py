@@ -1,0 +1,348 @@
+"""The GPU benchmark set of the GPU check kit (scripts/gpu/check.sh): the seeds' tables,
+measured by lmprof-cli and by the independent Python reference on the same machine.
+
+Sections, in the order they run (each configuration: lmprof-cli in its own process, then
+the Python reference in this one, back to back):
+  sizes   models small..2.7B at context 128, forward and forward-backward, fp32 and bf16,
+          5 warmup + 10 measured steps, batch 4; C++/Python step-time ratio per row.
+  warmup  small, forward-backward, fp32, 0/1/2/5 warmup steps then 10 measured, each in a
+          fresh lmprof-cli process (the first steps pay CUDA/cuBLAS start-up, as in the seeds).
+  memory  2.7B forward and full training step at context 128/256/512 (fp32): peak memory
+          per phase from the caching allocator, C++ and Python.
+Configurations that do not fit the device end `oom` and are reported as such; ones left
+when the time budget runs out are listed as not run. The Python reference times its phases
+with CUDA events and its step with the host clock around a synchronized step, the way the
+engine does, so the ratio compares the two implementations rather than two stopwatches.
+
+Writes to --out: results-cpp.json (one lmprof.results/1 set: `lmprof-cli show` reads it),
+results-python.json, bench.md (the tables). Prints bench.md at the end.
+Usage: python3 bench/gpu_bench.py --cli build-gpu/app/lmprof-cli --out DIR [--budget-s 300]
+       python3 bench/gpu_bench.py --cli build/app/lmprof-cli --out /tmp/b --quick  (CPU smoke)
+"""
+import argparse
+import contextlib
+import gc
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "reference"))
+import reference_model as ref  # noqa: E402
+
+PRESETS = {"tiny": (128, 512, 2, 4), "small": (768, 3072, 12, 12),
+           "medium": (1024, 4096, 24, 16), "large": (1280, 5120, 36, 20),
+           "xl": (1600, 6400, 48, 25), "2.7B": (2560, 10240, 32, 32)}
+VOCAB = 10000
+GIB = float(1 << 30)
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+# --- one configuration, C++ -------------------------------------------------------------
+
+def run_cpp(cli, cfg, device, timeout_s):
+    """Runs lmprof-cli once; returns (run dict or None, note)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = pathlib.Path(tmp) / "r.json"
+        cmd = [cli, "run", "--model", cfg["model"], "--ctx", str(cfg["ctx"]), "--batch",
+               str(cfg["batch"]), "--precision", cfg["precision"], "--mode", cfg["mode"],
+               "--warmup", str(cfg["warmup"]), "--steps", str(cfg["steps"]), "--device",
+               device, "--json", str(out), "-q"]
+        t0 = time.perf_counter()
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None, f"lmprof-cli timed out after {timeout_s:.0f} s", None
+        wall = time.perf_counter() - t0
+        if not out.exists():
+            return None, f"exit {proc.returncode}: {proc.stderr.strip()[-400:]}", None
+        doc = json.loads(out.read_text())
+    run = doc["runs"][0]
+    run["process_wall_s"] = wall  # start-up, model build and teardown included
+    return run, f"exit {proc.returncode}", doc
+
+
+# --- one configuration, Python reference ---------------------------------------------------
+
+class PhaseClock:
+    """CUDA events per phase on a GPU, the host clock on the CPU."""
+
+    def __init__(self, device):
+        self.cuda = device.type == "cuda"
+        self.marks = []
+
+    def mark(self):
+        if self.cuda:
+            e = torch.cuda.Event(enable_timing=True)
+            e.record()
+            self.marks.append(e)
+        else:
+            self.marks.append(time.perf_counter())
+
+    def spans_ms(self):
+        if self.cuda:
+            return [a.elapsed_time(b) for a, b in zip(self.marks, self.marks[1:])]
+        return [(b - a) * 1e3 for a, b in zip(self.marks, self.marks[1:])]
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def peak_bytes(device):
+    return torch.cuda.max_memory_allocated(device) if device.type == "cuda" else 0
+
+
+def reset_peak(device):
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def run_python(cfg, device):
+    d, f, layers, heads = PRESETS[cfg["model"]]
+    phases = ["forward"] + (["backward"] if cfg["mode"] != "forward" else []) + (
+        ["optimizer"] if cfg["mode"] == "train" else [])
+    result = {"config": cfg, "status": "ok", "steps": [], "failed_phase": None}
+    lm = opt = loss = None
+    phase = None
+    try:
+        torch.manual_seed(cfg.get("seed", 0))
+        with torch.device(device):  # initialise on the device (construction only)
+            lm = ref.TransformerLM(d, f, layers, heads, VOCAB)
+        opt = ref.make_optimizer(lm) if cfg["mode"] == "train" else None
+        tokens = torch.randint(0, VOCAB, (cfg["batch"], cfg["ctx"] + 1))
+        x = tokens[:, :-1].contiguous().to(device)
+        y = tokens[:, 1:].contiguous().to(device)
+        autocast = (torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+                    if cfg["precision"] == "bf16" else contextlib.nullcontext())
+        for i in range(cfg["warmup"] + cfg["steps"]):
+            clock = PhaseClock(device)
+            peaks = {}
+            sync(device)
+            t0 = time.perf_counter()
+            for phase in phases:
+                reset_peak(device)
+                clock.mark()
+                if phase == "forward":
+                    with autocast:
+                        loss = ref.lm_loss(lm(x), y)
+                elif phase == "backward":
+                    loss.backward()
+                    loss = None
+                else:
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+                if phase == phases[-1]:
+                    clock.mark()
+                peaks[phase] = peak_bytes(device)
+            phase = None
+            loss = None
+            if cfg["mode"] == "forward-backward":
+                lm.zero_grad(set_to_none=True)
+            sync(device)
+            total = (time.perf_counter() - t0) * 1e3
+            spans = clock.spans_ms()
+            step = {"index": i, "warmup": i < cfg["warmup"], "total_ms": total,
+                    "phase_peak_bytes": peaks}
+            for name, ms in zip(phases, spans):
+                step[f"{name}_ms"] = ms
+            result["steps"].append(step)
+    except torch.OutOfMemoryError as e:
+        result.update(status="oom", failed_phase=phase, error=str(e).splitlines()[0])
+    finally:
+        del lm, opt, loss
+        gc.collect()
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+    measured = [s for s in result["steps"] if not s["warmup"]]
+    if measured and result["status"] == "ok":
+        result["summary"] = {k: statistics.mean(s.get(k, 0.0) for s in measured)
+                             for k in ("forward_ms", "backward_ms", "optimizer_ms", "total_ms")}
+        result["summary"]["peak_bytes"] = {
+            p: max(s["phase_peak_bytes"][p] for s in measured) for p in phases}
+    return result
+
+
+# --- the tables -------------------------------------------------------------------------
+
+def ms(stats):
+    return f"{stats['mean']:.2f} ± {stats['std']:.2f}" if stats and stats.get("n") else "–"
+
+
+def status_cell(run):
+    if run is None:
+        return "not run"
+    if run["status"] != "ok":
+        phase = f" ({run['failed_phase']})" if run.get("failed_phase") else ""
+        return f"{run['status'].upper()}{phase}"
+    return None
+
+
+def sizes_table(rows):
+    out = ["| model | precision | mode | fwd ms | bwd ms | step ms | tokens/s | MFU | "
+           "Python step ms | C++/Python step |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for cfg, cpp, py in rows:
+        head = f"| {cfg['model']} | {cfg['precision']} | {cfg['mode']} |"
+        bad = status_cell(cpp)
+        py_ms = py["summary"]["total_ms"] if py and py.get("summary") else None
+        py_cell = f"{py_ms:.2f}" if py_ms else (status_cell(py) or "–")
+        if bad:
+            out.append(f"{head} {bad} | | | | | {py_cell} | |")
+            continue
+        s = cpp["summary"]
+        bwd = ms(s["backward_ms"]) if cfg["mode"] != "forward" else "–"
+        mfu = f"{100 * s['mfu']:.1f}%" if s.get("mfu") is not None else "–"
+        ratio = f"{s['total_ms']['mean'] / py_ms:.3f}" if py_ms else "–"
+        out.append(f"{head} {ms(s['forward_ms'])} | {bwd} | {ms(s['total_ms'])} | "
+                   f"{s['tokens_per_s']:,.0f} | {mfu} | {py_cell} | {ratio} |")
+    return "\n".join(out)
+
+
+def warmup_table(rows):
+    out = ["| warmup steps | fwd ms | bwd ms | step ms | step CV | slowest measured step ms |",
+           "|---|---|---|---|---|---|"]
+    for cfg, cpp, _ in rows:
+        bad = status_cell(cpp)
+        if bad:
+            out.append(f"| {cfg['warmup']} | {bad} | | | | |")
+            continue
+        s = cpp["summary"]
+        slowest = max(st["total_ms"] for st in cpp["steps"] if not st["warmup"])
+        out.append(f"| {cfg['warmup']} | {ms(s['forward_ms'])} | {ms(s['backward_ms'])} | "
+                   f"{ms(s['total_ms'])} | {s['total_ms']['cv']:.3f} | {slowest:.2f} |")
+    return "\n".join(out)
+
+
+def memory_table(rows):
+    out = ["| context | mode | C++ peak GiB (fwd / bwd / opt) | Python peak GiB (fwd / bwd / opt) |",
+           "|---|---|---|---|"]
+
+    def cell(peaks, run):
+        bad = status_cell(run)
+        if bad:
+            return bad
+        return " / ".join(f"{peaks[p] / GIB:.2f}" for p in ("forward", "backward", "optimizer")
+                          if p in peaks and peaks[p])
+
+    for cfg, cpp, py in rows:
+        cpp_cell = cell(cpp["summary"]["peak_bytes"], cpp) if cpp and cpp["status"] == "ok" \
+            else status_cell(cpp)
+        py_cell = cell(py["summary"]["peak_bytes"], py) if py and py.get("summary") \
+            else (status_cell(py) or "–")
+        out.append(f"| {cfg['ctx']} | {cfg['mode']} | {cpp_cell} | {py_cell} |")
+    return "\n".join(out)
+
+
+# --- main -------------------------------------------------------------------------------
+
+def plan(args):
+    def cfg(model, ctx, precision, mode, warmup, steps):
+        return {"model": model, "ctx": ctx, "batch": args.batch, "precision": precision,
+                "mode": mode, "warmup": warmup, "steps": steps}
+
+    sizes = [cfg(m, 128, p, mode, 5, args.steps) for m in args.models
+             for mode in ("forward", "forward-backward") for p in ("fp32", "bf16")]
+    warmup = [cfg(args.warmup_model, 128, "fp32", "forward-backward", w, args.steps)
+              for w in (0, 1, 2, 5)]
+    memory = [cfg(args.memory_model, ctx, "fp32", mode, 2, 3) for ctx in args.memory_ctx
+              for mode in ("forward", "train")]
+    return [("sizes", sizes, True), ("warmup", warmup, False), ("memory", memory, True)]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--budget-s", type=float, default=420.0,
+                        help="stop starting configurations after this many seconds")
+    parser.add_argument("--models", default="small,medium,large,xl,2.7B")
+    parser.add_argument("--memory-model", default="2.7B")
+    parser.add_argument("--memory-ctx", default="128,256,512")
+    parser.add_argument("--warmup-model", default="small")
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--quick", action="store_true",
+                        help="CPU smoke test: tiny everywhere, 2 measured steps")
+    args = parser.parse_args()
+    if args.quick:
+        args.device, args.models, args.memory_model = "cpu", "tiny", "tiny"
+        args.warmup_model, args.memory_ctx, args.steps = "tiny", "32,64", 2
+    args.models = args.models.split(",")
+    args.memory_ctx = [int(c) for c in args.memory_ctx.split(",")]
+    device = torch.device("cuda:0" if args.device.startswith("cuda") else "cpu")
+    out_dir = pathlib.Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + args.budget_s
+
+    envelope, cpp_runs, py_runs, sections = None, [], [], {}
+    for name, configs, with_python in plan(args):
+        rows = []
+        for cfg in configs:
+            left = deadline - time.monotonic()
+            if left < 15:
+                rows.append((cfg, None, None))
+                continue
+            label = f"{name}: {cfg['model']} ctx{cfg['ctx']} {cfg['precision']} {cfg['mode']} " \
+                    f"w{cfg['warmup']}"
+            cpp, note, doc = run_cpp(args.cli, cfg, args.device, left)
+            if doc and envelope is None:
+                envelope = doc
+            if cpp:
+                cpp["bench_section"] = name
+                cpp_runs.append(cpp)
+            py = run_python(cfg, device) if with_python and time.monotonic() < deadline else None
+            if py:
+                py["bench_section"] = name
+                py_runs.append(py)
+            c_ms = cpp["summary"]["total_ms"]["mean"] if cpp and cpp["status"] == "ok" else None
+            p_ms = py["summary"]["total_ms"] if py and py.get("summary") else None
+            cpp_text = (cpp["status"] if cpp else note) + ("" if c_ms is None else f" {c_ms:.2f} ms")
+            py_text = "" if not py else " | Python " + py["status"] + (
+                "" if p_ms is None else f" {p_ms:.2f} ms")
+            log(f"{label}: C++ {cpp_text}{py_text}")
+            rows.append((cfg, cpp, py))
+        sections[name] = rows
+
+    if envelope:
+        envelope["runs"] = cpp_runs
+        (out_dir / "results-cpp.json").write_text(json.dumps(envelope, indent=1))
+    (out_dir / "results-python.json").write_text(json.dumps(
+        {"torch": torch.__version__, "device": str(device),
+         "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+         "runs": py_runs}, indent=1))
+    env = (envelope or {}).get("environment", {})
+    dev = env.get("device", {})
+    lines = [f"# GPU benchmark set ({dev.get('name', args.device)}, torch {env.get('torch', '?')}, "
+             f"CUDA {env.get('cuda', '?')}, batch {args.batch})", "",
+             "## Sizes at context 128 (5 warmup + 10 measured steps; step = whole step, host "
+             "clock around a synchronized step; C++/Python below 1: the engine is faster)", "",
+             sizes_table(sections["sizes"]), "",
+             f"## Warmup study ({args.warmup_model}, forward-backward, fp32, context 128, "
+             f"{args.steps} measured steps, each a fresh process)", "",
+             warmup_table(sections["warmup"]), "",
+             f"## Peak memory of {args.memory_model} (fp32, 2 warmup + 3 measured steps; "
+             "allocated bytes, caching allocator)", "", memory_table(sections["memory"]), ""]
+    not_run = sum(1 for rows in sections.values() for _, cpp, _ in rows if cpp is None)
+    if not_run:
+        lines.append(f"{not_run} configurations were not run: the time budget "
+                     f"({args.budget_s:.0f} s) ran out.")
+    text = "\n".join(lines) + "\n"
+    (out_dir / "bench.md").write_text(text)
+    print(text, flush=True)
+
+
+if __name__ == "__main__":
+    main()

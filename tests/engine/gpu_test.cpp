@@ -1,0 +1,354 @@
+// The engine's CUDA paths on a real GPU: event timing against the host clock, allocator
+// peaks and their per-phase reset, a real out-of-memory in each phase followed by a clean
+// run, autocast dtypes, fused AdamW against the CPU, cudaMemGetInfo samples, NVML
+// telemetry matched by PCI bus id, the allocator trace behind snapshots, and MFU.
+// Every test skips (saying why) where LibTorch has no CUDA or no GPU is present; the GPU
+// check kit (scripts/gpu/check.sh) runs them on a lent GPU machine.
+
+#include "bench/adamw.h"
+#include "bench/autocast_scope.h"
+#include "bench/step_context.h"
+#include "lmprof/engine/runner.h"
+#include "lmprof/engine/session.h"
+#include "model/transformer.h"
+#include "platform/cuda_backend.h"
+#include "platform/nvml.h"
+
+#include <ATen/ATen.h>
+#include <chrono>
+#include <filesystem>
+#include <gtest/gtest.h>
+
+using namespace lmprof::engine;
+
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+class Gpu : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!cuda::built()) {
+            GTEST_SKIP() << "this LibTorch build has no CUDA";
+        }
+        if (cuda::deviceCount() == 0) {
+            GTEST_SKIP() << "no CUDA device present";
+        }
+        cuda::setDevice(0);
+    }
+    static at::TensorOptions onGpu(at::ScalarType dtype = at::kFloat) {
+        return at::TensorOptions().dtype(dtype).device(at::Device(at::kCUDA, 0));
+    }
+};
+
+RunConfig gpuConfig(const std::string& preset, Precision precision, Mode mode, int64_t ctx,
+                    int64_t batch, int warmup, int steps) {
+    RunConfig c;
+    c.model = *presetModel(preset);
+    c.contextLength = ctx;
+    c.batchSize = batch;
+    c.precision = precision;
+    c.mode = mode;
+    c.warmupSteps = warmup;
+    c.measureSteps = steps;
+    c.device = "cuda:0";
+    return c;
+}
+
+RunResult runOn(const RunConfig& c) {
+    return runBenchmark(c, "gpu-test", nullptr, nullptr);
+}
+
+double relativeGap(double a, double b) {
+    return std::abs(a - b) / std::max(a, b);
+}
+
+} // namespace
+
+// --- timing -------------------------------------------------------------------------------
+
+TEST_F(Gpu, EventTimerAgreesWithTheHostClockAroundSynchronizedWork) {
+    const at::Tensor a = at::randn({4096, 4096}, onGpu());
+    at::Tensor c = at::matmul(a, a); // warm up cuBLAS outside the timed region
+    cuda::synchronize(0);
+    cuda::EventTimer timer;
+    const auto t0 = std::chrono::steady_clock::now();
+    timer.start();
+    for (int i = 0; i < 40; ++i) {
+        c = at::matmul(a, c) * (1.0 / 64.0);
+    }
+    timer.stop();
+    cuda::synchronize(0);
+    const double hostMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double eventMs = timer.elapsedMs();
+    EXPECT_GT(eventMs, 5.0) << "the work is too short to compare clocks";
+    EXPECT_LT(relativeGap(eventMs, hostMs), 0.05) << "events " << eventMs << " ms, host " << hostMs;
+}
+
+TEST_F(Gpu, PhaseEventTimesAddUpToTheSynchronizedStepWallTime) {
+    // small at context 512: every phase is GPU-bound, so the host launches far ahead and
+    // the step's wall time (ending in a synchronize) is the GPU's time plus launch latency.
+    RunConfig c = gpuConfig("small", Precision::Fp32, Mode::Train, 512, 8, 2, 4);
+    c.telemetryHz = 0;
+    const RunResult r = runOn(c);
+    ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+    for (const auto& s : r.steps) {
+        if (s.warmup) {
+            continue;
+        }
+        const double events = s.forwardMs + s.backwardMs + s.optimizerMs;
+        EXPECT_GT(s.forwardMs, 0.0);
+        EXPECT_GT(s.backwardMs, s.forwardMs) << "backward does about twice the forward's work";
+        EXPECT_GT(s.optimizerMs, 0.0);
+        EXPECT_LT(relativeGap(events, s.totalMs), 0.05)
+            << "step " << s.index << ": events " << events << " ms, wall " << s.totalMs << " ms";
+    }
+}
+
+// --- allocator statistics -----------------------------------------------------------------
+
+TEST_F(Gpu, PhasePeakCoversAKnownAllocationAndTheResetIsolatesTheNextPhase) {
+    bench::MemoryMeter meter(bench::DeviceTarget{true, 0}, nullptr);
+    cuda::synchronize(0);
+    const int64_t base = meter.allocated();
+
+    meter.resetPeak(); // "phase 1": a 512 MiB temporary
+    {
+        at::Tensor big = at::empty({512 * kMiB}, onGpu(at::kByte));
+        big.fill_(1);
+    }
+    const int64_t peak1 = meter.peakAllocated();
+    EXPECT_GE(peak1 - base, 512 * kMiB);
+    EXPECT_GE(meter.peakReserved(), peak1);
+    EXPECT_EQ(meter.allocated(), base) << "the temporary was freed";
+
+    meter.resetPeak(); // "phase 2": only 16 MiB; phase 1's peak must not leak into it
+    {
+        at::Tensor small = at::empty({16 * kMiB}, onGpu(at::kByte));
+        small.fill_(1);
+    }
+    const int64_t peak2 = meter.peakAllocated();
+    EXPECT_GE(peak2 - base, 16 * kMiB);
+    EXPECT_LT(peak2 - base, 512 * kMiB);
+}
+
+TEST_F(Gpu, TrainingPhasePeaksHoldTheTrainingStateOnTheDevice) {
+    const RunConfig c = gpuConfig("tiny", Precision::Fp32, Mode::Train, 128, 4, 1, 2);
+    const RunResult r = runOn(c);
+    ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+    const int64_t params = parameterCount(c.model) * 4;
+    const auto& last = r.steps.back();
+    // forward: parameters resident; backward: + gradients; optimizer: + both AdamW moments.
+    EXPECT_GE(last.phasePeakBytes.forward, params);
+    EXPECT_GE(last.phasePeakBytes.backward, 2 * params);
+    EXPECT_GE(last.phasePeakBytes.optimizer, 4 * params);
+    // The logits (B, T, V) fp32 live in the forward phase, on top of the parameters.
+    EXPECT_GE(last.phasePeakBytes.forward, params + c.batchSize * c.contextLength * 10000 * 4);
+    EXPECT_GE(last.peakReservedBytes, last.peakAllocatedBytes);
+}
+
+TEST_F(Gpu, MemorySamplesCarryTheDevicesUsedAndTotalBytes) {
+    RunConfig c = gpuConfig("tiny", Precision::Fp32, Mode::Train, 128, 4, 1, 3);
+    c.sampleHz = 200;
+    const RunResult r = runOn(c);
+    ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+    ASSERT_FALSE(r.memoryTimeline.empty());
+    const int64_t total = cuda::deviceInfo(0).memoryBytes;
+    for (const auto& s : r.memoryTimeline) {
+        EXPECT_GT(s.deviceTotal, total / 2);
+        EXPECT_LE(s.deviceTotal, total);
+        EXPECT_GE(s.deviceUsed, s.reserved) << "the driver sees at least the allocator's cache";
+        EXPECT_GE(s.reserved, s.allocated);
+    }
+}
+
+// --- out of memory ------------------------------------------------------------------------
+
+TEST_F(Gpu, RealOutOfMemoryInEachPhaseEndsTheRunOomAndTheNextRunSucceeds) {
+    Session session;
+    std::vector<Phase> phases = {Phase::Forward, Phase::Backward, Phase::Optimizer};
+    int expected = 0;
+    for (Phase phase : phases) {
+        RunConfig bad = gpuConfig("tiny", Precision::Fp32, Mode::Train, 64, 2, 1, 2);
+        bad.faultOomPhase = phase;
+        session.submit(bad);
+        session.submit(gpuConfig("tiny", Precision::Fp32, Mode::Train, 64, 2, 1, 2));
+        expected += 2;
+    }
+    std::vector<RunResult> finished;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+    while (static_cast<int>(finished.size()) < expected &&
+           std::chrono::steady_clock::now() < deadline) {
+        session.waitForEvents(std::chrono::milliseconds(200));
+        for (auto& e : session.drain()) {
+            if (auto* f = std::get_if<RunFinished>(&e)) {
+                finished.push_back(std::move(f->result));
+            }
+        }
+    }
+    ASSERT_EQ(static_cast<int>(finished.size()), expected);
+    for (size_t i = 0; i < phases.size(); ++i) {
+        const RunResult& oom = finished[2 * i];
+        const RunResult& next = finished[2 * i + 1];
+        EXPECT_EQ(oom.status, RunStatus::Oom) << oom.error.value_or("");
+        EXPECT_EQ(oom.failedPhase, phases[i]);
+        // The allocator's own message, not the CPU fallback's "simulated" one.
+        EXPECT_NE(oom.error.value_or("").find("CUDA out of memory"), std::string::npos)
+            << oom.error.value_or("");
+        EXPECT_EQ(next.status, RunStatus::Ok) << next.error.value_or("");
+        EXPECT_EQ(next.steps.size(), 3u);
+    }
+    // Every run hands its cached blocks back to the driver: nothing stays reserved.
+    const auto stats = cuda::allocatorStats(0);
+    EXPECT_EQ(stats.allocated, 0);
+    EXPECT_LT(stats.reserved, 64 * kMiB);
+}
+
+// --- precision ----------------------------------------------------------------------------
+
+TEST_F(Gpu, AutocastGivesTheSeedsDtypesOnCuda) {
+    const RunConfig c = gpuConfig("tiny", Precision::Fp32, Mode::Train, 64, 2, 0, 1);
+    bench::StepContext ctx(c, bench::DeviceTarget{true, 0});
+    for (const auto dtype : {at::kBFloat16, at::kHalf}) {
+        SCOPED_TRACE(c10::toString(dtype));
+        at::Tensor loss;
+        {
+            bench::AutocastScope autocast(at::kCUDA, dtype);
+            const at::Tensor x = ctx.model->embedding->forward(ctx.inputs);
+            EXPECT_EQ(x.scalar_type(), at::kFloat) << "the embedding is a lookup, not a matmul";
+            const at::Tensor q = ctx.model->blocks[0]->attn->qProj(x);
+            EXPECT_EQ(q.scalar_type(), dtype) << "linear layers run in the autocast dtype";
+            EXPECT_EQ(ctx.model->lnFinal(q).scalar_type(), dtype)
+                << "RMSNorm computes in fp32 and returns its input's dtype";
+            const at::Tensor logits = ctx.model->forward(ctx.inputs);
+            EXPECT_EQ(logits.scalar_type(), dtype);
+            loss = model::lmLoss(logits, ctx.targets);
+            EXPECT_EQ(loss.scalar_type(), at::kFloat);
+        }
+        EXPECT_FALSE(at::autocast::is_autocast_enabled(at::kCUDA)) << "the scope restored it";
+        loss.backward();
+        for (const auto& p : ctx.model->parameters()) {
+            EXPECT_EQ(p.scalar_type(), at::kFloat) << "master weights stay fp32";
+            ASSERT_TRUE(p.grad().defined());
+            EXPECT_EQ(p.grad().scalar_type(), at::kFloat);
+            p.mutable_grad() = at::Tensor();
+        }
+    }
+}
+
+TEST_F(Gpu, EveryPrecisionRunsATrainingStepOnCuda) {
+    for (const auto precision :
+         {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Bf16Pure}) {
+        SCOPED_TRACE(std::string(toString(precision)));
+        const RunResult r = runOn(gpuConfig("tiny", precision, Mode::Train, 128, 4, 1, 2));
+        ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+        EXPECT_GT(r.summary.totalMs.mean, 0.0);
+        if (precision == Precision::Fp16) {
+            ASSERT_TRUE(r.steps.front().lossScale.has_value());
+            EXPECT_EQ(*r.steps.front().lossScale, 65536.0);
+        }
+    }
+}
+
+TEST_F(Gpu, FusedAdamWOnCudaMatchesTheCpuUpdate) {
+    at::manual_seed(7);
+    std::vector<at::Tensor> initial, cpuParams, gpuParams;
+    for (const auto& shape : std::vector<std::vector<int64_t>>{{256, 128}, {1000}, {64, 64}}) {
+        const at::Tensor p = at::randn(shape);
+        initial.push_back(p.clone());
+        cpuParams.push_back(p.clone());
+        gpuParams.push_back(p.to(at::Device(at::kCUDA, 0)));
+    }
+    bench::FusedAdamW onCpu(cpuParams);
+    bench::FusedAdamW onGpu(gpuParams);
+    for (int step = 0; step < 5; ++step) {
+        for (size_t i = 0; i < cpuParams.size(); ++i) {
+            const at::Tensor g = at::randn(cpuParams[i].sizes());
+            cpuParams[i].mutable_grad() = g.clone();
+            gpuParams[i].mutable_grad() = g.to(gpuParams[i].device());
+        }
+        onCpu.step();
+        onGpu.step();
+    }
+    for (size_t i = 0; i < cpuParams.size(); ++i) {
+        const double diff = (gpuParams[i].cpu() - cpuParams[i]).abs().max().item<double>();
+        EXPECT_LT(diff, 1e-5) << "parameter " << i;
+        const double moved = (cpuParams[i] - initial[i]).abs().max().item<double>();
+        EXPECT_GT(moved, 1e-3) << "five AdamW steps at lr 1e-3 must move parameter " << i;
+    }
+}
+
+// --- telemetry ----------------------------------------------------------------------------
+
+TEST_F(Gpu, NvmlMatchesTheDeviceByBusIdAndReadsPlausibleValues) {
+    std::string error;
+    auto nvml = platform::Nvml::load(error);
+    ASSERT_TRUE(nvml) << "NVML did not load on a GPU machine: " << error;
+    const std::string busId = cuda::pciBusId(0);
+    ASSERT_FALSE(busId.empty());
+    // An index NVML does not have: only the bus id can find the device.
+    ASSERT_TRUE(nvml->selectDevice(busId, 999, error)) << error;
+    EXPECT_FALSE(nvml->selectDevice("0000:FF:1F.7", 0, error)) << "a bus id nobody has";
+
+    ASSERT_TRUE(nvml->selectDevice(busId, 999, error)) << error;
+    const at::Tensor a = at::randn({8192, 8192}, onGpu());
+    for (int i = 0; i < 20; ++i) {
+        (void)at::matmul(a, a);
+    }
+    TelemetrySample t;
+    nvml->read(t); // while the products run
+    cuda::synchronize(0);
+    ASSERT_TRUE(t.powerW && t.smClockMHz && t.memClockMHz && t.temperatureC);
+    EXPECT_GT(*t.powerW, 0.0);
+    EXPECT_LT(*t.powerW, 2000.0);
+    EXPECT_GT(*t.smClockMHz, 0.0);
+    EXPECT_GT(*t.memClockMHz, 0.0);
+    EXPECT_GT(*t.temperatureC, 0.0);
+    EXPECT_LT(*t.temperatureC, 120.0);
+}
+
+TEST_F(Gpu, RunTelemetryHasGpuFieldsFromNvml) {
+    RunConfig c = gpuConfig("small", Precision::Bf16, Mode::Train, 256, 8, 2, 6);
+    c.telemetryHz = 10;
+    const RunResult r = runOn(c);
+    ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+    EXPECT_FALSE(r.telemetryNote) << *r.telemetryNote;
+    ASSERT_FALSE(r.telemetry.empty());
+    int withGpu = 0;
+    for (const auto& t : r.telemetry) {
+        withGpu += t.powerW && *t.powerW > 0 && t.smClockMHz && *t.smClockMHz > 0;
+    }
+    EXPECT_EQ(withGpu, static_cast<int>(r.telemetry.size()));
+}
+
+// --- snapshots and MFU --------------------------------------------------------------------
+
+TEST_F(Gpu, SnapshotRecordsTheAllocatorHistoryAndItsLargestAllocations) {
+    const auto path = std::filesystem::temp_directory_path() / "lmprof_gpu_test_snapshot.pickle";
+    std::filesystem::remove(path);
+    RunConfig c = gpuConfig("tiny", Precision::Fp32, Mode::Train, 128, 4, 1, 2);
+    c.memorySnapshot = SnapshotRequest{path.string(), 1, 1, 100000};
+    const RunResult r = runOn(c);
+    ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+    ASSERT_TRUE(r.memorySnapshot);
+    const auto& snap = *r.memorySnapshot;
+    EXPECT_FALSE(snap.error) << *snap.error;
+    EXPECT_EQ(snap.format, "cuda-pickle");
+    EXPECT_GT(std::filesystem::file_size(path), 1000u);
+    EXPECT_GT(snap.entries, 0);
+    ASSERT_FALSE(snap.largest.empty()) << "the allocator trace tracker saw no allocation";
+    // The largest block of a step is at least the fp32 logits (B, T, V).
+    EXPECT_GE(snap.largest.front().bytes, c.batchSize * c.contextLength * 10000 * 4);
+    EXPECT_EQ(snap.largest.front().step, 1);
+    std::filesystem::remove(path);
+}
+
+TEST_F(Gpu, MfuOfSmallInBf16LiesBetweenZeroAndOne) {
+    const RunResult r = runOn(gpuConfig("small", Precision::Bf16, Mode::Train, 512, 8, 2, 4));
+    ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+    ASSERT_TRUE(r.summary.mfu) << "no peak FLOP/s entry for " << cuda::deviceInfo(0).name;
+    EXPECT_GT(*r.summary.mfu, 0.0);
+    EXPECT_LT(*r.summary.mfu, 1.0);
+    EXPECT_GT(r.summary.tflops, 1.0);
+}
