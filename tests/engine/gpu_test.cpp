@@ -199,10 +199,12 @@ TEST_F(Gpu, RealOutOfMemoryInEachPhaseEndsTheRunOomAndTheNextRunSucceeds) {
         EXPECT_EQ(next.status, RunStatus::Ok) << next.error.value_or("");
         EXPECT_EQ(next.steps.size(), 3u);
     }
-    // Every run hands its cached blocks back to the driver: nothing stays reserved.
+    // Every run hands its cached blocks back to the driver: nothing is reserved beyond what
+    // is still allocated, and what is (cuBLAS's workspaces, kept by the allocator for the
+    // process) is small.
     const auto stats = cuda::allocatorStats(0);
-    EXPECT_EQ(stats.allocated, 0);
-    EXPECT_LT(stats.reserved, 64 * kMiB);
+    EXPECT_EQ(stats.reserved, stats.allocated) << "free cached blocks were not released";
+    EXPECT_LE(stats.allocated, 256 * kMiB);
 }
 
 // --- precision ----------------------------------------------------------------------------

@@ -66,12 +66,10 @@ void LossScaler::update() {
 StepContext::StepContext(const RunConfig& config, DeviceTarget target) {
     const at::Device device = target.device();
     at::manual_seed(config.seed);
-    model = model::TransformerLM(config.model, config.contextLength);
-    model->to(device);
+    model = model::TransformerLM(config.model, config.contextLength, device);
     if (config.precision == Precision::Bf16Pure) {
         model->to(at::kBFloat16);
     }
-    model->moveAuxTo(device);
     model->train();
 
     // Inputs are drawn on the CPU from the seeded generator so every device sees the same

@@ -28,8 +28,8 @@ void truncNormal_(at::Tensor& t, double std, double lo, double hi) {
     t.clamp_(lo, hi);
 }
 
-LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures) {
-    weight = register_parameter("weight", at::empty({outFeatures, inFeatures}));
+LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures, at::Device device) {
+    weight = register_parameter("weight", at::empty({outFeatures, inFeatures}, device));
     const double std = std::sqrt(2.0 / static_cast<double>(inFeatures + outFeatures));
     truncNormal_(weight, std, -3.0 * std, 3.0 * std);
 }
@@ -38,8 +38,8 @@ at::Tensor LinearImpl::forward(const at::Tensor& x) {
     return at::linear(x, weight);
 }
 
-EmbeddingImpl::EmbeddingImpl(int64_t numEmbeddings, int64_t dim) {
-    weight = register_parameter("weight", at::empty({numEmbeddings, dim}));
+EmbeddingImpl::EmbeddingImpl(int64_t numEmbeddings, int64_t dim, at::Device device) {
+    weight = register_parameter("weight", at::empty({numEmbeddings, dim}, device));
     truncNormal_(weight, 1.0, -3.0, 3.0);
 }
 
@@ -47,8 +47,8 @@ at::Tensor EmbeddingImpl::forward(const at::Tensor& ids) {
     return at::embedding(weight, ids);
 }
 
-RMSNormImpl::RMSNormImpl(int64_t dim, double eps_) : eps(eps_) {
-    weight = register_parameter("weight", at::ones({dim}));
+RMSNormImpl::RMSNormImpl(int64_t dim, double eps_, at::Device device) : eps(eps_) {
+    weight = register_parameter("weight", at::ones({dim}, device));
 }
 
 at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
@@ -78,12 +78,12 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
     return at::stack({rotEven, rotOdd}, -1).flatten(-2);
 }
 
-AttentionImpl::AttentionImpl(int64_t dModel, int64_t heads)
+AttentionImpl::AttentionImpl(int64_t dModel, int64_t heads, at::Device device)
     : numHeads(heads), headDim(dModel / heads) {
-    qProj = register_module("q_proj", Linear(dModel, dModel));
-    kProj = register_module("k_proj", Linear(dModel, dModel));
-    vProj = register_module("v_proj", Linear(dModel, dModel));
-    oProj = register_module("output_proj", Linear(dModel, dModel));
+    qProj = register_module("q_proj", Linear(dModel, dModel, device));
+    kProj = register_module("k_proj", Linear(dModel, dModel, device));
+    vProj = register_module("v_proj", Linear(dModel, dModel, device));
+    oProj = register_module("output_proj", Linear(dModel, dModel, device));
 }
 
 at::Tensor AttentionImpl::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
@@ -120,21 +120,21 @@ at::Tensor AttentionImpl::forward(const at::Tensor& x, const at::Tensor& cos, co
     return oProj(out.transpose(1, 2).reshape({b, t, numHeads * headDim}));
 }
 
-SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFf) {
-    w1 = register_module("w1", Linear(dModel, dFf));
-    w2 = register_module("w2", Linear(dFf, dModel));
-    w3 = register_module("w3", Linear(dModel, dFf));
+SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFf, at::Device device) {
+    w1 = register_module("w1", Linear(dModel, dFf, device));
+    w2 = register_module("w2", Linear(dFf, dModel, device));
+    w3 = register_module("w3", Linear(dModel, dFf, device));
 }
 
 at::Tensor SwiGLUImpl::forward(const at::Tensor& x) {
     return w2(at::silu(w1(x)) * w3(x)); // (B, T, F) inside
 }
 
-BlockImpl::BlockImpl(int64_t dModel, int64_t numHeads, int64_t dFf) {
-    ln1 = register_module("ln1", RMSNorm(dModel));
-    attn = register_module("attn", Attention(dModel, numHeads));
-    ln2 = register_module("ln2", RMSNorm(dModel));
-    ffn = register_module("ffn", SwiGLU(dModel, dFf));
+BlockImpl::BlockImpl(int64_t dModel, int64_t numHeads, int64_t dFf, at::Device device) {
+    ln1 = register_module("ln1", RMSNorm(dModel, 1e-5, device));
+    attn = register_module("attn", Attention(dModel, numHeads, device));
+    ln2 = register_module("ln2", RMSNorm(dModel, 1e-5, device));
+    ffn = register_module("ffn", SwiGLU(dModel, dFf, device));
 }
 
 at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
@@ -143,17 +143,19 @@ at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& cos, const 
     return h + ffn(ln2(h));
 }
 
-TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, int64_t maxSeqLen) : config(cfg) {
-    embedding = register_module("token_embeddings", Embedding(cfg.vocabSize, cfg.dModel));
+TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, int64_t maxSeqLen, at::Device device)
+    : config(cfg) {
+    embedding = register_module("token_embeddings", Embedding(cfg.vocabSize, cfg.dModel, device));
     layers = register_module("layers", torch::nn::ModuleList());
     for (int64_t i = 0; i < cfg.numLayers; ++i) {
-        blocks.emplace_back(cfg.dModel, cfg.numHeads, cfg.dFf);
+        blocks.emplace_back(cfg.dModel, cfg.numHeads, cfg.dFf, device);
         layers->push_back(blocks.back());
     }
-    lnFinal = register_module("ln_final", RMSNorm(cfg.dModel));
-    lmHead = register_module("lm_head", Linear(cfg.dModel, cfg.vocabSize));
+    lnFinal = register_module("ln_final", RMSNorm(cfg.dModel, 1e-5, device));
+    lmHead = register_module("lm_head", Linear(cfg.dModel, cfg.vocabSize, device));
     rotary = makeRotaryTables(cfg.dModel / cfg.numHeads, maxSeqLen, cfg.ropeTheta);
     causalMask = at::ones({maxSeqLen, maxSeqLen}, at::kBool).triu(1);
+    moveAuxTo(device);
 }
 
 void TransformerLMImpl::moveAuxTo(const at::Device& device) {

@@ -18,7 +18,7 @@ void truncNormal_(at::Tensor& t, double std, double lo, double hi);
 
 // y = x W^T, no bias; W is (out, in) with truncated-normal init std sqrt(2 / (in + out)).
 struct LinearImpl : torch::nn::Module {
-    LinearImpl(int64_t inFeatures, int64_t outFeatures);
+    LinearImpl(int64_t inFeatures, int64_t outFeatures, at::Device device = at::kCPU);
     at::Tensor forward(const at::Tensor& x); // (..., in) -> (..., out)
     at::Tensor weight;
 };
@@ -26,7 +26,7 @@ TORCH_MODULE(Linear);
 
 // Token id -> vector lookup; weight (V, d), truncated normal std 1 cut at ±3.
 struct EmbeddingImpl : torch::nn::Module {
-    EmbeddingImpl(int64_t numEmbeddings, int64_t dim);
+    EmbeddingImpl(int64_t numEmbeddings, int64_t dim, at::Device device = at::kCPU);
     at::Tensor forward(const at::Tensor& ids); // (B, T) int64 -> (B, T, d)
     at::Tensor weight;
 };
@@ -34,7 +34,7 @@ TORCH_MODULE(Embedding);
 
 // x * rsqrt(mean(x^2) + eps) * w, computed in fp32 and cast back to the input dtype.
 struct RMSNormImpl : torch::nn::Module {
-    explicit RMSNormImpl(int64_t dim, double eps = 1e-5);
+    explicit RMSNormImpl(int64_t dim, double eps = 1e-5, at::Device device = at::kCPU);
     at::Tensor forward(const at::Tensor& x); // (..., d) -> (..., d), same dtype as x
     at::Tensor weight;
     double eps;
@@ -54,7 +54,7 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Ten
 
 // Causal multi-head self-attention with RoPE on Q and K.
 struct AttentionImpl : torch::nn::Module {
-    AttentionImpl(int64_t dModel, int64_t numHeads);
+    AttentionImpl(int64_t dModel, int64_t numHeads, at::Device device = at::kCPU);
     // x (B, T, d), cos/sin (T, dh/2), mask (T, T) bool, true where a key must be hidden.
     at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                        const at::Tensor& mask);
@@ -65,7 +65,7 @@ TORCH_MODULE(Attention);
 
 // SwiGLU: W2(silu(W1 x) * W3 x).
 struct SwiGLUImpl : torch::nn::Module {
-    SwiGLUImpl(int64_t dModel, int64_t dFf);
+    SwiGLUImpl(int64_t dModel, int64_t dFf, at::Device device = at::kCPU);
     at::Tensor forward(const at::Tensor& x); // (B, T, d) -> (B, T, d)
     Linear w1{nullptr}, w2{nullptr}, w3{nullptr};
 };
@@ -73,7 +73,7 @@ TORCH_MODULE(SwiGLU);
 
 // Pre-norm block: h = x + Attn(RMSNorm1(x)); out = h + FFN(RMSNorm2(h)).
 struct BlockImpl : torch::nn::Module {
-    BlockImpl(int64_t dModel, int64_t numHeads, int64_t dFf);
+    BlockImpl(int64_t dModel, int64_t numHeads, int64_t dFf, at::Device device = at::kCPU);
     at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                        const at::Tensor& mask); // (B, T, d) -> (B, T, d)
     RMSNorm ln1{nullptr}, ln2{nullptr};
@@ -83,7 +83,10 @@ struct BlockImpl : torch::nn::Module {
 TORCH_MODULE(Block);
 
 struct TransformerLMImpl : torch::nn::Module {
-    TransformerLMImpl(const ModelConfig& config, int64_t maxSeqLen);
+    // Parameters are created and initialised on `device` (drawing billions of weights on the
+    // host and copying them would take longer than the benchmark): one seed gives the same
+    // weights on every run on one kind of device, not across CPU and CUDA.
+    TransformerLMImpl(const ModelConfig& config, int64_t maxSeqLen, at::Device device = at::kCPU);
     at::Tensor forward(const at::Tensor& ids); // (B, T) int64 -> logits (B, T, V)
     ModelConfig config;
     Embedding embedding{nullptr};

@@ -3,6 +3,7 @@
 
 #include "platform/cuda_backend.h"
 
+#include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAEvent.h>
@@ -40,7 +41,16 @@ DeviceInfo deviceInfo(int index) {
     return info;
 }
 
+namespace {
+// The caching allocator sizes its per-device tables at CUDA's lazy initialisation; asking
+// for statistics before anything was allocated would otherwise fail ("Invalid device").
+void initCuda() {
+    at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+}
+} // namespace
+
 AllocatorStats allocatorStats(int index) {
+    initCuda();
     const auto stats =
         c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
     constexpr auto kAll = static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE);
@@ -53,6 +63,7 @@ AllocatorStats allocatorStats(int index) {
 }
 
 void resetPeakStats(int index) {
+    initCuda();
     c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(index));
 }
 
