@@ -125,16 +125,13 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
     if (auto p = parsePrecision(precision)) {
         c.precision = *p;
     } else {
-        errors.push_back({"precision", "'" + precision +
-                                           "' is not one of fp32, bf16, fp16, "
-                                           "bf16-pure"});
+        errors.push_back(
+            {"precision", "'" + precision + "' is not one of " + joinNames(kPrecisions)});
     }
     if (auto m = parseMode(mode)) {
         c.mode = *m;
     } else {
-        errors.push_back({"mode", "'" + mode +
-                                      "' is not one of forward, forward-backward, "
-                                      "train"});
+        errors.push_back({"mode", "'" + mode + "' is not one of " + joinNames(kModes)});
     }
     if (const char* fault = std::getenv("LMPROF_FAULT_OOM"); fault && *fault) {
         if (auto phase = parsePhase(fault)) {
@@ -269,9 +266,10 @@ std::optional<RunConfig> buildRunConfig(const RunOptions& o) {
     if (o.snapshotPath.empty()) {
         return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common);
     }
-    SnapshotRequest snap;
-    snap.path = o.snapshotPath;
-    snap.firstStep = o.snapshotStep >= 0 ? o.snapshotStep : std::max(0, o.common.warmup - 1);
+    SnapshotRequest snap = defaultSnapshotRequest(o.snapshotPath, o.common.warmup);
+    if (o.snapshotStep >= 0) {
+        snap.firstStep = o.snapshotStep;
+    }
     snap.stepCount = o.snapshotSteps;
     snap.maxEntries = o.snapshotMaxEntries;
     return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common, snap);
@@ -337,7 +335,7 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o) {
             spec.precisions.push_back(*precision);
         } else {
             printConfigErrors(
-                {{"precision", "'" + p + "' is not one of fp32, bf16, fp16, bf16-pure"}});
+                {{"precision", "'" + p + "' is not one of " + joinNames(kPrecisions)}});
             return std::nullopt;
         }
     }
@@ -345,8 +343,7 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o) {
         if (auto mode = parseMode(m)) {
             spec.modes.push_back(*mode);
         } else {
-            printConfigErrors(
-                {{"mode", "'" + m + "' is not one of forward, forward-backward, train"}});
+            printConfigErrors({{"mode", "'" + m + "' is not one of " + joinNames(kModes)}});
             return std::nullopt;
         }
     }
@@ -396,17 +393,12 @@ int showCommand(const ShowOptions& o) {
         return kExitUsage;
     }
     try {
-        if (std::filesystem::path(o.path).extension() == ".jsonl") {
-            // An autosave file: report every run that was written in full.
-            const JsonlRuns loaded = loadRunsJsonl(o.path);
-            for (const auto& w : loaded.warnings) {
-                std::cerr << "lmprof-cli: warning: " << o.path << ": " << w << "\n";
-            }
-            writeReport(std::cout, loaded.runs, *parseReportFormat(o.format));
-            return kExitOk;
+        // A result set, or an autosave file: every run that was written in full.
+        const JsonlRuns loaded = loadRuns(o.path);
+        for (const auto& w : loaded.warnings) {
+            std::cerr << "lmprof-cli: warning: " << o.path << ": " << w << "\n";
         }
-        const ResultSet set = loadResultSet(o.path);
-        writeReport(std::cout, set.runs, *parseReportFormat(o.format));
+        writeReport(std::cout, loaded.runs, *parseReportFormat(o.format));
         return kExitOk;
     } catch (const ResultFormatError& e) {
         std::cerr << "lmprof-cli: cannot show " << e.what() << "\n";
@@ -422,8 +414,13 @@ int compareCommand(const CompareOptions& o) {
         return kExitUsage;
     }
     try {
-        const ResultSet a = loadResultSet(o.pathA);
-        const ResultSet b = loadResultSet(o.pathB);
+        const JsonlRuns a = loadRuns(o.pathA);
+        const JsonlRuns b = loadRuns(o.pathB);
+        for (const auto& [path, loaded] : {std::pair{&o.pathA, &a}, std::pair{&o.pathB, &b}}) {
+            for (const auto& w : loaded->warnings) {
+                std::cerr << "lmprof-cli: warning: " << *path << ": " << w << "\n";
+            }
+        }
         const Comparison c = compareRuns(a.runs, b.runs);
         writeComparison(std::cout, c, *parseReportFormat(o.format));
         return o.failOnRegression && c.regressions() > 0 ? kExitFailure : kExitOk;

@@ -1,6 +1,6 @@
-// The three lmprof-cli commands (SPEC §5) behind plain option structs, so cli_main.cpp
-// stays a short parse-and-dispatch script. Each returns the process exit code:
-// 0 success, 2 bad usage or invalid configuration, 3 a run ended out of memory, 1 other.
+// The three lmprof-cli commands (README.md, "lmprof-cli") behind plain option structs, so
+// cli_main.cpp stays a short parse-and-dispatch script. Each returns the process exit code: 0
+// success, 2 bad usage or invalid configuration, 3 a run ended out of memory, 1 other.
 #pragma once
 
 #include "lmprof/engine/config.h"
@@ -39,8 +39,8 @@ struct RunOptions {
     CommonOptions common;
     std::string snapshotPath; // --memory-snapshot FILE; empty: none
     int snapshotStep = -1;    // -1: the last warmup step (or step 0 without warmup)
-    int snapshotSteps = 1;
-    int64_t snapshotMaxEntries = 100000;
+    int snapshotSteps = engine::SnapshotRequest{}.stepCount;
+    int64_t snapshotMaxEntries = engine::SnapshotRequest{}.maxEntries;
     std::string model = "tiny";
     int64_t ctx = 128;
     std::string precision = "fp32";

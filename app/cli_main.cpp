@@ -1,4 +1,4 @@
-// lmprof-cli: the headless client of the engine (SPEC §5). Parse, dispatch, exit.
+// lmprof-cli: the headless client of the engine (README.md, "lmprof-cli"). Parse, dispatch, exit.
 //   lmprof-cli run   --model small --ctx 256 --precision bf16 --json out.json
 //   lmprof-cli sweep --models small,medium --ctx 128,256 --precision fp32,bf16
 //   lmprof-cli show  out.json --format markdown
@@ -24,9 +24,16 @@ int main(int argc, char** argv) {
     CLI::App* sweepCmd = app.add_subcommand("sweep", "benchmark every combination of lists");
     sweepCmd->add_option("--models", sweep.models, "comma-separated presets")->delimiter(',');
     sweepCmd->add_option("--ctx", sweep.ctx, "comma-separated context lengths")->delimiter(',');
-    sweepCmd->add_option("--precision", sweep.precisions, "comma-separated precisions")
+    sweepCmd
+        ->add_option("--precision", sweep.precisions,
+                     "comma-separated, of " +
+                         lmprof::engine::joinNames(lmprof::engine::kPrecisions, ","))
         ->delimiter(',');
-    sweepCmd->add_option("--mode", sweep.modes, "comma-separated modes")->delimiter(',');
+    sweepCmd
+        ->add_option("--mode", sweep.modes,
+                     "comma-separated, of " +
+                         lmprof::engine::joinNames(lmprof::engine::kModes, ","))
+        ->delimiter(',');
     sweepCmd->add_option("--warmup", sweep.warmups, "comma-separated warmup step counts")
         ->delimiter(',')
         ->capture_default_str();

@@ -30,8 +30,9 @@ void addRunOptions(CLI::App& cmd, RunOptions& o) {
     cmd.add_option("--model", o.model, "tiny|small|medium|large|xl|2.7B|custom")
         ->capture_default_str();
     cmd.add_option("--ctx", o.ctx, "context length")->capture_default_str();
-    cmd.add_option("--precision", o.precision, "fp32|bf16|fp16|bf16-pure")->capture_default_str();
-    cmd.add_option("--mode", o.mode, "forward|forward-backward|train")->capture_default_str();
+    cmd.add_option("--precision", o.precision, engine::joinNames(engine::kPrecisions, "|"))
+        ->capture_default_str();
+    cmd.add_option("--mode", o.mode, engine::joinNames(engine::kModes, "|"))->capture_default_str();
     cmd.add_option("--warmup", o.common.warmup, "warmup steps (recorded, not summarised)")
         ->capture_default_str();
     cmd.add_option("--memory-snapshot", o.snapshotPath,

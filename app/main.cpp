@@ -113,9 +113,10 @@ int main(int argc, char** argv) {
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
             lmprofApp.afterRender(width, height); // PNGs asked for in this frame
             if (screenshotPending && lmprofApp.autorunSettled()) {
-                const std::string err = ui::writeFramebufferPng(o.screenshot, width, height);
-                if (!err.empty()) {
-                    std::fprintf(stderr, "lmprof: screenshot: %s\n", err.c_str());
+                try {
+                    ui::writeFramebufferPng(o.screenshot, width, height);
+                } catch (const std::exception& e) {
+                    std::fprintf(stderr, "lmprof: screenshot: %s\n", e.what());
                     exitCode = app::kExitFailure;
                 }
                 screenshotPending = false;
@@ -139,8 +140,10 @@ int main(int argc, char** argv) {
             std::this_thread::sleep_until(frameStart + kFrameBudget);
         }
         if (!o.frameStats.empty()) {
-            if (const std::string err = lmprofApp.writeFrameStats(o.frameStats); !err.empty()) {
-                std::fprintf(stderr, "lmprof: frame stats: %s\n", err.c_str());
+            try {
+                lmprofApp.writeFrameStats(o.frameStats);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "lmprof: frame stats: %s\n", e.what());
             }
         }
         ImGui_ImplOpenGL3_Shutdown();

@@ -36,10 +36,6 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "reference"))
 import reference_model as ref  # noqa: E402
 
-PRESETS = {"tiny": (128, 512, 2, 4), "small": (768, 3072, 12, 12),
-           "medium": (1024, 4096, 24, 16), "large": (1280, 5120, 36, 20),
-           "xl": (1600, 6400, 48, 25), "2.7B": (2560, 10240, 32, 32)}
-VOCAB = 10000
 GIB = float(1 << 30)
 
 
@@ -50,7 +46,7 @@ def log(msg):
 # --- one configuration, C++ -------------------------------------------------------------
 
 def run_cpp(cli, cfg, device, timeout_s):
-    """Runs lmprof-cli once; returns (run dict or None, note)."""
+    """Runs lmprof-cli once; returns (run dict or None, note, the whole result set or None)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "r.json"
         cmd = [cli, "run", "--model", cfg["model"], "--ctx", str(cfg["ctx"]), "--batch",
@@ -108,8 +104,10 @@ def reset_peak(device):
         torch.cuda.reset_peak_memory_stats(device)
 
 
-def run_python(cfg, device):
-    d, f, layers, heads = PRESETS[cfg["model"]]
+def run_python(cfg, model, device):
+    """The reference on the model the C++ run used (its config.model from the result set)."""
+    d, f, layers, heads = model["d_model"], model["d_ff"], model["num_layers"], model["num_heads"]
+    vocab = model["vocab_size"]
     phases = ["forward"] + (["backward"] if cfg["mode"] != "forward" else []) + (
         ["optimizer"] if cfg["mode"] == "train" else [])
     result = {"config": cfg, "status": "ok", "steps": [], "failed_phase": None}
@@ -118,14 +116,16 @@ def run_python(cfg, device):
     try:
         torch.manual_seed(cfg.get("seed", 0))
         with torch.device(device):  # initialise on the device (construction only)
-            lm = ref.TransformerLM(d, f, layers, heads, VOCAB)
+            lm = ref.TransformerLM(d, f, layers, heads, vocab)
         opt = ref.make_optimizer(lm) if cfg["mode"] == "train" else None
-        tokens = torch.randint(0, VOCAB, (cfg["batch"], cfg["ctx"] + 1))
+        tokens = torch.randint(0, vocab, (cfg["batch"], cfg["ctx"] + 1))
         x = tokens[:, :-1].contiguous().to(device)
         y = tokens[:, 1:].contiguous().to(device)
         autocast = (torch.autocast(device_type=device.type, dtype=torch.bfloat16)
                     if cfg["precision"] == "bf16" else contextlib.nullcontext())
         for i in range(cfg["warmup"] + cfg["steps"]):
+            if cfg["mode"] == "forward-backward":
+                lm.zero_grad(set_to_none=True)  # outside the step, as the engine does
             clock = PhaseClock(device)
             peaks = {}
             sync(device)
@@ -147,8 +147,6 @@ def run_python(cfg, device):
                 peaks[phase] = peak_bytes(device)
             phase = None
             loss = None
-            if cfg["mode"] == "forward-backward":
-                lm.zero_grad(set_to_none=True)
             sync(device)
             total = (time.perf_counter() - t0) * 1e3
             spans = clock.spans_ms()
@@ -159,6 +157,8 @@ def run_python(cfg, device):
             result["steps"].append(step)
     except torch.OutOfMemoryError as e:
         result.update(status="oom", failed_phase=phase, error=str(e).splitlines()[0])
+    except RuntimeError as e:  # e.g. a library's own allocation failure
+        result.update(status="error", failed_phase=phase, error=str(e).splitlines()[0])
     finally:
         del lm, opt, loss
         gc.collect()
@@ -179,9 +179,9 @@ def ms(stats):
     return f"{stats['mean']:.2f} ± {stats['std']:.2f}" if stats and stats.get("n") else "–"
 
 
-def status_cell(run):
+def status_cell(run, note="not run"):
     if run is None:
-        return "not run"
+        return note
     if run["status"] != "ok":
         phase = f" ({run['failed_phase']})" if run.get("failed_phase") else ""
         return f"{run['status'].upper()}{phase}"
@@ -192,9 +192,9 @@ def sizes_table(rows):
     out = ["| model | precision | mode | fwd ms | bwd ms | step ms | tokens/s | MFU | "
            "Python step ms | C++/Python step |",
            "|---|---|---|---|---|---|---|---|---|---|"]
-    for cfg, cpp, py in rows:
+    for cfg, cpp, py, note in rows:
         head = f"| {cfg['model']} | {cfg['precision']} | {cfg['mode']} |"
-        bad = status_cell(cpp)
+        bad = status_cell(cpp, note)
         py_ms = py["summary"]["total_ms"] if py and py.get("summary") else None
         py_cell = f"{py_ms:.2f}" if py_ms else (status_cell(py) or "–")
         if bad:
@@ -212,8 +212,8 @@ def sizes_table(rows):
 def warmup_table(rows):
     out = ["| warmup steps | fwd ms | bwd ms | step ms | step CV | slowest measured step ms |",
            "|---|---|---|---|---|---|"]
-    for cfg, cpp, _ in rows:
-        bad = status_cell(cpp)
+    for cfg, cpp, _, note in rows:
+        bad = status_cell(cpp, note)
         if bad:
             out.append(f"| {cfg['warmup']} | {bad} | | | | |")
             continue
@@ -235,9 +235,9 @@ def memory_table(rows):
         return " / ".join(f"{peaks[p] / GIB:.2f}" for p in ("forward", "backward", "optimizer")
                           if p in peaks and peaks[p])
 
-    for cfg, cpp, py in rows:
+    for cfg, cpp, py, note in rows:
         cpp_cell = cell(cpp["summary"]["peak_bytes"], cpp) if cpp and cpp["status"] == "ok" \
-            else status_cell(cpp)
+            else status_cell(cpp, note)
         py_cell = cell(py["summary"]["peak_bytes"], py) if py and py.get("summary") \
             else (status_cell(py) or "–")
         out.append(f"| {cfg['ctx']} | {cfg['mode']} | {cpp_cell} | {py_cell} |")
@@ -287,42 +287,54 @@ def main():
     out_dir.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + args.budget_s
 
-    envelope, cpp_runs, py_runs, sections = None, [], [], {}
+    # Every row starts as not reached; the outputs are rewritten after each configuration,
+    # so a run cut short (the machine's time limit) still leaves what it measured.
+    state = {"envelope": None, "cpp": [], "python": []}
+    sections = {name: [[cfg, None, None, "not run: the time budget ran out"] for cfg in configs]
+                for name, configs, _ in plan(args)}
     for name, configs, with_python in plan(args):
-        rows = []
-        for cfg in configs:
+        for row in sections[name]:
+            cfg = row[0]
             left = deadline - time.monotonic()
             if left < 15:
-                rows.append((cfg, None, None))
                 continue
             label = f"{name}: {cfg['model']} ctx{cfg['ctx']} {cfg['precision']} {cfg['mode']} " \
                     f"w{cfg['warmup']}"
             cpp, note, doc = run_cpp(args.cli, cfg, args.device, left)
-            if doc and envelope is None:
-                envelope = doc
+            if doc and state["envelope"] is None:
+                state["envelope"] = doc
             if cpp:
                 cpp["bench_section"] = name
-                cpp_runs.append(cpp)
-            py = run_python(cfg, device) if with_python and time.monotonic() < deadline else None
-            if py:
+                state["cpp"].append(cpp)
+            row[1], row[3] = cpp, f"not run: lmprof-cli {note}"
+            # The reference runs on the C++ run's model, if there is time for about as long
+            # as the C++ process took.
+            py = None
+            if with_python and cpp and deadline - time.monotonic() > cpp["process_wall_s"] + 5:
+                py = run_python(cfg, cpp["config"]["model"], device)
                 py["bench_section"] = name
-                py_runs.append(py)
+                state["python"].append(py)
+            row[2] = py
             c_ms = cpp["summary"]["total_ms"]["mean"] if cpp and cpp["status"] == "ok" else None
             p_ms = py["summary"]["total_ms"] if py and py.get("summary") else None
             cpp_text = (cpp["status"] if cpp else note) + ("" if c_ms is None else f" {c_ms:.2f} ms")
             py_text = "" if not py else " | Python " + py["status"] + (
                 "" if p_ms is None else f" {p_ms:.2f} ms")
             log(f"{label}: C++ {cpp_text}{py_text}")
-            rows.append((cfg, cpp, py))
-        sections[name] = rows
+            write_outputs(out_dir, args, device, state, sections)
+    print(write_outputs(out_dir, args, device, state, sections), flush=True)
 
+
+def write_outputs(out_dir, args, device, state, sections):
+    """Writes results-cpp.json, results-python.json and bench.md; returns bench.md's text."""
+    envelope = state["envelope"]
     if envelope:
-        envelope["runs"] = cpp_runs
+        envelope["runs"] = state["cpp"]
         (out_dir / "results-cpp.json").write_text(json.dumps(envelope, indent=1))
     (out_dir / "results-python.json").write_text(json.dumps(
         {"torch": torch.__version__, "device": str(device),
          "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-         "runs": py_runs}, indent=1))
+         "runs": state["python"]}, indent=1))
     env = (envelope or {}).get("environment", {})
     dev = env.get("device", {})
     lines = [f"# GPU benchmark set ({dev.get('name', args.device)}, torch {env.get('torch', '?')}, "
@@ -335,13 +347,12 @@ def main():
              warmup_table(sections["warmup"]), "",
              f"## Peak memory of {args.memory_model} (fp32, 2 warmup + 3 measured steps; "
              "allocated bytes, caching allocator)", "", memory_table(sections["memory"]), ""]
-    not_run = sum(1 for rows in sections.values() for _, cpp, _ in rows if cpp is None)
-    if not_run:
-        lines.append(f"{not_run} configurations were not run: the time budget "
-                     f"({args.budget_s:.0f} s) ran out.")
+    missing = [row[3] for rows in sections.values() for row in rows if row[1] is None]
+    for reason in sorted(set(missing)):
+        lines.append(f"- {missing.count(reason)} configuration(s) {reason}")
     text = "\n".join(lines) + "\n"
     (out_dir / "bench.md").write_text(text)
-    print(text, flush=True)
+    return text
 
 
 if __name__ == "__main__":

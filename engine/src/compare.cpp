@@ -6,20 +6,6 @@
 
 namespace lmprof::engine {
 
-namespace {
-
-std::vector<double> measuredTotals(const RunResult& r) {
-    std::vector<double> v;
-    for (const auto& s : r.steps) {
-        if (!s.warmup) {
-            v.push_back(s.totalMs);
-        }
-    }
-    return v;
-}
-
-} // namespace
-
 std::string_view toString(Verdict v) {
     switch (v) {
     case Verdict::Same:
@@ -68,8 +54,8 @@ Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> 
             used[j] = true;
             found = true;
             ComparedRun cr{ra, b[j], {}, {}, Verdict::Untestable};
-            const auto ta = measuredTotals(ra);
-            const auto tb = measuredTotals(b[j]);
+            const auto ta = measuredStepTimes(ra.steps);
+            const auto tb = measuredStepTimes(b[j].steps);
             cr.stepRatio = meanRatio(ta, tb);
             if (ta.size() >= 2 && tb.size() >= 2) {
                 cr.welch = welchTest(ta, tb);

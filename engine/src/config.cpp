@@ -1,8 +1,9 @@
-// Presets, enum names, validation and the analytic counts (parameters, FLOPs) of SPEC §1-2.
+// Presets, enum names, validation and the analytic counts (parameters, FLOPs) of docs/MODEL.md.
 
 #include "lmprof/engine/config.h"
 
 #include "enum_names.h"
+#include "lmprof/engine/precision.h"
 
 #include <algorithm>
 #include <array>
@@ -55,17 +56,7 @@ bool validDevice(const std::string& d) {
 } // namespace
 
 std::string_view toString(Precision p) {
-    switch (p) {
-    case Precision::Fp32:
-        return "fp32";
-    case Precision::Bf16:
-        return "bf16";
-    case Precision::Fp16:
-        return "fp16";
-    case Precision::Bf16Pure:
-        return "bf16-pure";
-    }
-    return "?";
+    return traitsOf(p).name;
 }
 
 std::string_view toString(Mode m) {
@@ -92,16 +83,23 @@ std::string_view toString(Phase p) {
     return "?";
 }
 
+SnapshotRequest defaultSnapshotRequest(std::string path, int warmupSteps) {
+    SnapshotRequest r;
+    r.path = std::move(path);
+    r.firstStep = std::max(0, warmupSteps - 1);
+    return r;
+}
+
 std::optional<Precision> parsePrecision(std::string_view s) {
-    return parseByName(s, {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Bf16Pure});
+    return parseByName(s, kPrecisions);
 }
 
 std::optional<Mode> parseMode(std::string_view s) {
-    return parseByName(s, {Mode::Forward, Mode::ForwardBackward, Mode::Train});
+    return parseByName(s, kModes);
 }
 
 std::optional<Phase> parsePhase(std::string_view s) {
-    return parseByName(s, {Phase::Forward, Phase::Backward, Phase::Optimizer});
+    return parseByName(s, kPhases);
 }
 
 std::vector<Phase> phasesOf(Mode m) {

@@ -1,14 +1,14 @@
 // Parsing an enum from the name toString() gives it, for the engine's small enums.
 #pragma once
 
-#include <initializer_list>
+#include <array>
 #include <optional>
 #include <string_view>
 
 namespace lmprof::engine {
 
-template <typename Enum>
-std::optional<Enum> parseByName(std::string_view name, std::initializer_list<Enum> values) {
+template <typename Enum, size_t N>
+std::optional<Enum> parseByName(std::string_view name, const std::array<Enum, N>& values) {
     for (Enum v : values) {
         if (toString(v) == name) {
             return v;

@@ -4,6 +4,7 @@
 
 #include "enum_names.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace lmprof::engine {
@@ -25,8 +26,7 @@ std::string_view toString(RunStatus s) {
 }
 
 std::optional<RunStatus> parseRunStatus(std::string_view s) {
-    return parseByName(s, {RunStatus::Ok, RunStatus::Oom, RunStatus::Error, RunStatus::Cancelled,
-                           RunStatus::Skipped});
+    return parseByName(s, kRunStatuses);
 }
 
 std::vector<std::string> throttleReasonNames(uint64_t bits, bool includeBenign) {
@@ -61,6 +61,64 @@ std::vector<std::string> throttleReasonNames(uint64_t bits, bool includeBenign) 
         names.emplace_back(buf);
     }
     return names;
+}
+
+std::string statusText(const RunResult& run) {
+    std::string text(toString(run.status));
+    if (run.failedPhase) {
+        text += " (" + std::string(toString(*run.failedPhase)) + ")";
+    }
+    return text;
+}
+
+bool isMeasured(const StepRecord& step) {
+    return !step.warmup && !step.memorySnapshot;
+}
+
+std::vector<double> measuredStepTimes(const std::vector<StepRecord>& steps,
+                                      double StepRecord::*field) {
+    std::vector<double> out;
+    for (const auto& s : steps) {
+        if (isMeasured(s)) {
+            out.push_back(s.*field);
+        }
+    }
+    return out;
+}
+
+RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& steps,
+                     std::optional<double> devicePeakFlops) {
+    RunSummary summary;
+    // Peaks come from the steps after warmup (a snapshot step's device memory is not
+    // perturbed), or from the warmup steps of a run cancelled or failed before any other
+    // step finished.
+    const bool anyAfterWarmup =
+        std::any_of(steps.begin(), steps.end(), [](const StepRecord& s) { return !s.warmup; });
+    for (const auto& s : steps) {
+        if (s.warmup == anyAfterWarmup) {
+            continue;
+        }
+        summary.peakBytes.forward = std::max(summary.peakBytes.forward, s.phasePeakBytes.forward);
+        summary.peakBytes.backward =
+            std::max(summary.peakBytes.backward, s.phasePeakBytes.backward);
+        summary.peakBytes.optimizer =
+            std::max(summary.peakBytes.optimizer, s.phasePeakBytes.optimizer);
+    }
+    summary.forwardMs = computeStats(measuredStepTimes(steps, &StepRecord::forwardMs));
+    summary.backwardMs = computeStats(measuredStepTimes(steps, &StepRecord::backwardMs));
+    summary.optimizerMs = computeStats(measuredStepTimes(steps, &StepRecord::optimizerMs));
+    summary.totalMs = computeStats(measuredStepTimes(steps));
+    const double meanS = summary.totalMs.mean / 1000.0;
+    if (meanS > 0.0) {
+        const double tokens = static_cast<double>(config.batchSize * config.contextLength);
+        summary.tokensPerS = tokens / meanS;
+        const double flopsPerS = stepFlops(config) / meanS;
+        summary.tflops = flopsPerS / 1e12;
+        if (devicePeakFlops && *devicePeakFlops > 0.0) {
+            summary.mfu = flopsPerS / *devicePeakFlops;
+        }
+    }
+    return summary;
 }
 
 } // namespace lmprof::engine

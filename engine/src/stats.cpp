@@ -2,8 +2,6 @@
 
 #include "lmprof/engine/stats.h"
 
-#include "lmprof/engine/records.h"
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -161,50 +159,6 @@ RatioInterval meanRatio(std::span<const double> a, std::span<const double> b) {
     r.low = r.ratio - half;
     r.high = r.ratio + half;
     return r;
-}
-
-RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& steps,
-                     std::optional<double> devicePeakFlops) {
-    std::vector<double> fwd, bwd, opt, total;
-    RunSummary summary;
-    // Peaks come from the measured steps, or from the warmup steps of a run cancelled or
-    // failed before any measured step finished.
-    const bool anyMeasured =
-        std::any_of(steps.begin(), steps.end(), [](const StepRecord& s) { return !s.warmup; });
-    for (const auto& s : steps) {
-        if (s.warmup == anyMeasured) {
-            continue;
-        }
-        summary.peakBytes.forward = std::max(summary.peakBytes.forward, s.phasePeakBytes.forward);
-        summary.peakBytes.backward =
-            std::max(summary.peakBytes.backward, s.phasePeakBytes.backward);
-        summary.peakBytes.optimizer =
-            std::max(summary.peakBytes.optimizer, s.phasePeakBytes.optimizer);
-    }
-    for (const auto& s : steps) {
-        if (s.warmup || s.memorySnapshot) {
-            continue; // recording allocator history perturbs a step's timing
-        }
-        fwd.push_back(s.forwardMs);
-        bwd.push_back(s.backwardMs);
-        opt.push_back(s.optimizerMs);
-        total.push_back(s.totalMs);
-    }
-    summary.forwardMs = computeStats(fwd);
-    summary.backwardMs = computeStats(bwd);
-    summary.optimizerMs = computeStats(opt);
-    summary.totalMs = computeStats(total);
-    const double meanS = summary.totalMs.mean / 1000.0;
-    if (meanS > 0.0) {
-        const double tokens = static_cast<double>(config.batchSize * config.contextLength);
-        summary.tokensPerS = tokens / meanS;
-        const double flopsPerS = stepFlops(config) / meanS;
-        summary.tflops = flopsPerS / 1e12;
-        if (devicePeakFlops && *devicePeakFlops > 0.0) {
-            summary.mfu = flopsPerS / *devicePeakFlops;
-        }
-    }
-    return summary;
 }
 
 } // namespace lmprof::engine

@@ -26,7 +26,9 @@ while [ $# -gt 0 ]; do
   case "$1" in
     build | test | bench) stages+=("$1") ;;
     --save-cli) save_cli=1 ;;
-    --budget) budget="$2"; shift ;;
+    --budget)
+      [ $# -ge 2 ] || { echo "check.sh: --budget needs a number of seconds" >&2; exit 2; }
+      budget="$2"; shift ;;
     *) echo "check.sh: unknown argument '$1' (stages: build test bench; --save-cli, --budget S)" >&2
        exit 2 ;;
   esac
@@ -68,6 +70,8 @@ fi
 
 # --- configure and build -------------------------------------------------------------------
 cli="$root/$build/app/lmprof-cli"
+# TORCH_CUDA_ARCH_LIST only tells LibTorch's CMake not to probe the GPU (lmprof compiles no
+# kernels of its own); 9.0 is the lent machines' Hopper.
 configure_and_build() { # targets...
   local torch_prefix
   torch_prefix=$(python3 -c "import torch.utils; print(torch.utils.cmake_prefix_path)") || return 1
@@ -81,6 +85,21 @@ if wants build; then
   t0=$(date +%s)
   if configure_and_build > "$out/build.log" 2>&1; then
     say "- build: ok in $(($(date +%s) - t0)) s ($(grep -c 'Building CXX' "$out/build.log") C++ files)"
+    # torch 2.11's libtorch.so exports part of libstdc++ (docs/GPU_CHECK.md): every
+    # std::filesystem reference of our executables must carry libstdc++'s symbol version,
+    # or it may bind to that copy at run time.
+    unversioned=()
+    for exe in "$build"/app/lmprof-cli "$build"/tests/*; do
+      [ -f "$exe" ] && [ -x "$exe" ] || continue
+      nm -D --undefined-only "$exe" 2>/dev/null | grep 'St10filesystem' | grep -qv '@GLIBCXX' &&
+        unversioned+=("${exe##*/}")
+    done
+    if [ ${#unversioned[@]} -eq 0 ]; then
+      say "- std::filesystem references: all bound to libstdc++ (@GLIBCXX)"
+    else
+      say "- std::filesystem references without libstdc++'s version in: ${unversioned[*]}"
+      failures=$((failures + 1))
+    fi
   else
     say "- build: FAILED after $(($(date +%s) - t0)) s; the end of build.log:"
     say '```'; grep -E "error|Error" "$out/build.log" | head -40 | tee -a "$report"; say '```'
@@ -99,7 +118,10 @@ elif wants bench && [ ! -x "$cli" ]; then
 fi
 
 # --- tests: everything else in parallel, then the GPU tests one at a time ----------------
-if wants test && [ -d "$build" ]; then
+if wants test && [ ! -d "$build" ]; then
+  say "- tests: not run, there is no build (name the build stage too)"
+  failures=$((failures + 1))
+elif wants test; then
   t0=$(date +%s)
   : > "$out/ctest.log"
   # Many CPU tests at once: two intra-op threads each, or they oversubscribe the cores.
@@ -140,6 +162,12 @@ if wants bench; then
     [ -f "$out/bench.md" ] && { say ""; cat "$out/bench.md" >> "$report"; }
   fi
 fi
+
+# What the device tool brings back: at most 8 files of at most 16 MiB each.
+files=$(find "$out" -maxdepth 1 -type f | wc -l)
+large=$(find "$out" -maxdepth 1 -type f -size +16M -printf '%f ')
+[ "$files" -gt 8 ] && say "- warning: $files files under \$OUT; only 8 come back"
+[ -n "$large" ] && say "- warning: over 16 MiB, will not come back: $large"
 
 say ""
 say "Total $(elapsed) s, $failures failing stage(s)."

@@ -13,7 +13,7 @@ packages=(nlohmann-json3-dev libcli11-dev libgtest-dev googletest)
 mkdir -p "$carry/debs"
 rm -f "$carry"/debs/*.deb
 (cd "$carry/debs" && apt-get download "${packages[@]}" >/dev/null)
-git rev-parse --short HEAD > "$carry/revision" 2>/dev/null || echo unknown > "$carry/revision"
+git describe --always --dirty > "$carry/revision" 2>/dev/null || echo unknown > "$carry/revision"
 # A GPU checker's carried lmprof-cli (see check.sh --save-cli) is kept: bench can reuse it.
 
 size=$(du -sk "$carry" | cut -f1)
@@ -23,8 +23,8 @@ cat <<MSG
 
 On the GPU machine (device tool), carry ".gpu-carry" and run, in one call (< 10 min):
   bash scripts/gpu/check.sh
-or in two calls, the second reusing the first's lmprof-cli (copy \$OUT/lmprof-cli to
-.gpu-carry/prebuilt/ between them):
+or in two calls, the second reusing the first's lmprof-cli (install -m755 \$OUT/lmprof-cli
+into .gpu-carry/prebuilt/ between them):
   bash scripts/gpu/check.sh build test --save-cli
   bash scripts/gpu/check.sh bench
 Results (report.md, logs, result sets) are written under \$OUT.

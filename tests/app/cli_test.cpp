@@ -1,5 +1,5 @@
-// lmprof-cli end to end: exit codes of SPEC §5, messages that name the flag, files that
-// round-trip through `show`. Runs the real binary (path from CMake).
+// lmprof-cli end to end: exit codes of README.md ("lmprof-cli"), messages that name the flag, files
+// that round-trip through `show`. Runs the real binary (path from CMake).
 
 #include <array>
 #include <chrono>

@@ -2,7 +2,7 @@
 
 Runs lmprof-cli twice (an ok run and an injected out-of-memory run), merges the two result
 sets, and checks `lmprof-cli show FILE --format csv`: CRLF line ends, the header equals
-the column list documented in the README, one row per run, numbers where a run has
+the column list documented in docs/RESULTS.md, one row per run, numbers where a run has
 them and empty cells where it does not.
 
 Usage: python3 csv_check.py --cli PATH --workdir DIR

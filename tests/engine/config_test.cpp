@@ -1,6 +1,7 @@
 // Presets, validation messages and the analytic counts of config.h.
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/precision.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -8,7 +9,7 @@
 using namespace lmprof::engine;
 
 TEST(Config, PresetParameterCountsMatchTheSpecTable) {
-    // SPEC §1 table, in millions at V = 10000, rounded to 0.1M (tiny to 0.01M).
+    // docs/MODEL.md table, in millions at V = 10000, rounded to 0.1M (tiny to 0.01M).
     const std::vector<std::pair<std::string, double>> expected = {
         {"tiny", 3.08},   {"small", 128.6}, {"medium", 423.2},
         {"large", 969.4}, {"xl", 1998.2},   {"2.7B", 3406.8}};
@@ -90,15 +91,44 @@ TEST(Config, FaultPhaseMustBelongToTheMode) {
 }
 
 TEST(Config, EnumNamesRoundTrip) {
-    for (auto p : {Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Bf16Pure}) {
+    for (auto p : kPrecisions) {
         EXPECT_EQ(parsePrecision(toString(p)), p);
     }
-    for (auto m : {Mode::Forward, Mode::ForwardBackward, Mode::Train}) {
+    for (auto m : kModes) {
         EXPECT_EQ(parseMode(toString(m)), m);
+    }
+    for (auto ph : kPhases) {
+        EXPECT_EQ(parsePhase(toString(ph)), ph);
     }
     EXPECT_EQ(toString(Precision::Bf16Pure), "bf16-pure");
     EXPECT_FALSE(parsePrecision("fp8"));
     EXPECT_EQ(phasesOf(Mode::ForwardBackward).size(), 2u);
+    EXPECT_EQ(joinNames(kPrecisions), "fp32, bf16, fp16, bf16-pure");
+    EXPECT_EQ(joinNames(kModes, "|"), "forward|forward-backward|train");
+}
+
+// The precision table: one row per precision with the traits the runner and the memory
+// model act on (autocast, weight format, loss scaling, bytes per element).
+TEST(Config, PrecisionTableHasOneConsistentRowPerPrecision) {
+    ASSERT_EQ(precisionTable().size(), kPrecisions.size());
+    for (auto p : kPrecisions) {
+        const PrecisionTraits& t = traitsOf(p);
+        EXPECT_EQ(t.precision, p);
+        EXPECT_EQ(t.name, toString(p));
+        EXPECT_FALSE(t.description.empty());
+        // Half-precision formats save fewer bytes per activation than fp32.
+        EXPECT_LE(t.denseBytes, 4.0);
+        EXPECT_GT(t.logitBytes, 0.0);
+        if (t.lossScaling) {
+            EXPECT_EQ(t.autocast, NumberFormat::Fp16) << "loss scaling is fp16's remedy";
+        }
+    }
+    EXPECT_FALSE(traitsOf(Precision::Fp32).autocast);
+    EXPECT_EQ(traitsOf(Precision::Bf16).autocast, NumberFormat::Bf16);
+    EXPECT_EQ(traitsOf(Precision::Bf16).weights, NumberFormat::Fp32);
+    EXPECT_TRUE(traitsOf(Precision::Fp16).lossScaling);
+    EXPECT_EQ(traitsOf(Precision::Bf16Pure).weights, NumberFormat::Bf16);
+    EXPECT_EQ(bytesOf(traitsOf(Precision::Bf16Pure).weights), 2);
 }
 
 TEST(Config, FlopsFollowTheSpecFormula) {

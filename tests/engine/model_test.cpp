@@ -1,4 +1,4 @@
-// The Transformer LM's defining properties (SPEC §1), checked on the real LibTorch modules:
+// The Transformer LM's defining properties (docs/MODEL.md), checked on the real LibTorch modules:
 // causality, RoPE, RMSNorm precision, parameter counts, gradient flow, AdamW.
 
 #include "bench/adamw.h"

@@ -1,4 +1,4 @@
-// NVTX ranges (SPEC §3): runs one tiny training step with the test injection library
+// NVTX ranges (docs/NVTX.md): runs one tiny training step with the test injection library
 // attached (ctest sets NVTX_INJECTION64_PATH) and checks names, domain and nesting.
 
 #include "lmprof/engine/runner.h"

@@ -1,4 +1,4 @@
-// Reports: the grid table like the seeds', Markdown shape, and CSV that parses back.
+// Reports: the grid table, Markdown shape, and CSV that parses back.
 
 #include "lmprof/engine/report.h"
 

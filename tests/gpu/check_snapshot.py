@@ -1,5 +1,6 @@
 """A CUDA memory snapshot from lmprof-cli, read the way a user reads it: Python's pickle
-loads it, PyTorch's torch.cuda._memory_viz turns it into its HTML pages, and the result
+loads it, PyTorch's torch.cuda._memory_viz summarises its segments, walks its trace and
+turns it into its HTML pages, and the result
 set names the file and the run's largest allocations.
 
 Exits 77 (ctest: skipped) where torch sees no CUDA device.
@@ -54,7 +55,15 @@ def main():
     if "alloc" not in actions:
         fail(f"no allocation in the trace (actions {sorted(map(str, actions))})")
 
+    # The HTML pages only embed the pickle; segsum and trace walk every segment, block and
+    # trace event, so a malformed snapshot fails (or comes out empty) there.
     from torch.cuda import _memory_viz
+    summary = _memory_viz.segsum(snapshot)
+    if f"segments: {len(snapshot['segments'])}\n" not in summary:
+        fail(f"_memory_viz.segsum summarised too little:\n{summary[:500]}")
+    text = _memory_viz.trace(snapshot)
+    if f"{len(traces[0])} entries" not in text:
+        fail(f"_memory_viz.trace did not walk the {len(traces[0])} trace events:\n{text[:500]}")
     pages = {"trace_plot": _memory_viz.trace_plot(snapshot),
              "segment_plot": _memory_viz.segment_plot(snapshot)}
     for name, html in pages.items():

@@ -1,4 +1,4 @@
-"""Independent PyTorch implementation of the lmprof Transformer LM (SPEC §1).
+"""Independent PyTorch implementation of the lmprof Transformer LM (docs/MODEL.md).
 
 Written from the specification, not from the C++ engine: used by the parity test (same
 weights, compare logits and loss) and by the benchmark that compares the C++ engine with

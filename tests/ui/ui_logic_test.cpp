@@ -1,6 +1,7 @@
 // The window's logic without a window: the run store fed synthetic engine events, chart
 // decimation, the configure form's validation and estimates, and opening files.
 
+#include "lmprof/engine/compare.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/decimate.h"
@@ -73,6 +74,43 @@ TEST(RunStore, BuildsSeriesAndTheRunningBandFromEvents) {
     EXPECT_DOUBLE_EQ(v.liveSummary().totalMs.mean, 12.0);
     EXPECT_DOUBLE_EQ(v.memory.allocatedMiB[0], 1.0);
     EXPECT_TRUE(store.isSelected(0)); // the newest run is selected when it starts
+}
+
+// One rule decides which steps count (engine::isMeasured): a step recorded under a memory
+// snapshot is left out of the summary, Compare's ratio and verdict, the histogram's values
+// and the running band alike.
+TEST(MeasuredSteps, SummaryCompareHistogramAndBandLeaveOutTheSameSteps) {
+    RunStore store;
+    auto events = syntheticRun(0, {100.0, 10.0, 50.0, 12.0, 14.0}, 1);
+    for (auto& e : events) {
+        if (auto* f = std::get_if<engine::StepFinished>(&e); f && f->step.index == 2) {
+            f->step.memorySnapshot = true; // its timing is perturbed: 50 ms
+        }
+    }
+    store.apply(events);
+    ASSERT_EQ(store.runs().size(), 1u);
+    const RunView& v = store.runs()[0];
+
+    const std::vector<double> histogram = engine::measuredStepTimes(v.result.steps);
+    EXPECT_EQ(histogram, (std::vector<double>{10.0, 12.0, 14.0}));
+
+    const engine::RunSummary summary =
+        engine::summarize(v.result.config, v.result.steps, std::nullopt);
+    EXPECT_EQ(summary.totalMs.n, 3);
+    EXPECT_DOUBLE_EQ(summary.totalMs.mean, 12.0);
+
+    EXPECT_TRUE(std::isnan(v.series.runMean[2])) << "the snapshot step is a gap in the band";
+    EXPECT_DOUBLE_EQ(v.series.runMean.back(), summary.totalMs.mean);
+    EXPECT_DOUBLE_EQ(v.series.runHigh.back() - v.series.runMean.back(), summary.totalMs.std);
+
+    // B differs from A only in its snapshot step: the same measured steps, ratio exactly 1.
+    engine::RunResult a = v.result;
+    engine::RunResult b = a;
+    b.steps[2].totalMs = 5000.0;
+    const engine::Comparison c = engine::compareRuns({&a, 1}, {&b, 1});
+    ASSERT_EQ(c.matched.size(), 1u);
+    EXPECT_DOUBLE_EQ(c.matched[0].stepRatio.ratio, 1.0);
+    EXPECT_EQ(c.matched[0].verdict, engine::Verdict::Same);
 }
 
 TEST(RunStore, FinishedRunsRefusedRunsAndSelection) {
@@ -170,11 +208,11 @@ TEST(ConfigForm, ValidationMessagesByFieldAndEstimates) {
     ConfigForm tiny;
     tiny.config().mode = engine::Mode::Train;
     const int64_t n = tiny.parameterCount();
-    EXPECT_EQ(tiny.staticMemory().parameters, 4 * n);
-    EXPECT_EQ(tiny.staticMemory().total(), 16 * n); // weights + grads + 2 moments
+    EXPECT_EQ(tiny.predictedPeak().parameters, 4 * n);
+    EXPECT_EQ(tiny.predictedPeak().staticBytes(), 16 * n); // weights + grads + 2 moments
     tiny.config().mode = engine::Mode::Forward;
     tiny.config().precision = engine::Precision::Bf16Pure;
-    EXPECT_EQ(tiny.staticMemory().total(), 2 * n);
+    EXPECT_EQ(tiny.predictedPeak().staticBytes(), 2 * n);
 }
 
 TEST(FilesView, OpeningAForeignOrCorruptFileReportsAndChangesNothing) {

@@ -251,8 +251,10 @@ void App::Impl::restore(const Autosave::Previous& previous) {
     store.addLoaded(previous.runs);
     // Into this session's autosave too, so they survive another crash or restart.
     for (const auto& run : previous.runs) {
-        if (const std::string err = autosave.append(run); !err.empty()) {
-            status = err;
+        try {
+            autosave.append(run);
+        } catch (const std::exception& e) {
+            status = std::string("autosave: ") + e.what();
             statusIsError = true;
             return;
         }
@@ -301,8 +303,10 @@ void App::Impl::autosaveFinished(const std::vector<SessionEvent>& events) {
         if (!fin || fin->result.status == RunStatus::Skipped) {
             continue;
         }
-        if (const std::string err = autosave.append(fin->result); !err.empty()) {
-            status = "autosave: " + err;
+        try {
+            autosave.append(fin->result);
+        } catch (const std::exception& e) {
+            status = std::string("autosave: ") + e.what();
             statusIsError = true;
         }
     }
@@ -405,15 +409,23 @@ void App::afterRender(int fbWidth, int fbHeight) {
         const int y = fbHeight - static_cast<int>(it->y * scaleY) - h; // OpenGL counts from below
         const std::filesystem::path path = std::filesystem::absolute(
             !it->path.empty() ? std::filesystem::path(it->path) : timestampedPng(it->fileStem));
-        const std::string err = writeFramebufferRegionPng(path, x, y, w, h);
-        m_impl->exportsOk = m_impl->exportsOk && err.empty();
-        setStatus(err.empty() ? "plot saved to " + path.string() : err, !err.empty());
+        try {
+            writeFramebufferRegionPng(path, x, y, w, h);
+            setStatus("plot saved to " + path.string(), false);
+        } catch (const std::exception& e) {
+            m_impl->exportsOk = false;
+            setStatus(e.what(), true);
+        }
         it = requests.erase(it);
     }
     if (std::exchange(m_impl->screenshotRequested, false)) {
         const std::filesystem::path path = std::filesystem::absolute(timestampedPng("screenshot"));
-        const std::string err = writeFramebufferPng(path, fbWidth, fbHeight);
-        setStatus(err.empty() ? "screenshot saved to " + path.string() : err, !err.empty());
+        try {
+            writeFramebufferPng(path, fbWidth, fbHeight);
+            setStatus("screenshot saved to " + path.string(), false);
+        } catch (const std::exception& e) {
+            setStatus(e.what(), true);
+        }
     }
 }
 
@@ -443,18 +455,13 @@ void App::recordFrameTime(double uiMs, double ms) {
     m_impl->frames.push_back({uiMs, ms, held, m_impl->store.active() != nullptr});
 }
 
-std::string App::writeFrameStats(const std::filesystem::path& path) const {
+void App::writeFrameStats(const std::filesystem::path& path) const {
     nlohmann::json frames = nlohmann::json::array();
     for (const auto& f : m_impl->frames) {
         frames.push_back(
             {{"ui_ms", f.uiMs}, {"ms", f.ms}, {"steps_held", f.stepsHeld}, {"running", f.running}});
     }
-    try {
-        writeFileAtomic(path, nlohmann::json{{"frames", frames}}.dump() + "\n");
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return {};
+    writeFileAtomic(path, nlohmann::json{{"frames", frames}}.dump() + "\n");
 }
 
 } // namespace lmprof::ui

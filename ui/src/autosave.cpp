@@ -51,13 +51,8 @@ std::optional<Autosave::Previous> Autosave::takePrevious() {
     return p;
 }
 
-std::string Autosave::append(const RunResult& run) {
-    try {
-        appendRunJsonl(m_path, run);
-    } catch (const std::exception& e) {
-        return e.what();
-    }
-    return {};
+void Autosave::append(const RunResult& run) {
+    appendRunJsonl(m_path, run);
 }
 
 } // namespace lmprof::ui

@@ -25,8 +25,9 @@ public:
     // (so this session starts a fresh one) and returns its runs; nullopt when it has none.
     std::optional<Previous> takePrevious();
 
-    // Appends a finished run; returns an error message, or an empty string.
-    std::string append(const engine::RunResult& run);
+    // Appends a finished run (fsynced). Throws std::runtime_error naming the file if it
+    // cannot be written.
+    void append(const engine::RunResult& run);
 
     const std::filesystem::path& path() const { return m_path; }
     const std::filesystem::path& previousPath() const { return m_previous; }

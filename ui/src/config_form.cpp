@@ -30,9 +30,4 @@ std::map<std::string, std::string> ConfigForm::errors() const {
     return out;
 }
 
-MemoryEstimate ConfigForm::staticMemory() const {
-    const MemoryBreakdown p = predictPeak(m_config);
-    return {p.parameters, p.gradients, p.optimizerState};
-}
-
 } // namespace lmprof::ui

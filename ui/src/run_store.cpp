@@ -25,7 +25,7 @@ void RunView::addStep(const StepRecord& s) {
     const double tokens =
         static_cast<double>(result.config.batchSize * result.config.contextLength);
     series.tokensPerS.push_back(s.totalMs > 0.0 ? tokens / (s.totalMs / 1000.0) : 0.0);
-    if (s.warmup) {
+    if (!isMeasured(s)) {
         series.runMean.push_back(kNaN);
         series.runLow.push_back(kNaN);
         series.runHigh.push_back(kNaN);

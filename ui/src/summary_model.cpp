@@ -148,7 +148,10 @@ std::vector<PrecisionCell> precisionComparison(const RunStore& store) {
     for (const auto& v : store.runs()) {
         warmups.insert(v.result.config.warmupSteps);
     }
-    for (Precision p : {Precision::Bf16, Precision::Fp16, Precision::Bf16Pure}) {
+    for (Precision p : kPrecisions) {
+        if (p == Precision::Fp32) {
+            continue; // the baseline every other precision is compared with
+        }
         for (int w : warmups) {
             // compareRuns matches on the full config key; the other precision's runs are
             // relabelled fp32 so that they pair with the fp32 run of the same cell.

@@ -1,4 +1,4 @@
-// AdamW with the hyperparameters of SPEC §2, one fused multi-tensor kernel per step
+// AdamW with the hyperparameters of docs/MODEL.md, one fused multi-tensor kernel per step
 // (ATen's _fused_adamw_, which has CPU and CUDA kernels). Moments are created at the first
 // step, as in torch.optim, so the first optimizer phase shows their allocation.
 #pragma once

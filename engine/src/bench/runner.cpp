@@ -9,6 +9,7 @@
 #include "bench/autocast_scope.h"
 #include "bench/device_peaks.h"
 #include "bench/memory_sampler.h"
+#include "bench/precision_dtypes.h"
 #include "bench/snapshot.h"
 #include "bench/step_context.h"
 #include "nvtx/nvtx_ranges.h"
@@ -380,9 +381,10 @@ std::optional<std::string> probePrecision(const DeviceTarget& target, Precision 
     std::optional<std::string> reason;
     const at::Device device = target.device();
     try {
+        const PrecisionTraits& traits = traitsOf(precision);
         at::Tensor a = at::ones({4, 4}, at::TensorOptions().device(device));
-        if (precision == Precision::Bf16 || precision == Precision::Fp16) {
-            const auto dtype = precision == Precision::Bf16 ? at::kBFloat16 : at::kHalf;
+        if (traits.autocast) {
+            const auto dtype = bench::scalarType(*traits.autocast);
             if (!at::autocast::is_autocast_available(device.type())) {
                 reason = "autocast is not available for " + key + " in this LibTorch build";
             } else {
@@ -392,8 +394,10 @@ std::optional<std::string> probePrecision(const DeviceTarget& target, Precision 
                              key + " by this LibTorch build";
                 }
             }
-        } else if (precision == Precision::Bf16Pure) {
-            (void)at::matmul(a.to(at::kBFloat16), a.to(at::kBFloat16)).sum().item<float>();
+        }
+        if (traits.weights != NumberFormat::Fp32) {
+            const at::Tensor w = a.to(bench::scalarType(traits.weights));
+            (void)at::matmul(w, w).sum().item<float>();
         }
     } catch (const std::exception& e) {
         reason = std::string(toString(precision)) + " is not supported on " + key + ": " + e.what();

@@ -2,9 +2,11 @@
 
 #include "bench/step_context.h"
 
+#include "bench/precision_dtypes.h"
 #include "platform/cuda_backend.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 namespace lmprof::engine::bench {
 
@@ -66,17 +68,20 @@ void LossScaler::update() {
 StepContext::StepContext(const RunConfig& config, DeviceTarget target) {
     const at::Device device = target.device();
     at::manual_seed(config.seed);
+    const PrecisionTraits& traits = traitsOf(config.precision);
     model = model::TransformerLM(config.model, config.contextLength, device);
-    if (config.precision == Precision::Bf16Pure) {
-        model->to(at::kBFloat16);
+    if (traits.weights != NumberFormat::Fp32) {
+        model->to(scalarType(traits.weights));
     }
     model->train();
 
-    // Inputs are drawn on the CPU from the seeded generator so every device sees the same
-    // tokens; targets are the inputs shifted by one position.
+    // Inputs come from a CPU generator of their own, seeded alike, so every device sees the
+    // same tokens whichever generator drew the weights; targets are the inputs shifted by
+    // one position.
+    at::Generator tokenGenerator = at::make_generator<at::CPUGeneratorImpl>(config.seed);
     const at::Tensor tokens =
         at::randint(0, config.model.vocabSize, {config.batchSize, config.contextLength + 1},
-                    at::TensorOptions().dtype(at::kLong));
+                    tokenGenerator, at::TensorOptions().dtype(at::kLong));
     inputs = tokens.slice(1, 0, config.contextLength).contiguous().to(device);
     targets = tokens.slice(1, 1, config.contextLength + 1).contiguous().to(device);
 
@@ -87,10 +92,10 @@ StepContext::StepContext(const RunConfig& config, DeviceTarget target) {
         }
         optimizer = std::make_unique<FusedAdamW>(std::move(params));
     }
-    if (config.precision == Precision::Bf16) {
-        autocastDtype = at::kBFloat16;
-    } else if (config.precision == Precision::Fp16) {
-        autocastDtype = at::kHalf;
+    if (traits.autocast) {
+        autocastDtype = scalarType(*traits.autocast);
+    }
+    if (traits.lossScaling) {
         scaler.emplace(device);
     }
 }

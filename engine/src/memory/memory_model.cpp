@@ -2,6 +2,7 @@
 
 #include "lmprof/engine/memory_model.h"
 
+#include "lmprof/engine/precision.h"
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
@@ -10,29 +11,8 @@ namespace lmprof::engine {
 
 namespace {
 
-// Bytes per saved element: `dense` for the (B, T, d) and (B, T, d_ff) tensors, `scores`
-// for the (B, h, T, T) attention tensors, `logits` for the (B, T, V) ones (the logits,
-// their fp32 copy for the loss and the log-softmax, together). Under autocast the matmul
-// outputs are half precision while the residual stream and RMSNorm stay fp32; in
-// bf16-pure RMSNorm still computes in fp32. Calibrated against exact CPU tensor bytes
-// (tests/engine/memory_test.cpp).
-struct ElementBytes {
-    double dense, scores, logits;
-};
-
-ElementBytes elementBytes(Precision p) {
-    switch (p) {
-    case Precision::Fp32:
-        return {4.0, 4.0, 8.0};
-    case Precision::Bf16:
-    case Precision::Fp16:
-        return {3.0, 2.0, 10.0};
-    case Precision::Bf16Pure:
-        return {2.5, 2.0, 10.0};
-    }
-    return {4.0, 4.0, 8.0};
-}
-
+// Saved activations: dense (B, T, d) and (B, T, d_ff) tensors, (B, h, T, T) attention
+// tensors and (B, T, V) logits, each at its precision's bytes per element (precision.h).
 double activationBytes(const RunConfig& c) {
     const double b = static_cast<double>(c.batchSize);
     const double t = static_cast<double>(c.contextLength);
@@ -41,20 +21,20 @@ double activationBytes(const RunConfig& c) {
     const double h = static_cast<double>(c.model.numHeads);
     const double v = static_cast<double>(c.model.vocabSize);
     const double layers = static_cast<double>(c.model.numLayers);
-    const ElementBytes e = elementBytes(c.precision);
+    const PrecisionTraits& e = traitsOf(c.precision);
     const double dense = layers * (12.0 * b * t * d + 4.0 * b * t * f) + 3.0 * b * t * d;
     double scores = layers * 3.0 * b * h * t * t;
     if (c.mode != Mode::Forward) {
         // The softmax backward of one layer holds three more (B, h, T, T) gradients.
         scores += 3.0 * b * h * t * t;
     }
-    return dense * e.dense + scores * e.scores + b * t * v * e.logits;
+    return dense * e.denseBytes + scores * e.scoreBytes + b * t * v * e.logitBytes;
 }
 
 } // namespace
 
 int64_t parameterElementBytes(Precision precision) {
-    return precision == Precision::Bf16Pure ? 2 : 4;
+    return bytesOf(traitsOf(precision).weights);
 }
 
 MemoryBreakdown predictPeak(const RunConfig& c) {
@@ -65,7 +45,7 @@ MemoryBreakdown predictPeak(const RunConfig& c) {
     m.gradients = c.mode == Mode::Forward ? 0 : n * bytes;
     m.optimizerState = c.mode == Mode::Train ? 2 * n * bytes : 0;
     double act = activationBytes(c);
-    if (c.precision == Precision::Bf16 || c.precision == Precision::Fp16) {
+    if (traitsOf(c.precision).autocast) {
         // Autocast keeps a half-precision copy of every matmul weight for the step (the
         // embedding table is looked up, not multiplied, so it is not copied).
         act += 2.0 * static_cast<double>(n - c.model.vocabSize * c.model.dModel);

@@ -1,4 +1,4 @@
-// The Transformer LM of SPEC §1. Shapes follow the legend in transformer.h:
+// The Transformer LM of docs/MODEL.md. Shapes follow the legend in transformer.h:
 // B batch, T sequence, d d_model, h heads, dh head dim, F d_ff, V vocab.
 
 #include "model/transformer.h"
@@ -131,9 +131,9 @@ at::Tensor SwiGLUImpl::forward(const at::Tensor& x) {
 }
 
 BlockImpl::BlockImpl(int64_t dModel, int64_t numHeads, int64_t dFf, at::Device device) {
-    ln1 = register_module("ln1", RMSNorm(dModel, 1e-5, device));
+    ln1 = register_module("ln1", RMSNorm(dModel, kRmsNormEps, device));
     attn = register_module("attn", Attention(dModel, numHeads, device));
-    ln2 = register_module("ln2", RMSNorm(dModel, 1e-5, device));
+    ln2 = register_module("ln2", RMSNorm(dModel, kRmsNormEps, device));
     ffn = register_module("ffn", SwiGLU(dModel, dFf, device));
 }
 
@@ -151,7 +151,7 @@ TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, int64_t maxSeqLen, 
         blocks.emplace_back(cfg.dModel, cfg.numHeads, cfg.dFf, device);
         layers->push_back(blocks.back());
     }
-    lnFinal = register_module("ln_final", RMSNorm(cfg.dModel, 1e-5, device));
+    lnFinal = register_module("ln_final", RMSNorm(cfg.dModel, kRmsNormEps, device));
     lmHead = register_module("lm_head", Linear(cfg.dModel, cfg.vocabSize, device));
     rotary = makeRotaryTables(cfg.dModel / cfg.numHeads, maxSeqLen, cfg.ropeTheta);
     causalMask = at::ones({maxSeqLen, maxSeqLen}, at::kBool).triu(1);

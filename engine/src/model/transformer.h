@@ -1,4 +1,4 @@
-// The CS336 2025 "basics" Transformer LM (SPEC §1) as LibTorch modules. Private to the
+// The CS336 2025 "basics" Transformer LM (docs/MODEL.md) as LibTorch modules. Private to the
 // engine: nothing outside engine/src (and the model tests) sees torch types.
 //
 // Shape legend:
@@ -32,9 +32,11 @@ struct EmbeddingImpl : torch::nn::Module {
 };
 TORCH_MODULE(Embedding);
 
+inline constexpr double kRmsNormEps = 1e-5;
+
 // x * rsqrt(mean(x^2) + eps) * w, computed in fp32 and cast back to the input dtype.
 struct RMSNormImpl : torch::nn::Module {
-    explicit RMSNormImpl(int64_t dim, double eps = 1e-5, at::Device device = at::kCPU);
+    explicit RMSNormImpl(int64_t dim, double eps = kRmsNormEps, at::Device device = at::kCPU);
     at::Tensor forward(const at::Tensor& x); // (..., d) -> (..., d), same dtype as x
     at::Tensor weight;
     double eps;

@@ -1,4 +1,4 @@
-// NVTX ranges of SPEC §3 in the "lmprof" domain, so nsys attributes kernels to steps,
+// NVTX ranges of docs/NVTX.md in the "lmprof" domain, so nsys attributes kernels to steps,
 // phases and attention parts. Header-only NVTX3: a push/pop is a branch on a null function
 // pointer when no tool is attached. Without NVTX3 headers at build time they compile away.
 #pragma once

@@ -68,10 +68,7 @@ std::vector<std::string> summaryRow(const RunResult& run) {
     const auto phases = phasesOf(c.mode);
     auto has = [&](Phase p) { return std::find(phases.begin(), phases.end(), p) != phases.end(); };
     const int64_t peak = s.peakBytes.max();
-    std::string status(toString(run.status));
-    if (run.failedPhase) {
-        status += " (" + std::string(toString(*run.failedPhase)) + ")";
-    }
+    const std::string status = statusText(run);
     return {c.model.preset,
             std::to_string(c.contextLength),
             std::to_string(c.batchSize),

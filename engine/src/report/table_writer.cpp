@@ -1,4 +1,4 @@
-// Grid table in the style of the seeds' write-ups (+---+ borders, = under the header),
+// Grid table with +---+ borders and = under the header (the layout benchmark write-ups use),
 // with columns sized to their widest cell counted in characters, not bytes.
 
 #include "lmprof/engine/report.h"

@@ -64,6 +64,13 @@ void writeFileAtomic(const std::filesystem::path& path, std::string_view content
     }
 }
 
+JsonlRuns loadRuns(const std::filesystem::path& path) {
+    if (path.extension() == ".jsonl") {
+        return loadRunsJsonl(path);
+    }
+    return {loadResultSet(path).runs, {}};
+}
+
 void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path) {
     writeFileAtomic(path, toJson(set) + "\n");
 }

@@ -1,4 +1,4 @@
-// JSON encoding of result sets (schema lmprof.results/1, SPEC §4) with nlohmann::json.
+// JSON encoding of result sets (schema lmprof.results/1, docs/RESULTS.md) with nlohmann::json.
 // Decoding is strict about types and names the JSON path of any problem, lenient about
 // unknown fields (forward compatibility) and missing optional ones.
 //

@@ -26,23 +26,11 @@ const ImVec4 kImprovement(0.40f, 0.80f, 0.40f, 1.0f);
 
 // Runs of a result set or an autosave file; warnings of a cut last line go to `notes`.
 std::vector<RunResult> loadRuns(const std::string& path, std::string& notes) {
-    if (std::filesystem::path(path).extension() == ".jsonl") {
-        JsonlRuns loaded = loadRunsJsonl(path);
-        for (const auto& w : loaded.warnings) {
-            notes += (notes.empty() ? "" : "; ") + w;
-        }
-        return std::move(loaded.runs);
+    JsonlRuns loaded = engine::loadRuns(path);
+    for (const auto& w : loaded.warnings) {
+        notes += (notes.empty() ? "" : "; ") + w;
     }
-    return loadResultSet(path).runs;
-}
-
-void measured(const RunResult& r, std::vector<double>& out) {
-    out.clear();
-    for (const auto& s : r.steps) {
-        if (!s.warmup) {
-            out.push_back(s.totalMs);
-        }
-    }
+    return std::move(loaded.runs);
 }
 
 } // namespace
@@ -159,8 +147,8 @@ void CompareView::draw(ViewContext& ctx) {
         return;
     }
     const ComparedRun& m = cmp.matched[m_selected];
-    measured(m.a, m_valuesA);
-    measured(m.b, m_valuesB);
+    m_valuesA = engine::measuredStepTimes(m.a.steps);
+    m_valuesB = engine::measuredStepTimes(m.b.steps);
     if (ImPlot::BeginPlot("step time distributions (measured steps)", ImVec2(-1, -1))) {
         ImPlot::SetupAxes("step ms", "steps", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
         // One bin range for both, so the bars line up.

@@ -126,9 +126,8 @@ void ConfigView::draw(ViewContext& ctx) {
     fieldError(errors, "batch_size");
 
     ImGui::SeparatorText("Run");
-    enumCombo("precision", c.precision,
-              std::array{Precision::Fp32, Precision::Bf16, Precision::Fp16, Precision::Bf16Pure});
-    enumCombo("mode", c.mode, std::array{Mode::Forward, Mode::ForwardBackward, Mode::Train});
+    enumCombo("precision", c.precision, kPrecisions);
+    enumCombo("mode", c.mode, kModes);
     ImGui::InputInt("warmup steps", &c.warmupSteps);
     fieldError(errors, "warmup_steps");
     ImGui::InputInt("measured steps", &c.measureSteps);
@@ -150,8 +149,7 @@ void ConfigView::draw(ViewContext& ctx) {
         if (snapshot) {
             // The last warmup step by default: steady state, and not a measured step. The
             // path shown is a placeholder; Run picks a fresh file for each run.
-            c.memorySnapshot =
-                SnapshotRequest{snapshotPath(ctx, c), std::max(0, c.warmupSteps - 1), 1, 100000};
+            c.memorySnapshot = defaultSnapshotRequest(snapshotPath(ctx, c), c.warmupSteps);
         } else {
             c.memorySnapshot.reset();
         }

@@ -17,12 +17,8 @@ using namespace lmprof::engine;
 
 namespace {
 
-constexpr Precision kPrecisions[] = {Precision::Fp32, Precision::Bf16, Precision::Fp16,
-                                     Precision::Bf16Pure};
-constexpr Mode kModes[] = {Mode::Forward, Mode::ForwardBackward, Mode::Train};
-
 template <typename T, size_t N>
-void enumCombo(const char* label, int& index, const T (&options)[N]) {
+void enumCombo(const char* label, int& index, const std::array<T, N>& options) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
     if (ImGui::BeginCombo(label, std::string(toString(options[index])).c_str())) {
         for (size_t i = 0; i < N; ++i) {

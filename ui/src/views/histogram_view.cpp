@@ -28,12 +28,7 @@ void HistogramView::draw(ViewContext& ctx) {
         ImPlot::SetupAxes("step ms (measured steps)", "steps", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
         for (RunView* run : runs) {
-            m_values.clear();
-            for (const auto& s : run->result.steps) {
-                if (!s.warmup) {
-                    m_values.push_back(s.totalMs);
-                }
-            }
+            m_values = engine::measuredStepTimes(run->result.steps);
             if (m_values.empty()) {
                 continue;
             }

@@ -155,8 +155,7 @@ void drawLargest(ViewContext& ctx, const RunView& run) {
             engine::RunConfig c = run.result.config;
             // Without warmup one is added, so the recorded step is never a measured one.
             c.warmupSteps = std::max(1, c.warmupSteps);
-            c.memorySnapshot =
-                engine::SnapshotRequest{snapshotPath(ctx, c), c.warmupSteps - 1, 1, 100000};
+            c.memorySnapshot = engine::defaultSnapshotRequest(snapshotPath(ctx, c), c.warmupSteps);
             ctx.session.submit(c);
             ctx.report("started " + engine::runLabel(c) + " with a memory snapshot", false);
         }

@@ -53,9 +53,18 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
     const ImGuiID id = current->ID;
     const ImRect rect = current->FrameRect;
     ImPlot::EndPlot();
+    // The plot's rectangle as a PNG request (the other fields keep their defaults).
+    const auto request = [&] {
+        PngRequest r;
+        r.x = rect.Min.x;
+        r.y = rect.Min.y;
+        r.width = rect.GetWidth();
+        r.height = rect.GetHeight();
+        r.fileStem = fileStem;
+        return r;
+    };
     if (ctx.plotRects) {
-        (*ctx.plotRects)[fileStem] = {rect.Min.x, rect.Min.y, rect.GetWidth(), rect.GetHeight(),
-                                      fileStem};
+        (*ctx.plotRects)[fileStem] = request();
     }
     if (!ctx.pngRequests) {
         return;
@@ -67,7 +76,7 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
         ImGui::Separator();
         if (ImGui::MenuItem("Save PNG")) {
             ctx.pngRequests->push_back(
-                {rect.Min.x, rect.Min.y, rect.GetWidth(), rect.GetHeight(), fileStem});
+                request());
         }
         ImGui::EndPopup();
     }

@@ -35,8 +35,9 @@ void PrecisionView::draw(ViewContext& ctx) {
     }
     const std::vector<PrecisionCell> cells = precisionComparison(ctx.store);
     if (cells.empty()) {
-        ImGui::TextDisabled("Run the same configuration in fp32 and in bf16, fp16 or bf16-pure "
-                            "(a sweep with two precisions does) to compare them here.");
+        ImGui::TextDisabled("Run the same configuration in fp32 and in another precision (%s; "
+                            "a sweep with two precisions does) to compare them here.",
+                            joinNames(kPrecisions).c_str());
         ImGui::End();
         return;
     }

@@ -3,6 +3,7 @@
 // run, Ctrl+click adds or removes it from the selection the charts overlay; the run's id
 // shows on hover over its number.
 
+#include "lmprof/engine/precision.h"
 #include "lmprof/engine/report.h"
 #include "table_cells.h"
 #include "views.h"
@@ -67,12 +68,17 @@ void RunsTableView::draw(ViewContext& ctx) {
     if (ImGui::BeginTable("runs", IM_ARRAYSIZE(headers), flags)) {
         ImGui::TableSetupScrollFreeze(2, 1);
         // Fixed widths from sample contents, so a column never clips "1234.56 ± 12.34".
+        std::string_view widestPrecision;
+        for (const auto& p : engine::precisionTable()) {
+            widestPrecision = p.name.size() > widestPrecision.size() ? p.name : widestPrecision;
+        }
+        const std::string precisionSample(widestPrecision);
         const char* samples[] = {"000",
                                  "cancelled (optimizer)",
                                  "medium",
                                  "1024",
                                  "batch",
-                                 "bf16-pure",
+                                 precisionSample.c_str(),
                                  "fwd+bwd",
                                  "0000.00 ± 00.00",
                                  "0000.00 ± 00.00",
@@ -110,10 +116,7 @@ void RunsTableView::draw(ViewContext& ctx) {
             }
             ImGui::PopID();
             ImGui::TableNextColumn();
-            std::string status = v.finished ? std::string(toString(v.result.status)) : "running";
-            if (v.result.failedPhase) {
-                status += " (" + std::string(toString(*v.result.failedPhase)) + ")";
-            }
+            const std::string status = v.finished ? statusText(v.result) : "running";
             ImGui::TextColored(statusColor(v), "%s", status.c_str());
             if (v.result.error && ImGui::IsItemHovered()) {
                 ImGui::SetTooltip("%s", v.result.error->c_str());

@@ -1,4 +1,4 @@
-// Summary: the seeds' benchmark table for the whole session, one row per configuration
+// Summary: the benchmark table for the whole session, one row per configuration
 // (its newest run): Model | Context | Fwd / Bwd / Opt ms ± std | peak memory | tokens/s.
 // Rows fill in live as a sweep runs; out-of-memory, failed and skipped cells say so.
 
@@ -34,8 +34,7 @@ void statsCell(const PhaseStats& s, bool hasPhase) {
 std::string statusNote(const RunResult& r) {
     switch (r.status) {
     case RunStatus::Oom:
-        return "OOM" +
-               (r.failedPhase ? " (" + std::string(toString(*r.failedPhase)) + ")" : std::string());
+        return "OOM" + statusText(r).substr(toString(RunStatus::Oom).size());
     case RunStatus::Skipped:
         return "skipped (after oom)";
     default:

@@ -18,9 +18,6 @@ using namespace lmprof::engine;
 namespace {
 
 const ImVec4 kErrorColor(0.95f, 0.35f, 0.30f, 1.0f);
-constexpr Precision kPrecisions[] = {Precision::Fp32, Precision::Bf16, Precision::Fp16,
-                                     Precision::Bf16Pure};
-constexpr Mode kModes[] = {Mode::Forward, Mode::ForwardBackward, Mode::Train};
 
 std::string formatFlops(double flops) {
     char buf[32];
@@ -83,7 +80,7 @@ void checkbox(const std::string& label, char& ticked, bool first) {
 
 // One checkbox per option, wrapped to the window's width.
 template <typename T, size_t N>
-void checkboxRow(const T (&options)[N], std::vector<char>& ticked) {
+void checkboxRow(const std::array<T, N>& options, std::vector<char>& ticked) {
     for (size_t i = 0; i < N; ++i) {
         checkbox(std::string(toString(options[i])), ticked[i], i == 0);
     }

@@ -103,7 +103,7 @@ private:
     char m_warmups[128] = "";
 };
 
-// The seeds' matrix table (model × context rows with phase times ± std, peak memory,
+// The benchmark matrix (model × context rows with phase times ± std, peak memory,
 // tokens/s), failed and skipped cells marked, filling live.
 class SummaryTableView {
 public:

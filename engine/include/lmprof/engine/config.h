@@ -2,6 +2,7 @@
 // Plain data with validation at the boundary; no LibTorch types (the GUI and CLI include it).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -14,12 +15,29 @@ enum class Precision { Fp32, Bf16, Fp16, Bf16Pure };
 enum class Mode { Forward, ForwardBackward, Train };
 enum class Phase { Forward, Backward, Optimizer };
 
+// Every value of each enum, in order: the one list that combo boxes, sweeps, parsers and
+// help texts iterate. A precision's traits are in precision.h.
+inline constexpr std::array kPrecisions{Precision::Fp32, Precision::Bf16, Precision::Fp16,
+                                        Precision::Bf16Pure};
+inline constexpr std::array kModes{Mode::Forward, Mode::ForwardBackward, Mode::Train};
+inline constexpr std::array kPhases{Phase::Forward, Phase::Backward, Phase::Optimizer};
+
 std::string_view toString(Precision p);
 std::string_view toString(Mode m);
 std::string_view toString(Phase p);
 std::optional<Precision> parsePrecision(std::string_view s);
 std::optional<Mode> parseMode(std::string_view s);
 std::optional<Phase> parsePhase(std::string_view s);
+
+// "fp32, bf16, fp16, bf16-pure": the names of every value, for help texts and errors.
+template <typename Enum, size_t N>
+std::string joinNames(const std::array<Enum, N>& values, std::string_view separator = ", ") {
+    std::string out;
+    for (Enum v : values) {
+        out += (out.empty() ? "" : std::string(separator)) + std::string(toString(v));
+    }
+    return out;
+}
 
 // Phases a mode runs, in order.
 std::vector<Phase> phasesOf(Mode m);
@@ -43,6 +61,10 @@ struct SnapshotRequest {
     int stepCount = 1;
     int64_t maxEntries = 100000;
 };
+
+// The request the CLI and the window make unless told otherwise: one step, the last warmup
+// step (steady state, and not a measured step; step 0 without warmup).
+SnapshotRequest defaultSnapshotRequest(std::string path, int warmupSteps);
 
 struct RunConfig {
     ModelConfig model;
@@ -86,10 +108,10 @@ struct ConfigError {
 std::vector<ConfigError> validate(const RunConfig& config);
 std::vector<ConfigError> validate(const ModelConfig& model);
 
-// SPEC §1: N = 2·V·d + L·(4d² + 3·d·d_ff + 2d) + d.
+// docs/MODEL.md: N = 2·V·d + L·(4d² + 3·d·d_ff + 2d) + d.
 int64_t parameterCount(const ModelConfig& model);
 
-// Analytic FLOPs of one step (SPEC §2): forward 2·N·B·T + L·4·B·T²·d, backward 2× forward.
+// Analytic FLOPs of one step (docs/MODEL.md): forward 2·N·B·T + L·4·B·T²·d, backward 2× forward.
 double forwardFlops(const RunConfig& config);
 double stepFlops(const RunConfig& config);
 

@@ -1,11 +1,12 @@
 // What a benchmark run produces: per-step records, memory samples, the summary and the
-// result set that is saved as JSON (SPEC §4). Plain structs, no LibTorch types.
+// result set that is saved as JSON (docs/RESULTS.md). Plain structs, no LibTorch types.
 #pragma once
 
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/stats.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -109,6 +110,8 @@ struct RunSummary {
 
 // Skipped: never started (a sweep skips configurations larger than one that ran out of memory).
 enum class RunStatus { Ok, Oom, Error, Cancelled, Skipped };
+inline constexpr std::array kRunStatuses{RunStatus::Ok, RunStatus::Oom, RunStatus::Error,
+                                         RunStatus::Cancelled, RunStatus::Skipped};
 std::string_view toString(RunStatus s);
 std::optional<RunStatus> parseRunStatus(std::string_view s);
 
@@ -158,7 +161,23 @@ struct ResultSet {
     std::vector<RunResult> runs;
 };
 
-// Recomputes the summary from the measured (non-warmup) steps of a run.
+// "oom (backward)": the run's status and, if it failed in one, the phase. The one text the
+// reports and the window show for a run's outcome.
+std::string statusText(const RunResult& run);
+
+// The one rule for which steps count in timing statistics: the summary, Compare's ratio
+// and verdict, the histogram and the running mean ± std band all use it. A step counts
+// unless it is a warmup step or was recorded under a memory snapshot (recording the
+// allocator's history perturbs its timing). Steps of kinds to come (e.g. profiled steps)
+// are ruled on here too.
+bool isMeasured(const StepRecord& step);
+
+// One per-step time (total_ms by default) of every measured step, in step order.
+std::vector<double> measuredStepTimes(const std::vector<StepRecord>& steps,
+                                      double StepRecord::*field = &StepRecord::totalMs);
+
+// Recomputes the summary from the measured steps of a run (isMeasured). Peaks come from the
+// non-warmup steps, or from the warmup steps of a run that failed before any other.
 RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& steps,
                      std::optional<double> devicePeakFlops);
 

@@ -1,4 +1,4 @@
-// Human and machine-readable reports of runs: a grid table like the seeds' write-ups,
+// Human and machine-readable reports of runs: a grid table (+---+ borders),
 // GitHub Markdown, and CSV (RFC 4180). One writer per file under engine/src/report/.
 #pragma once
 
@@ -37,7 +37,7 @@ std::string csvQuote(const std::string& field);
 
 // "22.11" for (22.1111, 2).
 std::string formatFixed(double value, int digits);
-// "22.11 ± 0.09": mean ± sample std, two decimals, as in the seeds' tables.
+// "22.11 ± 0.09": mean ± sample std, two decimals, as benchmark tables print it.
 std::string formatMeanStd(const PhaseStats& stats);
 
 // "12.3 MiB", "1.50 GiB".

@@ -1,4 +1,4 @@
-// Reading and writing result sets as JSON (schema "lmprof.results/1", SPEC §4).
+// Reading and writing result sets as JSON (schema "lmprof.results/1", docs/RESULTS.md).
 // Readers ignore unknown fields and reject a missing or unknown major schema, or a
 // malformed document, with a ResultFormatError whose message names the problem.
 #pragma once
@@ -45,6 +45,11 @@ void appendRunJsonl(const std::filesystem::path& path, const RunResult& run);
 
 // Throws ResultFormatError for unreadable files too (naming the path).
 ResultSet loadResultSet(const std::filesystem::path& path);
+
+// The runs of either kind of file: an autosave file by its .jsonl extension (with its
+// warnings), otherwise a result set. The one loader of `lmprof-cli show`/`compare` and the
+// window's Compare view. Throws ResultFormatError as the two loaders above do.
+JsonlRuns loadRuns(const std::filesystem::path& path);
 
 // Writes to a temporary file beside `path`, flushes it to disk and renames it over `path`,
 // so a crash leaves either the old file or the new one, never half of one.

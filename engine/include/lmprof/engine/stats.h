@@ -1,5 +1,5 @@
-// Descriptive statistics of a phase's step times (SPEC §2): the one module that computes
-// them, so the CLI, the JSON and the GUI always agree.
+// Descriptive statistics of a phase's step times (docs/MEASUREMENT.md): the one module that
+// computes them, so the CLI, the JSON and the GUI always agree.
 #pragma once
 
 #include <span>

@@ -61,7 +61,8 @@ public:
     // and the buffer swap); frames are kept with the number of steps the charts held and
     // whether a run was in progress. writeFrameStats() saves them as JSON.
     void recordFrameTime(double uiMs, double frameMs);
-    std::string writeFrameStats(const std::filesystem::path& path) const;
+    // Throws std::runtime_error naming the path if the file cannot be written.
+    void writeFrameStats(const std::filesystem::path& path) const;
     bool darkTheme() const;
 
 private:
@@ -70,10 +71,10 @@ private:
 };
 
 // Reads the current OpenGL framebuffer (width x height, RGBA) and writes it as a PNG.
-// Returns an error message, or an empty string on success.
-std::string writeFramebufferPng(const std::filesystem::path& path, int width, int height);
+// Throws std::runtime_error naming the path and the reason when it cannot.
+void writeFramebufferPng(const std::filesystem::path& path, int width, int height);
 // The same for a rectangle of it; x, y are OpenGL's (origin at the bottom left).
-std::string writeFramebufferRegionPng(const std::filesystem::path& path, int x, int y, int width,
-                                      int height);
+void writeFramebufferRegionPng(const std::filesystem::path& path, int x, int y, int width,
+                               int height);
 
 } // namespace lmprof::ui

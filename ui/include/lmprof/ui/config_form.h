@@ -11,13 +11,6 @@
 
 namespace lmprof::ui {
 
-struct MemoryEstimate {
-    int64_t parameters = 0; // weight bytes
-    int64_t gradients = 0;  // 0 in forward mode
-    int64_t optimizer = 0;  // AdamW moments, train mode only
-    int64_t total() const { return parameters + gradients + optimizer; }
-};
-
 class ConfigForm {
 public:
     ConfigForm();
@@ -34,8 +27,8 @@ public:
     bool valid() const { return errors().empty(); }
 
     int64_t parameterCount() const { return engine::parameterCount(m_config.model); }
-    MemoryEstimate staticMemory() const;
-    // The engine's predicted peak (static parts + activations) for the current config.
+    // The engine's predicted peak for the current config: the static parts (weights,
+    // gradients, AdamW moments; staticBytes()) are exact, activations an estimate.
     engine::MemoryBreakdown predictedPeak() const { return engine::predictPeak(m_config); }
 
 private:
