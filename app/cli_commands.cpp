@@ -6,9 +6,9 @@
 #include "cli_commands.h"
 
 #include "lmprof/engine/compare.h"
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
 #include "lmprof/engine/sweep.h"
 
@@ -180,7 +180,8 @@ std::vector<RunResult> runAll(const std::vector<RunConfig>& configs, bool quiet,
                          static_cast<double>(parameterCount(configs[i].model)) / 1e6);
         }
         // A warning, not a refusal: the run may still be wanted (to see where it fails).
-        if (const std::string fit = fitWarning(configs[i], deviceMemoryBytes(configs[i].device));
+        if (const std::string fit =
+                fitWarning(configs[i], deviceMemoryBytes(resolveDevice(configs[i].device)));
             !fit.empty()) {
             std::fprintf(stderr, "%s warning: %s\n", label.c_str(), fit.c_str());
         }
@@ -213,7 +214,7 @@ ResultSet makeSet(std::vector<RunResult> runs, const std::string& device) {
     ResultSet set;
     set.created = utcNow();
     set.tool = toolInfo();
-    set.environment = probeEnvironment(device);
+    set.environment = probeEnvironment(resolveDevice(device));
     set.runs = std::move(runs);
     return set;
 }

@@ -8,6 +8,7 @@
 #include "bench/adamw.h"
 #include "bench/autocast_scope.h"
 #include "bench/step_context.h"
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
@@ -110,7 +111,7 @@ TEST_F(Gpu, PhaseEventTimesAddUpToTheSynchronizedStepWallTime) {
 // --- allocator statistics -----------------------------------------------------------------
 
 TEST_F(Gpu, PhasePeakCoversAKnownAllocationAndTheResetIsolatesTheNextPhase) {
-    bench::MemoryMeter meter(bench::DeviceTarget{true, 0}, nullptr);
+    bench::MemoryMeter meter(DeviceTarget{true, 0}, nullptr);
     cuda::synchronize(0);
     const int64_t base = meter.allocated();
 
@@ -227,7 +228,7 @@ TEST_F(Gpu, RealOutOfMemoryInEachPhaseEndsTheRunOomAndTheNextRunSucceeds) {
 
 TEST_F(Gpu, AutocastGivesTheSeedsDtypesOnCuda) {
     const RunConfig c = gpuConfig("tiny", Precision::Fp32, Mode::Train, 64, 2, 0, 1);
-    bench::StepContext ctx(c, bench::DeviceTarget{true, 0});
+    bench::StepContext ctx(c, DeviceTarget{true, 0});
     for (const auto dtype : {at::kBFloat16, at::kHalf}) {
         SCOPED_TRACE(c10::toString(dtype));
         at::Tensor loss;

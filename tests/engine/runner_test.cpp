@@ -1,6 +1,7 @@
 // The measurement loop on the CPU: modes and phases, warmup records, memory physics,
 // precisions, faults turned into data, refusals before a run.
 
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/runner.h"
 #include "test_configs.h"
 
@@ -123,6 +124,13 @@ TEST(Runner, InvalidConfigAndMissingDeviceAreRefusedWithTheField) {
     ASSERT_TRUE(r.error);
     EXPECT_NE(r.error->find("model.num_heads"), std::string::npos) << *r.error;
 
+    // checkRunnable validates first: an invalid field is refused before any device probe.
+    c = tinyCpu();
+    c.batchSize = 0;
+    const auto invalid = checkRunnable(c);
+    ASSERT_TRUE(invalid);
+    EXPECT_EQ(invalid->field, "batch_size");
+
     c = tinyCpu();
     c.device = "cuda:7";
     const auto refusal = checkRunnable(c);
@@ -141,11 +149,13 @@ TEST(Runner, CancelBeforeTheFirstStepKeepsNothingAndSaysCancelled) {
 }
 
 TEST(Runner, DevicesResolveAndTheEnvironmentIsDescribed) {
-    EXPECT_EQ(resolveDevice("cuda"), "cuda:0");
-    EXPECT_EQ(resolveDevice("cpu"), "cpu");
-    const std::string autoDevice = resolveDevice("auto");
+    EXPECT_EQ(resolveDevice("cuda"), (DeviceTarget{true, 0}));
+    EXPECT_EQ(resolveDevice("cuda:3").name(), "cuda:3");
+    EXPECT_EQ(resolveDevice("cpu"), DeviceTarget{});
+    EXPECT_EQ(resolveDevice("cpu").name(), "cpu");
+    const std::string autoDevice = resolveDevice("auto").name();
     EXPECT_TRUE(autoDevice == "cpu" || autoDevice == "cuda:0") << autoDevice;
-    const Environment env = probeEnvironment("cpu");
+    const Environment env = probeEnvironment(resolveDevice("cpu"));
     EXPECT_FALSE(env.torch.empty());
     EXPECT_EQ(env.device.type, "cpu");
     EXPECT_GT(env.device.memoryBytes, 0);

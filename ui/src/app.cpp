@@ -5,8 +5,8 @@
 #include "lmprof/ui/app.h"
 
 #include "autosave.h"
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
 #include "settings.h"
 #include "theme.h"
@@ -125,7 +125,8 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
 App::~App() {
     m_impl->settings.save(m_impl->settingsFile);
     if (!m_impl->options.saveOnExit.empty()) {
-        ResultSet set = m_impl->store.toResultSet(probeEnvironment(m_impl->form.config().device));
+        ResultSet set = m_impl->store.toResultSet(
+            probeEnvironment(resolveDevice(m_impl->form.config().device)));
         set.created = utcNow();
         set.tool = toolInfo();
         try {

@@ -2,34 +2,27 @@
 // (CUDA events or the monotonic clock), per-phase memory peaks, and failures turned into
 // data (oom / error / cancelled) with the run's memory released.
 //
-// Sections: phase bodies · one step · runBenchmark · device checks.
+// Sections: phase bodies · one step · runBenchmark.
 
 #include "lmprof/engine/runner.h"
 
 #include "bench/autocast_scope.h"
 #include "bench/device_peaks.h"
 #include "bench/memory_sampler.h"
-#include "bench/precision_dtypes.h"
 #include "bench/snapshot.h"
 #include "bench/step_context.h"
 #include "nvtx/nvtx_ranges.h"
 #include "platform/cuda_backend.h"
-#include "platform/process_info.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
 #include <c10/util/Exception.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <chrono>
-#include <map>
-#include <mutex>
-#include <torch/version.h>
 
 namespace lmprof::engine {
 
 using bench::AutocastScope;
-using bench::DeviceTarget;
 using bench::MemoryMeter;
 using bench::StepContext;
 using Clock = std::chrono::steady_clock;
@@ -55,7 +48,8 @@ void injectFault(const RunConfig& config, const DeviceTarget& target, Phase phas
     faultFired = true;
     if (target.cuda) {
         const int64_t bytes = cuda::deviceInfo(target.index).memoryBytes + (int64_t{1} << 30);
-        (void)at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(target.device()));
+        (void)at::empty({bytes},
+                        at::TensorOptions().dtype(at::kByte).device(bench::torchDevice(target)));
     }
     TORCH_CHECK_WITH(OutOfMemoryError, false,
                      "lmprof fault injection: simulated out of memory in the ", toString(phase),
@@ -221,13 +215,13 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
         result.error = "invalid configuration: " + describe(errors);
         return result;
     }
-    if (auto refusal = checkRunnable(config)) {
+    const DeviceTarget target = resolveDevice(config.device); // parsed once, passed down
+    if (auto refusal = checkRunnable(config, target)) {
         result.status = RunStatus::Error;
         result.error = refusal->message();
         return result;
     }
-    result.resolvedDevice = resolveDevice(config.device);
-    const DeviceTarget target = bench::parseDeviceTarget(result.resolvedDevice);
+    result.resolvedDevice = target.name();
     if (config.threads > 0) {
         at::set_num_threads(config.threads);
     }
@@ -343,115 +337,6 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
     result.summary = summarize(config, result.steps,
                                info ? bench::peakFlops(*info, config.precision) : std::nullopt);
     return result;
-}
-
-// ---------------------------------------------------------------------------------------
-// Device checks and the environment
-
-std::vector<std::string> availableDevices() {
-    std::vector<std::string> out = {"auto", "cpu"};
-    for (int i = 0; i < cuda::deviceCount(); ++i) {
-        out.push_back("cuda:" + std::to_string(i));
-    }
-    return out;
-}
-
-std::string resolveDevice(const std::string& requested) {
-    if (requested == "auto") {
-        return cuda::deviceCount() > 0 ? "cuda:0" : "cpu";
-    }
-    if (requested == "cuda") {
-        return "cuda:0";
-    }
-    return requested;
-}
-
-namespace {
-
-// Runs a small matmul in the requested precision on the device; a refusal reason if the
-// build or the device cannot. Cached: the answer does not change within a process.
-std::optional<std::string> probePrecision(const DeviceTarget& target, Precision precision) {
-    static std::mutex mutex;
-    static std::map<std::pair<std::string, Precision>, std::optional<std::string>> cache;
-    const std::string key = target.cuda ? "cuda:" + std::to_string(target.index) : "cpu";
-    std::lock_guard lock(mutex);
-    if (auto it = cache.find({key, precision}); it != cache.end()) {
-        return it->second;
-    }
-    std::optional<std::string> reason;
-    const at::Device device = target.device();
-    try {
-        const PrecisionTraits& traits = traitsOf(precision);
-        at::Tensor a = at::ones({4, 4}, at::TensorOptions().device(device));
-        if (traits.autocast) {
-            const auto dtype = bench::scalarType(*traits.autocast);
-            if (!at::autocast::is_autocast_available(device.type())) {
-                reason = "autocast is not available for " + key + " in this LibTorch build";
-            } else {
-                AutocastScope scope(device.type(), dtype);
-                if (at::matmul(a, a).scalar_type() != dtype) {
-                    reason = std::string(toString(precision)) + " autocast is not supported on " +
-                             key + " by this LibTorch build";
-                }
-            }
-        }
-        if (traits.weights != NumberFormat::Fp32) {
-            const at::Tensor w = a.to(bench::scalarType(traits.weights));
-            (void)at::matmul(w, w).sum().item<float>();
-        }
-    } catch (const std::exception& e) {
-        reason = std::string(toString(precision)) + " is not supported on " + key + ": " + e.what();
-    }
-    cache[{key, precision}] = reason;
-    return reason;
-}
-
-} // namespace
-
-std::optional<ConfigError> checkRunnable(const RunConfig& config) {
-    if (config.device != "auto" && config.device != "cpu") {
-        const DeviceTarget target = bench::parseDeviceTarget(resolveDevice(config.device));
-        const int count = cuda::deviceCount();
-        if (!cuda::built()) {
-            return ConfigError{"device", "'" + config.device +
-                                             "' requested but this build's LibTorch has no CUDA"};
-        }
-        if (target.index >= count) {
-            return ConfigError{"device", "'" + config.device + "' requested but " +
-                                             std::to_string(count) +
-                                             " CUDA device(s) are available"};
-        }
-    }
-    const DeviceTarget target = bench::parseDeviceTarget(resolveDevice(config.device));
-    if (auto reason = probePrecision(target, config.precision)) {
-        return ConfigError{"precision", *reason};
-    }
-    return std::nullopt;
-}
-
-int64_t deviceMemoryBytes(const std::string& device) {
-    const DeviceTarget target = bench::parseDeviceTarget(resolveDevice(device));
-    return target.cuda && target.index < cuda::deviceCount()
-               ? cuda::deviceInfo(target.index).memoryBytes
-               : platform::totalMemoryBytes();
-}
-
-Environment probeEnvironment(const std::string& device) {
-    Environment env;
-    env.torch = TORCH_VERSION;
-    env.cuda = cuda::runtimeVersion();
-    env.cpuModel = platform::cpuModel();
-    env.cpuThreads = at::get_num_threads();
-    env.host = platform::hostName();
-    const DeviceTarget target = bench::parseDeviceTarget(resolveDevice(device));
-    if (target.cuda && target.index < cuda::deviceCount()) {
-        env.device = cuda::deviceInfo(target.index);
-    } else {
-        env.device.type = "cpu";
-        env.device.name = env.cpuModel;
-        env.device.memoryBytes = platform::totalMemoryBytes();
-    }
-    return env;
 }
 
 } // namespace lmprof::engine

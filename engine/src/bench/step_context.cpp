@@ -10,18 +10,9 @@
 
 namespace lmprof::engine::bench {
 
-at::Device DeviceTarget::device() const {
-    return cuda ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(index))
-                : at::Device(at::kCPU);
-}
-
-DeviceTarget parseDeviceTarget(const std::string& resolved) {
-    DeviceTarget t;
-    if (resolved.rfind("cuda", 0) == 0) {
-        t.cuda = true;
-        t.index = resolved.size() > 5 ? std::stoi(resolved.substr(5)) : 0;
-    }
-    return t;
+at::Device torchDevice(const DeviceTarget& target) {
+    return target.cuda ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(target.index))
+                       : at::Device(at::kCPU);
 }
 
 MemoryMeter::MemoryMeter(DeviceTarget target, std::shared_ptr<CpuMemoryReporter> cpu)
@@ -66,7 +57,7 @@ void LossScaler::update() {
 }
 
 StepContext::StepContext(const RunConfig& config, DeviceTarget target) {
-    const at::Device device = target.device();
+    const at::Device device = torchDevice(target);
     at::manual_seed(config.seed);
     const PrecisionTraits& traits = traitsOf(config.precision);
     model = model::TransformerLM(config.model, config.contextLength, device);

@@ -6,6 +6,7 @@
 #include "bench/adamw.h"
 #include "bench/cpu_memory_reporter.h"
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/devices.h"
 #include "model/transformer.h"
 
 #include <memory>
@@ -13,13 +14,8 @@
 
 namespace lmprof::engine::bench {
 
-struct DeviceTarget {
-    bool cuda = false;
-    int index = 0;
-    at::Device device() const;
-};
-
-DeviceTarget parseDeviceTarget(const std::string& resolved);
+// The device a target names, as LibTorch's at::Device.
+at::Device torchDevice(const DeviceTarget& target);
 
 // Current and peak bytes of the run's device: CUDA caching-allocator statistics, or the
 // exact tensor bytes of the CPU memory-reporting hook.

@@ -1,10 +1,10 @@
 // Configure panel: model preset or custom dimensions with live validation, input shape,
 // precision, mode, steps, device, seed; estimates; Run / Cancel; progress with ETA.
 
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/runner.h"
 #include "views.h"
 
 #include <algorithm>
@@ -179,7 +179,7 @@ void ConfigView::draw(ViewContext& ctx) {
     ImGui::Text("activations ~%s  peak ~%s", formatBytes(m.activations).c_str(),
                 formatBytes(m.total()).c_str());
     if (m_deviceBytesFor != c.device) {
-        m_deviceBytes = deviceMemoryBytes(c.device);
+        m_deviceBytes = deviceMemoryBytes(resolveDevice(c.device));
         m_deviceBytesFor = c.device;
     }
     const std::string fit = fitWarning(c, m_deviceBytes);

@@ -1,8 +1,8 @@
 // Save the session's finished runs as a JSON result set, open one (validated: a foreign or
 // corrupt file is reported and changes nothing), recent files, and the status line.
 
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/runner.h"
 #include "views.h"
 
 #include <cstring>
@@ -13,7 +13,8 @@ namespace lmprof::ui {
 using namespace lmprof::engine;
 
 void FilesView::save(ViewContext& ctx, const std::string& path) {
-    ResultSet set = ctx.store.toResultSet(probeEnvironment(ctx.form.config().device));
+    ResultSet set =
+        ctx.store.toResultSet(probeEnvironment(resolveDevice(ctx.form.config().device)));
     set.created = utcNow();
     set.tool = toolInfo();
     if (set.runs.empty()) {

@@ -75,8 +75,7 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
     if (ImGui::BeginPopup("##PlotContext")) {
         ImGui::Separator();
         if (ImGui::MenuItem("Save PNG")) {
-            ctx.pngRequests->push_back(
-                request());
+            ctx.pngRequests->push_back(request());
         }
         ImGui::EndPopup();
     }

@@ -3,8 +3,8 @@
 // out-of-memory run can spare the larger configurations of its family); progress with an
 // ETA over the whole sweep; cancel.
 
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/report.h"
-#include "lmprof/engine/runner.h"
 #include "views.h"
 
 #include <algorithm>

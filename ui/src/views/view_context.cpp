@@ -2,8 +2,8 @@
 
 #include "view_context.h"
 
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/runner.h"
 
 #include <algorithm>
 
@@ -24,7 +24,7 @@ std::string snapshotPath(const ViewContext& ctx, const engine::RunConfig& c) {
     std::filesystem::create_directories(ctx.snapshotDir, ec);
     std::string stamp = engine::utcNow(); // 2026-11-21T12:00:00Z
     std::replace(stamp.begin(), stamp.end(), ':', '-');
-    const bool cuda = engine::resolveDevice(c.device).rfind("cuda", 0) == 0;
+    const bool cuda = engine::resolveDevice(c.device).cuda;
     const std::string stem = engine::runLabel(c) + "-" + stamp;
     const std::string ext = cuda ? ".pickle" : ".json";
     std::filesystem::path path = ctx.snapshotDir / (stem + ext);

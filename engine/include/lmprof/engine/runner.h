@@ -26,23 +26,8 @@ public:
     virtual void onTelemetrySample(const TelemetrySample& sample) { (void)sample; }
 };
 
-// Refusals that need the runtime: a device that is not present, a precision the device
-// cannot run. Returns nullopt when the run can start. validate() is checked too.
-std::optional<ConfigError> checkRunnable(const RunConfig& config);
-
-// Device choices on this machine: "auto", "cpu", then "cuda:0", "cuda:1", ... per GPU.
-std::vector<std::string> availableDevices();
-
-// What "auto" resolves to on this machine: "cuda:0" with a GPU, "cpu" otherwise.
-std::string resolveDevice(const std::string& requested);
-
-// Memory of the device a run on `device` uses: the GPU's, or the machine's RAM for the CPU.
-int64_t deviceMemoryBytes(const std::string& device);
-
-// The machine the runs execute on, for the result set's "environment".
-Environment probeEnvironment(const std::string& device);
-
-// Runs the benchmark. `cancel` is polled between phases and steps: a cancelled run keeps
+// Runs the benchmark: validate(), then the device is resolved once and checkRunnable()
+// asked (devices.h). `cancel` is polled between phases and steps: a cancelled run keeps
 // the steps it finished and ends with status Cancelled.
 RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObserver* observer,
                        const std::atomic<bool>* cancel);
