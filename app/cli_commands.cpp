@@ -5,6 +5,7 @@
 
 #include "cli_commands.h"
 
+#include "lmprof/engine/columns.h"
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
@@ -429,6 +430,18 @@ int compareCommand(const CompareOptions& o) {
         std::cerr << "lmprof-cli: cannot compare " << e.what() << "\n";
         return kExitUsage;
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// columns
+
+int columnsCommand() {
+    std::cout << "key,unit,kind,header\r\n";
+    for (const RunColumn* c : csvLayout()) {
+        std::cout << csvQuote(c->key) << "," << csvQuote(c->unit) << "," << toString(c->kind) << ","
+                  << csvQuote(c->header) << "\r\n";
+    }
+    return kExitOk;
 }
 
 // ---------------------------------------------------------------------------------------

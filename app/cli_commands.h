@@ -78,6 +78,8 @@ int runCommand(const RunOptions& options);
 int sweepCommand(const SweepOptions& options);
 int showCommand(const ShowOptions& options);
 int compareCommand(const CompareOptions& options);
+// Lists the CSV export's columns (key, unit, kind, table header) as CSV, from the registry.
+int columnsCommand();
 
 // Installs a SIGINT/SIGTERM handler: the first signal cancels the current run (results so
 // far are still reported and saved); a second one ends the process.

@@ -3,6 +3,7 @@
 //   lmprof-cli sweep --models small,medium --ctx 128,256 --precision fp32,bf16
 //   lmprof-cli show  out.json --format markdown
 //   lmprof-cli compare yesterday.json today.json
+//   lmprof-cli columns
 
 #include "cli_commands.h"
 #include "cli_options.h"
@@ -58,6 +59,9 @@ int main(int argc, char** argv) {
     compareCmd->add_flag("--fail-on-regression", compare.failOnRegression,
                          "exit 1 if a run of B is slower beyond noise");
 
+    CLI::App* columnsCmd =
+        app.add_subcommand("columns", "list the CSV export's columns with their units");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -74,6 +78,9 @@ int main(int argc, char** argv) {
     }
     if (compareCmd->parsed()) {
         return compareCommand(compare);
+    }
+    if (columnsCmd->parsed()) {
+        return columnsCommand();
     }
     return showCommand(show);
 }

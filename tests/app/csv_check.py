@@ -2,7 +2,8 @@
 
 Runs lmprof-cli twice (an ok run and an injected out-of-memory run), merges the two result
 sets, and checks `lmprof-cli show FILE --format csv`: CRLF line ends, the header equals
-the column list documented in docs/RESULTS.md, one row per run, numbers where a run has
+the columns lmprof declares (`lmprof-cli columns`, from the engine's column registry),
+one row per run, each integer and real column parsing as one, numbers where a run has
 them and empty cells where it does not.
 
 Usage: python3 csv_check.py --cli PATH --workdir DIR
@@ -16,15 +17,28 @@ import pathlib
 import subprocess
 import sys
 
-STATS = ("mean", "std", "median", "min", "max", "p95", "cv", "n")
-EXPECTED = (
-    ["id", "model", "d_model", "d_ff", "num_layers", "num_heads", "vocab_size",
-     "parameter_count", "context_length", "batch_size", "precision", "mode", "device",
-     "warmup_steps", "measure_steps", "seed", "status", "failed_phase", "error"]
-    + [f"{phase}_{s}" for phase in ("forward_ms", "backward_ms", "optimizer_ms", "total_ms")
-       for s in STATS]
-    + ["tokens_per_s", "tflops", "mfu", "peak_forward_bytes", "peak_backward_bytes",
-       "peak_optimizer_bytes"])
+
+
+def registry(cli):
+    """The columns lmprof declares (`lmprof-cli columns`): [(key, unit, kind, header)]."""
+    text = subprocess.run([cli, "columns"], check=True, capture_output=True).stdout.decode()
+    rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
+    if rows[0] != ["key", "unit", "kind", "header"]:
+        sys.exit(f"lmprof-cli columns: unexpected header {rows[0]}")
+    return rows[1:]
+
+
+def kind_errors(header, kinds, row, label):
+    """A cell of an integer or real column must parse as one (or be empty)."""
+    errors = []
+    for key, cell in zip(header, row):
+        if cell == "" or kinds.get(key) == "text":
+            continue
+        try:
+            int(cell) if kinds[key] == "integer" else float(cell)
+        except (KeyError, ValueError):
+            errors.append(f"{label}: {key} = {cell!r} is not {kinds.get(key, '?')}")
+    return errors
 
 
 def run(cli, out, env_extra=None, expect=0):
@@ -50,6 +64,10 @@ def main():
     merged["runs"] += oom["runs"]
     (work / "both.json").write_text(json.dumps(merged))
 
+    columns = registry(args.cli)
+    expected = [key for key, _, _, _ in columns]
+    kinds = {key: kind for key, _, kind, _ in columns}
+    units = {key: unit for key, unit, _, _ in columns}
     text = subprocess.run([args.cli, "show", str(work / "both.json"), "--format", "csv"],
                           check=True, capture_output=True).stdout.decode()
     failures = []
@@ -57,14 +75,19 @@ def main():
         failures.append("records must end with CRLF and contain no bare LF")
     rows = list(csv.reader(io.StringIO(text, newline=""), strict=True))
     header, body = rows[0], rows[1:]
-    if header != EXPECTED:
-        failures.append(f"header differs from the documented columns:\n  {header}\n  {EXPECTED}")
+    if header != expected:
+        failures.append(f"header differs from the declared columns:\n  {header}\n  {expected}")
+    if units.get("total_ms_mean") != "ms" or units.get("peak_forward_bytes") != "bytes":
+        failures.append(f"units: total_ms_mean {units.get('total_ms_mean')!r}, "
+                        f"peak_forward_bytes {units.get('peak_forward_bytes')!r}")
     if len(body) != 2:
         failures.append(f"expected 2 rows, got {len(body)}")
     else:
         ok, bad = (dict(zip(header, r)) for r in body)
         if any(len(r) != len(header) for r in body):
             failures.append("a row has a different number of cells than the header")
+        for label, r in (("ok run", body[0]), ("oom run", body[1])):
+            failures += kind_errors(header, kinds, r, label)
         if ok["status"] != "ok" or bad["status"] != "oom" or bad["failed_phase"] != "backward":
             failures.append(f"statuses: {ok['status']}, {bad['status']} {bad['failed_phase']}")
         for col in ("forward_ms_mean", "total_ms_std", "tokens_per_s", "peak_backward_bytes"):

@@ -1,10 +1,14 @@
 // Reports: the grid table, Markdown shape, and CSV that parses back.
 
+#include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
+#include <set>
+#include <span>
 #include <sstream>
+#include <stdexcept>
 
 using namespace lmprof::engine;
 
@@ -154,4 +158,39 @@ TEST(Report, FormatBytesAndNames) {
     EXPECT_EQ(formatBytes(int64_t{3} << 30), "3.00 GiB");
     EXPECT_EQ(parseReportFormat("markdown"), ReportFormat::Markdown);
     EXPECT_FALSE(parseReportFormat("html"));
+}
+
+// The column registry: each key once, every CSV column with a value, the tables' columns
+// with headers, and the registry feeding both writers.
+TEST(Report, ColumnRegistryFeedsTheCsvAndTheTables) {
+    std::set<std::string> keys;
+    for (const auto& c : runColumns()) {
+        EXPECT_TRUE(keys.insert(c.key).second) << "column key twice: " << c.key;
+        EXPECT_TRUE(c.value) << c.key;
+    }
+    for (const RunColumn* c : csvLayout()) { // machine values with a unit are numbers
+        if (c->unit == "ms" || c->unit == "bytes") {
+            EXPECT_NE(c->kind, ColumnKind::Text) << c->key << " has a unit but is text";
+        }
+    }
+    for (const RunColumn* c : reportLayout()) {
+        EXPECT_FALSE(c->header.empty()) << c->key;
+    }
+    EXPECT_EQ(summaryHeader().size(), reportLayout().size());
+    EXPECT_THROW(runColumn("no_such_column"), std::out_of_range);
+
+    RunResult r;
+    r.id = "x";
+    r.config.model = *presetModel("small");
+    r.summary.tokensPerS = 1234.4;
+    r.summary.peakBytes.backward = 3 << 20;
+    std::ostringstream csv;
+    writeCsv(csv, std::span(&r, 1));
+    const std::string head = csv.str().substr(0, csv.str().find("\r\n"));
+    size_t commas = std::count(head.begin(), head.end(), ',');
+    EXPECT_EQ(commas + 1, csvLayout().size());
+    EXPECT_EQ(runColumn("tokens_per_s").cellOf(r, r.summary), "1234");
+    EXPECT_EQ(runColumn("tokens_per_s").value(r, r.summary), "1234.4");
+    EXPECT_EQ(runColumn("peak_bytes").cellOf(r, r.summary), "3.0 MiB");
+    EXPECT_EQ(runColumn("backward_ms").cellOf(r, r.summary), "-") << "train runs it, no steps";
 }

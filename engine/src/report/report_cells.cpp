@@ -1,30 +1,13 @@
 // The cells every human-readable report shares: one header, one row per run, so the
 // grid table and the Markdown table cannot drift apart.
 
+#include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
 #include <cstdio>
 
 namespace lmprof::engine {
-
-namespace {
-
-// "22.11 ± 0.09", or why there is no figure: the phase is not part of the mode ("-"),
-// or the run ended without measured steps ("OOM", "error", "cancelled").
-std::string timeCell(const RunResult& run, const PhaseStats& stats, bool phaseRuns) {
-    if (!phaseRuns) {
-        return "-";
-    }
-    if (stats.n == 0) {
-        return run.status == RunStatus::Ok
-                   ? "-"
-                   : (run.status == RunStatus::Oom ? "OOM" : std::string(toString(run.status)));
-    }
-    return formatMeanStd(stats);
-}
-
-} // namespace
 
 std::string formatFixed(double v, int digits) {
     char buf[64];
@@ -58,29 +41,19 @@ std::string formatBytes(int64_t bytes) {
 }
 
 std::vector<std::string> summaryHeader() {
-    return {"Model",  "Context", "Batch",   "Precision", "Mode",     "Fwd ms",
-            "Bwd ms", "Opt ms",  "Step ms", "Peak mem",  "Tokens/s", "Status"};
+    std::vector<std::string> out;
+    for (const RunColumn* c : reportLayout()) {
+        out.push_back(c->header);
+    }
+    return out;
 }
 
 std::vector<std::string> summaryRow(const RunResult& run) {
-    const auto& c = run.config;
-    const auto& s = run.summary;
-    const auto phases = phasesOf(c.mode);
-    auto has = [&](Phase p) { return std::find(phases.begin(), phases.end(), p) != phases.end(); };
-    const int64_t peak = s.peakBytes.max();
-    const std::string status = statusText(run);
-    return {c.model.preset,
-            std::to_string(c.contextLength),
-            std::to_string(c.batchSize),
-            std::string(toString(c.precision)),
-            std::string(toString(c.mode)),
-            timeCell(run, s.forwardMs, true),
-            timeCell(run, s.backwardMs, has(Phase::Backward)),
-            timeCell(run, s.optimizerMs, has(Phase::Optimizer)),
-            timeCell(run, s.totalMs, true),
-            peak > 0 ? formatBytes(peak) : "-",
-            s.tokensPerS > 0 ? formatFixed(s.tokensPerS, 0) : "-",
-            status};
+    std::vector<std::string> out;
+    for (const RunColumn* c : reportLayout()) {
+        out.push_back(c->cellOf(run, run.summary));
+    }
+    return out;
 }
 
 void writeReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format) {

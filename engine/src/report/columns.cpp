@@ -1,0 +1,231 @@
+// The column table (columns.h): every per-run column once, in the CSV's order, and the
+// tables' layout as a list of keys.
+
+#include "lmprof/engine/columns.h"
+
+#include "lmprof/engine/report.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+
+namespace lmprof::engine {
+
+namespace {
+
+std::string num(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.6g", v);
+    return buf;
+}
+
+std::string integer(int64_t v) {
+    return std::to_string(v);
+}
+
+bool runsPhase(const RunResult& run, Phase phase) {
+    const auto phases = phasesOf(run.config.mode);
+    return std::find(phases.begin(), phases.end(), phase) != phases.end();
+}
+
+// "22.11 ± 0.09", or why there is no figure: the phase is not part of the mode ("-"), or
+// the run ended without measured steps ("OOM", "error", "cancelled").
+std::string timeCell(const RunResult& run, const PhaseStats& stats, bool phaseRuns) {
+    if (!phaseRuns) {
+        return "-";
+    }
+    if (stats.n == 0) {
+        return run.status == RunStatus::Ok
+                   ? "-"
+                   : (run.status == RunStatus::Oom ? "OOM" : std::string(toString(run.status)));
+    }
+    return formatMeanStd(stats);
+}
+
+RunColumn column(std::string key, std::string header, std::string unit, ColumnKind kind,
+                 RunColumn::Getter value, RunColumn::Getter cell = {}) {
+    RunColumn c;
+    c.key = std::move(key);
+    c.header = std::move(header);
+    c.unit = std::move(unit);
+    c.kind = kind;
+    c.value = std::move(value);
+    c.cell = std::move(cell);
+    return c;
+}
+
+RunColumn text(std::string key, std::string header, RunColumn::Getter value,
+               RunColumn::Getter cell = {}) {
+    return column(std::move(key), std::move(header), "", ColumnKind::Text, std::move(value),
+                  std::move(cell));
+}
+
+RunColumn count(std::string key, std::string header, std::function<int64_t(const RunResult&)> f) {
+    return column(std::move(key), std::move(header), "", ColumnKind::Integer,
+                  [f](const RunResult& r, const RunSummary&) { return integer(f(r)); });
+}
+
+RunColumn bytes(std::string key, std::string header, std::function<int64_t(const RunSummary&)> f,
+                RunColumn::Getter cell = {}) {
+    return column(
+        std::move(key), std::move(header), "bytes", ColumnKind::Integer,
+        [f](const RunResult&, const RunSummary& s) { return integer(f(s)); }, std::move(cell));
+}
+
+struct PhaseColumn {
+    const char* key;    // "forward_ms"
+    const char* header; // "Fwd ms"
+    PhaseStats RunSummary::*stats;
+    std::optional<Phase> phase; // the phase the mode must run; none for the whole step
+};
+constexpr std::array kPhaseColumns{
+    PhaseColumn{"forward_ms", "Fwd ms", &RunSummary::forwardMs, Phase::Forward},
+    PhaseColumn{"backward_ms", "Bwd ms", &RunSummary::backwardMs, Phase::Backward},
+    PhaseColumn{"optimizer_ms", "Opt ms", &RunSummary::optimizerMs, Phase::Optimizer},
+    PhaseColumn{"total_ms", "Step ms", &RunSummary::totalMs, std::nullopt},
+};
+
+// A phase's statistics for the CSV: mean ... cv (ms, or a ratio), then n.
+void addPhaseStats(std::vector<RunColumn>& out, const PhaseColumn& p) {
+    struct Stat {
+        const char* name;
+        double PhaseStats::*field;
+    };
+    constexpr std::array kStats{Stat{"mean", &PhaseStats::mean},     Stat{"std", &PhaseStats::std},
+                                Stat{"median", &PhaseStats::median}, Stat{"min", &PhaseStats::min},
+                                Stat{"max", &PhaseStats::max},       Stat{"p95", &PhaseStats::p95},
+                                Stat{"cv", &PhaseStats::cv}};
+    for (const Stat& st : kStats) {
+        const std::string unit = std::string(st.name) == "cv" ? "" : "ms";
+        out.push_back(column(std::string(p.key) + "_" + st.name, "", unit, ColumnKind::Real,
+                             [p, st](const RunResult&, const RunSummary& s) {
+                                 const PhaseStats& ps = s.*p.stats;
+                                 return ps.n ? num(ps.*st.field) : std::string();
+                             }));
+    }
+    out.push_back(
+        column(std::string(p.key) + "_n", "", "", ColumnKind::Integer,
+               [p](const RunResult&, const RunSummary& s) { return integer((s.*p.stats).n); }));
+}
+
+std::vector<RunColumn> buildColumns() {
+    using R = const RunResult&;
+    using S = const RunSummary&;
+    std::vector<RunColumn> c;
+    // The configuration and the outcome.
+    c.push_back(text("id", "", [](R r, S) { return r.id; }));
+    c.push_back(text("model", "Model", [](R r, S) { return r.config.model.preset; }));
+    c.push_back(count("d_model", "", [](R r) { return r.config.model.dModel; }));
+    c.push_back(count("d_ff", "", [](R r) { return r.config.model.dFf; }));
+    c.push_back(count("num_layers", "", [](R r) { return r.config.model.numLayers; }));
+    c.push_back(count("num_heads", "", [](R r) { return r.config.model.numHeads; }));
+    c.push_back(count("vocab_size", "", [](R r) { return r.config.model.vocabSize; }));
+    c.push_back(count("parameter_count", "", [](R r) { return r.parameterCount; }));
+    c.push_back(count("context_length", "Context", [](R r) { return r.config.contextLength; }));
+    c.push_back(count("batch_size", "Batch", [](R r) { return r.config.batchSize; }));
+    c.push_back(text("precision", "Precision",
+                     [](R r, S) { return std::string(toString(r.config.precision)); }));
+    c.push_back(text("mode", "Mode", [](R r, S) { return std::string(toString(r.config.mode)); }));
+    c.push_back(text("device", "", [](R r, S) {
+        return r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice;
+    }));
+    c.push_back(count("warmup_steps", "", [](R r) { return r.config.warmupSteps; }));
+    c.push_back(count("measure_steps", "", [](R r) { return r.config.measureSteps; }));
+    c.push_back(count("seed", "", [](R r) { return static_cast<int64_t>(r.config.seed); }));
+    c.push_back(text(
+        "status", "Status", [](R r, S) { return std::string(toString(r.status)); },
+        [](R r, S) { return statusText(r); }));
+    c.push_back(text("failed_phase", "", [](R r, S) {
+        return r.failedPhase ? std::string(toString(*r.failedPhase)) : std::string();
+    }));
+    c.push_back(text("error", "", [](R r, S) { return r.error.value_or(""); }));
+    // Times: mean ± std for people, every statistic for machines.
+    for (const PhaseColumn& p : kPhaseColumns) {
+        c.push_back(text(p.key, p.header, [p](R r, S s) {
+            return timeCell(r, s.*p.stats, !p.phase || runsPhase(r, *p.phase));
+        }));
+        c.back().unit = "ms";
+        c.back().inCsv = false;
+        addPhaseStats(c, p);
+    }
+    // Throughput and memory.
+    c.push_back(column(
+        "tokens_per_s", "Tokens/s", "tokens/s", ColumnKind::Real,
+        [](R, S s) { return num(s.tokensPerS); },
+        [](R, S s) { return s.tokensPerS > 0 ? formatFixed(s.tokensPerS, 0) : "-"; }));
+    c.push_back(
+        column("tflops", "", "TFLOP/s", ColumnKind::Real, [](R, S s) { return num(s.tflops); }));
+    c.push_back(column("mfu", "", "", ColumnKind::Real,
+                       [](R, S s) { return s.mfu ? num(*s.mfu) : std::string(); }));
+    c.push_back(bytes(
+        "peak_bytes", "Peak mem", [](S s) { return s.peakBytes.max(); },
+        [](R, S s) {
+            const int64_t peak = s.peakBytes.max();
+            return peak > 0 ? formatBytes(peak) : "-";
+        }));
+    c.back().inCsv = false;
+    c.push_back(bytes("peak_forward_bytes", "", [](S s) { return s.peakBytes.forward; }));
+    c.push_back(bytes("peak_backward_bytes", "", [](S s) { return s.peakBytes.backward; }));
+    c.push_back(bytes("peak_optimizer_bytes", "", [](S s) { return s.peakBytes.optimizer; }));
+    return c;
+}
+
+std::vector<const RunColumn*> layout(const std::vector<std::string>& keys) {
+    std::vector<const RunColumn*> out;
+    for (const auto& key : keys) {
+        out.push_back(&runColumn(key));
+    }
+    return out;
+}
+
+} // namespace
+
+std::string_view toString(ColumnKind kind) {
+    switch (kind) {
+    case ColumnKind::Integer:
+        return "integer";
+    case ColumnKind::Real:
+        return "real";
+    case ColumnKind::Text:
+        break;
+    }
+    return "text";
+}
+
+const std::vector<RunColumn>& runColumns() {
+    static const std::vector<RunColumn> columns = buildColumns();
+    return columns;
+}
+
+const RunColumn& runColumn(std::string_view key) {
+    for (const auto& c : runColumns()) {
+        if (c.key == key) {
+            return c;
+        }
+    }
+    throw std::out_of_range("no run column '" + std::string(key) + "'");
+}
+
+std::span<const RunColumn* const> csvLayout() {
+    static const std::vector<const RunColumn*> columns = [] {
+        std::vector<const RunColumn*> out;
+        for (const auto& c : runColumns()) {
+            if (c.inCsv) {
+                out.push_back(&c);
+            }
+        }
+        return out;
+    }();
+    return columns;
+}
+
+std::span<const RunColumn* const> reportLayout() {
+    static const std::vector<const RunColumn*> columns =
+        layout({"model", "context_length", "batch_size", "precision", "mode", "forward_ms",
+                "backward_ms", "optimizer_ms", "total_ms", "peak_bytes", "tokens_per_s", "status"});
+    return columns;
+}
+
+} // namespace lmprof::engine
