@@ -3,9 +3,8 @@
 // run, Ctrl+click adds or removes it from the selection the charts overlay; the run's id
 // shows on hover over its number.
 
-#include "lmprof/engine/precision.h"
+#include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
-#include "table_cells.h"
 #include "views.h"
 
 #include <algorithm>
@@ -17,24 +16,19 @@ using namespace lmprof::engine;
 
 namespace {
 
-void timeCell(const PhaseStats& s, bool runs) {
-    if (!runs || s.n == 0) {
-        ImGui::TextDisabled("-");
-    } else {
-        ImGui::TextUnformatted(formatMeanStd(s).c_str());
+// A cell as wide as a column's usual values, so widths barely move while a run's figures
+// change; a wider current value (a 4-digit mean with a 3-digit std) widens the column.
+const char* widthSample(const std::string& unit) {
+    if (unit == "ms") {
+        return "0000.00 ± 00.00";
     }
-}
-
-const char* shortMode(Mode m) {
-    switch (m) {
-    case Mode::Forward:
-        return "fwd";
-    case Mode::ForwardBackward:
-        return "fwd+bwd";
-    case Mode::Train:
-        return "train";
+    if (unit == "bytes") {
+        return "1023.9 MiB";
     }
-    return "?";
+    if (unit == "tokens/s") {
+        return "0000000";
+    }
+    return "";
 }
 
 ImVec4 statusColor(const RunView& v) {
@@ -62,43 +56,40 @@ void RunsTableView::draw(ViewContext& ctx) {
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                   ImGuiTableFlags_SizingFixedFit;
-    const char* headers[] = {"#",         "status",   "model",   "ctx",    "batch",
-                             "precision", "mode",     "fwd ms",  "bwd ms", "opt ms",
-                             "step ms",   "peak mem", "tokens/s"};
-    if (ImGui::BeginTable("runs", IM_ARRAYSIZE(headers), flags)) {
-        ImGui::TableSetupScrollFreeze(2, 1);
-        // Fixed widths from sample contents, so a column never clips "1234.56 ± 12.34".
-        std::string_view widestPrecision;
-        for (const auto& p : engine::precisionTable()) {
-            widestPrecision = p.name.size() > widestPrecision.size() ? p.name : widestPrecision;
+    // "#" and the status (coloured, its message on hover), then the report's columns
+    // (columns.h) with the live summary of a running run.
+    std::vector<const RunColumn*> columns;
+    for (const RunColumn* c : reportLayout()) {
+        if (c->key != "status") {
+            columns.push_back(c);
         }
-        const std::string precisionSample(widestPrecision);
-        const char* samples[] = {"000",
-                                 "cancelled (optimizer)",
-                                 "medium",
-                                 "1024",
-                                 "batch",
-                                 precisionSample.c_str(),
-                                 "fwd+bwd",
-                                 "0000.00 ± 00.00",
-                                 "0000.00 ± 00.00",
-                                 "0000.00 ± 00.00",
-                                 "0000.00 ± 00.00",
-                                 "1023.9 MiB",
-                                 "0000000"};
-        static_assert(IM_ARRAYSIZE(samples) == IM_ARRAYSIZE(headers));
-        for (int c = 0; c < IM_ARRAYSIZE(headers); ++c) {
-            const float width =
-                std::max(ImGui::CalcTextSize(samples[c]).x, ImGui::CalcTextSize(headers[c]).x);
-            ImGui::TableSetupColumn(headers[c], ImGuiTableColumnFlags_WidthFixed, width);
+    }
+    auto& runs = ctx.store.runs();
+    m_cells.assign(runs.size(), {});
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const RunSummary& s = runs[i].liveSummary();
+        for (const RunColumn* c : columns) {
+            m_cells[i].push_back(c->cellOf(runs[i].result, s));
+        }
+    }
+    if (ImGui::BeginTable("runs", static_cast<int>(columns.size()) + 2, flags)) {
+        ImGui::TableSetupScrollFreeze(2, 1);
+        ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed,
+                                ImGui::CalcTextSize("000").x);
+        ImGui::TableSetupColumn("status", ImGuiTableColumnFlags_WidthFixed,
+                                ImGui::CalcTextSize("cancelled (optimizer)").x);
+        for (size_t k = 0; k < columns.size(); ++k) {
+            float width = std::max(ImGui::CalcTextSize(columns[k]->header.c_str()).x,
+                                   ImGui::CalcTextSize(widthSample(columns[k]->unit)).x);
+            for (const auto& row : m_cells) {
+                width = std::max(width, ImGui::CalcTextSize(row[k].c_str()).x);
+            }
+            ImGui::TableSetupColumn(columns[k]->header.c_str(), ImGuiTableColumnFlags_WidthFixed,
+                                    width);
         }
         ImGui::TableHeadersRow();
-        auto& runs = ctx.store.runs();
         for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
             RunView& v = runs[i];
-            const RunConfig& c = v.result.config;
-            const RunSummary& s = v.liveSummary();
-            const auto phases = phasesOf(c.mode);
             ImGui::TableNextRow();
             ImGui::TableSetColumnIndex(0);
             ImGui::PushID(i);
@@ -121,22 +112,14 @@ void RunsTableView::draw(ViewContext& ctx) {
             if (v.result.error && ImGui::IsItemHovered()) {
                 ImGui::SetTooltip("%s", v.result.error->c_str());
             }
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(c.model.preset.c_str());
-            cell::integer(c.contextLength);
-            cell::integer(c.batchSize);
-            cell::text(toString(c.precision));
-            ImGui::TableNextColumn();
-            ImGui::TextUnformatted(shortMode(c.mode));
-            ImGui::TableNextColumn();
-            timeCell(s.forwardMs, true);
-            ImGui::TableNextColumn();
-            timeCell(s.backwardMs, phases.size() > 1);
-            ImGui::TableNextColumn();
-            timeCell(s.optimizerMs, phases.size() > 2);
-            ImGui::TableNextColumn();
-            timeCell(s.totalMs, true);
-            cell::peakAndTokens(s);
+            for (const std::string& cellText : m_cells[i]) {
+                ImGui::TableNextColumn();
+                if (cellText == "-") {
+                    ImGui::TextDisabled("-");
+                } else {
+                    ImGui::TextUnformatted(cellText.c_str());
+                }
+            }
         }
         ImGui::EndTable();
     }

@@ -8,6 +8,7 @@
 #include "view_context.h"
 
 #include <string>
+#include <vector>
 
 namespace lmprof::ui {
 
@@ -65,6 +66,9 @@ private:
 class RunsTableView {
 public:
     void draw(ViewContext& ctx);
+
+private:
+    std::vector<std::vector<std::string>> m_cells; // the cells of the frame being drawn
 };
 
 class FilesView {
