@@ -48,8 +48,11 @@ launch() {
 }
 launch --model tiny --ctx 16 --screenshot "$work/first.png"
 [ "$(grep -c . "$work/restore/autosave.jsonl")" -eq 1 ] || { echo "run not autosaved"; exit 1; }
-launch --model tiny --ctx 32 --restore-last --show Summary --screenshot "$work/restored.png" \
-  --save-on-exit "$work/restored.json"
+launch --model tiny --ctx 32 --restore-last --show Summary,Nonesuch --screenshot "$work/restored.png" \
+  --save-on-exit "$work/restored.json" 2> "$work/restored.err"
+# --show takes the window registry's titles; an unknown one is named, with the real ones.
+grep -q "'Nonesuch' is not a window (Configure, .*Summary" "$work/restored.err" ||
+  { echo "unknown --show window not reported"; cat "$work/restored.err"; exit 1; }
 "$png_check" "$work/restored.png" 1600 1000
 [ "$(grep -c '"status": "ok"' "$work/restored.json")" -eq 2 ] ||
   { echo "restored + new run expected in the window"; cat "$work/restored.json"; exit 1; }

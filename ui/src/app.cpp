@@ -1,106 +1,24 @@
-// App: the frame loop's body. Drains engine events into the RunStore, lays out the docked
-// views (a default layout on first launch, the user's own afterwards), and tracks the
-// scripted-launch state (autorun, screenshot requests).
+// App: the frame loop's body. Drains engine events into the RunStore, draws the windows of
+// the registry (registerWindows) and lays them out (a default layout on first launch, the
+// user's own afterwards); the menu and the restore offer. The scripted side (autorun,
+// exports, frame statistics) is in app_script.cpp.
 
-#include "lmprof/ui/app.h"
-
-#include "autosave.h"
+#include "app_impl.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/session.h"
-#include "settings.h"
 #include "theme.h"
-#include "views/views.h"
 
-#include <ctime>
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <imgui.h>
 #include <imgui_internal.h>
 #include <implot.h>
-#include <nlohmann/json.hpp>
 #include <utility>
 
 namespace lmprof::ui {
 
 using namespace lmprof::engine;
-
-namespace {
-// Frames drawn after the autorun run finished before it counts as settled (the charts'
-// auto-fit needs a frame or two to take the final data into account).
-constexpr int kSettleFrames = 5;
-} // namespace
-
-struct App::Impl {
-    explicit Impl(AppOptions o)
-        : options(std::move(o)), form(options.initialConfig),
-          settingsFile(options.configDir / "settings.json"),
-          iniFile((options.configDir / "imgui.ini").string()),
-          settings(Settings::load(settingsFile)), hadLayout(std::filesystem::exists(iniFile)),
-          autosave(options.configDir) {}
-
-    AppOptions options;
-    Session session;
-    RunStore store;
-    ConfigForm form;
-    std::filesystem::path settingsFile;
-    std::string iniFile;
-    Settings settings;
-    bool hadLayout;
-    bool layoutBuilt = false;
-    std::string status;
-    bool statusIsError = false;
-
-    Autosave autosave;
-    std::optional<Autosave::Previous> restoreOffer; // shown as a modal until answered
-    std::vector<PngRequest> pngRequests;
-    std::map<std::string, PngRequest> plotRects;
-    bool exportsQueued = false;
-    bool exportsOk = true;
-    int frameNumber = 0;
-    void queueExports();
-
-    ConfigView configView;
-    SweepView sweepView;
-    SummaryTableView summaryTableView;
-    HeatmapView heatmapView;
-    PrecisionView precisionView;
-    WarmupView warmupView;
-    CompareView compareView;
-    StepTimesView stepTimesView;
-    HistogramView histogramView;
-    MemoryView memoryView;
-    TelemetryView telemetryView;
-    ThroughputView throughputView;
-    RunsTableView runsTableView;
-    FilesView filesView;
-
-    // Scripted launch: -1 no autorun; otherwise the session index of the autorun run.
-    int autorunIndex = -1;
-    bool autorunAnswered = false;
-    bool autorunOk = false;
-    int framesSinceAnswer = 0;
-    bool screenshotRequested = false;
-
-    struct FrameSample {
-        double uiMs;
-        double ms;
-        size_t stepsHeld;
-        bool running;
-    };
-    std::vector<FrameSample> frames;
-
-    ViewContext context() {
-        return ViewContext{session,   store,         form,         settings,
-                           status,    statusIsError, &pngRequests, options.configDir / "snapshots",
-                           &plotRects};
-    }
-    void buildDefaultLayout(ImGuiID dockspace);
-    void restore(const Autosave::Previous& previous);
-    void drawRestoreOffer();
-    void autosaveFinished(const std::vector<SessionEvent>& events);
-    void drawMenu();
-    void trackAutorun();
-};
 
 App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {
     Impl& s = *m_impl;
@@ -109,6 +27,20 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
             s.restore(*previous);
         } else if (s.options.restore == RestoreChoice::Ask) {
             s.restoreOffer = std::move(previous);
+        }
+    }
+    // --show names windows of the registry; an unknown name is reported, not ignored.
+    for (const std::string& name : s.options.showWindows) {
+        const bool known = std::any_of(s.windows.begin(), s.windows.end(),
+                                       [&](const Window& w) { return name == w.title; });
+        if (!known) {
+            std::string titles;
+            for (const Window& w : s.windows) {
+                titles += (titles.empty() ? "" : ", ") + std::string(w.title);
+            }
+            s.status = "--show: '" + name + "' is not a window (" + titles + ")";
+            s.statusIsError = true;
+            std::fprintf(stderr, "lmprof: %s\n", s.status.c_str());
         }
     }
     if (s.options.autorun) {
@@ -151,6 +83,33 @@ void App::setupStyle(float contentScale) {
     applyTheme(m_impl->settings.darkTheme, contentScale);
 }
 
+namespace {
+template <typename View>
+Window window(View& view, DockSlot slot) {
+    return {View::kTitle, slot, [&view](ViewContext& ctx) { view.draw(ctx); }};
+}
+} // namespace
+
+void App::Impl::registerWindows() {
+    // The draw order matters on a first launch: a dock place shows the first window drawn
+    // into it, and the last new window takes the focus, so the run views come before the
+    // sweep and summary windows that share their places as tabs.
+    windows = {window(configView, DockSlot::Left),
+               window(filesView, DockSlot::LeftBottom),
+               window(stepTimesView, DockSlot::ChartTopLeft),
+               window(memoryView, DockSlot::ChartTopRight),
+               window(telemetryView, DockSlot::ChartBottomLeft), // same time axis as above
+               window(histogramView, DockSlot::ChartTopRight),
+               window(throughputView, DockSlot::ChartBottomRight),
+               window(sweepView, DockSlot::Left),
+               window(summaryTableView, DockSlot::Bottom),
+               window(heatmapView, DockSlot::ChartTopRight),
+               window(precisionView, DockSlot::Bottom),
+               window(warmupView, DockSlot::ChartBottomRight),
+               window(compareView, DockSlot::Bottom),
+               window(runsTableView, DockSlot::Bottom)};
+}
+
 void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
     const ImGuiViewport* viewport = ImGui::GetMainViewport();
     ImGui::DockBuilderRemoveNode(dockspace);
@@ -165,21 +124,14 @@ void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
     ImGui::DockBuilderSplitNode(chartsLeft, ImGuiDir_Down, 0.5f, &bl, &tl);
     // The Memory view (timeline, breakdown, allocations) gets the taller right-hand place.
     ImGui::DockBuilderSplitNode(chartsRight, ImGuiDir_Down, 0.36f, &br, &tr);
-    ImGui::DockBuilderDockWindow("Configure", leftTop);
-    ImGui::DockBuilderDockWindow("Files", leftBottom);
-    ImGui::DockBuilderDockWindow("Step times", tl);
-    ImGui::DockBuilderDockWindow("Telemetry", bl); // under the step times, same time axis
-    ImGui::DockBuilderDockWindow("Distribution", tr);
-    ImGui::DockBuilderDockWindow("Memory", tr);
-    ImGui::DockBuilderDockWindow("Throughput", br);
-    ImGui::DockBuilderDockWindow("Runs", bottom);
-    // The sweep and summary windows share those places as tabs.
-    ImGui::DockBuilderDockWindow("Sweep", leftTop);
-    ImGui::DockBuilderDockWindow("Heatmap", tr);
-    ImGui::DockBuilderDockWindow("Warmup study", br);
-    ImGui::DockBuilderDockWindow("Summary", bottom);
-    ImGui::DockBuilderDockWindow("Precision", bottom);
-    ImGui::DockBuilderDockWindow("Compare", bottom);
+    const std::map<DockSlot, ImGuiID> places = {
+        {DockSlot::Left, leftTop},     {DockSlot::LeftBottom, leftBottom},
+        {DockSlot::ChartTopLeft, tl},  {DockSlot::ChartBottomLeft, bl},
+        {DockSlot::ChartTopRight, tr}, {DockSlot::ChartBottomRight, br},
+        {DockSlot::Bottom, bottom}};
+    for (const Window& w : windows) {
+        ImGui::DockBuilderDockWindow(w.title, places.at(w.slot));
+    }
     ImGui::DockBuilderFinish(dockspace);
 }
 
@@ -211,11 +163,9 @@ void App::Impl::drawMenu() {
         }
         ImGui::Separator();
         // Brings a window (or its tab) to the front.
-        for (const char* window :
-             {"Configure", "Sweep", "Files", "Step times", "Telemetry", "Memory", "Distribution",
-              "Throughput", "Heatmap", "Warmup study", "Runs", "Summary", "Precision", "Compare"}) {
-            if (ImGui::MenuItem(window)) {
-                ImGui::SetWindowFocus(window);
+        for (const Window& w : windows) {
+            if (ImGui::MenuItem(w.title)) {
+                ImGui::SetWindowFocus(w.title);
             }
         }
         ImGui::Separator();
@@ -233,19 +183,6 @@ void App::Impl::drawMenu() {
                     ImGui::GetStyle().ItemSpacing.x * 2);
     ImGui::TextDisabled("%s", state.c_str());
     ImGui::EndMainMenuBar();
-}
-
-void App::Impl::trackAutorun() {
-    if (autorunIndex < 0 || autorunAnswered) {
-        return;
-    }
-    if (const RunView* v = store.findBySessionIndex(autorunIndex); v && v->finished) {
-        autorunAnswered = true;
-        autorunOk = v->result.status == RunStatus::Ok;
-        status = v->result.id + ": " + std::string(toString(v->result.status)) +
-                 (v->result.error ? " - " + *v->result.error : std::string());
-        statusIsError = !autorunOk;
-    }
 }
 
 void App::Impl::restore(const Autosave::Previous& previous) {
@@ -336,22 +273,9 @@ void App::frame() {
         s.layoutBuilt = true;
     }
     ViewContext ctx = s.context();
-    s.configView.draw(ctx);
-    s.filesView.draw(ctx);
-    s.stepTimesView.draw(ctx);
-    s.memoryView.draw(ctx);
-    s.telemetryView.draw(ctx);
-    s.histogramView.draw(ctx);
-    s.throughputView.draw(ctx);
-    // On a first launch a dock node shows the first window drawn into it, and the last new
-    // window takes the focus: the run views stay in front of the sweep and summary tabs.
-    s.sweepView.draw(ctx);
-    s.summaryTableView.draw(ctx);
-    s.heatmapView.draw(ctx);
-    s.precisionView.draw(ctx);
-    s.warmupView.draw(ctx);
-    s.compareView.draw(ctx);
-    s.runsTableView.draw(ctx);
+    for (const Window& w : s.windows) {
+        w.draw(ctx);
+    }
     // --show: one window per frame once the windows exist (focusing several docked windows
     // in one frame leaves only the last one's tab in front).
     const size_t showIndex = static_cast<size_t>(s.frameNumber++) - 2;
@@ -361,84 +285,6 @@ void App::frame() {
     s.drawRestoreOffer();
 }
 
-void App::Impl::queueExports() {
-    exportsQueued = true;
-    for (const std::string& stem : options.exportPlots) {
-        const auto it = plotRects.find(stem);
-        if (it == plotRects.end()) {
-            // Its window is hidden behind another tab, or no chart has that name.
-            std::fprintf(stderr, "lmprof: --export-plots: no chart '%s' was drawn\n", stem.c_str());
-            exportsOk = false;
-            continue;
-        }
-        PngRequest request = it->second;
-        request.framesToWait = 1;
-        request.path = (options.exportDir / (stem + ".png")).string();
-        pngRequests.push_back(request);
-    }
-}
-
-bool App::pngPending() const {
-    return !m_impl->pngRequests.empty() ||
-           (!m_impl->options.exportPlots.empty() && !m_impl->exportsQueued);
-}
-
-bool App::exportsSucceeded() const {
-    return m_impl->exportsOk;
-}
-
-namespace {
-// lmprof-<stem>-<unix time>.png in the working directory.
-std::filesystem::path timestampedPng(const std::string& stem) {
-    return "lmprof-" + stem + "-" + std::to_string(std::time(nullptr)) + ".png";
-}
-} // namespace
-
-void App::afterRender(int fbWidth, int fbHeight) {
-    auto& requests = m_impl->pngRequests;
-    const ImGuiIO& io = ImGui::GetIO();
-    const float scaleX = io.DisplaySize.x > 0 ? fbWidth / io.DisplaySize.x : 1.0f;
-    const float scaleY = io.DisplaySize.y > 0 ? fbHeight / io.DisplaySize.y : 1.0f;
-    for (auto it = requests.begin(); it != requests.end();) {
-        if (--it->framesToWait > 0) {
-            ++it;
-            continue;
-        }
-        const int x = static_cast<int>(it->x * scaleX);
-        const int w = static_cast<int>(it->width * scaleX);
-        const int h = static_cast<int>(it->height * scaleY);
-        const int y = fbHeight - static_cast<int>(it->y * scaleY) - h; // OpenGL counts from below
-        const std::filesystem::path path = std::filesystem::absolute(
-            !it->path.empty() ? std::filesystem::path(it->path) : timestampedPng(it->fileStem));
-        try {
-            writeFramebufferRegionPng(path, x, y, w, h);
-            setStatus("plot saved to " + path.string(), false);
-        } catch (const std::exception& e) {
-            m_impl->exportsOk = false;
-            setStatus(e.what(), true);
-        }
-        it = requests.erase(it);
-    }
-    if (std::exchange(m_impl->screenshotRequested, false)) {
-        const std::filesystem::path path = std::filesystem::absolute(timestampedPng("screenshot"));
-        try {
-            writeFramebufferPng(path, fbWidth, fbHeight);
-            setStatus("screenshot saved to " + path.string(), false);
-        } catch (const std::exception& e) {
-            setStatus(e.what(), true);
-        }
-    }
-}
-
-bool App::autorunSettled() const {
-    return !m_impl->options.autorun ||
-           (m_impl->autorunAnswered && m_impl->framesSinceAnswer >= kSettleFrames);
-}
-
-bool App::autorunSucceeded() const {
-    return m_impl->autorunOk;
-}
-
 void App::setStatus(const std::string& message, bool isError) {
     m_impl->status = message;
     m_impl->statusIsError = isError;
@@ -446,23 +292,6 @@ void App::setStatus(const std::string& message, bool isError) {
 
 bool App::darkTheme() const {
     return m_impl->settings.darkTheme;
-}
-
-void App::recordFrameTime(double uiMs, double ms) {
-    size_t held = 0;
-    for (const auto& r : m_impl->store.runs()) {
-        held += r.result.steps.size();
-    }
-    m_impl->frames.push_back({uiMs, ms, held, m_impl->store.active() != nullptr});
-}
-
-void App::writeFrameStats(const std::filesystem::path& path) const {
-    nlohmann::json frames = nlohmann::json::array();
-    for (const auto& f : m_impl->frames) {
-        frames.push_back(
-            {{"ui_ms", f.uiMs}, {"ms", f.ms}, {"steps_held", f.stepsHeld}, {"running", f.running}});
-    }
-    writeFileAtomic(path, nlohmann::json{{"frames", frames}}.dump() + "\n");
 }
 
 } // namespace lmprof::ui

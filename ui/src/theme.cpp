@@ -52,4 +52,18 @@ void applyTheme(bool dark, float contentScale) {
     style.FontSizeBase = fontBase;
 }
 
+const Palette& palette() {
+    static const Palette p{
+        ImVec4(0.95f, 0.35f, 0.30f, 1.0f), // error
+        ImVec4(0.92f, 0.62f, 0.20f, 1.0f), // warning
+        ImVec4(0.40f, 0.80f, 0.40f, 1.0f), // ok
+        ImVec4(0.80f, 0.80f, 0.40f, 1.0f), // skipped
+        ImVec4(0.40f, 0.70f, 1.00f, 1.0f), // live
+        ImVec4(0.90f, 0.30f, 0.30f, 1.0f), // peak
+        ImVec4(0.90f, 0.25f, 0.25f, 0.5f), // throttle
+        ImVec4(0.60f, 0.10f, 0.10f, 0.45f) // regression
+    };
+    return p;
+}
+
 } // namespace lmprof::ui

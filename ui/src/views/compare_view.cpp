@@ -7,6 +7,7 @@
 #include "lmprof/engine/result_io.h"
 #include "summary_model.h"
 #include "table_cells.h"
+#include "theme.h"
 #include "views.h"
 
 #include <algorithm>
@@ -20,9 +21,6 @@ namespace lmprof::ui {
 using namespace lmprof::engine;
 
 namespace {
-
-const ImVec4 kRegression(0.95f, 0.35f, 0.30f, 1.0f);
-const ImVec4 kImprovement(0.40f, 0.80f, 0.40f, 1.0f);
 
 // Runs of a result set or an autosave file; warnings of a cut last line go to `notes`.
 std::vector<RunResult> loadRuns(const std::string& path, std::string& notes) {
@@ -56,7 +54,7 @@ void CompareView::load(ViewContext& ctx) {
 }
 
 void CompareView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Compare")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }
@@ -109,7 +107,7 @@ void CompareView::draw(ViewContext& ctx) {
             ImGui::TableNextRow();
             if (m.verdict == Verdict::Slower) {
                 ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0,
-                                       ImGui::GetColorU32(ImVec4(0.6f, 0.1f, 0.1f, 0.45f)));
+                                       ImGui::GetColorU32(palette().regression));
             }
             ImGui::TableNextColumn();
             ImGui::PushID(i);
@@ -132,9 +130,9 @@ void CompareView::draw(ViewContext& ctx) {
                 ImGui::Text("%.3g", m.welch.p);
             }
             ImGui::TableNextColumn();
-            const ImVec4 color = m.verdict == Verdict::Slower ? kRegression
+            const ImVec4 color = m.verdict == Verdict::Slower ? palette().error
                                  : m.verdict == Verdict::Faster
-                                     ? kImprovement
+                                     ? palette().ok
                                      : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
             ImGui::TextColored(color, "%s", toString(m.verdict).data());
         }

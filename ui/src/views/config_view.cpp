@@ -5,6 +5,7 @@
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
+#include "theme.h"
 #include "views.h"
 
 #include <algorithm>
@@ -19,12 +20,11 @@ using namespace lmprof::engine;
 namespace {
 
 constexpr std::array<int64_t, 4> kContexts = {128, 256, 512, 1024};
-const ImVec4 kErrorColor(0.95f, 0.35f, 0.30f, 1.0f);
 
 // Shows the field's validation message under it, in the error colour.
 void fieldError(const std::map<std::string, std::string>& errors, const char* field) {
     if (auto it = errors.find(field); it != errors.end()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+        ImGui::PushStyleColor(ImGuiCol_Text, palette().error);
         ImGui::TextWrapped("%s", it->second.c_str());
         ImGui::PopStyleColor();
     }
@@ -69,7 +69,7 @@ void drawProgress(ViewContext& ctx) {
 } // namespace
 
 void ConfigView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Configure")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }
@@ -184,7 +184,7 @@ void ConfigView::draw(ViewContext& ctx) {
     }
     const std::string fit = fitWarning(c, m_deviceBytes);
     if (!fit.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.95f, 0.65f, 0.2f, 1.0f));
+        ImGui::PushStyleColor(ImGuiCol_Text, palette().warning);
         ImGui::TextWrapped("%s. You can still run it; it will end as oom.", fit.c_str());
         ImGui::PopStyleColor();
     } else if (m_deviceBytes > 0) {

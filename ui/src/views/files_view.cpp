@@ -3,6 +3,7 @@
 
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
+#include "theme.h"
 #include "views.h"
 
 #include <cstring>
@@ -47,7 +48,7 @@ void FilesView::draw(ViewContext& ctx) {
         std::snprintf(m_path, sizeof(m_path), "%s", ctx.settings.savePath.c_str());
         m_pathInitialised = true;
     }
-    if (!ImGui::Begin("Files")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }
@@ -73,8 +74,8 @@ void FilesView::draw(ViewContext& ctx) {
         }
     }
     if (!ctx.status.empty()) {
-        const ImVec4 color = ctx.statusIsError ? ImVec4(0.95f, 0.35f, 0.3f, 1.0f)
-                                               : ImGui::GetStyleColorVec4(ImGuiCol_Text);
+        const ImVec4 color =
+            ctx.statusIsError ? palette().error : ImGui::GetStyleColorVec4(ImGuiCol_Text);
         ImGui::PushStyleColor(ImGuiCol_Text, color);
         ImGui::TextWrapped("%s", ctx.status.c_str());
         ImGui::PopStyleColor();

@@ -34,7 +34,7 @@ void enumCombo(const char* label, int& index, const std::array<T, N>& options) {
 } // namespace
 
 void HeatmapView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Heatmap")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }

@@ -1,6 +1,7 @@
 // Distribution of the measured step times of each selected run, with mean, median, std
 // and CV written out, the mean and median marked as lines (the mean tagged).
 
+#include "theme.h"
 #include "views.h"
 
 #include <imgui.h>
@@ -9,7 +10,7 @@
 namespace lmprof::ui {
 
 void HistogramView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Distribution")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }
@@ -42,7 +43,7 @@ void HistogramView::draw(ViewContext& ctx) {
             ImPlotSpec markSpec;
             markSpec.Flags = ImPlotItemFlags_NoLegend;
             ImPlot::PlotInfLines("##marks", marks, 2, markSpec);
-            ImPlot::TagX(t.mean, ImVec4(0.9f, 0.6f, 0.2f, 1.0f), "mean");
+            ImPlot::TagX(t.mean, palette().warning, "mean");
         }
         plot::endPlot(ctx, "distribution");
     }

@@ -7,6 +7,7 @@
 
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/report.h"
+#include "theme.h"
 #include "views.h"
 
 #include <algorithm>
@@ -33,7 +34,6 @@ unsigned int phaseColor(engine::Phase p) {
     return 0;
 }
 
-const ImVec4 kPeakColor(0.9f, 0.3f, 0.3f, 1.0f);
 const char* const kParts[] = {"parameters", "gradients", "AdamW moments", "activations"};
 const char* const kBars[] = {"predicted", "measured"};
 
@@ -87,7 +87,7 @@ void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, Decimated
             // Samples can miss a short-lived peak; the allocator's own peak of each phase
             // is drawn over the phase it belongs to.
             ImPlotSpec spec;
-            spec.LineColor = kPeakColor;
+            spec.LineColor = palette().peak;
             spec.LineWeight = 2.0f;
             spec.Flags = ImPlotLineFlags_Segments;
             ImPlot::PlotLine("phase peak", run->peaks.tS.data(), run->peaks.peakMiB.data(),
@@ -98,7 +98,7 @@ void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, Decimated
         const double peakMiB =
             static_cast<double>(runs.front()->liveSummary().peakBytes.max()) / kMiB;
         if (peakMiB > 0.0) {
-            ImPlot::TagY(peakMiB, kPeakColor, "peak %.1f", peakMiB);
+            ImPlot::TagY(peakMiB, palette().peak, "peak %.1f", peakMiB);
         }
     }
     plot::endPlot(ctx, "memory");
@@ -116,7 +116,7 @@ void drawBreakdown(ViewContext& ctx, RunView& run) {
     ImGui::Text("Peak: predicted %s, measured %s", engine::formatBytes(predicted.total()).c_str(),
                 measuredPeak > 0 ? engine::formatBytes(measuredPeak).c_str() : "-");
     if (measuredPeak > 0 && measuredPeak < measured.staticBytes()) {
-        ImGui::TextColored(ImVec4(0.9f, 0.6f, 0.2f, 1.0f),
+        ImGui::TextColored(palette().warning,
                            "the run ended before its static memory was all allocated");
     }
     if (!ImPlot::BeginPlot("##breakdown", ImVec2(-1, -1), ImPlotFlags_NoTitle)) {
@@ -170,7 +170,7 @@ void drawLargest(ViewContext& ctx, const RunView& run) {
                 snap->firstStep + snap->stepCount - 1, static_cast<long long>(snap->entries),
                 snap->truncated ? ", limit reached" : "");
     if (snap->error) {
-        ImGui::TextColored(ImVec4(0.9f, 0.3f, 0.3f, 1.0f), "not saved: %s", snap->error->c_str());
+        ImGui::TextColored(palette().error, "not saved: %s", snap->error->c_str());
     } else {
         ImGui::TextDisabled("%s", snap->path.c_str());
         if (ImGui::IsItemHovered()) {
@@ -220,7 +220,7 @@ void drawLargest(ViewContext& ctx, const RunView& run) {
 // draw
 
 void MemoryView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Memory")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }

@@ -5,6 +5,7 @@
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
 #include "table_cells.h"
+#include "theme.h"
 #include "views.h"
 
 #include <imgui.h>
@@ -18,9 +19,9 @@ namespace {
 ImVec4 verdictColor(Verdict v) {
     switch (v) {
     case Verdict::Faster:
-        return ImVec4(0.40f, 0.80f, 0.40f, 1.0f);
+        return palette().ok;
     case Verdict::Slower:
-        return ImVec4(0.95f, 0.35f, 0.30f, 1.0f);
+        return palette().error;
     default:
         return ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
     }
@@ -29,7 +30,7 @@ ImVec4 verdictColor(Verdict v) {
 } // namespace
 
 void PrecisionView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Precision")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }

@@ -5,6 +5,7 @@
 
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
+#include "theme.h"
 #include "views.h"
 
 #include <algorithm>
@@ -33,23 +34,23 @@ const char* widthSample(const std::string& unit) {
 
 ImVec4 statusColor(const RunView& v) {
     if (!v.finished) {
-        return ImVec4(0.4f, 0.7f, 1.0f, 1.0f);
+        return palette().live;
     }
     switch (v.result.status) {
     case RunStatus::Ok:
-        return ImVec4(0.4f, 0.8f, 0.4f, 1.0f);
+        return palette().ok;
     case RunStatus::Cancelled:
     case RunStatus::Skipped:
-        return ImVec4(0.8f, 0.8f, 0.4f, 1.0f);
+        return palette().skipped;
     default:
-        return ImVec4(0.95f, 0.35f, 0.3f, 1.0f);
+        return palette().error;
     }
 }
 
 } // namespace
 
 void RunsTableView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Runs")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }

@@ -10,7 +10,7 @@
 namespace lmprof::ui {
 
 void StepTimesView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Step times")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }

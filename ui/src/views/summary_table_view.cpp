@@ -5,6 +5,7 @@
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
 #include "table_cells.h"
+#include "theme.h"
 #include "views.h"
 
 #include <imgui.h>
@@ -15,10 +16,6 @@ namespace lmprof::ui {
 using namespace lmprof::engine;
 
 namespace {
-
-const ImVec4 kFailColor(0.95f, 0.35f, 0.30f, 1.0f);
-const ImVec4 kSkipColor(0.80f, 0.80f, 0.40f, 1.0f);
-const ImVec4 kLiveColor(0.40f, 0.70f, 1.00f, 1.0f);
 
 void statsCell(const PhaseStats& s, bool hasPhase) {
     ImGui::TableNextColumn();
@@ -45,7 +42,7 @@ std::string statusNote(const RunResult& r) {
 } // namespace
 
 void SummaryTableView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Summary")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }
@@ -92,8 +89,8 @@ void SummaryTableView::draw(ViewContext& ctx) {
                 // Mark the timing cells instead of showing partial figures.
                 const ImVec4 color =
                     v.result.status == RunStatus::Skipped || v.result.status == RunStatus::Cancelled
-                        ? kSkipColor
-                        : kFailColor;
+                        ? palette().skipped
+                        : palette().error;
                 const std::string note = statusNote(v.result);
                 for (int col = 0; col < 6; ++col) {
                     ImGui::TableNextColumn();
@@ -107,7 +104,7 @@ void SummaryTableView::draw(ViewContext& ctx) {
             const RunSummary& s = v.liveSummary();
             const size_t phases = phasesOf(c.mode).size();
             if (!v.finished) {
-                ImGui::PushStyleColor(ImGuiCol_Text, kLiveColor); // live figures, still moving
+                ImGui::PushStyleColor(ImGuiCol_Text, palette().live); // live figures, still moving
             }
             statsCell(s.forwardMs, true);
             statsCell(s.backwardMs, phases > 1);

@@ -5,6 +5,7 @@
 
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/report.h"
+#include "theme.h"
 #include "views.h"
 
 #include <algorithm>
@@ -16,8 +17,6 @@ namespace lmprof::ui {
 using namespace lmprof::engine;
 
 namespace {
-
-const ImVec4 kErrorColor(0.95f, 0.35f, 0.30f, 1.0f);
 
 std::string formatFlops(double flops) {
     char buf[32];
@@ -215,7 +214,7 @@ void SweepView::draw(ViewContext& ctx) {
     if (!m_initialised) {
         initFrom(ctx.form.config());
     }
-    if (!ImGui::Begin("Sweep")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }
@@ -247,7 +246,7 @@ void SweepView::draw(ViewContext& ctx) {
     std::vector<RunConfig> configs = buildConfigs(base, error);
     ImGui::Separator();
     if (!error.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, kErrorColor);
+        ImGui::PushStyleColor(ImGuiCol_Text, palette().error);
         ImGui::TextWrapped("%s", error.c_str());
         ImGui::PopStyleColor();
     } else {

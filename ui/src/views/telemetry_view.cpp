@@ -3,6 +3,7 @@
 // SM/memory clocks, power and temperature from NVML. The x axes are linked so a slow step
 // lines up with a clock drop; samples with a slowdown reason are marked in red.
 
+#include "theme.h"
 #include "views.h"
 
 #include <imgui.h>
@@ -12,14 +13,12 @@ namespace lmprof::ui {
 
 namespace {
 
-const ImVec4 kThrottleColor(0.9f, 0.25f, 0.25f, 0.5f);
-
 void markThrottling(const TelemetrySeries& t) {
     if (t.throttledS.empty()) {
         return;
     }
     ImPlotSpec spec;
-    spec.LineColor = kThrottleColor;
+    spec.LineColor = palette().throttle;
     ImPlot::PlotInfLines("slowdown", t.throttledS.data(), static_cast<int>(t.throttledS.size()),
                          spec);
 }
@@ -27,15 +26,14 @@ void markThrottling(const TelemetrySeries& t) {
 } // namespace
 
 void TelemetryView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Telemetry")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }
     const auto runs = ctx.selectedRuns();
     const bool gpu = !runs.empty() && runs.front()->telemetry.anyGpu;
     if (!runs.empty() && runs.front()->result.samplerError) {
-        ImGui::TextColored(ImVec4(0.9f, 0.6f, 0.2f, 1.0f), "%s",
-                           runs.front()->result.samplerError->c_str());
+        ImGui::TextColored(palette().warning, "%s", runs.front()->result.samplerError->c_str());
     }
     if (!runs.empty() && runs.front()->result.telemetryNote) {
         ImGui::TextDisabled("no GPU telemetry: %s", runs.front()->result.telemetryNote->c_str());

@@ -8,7 +8,7 @@
 namespace lmprof::ui {
 
 void ThroughputView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Throughput")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }

@@ -14,6 +14,7 @@ namespace lmprof::ui {
 
 class ConfigView {
 public:
+    static constexpr const char* kTitle = "Configure";
     void draw(ViewContext& ctx);
 
 private:
@@ -24,6 +25,7 @@ private:
 
 class StepTimesView {
 public:
+    static constexpr const char* kTitle = "Step times";
     void draw(ViewContext& ctx);
 
 private:
@@ -33,6 +35,7 @@ private:
 
 class HistogramView {
 public:
+    static constexpr const char* kTitle = "Distribution";
     void draw(ViewContext& ctx);
 
 private:
@@ -41,6 +44,7 @@ private:
 
 class MemoryView {
 public:
+    static constexpr const char* kTitle = "Memory";
     void draw(ViewContext& ctx);
 
 private:
@@ -49,6 +53,7 @@ private:
 
 class TelemetryView {
 public:
+    static constexpr const char* kTitle = "Telemetry";
     void draw(ViewContext& ctx);
 
 private:
@@ -57,6 +62,7 @@ private:
 
 class ThroughputView {
 public:
+    static constexpr const char* kTitle = "Throughput";
     void draw(ViewContext& ctx);
 
 private:
@@ -65,6 +71,7 @@ private:
 
 class RunsTableView {
 public:
+    static constexpr const char* kTitle = "Runs";
     void draw(ViewContext& ctx);
 
 private:
@@ -73,6 +80,7 @@ private:
 
 class FilesView {
 public:
+    static constexpr const char* kTitle = "Files";
     void draw(ViewContext& ctx);
     void save(ViewContext& ctx, const std::string& path);
     void open(ViewContext& ctx, const std::string& path);
@@ -87,6 +95,7 @@ private:
 // see every frame's events (observe) even while the window is hidden.
 class SweepView {
 public:
+    static constexpr const char* kTitle = "Sweep";
     void observe(const std::vector<engine::SessionEvent>& events);
     void draw(ViewContext& ctx);
     bool running() const { return m_driver.running(); }
@@ -111,12 +120,14 @@ private:
 // tokens/s), failed and skipped cells marked, filling live.
 class SummaryTableView {
 public:
+    static constexpr const char* kTitle = "Summary";
     void draw(ViewContext& ctx);
 };
 
 // One metric over model × context for a chosen precision and mode.
 class HeatmapView {
 public:
+    static constexpr const char* kTitle = "Heatmap";
     void draw(ViewContext& ctx);
 
 private:
@@ -130,6 +141,7 @@ private:
 // Speedup of bf16 / fp16 / bf16-pure over fp32 per cell, with interval and Welch verdict.
 class PrecisionView {
 public:
+    static constexpr const char* kTitle = "Precision";
     void draw(ViewContext& ctx);
 };
 
@@ -137,6 +149,7 @@ public:
 // std of the measured steps against the warmup count.
 class WarmupView {
 public:
+    static constexpr const char* kTitle = "Warmup study";
     void draw(ViewContext& ctx);
 
 private:
@@ -149,6 +162,7 @@ private:
 // configuration, ratio with 95% interval and verdict, step-time histograms of a row.
 class CompareView {
 public:
+    static constexpr const char* kTitle = "Compare";
     void draw(ViewContext& ctx);
 
 private:

@@ -13,7 +13,7 @@ namespace lmprof::ui {
 using namespace lmprof::engine;
 
 void WarmupView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin("Warmup study")) {
+    if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }

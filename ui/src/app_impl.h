@@ -1,0 +1,123 @@
+// App's private state, shared by app.cpp (the frame loop, layout, menu, restore offer)
+// and app_script.cpp (autorun, PNG exports, frame statistics); and the window registry.
+#pragma once
+
+#include "autosave.h"
+#include "lmprof/engine/session.h"
+#include "lmprof/ui/app.h"
+#include "settings.h"
+#include "views/views.h"
+
+#include <filesystem>
+#include <functional>
+#include <imgui.h>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lmprof::ui {
+
+// Where the default layout docks a window: a left column (with a small place under it),
+// four chart places in a 2 × 2 grid, and a strip along the bottom.
+enum class DockSlot {
+    Left,
+    LeftBottom,
+    ChartTopLeft,
+    ChartBottomLeft,
+    ChartTopRight,
+    ChartBottomRight,
+    Bottom
+};
+
+// One window of the registry: its title (the view's kTitle), its place in the default
+// layout and how to draw it. The registry drives the default layout, the View menu, --show
+// and the frame's draw calls.
+struct Window {
+    const char* title;
+    DockSlot slot;
+    std::function<void(ViewContext&)> draw;
+};
+
+// Frames drawn after the autorun run finished before it counts as settled (the charts'
+// auto-fit needs a frame or two to take the final data into account).
+inline constexpr int kSettleFrames = 5;
+
+struct App::Impl {
+    explicit Impl(AppOptions o)
+        : options(std::move(o)), form(options.initialConfig),
+          settingsFile(options.configDir / "settings.json"),
+          iniFile((options.configDir / "imgui.ini").string()),
+          settings(Settings::load(settingsFile)), hadLayout(std::filesystem::exists(iniFile)),
+          autosave(options.configDir) {
+        registerWindows();
+    }
+
+    AppOptions options;
+    engine::Session session;
+    RunStore store;
+    ConfigForm form;
+    std::filesystem::path settingsFile;
+    std::string iniFile;
+    Settings settings;
+    bool hadLayout;
+    bool layoutBuilt = false;
+    std::string status;
+    bool statusIsError = false;
+
+    Autosave autosave;
+    std::optional<Autosave::Previous> restoreOffer; // shown as a modal until answered
+    std::vector<PngRequest> pngRequests;
+    std::map<std::string, PngRequest> plotRects;
+    bool exportsQueued = false;
+    bool exportsOk = true;
+    int frameNumber = 0;
+    void queueExports();
+
+    // The views, and the windows they draw (registry order = draw order; see windows()).
+    ConfigView configView;
+    SweepView sweepView;
+    SummaryTableView summaryTableView;
+    HeatmapView heatmapView;
+    PrecisionView precisionView;
+    WarmupView warmupView;
+    CompareView compareView;
+    StepTimesView stepTimesView;
+    HistogramView histogramView;
+    MemoryView memoryView;
+    TelemetryView telemetryView;
+    ThroughputView throughputView;
+    RunsTableView runsTableView;
+    FilesView filesView;
+    std::vector<Window> windows;
+    void registerWindows();
+
+    // Scripted launch: -1 no autorun; otherwise the session index of the autorun run.
+    int autorunIndex = -1;
+    bool autorunAnswered = false;
+    bool autorunOk = false;
+    int framesSinceAnswer = 0;
+    bool screenshotRequested = false;
+
+    struct FrameSample {
+        double uiMs;
+        double ms;
+        size_t stepsHeld;
+        bool running;
+    };
+    std::vector<FrameSample> frames;
+
+    ViewContext context() {
+        return ViewContext{session,   store,         form,         settings,
+                           status,    statusIsError, &pngRequests, options.configDir / "snapshots",
+                           &plotRects};
+    }
+    void buildDefaultLayout(ImGuiID dockspace);
+    void restore(const Autosave::Previous& previous);
+    void drawRestoreOffer();
+    void autosaveFinished(const std::vector<engine::SessionEvent>& events);
+    void drawMenu();
+    void trackAutorun();
+};
+
+} // namespace lmprof::ui
