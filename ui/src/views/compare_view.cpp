@@ -123,18 +123,7 @@ void CompareView::draw(ViewContext& ctx) {
             cell::text(formatMeanStd(m.b.summary.totalMs));
             ImGui::TableNextColumn();
             ImGui::Text("%.3f [%.3f, %.3f]", m.stepRatio.ratio, m.stepRatio.low, m.stepRatio.high);
-            ImGui::TableNextColumn();
-            if (m.verdict == Verdict::Untestable) {
-                ImGui::TextDisabled("-");
-            } else {
-                ImGui::Text("%.3g", m.welch.p);
-            }
-            ImGui::TableNextColumn();
-            const ImVec4 color = m.verdict == Verdict::Slower ? palette().error
-                                 : m.verdict == Verdict::Faster
-                                     ? palette().ok
-                                     : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
-            ImGui::TextColored(color, "%s", toString(m.verdict).data());
+            cell::pAndVerdict(m.welch, m.verdict);
         }
         ImGui::EndTable();
     }

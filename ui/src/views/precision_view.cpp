@@ -14,21 +14,6 @@ namespace lmprof::ui {
 
 using namespace lmprof::engine;
 
-namespace {
-
-ImVec4 verdictColor(Verdict v) {
-    switch (v) {
-    case Verdict::Faster:
-        return palette().ok;
-    case Verdict::Slower:
-        return palette().error;
-    default:
-        return ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
-    }
-}
-
-} // namespace
-
 void PrecisionView::draw(ViewContext& ctx) {
     if (!ImGui::Begin(kTitle)) {
         ImGui::End();
@@ -66,19 +51,12 @@ void PrecisionView::draw(ViewContext& ctx) {
             cell::text(formatMeanStd(cell.other.summary.totalMs));
             ImGui::TableNextColumn();
             ImGui::Text("%.2fx [%.2f, %.2f]", cell.speedup, cell.low, cell.high);
-            ImGui::TableNextColumn();
-            if (cell.verdict == Verdict::Untestable) {
-                ImGui::TextDisabled("-");
-            } else {
-                ImGui::Text("%.3g", cell.welch.p);
-            }
-            ImGui::TableNextColumn();
-            const Verdict v = cell.verdict;
             // The verdict is of the other precision's step time against fp32's.
-            const char* text = v == Verdict::Faster   ? "faster"
-                               : v == Verdict::Slower ? "slower"
-                                                      : toString(v).data(); // a literal
-            ImGui::TextColored(verdictColor(v), "%s", text);
+            const Verdict v = cell.verdict;
+            cell::pAndVerdict(cell.welch, v,
+                              v == Verdict::Faster   ? "faster"
+                              : v == Verdict::Slower ? "slower"
+                                                     : std::string_view());
         }
         ImGui::EndTable();
     }

@@ -3,6 +3,7 @@
 #include "table_cells.h"
 
 #include "lmprof/engine/report.h"
+#include "theme.h"
 
 #include <imgui.h>
 
@@ -27,6 +28,23 @@ void peakAndTokens(const engine::RunSummary& s) {
     } else {
         ImGui::TextDisabled("-");
     }
+}
+
+void pAndVerdict(const engine::WelchTest& welch, engine::Verdict verdict, std::string_view text) {
+    using engine::Verdict;
+    ImGui::TableNextColumn();
+    if (verdict == Verdict::Untestable) {
+        ImGui::TextDisabled("-");
+    } else {
+        ImGui::Text("%.3g", welch.p);
+    }
+    ImGui::TableNextColumn();
+    const ImVec4 color = verdict == Verdict::Slower ? palette().error
+                         : verdict == Verdict::Faster
+                             ? palette().ok
+                             : ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+    const std::string_view words = text.empty() ? engine::toString(verdict) : text;
+    ImGui::TextColored(color, "%.*s", static_cast<int>(words.size()), words.data());
 }
 
 } // namespace lmprof::ui::cell
