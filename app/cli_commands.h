@@ -1,4 +1,4 @@
-// The three lmprof-cli commands (README.md, "lmprof-cli") behind plain option structs, so
+// The lmprof-cli commands (README.md, "lmprof-cli") behind plain option structs, so
 // cli_main.cpp stays a short parse-and-dispatch script. Each returns the process exit code: 0
 // success, 2 bad usage or invalid configuration, 3 a run ended out of memory, 1 other.
 #pragma once

@@ -48,14 +48,19 @@ DeviceTarget resolveDevice(std::string_view requested) {
 namespace {
 
 // Runs a small matmul in the requested precision on the device; a refusal reason if the
-// build or the device cannot. Cached: the answer does not change within a process.
+// build or the device cannot. Cached: the answer does not change within a process. The
+// probe itself (which may start CUDA) runs without the lock, so a window asking about a
+// cached answer never waits on another thread's probe; two first probes of one key may
+// both run, and agree.
 std::optional<std::string> probePrecision(const DeviceTarget& target, Precision precision) {
     static std::mutex mutex;
     static std::map<std::pair<std::string, Precision>, std::optional<std::string>> cache;
     const std::string key = target.name();
-    std::lock_guard lock(mutex);
-    if (auto it = cache.find({key, precision}); it != cache.end()) {
-        return it->second;
+    {
+        std::lock_guard lock(mutex);
+        if (auto it = cache.find({key, precision}); it != cache.end()) {
+            return it->second;
+        }
     }
     std::optional<std::string> reason;
     const at::Device device = bench::torchDevice(target);
@@ -81,6 +86,7 @@ std::optional<std::string> probePrecision(const DeviceTarget& target, Precision 
     } catch (const std::exception& e) {
         reason = std::string(toString(precision)) + " is not supported on " + key + ": " + e.what();
     }
+    std::lock_guard lock(mutex);
     cache[{key, precision}] = reason;
     return reason;
 }
@@ -88,9 +94,6 @@ std::optional<std::string> probePrecision(const DeviceTarget& target, Precision 
 } // namespace
 
 std::optional<ConfigError> checkRunnable(const RunConfig& config) {
-    if (auto errors = validate(config); !errors.empty()) {
-        return errors.front(); // before resolving a device string that may be malformed
-    }
     return checkRunnable(config, resolveDevice(config.device));
 }
 

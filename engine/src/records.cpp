@@ -75,14 +75,20 @@ bool isMeasured(const StepRecord& step) {
     return !step.warmup && !step.memorySnapshot;
 }
 
-std::vector<double> measuredStepTimes(const std::vector<StepRecord>& steps,
-                                      double StepRecord::*field) {
-    std::vector<double> out;
+void measuredStepTimes(const std::vector<StepRecord>& steps, std::vector<double>& out,
+                       double StepRecord::*field) {
+    out.clear();
     for (const auto& s : steps) {
         if (isMeasured(s)) {
             out.push_back(s.*field);
         }
     }
+}
+
+std::vector<double> measuredStepTimes(const std::vector<StepRecord>& steps,
+                                      double StepRecord::*field) {
+    std::vector<double> out;
+    measuredStepTimes(steps, out, field);
     return out;
 }
 

@@ -28,6 +28,17 @@ def registry(cli):
     return rows[1:]
 
 
+def documented_columns():
+    """The column list docs/RESULTS.md gives people, expanded: plain names, then each phase
+    with each statistic suffix, then plain names again."""
+    doc = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "RESULTS.md").read_text()
+    text = doc[doc.index("They are stable:"):doc.index("The CSV test")]
+    spans = [[name.strip() for name in span.split(",")]
+             for span in text.split("`")[1::2]]
+    first, phases, stats, last = spans
+    return first + [p + s for p in phases for s in stats] + last
+
+
 def kind_errors(header, kinds, row, label):
     """A cell of an integer or real column must parse as one (or be empty)."""
     errors = []
@@ -77,6 +88,9 @@ def main():
     header, body = rows[0], rows[1:]
     if header != expected:
         failures.append(f"header differs from the declared columns:\n  {header}\n  {expected}")
+    if documented_columns() != expected:
+        failures.append(f"docs/RESULTS.md lists other columns than lmprof declares:\n"
+                        f"  {documented_columns()}\n  {expected}")
     if units.get("total_ms_mean") != "ms" or units.get("peak_forward_bytes") != "bytes":
         failures.append(f"units: total_ms_mean {units.get('total_ms_mean')!r}, "
                         f"peak_forward_bytes {units.get('peak_forward_bytes')!r}")

@@ -144,3 +144,13 @@ TEST(Config, FlopsFollowTheSpecFormula) {
     c.mode = Mode::Forward;
     EXPECT_DOUBLE_EQ(stepFlops(c), fwd);
 }
+
+// The snapshot a run records unless told otherwise: the last warmup step, one step.
+TEST(Config, DefaultSnapshotRequestIsTheLastWarmupStep) {
+    const SnapshotRequest r = defaultSnapshotRequest("x.pickle", 5);
+    EXPECT_EQ(r.path, "x.pickle");
+    EXPECT_EQ(r.firstStep, 4);
+    EXPECT_EQ(r.stepCount, 1);
+    EXPECT_EQ(r.maxEntries, SnapshotRequest{}.maxEntries);
+    EXPECT_EQ(defaultSnapshotRequest("y", 0).firstStep, 0) << "step 0 without warmup";
+}

@@ -183,3 +183,29 @@ TEST(ResultIo, AutosaveLinesLoadAndACutLastLineIsOnlyAWarning) {
     ASSERT_EQ(loaded.warnings.size(), 1u);
     EXPECT_EQ(loaded.warnings[0].rfind("line 2: skipped: ", 0), 0u) << loaded.warnings[0];
 }
+
+// One loader for both kinds of file: a result set, or an autosave file (by extension) with
+// its warnings; the outcome text the reports and the window show.
+TEST(ResultIo, LoadRunsReadsResultSetsAndAutosaveFiles) {
+    const auto dir = std::filesystem::temp_directory_path() / "lmprof_load_runs_test";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    saveResultSetAtomic(sampleSet(), dir / "set.json");
+    const std::string line = runToJsonLine(sampleSet().runs[0]);
+    std::ofstream(dir / "auto.jsonl") << line << "\n" << line.substr(0, line.size() / 2);
+
+    const JsonlRuns fromSet = loadRuns(dir / "set.json");
+    EXPECT_EQ(fromSet.runs.size(), 2u);
+    EXPECT_TRUE(fromSet.warnings.empty());
+    const JsonlRuns fromAutosave = loadRuns(dir / "auto.jsonl");
+    EXPECT_EQ(fromAutosave.runs.size(), 1u);
+    EXPECT_EQ(fromAutosave.warnings.size(), 1u) << "the cut last line is a warning";
+    EXPECT_THROW(loadRuns(dir / "absent.json"), ResultFormatError);
+    std::filesystem::remove_all(dir);
+
+    RunResult r;
+    EXPECT_EQ(statusText(r), "ok");
+    r.status = RunStatus::Oom;
+    r.failedPhase = Phase::Backward;
+    EXPECT_EQ(statusText(r), "oom (backward)");
+}

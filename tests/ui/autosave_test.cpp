@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <stdexcept>
 
 using namespace lmprof;
 using namespace lmprof::ui;
@@ -39,4 +40,21 @@ TEST(Autosave, PreviousSessionIsMovedAsideAndOfferedOnce) {
     EXPECT_NO_THROW(second.append(previous->runs[0]));
     EXPECT_EQ(engine::loadRunsJsonl(second.path()).runs.size(), 1u);
     std::filesystem::remove_all(dir);
+}
+
+// An autosave that cannot be written says so with the file's path (the window shows it).
+TEST(Autosave, AnUnwritableFileThrowsNamingThePath) {
+    const auto blocker = std::filesystem::temp_directory_path() / "lmprof-autosave-not-a-dir";
+    std::filesystem::remove_all(blocker);
+    std::ofstream(blocker) << "a file where the config directory should be";
+    Autosave autosave(blocker);
+    try {
+        autosave.append(finished(cfg("tiny", 16), RunStatus::Ok, {1, 2}));
+        FAIL() << "appending under a regular file must fail";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("lmprof-autosave-not-a-dir/autosave.jsonl"),
+                  std::string::npos)
+            << e.what();
+    }
+    std::filesystem::remove(blocker);
 }

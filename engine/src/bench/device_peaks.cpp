@@ -3,6 +3,8 @@
 
 #include "bench/device_peaks.h"
 
+#include "lmprof/engine/precision.h"
+
 #include <array>
 
 namespace lmprof::engine::bench {
@@ -34,7 +36,10 @@ std::optional<double> peakFlops(const DeviceInfo& device, Precision precision) {
         if (e.alsoContains && device.name.find(e.alsoContains) == std::string::npos) {
             continue;
         }
-        return (precision == Precision::Fp32 ? e.fp32Tflops : e.halfTflops) * 1e12;
+        // The matmuls run in the autocast format, or in the weights' own without autocast.
+        const PrecisionTraits& traits = traitsOf(precision);
+        const NumberFormat matmul = traits.autocast.value_or(traits.weights);
+        return (matmul == NumberFormat::Fp32 ? e.fp32Tflops : e.halfTflops) * 1e12;
     }
     return std::nullopt;
 }

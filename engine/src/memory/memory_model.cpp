@@ -45,10 +45,11 @@ MemoryBreakdown predictPeak(const RunConfig& c) {
     m.gradients = c.mode == Mode::Forward ? 0 : n * bytes;
     m.optimizerState = c.mode == Mode::Train ? 2 * n * bytes : 0;
     double act = activationBytes(c);
-    if (traitsOf(c.precision).autocast) {
-        // Autocast keeps a half-precision copy of every matmul weight for the step (the
+    if (const auto autocast = traitsOf(c.precision).autocast) {
+        // Autocast keeps a copy of every matmul weight in its format for the step (the
         // embedding table is looked up, not multiplied, so it is not copied).
-        act += 2.0 * static_cast<double>(n - c.model.vocabSize * c.model.dModel);
+        act += static_cast<double>(bytesOf(*autocast)) *
+               static_cast<double>(n - c.model.vocabSize * c.model.dModel);
     }
     // Unvalidated input (the form is being edited) can be astronomically large.
     m.activations = act < 9.0e18 ? static_cast<int64_t>(act) : int64_t{9'000'000'000'000'000'000};

@@ -133,7 +133,8 @@ std::vector<RunColumn> buildColumns() {
     }));
     c.push_back(count("warmup_steps", "", [](R r) { return r.config.warmupSteps; }));
     c.push_back(count("measure_steps", "", [](R r) { return r.config.measureSteps; }));
-    c.push_back(count("seed", "", [](R r) { return static_cast<int64_t>(r.config.seed); }));
+    c.push_back(column("seed", "", "", ColumnKind::Integer,
+                       [](R r, S) { return std::to_string(r.config.seed); })); // uint64
     c.push_back(text(
         "status", "Status", [](R r, S) { return std::string(toString(r.status)); },
         [](R r, S) { return statusText(r); }));

@@ -134,8 +134,8 @@ void CompareView::draw(ViewContext& ctx) {
         return;
     }
     const ComparedRun& m = cmp.matched[m_selected];
-    m_valuesA = engine::measuredStepTimes(m.a.steps);
-    m_valuesB = engine::measuredStepTimes(m.b.steps);
+    engine::measuredStepTimes(m.a.steps, m_valuesA);
+    engine::measuredStepTimes(m.b.steps, m_valuesB);
     if (ImPlot::BeginPlot("step time distributions (measured steps)", ImVec2(-1, -1))) {
         ImPlot::SetupAxes("step ms", "steps", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
         // One bin range for both, so the bars line up.

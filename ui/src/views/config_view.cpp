@@ -3,6 +3,7 @@
 
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
+#include "lmprof/engine/precision.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "theme.h"
@@ -12,6 +13,7 @@
 #include <array>
 #include <cinttypes>
 #include <imgui.h>
+#include <type_traits>
 
 namespace lmprof::ui {
 
@@ -40,6 +42,12 @@ void enumCombo(const char* label, Enum& value, const std::array<Enum, N>& option
         for (Enum o : options) {
             if (ImGui::Selectable(std::string(toString(o)).c_str(), o == value)) {
                 value = o;
+            }
+            if constexpr (std::is_same_v<Enum, Precision>) {
+                if (ImGui::IsItemHovered()) {
+                    const std::string_view what = traitsOf(o).description;
+                    ImGui::SetTooltip("%.*s", static_cast<int>(what.size()), what.data());
+                }
             }
         }
         ImGui::EndCombo();

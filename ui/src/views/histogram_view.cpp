@@ -29,7 +29,7 @@ void HistogramView::draw(ViewContext& ctx) {
         ImPlot::SetupAxes("step ms (measured steps)", "steps", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
         for (RunView* run : runs) {
-            m_values = engine::measuredStepTimes(run->result.steps);
+            engine::measuredStepTimes(run->result.steps, m_values);
             if (m_values.empty()) {
                 continue;
             }

@@ -21,9 +21,15 @@ void PrecisionView::draw(ViewContext& ctx) {
     }
     const std::vector<PrecisionCell> cells = precisionComparison(ctx.store);
     if (cells.empty()) {
+        std::string others;
+        for (Precision p : kPrecisions) {
+            if (p != Precision::Fp32) {
+                others += (others.empty() ? "" : ", ") + std::string(toString(p));
+            }
+        }
         ImGui::TextDisabled("Run the same configuration in fp32 and in another precision (%s; "
                             "a sweep with two precisions does) to compare them here.",
-                            joinNames(kPrecisions).c_str());
+                            others.c_str());
         ImGui::End();
         return;
     }

@@ -30,7 +30,7 @@ struct PrecisionTraits {
     bool lossScaling = false;             // dynamic loss scaling (the GradScaler recipe)
     // Memory model: bytes per element of the activations saved for backward, by kind
     // (dense (B,T,·) tensors, (B,h,T,T) scores, (B,T,V) logits with their fp32 copies);
-    // calibrated against exact CPU tensor bytes (tests/engine/memory_test.cpp).
+    // calibrated against exact CPU tensor bytes (tests/engine/memory_model_test.cpp).
     double denseBytes = 4.0;
     double scoreBytes = 4.0;
     double logitBytes = 8.0;

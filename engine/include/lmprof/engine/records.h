@@ -175,6 +175,9 @@ bool isMeasured(const StepRecord& step);
 // One per-step time (total_ms by default) of every measured step, in step order.
 std::vector<double> measuredStepTimes(const std::vector<StepRecord>& steps,
                                       double StepRecord::*field = &StepRecord::totalMs);
+// The same into `out` (cleared first), for callers that reuse a buffer every frame.
+void measuredStepTimes(const std::vector<StepRecord>& steps, std::vector<double>& out,
+                       double StepRecord::*field = &StepRecord::totalMs);
 
 // Recomputes the summary from the measured steps of a run (isMeasured). Peaks come from the
 // non-warmup steps, or from the warmup steps of a run that failed before any other.
