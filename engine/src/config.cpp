@@ -42,15 +42,7 @@ void requireRange(std::vector<ConfigError>& errors, const char* field, int64_t v
 }
 
 bool validDevice(const std::string& d) {
-    if (d == "auto" || d == "cpu" || d == "cuda") {
-        return true;
-    }
-    if (d.rfind("cuda:", 0) != 0 || d.size() == 5) {
-        return false;
-    }
-    int index = -1;
-    auto [ptr, ec] = std::from_chars(d.data() + 5, d.data() + d.size(), index);
-    return ec == std::errc() && ptr == d.data() + d.size() && index >= 0;
+    return d == "auto" || d == "cpu" || parseCudaIndex(d);
 }
 
 } // namespace
@@ -81,6 +73,21 @@ std::string_view toString(Phase p) {
         return "optimizer";
     }
     return "?";
+}
+
+std::optional<int> parseCudaIndex(std::string_view d) {
+    if (d == "cuda") {
+        return 0;
+    }
+    if (d.rfind("cuda:", 0) != 0 || d.size() == 5) {
+        return std::nullopt;
+    }
+    int index = -1;
+    auto [ptr, ec] = std::from_chars(d.data() + 5, d.data() + d.size(), index);
+    if (ec != std::errc() || ptr != d.data() + d.size() || index < 0) {
+        return std::nullopt;
+    }
+    return index;
 }
 
 SnapshotRequest defaultSnapshotRequest(std::string path, int warmupSteps) {

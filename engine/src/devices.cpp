@@ -13,7 +13,6 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
-#include <charconv>
 #include <map>
 #include <mutex>
 #include <torch/version.h>
@@ -27,22 +26,19 @@ std::string DeviceTarget::name() const {
 std::vector<std::string> availableDevices() {
     std::vector<std::string> out = {"auto", "cpu"};
     for (int i = 0; i < cuda::deviceCount(); ++i) {
-        out.push_back("cuda:" + std::to_string(i));
+        out.push_back(DeviceTarget{true, i}.name());
     }
     return out;
 }
 
 DeviceTarget resolveDevice(std::string_view requested) {
-    DeviceTarget t;
     if (requested == "auto") {
-        t.cuda = cuda::deviceCount() > 0;
-    } else if (requested.rfind("cuda", 0) == 0) {
-        t.cuda = true;
-        if (requested.size() > 5) {
-            std::from_chars(requested.data() + 5, requested.data() + requested.size(), t.index);
-        }
+        return {cuda::deviceCount() > 0, 0};
     }
-    return t;
+    if (const auto index = parseCudaIndex(requested)) {
+        return {true, *index};
+    }
+    return {}; // "cpu" (and strings validate() refuses)
 }
 
 namespace {

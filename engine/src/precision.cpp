@@ -44,10 +44,6 @@ int64_t bytesOf(NumberFormat format) {
     return format == NumberFormat::Fp32 ? 4 : 2;
 }
 
-std::span<const PrecisionTraits> precisionTable() {
-    return kTable;
-}
-
 const PrecisionTraits& traitsOf(Precision precision) {
     for (const auto& row : kTable) {
         if (row.precision == precision) {

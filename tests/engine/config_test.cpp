@@ -110,7 +110,7 @@ TEST(Config, EnumNamesRoundTrip) {
 // The precision table: one row per precision with the traits the runner and the memory
 // model act on (autocast, weight format, loss scaling, bytes per element).
 TEST(Config, PrecisionTableHasOneConsistentRowPerPrecision) {
-    ASSERT_EQ(precisionTable().size(), kPrecisions.size());
+    // One row per precision in kPrecisions' order is a static_assert in precision.cpp.
     for (auto p : kPrecisions) {
         const PrecisionTraits& t = traitsOf(p);
         EXPECT_EQ(t.precision, p);
@@ -153,4 +153,13 @@ TEST(Config, DefaultSnapshotRequestIsTheLastWarmupStep) {
     EXPECT_EQ(r.stepCount, 1);
     EXPECT_EQ(r.maxEntries, SnapshotRequest{}.maxEntries);
     EXPECT_EQ(defaultSnapshotRequest("y", 0).firstStep, 0) << "step 0 without warmup";
+}
+
+// The one parser of "cuda[:<index>]", behind validate() and resolveDevice().
+TEST(Config, CudaIndexIsParsedFromTheDeviceString) {
+    EXPECT_EQ(parseCudaIndex("cuda"), 0);
+    EXPECT_EQ(parseCudaIndex("cuda:3"), 3);
+    for (const char* notCuda : {"auto", "cpu", "cuda:", "cuda:-1", "cuda:1x", "cudax", "gpu:0"}) {
+        EXPECT_FALSE(parseCudaIndex(notCuda)) << notCuda;
+    }
 }

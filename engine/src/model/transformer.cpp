@@ -153,15 +153,12 @@ TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, int64_t maxSeqLen, 
     }
     lnFinal = register_module("ln_final", RMSNorm(cfg.dModel, kRmsNormEps, device));
     lmHead = register_module("lm_head", Linear(cfg.dModel, cfg.vocabSize, device));
-    rotary = makeRotaryTables(cfg.dModel / cfg.numHeads, maxSeqLen, cfg.ropeTheta);
-    causalMask = at::ones({maxSeqLen, maxSeqLen}, at::kBool).triu(1);
-    moveAuxTo(device);
-}
-
-void TransformerLMImpl::moveAuxTo(const at::Device& device) {
-    rotary.cos = rotary.cos.to(device);
-    rotary.sin = rotary.sin.to(device);
-    causalMask = causalMask.to(device);
+    const RotaryTables tables =
+        makeRotaryTables(cfg.dModel / cfg.numHeads, maxSeqLen, cfg.ropeTheta);
+    rotary = {tables.cos.to(device), tables.sin.to(device)};
+    causalMask =
+        at::ones({maxSeqLen, maxSeqLen}, at::TensorOptions().dtype(at::kBool).device(device))
+            .triu(1);
 }
 
 at::Tensor TransformerLMImpl::forward(const at::Tensor& ids) {

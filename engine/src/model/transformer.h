@@ -96,12 +96,10 @@ struct TransformerLMImpl : torch::nn::Module {
     std::vector<Block> blocks;             // the same blocks, typed
     RMSNorm lnFinal{nullptr};
     Linear lmHead{nullptr};
+    // On the parameters' device, but not registered buffers, so that they stay out of
+    // named_buffers()/state and keep their own dtypes.
     RotaryTables rotary;
     at::Tensor causalMask; // (maxT, maxT) bool, true above the diagonal
-
-    // Move the tables and mask along with the parameters (they are not registered buffers
-    // so that they stay out of named_buffers()/state and keep their own dtypes).
-    void moveAuxTo(const at::Device& device);
 };
 TORCH_MODULE(TransformerLM);
 

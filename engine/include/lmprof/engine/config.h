@@ -39,6 +39,11 @@ std::string joinNames(const std::array<Enum, N>& values, std::string_view separa
     return out;
 }
 
+// The CUDA device a device string names: 0 for "cuda", i for "cuda:<i>" (i >= 0), nullopt
+// for anything else ("auto", "cpu", or a malformed string). The one parser of that syntax,
+// for validate() and resolveDevice() (devices.h).
+std::optional<int> parseCudaIndex(std::string_view device);
+
 // Phases a mode runs, in order.
 std::vector<Phase> phasesOf(Mode m);
 

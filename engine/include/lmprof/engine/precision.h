@@ -9,7 +9,6 @@
 #include "lmprof/engine/config.h"
 
 #include <optional>
-#include <span>
 #include <string_view>
 
 namespace lmprof::engine {
@@ -37,8 +36,7 @@ struct PrecisionTraits {
 };
 // Which devices run a precision is not a trait: checkRunnable() probes the device.
 
-// One row per precision, in the order of kPrecisions.
-std::span<const PrecisionTraits> precisionTable();
+// The row of a precision (precision.cpp holds one per value of kPrecisions, in order).
 const PrecisionTraits& traitsOf(Precision precision);
 
 } // namespace lmprof::engine
