@@ -390,17 +390,24 @@ int sweepCommand(const SweepOptions& o) {
 // ---------------------------------------------------------------------------------------
 // show
 
+namespace {
+// The runs of a result set or an autosave file (every run written in full); a cut last
+// line of an autosave file is reported on stderr as a warning.
+std::vector<RunResult> loadRunsWarning(const std::string& path) {
+    JsonlRuns loaded = loadRuns(path);
+    for (const auto& w : loaded.warnings) {
+        std::cerr << "lmprof-cli: warning: " << path << ": " << w << "\n";
+    }
+    return std::move(loaded.runs);
+}
+} // namespace
+
 int showCommand(const ShowOptions& o) {
     if (!checkFormat(o.format)) {
         return kExitUsage;
     }
     try {
-        // A result set, or an autosave file: every run that was written in full.
-        const JsonlRuns loaded = loadRuns(o.path);
-        for (const auto& w : loaded.warnings) {
-            std::cerr << "lmprof-cli: warning: " << o.path << ": " << w << "\n";
-        }
-        writeReport(std::cout, loaded.runs, *parseReportFormat(o.format));
+        writeReport(std::cout, loadRunsWarning(o.path), *parseReportFormat(o.format));
         return kExitOk;
     } catch (const ResultFormatError& e) {
         std::cerr << "lmprof-cli: cannot show " << e.what() << "\n";
@@ -416,14 +423,9 @@ int compareCommand(const CompareOptions& o) {
         return kExitUsage;
     }
     try {
-        const JsonlRuns a = loadRuns(o.pathA);
-        const JsonlRuns b = loadRuns(o.pathB);
-        for (const auto& [path, loaded] : {std::pair{&o.pathA, &a}, std::pair{&o.pathB, &b}}) {
-            for (const auto& w : loaded->warnings) {
-                std::cerr << "lmprof-cli: warning: " << *path << ": " << w << "\n";
-            }
-        }
-        const Comparison c = compareRuns(a.runs, b.runs);
+        const std::vector<RunResult> a = loadRunsWarning(o.pathA); // A's warnings first
+        const std::vector<RunResult> b = loadRunsWarning(o.pathB);
+        const Comparison c = compareRuns(a, b);
         writeComparison(std::cout, c, *parseReportFormat(o.format));
         return o.failOnRegression && c.regressions() > 0 ? kExitFailure : kExitOk;
     } catch (const ResultFormatError& e) {

@@ -15,6 +15,7 @@
 #include "model/transformer.h"
 #include "platform/cuda_backend.h"
 #include "platform/nvml.h"
+#include "session_helpers.h"
 
 #include <ATen/ATen.h>
 #include <chrono>
@@ -173,17 +174,13 @@ namespace {
 // Submits one run and waits for its result (up to five minutes).
 RunResult runInSession(Session& session, const RunConfig& config) {
     session.submit(config);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
-    while (std::chrono::steady_clock::now() < deadline) {
-        session.waitForEvents(std::chrono::milliseconds(200));
-        for (auto& e : session.drain()) {
-            if (auto* f = std::get_if<RunFinished>(&e)) {
-                return std::move(f->result);
-            }
-        }
+    const std::vector<RunResult> done = lmprof::engine::testing::results(
+        lmprof::engine::testing::collect(session, 1, std::chrono::minutes(5)));
+    if (done.empty()) {
+        ADD_FAILURE() << "the run did not finish within five minutes";
+        return {};
     }
-    ADD_FAILURE() << "the run did not finish within five minutes";
-    return {};
+    return done.front();
 }
 
 } // namespace

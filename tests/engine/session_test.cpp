@@ -2,43 +2,17 @@
 // leave the session working, and queued runs answered when cancelled.
 
 #include "lmprof/engine/session.h"
+#include "session_helpers.h"
 #include "test_configs.h"
 
 #include <chrono>
 #include <gtest/gtest.h>
 
 using namespace lmprof::engine;
+using lmprof::engine::testing::collect;
+using lmprof::engine::testing::results;
 using lmprof::engine::testing::tinyCpu;
 using namespace std::chrono_literals;
-
-namespace {
-
-// Drains events until `count` runs have finished (or 120 s pass), keeping all events.
-std::vector<SessionEvent> collect(Session& session, int count) {
-    std::vector<SessionEvent> all;
-    int finished = 0;
-    const auto deadline = std::chrono::steady_clock::now() + 120s;
-    while (finished < count && std::chrono::steady_clock::now() < deadline) {
-        session.waitForEvents(50ms);
-        for (auto& e : session.drain()) {
-            finished += std::holds_alternative<RunFinished>(e);
-            all.push_back(std::move(e));
-        }
-    }
-    return all;
-}
-
-std::vector<RunResult> results(const std::vector<SessionEvent>& events) {
-    std::vector<RunResult> out;
-    for (const auto& e : events) {
-        if (auto* f = std::get_if<RunFinished>(&e)) {
-            out.push_back(f->result);
-        }
-    }
-    return out;
-}
-
-} // namespace
 
 TEST(Session, PublishesStartedStepsAndFinishedInOrder) {
     Session session;

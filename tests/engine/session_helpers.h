@@ -1,0 +1,38 @@
+// Waiting on a Session in tests: drain its events until some runs have finished, and the
+// results of the finished runs among events.
+#pragma once
+
+#include "lmprof/engine/session.h"
+
+#include <chrono>
+#include <vector>
+
+namespace lmprof::engine::testing {
+
+// Drains events until `count` runs have finished (or `timeout` passes), keeping all events.
+inline std::vector<SessionEvent> collect(Session& session, int count,
+                                         std::chrono::seconds timeout = std::chrono::seconds(120)) {
+    std::vector<SessionEvent> all;
+    int finished = 0;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (finished < count && std::chrono::steady_clock::now() < deadline) {
+        session.waitForEvents(std::chrono::milliseconds(50));
+        for (auto& e : session.drain()) {
+            finished += std::holds_alternative<RunFinished>(e);
+            all.push_back(std::move(e));
+        }
+    }
+    return all;
+}
+
+inline std::vector<RunResult> results(const std::vector<SessionEvent>& events) {
+    std::vector<RunResult> out;
+    for (const auto& e : events) {
+        if (auto* f = std::get_if<RunFinished>(&e)) {
+            out.push_back(f->result);
+        }
+    }
+    return out;
+}
+
+} // namespace lmprof::engine::testing
