@@ -55,6 +55,8 @@ std::string flagFor(const std::string& field) {
         {"memory_snapshot.first_step", "--snapshot-step"},
         {"memory_snapshot.step_count", "--snapshot-steps"},
         {"memory_snapshot.max_entries", "--snapshot-max-entries"},
+        {"op_profile.first_step", "--profile-step"},
+        {"op_profile.step_count", "--profile-steps"},
         {"fault_oom_phase", "LMPROF_FAULT_OOM"}};
     const auto it = kFlags.find(field);
     return it == kFlags.end() ? field : it->second;
@@ -123,6 +125,16 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
     c.threads = o.threads;
     c.sampleHz = o.sampleHz;
     c.telemetryHz = o.telemetryHz;
+    if (o.profileOps) {
+        c.opProfile = defaultOpProfileRequest(o.warmup, o.profileTrace);
+        if (o.profileStep >= 0) {
+            c.opProfile->firstStep = o.profileStep;
+        } else if (o.profileStep != -1) {
+            errors.push_back({"op_profile.first_step", "must be a step index (0 or more), got " +
+                                                           std::to_string(o.profileStep)});
+        }
+        c.opProfile->stepCount = o.profileSteps;
+    }
     if (auto p = parsePrecision(precision)) {
         c.precision = *p;
     } else {
@@ -156,6 +168,38 @@ void printStep(const std::string& label, const StepRecord& s, const RunConfig& c
     std::fprintf(stderr, "  %s step %d/%d%s  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
                  label.c_str(), s.index + 1, c.warmupSteps + c.measureSteps,
                  s.warmup ? " (warmup)" : "", s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
+}
+
+// The id lmprof-cli gives the i-th run (0-based) of an invocation.
+std::string runIdFor(const RunConfig& c, size_t i) {
+    return runLabel(c) + "-" + std::to_string(i + 1);
+}
+
+// Where each profiled run's Chrome trace goes: "{run}" in --profile-trace becomes the run's
+// id; without the flag, beside the --json file (out.json -> out.<id>.trace.json), else in
+// the working directory.
+void assignTracePaths(std::vector<RunConfig>& configs, const CommonOptions& o) {
+    std::string pattern = o.profileTrace;
+    if (pattern.empty()) {
+        const std::filesystem::path json(o.jsonPath);
+        pattern =
+            o.jsonPath.empty()
+                ? std::string("{run}.trace.json")
+                : (json.parent_path() / (json.stem().string() + ".{run}.trace.json")).string();
+    }
+    for (size_t i = 0; i < configs.size(); ++i) {
+        if (!configs[i].opProfile) {
+            continue;
+        }
+        std::string path = pattern;
+        const std::string id = runIdFor(configs[i], i);
+        for (size_t at = path.find("{run}"); at != std::string::npos; at = path.find("{run}", at)) {
+            path.replace(at, 5, id);
+            at += id.size();
+        }
+        // Absolute, so that the result set still finds it from elsewhere.
+        configs[i].opProfile->tracePath = std::filesystem::absolute(path).string();
+    }
 }
 
 // Runs configs in order on one session; `skip` may turn a config into a skipped result
@@ -200,7 +244,7 @@ std::vector<RunResult> runAll(const std::vector<RunConfig>& configs, bool quiet,
                 if (auto* step = std::get_if<StepFinished>(&event); step && !quiet) {
                     printStep(label, step->step, configs[i]);
                 } else if (auto* fin = std::get_if<RunFinished>(&event)) {
-                    fin->result.id = runLabel(configs[i]) + "-" + std::to_string(i + 1);
+                    fin->result.id = runIdFor(configs[i], i);
                     results.push_back(std::move(fin->result));
                     finished(results.back());
                     done = true;
@@ -285,8 +329,16 @@ int runCommand(const RunOptions& o) {
     if (!config) {
         return kExitUsage;
     }
-    auto runs = runAll({*config}, o.common.quiet, noSkip, [](const RunResult&) {});
+    std::vector<RunConfig> configs{*config};
+    assignTracePaths(configs, o.common);
+    auto runs = runAll(configs, o.common.quiet, noSkip, [](const RunResult&) {});
     const int code = report(runs, o.common);
+    for (const auto& r : runs) {
+        if (r.opProfile) {
+            std::cout << "\n";
+            writeOpReport(std::cout, r, {}, *parseReportFormat(o.common.format));
+        }
+    }
     for (const auto& r : runs) {
         if (const auto& snap = r.memorySnapshot) {
             if (snap->error) {
@@ -364,7 +416,13 @@ int sweepCommand(const SweepOptions& o) {
     if (!spec) {
         return kExitUsage;
     }
-    const std::vector<RunConfig> configs = expandSweep(*spec); // cheapest first
+    std::vector<RunConfig> configs = expandSweep(*spec); // cheapest first
+    for (auto& c : configs) {
+        if (c.opProfile && o.common.profileStep < 0) {
+            c.opProfile->firstStep = c.warmupSteps; // each run's own warmup (the warmup study)
+        }
+    }
+    assignTracePaths(configs, o.common);
     for (const auto& c : configs) {
         if (!acceptConfig(c)) {
             return kExitUsage;
@@ -430,6 +488,65 @@ int compareCommand(const CompareOptions& o) {
         return o.failOnRegression && c.regressions() > 0 ? kExitFailure : kExitOk;
     } catch (const ResultFormatError& e) {
         std::cerr << "lmprof-cli: cannot compare " << e.what() << "\n";
+        return kExitUsage;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// ops
+
+int opsCommand(const OpsOptions& o) {
+    if (!checkFormat(o.format)) {
+        return kExitUsage;
+    }
+    OpReportOptions options;
+    options.top = o.top;
+    if (o.by == "region") {
+        options.by = OpGrouping::Region;
+    } else if (o.by == "op") {
+        options.by = OpGrouping::Op;
+    } else if (o.by == "row") {
+        options.by = OpGrouping::Row;
+    } else {
+        std::cerr << "lmprof-cli: --by: '" << o.by << "' is not one of region, op, row\n";
+        return kExitUsage;
+    }
+    if (!o.phase.empty()) {
+        options.phase = parsePhase(o.phase);
+        if (!options.phase) {
+            std::cerr << "lmprof-cli: --phase: '" << o.phase << "' is not one of "
+                      << joinNames(kPhases) << "\n";
+            return kExitUsage;
+        }
+    }
+    if (o.top < 0) {
+        std::cerr << "lmprof-cli: --top: must be 0 (all) or more, got " << o.top << "\n";
+        return kExitUsage;
+    }
+    try {
+        const std::vector<RunResult> runs = loadRunsWarning(o.path);
+        int printed = 0;
+        for (const auto& r : runs) {
+            if (!o.runId.empty() && r.id != o.runId) {
+                continue;
+            }
+            if (!r.opProfile && o.runId.empty()) {
+                continue;
+            }
+            std::cout << (printed++ ? "\n" : "");
+            writeOpReport(std::cout, r, options, *parseReportFormat(o.format));
+        }
+        if (printed == 0) {
+            std::cerr << "lmprof-cli: " << o.path << ": "
+                      << (o.runId.empty() ? std::string("no run has an op profile (run with "
+                                                        "--profile-ops)")
+                                          : "no run with id '" + o.runId + "'")
+                      << "\n";
+            return kExitUsage;
+        }
+        return kExitOk;
+    } catch (const ResultFormatError& e) {
+        std::cerr << "lmprof-cli: cannot read " << e.what() << "\n";
         return kExitUsage;
     }
 }

@@ -33,6 +33,11 @@ struct CommonOptions {
     bool quiet = false;
     double sampleHz = 100.0;   // memory sampler rate; 0: phase boundaries only
     double telemetryHz = 10.0; // CPU use / NVML telemetry rate; 0: off
+    // --profile-ops: op/kernel profile of chosen steps (docs/OP_PROFILE.md).
+    bool profileOps = false;
+    int profileStep = -1; // -1: the first step after the warmup
+    int profileSteps = engine::OpProfileRequest{}.stepCount;
+    std::string profileTrace; // Chrome trace path, "{run}" = run id; default beside --json
 };
 
 struct RunOptions {
@@ -65,6 +70,15 @@ struct CompareOptions {
     bool failOnRegression = false; // exit 1 when a run of B is slower beyond noise
 };
 
+struct OpsOptions {
+    std::string path;
+    std::string runId; // empty: every run with a profile
+    std::string by = "region";
+    int top = 0;
+    std::string phase; // empty: all phases
+    std::string format = "table";
+};
+
 struct ShowOptions {
     std::string path;
     std::string format = "table";
@@ -78,6 +92,8 @@ int runCommand(const RunOptions& options);
 int sweepCommand(const SweepOptions& options);
 int showCommand(const ShowOptions& options);
 int compareCommand(const CompareOptions& options);
+// Prints the op profile of the runs of a saved result set (or autosave file).
+int opsCommand(const OpsOptions& options);
 // Lists the CSV export's columns (key, unit, kind, table header) as CSV, from the registry.
 int columnsCommand();
 

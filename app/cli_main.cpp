@@ -3,6 +3,7 @@
 //   lmprof-cli sweep --models small,medium --ctx 128,256 --precision fp32,bf16
 //   lmprof-cli show  out.json --format markdown
 //   lmprof-cli compare yesterday.json today.json
+//   lmprof-cli ops out.json --by op --top 10
 //   lmprof-cli columns
 
 #include "cli_commands.h"
@@ -59,6 +60,21 @@ int main(int argc, char** argv) {
     compareCmd->add_flag("--fail-on-regression", compare.failOnRegression,
                          "exit 1 if a run of B is slower beyond noise");
 
+    OpsOptions ops;
+    CLI::App* opsCmd =
+        app.add_subcommand("ops", "print the op/kernel profile of a saved run (--profile-ops)");
+    opsCmd->add_option("file", ops.path, "result set (.json) or autosave file (.jsonl)")
+        ->required();
+    opsCmd->add_option("--run", ops.runId, "only this run id (default: every profiled run)");
+    opsCmd
+        ->add_option("--by", ops.by,
+                     "region|op|row: group by region, by op/kernel name, or "
+                     "one row per (region, name)")
+        ->capture_default_str();
+    opsCmd->add_option("--top", ops.top, "most rows per phase (0: all)")->capture_default_str();
+    opsCmd->add_option("--phase", ops.phase, "only this phase (forward|backward|optimizer)");
+    opsCmd->add_option("--format", ops.format, "table|markdown|csv")->capture_default_str();
+
     CLI::App* columnsCmd =
         app.add_subcommand("columns", "list the CSV export's columns with their units");
 
@@ -78,6 +94,9 @@ int main(int argc, char** argv) {
     }
     if (compareCmd->parsed()) {
         return compareCommand(compare);
+    }
+    if (opsCmd->parsed()) {
+        return opsCommand(ops);
     }
     if (columnsCmd->parsed()) {
         return columnsCommand();

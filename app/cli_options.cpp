@@ -24,6 +24,18 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
     cmd.add_option("--telemetry-hz", o.telemetryHz,
                    "GPU (NVML) / CPU telemetry rate in Hz, at most 10; 0: off")
         ->capture_default_str();
+    auto* ops = cmd.add_flag("--profile-ops", o.profileOps,
+                             "profile every op (and GPU kernel) of chosen steps by region");
+    cmd.add_option("--profile-step", o.profileStep,
+                   "first step to profile (default: the first after the warmup)")
+        ->needs(ops);
+    cmd.add_option("--profile-steps", o.profileSteps, "number of steps to profile")
+        ->capture_default_str()
+        ->needs(ops);
+    cmd.add_option("--profile-trace", o.profileTrace,
+                   "Chrome trace of the profiled steps ({run}: the run id; default: beside "
+                   "--json, else {run}.trace.json)")
+        ->needs(ops);
 }
 
 void addRunOptions(CLI::App& cmd, RunOptions& o) {

@@ -41,6 +41,20 @@ void requireRange(std::vector<ConfigError>& errors, const char* field, int64_t v
     }
 }
 
+// A span of steps [first, first + count) that must lie within a run of `total` steps.
+void requireStepSpan(std::vector<ConfigError>& errors, const std::string& prefix, int first,
+                     int count, int total) {
+    if (first < 0 || first >= total) {
+        errors.push_back({prefix + ".first_step", "step " + std::to_string(first) +
+                                                      " is outside the run's steps 0.." +
+                                                      std::to_string(total - 1)});
+    }
+    if (count < 1 || static_cast<int64_t>(first) + count > total) {
+        errors.push_back({prefix + ".step_count", "must be at least 1 and end within the run's " +
+                                                      std::to_string(total) + " steps"});
+    }
+}
+
 bool validDevice(const std::string& d) {
     return d == "auto" || d == "cpu" || parseCudaIndex(d);
 }
@@ -94,6 +108,13 @@ SnapshotRequest defaultSnapshotRequest(std::string path, int warmupSteps) {
     SnapshotRequest r;
     r.path = std::move(path);
     r.firstStep = std::max(0, warmupSteps - 1);
+    return r;
+}
+
+OpProfileRequest defaultOpProfileRequest(int warmupSteps, std::string tracePath) {
+    OpProfileRequest r;
+    r.firstStep = std::max(0, warmupSteps);
+    r.tracePath = std::move(tracePath);
     return r;
 }
 
@@ -199,21 +220,25 @@ std::vector<ConfigError> validate(const RunConfig& c) {
         if (snap->path.empty()) {
             errors.push_back({"memory_snapshot.path", "must name the file to write"});
         }
-        const int total = c.warmupSteps + c.measureSteps;
-        if (snap->firstStep < 0 || snap->firstStep >= total) {
-            errors.push_back({"memory_snapshot.first_step",
-                              "step " + std::to_string(snap->firstStep) +
-                                  " is outside the run's steps 0.." + std::to_string(total - 1)});
-        }
-        if (snap->stepCount < 1 ||
-            static_cast<int64_t>(snap->firstStep) + snap->stepCount > total) {
-            errors.push_back(
-                {"memory_snapshot.step_count", "must be at least 1 and end within the run's " +
-                                                   std::to_string(total) + " steps"});
-        }
+        requireStepSpan(errors, "memory_snapshot", snap->firstStep, snap->stepCount,
+                        c.warmupSteps + c.measureSteps);
         // 40 bytes an event: the limit keeps a snapshot's own memory under 400 MB.
         if (snap->maxEntries < 1 || snap->maxEntries > 10'000'000) {
             errors.push_back({"memory_snapshot.max_entries", "must be between 1 and 10000000"});
+        }
+    }
+    if (const auto& ops = c.opProfile) {
+        requireStepSpan(errors, "op_profile", ops->firstStep, ops->stepCount,
+                        c.warmupSteps + c.measureSteps);
+        // Both use LibTorch's one profiler slot of the thread (docs/OP_PROFILE.md).
+        if (const auto& snap = c.memorySnapshot;
+            snap && ops->firstStep < snap->firstStep + snap->stepCount &&
+            snap->firstStep < ops->firstStep + ops->stepCount) {
+            errors.push_back({"op_profile.first_step",
+                              "the profiled steps overlap the memory snapshot's steps " +
+                                  std::to_string(snap->firstStep) + ".." +
+                                  std::to_string(snap->firstStep + snap->stepCount - 1) +
+                                  "; profile other steps"});
         }
     }
     if (c.faultOomPhase) {

@@ -72,7 +72,7 @@ std::string statusText(const RunResult& run) {
 }
 
 bool isMeasured(const StepRecord& step) {
-    return !step.warmup && !step.memorySnapshot;
+    return !step.warmup && !step.memorySnapshot && !step.opProfiled;
 }
 
 void measuredStepTimes(const std::vector<StepRecord>& steps, std::vector<double>& out,

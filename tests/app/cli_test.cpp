@@ -288,3 +288,46 @@ TEST(Cli, CompareTwoResultSetsAndFailOnRegression) {
     EXPECT_NE(foreign.output.find("nope.json"), std::string::npos);
     EXPECT_EQ(cli("compare " + a.string() + " " + b.string() + " --format csv").code, 0);
 }
+
+TEST(Cli, ProfileOpsPrintsTheRegionTableAndOpsReadsItBack) {
+    const auto dir = tempDir();
+    const auto json = dir / "ops.json";
+    const Result run = cli("run " + kTiny + " --profile-ops --json " + json.string());
+    ASSERT_EQ(run.code, 0) << run.output;
+    EXPECT_NE(run.output.find("Op profile of tiny-ctx16-fp32-train-1, step 1"), std::string::npos)
+        << run.output;
+    EXPECT_NE(run.output.find("of the forward pass"), std::string::npos) << run.output;
+    EXPECT_NE(run.output.find("| forward   | attention.softmax"), std::string::npos) << run.output;
+    const auto trace = dir / "ops.tiny-ctx16-fp32-train-1.trace.json";
+    EXPECT_TRUE(std::filesystem::exists(trace)) << run.output;
+
+    const Result ops = cli("ops " + json.string() + " --by op --top 3 --phase backward");
+    ASSERT_EQ(ops.code, 0) << ops.output;
+    EXPECT_NE(ops.output.find("| backward | "), std::string::npos) << ops.output;
+    EXPECT_EQ(ops.output.find("| forward "), std::string::npos) << ops.output;
+    const Result csv = cli("ops " + json.string() + " --by row --format csv");
+    ASSERT_EQ(csv.code, 0) << csv.output;
+    EXPECT_NE(csv.output.find("phase,region,name,kind,calls/step,self ms"), std::string::npos)
+        << csv.output;
+
+    const Result badRun = cli("ops " + json.string() + " --run nope");
+    EXPECT_EQ(badRun.code, 2);
+    EXPECT_NE(badRun.output.find("no run with id 'nope'"), std::string::npos) << badRun.output;
+    const Result badBy = cli("ops " + json.string() + " --by colour");
+    EXPECT_EQ(badBy.code, 2);
+    EXPECT_NE(badBy.output.find("--by"), std::string::npos) << badBy.output;
+}
+
+TEST(Cli, BadProfileStepIsRefusedNamingTheFlag) {
+    const Result late = cli("run " + kTiny + " --profile-ops --profile-step 7");
+    EXPECT_EQ(late.code, 2);
+    EXPECT_NE(late.output.find("--profile-step (op_profile.first_step): step 7 is outside"),
+              std::string::npos)
+        << late.output;
+    const Result negative = cli("run " + kTiny + " --profile-ops --profile-step -3");
+    EXPECT_EQ(negative.code, 2);
+    EXPECT_NE(negative.output.find("--profile-step"), std::string::npos) << negative.output;
+    const Result noFlag = cli("run " + kTiny + " --profile-step 1");
+    EXPECT_EQ(noFlag.code, 2);
+    EXPECT_NE(noFlag.output.find("--profile-ops"), std::string::npos) << noFlag.output;
+}

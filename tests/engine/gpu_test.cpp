@@ -10,6 +10,7 @@
 #include "bench/step_context.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
+#include "lmprof/engine/report.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
 #include "model/transformer.h"
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <iostream>
 
 using namespace lmprof::engine;
 
@@ -367,4 +369,33 @@ TEST_F(Gpu, MfuOfSmallInBf16LiesBetweenZeroAndOne) {
     EXPECT_GT(*r.summary.mfu, 0.0);
     EXPECT_LT(*r.summary.mfu, 1.0);
     EXPECT_GT(r.summary.tflops, 1.0);
+}
+
+// The op profile on a GPU (docs/OP_PROFILE.md): CUPTI's kernels, each placed through the
+// runtime call that launched it, so the forward kernels fall in named regions and the
+// headline counts kernels. The kernel table of `small` is printed for bench/README.md.
+TEST_F(Gpu, OpProfileAttributesKernelsToRegions) {
+    RunConfig c = gpuConfig("small", Precision::Bf16, Mode::Train, 128, 4, 2, 2);
+    c.opProfile = defaultOpProfileRequest(c.warmupSteps);
+    const RunResult r = runOn(c);
+    ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+    ASSERT_TRUE(r.opProfile);
+    const OpProfile& p = *r.opProfile;
+    for (const auto& note : p.notes) {
+        ADD_FAILURE() << "note: " << note;
+    }
+    EXPECT_EQ(p.headline.kind, OpKind::Kernel);
+    ASSERT_GT(p.kernelMs.forward, 0.0);
+    EXPECT_LT(p.unattributedMs.forward, 0.02 * p.kernelMs.forward);
+    double matmul = 0.0;
+    for (const auto& row : p.rows) {
+        matmul += row.kind == OpKind::Kernel && row.matmul ? row.selfMs : 0.0;
+    }
+    EXPECT_GT(matmul, 0.0) << "GEMM kernels are matched to their aten::mm";
+    EXPECT_GT(p.headline.matmulForwardShare, 0.3);
+    EXPECT_FALSE(p.headline.topForwardName.empty());
+    OpReportOptions options;
+    options.by = OpGrouping::Op;
+    options.top = 15;
+    writeOpReport(std::cout, r, options, ReportFormat::Markdown);
 }

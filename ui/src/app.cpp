@@ -49,7 +49,11 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
             s.statusIsError = true;
             s.status = refusal->message();
         } else {
-            s.autorunIndex = s.session.submit(s.form.config());
+            RunConfig c = s.form.config();
+            if (c.opProfile && c.opProfile->tracePath.empty()) {
+                c.opProfile->tracePath = tracePath(s.context(), c); // the session's folder
+            }
+            s.autorunIndex = s.session.submit(c);
         }
     }
 }
@@ -107,6 +111,7 @@ void App::Impl::registerWindows() {
                window(precisionView, DockSlot::Bottom),
                window(warmupView, DockSlot::ChartBottomRight),
                window(compareView, DockSlot::Bottom),
+               window(opsView, DockSlot::Bottom), // full width: the tree beside the timeline
                window(runsTableView, DockSlot::Bottom)};
 }
 

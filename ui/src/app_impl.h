@@ -82,6 +82,7 @@ struct App::Impl {
     PrecisionView precisionView;
     WarmupView warmupView;
     CompareView compareView;
+    OpsView opsView;
     StepTimesView stepTimesView;
     HistogramView histogramView;
     MemoryView memoryView;
@@ -108,9 +109,11 @@ struct App::Impl {
     std::vector<FrameSample> frames;
 
     ViewContext context() {
-        return ViewContext{session,   store,         form,         settings,
-                           status,    statusIsError, &pngRequests, options.configDir / "snapshots",
-                           &plotRects};
+        return ViewContext{session,      store,
+                           form,         settings,
+                           status,       statusIsError,
+                           &pngRequests, options.configDir / "snapshots",
+                           &plotRects,   options.configDir / "traces"};
     }
     void buildDefaultLayout(ImGuiID dockspace);
     void restore(const Autosave::Previous& previous);

@@ -9,9 +9,10 @@
 #include "bench/autocast_scope.h"
 #include "bench/device_peaks.h"
 #include "bench/memory_sampler.h"
+#include "bench/op_profiler.h"
 #include "bench/snapshot.h"
 #include "bench/step_context.h"
-#include "nvtx/nvtx_ranges.h"
+#include "nvtx/region.h"
 #include "platform/cuda_backend.h"
 
 #include <ATen/ATen.h>
@@ -65,13 +66,18 @@ void runPhase(Phase phase, StepContext& ctx, at::Tensor& loss) {
     }
     case Phase::Backward:
         if (ctx.scaler) {
-            (loss * ctx.scaler->scale).backward();
+            at::Tensor scaled;
+            {
+                nvtx::Region range(region::kLoss);
+                scaled = loss * ctx.scaler->scale;
+            }
+            scaled.backward();
         } else {
             loss.backward();
         }
         loss = at::Tensor();
         break;
-    case Phase::Optimizer:
+    case Phase::Optimizer: {
         if (ctx.scaler) {
             std::vector<at::Tensor> grads;
             for (const auto& p : ctx.optimizer->params()) {
@@ -79,14 +85,24 @@ void runPhase(Phase phase, StepContext& ctx, at::Tensor& loss) {
                     grads.push_back(p.grad());
                 }
             }
-            ctx.scaler->unscale(grads);
-            ctx.optimizer->step(std::nullopt, ctx.scaler->foundInf);
+            {
+                nvtx::Region range(region::kGradScaler);
+                ctx.scaler->unscale(grads);
+            }
+            {
+                nvtx::Region range(region::kAdamW);
+                ctx.optimizer->step(std::nullopt, ctx.scaler->foundInf);
+            }
+            nvtx::Region range(region::kGradScaler);
             ctx.scaler->update();
         } else {
+            nvtx::Region range(region::kAdamW);
             ctx.optimizer->step();
         }
+        nvtx::Region range(region::kZeroGrad);
         ctx.optimizer->zeroGrad();
         break;
+    }
     }
 }
 
@@ -135,7 +151,7 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
     PeakBytes phasePeaks;
     const auto stepStart = Clock::now();
     {
-        nvtx::ScopedRange stepRange(rec.warmup ? "warmup" : "step");
+        nvtx::Region stepRange(rec.warmup ? kWarmupStepRange : kStepRange);
         for (size_t i = 0; i < phases.size(); ++i) {
             const Phase phase = phases[i];
             if (i > 0 && cancelled(env)) {
@@ -146,7 +162,7 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
             env.meter.resetPeak();
             const auto t0 = Clock::now();
             {
-                nvtx::ScopedRange phaseRange(toString(phase).data());
+                nvtx::Region phaseRange(toString(phase).data());
                 if (env.target.cuda) {
                     env.eventTimers[i]->start();
                 }
@@ -235,9 +251,27 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
     std::optional<bench::SnapshotSession> snapshot;
     std::optional<StepContext> ctx; // the model and optimizer; released after the snapshot
     std::optional<Phase> currentPhase;
+    std::optional<bench::OpProfiler> opProfiler;
+    std::vector<StepRecord> profiledSteps; // held back until their peaks are replayed
     {
         // Every CPU allocation of this thread is reported to cpuReporter while this lives.
-        c10::DebugInfoGuard reporting(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
+        // The op profiler needs the same slot: it is taken out while the profiler is on.
+        std::optional<c10::DebugInfoGuard> reporting;
+        reporting.emplace(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
+        // Ends the profile: the reporter back in its slot, then the profiled steps' records,
+        // with the peaks replayed from the profiler's allocation records, released.
+        auto endProfile = [&] {
+            opProfiler->stop();
+            reporting.emplace(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
+            opProfiler->replayAllocations(*cpuReporter, profiledSteps);
+            for (const auto& rec : profiledSteps) {
+                result.steps.push_back(rec);
+                if (observer) {
+                    observer->onStepFinished(rec);
+                }
+            }
+            profiledSteps.clear();
+        };
         try {
             if (target.cuda) {
                 cuda::setDevice(target.index);
@@ -251,6 +285,9 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             if (config.memorySnapshot) {
                 snapshot.emplace(*config.memorySnapshot, runId, target, *cpuReporter, position,
                                  runStart);
+            }
+            if (config.opProfile) {
+                opProfiler.emplace(*config.opProfile, runId, target, config);
             }
             StepEnv env{config, target, *ctx, meter, cancel, runStart, position, *sampler, {}};
             if (target.cuda) {
@@ -269,6 +306,10 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                     position.set(i, phasesOf(config.mode).front());
                     snapshot->beforeStep(i);
                 }
+                if (opProfiler && opProfiler->startsAt(i)) {
+                    reporting.reset();
+                    opProfiler->start();
+                }
                 StepRecord rec;
                 if (!runStep(env, i, currentPhase, rec)) {
                     result.status = RunStatus::Cancelled;
@@ -278,6 +319,14 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                 if (snapshot) {
                     rec.memorySnapshot = snapshot->covers(i);
                     snapshot->afterStep(i);
+                }
+                if (opProfiler && opProfiler->covers(i)) {
+                    rec.opProfiled = true;
+                    profiledSteps.push_back(rec);
+                    if (opProfiler->endsAt(i)) {
+                        endProfile();
+                    }
+                    continue;
                 }
                 result.steps.push_back(rec);
                 if (observer) {
@@ -298,6 +347,23 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             result.status = RunStatus::Error;
             result.failedPhase = currentPhase;
             result.error = e.what();
+        }
+        // A run that ended inside the profiled steps keeps what they recorded.
+        if (opProfiler) {
+            try {
+                if (opProfiler->active() || !profiledSteps.empty()) {
+                    endProfile();
+                }
+            } catch (const std::exception& e) {
+                if (!reporting) {
+                    reporting.emplace(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
+                }
+                if (result.status == RunStatus::Ok) {
+                    result.status = RunStatus::Error;
+                    result.error = std::string("the op profiler failed: ") + e.what();
+                }
+            }
+            result.opProfile = opProfiler->take();
         }
         // The timeline ends with the last step: stop sampling before anything is torn down.
         if (sampler) {

@@ -3,7 +3,8 @@
 
 #include "model/transformer.h"
 
-#include "nvtx/nvtx_ranges.h"
+#include "lmprof/engine/op_profile.h"
+#include "nvtx/region.h"
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
@@ -44,6 +45,7 @@ EmbeddingImpl::EmbeddingImpl(int64_t numEmbeddings, int64_t dim, at::Device devi
 }
 
 at::Tensor EmbeddingImpl::forward(const at::Tensor& ids) {
+    nvtx::Region range(region::kEmbedding);
     return at::embedding(weight, ids);
 }
 
@@ -52,6 +54,7 @@ RMSNormImpl::RMSNormImpl(int64_t dim, double eps_, at::Device device) : eps(eps_
 }
 
 at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
+    nvtx::Region range(region::kNorm);
     const auto inDtype = x.scalar_type();
     const at::Tensor xf = x.to(at::kFloat);
     const at::Tensor inv = at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
@@ -94,29 +97,39 @@ at::Tensor AttentionImpl::forward(const at::Tensor& x, const at::Tensor& cos, co
     auto heads = [&](const at::Tensor& y) {
         return y.view({b, t, numHeads, headDim}).transpose(1, 2);
     };
-    const at::Tensor q = applyRotary(heads(qProj(x)), cos, sin);
-    const at::Tensor k = applyRotary(heads(kProj(x)), cos, sin);
-    const at::Tensor v = heads(vProj(x));
+    at::Tensor q, k, v;
+    {
+        nvtx::Region range(region::kQkv);
+        q = heads(qProj(x));
+        k = heads(kProj(x));
+        v = heads(vProj(x));
+    }
+    {
+        nvtx::Region range(region::kRope);
+        q = applyRotary(q, cos, sin);
+        k = applyRotary(k, cos, sin);
+    }
 
     at::Tensor scores; // (B, h, T, T)
     {
-        nvtx::ScopedRange range("attention.scores");
+        nvtx::Region range(region::kScores);
         scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(headDim));
         scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
     }
     at::Tensor probs; // (B, h, T, T), rows sum to 1
     {
-        nvtx::ScopedRange range("attention.softmax");
+        nvtx::Region range(region::kSoftmax);
         const at::Tensor shifted = scores - scores.amax(-1, /*keepdim=*/true);
         const at::Tensor e = shifted.exp();
         probs = e / e.sum(-1, /*keepdim=*/true);
     }
     at::Tensor out; // (B, h, T, dh)
     {
-        nvtx::ScopedRange range("attention.value");
+        nvtx::Region range(region::kValue);
         out = at::matmul(probs.to(v.scalar_type()), v);
     }
     // (B, h, T, dh) -> (B, T, d)
+    nvtx::Region range(region::kAttnOutput);
     return oProj(out.transpose(1, 2).reshape({b, t, numHeads * headDim}));
 }
 
@@ -127,6 +140,7 @@ SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFf, at::Device device) {
 }
 
 at::Tensor SwiGLUImpl::forward(const at::Tensor& x) {
+    nvtx::Region range(region::kMlp);
     return w2(at::silu(w1(x)) * w3(x)); // (B, T, F) inside
 }
 
@@ -139,8 +153,15 @@ BlockImpl::BlockImpl(int64_t dModel, int64_t numHeads, int64_t dFf, at::Device d
 
 at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                               const at::Tensor& mask) {
-    const at::Tensor h = x + attn(ln1(x), cos, sin, mask);
-    return h + ffn(ln2(h));
+    const at::Tensor a = attn(ln1(x), cos, sin, mask);
+    at::Tensor h;
+    {
+        nvtx::Region range(region::kResidual);
+        h = x + a;
+    }
+    const at::Tensor f = ffn(ln2(h));
+    nvtx::Region range(region::kResidual);
+    return h + f;
 }
 
 TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, int64_t maxSeqLen, at::Device device)
@@ -170,18 +191,28 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& ids) {
     const auto ropeDtype = at::autocast::is_autocast_enabled(ids.device().type())
                                ? at::autocast::get_autocast_dtype(ids.device().type())
                                : dtype;
-    const at::Tensor cos = rotary.cos.slice(0, 0, t).to(ropeDtype);
-    const at::Tensor sin = rotary.sin.slice(0, 0, t).to(ropeDtype);
-    const at::Tensor mask = causalMask.slice(0, 0, t).slice(1, 0, t);
+    at::Tensor cos, sin, mask;
+    {
+        nvtx::Region range(region::kRope);
+        cos = rotary.cos.slice(0, 0, t).to(ropeDtype);
+        sin = rotary.sin.slice(0, 0, t).to(ropeDtype);
+    }
+    {
+        nvtx::Region range(region::kScores);
+        mask = causalMask.slice(0, 0, t).slice(1, 0, t);
+    }
     for (auto& block : blocks) {
         x = block(x, cos, sin, mask);
     }
-    return lmHead(lnFinal(x)); // (B, T, V)
+    x = lnFinal(x);
+    nvtx::Region range(region::kLmHead);
+    return lmHead(x); // (B, T, V)
 }
 
 at::Tensor lmLoss(const at::Tensor& logits, const at::Tensor& targets) {
     // cross_entropy_loss is on autocast's fp32 list; the explicit cast keeps fp32 and
     // bf16-pure runs computing the log-softmax in fp32 as well.
+    nvtx::Region range(region::kLoss);
     return at::cross_entropy_loss(logits.flatten(0, 1).to(at::kFloat), targets.flatten());
 }
 

@@ -7,14 +7,6 @@ namespace lmprof::engine::nvtx {
 
 void pushRange(const char* name);
 void popRange();
-
-// Scoped range; `name` must outlive the range (string literals).
-class ScopedRange {
-public:
-    explicit ScopedRange(const char* name) { pushRange(name); }
-    ~ScopedRange() { popRange(); }
-    ScopedRange(const ScopedRange&) = delete;
-    ScopedRange& operator=(const ScopedRange&) = delete;
-};
+// Scoped ranges are nvtx::Region (region.h), which the op profiler sees as well.
 
 } // namespace lmprof::engine::nvtx

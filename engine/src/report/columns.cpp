@@ -142,6 +142,11 @@ std::vector<RunColumn> buildColumns() {
         return r.failedPhase ? std::string(toString(*r.failedPhase)) : std::string();
     }));
     c.push_back(text("error", "", [](R r, S) { return r.error.value_or(""); }));
+    // Whether the run has an op profile (the window's runs table; the CSV leaves it out).
+    c.push_back(text("op_profile", "Ops", [](R r, S) {
+        return r.opProfile ? "step " + std::to_string(r.opProfile->firstStep) : std::string("-");
+    }));
+    c.back().inCsv = false;
     // Times: mean ± std for people, every statistic for machines.
     for (const PhaseColumn& p : kPhaseColumns) {
         c.push_back(text(p.key, p.header, [p](R r, S s) {

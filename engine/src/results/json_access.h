@@ -96,6 +96,11 @@ inline const json& arrayMember(const json& obj, const std::string& path, const c
     return *v;
 }
 
+// "$.runs[0].steps[3]": the path of an array element, for messages.
+inline std::string indexed(const std::string& path, const char* key, size_t i) {
+    return path + "." + key + "[" + std::to_string(i) + "]";
+}
+
 inline json parseDocument(std::string_view text) {
     try {
         return json::parse(text.begin(), text.end());
@@ -114,5 +119,12 @@ inline json nullable(const std::optional<double>& v) {
 // The memory parts of a run object: "memory_timeline", "telemetry", "memory_snapshot".
 void writeMemory(json& run, const RunResult& r);
 void readMemory(const json& run, const std::string& path, RunResult& r);
+
+// The op profile: the request in a run's config ("op_profile", null when none) and the
+// result in the run ("op_profile", absent when none). op_profile_json.cpp.
+json opProfileRequestJson(const std::optional<OpProfileRequest>& request);
+std::optional<OpProfileRequest> opProfileRequestFrom(const json& config, const std::string& path);
+void writeOpProfile(json& run, const RunResult& r);
+void readOpProfile(const json& run, const std::string& path, RunResult& r);
 
 } // namespace lmprof::engine::json_io

@@ -44,10 +44,6 @@ AllocationRecord allocationFrom(const json& j, const std::string& path) {
     return a;
 }
 
-std::string indexed(const std::string& path, const char* key, size_t i) {
-    return path + "." + key + "[" + std::to_string(i) + "]";
-}
-
 } // namespace
 
 void writeMemory(json& run, const RunResult& r) {

@@ -1,4 +1,4 @@
-// JSON encoding of result sets (schema lmprof.results/1, docs/RESULTS.md) with nlohmann::json.
+// JSON encoding of result sets (schema lmprof.results/1.x, docs/RESULTS.md) with nlohmann::json.
 // Decoding is strict about types and names the JSON path of any problem, lenient about
 // unknown fields (forward compatibility) and missing optional ones.
 //
@@ -52,7 +52,8 @@ json configJson(const RunConfig& c, const std::string& resolvedDevice) {
                                            {"first_step", c.memorySnapshot->firstStep},
                                            {"step_count", c.memorySnapshot->stepCount},
                                            {"max_entries", c.memorySnapshot->maxEntries}}
-                                    : json(nullptr)}};
+                                    : json(nullptr)},
+            {"op_profile", opProfileRequestJson(c.opProfile)}};
 }
 
 json stepJson(const StepRecord& s) {
@@ -68,6 +69,9 @@ json stepJson(const StepRecord& s) {
               {"t_end_ms", s.endMs}};
     if (s.memorySnapshot) {
         j["memory_snapshot"] = true;
+    }
+    if (s.opProfiled) {
+        j["op_profiled"] = true;
     }
     if (s.lossScale) {
         j["loss_scale"] = *s.lossScale;
@@ -99,6 +103,7 @@ json runJson(const RunResult& r) {
                 {"steps", steps},
                 {"summary", summary}};
     writeMemory(run, r);
+    writeOpProfile(run, r);
     return run;
 }
 
@@ -184,6 +189,7 @@ RunConfig configFrom(const json& j, const std::string& path, std::string& resolv
         read(*snap, sp, "max_entries", r.maxEntries);
         c.memorySnapshot = r;
     }
+    c.opProfile = opProfileRequestFrom(j, path);
     read(j, path, "seed", c.seed);
     read(j, path, "threads", c.threads);
     return c;
@@ -205,6 +211,7 @@ StepRecord stepFrom(const json& j, const std::string& path) {
     readOptional(j, path, "loss_scale", s.lossScale);
     read(j, path, "t_end_ms", s.endMs);
     read(j, path, "memory_snapshot", s.memorySnapshot);
+    read(j, path, "op_profiled", s.opProfiled);
     read(j, path, "skipped_update", s.skippedUpdate);
     return s;
 }
@@ -245,6 +252,7 @@ RunResult runFrom(const json& j, const std::string& path) {
         }
     }
     readMemory(j, path, r);
+    readOpProfile(j, path, r);
     return r;
 }
 

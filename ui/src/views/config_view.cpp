@@ -177,6 +177,27 @@ void ConfigView::draw(ViewContext& ctx) {
     }
     ImGui::InputDouble("sample Hz", &c.sampleHz, 10.0, 100.0, "%.0f");
     fieldError(errors, "sample_hz");
+
+    ImGui::SeparatorText("Op profile");
+    bool profile = c.opProfile.has_value();
+    if (ImGui::Checkbox("profile ops", &profile)) {
+        if (profile) {
+            c.opProfile = defaultOpProfileRequest(c.warmupSteps); // the first after warmup
+        } else {
+            c.opProfile.reset();
+        }
+    }
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("Records every op (and, on a GPU, every kernel) of the chosen steps "
+                          "with LibTorch's profiler and shows where each phase's time goes in "
+                          "the Ops window. A profiled step is left out of the statistics.");
+    }
+    if (c.opProfile) {
+        ImGui::InputInt("profile step", &c.opProfile->firstStep);
+        fieldError(errors, "op_profile.first_step");
+        ImGui::InputInt("steps profiled", &c.opProfile->stepCount);
+        fieldError(errors, "op_profile.step_count");
+    }
     ImGui::PopItemWidth();
 
     ImGui::SeparatorText("Estimate");
@@ -210,6 +231,9 @@ void ConfigView::draw(ViewContext& ctx) {
             RunConfig submitted = c;
             if (submitted.memorySnapshot) {
                 submitted.memorySnapshot->path = snapshotPath(ctx, submitted);
+            }
+            if (submitted.opProfile) {
+                submitted.opProfile->tracePath = tracePath(ctx, submitted);
             }
             ctx.session.submit(submitted);
             ctx.report("started " + runLabel(c), false);

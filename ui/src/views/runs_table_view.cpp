@@ -65,6 +65,7 @@ void RunsTableView::draw(ViewContext& ctx) {
             columns.push_back(c);
         }
     }
+    columns.push_back(&runColumn("op_profile")); // the Ops window reads these runs
     auto& runs = ctx.store.runs();
     m_cells.assign(runs.size(), {});
     for (size_t i = 0; i < runs.size(); ++i) {

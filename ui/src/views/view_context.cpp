@@ -19,19 +19,30 @@ std::vector<RunView*> ViewContext::selectedRuns() {
     return out;
 }
 
-std::string snapshotPath(const ViewContext& ctx, const engine::RunConfig& c) {
+namespace {
+// <run label>-<UTC time><ext> in dir (created if needed), not yet taken.
+std::string freshRunFile(const std::filesystem::path& dir, const engine::RunConfig& c,
+                         const std::string& ext) {
     std::error_code ec;
-    std::filesystem::create_directories(ctx.snapshotDir, ec);
+    std::filesystem::create_directories(dir, ec);
     std::string stamp = engine::utcNow(); // 2026-11-21T12:00:00Z
     std::replace(stamp.begin(), stamp.end(), ':', '-');
-    const bool cuda = engine::resolveDevice(c.device).cuda;
     const std::string stem = engine::runLabel(c) + "-" + stamp;
-    const std::string ext = cuda ? ".pickle" : ".json";
-    std::filesystem::path path = ctx.snapshotDir / (stem + ext);
+    std::filesystem::path path = dir / (stem + ext);
     for (int n = 2; std::filesystem::exists(path); ++n) { // two runs within one second
-        path = ctx.snapshotDir / (stem + "-" + std::to_string(n) + ext);
+        path = dir / (stem + "-" + std::to_string(n) + ext);
     }
     return path.string();
+}
+} // namespace
+
+std::string snapshotPath(const ViewContext& ctx, const engine::RunConfig& c) {
+    const bool cuda = engine::resolveDevice(c.device).cuda;
+    return freshRunFile(ctx.snapshotDir, c, cuda ? ".pickle" : ".json");
+}
+
+std::string tracePath(const ViewContext& ctx, const engine::RunConfig& c) {
+    return freshRunFile(ctx.traceDir, c, ".trace.json");
 }
 
 } // namespace lmprof::ui

@@ -33,6 +33,7 @@ struct ViewContext {
     std::filesystem::path snapshotDir = {};         // where GUI memory snapshots are saved
     // Each chart's rectangle in the last frame it was drawn, by file stem (scripted export).
     std::map<std::string, PngRequest>* plotRects = nullptr;
+    std::filesystem::path traceDir = {}; // where the op profiles' Chrome traces are saved
 
     void report(const std::string& message, bool isError) {
         status = message;
@@ -45,5 +46,7 @@ struct ViewContext {
 // A fresh memory-snapshot file for a run of c under ctx.snapshotDir (created if needed):
 // <run label>-<UTC time>.pickle on CUDA (for memory_viz), .json (allocation trace) on CPU.
 std::string snapshotPath(const ViewContext& ctx, const engine::RunConfig& c);
+// A fresh Chrome trace file for an op profile of c: <run label>-<UTC time>.trace.json.
+std::string tracePath(const ViewContext& ctx, const engine::RunConfig& c);
 
 } // namespace lmprof::ui

@@ -4,6 +4,7 @@
 
 #include "lmprof/engine/compare.h"
 #include "lmprof/ui/decimate.h"
+#include "ops_model.h"
 #include "sweep_driver.h"
 #include "view_context.h"
 
@@ -176,6 +177,38 @@ private:
     bool m_haveB = false;
     int m_selected = -1;
     std::vector<double> m_valuesA, m_valuesB;
+};
+
+// Where a profiled step's time goes (docs/OP_PROFILE.md): headline, tree, timeline,
+// attention, two runs' regions side by side.
+class OpsView {
+public:
+    static constexpr const char* kTitle = "Ops";
+    void draw(ViewContext& ctx);
+
+private:
+    struct Selection {
+        engine::Phase phase = engine::Phase::Forward;
+        std::string region; // empty: nothing chosen
+        std::string name;   // empty: the whole region
+        bool matches(const engine::OpEvent& e) const;
+    };
+    void drawHeadline(const engine::OpProfile& p);
+    void drawTable(const engine::OpProfile& p);
+    void drawNode(const OpsNode& node, bool openAll);
+    void drawTimeline(const engine::OpProfile& p);
+    void drawAttention(ViewContext& ctx, const engine::OpProfile& p);
+    void drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& runs, const RunView& run);
+
+    std::string m_runId, m_lastSelected, m_otherId;
+    engine::OpKind m_kind = engine::OpKind::Kernel;
+    char m_filter[128] = "";
+    OpsSort m_sort = OpsSort::Self;
+    bool m_descending = true;
+    std::string m_kindFor; // the run m_kind was set for (its headline kind, then the user's)
+    Selection m_selection;
+    std::string m_timelineFor; // the run the zoom below belongs to
+    double m_t0 = 0.0, m_t1 = 0.0;
 };
 
 // Shared drawing helpers for the plot views.

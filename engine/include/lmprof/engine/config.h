@@ -2,6 +2,7 @@
 // Plain data with validation at the boundary; no LibTorch types (the GUI and CLI include it).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -47,6 +48,22 @@ std::optional<int> parseCudaIndex(std::string_view device);
 // Phases a mode runs, in order.
 std::vector<Phase> phasesOf(Mode m);
 
+// One value per phase (peak bytes, milliseconds, ...), addressed by Phase.
+template <typename T>
+struct PerPhase {
+    T forward{};
+    T backward{};
+    T optimizer{};
+    T& of(Phase p) {
+        return p == Phase::Forward ? forward : p == Phase::Backward ? backward : optimizer;
+    }
+    const T& of(Phase p) const {
+        return p == Phase::Forward ? forward : p == Phase::Backward ? backward : optimizer;
+    }
+    T max() const { return std::max({forward, backward, optimizer}); }
+    T sum() const { return forward + backward + optimizer; }
+};
+
 struct ModelConfig {
     std::string preset = "tiny"; // one of presetNames(), or "custom"
     int64_t dModel = 128;
@@ -71,6 +88,19 @@ struct SnapshotRequest {
 // step (steady state, and not a measured step; step 0 without warmup).
 SnapshotRequest defaultSnapshotRequest(std::string path, int warmupSteps);
 
+// Profile every op (CPU) and kernel (GPU) of steps [firstStep, firstStep + stepCount) with
+// LibTorch's Kineto profiler and attribute them to regions (docs/OP_PROFILE.md). The Chrome
+// trace goes to tracePath (none when empty).
+struct OpProfileRequest {
+    int firstStep = 0;
+    int stepCount = 1;
+    std::string tracePath;
+};
+
+// The request the CLI and the window make unless told otherwise: one step, the first after
+// the warmup (steady state; step 0 without warmup).
+OpProfileRequest defaultOpProfileRequest(int warmupSteps, std::string tracePath = {});
+
 struct RunConfig {
     ModelConfig model;
     int64_t contextLength = 128;
@@ -88,6 +118,7 @@ struct RunConfig {
     double sampleHz = 100.0;
     double telemetryHz = 10.0;
     std::optional<SnapshotRequest> memorySnapshot;
+    std::optional<OpProfileRequest> opProfile;
 
     // Test-only fault switch: raise a real c10::OutOfMemoryError at the start of this
     // phase of the first step that runs it. Never set by the GUI; the CLI reads it from

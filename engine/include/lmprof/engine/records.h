@@ -3,6 +3,7 @@
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/op_profile.h"
 #include "lmprof/engine/stats.h"
 
 #include <algorithm>
@@ -14,16 +15,7 @@
 
 namespace lmprof::engine {
 
-struct PeakBytes {
-    int64_t forward = 0;
-    int64_t backward = 0;
-    int64_t optimizer = 0;
-    int64_t max() const { return std::max({forward, backward, optimizer}); }
-    int64_t& of(Phase p) {
-        return p == Phase::Forward ? forward : p == Phase::Backward ? backward : optimizer;
-    }
-    int64_t of(Phase p) const { return const_cast<PeakBytes*>(this)->of(p); }
-};
+using PeakBytes = PerPhase<int64_t>;
 
 struct StepRecord {
     int index = 0;
@@ -41,6 +33,8 @@ struct StepRecord {
     // Allocator history was recorded during this step (memory snapshot): its timing is
     // perturbed, so it is left out of the summary.
     bool memorySnapshot = false;
+    // Every op of this step was recorded by the op profiler: also perturbed, also left out.
+    bool opProfiled = false;
 };
 
 // One reading of the memory sampler: periodic (default 100 Hz) or at a phase boundary.
@@ -131,6 +125,7 @@ struct RunResult {
     double samplerCpuMs = 0.0;                // CPU time of the sampler thread over the whole run
     std::optional<std::string> samplerError;  // why periodic sampling stopped early, if it did
     std::optional<MemorySnapshotInfo> memorySnapshot;
+    std::optional<OpProfile> opProfile; // when op profiling was asked for and started
 };
 
 struct DeviceInfo {
@@ -167,9 +162,8 @@ std::string statusText(const RunResult& run);
 
 // The one rule for which steps count in timing statistics: the summary, Compare's ratio
 // and verdict, the histogram and the running mean ± std band all use it. A step counts
-// unless it is a warmup step or was recorded under a memory snapshot (recording the
-// allocator's history perturbs its timing). Steps of kinds to come (e.g. profiled steps)
-// are ruled on here too.
+// unless it is a warmup step, was recorded under a memory snapshot (recording the
+// allocator's history perturbs its timing) or was op-profiled (so is every op's timing).
 bool isMeasured(const StepRecord& step);
 
 // One per-step time (total_ms by default) of every measured step, in step order.

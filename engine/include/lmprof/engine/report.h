@@ -43,4 +43,14 @@ std::string formatMeanStd(const PhaseStats& stats);
 // "12.3 MiB", "1.50 GiB".
 std::string formatBytes(int64_t bytes);
 
+// The op profile of a run (docs/OP_PROFILE.md): the headline sentences, then one row per
+// group with calls per step, self and total ms, share of the phase, GFLOP and TFLOP/s.
+struct OpReportOptions {
+    OpGrouping by = OpGrouping::Region;
+    int top = 0;                // most rows per phase; 0: all
+    std::optional<Phase> phase; // only this phase
+};
+void writeOpReport(std::ostream& out, const RunResult& run, const OpReportOptions& options,
+                   ReportFormat format);
+
 } // namespace lmprof::engine

@@ -1,0 +1,93 @@
+// The Ops view's model (ops_model.h): the tree with its filter and sort, attention's parts
+// and two runs' regions side by side, on a hand-made profile.
+
+#include "ops_model.h"
+
+#include <gtest/gtest.h>
+
+using namespace lmprof::engine;
+using namespace lmprof::ui;
+
+namespace {
+
+OpProfile sampleProfile(double mmMs) {
+    OpProfile p;
+    p.phaseMs = {10.0, 20.0, 1.0};
+    auto row = [](Phase ph, const char* region, const char* name, double self, double flops,
+                  bool matmul) {
+        OpRow r;
+        r.phase = ph;
+        r.region = region;
+        r.name = name;
+        r.calls = 2;
+        r.selfMs = self;
+        r.totalMs = self;
+        r.flops = flops;
+        r.matmul = matmul;
+        return r;
+    };
+    p.rows = {row(Phase::Forward, region::kMlp, "aten::mm", mmMs, 4e9, true),
+              row(Phase::Forward, region::kMlp, "aten::silu", 1.0, 0, false),
+              row(Phase::Forward, region::kSoftmax, "aten::exp", 0.5, 0, false),
+              row(Phase::Forward, region::kScores, "aten::bmm", 0.25, 1e9, true),
+              row(Phase::Forward, region::kValue, "aten::bmm", 0.25, 1e9, true),
+              row(Phase::Backward, region::kMlp, "aten::mm", 8.0, 8e9, true)};
+    p.headline.softmaxFlops = 5e7;
+    return p;
+}
+
+} // namespace
+
+TEST(OpsModel, TreeGroupsPhaseRegionOpWithSharesOfThePhase) {
+    const OpProfile p = sampleProfile(4.0);
+    const auto tree = buildOpsTree(p, OpKind::Op, "", OpsSort::Self, true);
+    ASSERT_EQ(tree.size(), 2u); // forward, backward; no optimizer rows
+    EXPECT_EQ(tree[0].label(), "forward");
+    EXPECT_DOUBLE_EQ(tree[0].selfMs, 6.0);
+    ASSERT_EQ(tree[0].children.size(), 4u);
+    const OpsNode& mlp = tree[0].children[0]; // largest first
+    EXPECT_EQ(mlp.label(), "mlp");
+    EXPECT_DOUBLE_EQ(mlp.selfMs, 5.0);
+    EXPECT_DOUBLE_EQ(mlp.share, 0.5);
+    ASSERT_EQ(mlp.children.size(), 2u);
+    EXPECT_EQ(mlp.children[0].label(), "aten::mm");
+    EXPECT_DOUBLE_EQ(mlp.children[0].share, 0.4);
+    EXPECT_DOUBLE_EQ(mlp.children[0].calls, 2.0);
+
+    const auto byName = buildOpsTree(p, OpKind::Op, "", OpsSort::Name, false);
+    EXPECT_EQ(byName[0].children[0].label(), "attention.scores");
+    EXPECT_EQ(byName[0].children.back().label(), "mlp");
+    EXPECT_TRUE(buildOpsTree(p, OpKind::Kernel, "", OpsSort::Self, true).empty());
+}
+
+TEST(OpsModel, FilterKeepsMatchingOpsAndTheirRegions) {
+    const OpProfile p = sampleProfile(4.0);
+    const auto tree = buildOpsTree(p, OpKind::Op, "BMM", OpsSort::Self, true);
+    ASSERT_EQ(tree.size(), 1u);
+    ASSERT_EQ(tree[0].children.size(), 2u);
+    for (const auto& region : tree[0].children) {
+        ASSERT_EQ(region.children.size(), 1u);
+        EXPECT_EQ(region.children[0].name, "aten::bmm");
+    }
+    const auto byRegion = buildOpsTree(p, OpKind::Op, "softmax", OpsSort::Self, true);
+    ASSERT_EQ(byRegion.size(), 1u);
+    EXPECT_EQ(byRegion[0].children[0].region, region::kSoftmax);
+}
+
+TEST(OpsModel, AttentionPartsAndRegionOverlay) {
+    const OpProfile a = sampleProfile(4.0);
+    const AttentionParts parts = attentionParts(a, OpKind::Op);
+    EXPECT_DOUBLE_EQ(parts.softmaxMs, 0.5);
+    EXPECT_DOUBLE_EQ(parts.scoresMs, 0.25);
+    EXPECT_DOUBLE_EQ(parts.valueMs, 0.25);
+    EXPECT_DOUBLE_EQ(parts.scoresFlops, 1e9);
+    EXPECT_DOUBLE_EQ(parts.softmaxFlops, 5e7);
+
+    const OpProfile b = sampleProfile(1.0);
+    const RegionOverlay o = overlayRegions(a, b, OpKind::Op);
+    ASSERT_EQ(o.regions.size(), 4u);
+    EXPECT_EQ(o.regions[0], region::kScores); // kRegions order
+    EXPECT_EQ(o.regions[3], region::kMlp);
+    EXPECT_DOUBLE_EQ(o.a[3], 4.0 + 1.0 + 8.0);
+    EXPECT_DOUBLE_EQ(o.b[3], 1.0 + 1.0 + 8.0);
+}

@@ -1,0 +1,509 @@
+// Ops: where a profiled step's time goes (docs/OP_PROFILE.md). The headline in sentences; a
+// sortable, filterable tree of phase → region → op or kernel with share bars; attention's
+// softmax against its two matmuls in time and FLOPs; a zoomable timeline of the first
+// profiled step in which the rows chosen in the tree light up; and two runs' per-region
+// times side by side.
+
+#include "lmprof/engine/report.h"
+#include "ops_model.h"
+#include "theme.h"
+#include "views.h"
+
+#include <algorithm>
+#include <cmath>
+#include <imgui.h>
+#include <implot.h>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+namespace {
+
+// A region's colour, the same in the tree, the timeline and the overlay.
+ImU32 regionColor(std::string_view region, float alpha = 1.0f) {
+    const auto it = std::find(kRegions.begin(), kRegions.end(), region);
+    ImVec4 c = it == kRegions.end()
+                   ? ImVec4(0.55f, 0.55f, 0.55f, 1.0f)
+                   : ImPlot::GetColormapColor(static_cast<int>(it - kRegions.begin()),
+                                              ImPlotColormap_Deep);
+    c.w = alpha;
+    return ImGui::GetColorU32(c);
+}
+
+std::string fmt(const char* f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
+
+std::vector<const RunView*> profiledRuns(ViewContext& ctx) {
+    std::vector<const RunView*> out;
+    for (const RunView& v : ctx.store.runs()) {
+        if (v.finished && v.result.opProfile) {
+            out.push_back(&v);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+bool OpsView::Selection::matches(const OpEvent& e) const {
+    if (region.empty() || e.range || e.phase != phase || e.region != region) {
+        return false;
+    }
+    return name.empty() || e.name == name;
+}
+
+void OpsView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin(kTitle)) {
+        ImGui::End();
+        return;
+    }
+    const std::vector<const RunView*> runs = profiledRuns(ctx);
+    if (runs.empty()) {
+        ImGui::TextWrapped("No run has an op profile yet. Tick \"profile ops\" in Configure "
+                           "(or run lmprof-cli with --profile-ops) and press Run.");
+        ImGui::End();
+        return;
+    }
+    // The run: the selected one if it has a profile, else the one chosen here (newest first).
+    for (RunView* v : ctx.selectedRuns()) {
+        if (v->result.opProfile && v->result.id != m_runId && v->result.id != m_lastSelected) {
+            m_runId = v->result.id;
+            m_lastSelected = v->result.id;
+        }
+    }
+    const RunView* run = runs.back();
+    for (const RunView* v : runs) {
+        run = v->result.id == m_runId ? v : run;
+    }
+    m_runId = run->result.id;
+    const OpProfile& p = *run->result.opProfile;
+    const bool hasKernels = p.headline.kind == OpKind::Kernel;
+    if (m_kindFor != m_runId) {
+        m_kindFor = m_runId;
+        m_kind = p.headline.kind;
+        m_selection = {};
+    }
+
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
+    if (ImGui::BeginCombo("run", m_runId.c_str())) {
+        for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+            if (ImGui::Selectable((*it)->result.id.c_str(), (*it)->result.id == m_runId)) {
+                m_runId = (*it)->result.id;
+                m_selection = {};
+            }
+        }
+        ImGui::EndCombo();
+    }
+    if (hasKernels) {
+        ImGui::SameLine();
+        int kind = m_kind == OpKind::Kernel ? 1 : 0;
+        ImGui::RadioButton("GPU kernels", &kind, 1);
+        ImGui::SameLine();
+        ImGui::RadioButton("CPU ops", &kind, 0);
+        m_kind = kind == 1 ? OpKind::Kernel : OpKind::Op;
+    }
+    ImGui::SameLine();
+    ImGui::TextDisabled("step %d%s", p.firstStep,
+                        p.stepCount > 1 ? (" + " + std::to_string(p.stepCount - 1)).c_str() : "");
+
+    if (!p.trace.empty()) {
+        ImGui::SameLine();
+        if (ImGui::SmallButton("copy trace path")) {
+            ImGui::SetClipboardText(p.trace.c_str());
+            ctx.report("copied " + p.trace, false);
+        }
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("Chrome trace of the profiled steps, for ui.perfetto.dev or "
+                              "chrome://tracing:\n%s",
+                              p.trace.c_str());
+        }
+    } else if (p.traceError) {
+        ImGui::SameLine();
+        ImGui::TextColored(palette().error, "%s", p.traceError->c_str());
+    }
+
+    if (ImGui::BeginTabBar("ops-tabs")) {
+        if (ImGui::BeginTabItem("Ops and timeline")) {
+            // The headline and the tree beside the timeline (above it in a tall window): a
+            // row clicked lights up at once.
+            const ImVec2 avail = ImGui::GetContentRegionAvail();
+            const bool sideBySide = avail.x > 1.6f * avail.y;
+            const ImVec2 treeSize =
+                sideBySide ? ImVec2(avail.x * 0.5f, avail.y) : ImVec2(avail.x, avail.y * 0.55f);
+            ImGui::BeginChild("tree", treeSize);
+            drawHeadline(p);
+            drawTable(p);
+            ImGui::EndChild();
+            if (sideBySide) {
+                ImGui::SameLine();
+            }
+            ImGui::BeginChild("timeline-pane", ImVec2(0, 0));
+            drawTimeline(p);
+            ImGui::EndChild();
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Attention")) {
+            drawAttention(ctx, p);
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Compare runs")) {
+            drawOverlay(ctx, runs, *run);
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
+    ImGui::End();
+}
+
+// ---------------------------------------------------------------------------------------
+// The headline, then the tree
+
+void OpsView::drawHeadline(const OpProfile& p) {
+    for (const std::string& sentence : headlineSentences(p)) {
+        ImGui::Bullet();
+        ImGui::TextWrapped("%s", sentence.c_str());
+    }
+    for (const std::string& note : p.notes) {
+        ImGui::PushStyleColor(ImGuiCol_Text, palette().warning);
+        ImGui::Bullet();
+        ImGui::TextWrapped("%s", note.c_str());
+        ImGui::PopStyleColor();
+    }
+}
+
+void OpsView::drawTable(const OpProfile& p) {
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
+    ImGui::InputTextWithHint("##filter", "filter ops and regions", m_filter, sizeof m_filter);
+    ImGui::SameLine();
+    ImGui::TextDisabled("click a row to light up its %s in the timeline",
+                        m_kind == OpKind::Kernel ? "kernels" : "ops");
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersV |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_Sortable |
+                                  ImGuiTableFlags_Resizable | ImGuiTableFlags_Hideable |
+                                  ImGuiTableFlags_SizingFixedFit;
+    if (!ImGui::BeginTable("ops", 7, flags)) {
+        return;
+    }
+    const float digit = ImGui::CalcTextSize("0").x;
+    ImGui::TableSetupScrollFreeze(0, 1);
+    ImGui::TableSetupColumn("phase / region / name",
+                            ImGuiTableColumnFlags_WidthStretch | ImGuiTableColumnFlags_NoHide);
+    // Total ms and TFLOP/s start hidden (the header's context menu shows them): the tree
+    // often shares its pane with the timeline.
+    ImGui::TableSetupColumn("calls/step", ImGuiTableColumnFlags_WidthFixed, digit * 8);
+    ImGui::TableSetupColumn("self ms",
+                            ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_DefaultSort |
+                                ImGuiTableColumnFlags_PreferSortDescending,
+                            digit * 9);
+    ImGui::TableSetupColumn("total ms",
+                            ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_DefaultHide,
+                            digit * 9);
+    ImGui::TableSetupColumn("share of phase", ImGuiTableColumnFlags_WidthFixed, digit * 12);
+    ImGui::TableSetupColumn("GFLOP", ImGuiTableColumnFlags_WidthFixed, digit * 8);
+    ImGui::TableSetupColumn(
+        "TFLOP/s", ImGuiTableColumnFlags_WidthFixed | ImGuiTableColumnFlags_DefaultHide, digit * 8);
+    ImGui::TableHeadersRow();
+    if (ImGuiTableSortSpecs* specs = ImGui::TableGetSortSpecs(); specs && specs->SpecsCount > 0) {
+        static constexpr OpsSort kByColumn[] = {OpsSort::Name,  OpsSort::Calls, OpsSort::Self,
+                                                OpsSort::Total, OpsSort::Share, OpsSort::Flops,
+                                                OpsSort::Self};
+        m_sort = kByColumn[specs->Specs[0].ColumnIndex];
+        m_descending = specs->Specs[0].SortDirection == ImGuiSortDirection_Descending;
+    }
+    const auto tree = buildOpsTree(p, m_kind, m_filter, m_sort, m_descending);
+    const bool filtering = m_filter[0] != '\0';
+    for (const OpsNode& phase : tree) {
+        drawNode(phase, filtering);
+    }
+    ImGui::EndTable();
+}
+
+void OpsView::drawNode(const OpsNode& n, bool openAll) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    const bool leaf = n.level == OpsNode::Level::Op;
+    const bool selected = !m_selection.region.empty() && m_selection.phase == n.phase &&
+                          m_selection.region == n.region &&
+                          (leaf ? m_selection.name == n.name : m_selection.name.empty()) &&
+                          n.level != OpsNode::Level::Phase;
+    ImGuiTreeNodeFlags flags =
+        ImGuiTreeNodeFlags_SpanFullWidth | ImGuiTreeNodeFlags_OpenOnArrow |
+        (leaf ? ImGuiTreeNodeFlags_Leaf | ImGuiTreeNodeFlags_NoTreePushOnOpen : 0) |
+        (selected ? ImGuiTreeNodeFlags_Selected : 0);
+    if (n.level == OpsNode::Level::Phase) {
+        flags |= ImGuiTreeNodeFlags_DefaultOpen;
+    }
+    if (openAll && !leaf) {
+        ImGui::SetNextItemOpen(true, ImGuiCond_Always);
+    }
+    if (n.level == OpsNode::Level::Region) {
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(regionColor(n.region)));
+    }
+    const std::string id = n.label() + "##" + std::string(toString(n.phase)) + n.region;
+    const bool open = ImGui::TreeNodeEx(id.c_str(), flags);
+    if (n.level == OpsNode::Level::Region) {
+        ImGui::PopStyleColor();
+    }
+    if (ImGui::IsItemClicked() && !ImGui::IsItemToggledOpen() && n.level != OpsNode::Level::Phase) {
+        m_selection = selected ? Selection{} : Selection{n.phase, n.region, leaf ? n.name : ""};
+    }
+    if (leaf && ImGui::IsItemHovered() && n.name.size() > 40) {
+        ImGui::SetTooltip("%s", n.name.c_str());
+    }
+    ImGui::TableNextColumn();
+    ImGui::Text("%.1f", n.calls);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.3f", n.selfMs);
+    ImGui::TableNextColumn();
+    ImGui::Text("%.3f", n.totalMs);
+    ImGui::TableNextColumn();
+    ImGui::PushStyleColor(ImGuiCol_PlotHistogram,
+                          ImGui::ColorConvertU32ToFloat4(regionColor(n.region, 0.85f)));
+    ImGui::ProgressBar(static_cast<float>(n.share), ImVec2(-1, 0),
+                       fmt("%.1f%%", 100.0 * n.share).c_str());
+    ImGui::PopStyleColor();
+    ImGui::TableNextColumn();
+    if (n.flops > 0.0) {
+        ImGui::Text("%.3f", n.flops / 1e9);
+    }
+    ImGui::TableNextColumn();
+    if (n.flops > 0.0 && n.selfMs > 0.0) {
+        ImGui::Text("%.3f", n.flops / (n.selfMs * 1e-3) / 1e12);
+    }
+    if (open && !leaf) {
+        for (const OpsNode& child : n.children) {
+            drawNode(child, openAll);
+        }
+        ImGui::TreePop();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The timeline: lanes of ops (threads) and kernels (streams) under the step's ranges.
+
+void OpsView::drawTimeline(const OpProfile& p) {
+    const OpTimeline& t = p.timeline;
+    if (t.events.empty()) {
+        ImGui::TextDisabled("This profile has no timeline.");
+        return;
+    }
+    double end = 0.0;
+    int rangeDepth = 0;
+    std::vector<int> laneDepth(t.lanes.size(), 0);
+    for (const OpEvent& e : t.events) {
+        end = std::max(end, e.startMs + e.durMs);
+        if (e.range) {
+            rangeDepth = std::max(rangeDepth, e.depth + 1);
+        } else {
+            laneDepth[static_cast<size_t>(e.lane)] =
+                std::max(laneDepth[static_cast<size_t>(e.lane)], std::min(e.depth, 7) + 1);
+        }
+    }
+    if (m_timelineFor != m_runId || m_t1 <= m_t0) {
+        m_timelineFor = m_runId;
+        m_t0 = 0.0;
+        m_t1 = end;
+    }
+    ImGui::TextDisabled("step %d: wheel zooms, drag pans, double-click shows the whole step; "
+                        "%.2f..%.2f ms",
+                        t.step, m_t0, m_t1);
+    const float rowH = ImGui::GetTextLineHeight() + 3.0f;
+    const float labelW = ImGui::CalcTextSize("thread 0000000 (main)").x + 8.0f;
+    float height = rowH * static_cast<float>(rangeDepth + 1);
+    for (int d : laneDepth) {
+        height += rowH * static_cast<float>(d) + 4.0f;
+    }
+    ImGui::BeginChild("timeline", ImVec2(0, 0), ImGuiChildFlags_Borders,
+                      ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_HorizontalScrollbar);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - labelW);
+    ImGui::InvisibleButton("canvas", ImVec2(labelW + width, height));
+    const bool hovered = ImGui::IsItemHovered();
+    ImGuiIO& io = ImGui::GetIO();
+    const double span = m_t1 - m_t0;
+    const float x0 = origin.x + labelW;
+    if (hovered && io.MouseWheel != 0.0f) {
+        const double at = m_t0 + (io.MousePos.x - x0) / width * span;
+        const double factor = std::pow(1.25, -io.MouseWheel);
+        const double next = std::clamp(span * factor, 1e-4, end);
+        m_t0 = std::clamp(at - (at - m_t0) * next / span, 0.0, end - next);
+        m_t1 = m_t0 + next;
+    }
+    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+        const double dt = -io.MouseDelta.x / width * span;
+        const double shift = std::clamp(dt, -m_t0, end - m_t1);
+        m_t0 += shift;
+        m_t1 += shift;
+    }
+    if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+        m_t0 = 0.0;
+        m_t1 = end;
+    }
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    auto xOf = [&](double ms) {
+        return x0 + static_cast<float>((ms - m_t0) / (m_t1 - m_t0)) * width;
+    };
+    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+    const ImU32 faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+    dl->PushClipRect(origin, ImVec2(x0 + width, origin.y + height), true);
+
+    // Row tops: the ranges first (step, phase, region), then each lane's op depths.
+    std::vector<float> laneTop(t.lanes.size());
+    float y = origin.y + rowH * static_cast<float>(rangeDepth);
+    dl->AddText(ImVec2(origin.x + 2, origin.y), faint, "ranges");
+    for (size_t l = 0; l < t.lanes.size(); ++l) {
+        y += 4.0f;
+        laneTop[l] = y;
+        dl->AddLine(ImVec2(origin.x, y - 2.0f), ImVec2(x0 + width, y - 2.0f), faint);
+        dl->AddText(ImVec2(origin.x + 2, y), text, t.lanes[l].c_str());
+        y += rowH * static_cast<float>(laneDepth[l]);
+    }
+    const bool anySelected = !m_selection.region.empty();
+    const OpEvent* hover = nullptr;
+    for (const OpEvent& e : t.events) {
+        const float a = xOf(e.startMs);
+        const float b = std::max(a + 1.0f, xOf(e.startMs + e.durMs));
+        if (b < x0 || a > x0 + width) {
+            continue;
+        }
+        const float top = e.range ? origin.y + rowH * static_cast<float>(e.depth)
+                                  : laneTop[static_cast<size_t>(e.lane)] +
+                                        rowH * static_cast<float>(std::min(e.depth, 7));
+        const ImVec2 p0(std::max(a, x0), top);
+        const ImVec2 p1(b, top + rowH - 1.0f);
+        const bool lit = anySelected && m_selection.matches(e);
+        float alpha = e.range ? 0.45f : 0.9f;
+        if (anySelected && !lit && !e.range) {
+            alpha = 0.18f;
+        }
+        const ImU32 fill = e.range && e.region.empty() ? ImGui::GetColorU32(ImGuiCol_Header)
+                                                       : regionColor(e.region, alpha);
+        dl->AddRectFilled(p0, p1, fill);
+        if (lit) {
+            dl->AddRect(p0, p1, ImGui::GetColorU32(palette().warning), 0.0f, 0, 2.0f);
+        }
+        if (p1.x - p0.x > 30.0f) {
+            dl->PushClipRect(p0, p1, true);
+            dl->AddText(ImVec2(p0.x + 2, p0.y + 1), text, e.name.c_str());
+            dl->PopClipRect();
+        }
+        if (hovered && io.MousePos.x >= p0.x && io.MousePos.x < p1.x && io.MousePos.y >= p0.y &&
+            io.MousePos.y < p1.y) {
+            hover = &e;
+        }
+    }
+    dl->PopClipRect();
+    if (hover) {
+        ImGui::BeginTooltip();
+        ImGui::TextUnformatted(hover->name.c_str());
+        ImGui::TextDisabled("%s%s%s, %s", toString(hover->phase).data(),
+                            hover->region.empty() ? "" : " / ", hover->region.c_str(),
+                            hover->range ? "range" : toString(hover->kind).data());
+        ImGui::Text("%.3f ms at %.3f ms", hover->durMs, hover->startMs);
+        if (!hover->shapes.empty()) {
+            ImGui::Text("inputs %s", hover->shapes.c_str());
+        }
+        if (hover->flops > 0.0) {
+            ImGui::Text("%.3f GFLOP, %.3f TFLOP/s", hover->flops / 1e9,
+                        hover->durMs > 0 ? hover->flops / (hover->durMs * 1e-3) / 1e12 : 0.0);
+        }
+        ImGui::EndTooltip();
+    }
+    ImGui::EndChild();
+}
+
+// ---------------------------------------------------------------------------------------
+// Attention: softmax against QKᵀ and PV, time next to FLOPs.
+
+void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p) {
+    const AttentionParts a = attentionParts(p, m_kind);
+    if (auto t = p.headline.timeRatio(), f = p.headline.flopRatio(); t && f) {
+        ImGui::TextWrapped("Per forward pass, softmax takes %.2fx the time of the two matmuls "
+                           "but only %.3fx their FLOPs: it is limited by memory traffic, not "
+                           "arithmetic.",
+                           *t, *f);
+    }
+    static const char* kParts[] = {"softmax", "QK^T (scores)", "PV (value)"};
+    const double ms[] = {a.softmaxMs, a.scoresMs, a.valueMs};
+    const double gflop[] = {a.softmaxFlops / 1e9, a.scoresFlops / 1e9, a.valueFlops / 1e9};
+    const double positions[] = {0, 1, 2};
+    const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
+    const float h = std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 10);
+    auto bars = [&](const char* title, const char* axis, const double* values, const char* stem) {
+        if (ImPlot::BeginPlot(title, ImVec2(w, h), ImPlotFlags_NoLegend)) {
+            ImPlot::SetupAxes(nullptr, axis, ImPlotAxisFlags_AutoFit,
+                              ImPlotAxisFlags_AutoFit | ImPlotAxisFlags_RangeFit);
+            ImPlot::SetupAxisTicks(ImAxis_X1, positions, 3, kParts);
+            for (int i = 0; i < 3; ++i) {
+                const std::string region = i == 0   ? region::kSoftmax
+                                           : i == 1 ? region::kScores
+                                                    : region::kValue;
+                ImPlotSpec spec;
+                spec.FillColor = ImGui::ColorConvertU32ToFloat4(regionColor(region));
+                ImPlot::PlotBars(kParts[i], &values[i], 1, 0.6, positions[i], spec);
+            }
+            plot::endPlot(ctx, stem);
+        }
+    };
+    bars("Time per forward pass", "ms", ms, "ops-attention-time");
+    ImGui::SameLine();
+    bars("FLOPs per forward pass", "GFLOP", gflop, "ops-attention-flops");
+}
+
+// ---------------------------------------------------------------------------------------
+// Two runs' regions side by side (fp32 against bf16, yesterday against today).
+
+void OpsView::drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& runs,
+                          const RunView& run) {
+    const RunView* other = nullptr;
+    for (const RunView* v : runs) {
+        other = v->result.id == m_otherId && v != &run ? v : other;
+    }
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
+    if (ImGui::BeginCombo("compare with", other ? m_otherId.c_str() : "(choose a run)")) {
+        for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+            if (*it != &run && ImGui::Selectable((*it)->result.id.c_str(), *it == other)) {
+                m_otherId = (*it)->result.id;
+                other = *it;
+            }
+        }
+        ImGui::EndCombo();
+    }
+    if (!other) {
+        ImGui::TextDisabled(runs.size() > 1 ? "Choose a second profiled run."
+                                            : "Profile a second run (e.g. bf16) to compare.");
+        return;
+    }
+    const OpProfile& a = *run.result.opProfile;
+    const OpProfile& b = *other->result.opProfile;
+    const OpKind kind = a.headline.kind == b.headline.kind ? a.headline.kind : OpKind::Op;
+    const RegionOverlay o = overlayRegions(a, b, kind);
+    const int n = static_cast<int>(o.regions.size());
+    std::vector<double> values(o.a);
+    values.insert(values.end(), o.b.begin(), o.b.end());
+    std::vector<const char*> labels;
+    std::vector<double> positions;
+    for (int i = 0; i < n; ++i) {
+        labels.push_back(o.regions[static_cast<size_t>(i)].c_str());
+        positions.push_back(i);
+    }
+    const char* items[] = {run.result.id.c_str(), other->result.id.c_str()};
+    const std::string title = std::string("Time per step by region (") +
+                              (kind == OpKind::Kernel ? "GPU kernels" : "CPU ops") + ", ms)";
+    if (ImPlot::BeginPlot(title.c_str(), ImVec2(-1, -1))) {
+        ImPlot::SetupLegend(ImPlotLocation_SouthEast);
+        ImPlot::SetupAxes("ms per step", nullptr, ImPlotAxisFlags_AutoFit,
+                          ImPlotAxisFlags_AutoFit | ImPlotAxisFlags_Invert);
+        ImPlot::SetupAxisTicks(ImAxis_Y1, positions.data(), n, labels.data());
+        ImPlotSpec spec;
+        spec.Flags = ImPlotBarGroupsFlags_Horizontal;
+        ImPlot::PlotBarGroups(items, values.data(), 2, n, 0.7, 0, spec);
+        plot::endPlot(ctx, "ops-regions");
+    }
+}
+
+} // namespace lmprof::ui
