@@ -6,11 +6,17 @@ timed it: time.perf_counter around forward, backward and the AdamW step), then p
 per-phase and per-step ratios (Python time / C++ time: above 1 means the engine is faster)
 and the engine's harness overhead (step wall time outside the three phases).
 
+Two Python variants: `reference` is the independent reference as written (separate Q, K, V
+projections, the hand-written softmax of docs/MODEL.md); `fused` is what a practical user
+writes (one fused QKV GEMM, torch.softmax), the same math.
+
 Usage: .venv/bin/python bench/compare_python.py [--models tiny,small] [--ctx 128]
          [--batch 4] [--threads 2] [--warmup 3] [--steps 10] [--rounds 3]
+         [--mode train|forward-backward] [--variants reference,fused]
 """
 import argparse
 import json
+import math
 import pathlib
 import statistics
 import subprocess
@@ -29,11 +35,42 @@ PRESETS = {"tiny": (128, 512, 2, 4), "small": (768, 3072, 12, 12),
 PHASES = ("forward_ms", "backward_ms", "optimizer_ms", "total_ms")
 
 
+class FusedAttention(ref.Attention):
+    """The reference attention with one QKV GEMM and torch.softmax (same weights)."""
+
+    def forward(self, x):  # (B, T, d)
+        b, t, d = x.shape
+        dh = d // self.heads
+        w = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])
+        q, k, v = (x @ w.T).split(d, dim=-1)
+
+        def split(y):  # (B, T, d) -> (B, h, T, dh)
+            return y.reshape(b, t, self.heads, dh).permute(0, 2, 1, 3)
+
+        q = ref.rope(split(q), self.theta)
+        k = ref.rope(split(k), self.theta)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(dh)
+        pos = torch.arange(t, device=x.device)
+        scores = scores.masked_fill(pos[None, :] > pos[:, None], float("-inf"))
+        out = torch.softmax(scores, dim=-1) @ split(v)
+        return self.output_proj(out.permute(0, 2, 1, 3).reshape(b, t, d))
+
+
+def build_python(model, variant):
+    d, f, layers, heads = PRESETS[model]
+    torch.manual_seed(0)
+    lm = ref.TransformerLM(d, f, layers, heads, 10000)
+    if variant == "fused":
+        for block in lm.layers:
+            block.attn.__class__ = FusedAttention
+    return lm
+
+
 def run_cpp(cli, model, args):
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "r.json"
         subprocess.run([cli, "run", "--model", model, "--ctx", str(args.ctx), "--batch",
-                        str(args.batch), "--mode", "train", "--device", "cpu", "--threads",
+                        str(args.batch), "--mode", args.mode, "--device", "cpu", "--threads",
                         str(args.threads), "--warmup", str(args.warmup), "--steps",
                         str(args.steps), "--json", str(out), "-q"],
                        check=True, stdout=subprocess.DEVNULL)
@@ -46,10 +83,8 @@ def run_cpp(cli, model, args):
     return means
 
 
-def run_python(model, args):
-    d, f, layers, heads = PRESETS[model]
-    torch.manual_seed(0)
-    lm = ref.TransformerLM(d, f, layers, heads, 10000)
+def run_python(model, args, variant):
+    lm = build_python(model, variant)
     opt = ref.make_optimizer(lm)
     tokens = torch.randint(0, 10000, (args.batch, args.ctx + 1))
     x, y = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
@@ -60,9 +95,10 @@ def run_python(model, args):
         t1 = time.perf_counter()
         loss.backward()
         t2 = time.perf_counter()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        t3 = time.perf_counter()
+        if args.mode == "train":
+            opt.step()
+        opt.zero_grad(set_to_none=True)  # forward-backward: the engine drops them too
+        t3 = time.perf_counter() if args.mode == "train" else t2
         if step >= args.warmup:
             for p, v in zip(PHASES, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)):
                 times[p].append(v * 1000.0)
@@ -80,28 +116,34 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--mode", choices=["train", "forward-backward"], default="train")
+    parser.add_argument("--variants", default="reference")
     args = parser.parse_args()
+    variants = args.variants.split(",")
     torch.set_num_threads(args.threads)
 
     print(f"torch {torch.__version__}, {args.threads} threads, batch {args.batch}, "
-          f"ctx {args.ctx}, train mode, {args.warmup} warmup + {args.steps} measured steps, "
+          f"ctx {args.ctx}, {args.mode}, {args.warmup} warmup + {args.steps} measured steps, "
           f"{args.rounds} alternating rounds (median of round means)")
-    header = (f"{'model':<7} {'C++ step ms':>12} {'Python step ms':>15} {'step ratio':>11} "
+    header = (f"{'model':<7} {'python':<10} {'C++ step ms':>12} {'Python step ms':>15} {'step ratio':>11} "
               f"{'fwd':>6} {'bwd':>6} {'opt':>6} {'harness %':>10}")
     print(header)
     print("-" * len(header))
     for model in args.models.split(","):
-        cpp_rounds, py_rounds = [], []
-        for _ in range(args.rounds):
+        cpp_rounds, py_rounds = [], {v: [] for v in variants}
+        for _ in range(args.rounds):  # alternating: C++, then each Python variant
             cpp_rounds.append(run_cpp(args.cli, model, args))
-            py_rounds.append(run_python(model, args))
+            for v in variants:
+                py_rounds[v].append(run_python(model, args, v))
         cpp = {k: statistics.median(r[k] for r in cpp_rounds) for k in cpp_rounds[0]}
-        py = {k: statistics.median(r[k] for r in py_rounds) for k in py_rounds[0]}
-        ratio = {p: py[p] / cpp[p] for p in PHASES}
         harness = 100.0 * cpp["harness_ms"] / cpp["total_ms"]
-        print(f"{model:<7} {cpp['total_ms']:>12.2f} {py['total_ms']:>15.2f} "
-              f"{ratio['total_ms']:>10.3f}x {ratio['forward_ms']:>5.2f}x "
-              f"{ratio['backward_ms']:>5.2f}x {ratio['optimizer_ms']:>5.2f}x {harness:>9.3f}%")
+        for v in variants:
+            py = {k: statistics.median(r[k] for r in py_rounds[v]) for k in py_rounds[v][0]}
+            ratio = {p: py[p] / cpp[p] if cpp[p] else float("nan") for p in PHASES}
+            print(f"{model:<7} {v:<10} {cpp['total_ms']:>12.2f} {py['total_ms']:>15.2f} "
+                  f"{ratio['total_ms']:>10.3f}x {ratio['forward_ms']:>5.2f}x "
+                  f"{ratio['backward_ms']:>5.2f}x {ratio['optimizer_ms']:>5.2f}x "
+                  f"{harness:>9.3f}%")
 
 
 if __name__ == "__main__":

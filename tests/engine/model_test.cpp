@@ -49,7 +49,7 @@ TEST(Model, RopePreservesNormsAndDependsOnlyOnRelativePosition) {
     auto rotateAt = [&](const at::Tensor& v, int64_t pos) {
         at::Tensor x = at::zeros({1, 1, 64, dh});
         x.index_put_({0, 0, pos}, v);
-        return applyRotary(x, tables.cos, tables.sin).index({0, 0, pos});
+        return applyRotary(x, rotaryPhases(tables.cos, tables.sin)).index({0, 0, pos});
     };
     const double d1 = at::dot(rotateAt(q, 10), rotateAt(k, 3)).item<double>();
     const double d2 = at::dot(rotateAt(q, 40), rotateAt(k, 33)).item<double>();

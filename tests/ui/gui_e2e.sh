@@ -28,6 +28,16 @@ done
 grep -q '"schema": "lmprof.alloc-trace/1"' "$work/snapshot.json" || { echo "no allocation trace"; exit 1; }
 grep -q "$work/snapshot.json" "$work/memory-run.json" || { echo "run does not name its snapshot"; exit 1; }
 
+# The Ops view in front after a profiled run through the window's run path: the run carries
+# its op profile and the Chrome trace lies in the session's traces folder.
+LMPROF_CONFIG_DIR="$work/ops-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$lmprof" --model tiny --ctx 64 --steps 3 --warmup 1 --device cpu -q --profile-ops \
+  --show Ops --autorun --screenshot "$work/ops-window.png" --exit-when-done \
+  --save-on-exit "$work/ops-run.json"
+"$png_check" "$work/ops-window.png" 1600 1000
+grep -q '"op_profile": {' "$work/ops-run.json" || { echo "no op profile in the run"; exit 1; }
+ls "$work/ops-config/traces/"*.trace.json > /dev/null || { echo "no trace written"; exit 1; }
+
 # A run that fails makes --exit-when-done exit non-zero (and still writes the screenshot).
 set +e
 LMPROF_FAULT_OOM=backward xvfb-run -a -s "-screen 0 1600x1000x24" \
@@ -75,4 +85,4 @@ out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 6 passed, 0 failed"
+echo "gui_e2e: 7 passed, 0 failed"

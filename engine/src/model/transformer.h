@@ -50,16 +50,19 @@ struct RotaryTables {
 };
 RotaryTables makeRotaryTables(int64_t headDim, int64_t maxSeqLen, double theta);
 
-// Rotates interleaved (even, odd) pairs of the last dimension by the table's angles.
-// x: (B, h, T, dh); cos, sin: (T, dh/2) already sliced to T and cast to x's dtype.
-at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+// e^(i·angle) of the tables' rows as complex64 (T, dh/2): cos + i·sin, sliced to T first.
+at::Tensor rotaryPhases(const at::Tensor& cos, const at::Tensor& sin);
+
+// Rotates interleaved (even, odd) pairs of the last dimension by the phases' angles, in fp32
+// and cast back to x's dtype. x: (B, h, T, dh) with the last dimension contiguous; phases:
+// (T, dh/2) complex64 from rotaryPhases.
+at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& phases);
 
 // Causal multi-head self-attention with RoPE on Q and K.
 struct AttentionImpl : torch::nn::Module {
     AttentionImpl(int64_t dModel, int64_t numHeads, at::Device device = at::kCPU);
-    // x (B, T, d), cos/sin (T, dh/2), mask (T, T) bool, true where a key must be hidden.
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                       const at::Tensor& mask);
+    // x (B, T, d), phases (T, dh/2) complex, mask (T, T) bool, true where a key is hidden.
+    at::Tensor forward(const at::Tensor& x, const at::Tensor& phases, const at::Tensor& mask);
     int64_t numHeads, headDim;
     Linear qProj{nullptr}, kProj{nullptr}, vProj{nullptr}, oProj{nullptr};
 };
@@ -76,7 +79,7 @@ TORCH_MODULE(SwiGLU);
 // Pre-norm block: h = x + Attn(RMSNorm1(x)); out = h + FFN(RMSNorm2(h)).
 struct BlockImpl : torch::nn::Module {
     BlockImpl(int64_t dModel, int64_t numHeads, int64_t dFf, at::Device device = at::kCPU);
-    at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+    at::Tensor forward(const at::Tensor& x, const at::Tensor& phases,
                        const at::Tensor& mask); // (B, T, d) -> (B, T, d)
     RMSNorm ln1{nullptr}, ln2{nullptr};
     Attention attn{nullptr};

@@ -2,6 +2,7 @@
 // (or the whole step of each selected run when comparing), the warmup steps shaded, and
 // the running mean ± std of the measured steps as a band.
 
+#include "theme.h"
 #include "views.h"
 
 #include <imgui.h>
@@ -22,6 +23,16 @@ void StepTimesView::draw(ViewContext& ctx) {
             const double end = runs.front()->result.config.warmupSteps - 0.5;
             plot::band(-0.5, end, IM_COL32(128, 128, 128, 48));
             ImPlot::PlotText("warmup", end / 2.0 - 0.25, 0.0, ImVec2(0, -12));
+        }
+        // Op-profiled steps run slower under the profiler and are left out of the band.
+        if (!runs.empty() && runs.front()->result.config.opProfile) {
+            const auto& op = *runs.front()->result.config.opProfile;
+            const double begin = op.firstStep - 0.5;
+            const double end = begin + op.stepCount;
+            ImVec4 tint = palette().warning;
+            tint.w = 0.15f;
+            plot::band(begin, end, ImGui::GetColorU32(tint));
+            ImPlot::PlotText("op profile", (begin + end) / 2.0, 0.0, ImVec2(0, -28));
         }
         const bool comparing = runs.size() > 1;
         for (RunView* run : runs) {
