@@ -422,10 +422,9 @@ void OpsView::drawTimeline(const OpProfile& p) {
 void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p) {
     const AttentionParts a = attentionParts(p, m_kind);
     if (auto t = p.headline.timeRatio(), f = p.headline.flopRatio(); t && f) {
-        ImGui::TextWrapped("Per forward pass, softmax takes %.2fx the time of the two matmuls "
-                           "but only %.3fx their FLOPs: it is limited by memory traffic, not "
-                           "arithmetic.",
-                           *t, *f);
+        ImGui::TextWrapped("Per forward pass, softmax takes %.2fx the time of the two attention "
+                           "matmuls for %.3fx their FLOPs (%s).",
+                           *t, *f, m_kind == OpKind::Kernel ? "GPU kernel time" : "CPU op time");
     }
     static const char* kParts[] = {"softmax", "QK^T (scores)", "PV (value)"};
     const double ms[] = {a.softmaxMs, a.scoresMs, a.valueMs};
@@ -494,7 +493,12 @@ void OpsView::drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& r
     const char* items[] = {run.result.id.c_str(), other->result.id.c_str()};
     const std::string title = std::string("Time per step by region (") +
                               (kind == OpKind::Kernel ? "GPU kernels" : "CPU ops") + ", ms)";
-    if (ImPlot::BeginPlot(title.c_str(), ImVec2(-1, -1))) {
+    // Each region needs a readable row: a short pane scrolls rather than overlap the labels.
+    const float rowsHeight = static_cast<float>(n) * ImGui::GetTextLineHeightWithSpacing() * 1.6f +
+                             ImGui::GetFontSize() * 6.0f;
+    ImGui::BeginChild("overlay", ImVec2(0, 0));
+    const float plotHeight = std::max(ImGui::GetContentRegionAvail().y, rowsHeight);
+    if (ImPlot::BeginPlot(title.c_str(), ImVec2(-1, plotHeight))) {
         ImPlot::SetupLegend(ImPlotLocation_SouthEast);
         ImPlot::SetupAxes("ms per step", nullptr, ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit | ImPlotAxisFlags_Invert);
@@ -504,6 +508,7 @@ void OpsView::drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& r
         ImPlot::PlotBarGroups(items, values.data(), 2, n, 0.7, 0, spec);
         plot::endPlot(ctx, "ops-regions");
     }
+    ImGui::EndChild();
 }
 
 } // namespace lmprof::ui
