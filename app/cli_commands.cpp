@@ -417,11 +417,6 @@ int sweepCommand(const SweepOptions& o) {
         return kExitUsage;
     }
     std::vector<RunConfig> configs = expandSweep(*spec); // cheapest first
-    for (auto& c : configs) {
-        if (c.opProfile && o.common.profileStep < 0) {
-            c.opProfile->firstStep = c.warmupSteps; // each run's own warmup (the warmup study)
-        }
-    }
     assignTracePaths(configs, o.common);
     for (const auto& c : configs) {
         if (!acceptConfig(c)) {

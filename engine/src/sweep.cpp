@@ -27,6 +27,11 @@ std::vector<RunConfig> expandSweep(const SweepSpec& s) {
                         c.precision = precision;
                         c.mode = mode;
                         c.warmupSteps = warmup;
+                        if (c.opProfile) {
+                            // The profiled steps keep their place after the warmup.
+                            c.opProfile->firstStep = std::max(0, s.base.opProfile->firstStep -
+                                                                     s.base.warmupSteps + warmup);
+                        }
                         configs.push_back(std::move(c));
                     }
                 }

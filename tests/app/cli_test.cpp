@@ -331,3 +331,16 @@ TEST(Cli, BadProfileStepIsRefusedNamingTheFlag) {
     EXPECT_EQ(noFlag.code, 2);
     EXPECT_NE(noFlag.output.find("--profile-ops"), std::string::npos) << noFlag.output;
 }
+
+TEST(Cli, SweepProfilesEachRunAfterItsOwnWarmup) {
+    const auto json = tempDir() / "sweep-ops.json";
+    const Result r = cli("sweep --models tiny --ctx 16 --warmup 0,2 --batch 1 --steps 1 "
+                         "--device cpu -q --profile-ops --json " +
+                         json.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    const Result ops = cli("ops " + json.string() + " --by region --phase optimizer");
+    ASSERT_EQ(ops.code, 0) << ops.output;
+    EXPECT_NE(ops.output.find("-1, step 0"), std::string::npos) << ops.output;
+    EXPECT_NE(ops.output.find("-2, step 2"), std::string::npos) << ops.output;
+    EXPECT_NE(ops.output.find("optimizer.adamw"), std::string::npos) << ops.output;
+}

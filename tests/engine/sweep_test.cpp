@@ -139,3 +139,19 @@ TEST(Sweep, AnOomSkipsLargerConfigsOfTheSameFamilyOnly) {
     EXPECT_FALSE(skipper.skip(
         variant([](RunConfig& c) { c.model = preset("large"), c.contextLength = 128; })));
 }
+
+TEST(Sweep, OpProfileKeepsItsPlaceAfterEachWarmup) {
+    SweepSpec s;
+    s.base.warmupSteps = 2;
+    s.base.opProfile = defaultOpProfileRequest(2);
+    s.base.opProfile->firstStep = 3; // one step after the warmup
+    s.models = {*presetModel("tiny")};
+    s.contexts = {16};
+    s.precisions = {Precision::Fp32};
+    s.modes = {Mode::Train};
+    s.warmups = {0, 2, 5};
+    for (const RunConfig& c : expandSweep(s)) {
+        ASSERT_TRUE(c.opProfile);
+        EXPECT_EQ(c.opProfile->firstStep, c.warmupSteps + 1) << c.warmupSteps;
+    }
+}

@@ -178,6 +178,11 @@ void SweepView::start(ViewContext& ctx, std::vector<RunConfig> configs) {
     Session& session = ctx.session;
     RunStore& store = ctx.store;
     const size_t n = configs.size();
+    for (RunConfig& c : configs) {
+        if (c.opProfile) {
+            c.opProfile->tracePath = tracePath(ctx, c); // each run its own trace
+        }
+    }
     m_driver.start(
         std::move(configs), m_runAfterOom,
         [&session](const RunConfig& c) { return session.submit(c); },

@@ -34,6 +34,8 @@ struct SweepSpec {
 size_t sweepSize(const SweepSpec& spec);
 
 // Every combination, cheapest first (see orderCheapestFirst). Validation is the caller's.
+// An op profile request keeps its offset from the end of the warmup in every run (by
+// default each run profiles its first step after the warmup).
 std::vector<RunConfig> expandSweep(const SweepSpec& spec);
 
 // Sorts by FLOPs of one step, then by the number of steps, keeping the given order among
