@@ -333,10 +333,15 @@ int runCommand(const RunOptions& o) {
     assignTracePaths(configs, o.common);
     auto runs = runAll(configs, o.common.quiet, noSkip, [](const RunResult&) {});
     const int code = report(runs, o.common);
-    for (const auto& r : runs) {
-        if (r.opProfile) {
+    if (!runs.empty() && runs.front().opProfile) {
+        if (*parseReportFormat(o.common.format) == ReportFormat::Csv) {
+            // stdout is one CSV table; the profile's own CSV is one command away.
+            std::fprintf(stderr, "op profile: lmprof-cli ops %s --format csv\n",
+                         o.common.jsonPath.empty() ? "FILE.json (save with --json)"
+                                                   : o.common.jsonPath.c_str());
+        } else {
             std::cout << "\n";
-            writeOpReport(std::cout, r, {}, *parseReportFormat(o.common.format));
+            writeOpReport(std::cout, runs, {}, *parseReportFormat(o.common.format));
         }
     }
     for (const auto& r : runs) {
@@ -519,19 +524,14 @@ int opsCommand(const OpsOptions& o) {
         return kExitUsage;
     }
     try {
-        const std::vector<RunResult> runs = loadRunsWarning(o.path);
-        int printed = 0;
-        for (const auto& r : runs) {
-            if (!o.runId.empty() && r.id != o.runId) {
-                continue;
+        std::vector<RunResult> chosen;
+        for (auto& r : loadRunsWarning(o.path)) {
+            if (o.runId.empty() ? r.opProfile.has_value() : r.id == o.runId) {
+                chosen.push_back(std::move(r));
             }
-            if (!r.opProfile && o.runId.empty()) {
-                continue;
-            }
-            std::cout << (printed++ ? "\n" : "");
-            writeOpReport(std::cout, r, options, *parseReportFormat(o.format));
         }
-        if (printed == 0) {
+        writeOpReport(std::cout, chosen, options, *parseReportFormat(o.format));
+        if (chosen.empty()) {
             std::cerr << "lmprof-cli: " << o.path << ": "
                       << (o.runId.empty() ? std::string("no run has an op profile (run with "
                                                         "--profile-ops)")

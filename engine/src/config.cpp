@@ -231,13 +231,14 @@ std::vector<ConfigError> validate(const RunConfig& c) {
         requireStepSpan(errors, "op_profile", ops->firstStep, ops->stepCount,
                         c.warmupSteps + c.measureSteps);
         // Both use LibTorch's one profiler slot of the thread (docs/OP_PROFILE.md).
+        const auto end = [](int first, int count) { return int64_t{first} + count; };
         if (const auto& snap = c.memorySnapshot;
-            snap && ops->firstStep < snap->firstStep + snap->stepCount &&
-            snap->firstStep < ops->firstStep + ops->stepCount) {
+            snap && ops->firstStep < end(snap->firstStep, snap->stepCount) &&
+            snap->firstStep < end(ops->firstStep, ops->stepCount)) {
             errors.push_back({"op_profile.first_step",
                               "the profiled steps overlap the memory snapshot's steps " +
                                   std::to_string(snap->firstStep) + ".." +
-                                  std::to_string(snap->firstStep + snap->stepCount - 1) +
+                                  std::to_string(end(snap->firstStep, snap->stepCount) - 1) +
                                   "; profile other steps"});
         }
     }

@@ -3,7 +3,9 @@
 
 #include "lmprof/engine/session.h"
 
+#include "bench/op_profiler.h"
 #include "lmprof/engine/runner.h"
+#include "platform/cuda_backend.h"
 
 #include <functional>
 #include <pthread.h>
@@ -42,7 +44,11 @@ std::string runId(const RunConfig& config, int index) {
 
 } // namespace
 
-Session::Session() : m_worker([this] { workerLoop(); }) {}
+Session::Session() {
+    // Before the worker exists: setenv must not race another thread's getenv.
+    bench::quietKinetoWithoutGpu(cuda::deviceCount() > 0);
+    m_worker = std::thread([this] { workerLoop(); });
+}
 
 Session::~Session() {
     {

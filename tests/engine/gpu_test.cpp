@@ -397,5 +397,5 @@ TEST_F(Gpu, OpProfileAttributesKernelsToRegions) {
     OpReportOptions options;
     options.by = OpGrouping::Op;
     options.top = 15;
-    writeOpReport(std::cout, r, options, ReportFormat::Markdown);
+    writeOpReport(std::cout, std::span(&r, 1), options, ReportFormat::Markdown);
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <tuple>
 #include <sstream>
 
 using namespace lmprof::engine;
@@ -125,7 +126,27 @@ TEST(OpAnalysis, WithoutAStepRangeNothingIsAttributedAndItSaysSo) {
     const OpProfile p = profile::analyze({e, 0}, RunConfig{});
     EXPECT_TRUE(p.rows.empty());
     ASSERT_FALSE(p.notes.empty());
-    EXPECT_NE(p.notes[0].find("no step range"), std::string::npos);
+    EXPECT_NE(p.notes[0].find("no finished step"), std::string::npos);
+}
+
+TEST(OpAnalysis, AStepCutShortIsLeftOutAndWorkBeforeTheFirstPhaseIsKept) {
+    std::vector<RawEvent> e = syntheticStep();
+    e.push_back(ev(Type::Op, "aten::item", 1, 0, 0)); // at the step's start, before forward
+    // A second step that was cancelled after its forward began.
+    e.push_back(ev(Type::Range, kStepRange, 1, 2000, 2500));
+    e.push_back(ev(Type::Range, "forward", 1, 2000, 2500));
+    e.push_back(ev(Type::Op, "aten::mm", 1, 2010, 2400));
+    profile::AnalysisInput input{e, 3};
+    input.completedSteps = 1;
+    const OpProfile p = profile::analyze(input, RunConfig{});
+    EXPECT_EQ(p.stepCount, 1);
+    const OpRow* mm = findRow(p, Phase::Forward, region::kMlp, "aten::mm");
+    ASSERT_NE(mm, nullptr);
+    EXPECT_DOUBLE_EQ(mm->calls, 1.0) << "the cut step's mm is not counted";
+    EXPECT_EQ(findRow(p, Phase::Forward, region::kUnattributed, "aten::mm"), nullptr);
+    EXPECT_NE(findRow(p, Phase::Forward, region::kUnattributed, "aten::item"), nullptr);
+    ASSERT_FALSE(p.notes.empty());
+    EXPECT_NE(p.notes.back().find("cut short"), std::string::npos);
 }
 
 TEST(OpAnalysis, MatmulFlopsFollowTheShapes) {
@@ -341,6 +362,28 @@ TEST(OpProfileRun, WritesAChromeTraceWithTheRegionsAndOps) {
     }
     for (const char* want : {"attention.softmax", "mlp", "forward", "backward", "aten::mm"}) {
         EXPECT_TRUE(names.count(want)) << want;
+    }
+}
+
+TEST(OpProfileRun, HostileTimelineValuesAreRefusedWithTheirPath) {
+    ResultSet set;
+    set.runs.push_back(profiledRun());
+    const std::string good = toJson(set);
+    for (const auto& [from, to, path] :
+         std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"\"depth\": 0", "\"depth\": 2147483647", ".timeline.events[0].depth"},
+             {"\"lane\": 0", "\"lane\": 99", ".timeline.events[0].lane"},
+             {"\"kind\": \"op\"", "\"kind\": \"warp\"", ".kind"}}) {
+        std::string text = good;
+        const size_t at = text.find(from, text.find("\"op_profile\": {"));
+        ASSERT_NE(at, std::string::npos) << from;
+        text.replace(at, from.size(), to);
+        try {
+            (void)parseResultSet(text);
+            ADD_FAILURE() << "accepted " << to;
+        } catch (const ResultFormatError& e) {
+            EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        }
     }
 }
 

@@ -87,6 +87,12 @@ std::string substituteRun(std::string path, const std::string& runId) {
 
 } // namespace
 
+void quietKinetoWithoutGpu(bool anyGpu) {
+    if (!anyGpu) {
+        ::setenv("KINETO_LOG_LEVEL", "6", /*overwrite=*/0);
+    }
+}
+
 OpProfiler::OpProfiler(const OpProfileRequest& request, const std::string& runId,
                        DeviceTarget target, const RunConfig& config)
     : m_request(request), m_target(target), m_config(config),
@@ -106,11 +112,6 @@ bool OpProfiler::covers(int step) const {
 }
 
 void OpProfiler::start() {
-    // Kineto logs each start and stop, and on a machine without a GPU that it found none,
-    // to stderr; on the CPU none of it is news. A user's own KINETO_LOG_LEVEL wins.
-    if (!m_target.cuda) {
-        ::setenv("KINETO_LOG_LEVEL", "6", /*overwrite=*/0);
-    }
     const auto config = profilerConfig();
     const auto activities = activitiesFor(m_target);
     kp::prepareProfiler(config, activities);
@@ -118,7 +119,7 @@ void OpProfiler::start() {
     m_active = true;
 }
 
-void OpProfiler::stop() {
+void OpProfiler::stop(int completedSteps) {
     if (!m_active) {
         return;
     }
@@ -127,6 +128,7 @@ void OpProfiler::stop() {
 
     profile::AnalysisInput input;
     input.firstStep = m_request.firstStep;
+    input.completedSteps = completedSteps;
     input.stepThreadRecordId = at::RecordFunction::currentThreadId(); // stop() runs there too
     bool anyKernel = false;
     for (const auto& k : result->events()) {
@@ -152,7 +154,7 @@ void OpProfiler::stop() {
     }
     std::stable_sort(m_allocations.begin(), m_allocations.end(),
                      [](const Allocation& a, const Allocation& b) { return a.tNs < b.tNs; });
-    m_frame = profile::findFrame(input.events);
+    m_frame = profile::findFrame(input.events, completedSteps);
 
     OpProfile p = profile::analyze(std::move(input), m_config);
     if (m_target.cuda && !anyKernel) {

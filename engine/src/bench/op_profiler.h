@@ -23,6 +23,12 @@ struct ProfilerResult;
 
 namespace lmprof::engine::bench {
 
+// Kineto logs each start and stop to stderr, and on a machine without a GPU that it found
+// none: on the CPU none of it is news. Sets KINETO_LOG_LEVEL (unless the user did) where no
+// GPU is present. Call before other threads run (setenv is not thread-safe): the Session's
+// constructor does.
+void quietKinetoWithoutGpu(bool anyGpu);
+
 class OpProfiler {
 public:
     OpProfiler(const OpProfileRequest& request, const std::string& runId, DeviceTarget target,
@@ -37,8 +43,9 @@ public:
     bool active() const { return m_active; }
 
     void start(); // the thread's PROFILER_STATE slot must be free
-    // Turns the profiler off and analyzes what it recorded (also after a failed step).
-    void stop();
+    // Turns the profiler off and analyzes what it recorded (also after a failed step); steps
+    // after the first `completedSteps` profiled ones were cut short and are left out.
+    void stop(int completedSteps);
     // The profiled steps' allocations, in order, into `reporter`; on the CPU the steps'
     // phase peaks are replaced by the replayed ones. After stop().
     void replayAllocations(CpuMemoryReporter& reporter, std::span<StepRecord> steps) const;

@@ -20,6 +20,7 @@
 #include <c10/util/Exception.h>
 #include <c10/util/ThreadLocalDebugInfo.h>
 #include <chrono>
+#include <exception>
 
 namespace lmprof::engine {
 
@@ -259,11 +260,21 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
         std::optional<c10::DebugInfoGuard> reporting;
         reporting.emplace(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
         // Ends the profile: the reporter back in its slot, then the profiled steps' records,
-        // with the peaks replayed from the profiler's allocation records, released.
+        // with the peaks replayed from the profiler's allocation records, released. A
+        // failure to stop still restores the reporter and keeps the records (unreplayed).
         auto endProfile = [&] {
-            opProfiler->stop();
-            reporting.emplace(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
-            opProfiler->replayAllocations(*cpuReporter, profiledSteps);
+            std::exception_ptr failure;
+            try {
+                opProfiler->stop(static_cast<int>(profiledSteps.size()));
+            } catch (...) {
+                failure = std::current_exception();
+            }
+            if (!reporting) {
+                reporting.emplace(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
+            }
+            if (!failure) {
+                opProfiler->replayAllocations(*cpuReporter, profiledSteps);
+            }
             for (const auto& rec : profiledSteps) {
                 result.steps.push_back(rec);
                 if (observer) {
@@ -271,6 +282,9 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                 }
             }
             profiledSteps.clear();
+            if (failure) {
+                std::rethrow_exception(failure);
+            }
         };
         try {
             if (target.cuda) {
@@ -308,7 +322,12 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                 }
                 if (opProfiler && opProfiler->startsAt(i)) {
                     reporting.reset();
-                    opProfiler->start();
+                    try {
+                        opProfiler->start();
+                    } catch (...) {
+                        reporting.emplace(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
+                        throw;
+                    }
                 }
                 StepRecord rec;
                 if (!runStep(env, i, currentPhase, rec)) {
@@ -355,15 +374,15 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                     endProfile();
                 }
             } catch (const std::exception& e) {
-                if (!reporting) {
-                    reporting.emplace(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
-                }
                 if (result.status == RunStatus::Ok) {
                     result.status = RunStatus::Error;
                     result.error = std::string("the op profiler failed: ") + e.what();
                 }
             }
             result.opProfile = opProfiler->take();
+        }
+        if (!reporting) { // the profiler's start failed
+            reporting.emplace(c10::DebugInfoKind::PROFILER_STATE, cpuReporter);
         }
         // The timeline ends with the last step: stop sampling before anything is torn down.
         if (sampler) {

@@ -51,8 +51,8 @@ struct Placed {
     double flops = 0.0;      // ops: the profiler's or the analytic count; kernels: assigned
 };
 
-// The step and phase a host moment belongs to: inside a phase, or between the phases of a
-// step (then the phase that ran last: the harness's work after it).
+// The step and phase a host moment belongs to: inside a phase, between the phases of a step
+// (then the phase that ran last: the harness's work after it), or before the first.
 void locate(const StepFrame& f, int64_t t, Placed& p) {
     for (size_t s = 0; s < f.steps.size(); ++s) {
         if (t >= f.steps[s].first && t <= f.steps[s].second) {
@@ -66,6 +66,14 @@ void locate(const StepFrame& f, int64_t t, Placed& p) {
         }
         if (ph.step == p.step) {
             p.phase = ph.phase;
+        }
+    }
+    if (p.step >= 0 && !p.phase) { // before the step's first phase: count it there
+        for (const auto& ph : f.phases) {
+            if (ph.step == p.step) {
+                p.phase = ph.phase;
+                break;
+            }
         }
     }
 }
@@ -323,7 +331,11 @@ OpTimeline timelineOf(const std::vector<RawEvent>& ev, const std::vector<Placed>
         const Placed& p = placed[i];
         OpEvent o;
         o.name = e.name;
-        o.region = p.region.empty() ? "" : std::string(p.region);
+        // Ranges carry their own region (none for step and phase ranges); ops and kernels the
+        // one they are counted in, as in the rows.
+        o.region = e.type == Type::Range ? std::string(regionNamed(e.name))
+                   : p.region.empty()    ? std::string(region::kUnattributed)
+                                         : std::string(p.region);
         o.phase = p.phase.value_or(Phase::Forward);
         o.kind = e.type == Type::Kernel ? OpKind::Kernel : OpKind::Op;
         o.range = e.type == Type::Range;
@@ -383,7 +395,7 @@ std::string formatShapes(const std::vector<std::vector<int64_t>>& shapes) {
     return out;
 }
 
-StepFrame findFrame(const std::vector<RawEvent>& events) {
+StepFrame findFrame(const std::vector<RawEvent>& events, int completedSteps) {
     StepFrame f;
     std::vector<size_t> stepIdx;
     for (size_t i = 0; i < events.size(); ++i) {
@@ -397,6 +409,9 @@ StepFrame findFrame(const std::vector<RawEvent>& events) {
     std::sort(stepIdx.begin(), stepIdx.end(),
               [&](size_t a, size_t b) { return events[a].startNs < events[b].startNs; });
     f.mainThread = events[stepIdx.front()].thread;
+    if (completedSteps >= 0 && stepIdx.size() > static_cast<size_t>(completedSteps)) {
+        stepIdx.resize(static_cast<size_t>(completedSteps));
+    }
     for (size_t i : stepIdx) {
         f.steps.emplace_back(events[i].startNs, events[i].endNs);
     }
@@ -420,10 +435,14 @@ OpProfile analyze(AnalysisInput input, const RunConfig& config) {
     const std::vector<RawEvent>& ev = input.events;
     OpProfile profile;
     profile.firstStep = input.firstStep;
-    const StepFrame frame = findFrame(ev);
+    const StepFrame frame = findFrame(ev, input.completedSteps);
     profile.stepCount = static_cast<int>(frame.steps.size());
     if (frame.steps.empty()) {
-        profile.notes.push_back("the profile holds no step range; nothing could be attributed");
+        profile.notes.push_back("the profile holds no finished step; nothing was attributed");
+    }
+    if (input.completedSteps >= 0 && findFrame(ev).steps.size() > frame.steps.size()) {
+        profile.notes.push_back("a profiled step was cut short (cancel or failure) and is left "
+                                "out of the rows");
     }
     std::vector<Placed> placed(ev.size());
     for (size_t i = 0; i < ev.size(); ++i) {
@@ -450,11 +469,7 @@ OpProfile analyze(AnalysisInput input, const RunConfig& config) {
         }
     }
     profile.headline = computeHeadline(profile, config);
-    for (const auto& row : profile.rows) {
-        if (row.kind == profile.headline.kind && row.region == region::kUnattributed) {
-            profile.unattributedMs.of(row.phase) += row.selfMs;
-        }
-    }
+    profile.unattributedMs = sumUnattributed(profile);
     profile.timeline = timelineOf(ev, placed, frame, input.firstStep, profile.notes);
     return profile;
 }

@@ -46,11 +46,14 @@ struct StepFrame {
     std::vector<PhaseSpan> phases;                  // by start
     uint64_t mainThread = 0;
 };
-StepFrame findFrame(const std::vector<RawEvent>& events);
+// Keeps the first `completedSteps` steps (all when negative): a step cut short by a cancel
+// or a failure still closes its range, but has no record and would skew the means.
+StepFrame findFrame(const std::vector<RawEvent>& events, int completedSteps = -1);
 
 struct AnalysisInput {
     std::vector<RawEvent> events;
-    int firstStep = 0; // the run's index of the first profiled step
+    int firstStep = 0;       // the run's index of the first profiled step
+    int completedSteps = -1; // profiled steps that finished (-1: every step range)
     // Autograd names a node's forward thread by RecordFunction's thread id, the events' thread
     // is the system's: the id of the thread that ran the steps, which is the main thread.
     uint64_t stepThreadRecordId = 0;

@@ -147,6 +147,16 @@ OpHeadline computeHeadline(const OpProfile& p, const RunConfig& config) {
     return h;
 }
 
+PerPhase<double> sumUnattributed(const OpProfile& p) {
+    PerPhase<double> out;
+    for (const auto& row : p.rows) {
+        if (row.kind == p.headline.kind && row.region == region::kUnattributed) {
+            out.of(row.phase) += row.selfMs;
+        }
+    }
+    return out;
+}
+
 std::vector<std::string> headlineSentences(const OpProfile& p) {
     const OpHeadline& h = p.headline;
     const std::string what = h.kind == OpKind::Kernel ? "GPU kernel time" : "CPU op time";

@@ -62,53 +62,70 @@ Rows opRows(const OpProfile& p, const OpReportOptions& o, bool csv) {
 
 } // namespace
 
-void writeOpReport(std::ostream& out, const RunResult& run, const OpReportOptions& o,
+void writeOpReport(std::ostream& out, std::span<const RunResult> runs, const OpReportOptions& o,
                    ReportFormat format) {
-    if (!run.opProfile) {
-        out << run.id << ": no op profile (run with --profile-ops)\n";
-        return;
-    }
-    const OpProfile& p = *run.opProfile;
-    const Rows rows = opRows(p, o, format == ReportFormat::Csv);
     if (format == ReportFormat::Csv) {
-        for (const auto& row : rows) {
-            for (size_t i = 0; i < row.size(); ++i) {
-                out << (i ? "," : "") << csvQuote(row[i]);
+        // One table: the run's id first, one header for every run.
+        bool header = true;
+        for (const RunResult& run : runs) {
+            if (!run.opProfile) {
+                continue;
             }
-            out << "\r\n";
+            const Rows rows = opRows(*run.opProfile, o, true);
+            for (size_t r = header ? 0 : 1; r < rows.size(); ++r) {
+                out << csvQuote(r == 0 ? "run" : run.id);
+                for (const auto& cell : rows[r]) {
+                    out << "," << csvQuote(cell);
+                }
+                out << "\r\n";
+            }
+            header = false;
         }
         return;
     }
     const bool md = format == ReportFormat::Markdown;
-    out << (md ? "### " : "") << "Op profile of " << run.id << ", step"
-        << (p.stepCount > 1 ? "s " : " ") << p.firstStep;
-    if (p.stepCount > 1) {
-        out << ".." << p.firstStep + p.stepCount - 1 << " (means per step)";
-    }
-    out << (md ? "\n\n" : "\n");
-    for (const auto& sentence : headlineSentences(p)) {
-        out << (md ? "- " : "  ") << sentence << "\n";
-    }
-    for (Phase ph : kPhases) {
-        if (p.unattributedMs.of(ph) > 0.0) {
-            out << (md ? "- " : "  ") << "Unattributed in " << toString(ph) << ": "
-                << formatFixed(p.unattributedMs.of(ph), 3) << " ms.\n";
+    bool first = true;
+    for (const RunResult& run : runs) {
+        out << (first ? "" : "\n");
+        first = false;
+        if (!run.opProfile) {
+            out << run.id << ": no op profile (run with --profile-ops)\n";
+            continue;
         }
-    }
-    for (const auto& note : p.notes) {
-        out << (md ? "- " : "  ") << "Note: " << note << "\n";
-    }
-    out << "\n";
-    if (md) {
-        writeMarkdownRows(out, rows, rows[0].size() - 7);
-    } else {
-        writeGridRows(out, rows);
-    }
-    if (!p.trace.empty()) {
-        out << (md ? "\n" : "") << "Chrome trace: " << p.trace << "\n";
-    }
-    if (p.traceError) {
-        out << *p.traceError << "\n";
+        const OpProfile& p = *run.opProfile;
+        const int64_t last = int64_t{p.firstStep} + p.stepCount - 1;
+        out << (md ? "### " : "") << "Op profile of " << run.id << ", step"
+            << (p.stepCount > 1 ? "s " : " ") << p.firstStep;
+        if (p.stepCount > 1) {
+            out << ".." << last << " (means per step)";
+        }
+        out << (md ? "\n\n" : "\n");
+        const char* bullet = md ? "- " : "  ";
+        for (const auto& sentence : headlineSentences(p)) {
+            out << bullet << sentence << "\n";
+        }
+        for (Phase ph : kPhases) {
+            if (p.unattributedMs.of(ph) > 0.0) {
+                out << bullet << "Unattributed in " << toString(ph) << ": "
+                    << formatFixed(p.unattributedMs.of(ph), 3) << " ms.\n";
+            }
+        }
+        for (const auto& note : p.notes) {
+            out << bullet << "Note: " << note << "\n";
+        }
+        out << "\n";
+        const Rows rows = opRows(p, o, false);
+        if (md) {
+            writeMarkdownRows(out, rows, rows[0].size() - 7);
+        } else {
+            writeGridRows(out, rows);
+        }
+        if (!p.trace.empty()) {
+            out << (md ? "\n" : "") << "Chrome trace: " << p.trace << "\n";
+        }
+        if (p.traceError) {
+            out << *p.traceError << "\n";
+        }
     }
 }
 

@@ -4,9 +4,14 @@
 
 #include "results/json_access.h"
 
+#include <cmath>
+
 namespace lmprof::engine::json_io {
 
 namespace {
+
+// Deeper nesting than any real op stack; the window draws at most a few levels anyway.
+constexpr int kMaxDepth = 256;
 
 json perPhaseJson(const PerPhase<double>& p) {
     return {{"forward", p.forward}, {"backward", p.backward}, {"optimizer", p.optimizer}};
@@ -140,8 +145,14 @@ OpTimeline timelineFrom(const json& j, const std::string& path) {
             fail(ep + ".lane", "no lane " + std::to_string(e.lane) + " in lanes");
         }
         read(o, ep, "depth", e.depth);
+        if (e.depth < 0 || e.depth > kMaxDepth) {
+            fail(ep + ".depth", "must be between 0 and " + std::to_string(kMaxDepth));
+        }
         read(o, ep, "start_ms", e.startMs, true);
         read(o, ep, "dur_ms", e.durMs, true);
+        if (!std::isfinite(e.startMs) || !(e.durMs >= 0.0) || !std::isfinite(e.durMs)) {
+            fail(ep, "start_ms and dur_ms must be finite, dur_ms not negative");
+        }
         read(o, ep, "flops", e.flops);
         read(o, ep, "shapes", e.shapes);
         read(o, ep, "range", e.range);
@@ -204,6 +215,9 @@ void readOpProfile(const json& run, const std::string& path, RunResult& r) {
     OpProfile p;
     read(*j, pp, "first_step", p.firstStep, true);
     read(*j, pp, "step_count", p.stepCount, true);
+    if (p.firstStep < 0 || p.stepCount < 0) {
+        fail(pp, "first_step and step_count must not be negative");
+    }
     read(*j, pp, "trace", p.trace);
     readOptional(*j, pp, "trace_error", p.traceError);
     p.phaseMs = perPhaseFrom(*j, pp, "phase_ms");

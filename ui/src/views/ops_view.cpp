@@ -20,14 +20,18 @@ using namespace lmprof::engine;
 
 namespace {
 
-// A region's colour, the same in the tree, the timeline and the overlay.
+// A region's colour, the same in the tree, the timeline and the overlay: one hue per
+// region of kRegions (a qualitative colormap has too few), grey for the rest.
 ImU32 regionColor(std::string_view region, float alpha = 1.0f) {
     const auto it = std::find(kRegions.begin(), kRegions.end(), region);
-    ImVec4 c = it == kRegions.end()
-                   ? ImVec4(0.55f, 0.55f, 0.55f, 1.0f)
-                   : ImPlot::GetColormapColor(static_cast<int>(it - kRegions.begin()),
-                                              ImPlotColormap_Deep);
-    c.w = alpha;
+    if (it == kRegions.end()) {
+        return ImGui::GetColorU32(ImVec4(0.55f, 0.55f, 0.55f, alpha));
+    }
+    const float i = static_cast<float>(it - kRegions.begin());
+    // Every other region a step across the wheel, so neighbours in the model differ most.
+    const float hue = std::fmod(i * 7.0f / static_cast<float>(kRegions.size()), 1.0f);
+    ImVec4 c(0, 0, 0, alpha);
+    ImGui::ColorConvertHSVtoRGB(hue, 0.55f, 0.85f, c.x, c.y, c.z);
     return ImGui::GetColorU32(c);
 }
 
@@ -216,8 +220,10 @@ void OpsView::drawTable(const OpProfile& p) {
     }
     const auto tree = buildOpsTree(p, m_kind, m_filter, m_sort, m_descending);
     const bool filtering = m_filter[0] != '\0';
-    for (const OpsNode& phase : tree) {
-        drawNode(phase, filtering);
+    for (size_t i = 0; i < tree.size(); ++i) {
+        ImGui::PushID(static_cast<int>(i));
+        drawNode(tree[i], filtering);
+        ImGui::PopID();
     }
     ImGui::EndTable();
 }
@@ -243,8 +249,7 @@ void OpsView::drawNode(const OpsNode& n, bool openAll) {
     if (n.level == OpsNode::Level::Region) {
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(regionColor(n.region)));
     }
-    const std::string id = n.label() + "##" + std::string(toString(n.phase)) + n.region;
-    const bool open = ImGui::TreeNodeEx(id.c_str(), flags);
+    const bool open = ImGui::TreeNodeEx("node", flags, "%s", n.label().c_str());
     if (n.level == OpsNode::Level::Region) {
         ImGui::PopStyleColor();
     }
@@ -275,8 +280,10 @@ void OpsView::drawNode(const OpsNode& n, bool openAll) {
         ImGui::Text("%.3f", n.flops / (n.selfMs * 1e-3) / 1e12);
     }
     if (open && !leaf) {
-        for (const OpsNode& child : n.children) {
-            drawNode(child, openAll);
+        for (size_t i = 0; i < n.children.size(); ++i) {
+            ImGui::PushID(static_cast<int>(i)); // rows of a corrupt file may repeat a name
+            drawNode(n.children[i], openAll);
+            ImGui::PopID();
         }
         ImGui::TreePop();
     }
@@ -303,6 +310,7 @@ void OpsView::drawTimeline(const OpProfile& p) {
                 std::max(laneDepth[static_cast<size_t>(e.lane)], std::min(e.depth, 7) + 1);
         }
     }
+    end = std::max(end, 1e-3); // a step of zero-length events still gets an axis
     if (m_timelineFor != m_runId || m_t1 <= m_t0) {
         m_timelineFor = m_runId;
         m_t0 = 0.0;

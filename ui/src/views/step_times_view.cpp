@@ -24,8 +24,9 @@ void StepTimesView::draw(ViewContext& ctx) {
             plot::band(-0.5, end, IM_COL32(128, 128, 128, 48));
             ImPlot::PlotText("warmup", end / 2.0 - 0.25, 0.0, ImVec2(0, -12));
         }
-        // Op-profiled steps run slower under the profiler and are left out of the band.
-        if (!runs.empty() && runs.front()->result.config.opProfile) {
+        // Op-profiled steps run slower under the profiler and are left out of the band (shaded
+        // for one run; compared runs may have profiled different steps).
+        if (runs.size() == 1 && runs.front()->result.config.opProfile) {
             const auto& op = *runs.front()->result.config.opProfile;
             const double begin = op.firstStep - 0.5;
             const double end = begin + op.stepCount;

@@ -121,7 +121,7 @@ struct OpProfile {
     std::vector<OpRow> rows;               // by phase, then self time, largest first
     PerPhase<double> phaseMs;              // each phase's wall time (ops' share is of this)
     PerPhase<double> kernelMs;             // GPU kernel time launched in each phase
-    PerPhase<double> unattributedMs;       // of the headline kind, per phase
+    PerPhase<double> unattributedMs;       // of the headline kind, per phase (sumUnattributed())
     OpHeadline headline;
     OpTimeline timeline;
     std::vector<std::string> notes; // what the profile could not do (e.g. CUPTI missing)
@@ -130,9 +130,11 @@ struct OpProfile {
     double phaseTotal(const OpRow& row) const;
 };
 
-// Recomputes the headline and the unattributed times from the rows (the loader uses it
-// for files without a headline).
+// The headline from the rows (the analysis, and the loader for files without one).
 OpHeadline computeHeadline(const OpProfile& profile, const RunConfig& config);
+// Self time of the rows no region claims, per phase, of the headline's kind only (on a GPU
+// the unattributed CPU ops are in the rows but not in this sum).
+PerPhase<double> sumUnattributed(const OpProfile& profile);
 
 // The headline as plain sentences, for the CLI and the window:
 //   "aten::mm takes 61% of the forward pass (14 calls per pass)."

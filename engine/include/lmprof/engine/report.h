@@ -50,7 +50,9 @@ struct OpReportOptions {
     int top = 0;                // most rows per phase; 0: all
     std::optional<Phase> phase; // only this phase
 };
-void writeOpReport(std::ostream& out, const RunResult& run, const OpReportOptions& options,
-                   ReportFormat format);
+// Several runs: one section each in a table or Markdown; in CSV one table, with the run id
+// as the first column and one header (runs without a profile are left out there).
+void writeOpReport(std::ostream& out, std::span<const RunResult> runs,
+                   const OpReportOptions& options, ReportFormat format);
 
 } // namespace lmprof::engine

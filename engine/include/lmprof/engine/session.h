@@ -85,7 +85,7 @@ private:
     bool m_running = false;
     bool m_stop = false;
     std::atomic<bool> m_cancel{false};
-    std::thread m_worker; // last member: starts after everything above is constructed
+    std::thread m_worker; // started by the constructor once everything above exists
 };
 
 } // namespace lmprof::engine
