@@ -85,11 +85,14 @@ int main(int argc, char** argv) {
         return rc == 0 ? kExitOk : kExitUsage;
     }
 
-    installInterruptHandler();
+    // Only the commands that run benchmarks turn a signal into a cancel; the readers keep the
+    // default, so Ctrl+C ends them at once.
     if (runCmd->parsed()) {
+        installInterruptHandler();
         return runCommand(run);
     }
     if (sweepCmd->parsed()) {
+        installInterruptHandler();
         return sweepCommand(sweep);
     }
     if (compareCmd->parsed()) {

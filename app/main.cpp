@@ -8,15 +8,19 @@
 #include "lmprof/ui/app.h"
 
 #include <GLFW/glfw3.h>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 #include <implot.h>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 using namespace lmprof;
 
@@ -33,6 +37,23 @@ std::filesystem::path configDir() {
     }
     const char* home = std::getenv("HOME");
     return std::filesystem::path(home ? home : ".") / ".config" / "lmprof";
+}
+
+// Why the config folder (layout, settings, autosave) cannot be used, or "" when it can. It
+// is checked before a window opens, so a bad one is a message rather than an abort.
+std::string configDirProblem(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec)) {
+        return "it exists and is not a folder";
+    }
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+        return "cannot create it (" + ec.message() + ")";
+    }
+    if (::access(dir.c_str(), R_OK | W_OK | X_OK) != 0) {
+        return std::string("cannot read and write in it (") + std::strerror(errno) + ")";
+    }
+    return {};
 }
 
 int fallBackToCli(const app::RunOptions& run) {
@@ -58,6 +79,13 @@ int main(int argc, char** argv) {
     }
     const auto config = app::buildRunConfig(run);
     if (!config) {
+        return app::kExitUsage;
+    }
+    if (const std::string problem = configDirProblem(configDir()); !problem.empty()) {
+        std::fprintf(stderr,
+                     "lmprof: the config folder %s (LMPROF_CONFIG_DIR, else "
+                     "$XDG_CONFIG_HOME/lmprof or ~/.config/lmprof): %s\n",
+                     configDir().c_str(), problem.c_str());
         return app::kExitUsage;
     }
 

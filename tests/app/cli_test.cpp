@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -343,4 +344,16 @@ TEST(Cli, SweepProfilesEachRunAfterItsOwnWarmup) {
     EXPECT_NE(ops.output.find("-1, step 0"), std::string::npos) << ops.output;
     EXPECT_NE(ops.output.find("-2, step 2"), std::string::npos) << ops.output;
     EXPECT_NE(ops.output.find("optimizer.adamw"), std::string::npos) << ops.output;
+}
+
+TEST(Cli, ShowRefusesDevicesAndPipesAtOnce) {
+    const Result zero = cli("show /dev/zero");
+    EXPECT_EQ(zero.code, 2);
+    EXPECT_NE(zero.output.find("/dev/zero: not a regular file"), std::string::npos) << zero.output;
+    const auto fifo = tempDir() / "pipe.json";
+    std::filesystem::remove(fifo);
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const Result pipe = cli("compare " + fifo.string() + " " + fifo.string());
+    EXPECT_EQ(pipe.code, 2);
+    EXPECT_NE(pipe.output.find("not a regular file"), std::string::npos) << pipe.output;
 }

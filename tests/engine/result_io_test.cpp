@@ -219,3 +219,52 @@ TEST(ResultIo, LoadRunsReadsResultSetsAndAutosaveFiles) {
     r.failedPhase = Phase::Backward;
     EXPECT_EQ(statusText(r), "oom (backward)");
 }
+
+// Hostile files (issue 12): each is refused with a ResultFormatError that says why, and
+// nothing crashes, recurses without bound or reads forever.
+TEST(ResultIo, NumbersBeyondDoubleAreRefusedNotAborted) {
+    EXPECT_NE(
+        rejection(R"({"schema":"lmprof.results/1","runs":[],"note":1e400})").find("out of range"),
+        std::string::npos);
+    EXPECT_THROW(parseRun(R"({"id":"x","note":-1e999})"), ResultFormatError);
+}
+
+TEST(ResultIo, DeepNestingIsRefusedWhileParsing) {
+    std::string deep(48000, '[');
+    deep += std::string(48000, ']');
+    const std::string text =
+        R"({"schema":"lmprof.results/1","runs":[{"steps":[{"x":)" + deep + "}]}]}";
+    EXPECT_NE(rejection(text).find("nested deeper than"), std::string::npos);
+    EXPECT_EQ(parseRunsJsonl(deep + "\n").warnings.size(), 1u);
+}
+
+TEST(ResultIo, LoadedConfigsFollowTheRulesOfNewOnes) {
+    std::string text = toJson(sampleSet());
+    const std::string dModel = "\"d_model\": 768";
+    ASSERT_NE(text.find(dModel), std::string::npos);
+    text.replace(text.find(dModel), dModel.size(), "\"d_model\": 0");
+    EXPECT_NE(rejection(text).find("$.runs[0].config.model.d_model: must be between"),
+              std::string::npos)
+        << rejection(text);
+    text = toJson(sampleSet());
+    const std::string batch = "\"batch_size\": 4";
+    text.replace(text.find(batch), batch.size(), "\"batch_size\": -4");
+    EXPECT_NE(rejection(text).find("$.runs[0].config.batch_size"), std::string::npos);
+    text = toJson(sampleSet());
+    const std::string index = "\"index\": 0";
+    text.replace(text.find(index), index.size(), "\"index\": 999");
+    EXPECT_NE(rejection(text).find("$.runs[0].steps[0].index: step 999 is outside"),
+              std::string::npos)
+        << rejection(text);
+}
+
+TEST(ResultIo, OnlyRegularFilesOfSaneSizeAreRead) {
+    EXPECT_THROW(loadRuns("/dev/zero"), ResultFormatError);
+    try {
+        (void)loadRuns("/dev/zero");
+    } catch (const ResultFormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos);
+    }
+    EXPECT_THROW(loadRuns(std::filesystem::temp_directory_path()), ResultFormatError);
+    EXPECT_THROW(loadRuns("/nonexistent/lmprof/runs.json"), ResultFormatError);
+}

@@ -80,9 +80,19 @@ launch --model tiny --ctx 16 --save-on-exit "$work/unanswered.json" \
 [ "$(grep -c '"status": "ok"' "$work/unanswered.json")" -eq 1 ] || { echo "restored unasked"; exit 1; }
 export LMPROF_CONFIG_DIR="$work/config"
 
+# A config folder that cannot be one (a regular file) is a clear message, not an abort.
+touch "$work/not-a-folder"
+set +e
+out=$(LMPROF_CONFIG_DIR="$work/not-a-folder" "$lmprof" --model tiny --device cpu 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "a file as config folder must exit 2, got $rc: $out"; exit 1; }
+echo "$out" | grep -q "not-a-folder .*: it exists and is not a folder" ||
+  { echo "no config folder message: $out"; exit 1; }
+
 # Without a display the window falls back to the CLI benchmark and says why.
 out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 1 \
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 7 passed, 0 failed"
+echo "gui_e2e: 8 passed, 0 failed"

@@ -101,11 +101,26 @@ inline std::string indexed(const std::string& path, const char* key, size_t i) {
     return path + "." + key + "[" + std::to_string(i) + "]";
 }
 
+// Deeper than any file lmprof writes (about 6 levels); a hostile file nested thousands deep
+// is refused while parsing, before anything recurses over it.
+inline constexpr int kMaxJsonDepth = 64;
+
 inline json parseDocument(std::string_view text) {
+    const auto limitDepth = [](int depth, json::parse_event_t, json&) {
+        if (depth > kMaxJsonDepth) {
+            throw ResultFormatError("not an lmprof file: nested deeper than " +
+                                    std::to_string(kMaxJsonDepth) + " levels");
+        }
+        return true;
+    };
     try {
-        return json::parse(text.begin(), text.end());
+        return json::parse(text.begin(), text.end(), limitDepth);
     } catch (const json::parse_error& e) {
         throw ResultFormatError(std::string("not valid JSON (") + e.what() + ")");
+    } catch (const json::out_of_range& e) { // a number beyond double's range, e.g. 1e400
+        throw ResultFormatError(std::string("a value out of range (") + e.what() + ")");
+    } catch (const json::exception& e) {
+        throw ResultFormatError(std::string("not readable JSON (") + e.what() + ")");
     }
 }
 

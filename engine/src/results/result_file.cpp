@@ -76,7 +76,26 @@ void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path
 }
 
 namespace {
+// Larger than any result set lmprof writes (a 10,000-step run with its timeline is tens of
+// MB): a bigger file is refused before it is read into memory.
+constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{1} << 30;
+
 std::string readWholeFile(const std::filesystem::path& path) {
+    // Only regular files: /dev/zero, a FIFO or a folder would be read forever or fail late.
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec) {
+        throw ResultFormatError(path.string() + ": cannot open (" + ec.message() + ")");
+    }
+    if (!std::filesystem::is_regular_file(status)) {
+        throw ResultFormatError(path.string() +
+                                ": not a regular file (a folder, device or pipe cannot be read "
+                                "as results)");
+    }
+    if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxFileBytes) {
+        throw ResultFormatError(path.string() + ": " + std::to_string(size >> 20) +
+                                " MiB is larger than lmprof reads (1024 MiB)");
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         throw ResultFormatError(path.string() + ": cannot open (" + std::strerror(errno) + ")");

@@ -220,6 +220,10 @@ RunResult runFrom(const json& j, const std::string& path) {
     RunResult r;
     read(j, path, "id", r.id, true);
     r.config = configFrom(*member(j, path, "config", true), path + ".config", r.resolvedDevice);
+    // The same rules as a new configuration (which also keep the counts below in range).
+    if (const auto errors = validate(r.config); !errors.empty()) {
+        fail(path + ".config." + errors.front().field, errors.front().reason);
+    }
     r.parameterCount = parameterCount(r.config.model);
     read(j, path, "parameter_count", r.parameterCount);
     readEnum(j, path, "status", r.status, parseRunStatus, true);
@@ -230,8 +234,19 @@ RunResult runFrom(const json& j, const std::string& path) {
         r.failedPhase = failed;
     }
     const json& steps = arrayMember(j, path, "steps");
+    const int total = r.config.warmupSteps + r.config.measureSteps;
+    if (steps.size() > static_cast<size_t>(total)) {
+        fail(path + ".steps",
+             std::to_string(steps.size()) + " steps, but the config runs " + std::to_string(total));
+    }
     for (size_t i = 0; i < steps.size(); ++i) {
-        r.steps.push_back(stepFrom(steps[i], path + ".steps[" + std::to_string(i) + "]"));
+        const std::string sp = path + ".steps[" + std::to_string(i) + "]";
+        r.steps.push_back(stepFrom(steps[i], sp));
+        if (r.steps.back().index < 0 || r.steps.back().index >= total) {
+            fail(sp + ".index", "step " + std::to_string(r.steps.back().index) +
+                                    " is outside the config's steps 0.." +
+                                    std::to_string(total - 1));
+        }
     }
     if (const json* s = member(j, path, "summary", false)) {
         const std::string sp = path + ".summary";
