@@ -430,15 +430,28 @@ int sweepCommand(const SweepOptions& o) {
     }
     OomSkipper skipper;
     auto skip = [&](const RunConfig& c) { return o.keepAfterOom ? std::nullopt : skipper.skip(c); };
+    // A failed autosave (full disk, missing folder) is said once; the sweep goes on and its
+    // table and --json are still written.
+    bool autosaveFailed = false;
     auto finished = [&](const RunResult& r) {
         skipper.record(r);
-        if (!o.autosavePath.empty() && r.status != RunStatus::Skipped) {
+        if (o.autosavePath.empty() || r.status == RunStatus::Skipped) {
+            return;
+        }
+        try {
             appendRunJsonl(o.autosavePath, r);
+        } catch (const std::exception& e) {
+            if (!autosaveFailed) {
+                std::cerr << "lmprof-cli: --autosave: " << e.what()
+                          << "; the sweep goes on without it\n";
+            }
+            autosaveFailed = true;
         }
     };
     try {
         auto runs = runAll(configs, o.common.quiet, skip, finished);
-        return report(runs, o.common);
+        const int code = report(runs, o.common);
+        return autosaveFailed && code == kExitOk ? kExitFailure : code;
     } catch (const std::exception& e) {
         std::cerr << "lmprof-cli: " << e.what() << "\n";
         return kExitFailure;

@@ -357,3 +357,17 @@ TEST(Cli, ShowRefusesDevicesAndPipesAtOnce) {
     EXPECT_EQ(pipe.code, 2);
     EXPECT_NE(pipe.output.find("not a regular file"), std::string::npos) << pipe.output;
 }
+
+TEST(Cli, SweepGoesOnWhenItsAutosaveCannotBeWritten) {
+    const auto json = tempDir() / "sweep-no-autosave.json";
+    const Result r = cli("sweep --models tiny --ctx 8,12 --batch 1 --warmup 0 --steps 1 "
+                         "--device cpu -q --autosave /nonexistent-lmprof-dir/a.jsonl --json " +
+                         json.string());
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("--autosave: cannot open autosave file"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("--autosave", r.output.find("--autosave") + 1), std::string::npos)
+        << "said once: " << r.output;
+    EXPECT_NE(r.output.find("| tiny  | 12 "), std::string::npos) << r.output;
+    EXPECT_TRUE(std::filesystem::exists(json));
+}

@@ -268,3 +268,18 @@ TEST(ResultIo, OnlyRegularFilesOfSaneSizeAreRead) {
     EXPECT_THROW(loadRuns(std::filesystem::temp_directory_path()), ResultFormatError);
     EXPECT_THROW(loadRuns("/nonexistent/lmprof/runs.json"), ResultFormatError);
 }
+
+TEST(ResultIo, AnAppendAfterACutLineStartsOnAFreshLine) {
+    const auto path = std::filesystem::temp_directory_path() / "lmprof_cut_append.jsonl";
+    std::filesystem::remove(path);
+    const ResultSet set = sampleSet();
+    appendRunJsonl(path, set.runs[0]);
+    { std::ofstream(path, std::ios::app) << "{\"id\": \"tiny-ctx"; } // a kill mid-write
+    appendRunJsonl(path, set.runs[1]);
+    const JsonlRuns loaded = loadRunsJsonl(path);
+    ASSERT_EQ(loaded.runs.size(), 2u);
+    EXPECT_EQ(loaded.runs[1].id, set.runs[1].id);
+    ASSERT_EQ(loaded.warnings.size(), 1u);
+    EXPECT_NE(loaded.warnings[0].find("line 2"), std::string::npos) << loaded.warnings[0];
+    std::filesystem::remove(path);
+}

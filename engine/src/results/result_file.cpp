@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace lmprof::engine {
@@ -137,11 +138,19 @@ JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
 }
 
 void appendRunJsonl(const std::filesystem::path& path, const RunResult& run) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
         ioError("cannot open autosave file", path);
     }
-    const std::string data = runToJsonLine(run) + "\n";
+    // A line cut by a kill (no newline at the end) stays a line of its own: the new run
+    // starts on a fresh line instead of being glued to it and skipped with it.
+    std::string data = runToJsonLine(run) + "\n";
+    struct stat st {};
+    char last = '\n';
+    if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 &&
+        last != '\n') {
+        data.insert(data.begin(), '\n');
+    }
     const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
                     ::fsync(fd) == 0;
     const int saved = errno;
