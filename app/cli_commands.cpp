@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <unistd.h>
 
 namespace lmprof::app {
 
@@ -281,9 +282,23 @@ int report(const std::vector<RunResult>& runs, const CommonOptions& o) {
     writeReport(std::cout, runs, *format);
     if (!o.jsonPath.empty()) {
         try {
-            saveResultSetAtomic(makeSet(runs, o.device), o.jsonPath);
+            // A run that measured nothing (cancelled at once) never replaces an existing
+            // result file: it goes beside it.
+            std::filesystem::path target = o.jsonPath;
+            const bool measuredAny = std::any_of(runs.begin(), runs.end(), [](const auto& r) {
+                return !measuredStepTimes(r.steps).empty();
+            });
+            if (!measuredAny && std::filesystem::exists(target)) {
+                target.replace_filename(target.stem().string() + ".unmeasured" +
+                                        target.extension().string());
+                std::fprintf(stderr,
+                             "lmprof-cli: --json: no run measured a step; %s is kept and the "
+                             "runs go to %s\n",
+                             o.jsonPath.c_str(), target.c_str());
+            }
+            saveResultSetAtomic(makeSet(runs, o.device), target);
             if (!o.quiet) {
-                std::fprintf(stderr, "saved %zu run(s) to %s\n", runs.size(), o.jsonPath.c_str());
+                std::fprintf(stderr, "saved %zu run(s) to %s\n", runs.size(), target.c_str());
             }
         } catch (const std::exception& e) {
             std::cerr << "lmprof-cli: " << e.what() << "\n";
@@ -291,6 +306,34 @@ int report(const std::vector<RunResult>& runs, const CommonOptions& o) {
         }
     }
     return exitCodeFor(runs);
+}
+
+// Checked before anything runs: the --json target must be a regular file (or not exist yet)
+// in an existing folder. A symlink, FIFO or device would be replaced by the atomic rename.
+bool checkJsonTarget(const std::string& path) {
+    if (path.empty()) {
+        return true;
+    }
+    const std::filesystem::path target(path);
+    std::error_code ec;
+    const auto status = std::filesystem::symlink_status(target, ec);
+    std::string problem;
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+        problem = "is not a regular file (a link, folder, pipe or device would be replaced)";
+    } else {
+        const std::filesystem::path dir =
+            target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+        if (!std::filesystem::is_directory(dir, ec)) {
+            problem = "its folder " + dir.string() + " does not exist";
+        } else if (::access(dir.c_str(), W_OK) != 0) {
+            problem = "its folder " + dir.string() + " is not writable";
+        }
+    }
+    if (!problem.empty()) {
+        std::cerr << "lmprof-cli: --json " << path << ": " << problem << "\n";
+        return false;
+    }
+    return true;
 }
 
 bool checkFormat(const std::string& format) {
@@ -322,7 +365,7 @@ std::optional<RunConfig> buildRunConfig(const RunOptions& o) {
 }
 
 int runCommand(const RunOptions& o) {
-    if (!checkFormat(o.common.format)) {
+    if (!checkFormat(o.common.format) || !checkJsonTarget(o.common.jsonPath)) {
         return kExitUsage;
     }
     auto config = buildRunConfig(o);
@@ -414,7 +457,7 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o) {
 } // namespace
 
 int sweepCommand(const SweepOptions& o) {
-    if (!checkFormat(o.common.format)) {
+    if (!checkFormat(o.common.format) || !checkJsonTarget(o.common.jsonPath)) {
         return kExitUsage;
     }
     const auto spec = buildSweep(o);

@@ -371,3 +371,34 @@ TEST(Cli, SweepGoesOnWhenItsAutosaveCannotBeWritten) {
     EXPECT_NE(r.output.find("| tiny  | 12 "), std::string::npos) << r.output;
     EXPECT_TRUE(std::filesystem::exists(json));
 }
+
+TEST(Cli, JsonTargetIsCheckedBeforeRunningAndNeverReplacedByNothing) {
+    const auto dir = tempDir();
+    const Result missing = cli("run " + kTiny + " --json /nonexistent-lmprof-dir/out.json");
+    EXPECT_EQ(missing.code, 2);
+    EXPECT_NE(missing.output.find("--json /nonexistent-lmprof-dir/out.json: its folder"),
+              std::string::npos)
+        << missing.output;
+    EXPECT_EQ(missing.output.find("step 1/"), std::string::npos) << "refused before running";
+    const auto link = dir / "link.json";
+    std::filesystem::remove(link);
+    std::filesystem::create_symlink("/dev/null", link);
+    const Result linked = cli("run " + kTiny + " --json " + link.string());
+    EXPECT_EQ(linked.code, 2);
+    EXPECT_NE(linked.output.find("is not a regular file"), std::string::npos) << linked.output;
+    EXPECT_TRUE(std::filesystem::is_symlink(link));
+
+    // A run cancelled before it measured anything goes beside an existing result file.
+    const auto json = dir / "keep.json";
+    { std::ofstream(json) << "precious"; }
+    const Result cancelled =
+        cli("run --model tiny --ctx 16 --batch 1 --warmup 0 --steps 1 --device cpu -q --json " +
+                json.string(),
+            "LMPROF_FAULT_OOM=forward");
+    EXPECT_NE(cancelled.output.find("no run measured a step"), std::string::npos)
+        << cancelled.output;
+    std::ifstream kept(json);
+    std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, "precious");
+    EXPECT_TRUE(std::filesystem::exists(dir / "keep.unmeasured.json"));
+}

@@ -12,8 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
-#include <tuple>
 #include <sstream>
+#include <tuple>
+#include <unistd.h>
 
 using namespace lmprof::engine;
 using profile::RawEvent;
@@ -193,10 +194,11 @@ const RunResult& profiledRun() {
         c.batchSize = 2;
         c.warmupSteps = 2;
         c.measureSteps = 3;
-        c.opProfile =
-            defaultOpProfileRequest(c.warmupSteps, (std::filesystem::temp_directory_path() /
-                                                    "lmprof_op_profile_test.trace.json")
-                                                       .string());
+        // One trace per process: ctest runs these tests in parallel processes.
+        const std::string trace =
+            "lmprof_op_profile_test." + std::to_string(::getpid()) + ".trace.json";
+        c.opProfile = defaultOpProfileRequest(
+            c.warmupSteps, (std::filesystem::temp_directory_path() / trace).string());
         return runBenchmark(c, "ops-test", nullptr, nullptr);
     }();
     return run;
