@@ -269,7 +269,27 @@ TEST(Settings, RoundTripAndDamagedFileFallsBack) {
     const Settings back = Settings::load(file);
     EXPECT_FALSE(back.darkTheme);
     EXPECT_EQ(back.recentFiles, s.recentFiles);
+    EXPECT_TRUE(back.loadProblem.empty());
     std::ofstream(file) << "{ not json";
-    EXPECT_TRUE(Settings::load(file).darkTheme);
+    const Settings broken = Settings::load(file);
+    EXPECT_TRUE(broken.darkTheme);
+    EXPECT_NE(broken.loadProblem.find("not valid JSON"), std::string::npos);
     std::filesystem::remove_all(file.parent_path());
+}
+
+TEST(Settings, ADamagedFieldLosesOnlyItselfAndTheFileIsKeptAside) {
+    const auto dir = std::filesystem::temp_directory_path() / "lmprof_settings_damaged";
+    std::filesystem::create_directories(dir);
+    const auto file = dir / "settings.json";
+    std::ofstream(file) << R"({"dark_theme": false, "save_path": 7,
+                               "recent_files": ["a.json", 3, "b.json"]})";
+    const Settings s = Settings::load(file);
+    EXPECT_FALSE(s.darkTheme);
+    EXPECT_EQ(s.savePath, Settings{}.savePath);
+    EXPECT_EQ(s.recentFiles, (std::vector<std::string>{"a.json", "b.json"}));
+    EXPECT_NE(s.loadProblem.find("save_path, an entry of recent_files"), std::string::npos)
+        << s.loadProblem;
+    EXPECT_NE(s.loadProblem.find("settings.json.bad"), std::string::npos);
+    EXPECT_TRUE(std::filesystem::exists(dir / "settings.json.bad"));
+    std::filesystem::remove_all(dir);
 }

@@ -29,6 +29,11 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
             s.restoreOffer = std::move(previous);
         }
     }
+    if (!s.settings.loadProblem.empty()) { // a damaged settings.json: said, not hidden
+        s.status = s.settings.loadProblem;
+        s.statusIsError = true;
+        std::fprintf(stderr, "lmprof: %s\n", s.status.c_str());
+    }
     // --show names windows of the registry; an unknown name is reported, not ignored.
     for (const std::string& name : s.options.showWindows) {
         const bool known = std::any_of(s.windows.begin(), s.windows.end(),

@@ -24,13 +24,58 @@ Settings Settings::load(const std::filesystem::path& file) {
     if (!in) {
         return s;
     }
+    // Keep every field that reads; name the rest, and keep the damaged file aside so that
+    // the save at exit (which writes what was kept) loses nothing for good.
+    std::vector<std::string> damaged;
     try {
         const auto j = nlohmann::json::parse(in);
-        s.darkTheme = j.value("dark_theme", s.darkTheme);
-        s.recentFiles = j.value("recent_files", s.recentFiles);
-        s.savePath = j.value("save_path", s.savePath);
+        if (!j.is_object()) {
+            damaged.push_back("not a JSON object");
+        } else {
+            auto field = [&](const char* key, auto& out, auto isType) {
+                const auto it = j.find(key);
+                if (it == j.end()) {
+                    return;
+                }
+                if (isType(*it)) {
+                    it->get_to(out);
+                } else {
+                    damaged.push_back(key);
+                }
+            };
+            field("dark_theme", s.darkTheme, [](const auto& v) { return v.is_boolean(); });
+            field("save_path", s.savePath, [](const auto& v) { return v.is_string(); });
+            if (const auto it = j.find("recent_files"); it != j.end()) {
+                if (!it->is_array()) {
+                    damaged.push_back("recent_files");
+                } else {
+                    s.recentFiles.clear();
+                    for (const auto& v : *it) {
+                        if (v.is_string() && s.recentFiles.size() < kMaxRecent) {
+                            s.recentFiles.push_back(v.get<std::string>());
+                        } else if (!v.is_string()) {
+                            damaged.push_back("an entry of recent_files");
+                        }
+                    }
+                }
+            }
+        }
     } catch (const std::exception&) {
-        return Settings{}; // a damaged settings file falls back to defaults
+        damaged.push_back("not valid JSON");
+    }
+    if (!damaged.empty()) {
+        std::string what;
+        for (const auto& d : damaged) {
+            what += (what.empty() ? "" : ", ") + d;
+        }
+        std::filesystem::path aside = file;
+        aside += ".bad";
+        std::error_code ec;
+        std::filesystem::copy_file(file, aside, std::filesystem::copy_options::overwrite_existing,
+                                   ec);
+        s.loadProblem =
+            file.string() + ": " + what + " could not be read; " +
+            (ec ? "the rest was kept" : "the rest was kept, the file copied to " + aside.string());
     }
     return s;
 }

@@ -16,7 +16,11 @@ struct Settings {
     static constexpr size_t kMaxRecent = 8;
     void addRecent(const std::string& path);
 
-    // Missing or unreadable files give defaults; errors never stop the app.
+    // What load() could not read (and where it kept the damaged file); empty when all read.
+    std::string loadProblem;
+
+    // A missing file gives defaults. A damaged one keeps every field that reads, copies the
+    // file to settings.json.bad and says so in loadProblem; errors never stop the app.
     static Settings load(const std::filesystem::path& file);
     void save(const std::filesystem::path& file) const;
 };
