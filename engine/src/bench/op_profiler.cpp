@@ -76,15 +76,6 @@ RawEvent toRaw(const kp::KinetoEvent& k, RawEvent::Type type) {
     return e;
 }
 
-std::string substituteRun(std::string path, const std::string& runId) {
-    const std::string key = "{run}";
-    for (size_t at = path.find(key); at != std::string::npos; at = path.find(key, at)) {
-        path.replace(at, key.size(), runId);
-        at += runId.size();
-    }
-    return path;
-}
-
 } // namespace
 
 void quietKinetoWithoutGpu(bool anyGpu) {
@@ -93,10 +84,9 @@ void quietKinetoWithoutGpu(bool anyGpu) {
     }
 }
 
-OpProfiler::OpProfiler(const OpProfileRequest& request, const std::string& runId,
-                       DeviceTarget target, const RunConfig& config)
-    : m_request(request), m_target(target), m_config(config),
-      m_tracePath(substituteRun(request.tracePath, runId)) {}
+OpProfiler::OpProfiler(const OpProfileRequest& request, DeviceTarget target,
+                       const RunConfig& config)
+    : m_request(request), m_target(target), m_config(config) {}
 
 OpProfiler::~OpProfiler() {
     if (m_active) {
@@ -156,17 +146,17 @@ void OpProfiler::stop(int completedSteps) {
                      [](const Allocation& a, const Allocation& b) { return a.tNs < b.tNs; });
     m_frame = profile::findFrame(input.events, completedSteps);
 
-    OpProfile p = profile::analyze(std::move(input), m_config);
+    OpProfile p = profile::analyze(std::move(input), m_frame, m_config);
     if (m_target.cuda && !anyKernel) {
         p.notes.push_back("no GPU kernels were recorded: CUPTI, which Kineto uses, did not "
                           "start (see the profiler's warnings on stderr)");
     }
-    if (!m_tracePath.empty()) {
+    if (const std::string& path = m_request.tracePath; !path.empty()) {
         try {
-            result->save(m_tracePath);
-            p.trace = m_tracePath;
+            result->save(path);
+            p.trace = path;
         } catch (const std::exception& e) {
-            p.traceError = "could not write the trace " + m_tracePath + ": " + e.what();
+            p.traceError = "could not write the trace " + path + ": " + e.what();
         }
     }
     m_profile = std::move(p);

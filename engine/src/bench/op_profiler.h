@@ -31,8 +31,7 @@ void quietKinetoWithoutGpu(bool anyGpu);
 
 class OpProfiler {
 public:
-    OpProfiler(const OpProfileRequest& request, const std::string& runId, DeviceTarget target,
-               const RunConfig& config);
+    OpProfiler(const OpProfileRequest& request, DeviceTarget target, const RunConfig& config);
     ~OpProfiler(); // turns the profiler off if finish() was never reached
     OpProfiler(const OpProfiler&) = delete;
     OpProfiler& operator=(const OpProfiler&) = delete;
@@ -62,7 +61,6 @@ private:
     OpProfileRequest m_request;
     DeviceTarget m_target;
     const RunConfig& m_config;
-    std::string m_tracePath;
     bool m_active = false;
     std::optional<OpProfile> m_profile;
     std::vector<Allocation> m_allocations; // by time

@@ -301,7 +301,7 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                                  runStart);
             }
             if (config.opProfile) {
-                opProfiler.emplace(*config.opProfile, runId, target, config);
+                opProfiler.emplace(*config.opProfile, target, config);
             }
             StepEnv env{config, target, *ctx, meter, cancel, runStart, position, *sampler, {}};
             if (target.cuda) {

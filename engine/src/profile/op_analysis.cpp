@@ -410,6 +410,7 @@ StepFrame findFrame(const std::vector<RawEvent>& events, int completedSteps) {
               [&](size_t a, size_t b) { return events[a].startNs < events[b].startNs; });
     f.mainThread = events[stepIdx.front()].thread;
     if (completedSteps >= 0 && stepIdx.size() > static_cast<size_t>(completedSteps)) {
+        f.cutSteps = static_cast<int>(stepIdx.size()) - completedSteps;
         stepIdx.resize(static_cast<size_t>(completedSteps));
     }
     for (size_t i : stepIdx) {
@@ -432,15 +433,19 @@ StepFrame findFrame(const std::vector<RawEvent>& events, int completedSteps) {
 }
 
 OpProfile analyze(AnalysisInput input, const RunConfig& config) {
+    const StepFrame frame = findFrame(input.events, input.completedSteps);
+    return analyze(std::move(input), frame, config);
+}
+
+OpProfile analyze(AnalysisInput input, const StepFrame& frame, const RunConfig& config) {
     const std::vector<RawEvent>& ev = input.events;
     OpProfile profile;
     profile.firstStep = input.firstStep;
-    const StepFrame frame = findFrame(ev, input.completedSteps);
     profile.stepCount = static_cast<int>(frame.steps.size());
     if (frame.steps.empty()) {
         profile.notes.push_back("the profile holds no finished step; nothing was attributed");
     }
-    if (input.completedSteps >= 0 && findFrame(ev).steps.size() > frame.steps.size()) {
+    if (frame.cutSteps > 0) {
         profile.notes.push_back("a profiled step was cut short (cancel or failure) and is left "
                                 "out of the rows");
     }

@@ -45,6 +45,7 @@ struct StepFrame {
     std::vector<std::pair<int64_t, int64_t>> steps; // (start, end), in order
     std::vector<PhaseSpan> phases;                  // by start
     uint64_t mainThread = 0;
+    int cutSteps = 0; // step ranges left out by completedSteps
 };
 // Keeps the first `completedSteps` steps (all when negative): a step cut short by a cancel
 // or a failure still closes its range, but has no record and would skew the means.
@@ -63,6 +64,8 @@ struct AnalysisInput {
 // throws on odd input: an event it cannot place is counted as unattributed, a missing step range
 // leaves the profile empty with a note.
 OpProfile analyze(AnalysisInput input, const RunConfig& config);
+// The same with the frame already found (findFrame(input.events, input.completedSteps)).
+OpProfile analyze(AnalysisInput input, const StepFrame& frame, const RunConfig& config);
 
 // 2·m·n·k of a matmul op's input shapes (mm, addmm, bmm, baddbmm), 0 for anything else.
 double matmulFlops(const std::string& name, const std::vector<std::vector<int64_t>>& shapes);
