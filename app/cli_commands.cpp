@@ -20,7 +20,6 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
-#include <unistd.h>
 
 namespace lmprof::app {
 
@@ -94,14 +93,15 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
     const bool dimsGiven = o.dModel || o.dFf || o.layers || o.heads;
     if (model == "custom") {
         c.model.preset = "custom";
-        c.model.dModel = o.dModel;
-        c.model.dFf = o.dFf;
-        c.model.numLayers = o.layers;
-        c.model.numHeads = o.heads;
-        for (auto [given, field] : {std::pair{o.dModel, "model.d_model"},
-                                    {o.dFf, "model.d_ff"},
-                                    {o.layers, "model.num_layers"},
-                                    {o.heads, "model.num_heads"}}) {
+        c.model.dModel = o.dModel.value_or(0);
+        c.model.dFf = o.dFf.value_or(0);
+        c.model.numLayers = o.layers.value_or(0);
+        c.model.numHeads = o.heads.value_or(0);
+        // A given value, 0 included, is left to validate() ("must be ..., got 0").
+        for (auto [given, field] : {std::pair{o.dModel.has_value(), "model.d_model"},
+                                    {o.dFf.has_value(), "model.d_ff"},
+                                    {o.layers.has_value(), "model.num_layers"},
+                                    {o.heads.has_value(), "model.num_heads"}}) {
             if (!given) {
                 errors.push_back({field, "required with --model custom"});
             }
@@ -308,28 +308,12 @@ int report(const std::vector<RunResult>& runs, const CommonOptions& o) {
     return exitCodeFor(runs);
 }
 
-// Checked before anything runs: the --json target must be a regular file (or not exist yet)
-// in an existing folder. A symlink, FIFO or device would be replaced by the atomic rename.
+// Checked before anything runs (outputFileProblem).
 bool checkJsonTarget(const std::string& path) {
     if (path.empty()) {
         return true;
     }
-    const std::filesystem::path target(path);
-    std::error_code ec;
-    const auto status = std::filesystem::symlink_status(target, ec);
-    std::string problem;
-    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-        problem = "is not a regular file (a link, folder, pipe or device would be replaced)";
-    } else {
-        const std::filesystem::path dir =
-            target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
-        if (!std::filesystem::is_directory(dir, ec)) {
-            problem = "its folder " + dir.string() + " does not exist";
-        } else if (::access(dir.c_str(), W_OK) != 0) {
-            problem = "its folder " + dir.string() + " is not writable";
-        }
-    }
-    if (!problem.empty()) {
+    if (const std::string problem = outputFileProblem(path); !problem.empty()) {
         std::cerr << "lmprof-cli: --json " << path << ": " << problem << "\n";
         return false;
     }
@@ -507,10 +491,18 @@ int sweepCommand(const SweepOptions& o) {
 namespace {
 // The runs of a result set or an autosave file (every run written in full); a cut last
 // line of an autosave file is reported on stderr as a warning.
+// A file with no readable run (empty, or every line skipped) is an error, not an empty table.
 std::vector<RunResult> loadRunsWarning(const std::string& path) {
     JsonlRuns loaded = loadRuns(path);
     for (const auto& w : loaded.warnings) {
         std::cerr << "lmprof-cli: warning: " << path << ": " << w << "\n";
+    }
+    if (loaded.runs.empty()) {
+        throw ResultFormatError(path + (loaded.warnings.empty()
+                                            ? std::string(": the file holds no run")
+                                            : ": no readable run (" +
+                                                  std::to_string(loaded.warnings.size()) +
+                                                  " line(s) skipped)"));
     }
     return std::move(loaded.runs);
 }
@@ -541,6 +533,12 @@ int compareCommand(const CompareOptions& o) {
         const std::vector<RunResult> b = loadRunsWarning(o.pathB);
         const Comparison c = compareRuns(a, b);
         writeComparison(std::cout, c, *parseReportFormat(o.format));
+        if (c.matched.empty()) {
+            // Nothing compared is not "no regression": say so and fail.
+            std::cerr << "lmprof-cli: compare: no run of " << o.pathB << " matches an ok run of "
+                      << o.pathA << " (same model, context, batch, precision and mode)\n";
+            return kExitFailure;
+        }
         return o.failOnRegression && c.regressions() > 0 ? kExitFailure : kExitOk;
     } catch (const ResultFormatError& e) {
         std::cerr << "lmprof-cli: cannot compare " << e.what() << "\n";

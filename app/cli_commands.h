@@ -20,7 +20,7 @@ inline constexpr int kExitOom = 3;
 // Options shared by run and sweep; dimension flags only apply to --model custom. `warmup`
 // is run's --warmup (sweep takes a list, SweepOptions::warmups).
 struct CommonOptions {
-    int64_t dModel = 0, dFf = 0, layers = 0, heads = 0; // 0: not given
+    std::optional<int64_t> dModel, dFf, layers, heads; // --model custom only
     int64_t vocab = 10000;
     int64_t batch = 4;
     int warmup = 5;

@@ -24,23 +24,15 @@ int main(int argc, char** argv) {
 
     SweepOptions sweep;
     CLI::App* sweepCmd = app.add_subcommand("sweep", "benchmark every combination of lists");
-    sweepCmd->add_option("--models", sweep.models, "comma-separated presets")->delimiter(',');
-    sweepCmd->add_option("--ctx", sweep.ctx, "comma-separated context lengths")->delimiter(',');
-    sweepCmd
-        ->add_option("--precision", sweep.precisions,
-                     "comma-separated, of " +
-                         lmprof::engine::joinNames(lmprof::engine::kPrecisions, ","))
-        ->delimiter(',');
-    sweepCmd
-        ->add_option("--mode", sweep.modes,
-                     "comma-separated, of " +
-                         lmprof::engine::joinNames(lmprof::engine::kModes, ","))
-        ->delimiter(',');
-    sweepCmd->add_option("--warmup", sweep.warmups, "comma-separated warmup step counts")
-        ->delimiter(',')
-        ->capture_default_str();
-    sweepCmd->add_option("--autosave", sweep.autosavePath,
-                         "append each finished run to FILE.jsonl (fsynced)");
+    addList(*sweepCmd, "--models", sweep.models, "comma-separated presets");
+    addList(*sweepCmd, "--ctx", sweep.ctx, "comma-separated context lengths");
+    addList(*sweepCmd, "--precision", sweep.precisions,
+            "comma-separated, of " + lmprof::engine::joinNames(lmprof::engine::kPrecisions, ","));
+    addList(*sweepCmd, "--mode", sweep.modes,
+            "comma-separated, of " + lmprof::engine::joinNames(lmprof::engine::kModes, ","));
+    addList(*sweepCmd, "--warmup", sweep.warmups, "comma-separated warmup step counts");
+    addText(*sweepCmd, "--autosave", sweep.autosavePath,
+            "append each finished run to FILE.jsonl (fsynced)");
     sweepCmd->add_flag("--keep-after-oom", sweep.keepAfterOom,
                        "also run larger configurations after an out-of-memory run");
     addCommonOptions(*sweepCmd, sweep.common);
@@ -49,14 +41,14 @@ int main(int argc, char** argv) {
     CLI::App* showCmd = app.add_subcommand("show", "print a saved result set");
     showCmd->add_option("file", show.path, "result set (.json) or autosave file (.jsonl)")
         ->required();
-    showCmd->add_option("--format", show.format, "table|markdown|csv")->capture_default_str();
+    addText(*showCmd, "--format", show.format, "table|markdown|csv");
 
     CompareOptions compare;
     CLI::App* compareCmd =
         app.add_subcommand("compare", "compare two result sets run by run (B against A)");
     compareCmd->add_option("a", compare.pathA, "baseline result set (.json)")->required();
     compareCmd->add_option("b", compare.pathB, "result set to compare (.json)")->required();
-    compareCmd->add_option("--format", compare.format, "table|markdown|csv")->capture_default_str();
+    addText(*compareCmd, "--format", compare.format, "table|markdown|csv");
     compareCmd->add_flag("--fail-on-regression", compare.failOnRegression,
                          "exit 1 if a run of B is slower beyond noise");
 
@@ -65,21 +57,18 @@ int main(int argc, char** argv) {
         app.add_subcommand("ops", "print the op/kernel profile of a saved run (--profile-ops)");
     opsCmd->add_option("file", ops.path, "result set (.json) or autosave file (.jsonl)")
         ->required();
-    opsCmd->add_option("--run", ops.runId, "only this run id (default: every profiled run)");
-    opsCmd
-        ->add_option("--by", ops.by,
-                     "region|op|row: group by region, by op/kernel name, or "
-                     "one row per (region, name)")
-        ->capture_default_str();
-    opsCmd->add_option("--top", ops.top, "most rows per phase (0: all)")->capture_default_str();
-    opsCmd->add_option("--phase", ops.phase, "only this phase (forward|backward|optimizer)");
-    opsCmd->add_option("--format", ops.format, "table|markdown|csv")->capture_default_str();
+    addText(*opsCmd, "--run", ops.runId, "only this run id (default: every profiled run)");
+    addText(*opsCmd, "--by", ops.by,
+            "region|op|row: group by region, by op/kernel name, or one row per (region, name)");
+    addNumber(*opsCmd, "--top", ops.top, "most rows per phase (0: all)");
+    addText(*opsCmd, "--phase", ops.phase, "only this phase (forward|backward|optimizer)");
+    addText(*opsCmd, "--format", ops.format, "table|markdown|csv");
 
     CLI::App* columnsCmd =
         app.add_subcommand("columns", "list the CSV export's columns with their units");
 
     try {
-        app.parse(argc, argv);
+        parseCommandLine(app, argc, argv);
     } catch (const CLI::ParseError& e) {
         const int rc = app.exit(e); // prints help or the error
         return rc == 0 ? kExitOk : kExitUsage;

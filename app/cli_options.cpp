@@ -1,82 +1,266 @@
-// CLI11 definitions of the run options (see cli_options.h).
+// CLI11 definitions of the run options (see cli_options.h), and the values lmprof parses
+// itself so that every refusal names the flag, the value and the rule: CLI11's own
+// conversion says only "Could not convert", reads '' as 0, -1 as 2^64-1 for an unsigned
+// seed, and a list of nothing (--models ,) swallows the next flag as a list entry.
 
 #include "cli_options.h"
 
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
 namespace lmprof::app {
 
+namespace {
+
+[[noreturn]] void refuse(const std::string& flag, const std::string& reason) {
+    throw CLI::ValidationError(flag, reason);
+}
+
+std::string quoted(const std::string& text) {
+    return "'" + text + "'";
+}
+
+// One number of type T from the whole of `text` (no spaces, no trailing characters).
+template <typename T>
+T parseNumber(const std::string& flag, const std::string& text) {
+    if (text.empty()) {
+        refuse(flag, "needs a value, got ''");
+    }
+    T value{};
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+    if constexpr (std::is_integral_v<T>) {
+        if (std::is_unsigned_v<T> && text.front() == '-') {
+            refuse(flag, quoted(text) + " is negative; it must be 0 or more");
+        }
+        if (ec == std::errc::result_out_of_range) {
+            refuse(flag, quoted(text) + " is out of range (" +
+                             std::to_string(std::numeric_limits<T>::min()) + " to " +
+                             std::to_string(std::numeric_limits<T>::max()) + ")");
+        }
+        if (ec != std::errc{} || ptr != end) {
+            refuse(flag, quoted(text) + " is not a whole number");
+        }
+    } else {
+        if (ec != std::errc{} || ptr != end || !std::isfinite(value)) {
+            refuse(flag, quoted(text) + " is not a finite number");
+        }
+    }
+    return value;
+}
+
+// A comma-separated list: no empty entry, each parsed as T (a string is taken as it is).
+template <typename T>
+std::vector<T> parseList(const std::string& flag, const std::string& text) {
+    std::vector<T> out;
+    size_t start = 0;
+    for (size_t i = 1;; ++i) {
+        const size_t comma = text.find(',', start);
+        const std::string item =
+            text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        if (item.empty()) {
+            refuse(flag, "entry " + std::to_string(i) + " of " + quoted(text) +
+                             " is empty (give a comma-separated list such as a,b)");
+        }
+        if constexpr (std::is_same_v<T, std::string>) {
+            out.push_back(item);
+        } else {
+            out.push_back(parseNumber<T>(flag, item));
+        }
+        // A repeat would run (or show) the same thing twice.
+        if (std::find(out.begin(), out.end() - 1, out.back()) != out.end() - 1) {
+            refuse(flag, "entry " + std::to_string(i) + " of " + quoted(text) + " repeats " +
+                             quoted(item) + " (each entry once)");
+        }
+        if (comma == std::string::npos) {
+            return out;
+        }
+        start = comma + 1;
+    }
+}
+
+template <typename T>
+std::string shown(const T& value) {
+    std::ostringstream s;
+    s << value;
+    return s.str();
+}
+template <typename T>
+std::string shown(const std::vector<T>& values) {
+    std::string out;
+    for (const auto& v : values) {
+        out += (out.empty() ? "" : ",") + shown(v);
+    }
+    return out;
+}
+
+// The first name of an option ("--quiet,-q" -> "--quiet").
+std::string firstName(const std::string& names) {
+    return names.substr(0, names.find(','));
+}
+
+} // namespace
+
+template <typename T>
+CLI::Option* addNumber(CLI::App& cmd, const std::string& name, T& target, const std::string& help) {
+    const std::string flag = firstName(name);
+    return cmd
+        .add_option_function<std::string>(
+            name, [&target, flag](const std::string& s) { target = parseNumber<T>(flag, s); },
+            help + " [" + shown(target) + "]")
+        ->type_name(std::is_integral_v<T> ? "INT" : "NUMBER");
+}
+
+template <typename T>
+CLI::Option* addList(CLI::App& cmd, const std::string& name, std::vector<T>& target,
+                     const std::string& help) {
+    const std::string flag = firstName(name);
+    return cmd
+        .add_option_function<std::string>(
+            name, [&target, flag](const std::string& s) { target = parseList<T>(flag, s); },
+            help + " [" + shown(target) + "]")
+        ->type_name("LIST");
+}
+
+CLI::Option* addText(CLI::App& cmd, const std::string& name, std::string& target,
+                     const std::string& help) {
+    const std::string flag = firstName(name);
+    return cmd.add_option_function<std::string>(
+        name,
+        [&target, flag](const std::string& s) {
+            if (s.empty()) {
+                refuse(flag, "needs a value, got ''");
+            }
+            target = s;
+        },
+        target.empty() ? help : help + " [" + target + "]");
+}
+
+namespace {
+// A number that may be left out (the custom model's dimensions): given, even as 0, is
+// different from absent.
+CLI::Option* addOptionalNumber(CLI::App& cmd, const std::string& name,
+                               std::optional<int64_t>& target, const std::string& help) {
+    const std::string flag = firstName(name);
+    return cmd
+        .add_option_function<std::string>(
+            name, [&target, flag](const std::string& s) { target = parseNumber<int64_t>(flag, s); },
+            help)
+        ->type_name("INT");
+}
+} // namespace
+
+template CLI::Option* addNumber(CLI::App&, const std::string&, int&, const std::string&);
+template CLI::Option* addNumber(CLI::App&, const std::string&, int64_t&, const std::string&);
+template CLI::Option* addNumber(CLI::App&, const std::string&, uint64_t&, const std::string&);
+template CLI::Option* addNumber(CLI::App&, const std::string&, double&, const std::string&);
+template CLI::Option* addList(CLI::App&, const std::string&, std::vector<int>&, const std::string&);
+template CLI::Option* addList(CLI::App&, const std::string&, std::vector<int64_t>&,
+                              const std::string&);
+template CLI::Option* addList(CLI::App&, const std::string&, std::vector<std::string>&,
+                              const std::string&);
+
+void parseCommandLine(CLI::App& app, int argc, char** argv) {
+    // Every option takes its last value, so that parsing succeeds and a repeat is refused
+    // below with both values named (CLI11 would say "At Most 1 required but received 2").
+    std::vector<CLI::App*> commands{&app};
+    for (CLI::App* sub : app.get_subcommands({})) {
+        commands.push_back(sub);
+    }
+    for (CLI::App* cmd : commands) {
+        for (CLI::Option* opt : cmd->get_options()) {
+            if (opt->get_type_size() > 0) {
+                opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+            }
+        }
+    }
+    app.parse(argc, argv);
+    for (const CLI::App* cmd : commands) {
+        if (cmd != &app && !cmd->parsed()) {
+            continue;
+        }
+        for (const CLI::Option* opt : cmd->get_options()) {
+            if (opt->get_type_size() > 0 && opt->count() > 1) {
+                std::string values;
+                for (const auto& v : opt->results()) {
+                    values += (values.empty() ? "" : ", ") + quoted(v);
+                }
+                throw CLI::ValidationError(
+                    opt->get_name(),
+                    "given " + std::to_string(opt->count()) + " times (" + values +
+                        "); give it once" +
+                        (opt->get_type_name() == "LIST" ? " with a comma-separated list" : ""));
+            }
+        }
+    }
+}
+
 void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
-    cmd.add_option("--d-model", o.dModel, "custom model: d_model");
-    cmd.add_option("--d-ff", o.dFf, "custom model: feed-forward width");
-    cmd.add_option("--layers", o.layers, "custom model: number of blocks");
-    cmd.add_option("--heads", o.heads, "custom model: attention heads");
-    cmd.add_option("--vocab", o.vocab, "vocabulary size")->capture_default_str();
-    cmd.add_option("--batch", o.batch, "batch size")->capture_default_str();
-    cmd.add_option("--steps", o.steps, "measured steps")->capture_default_str();
-    cmd.add_option("--device", o.device, "auto|cpu|cuda[:i]")->capture_default_str();
-    cmd.add_option("--seed", o.seed, "seed for weights and tokens")->capture_default_str();
-    cmd.add_option("--threads", o.threads, "CPU intra-op threads (0: LibTorch default)")
-        ->capture_default_str();
-    cmd.add_option("--json", o.jsonPath, "write the result set to FILE (atomically)");
-    cmd.add_option("--format", o.format, "table|markdown|csv")->capture_default_str();
+    addOptionalNumber(cmd, "--d-model", o.dModel, "custom model: d_model");
+    addOptionalNumber(cmd, "--d-ff", o.dFf, "custom model: feed-forward width");
+    addOptionalNumber(cmd, "--layers", o.layers, "custom model: number of blocks");
+    addOptionalNumber(cmd, "--heads", o.heads, "custom model: attention heads");
+    addNumber(cmd, "--vocab", o.vocab, "vocabulary size");
+    addNumber(cmd, "--batch", o.batch, "batch size");
+    addNumber(cmd, "--steps", o.steps, "measured steps");
+    addText(cmd, "--device", o.device, "auto|cpu|cuda[:i]");
+    addNumber(cmd, "--seed", o.seed, "seed for weights and tokens");
+    addNumber(cmd, "--threads", o.threads, "CPU intra-op threads (0: LibTorch default)");
+    addText(cmd, "--json", o.jsonPath, "write the result set to FILE (atomically)");
+    addText(cmd, "--format", o.format, "table|markdown|csv");
     cmd.add_flag("--quiet,-q", o.quiet, "no per-step progress on stderr");
-    cmd.add_option("--sample-hz", o.sampleHz, "memory sampler rate in Hz, 0: phase boundaries only")
-        ->capture_default_str();
-    cmd.add_option("--telemetry-hz", o.telemetryHz,
-                   "GPU (NVML) / CPU telemetry rate in Hz, at most 10; 0: off")
-        ->capture_default_str();
+    addNumber(cmd, "--sample-hz", o.sampleHz,
+              "memory sampler rate in Hz, 0: phase boundaries only");
+    addNumber(cmd, "--telemetry-hz", o.telemetryHz,
+              "GPU (NVML) / CPU telemetry rate in Hz, at most 10; 0: off");
     auto* ops = cmd.add_flag("--profile-ops", o.profileOps,
                              "profile every op (and GPU kernel) of chosen steps by region");
-    cmd.add_option("--profile-step", o.profileStep,
-                   "first step to profile (default: the first after the warmup)")
+    addNumber(cmd, "--profile-step", o.profileStep,
+              "first step to profile (-1: the first after the warmup)")
         ->needs(ops);
-    cmd.add_option("--profile-steps", o.profileSteps, "number of steps to profile")
-        ->capture_default_str()
-        ->needs(ops);
-    cmd.add_option("--profile-trace", o.profileTrace,
-                   "Chrome trace of the profiled steps ({run}: the run id; default: beside "
-                   "--json, else {run}.trace.json)")
+    addNumber(cmd, "--profile-steps", o.profileSteps, "number of steps to profile")->needs(ops);
+    addText(cmd, "--profile-trace", o.profileTrace,
+            "Chrome trace of the profiled steps ({run}: the run id; default: beside "
+            "--json, else {run}.trace.json)")
         ->needs(ops);
 }
 
 void addRunOptions(CLI::App& cmd, RunOptions& o) {
-    cmd.add_option("--model", o.model, "tiny|small|medium|large|xl|2.7B|custom")
-        ->capture_default_str();
-    cmd.add_option("--ctx", o.ctx, "context length")->capture_default_str();
-    cmd.add_option("--precision", o.precision, engine::joinNames(engine::kPrecisions, "|"))
-        ->capture_default_str();
-    cmd.add_option("--mode", o.mode, engine::joinNames(engine::kModes, "|"))->capture_default_str();
-    cmd.add_option("--warmup", o.common.warmup, "warmup steps (recorded, not summarised)")
-        ->capture_default_str();
-    cmd.add_option("--memory-snapshot", o.snapshotPath,
-                   "record allocations of chosen steps to FILE (CUDA: memory_viz pickle; CPU: "
-                   "JSON allocation trace)");
-    cmd.add_option("--snapshot-step", o.snapshotStep,
-                   "first step to record (default: the last warmup step)");
-    cmd.add_option("--snapshot-steps", o.snapshotSteps, "number of steps to record")
-        ->capture_default_str();
-    cmd.add_option("--snapshot-max-entries", o.snapshotMaxEntries,
-                   "most allocation events kept in the snapshot")
-        ->capture_default_str();
+    addText(cmd, "--model", o.model, "tiny|small|medium|large|xl|2.7B|custom");
+    addNumber(cmd, "--ctx", o.ctx, "context length");
+    addText(cmd, "--precision", o.precision, engine::joinNames(engine::kPrecisions, "|"));
+    addText(cmd, "--mode", o.mode, engine::joinNames(engine::kModes, "|"));
+    addNumber(cmd, "--warmup", o.common.warmup, "warmup steps (recorded, not summarised)");
+    addText(cmd, "--memory-snapshot", o.snapshotPath,
+            "record allocations of chosen steps to FILE (CUDA: memory_viz pickle; CPU: "
+            "JSON allocation trace)");
+    addNumber(cmd, "--snapshot-step", o.snapshotStep,
+              "first step to record (-1: the last warmup step)");
+    addNumber(cmd, "--snapshot-steps", o.snapshotSteps, "number of steps to record");
+    addNumber(cmd, "--snapshot-max-entries", o.snapshotMaxEntries,
+              "most allocation events kept in the snapshot");
     addCommonOptions(cmd, o.common);
 }
 
 void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
     addRunOptions(cmd, o.run);
     cmd.add_flag("--autorun", o.autorun, "start the configured run at launch");
-    cmd.add_option("--screenshot", o.screenshot, "write a PNG once the run has finished and drawn");
+    addText(cmd, "--screenshot", o.screenshot, "write a PNG once the run has finished and drawn");
     cmd.add_flag("--exit-when-done", o.exitWhenDone, "exit after the autorun run (and screenshot)");
-    cmd.add_option("--frame-stats", o.frameStats, "write per-frame work times as JSON at exit");
+    addText(cmd, "--frame-stats", o.frameStats, "write per-frame work times as JSON at exit");
     auto* restore =
         cmd.add_flag("--restore-last", o.restoreLast, "restore the last session's runs");
     cmd.add_flag("--discard-last", o.discardLast, "do not offer the last session's runs")
         ->excludes(restore);
-    cmd.add_option("--save-on-exit", o.saveOnExit, "save the finished runs to FILE at exit");
-    cmd.add_option("--show", o.show, "bring these windows to the front, e.g. Summary,Heatmap")
-        ->delimiter(',');
-    cmd.add_option("--export-plots", o.exportPlots,
-                   "after the autorun, save these charts as PNG, e.g. step-times,memory")
-        ->delimiter(',');
-    cmd.add_option("--export-dir", o.exportDir, "folder for --export-plots")->capture_default_str();
+    addText(cmd, "--save-on-exit", o.saveOnExit, "save the finished runs to FILE at exit");
+    addList(cmd, "--show", o.show, "bring these windows to the front, e.g. Summary,Heatmap");
+    addList(cmd, "--export-plots", o.exportPlots,
+            "after the autorun, save these charts as PNG, e.g. step-times,memory");
+    addText(cmd, "--export-dir", o.exportDir, "folder for --export-plots");
 }
 
 } // namespace lmprof::app

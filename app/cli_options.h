@@ -7,6 +7,21 @@
 
 namespace lmprof::app {
 
+// Options whose values lmprof parses itself (cli_options.cpp): a number must be the whole
+// value and fit T, a list is comma-separated with no empty entry, a text is not empty. A
+// refusal is a CLI::ValidationError naming the flag, the value and the rule. The help text
+// gets the default appended.
+template <typename T>
+CLI::Option* addNumber(CLI::App& cmd, const std::string& name, T& target, const std::string& help);
+template <typename T>
+CLI::Option* addList(CLI::App& cmd, const std::string& name, std::vector<T>& target,
+                     const std::string& help);
+CLI::Option* addText(CLI::App& cmd, const std::string& name, std::string& target,
+                     const std::string& help);
+
+// app.parse, and an option given twice is refused naming both values (CLI::ValidationError).
+void parseCommandLine(CLI::App& app, int argc, char** argv);
+
 // Every common option but --warmup, which run takes as one count and sweep as a list.
 void addCommonOptions(CLI::App& cmd, CommonOptions& o);
 // --model, --ctx, --precision, --mode, --warmup and the common options.

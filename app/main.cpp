@@ -5,6 +5,7 @@
 
 #include "cli_commands.h"
 #include "cli_options.h"
+#include "lmprof/engine/result_io.h"
 #include "lmprof/ui/app.h"
 
 #include <GLFW/glfw3.h>
@@ -73,13 +74,20 @@ int main(int argc, char** argv) {
     app::addWindowOptions(cli, o);
     const app::RunOptions& run = o.run;
     try {
-        cli.parse(argc, argv);
+        app::parseCommandLine(cli, argc, argv);
     } catch (const CLI::ParseError& e) {
         return cli.exit(e) == 0 ? app::kExitOk : app::kExitUsage;
     }
     const auto config = app::buildRunConfig(run);
     if (!config) {
         return app::kExitUsage;
+    }
+    if (!o.saveOnExit.empty()) {
+        if (const std::string problem = engine::outputFileProblem(o.saveOnExit); !problem.empty()) {
+            std::fprintf(stderr, "lmprof: --save-on-exit %s: %s\n", o.saveOnExit.c_str(),
+                         problem.c_str());
+            return app::kExitUsage;
+        }
     }
     if (const std::string problem = configDirProblem(configDir()); !problem.empty()) {
         std::fprintf(stderr,
@@ -166,6 +174,9 @@ int main(int argc, char** argv) {
             }
             // Without vsync (e.g. under Xvfb) do not spin: the engine needs the cores.
             std::this_thread::sleep_until(frameStart + kFrameBudget);
+        }
+        if (!lmprofApp.saveOnExit() && exitCode == app::kExitOk) {
+            exitCode = app::kExitFailure;
         }
         if (!o.frameStats.empty()) {
             try {

@@ -2,6 +2,7 @@
 
 #include "lmprof/engine/compare.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace lmprof::engine {
@@ -57,11 +58,15 @@ Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> 
             const auto ta = measuredStepTimes(ra.steps);
             const auto tb = measuredStepTimes(b[j].steps);
             cr.stepRatio = meanRatio(ta, tb);
-            if (ta.size() >= 2 && tb.size() >= 2) {
+            // Two measured steps a side at least, and a ratio of two positive means; any
+            // other pair (a run cancelled before measuring, say) is shown untested.
+            if (ta.size() >= 2 && tb.size() >= 2 && std::isfinite(cr.stepRatio.ratio) &&
+                cr.stepRatio.ratio > 0.0) {
                 cr.welch = welchTest(ta, tb);
-                cr.verdict = cr.welch.p >= kSignificance ? Verdict::Same
-                             : cr.stepRatio.ratio > 1.0  ? Verdict::Slower
-                                                         : Verdict::Faster;
+                cr.verdict = !std::isfinite(cr.welch.p)    ? Verdict::Untestable
+                             : cr.welch.p >= kSignificance ? Verdict::Same
+                             : cr.stepRatio.ratio > 1.0    ? Verdict::Slower
+                                                           : Verdict::Faster;
             }
             out.matched.push_back(std::move(cr));
         }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <string>
 #include <sys/stat.h>
@@ -401,4 +402,95 @@ TEST(Cli, JsonTargetIsCheckedBeforeRunningAndNeverReplacedByNothing) {
     std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
     EXPECT_EQ(text, "precious");
     EXPECT_TRUE(std::filesystem::exists(dir / "keep.unmeasured.json"));
+}
+
+// Each message names the flag, the value and the rule (issue: CLI11's own messages said
+// "Could not convert", "At Most 1 required", read '' as 0 and -1 as 2^64-1).
+TEST(Cli, BadValuesNameTheFlagTheValueAndTheRule) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"sweep --models , --ctx 16", "--models: entry 1 of ',' is empty"},
+        {"sweep --models tiny,,small", "--models: entry 2 of 'tiny,,small' is empty"},
+        {"sweep --ctx 16,32,16", "--ctx: entry 3 of '16,32,16' repeats '16' (each entry once)"},
+        {"run --model custom --d-model 0 --d-ff 64 --layers 1 --heads 1",
+         "--d-model (model.d_model): must be between 1 and"},
+        {"run --ctx ''", "--ctx: needs a value, got ''"},
+        {"run --steps 1 --steps 2", "--steps: given 2 times ('1', '2'); give it once"},
+        {"sweep --ctx 16 --ctx 32", "--ctx: given 2 times ('16', '32'); give it once with a "
+                                    "comma-separated list"},
+        {"run --steps 99999999999",
+         "--steps: '99999999999' is out of range (-2147483648 to 2147483647)"},
+        {"run --seed -1", "--seed: '-1' is negative; it must be 0 or more"},
+        {"run --steps 3x", "--steps: '3x' is not a whole number"},
+        {"run --sample-hz nan", "--sample-hz: 'nan' is not a finite number"},
+        {"run --json ''", "--json: needs a value, got ''"},
+        {"sweep --autosave ''", "--autosave: needs a value, got ''"},
+        {"run --memory-snapshot ''", "--memory-snapshot: needs a value, got ''"},
+    };
+    for (const auto& [args, message] : cases) {
+        const Result r = cli(args + " --device cpu -q");
+        EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
+        EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+    }
+}
+
+// show/compare say when there is nothing to show or compare, instead of an empty table
+// and exit 0; values no run can have are refused by the loader; a pair without measured
+// steps shows no ratio.
+TEST(Cli, NothingToShowOrCompareIsAnError) {
+    const auto dir = tempDir();
+    std::ofstream(dir / "empty.jsonl").close();
+    Result r = cli("show " + (dir / "empty.jsonl").string());
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("empty.jsonl: the file holds no run"), std::string::npos) << r.output;
+    std::ofstream(dir / "corrupt.jsonl") << "garbage\n{\"x\": 1}\n";
+    r = cli("show " + (dir / "corrupt.jsonl").string());
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("line 1: skipped"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("line 2: skipped"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("no readable run (2 line(s) skipped)"), std::string::npos) << r.output;
+
+    const auto a = dir / "a16.json";
+    ASSERT_EQ(cli("run " + kTiny + " --json " + a.string()).code, 0);
+    const auto b = dir / "b32.jsonl.txt"; // an autosave file under another name
+    ASSERT_EQ(cli("sweep --models tiny --ctx 32 --batch 1 --warmup 1 --steps 2 --device cpu -q "
+                  "--autosave " +
+                  b.string())
+                  .code,
+              0);
+    r = cli("compare " + a.string() + " " + b.string() + " --fail-on-regression");
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_NE(r.output.find("no run of " + b.string() + " matches an ok run of"), std::string::npos)
+        << r.output;
+
+    auto doc = nlohmann::json::parse(std::ifstream(a));
+    auto huge = doc;
+    huge["runs"][0]["steps"][1]["total_ms"] = 1e308;
+    std::ofstream(dir / "huge.json") << huge.dump();
+    r = cli("compare " + a.string() + " " + (dir / "huge.json").string());
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("$.runs[0].steps[1].total_ms: a duration of 1e+308 ms is outside 0 "
+                            "to 1e9 ms"),
+              std::string::npos)
+        << r.output;
+
+    auto none = doc;
+    none["runs"][0]["steps"] = nlohmann::json::array();
+    std::ofstream(dir / "none.json") << none.dump();
+    r = cli("compare " + a.string() + " " + (dir / "none.json").string());
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(r.output.find("0.000x"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("| -   | -      | - | too few steps |"), std::string::npos) << r.output;
+}
+
+// A snapshot path that is not UTF-8 (Linux allows any bytes) is written, and so is the
+// result set that names it.
+TEST(Cli, APathThatIsNotUtf8IsSaved) {
+    const auto dir = tempDir();
+    const std::string snapshot = (dir / "snap-\xff.json").string();
+    const auto json = dir / "utf8.json";
+    const Result r =
+        cli("run " + kTiny + " --memory-snapshot '" + snapshot + "' --json " + json.string());
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_TRUE(std::filesystem::exists(snapshot));
+    EXPECT_EQ(cli("show " + json.string()).code, 0);
 }

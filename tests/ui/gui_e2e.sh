@@ -78,6 +78,12 @@ launch --model tiny --ctx 16 --save-on-exit "$work/unanswered.json" \
 [ "$(grep -c . "$work/restore/previous-session.jsonl")" -eq 2 ] || { echo "offer lost"; exit 1; }
 [ "$(grep -c . "$work/restore/autosave.jsonl")" -eq 1 ] || { echo "autosave mixed"; exit 1; }
 [ "$(grep -c '"status": "ok"' "$work/unanswered.json")" -eq 1 ] || { echo "restored unasked"; exit 1; }
+# The next launch offers them again, never replaced: the unanswered session's run comes
+# after them. Once restored the offer is answered and its file is gone.
+launch --model tiny --ctx 16 --restore-last --save-on-exit "$work/again.json"
+[ "$(grep -c '"status": "ok"' "$work/again.json")" -eq 4 ] ||
+  { echo "unanswered offer not offered again with the later run"; exit 1; }
+[ ! -e "$work/restore/previous-session.jsonl" ] || { echo "answered offer kept"; exit 1; }
 export LMPROF_CONFIG_DIR="$work/config"
 
 # A config folder that cannot be one (a regular file) is a clear message, not an abort.
@@ -89,6 +95,15 @@ set -e
 [ "$rc" -eq 2 ] || { echo "a file as config folder must exit 2, got $rc: $out"; exit 1; }
 echo "$out" | grep -q "not-a-folder .*: it exists and is not a folder" ||
   { echo "no config folder message: $out"; exit 1; }
+
+# --save-on-exit into a missing folder is refused before the window opens.
+set +e
+out=$("$lmprof" --model tiny --device cpu --save-on-exit "$work/missing/out.json" 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || { echo "--save-on-exit to a missing folder must exit 2, got $rc: $out"; exit 1; }
+echo "$out" | grep -q -- "--save-on-exit .*missing/out.json: its folder .* does not exist" ||
+  { echo "no --save-on-exit message: $out"; exit 1; }
 
 # Without a display the window falls back to the CLI benchmark and says why.
 out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 1 \

@@ -238,8 +238,13 @@ TEST(FilesView, OpeningAForeignOrCorruptFileReportsAndChangesNothing) {
     EXPECT_EQ(store.runs().size(), 1u);
     files.open(ctx, (dir / "corrupt.json").string());
     EXPECT_NE(status.find("not valid JSON"), std::string::npos) << status;
+    EXPECT_EQ(status.rfind("cannot open " + (dir / "corrupt.json").string(), 0), 0u) << status;
     EXPECT_EQ(store.runs().size(), 1u);
     EXPECT_TRUE(settings.recentFiles.empty());
+    std::ofstream(dir / "empty.jsonl").close();
+    files.open(ctx, (dir / "empty.jsonl").string());
+    EXPECT_TRUE(isError);
+    EXPECT_NE(status.find("empty.jsonl: no readable run"), std::string::npos) << status;
 
     // A real result set opens, adds its runs and becomes a recent file.
     engine::ResultSet set;
@@ -252,6 +257,18 @@ TEST(FilesView, OpeningAForeignOrCorruptFileReportsAndChangesNothing) {
     EXPECT_FALSE(isError) << status;
     EXPECT_EQ(store.runs().size(), 2u);
     EXPECT_EQ(settings.recentFiles.size(), 1u);
+
+    // An autosave file (by content, whatever its name) opens too: its readable runs come in
+    // and every damaged line is counted.
+    {
+        std::ofstream out(dir / "session.txt");
+        out << engine::runToJsonLine(r) << "\nnot a run\n" << engine::runToJsonLine(r) << "\n{";
+    }
+    files.open(ctx, (dir / "session.txt").string());
+    EXPECT_TRUE(isError); // shown as a warning: lines were skipped
+    EXPECT_NE(status.find("opened 2 run(s)"), std::string::npos) << status;
+    EXPECT_NE(status.find("2 damaged line(s) skipped"), std::string::npos) << status;
+    EXPECT_EQ(store.runs().size(), 4u);
     std::filesystem::remove_all(dir);
 }
 
@@ -291,5 +308,35 @@ TEST(Settings, ADamagedFieldLosesOnlyItselfAndTheFileIsKeptAside) {
         << s.loadProblem;
     EXPECT_NE(s.loadProblem.find("settings.json.bad"), std::string::npos);
     EXPECT_TRUE(std::filesystem::exists(dir / "settings.json.bad"));
+    std::filesystem::remove_all(dir);
+}
+
+// Files no lmprof wrote: nested too deep, or far too large, are set aside with a message and
+// defaults used (never parsed, never a crash or a 40 s start).
+TEST(Settings, HostileSettingsAndLayoutFilesAreSetAside) {
+    const auto dir = std::filesystem::temp_directory_path() / "lmprof_settings_hostile";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto file = dir / "settings.json";
+    std::ofstream(file) << std::string(100000, '[') << std::string(100000, ']');
+    const Settings deep = Settings::load(file);
+    EXPECT_TRUE(deep.darkTheme);
+    EXPECT_NE(deep.loadProblem.find("nested deeper than"), std::string::npos) << deep.loadProblem;
+    EXPECT_TRUE(std::filesystem::exists(dir / "settings.json.bad"));
+
+    const auto ini = dir / "imgui.ini";
+    {
+        std::ofstream out(ini);
+        for (int i = 0; out.tellp() <= static_cast<std::streamoff>(kMaxLayoutBytes); ++i) {
+            out << "[Window][w" << i << "]\nPos=0,0\nSize=10,10\n\n";
+        }
+    }
+    const std::string problem = setAsideOversizedLayout(ini);
+    EXPECT_NE(problem.find("more than any window layout"), std::string::npos) << problem;
+    EXPECT_NE(problem.find("imgui.ini.bad"), std::string::npos) << problem;
+    EXPECT_FALSE(std::filesystem::exists(ini));
+    std::ofstream(ini) << "[Window][Summary]\nPos=0,0\n";
+    EXPECT_EQ(setAsideOversizedLayout(ini), ""); // a real layout stays
+    EXPECT_TRUE(std::filesystem::exists(ini));
     std::filesystem::remove_all(dir);
 }

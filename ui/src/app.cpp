@@ -27,12 +27,18 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
             s.restore(*previous);
         } else if (s.options.restore == RestoreChoice::Ask) {
             s.restoreOffer = std::move(previous);
+        } else {
+            s.discard();
         }
     }
-    if (!s.settings.loadProblem.empty()) { // a damaged settings.json: said, not hidden
-        s.status = s.settings.loadProblem;
-        s.statusIsError = true;
-        std::fprintf(stderr, "lmprof: %s\n", s.status.c_str());
+    // A damaged settings.json or an autosave that could not be handed over: said, not hidden.
+    for (const std::string& problem :
+         {s.settings.loadProblem, s.layoutProblem, s.autosave.problem()}) {
+        if (!problem.empty()) {
+            s.status = problem;
+            s.statusIsError = true;
+            std::fprintf(stderr, "lmprof: %s\n", problem.c_str());
+        }
     }
     // --show names windows of the registry; an unknown name is reported, not ignored.
     for (const std::string& name : s.options.showWindows) {
@@ -63,19 +69,25 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
     }
 }
 
+bool App::saveOnExit() {
+    if (m_impl->options.saveOnExit.empty()) {
+        return true;
+    }
+    ResultSet set =
+        m_impl->store.toResultSet(probeEnvironment(resolveDevice(m_impl->form.config().device)));
+    set.created = utcNow();
+    set.tool = toolInfo();
+    try {
+        saveResultSetAtomic(set, m_impl->options.saveOnExit);
+        return true;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "lmprof: --save-on-exit: %s\n", e.what());
+        return false;
+    }
+}
+
 App::~App() {
     m_impl->settings.save(m_impl->settingsFile);
-    if (!m_impl->options.saveOnExit.empty()) {
-        ResultSet set = m_impl->store.toResultSet(
-            probeEnvironment(resolveDevice(m_impl->form.config().device)));
-        set.created = utcNow();
-        set.tool = toolInfo();
-        try {
-            saveResultSetAtomic(set, m_impl->options.saveOnExit);
-        } catch (const std::exception& e) {
-            std::fprintf(stderr, "lmprof: --save-on-exit: %s\n", e.what());
-        }
-    }
     // io.IniFilename points into this object: save the layout now and let ImGui forget it.
     if (ImGui::GetCurrentContext() && ImGui::GetIO().IniFilename) {
         ImGui::SaveIniSettingsToDisk(m_impl->iniFile.c_str());
@@ -208,8 +220,19 @@ void App::Impl::restore(const Autosave::Previous& previous) {
         }
     }
     status = "restored " + std::to_string(previous.runs.size()) + " run(s) of the last session" +
-             (previous.warnings.empty() ? std::string() : " (" + previous.warnings.front() + ")");
-    statusIsError = false;
+             (previous.warnings.empty() ? std::string() : "; " + skippedLines(previous.warnings));
+    statusIsError = !previous.warnings.empty();
+    if (const std::string problem = autosave.answer(true); !problem.empty()) {
+        status = problem;
+        statusIsError = true;
+    }
+}
+
+void App::Impl::discard() {
+    if (const std::string problem = autosave.answer(false); !problem.empty()) {
+        status = problem;
+        statusIsError = true;
+    }
 }
 
 void App::Impl::drawRestoreOffer() {
@@ -225,11 +248,22 @@ void App::Impl::drawRestoreOffer() {
     }
     ImGui::Text("The last session autosaved %zu run(s)%s.", restoreOffer->runs.size(),
                 restoreOffer->savedAt.empty() ? "" : (" at " + restoreOffer->savedAt).c_str());
-    for (const auto& w : restoreOffer->warnings) {
-        ImGui::TextDisabled("%s", w.c_str());
+    // Every skipped line is listed (a long list scrolls).
+    if (const auto& warnings = restoreOffer->warnings; !warnings.empty()) {
+        ImGui::TextColored(palette().error, "%s", skippedLines(warnings, 0).c_str());
+        const float rows = static_cast<float>(std::min<size_t>(warnings.size(), 8));
+        if (ImGui::BeginChild(
+                "##skipped",
+                ImVec2(ImGui::GetFontSize() * 40.0f, ImGui::GetTextLineHeightWithSpacing() * rows),
+                true)) {
+            for (const auto& w : warnings) {
+                ImGui::TextDisabled("%s", w.c_str());
+            }
+        }
+        ImGui::EndChild();
     }
-    ImGui::TextDisabled("Discarded runs stay in %s until the next launch.",
-                        autosave.previousPath().string().c_str());
+    ImGui::TextDisabled("Discarded runs are kept in %s until the next discard.",
+                        autosave.discardedPath().string().c_str());
     const std::string restoreLabel =
         "Restore " + std::to_string(restoreOffer->runs.size()) + " run(s)";
     if (ImGui::Button(restoreLabel.c_str())) {
@@ -239,6 +273,7 @@ void App::Impl::drawRestoreOffer() {
     }
     ImGui::SameLine();
     if (ImGui::Button("Discard")) {
+        discard();
         restoreOffer.reset();
         ImGui::CloseCurrentPopup();
     }

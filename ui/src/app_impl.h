@@ -48,8 +48,8 @@ struct App::Impl {
         : options(std::move(o)), form(options.initialConfig),
           settingsFile(options.configDir / "settings.json"),
           iniFile((options.configDir / "imgui.ini").string()),
-          settings(Settings::load(settingsFile)), hadLayout(std::filesystem::exists(iniFile)),
-          autosave(options.configDir) {
+          settings(Settings::load(settingsFile)), layoutProblem(setAsideOversizedLayout(iniFile)),
+          hadLayout(std::filesystem::exists(iniFile)), autosave(options.configDir) {
         registerWindows();
     }
 
@@ -60,6 +60,7 @@ struct App::Impl {
     std::filesystem::path settingsFile;
     std::string iniFile;
     Settings settings;
+    std::string layoutProblem; // an oversized imgui.ini set aside (before hadLayout is read)
     bool hadLayout;
     bool layoutBuilt = false;
     std::string status;
@@ -116,7 +117,9 @@ struct App::Impl {
                            &plotRects,   options.configDir / "traces"};
     }
     void buildDefaultLayout(ImGuiID dockspace);
+    // The answers to the restore offer (Autosave::answer records them).
     void restore(const Autosave::Previous& previous);
+    void discard();
     void drawRestoreOffer();
     void autosaveFinished(const std::vector<engine::SessionEvent>& events);
     void drawMenu();

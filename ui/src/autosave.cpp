@@ -1,58 +1,164 @@
 // Autosave: the engine's fsynced JSON-lines append and reader, and the hand-over of the
-// previous session's file at launch.
+// runs not yet answered for at launch (autosave.h).
 
 #include "autosave.h"
 
 #include "lmprof/engine/result_io.h"
 
+#include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace lmprof::ui {
 
 using namespace lmprof::engine;
 
+namespace {
+
+std::string localTime(std::time_t t, const char* format) {
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof(buf), format, &tm);
+    return buf;
+}
+
+// Appends the bytes of `from` to `to` (starting on a fresh line, fsynced), so that two
+// files of runs become one without re-encoding anything, damaged lines included.
+void appendFile(const std::filesystem::path& from, const std::filesystem::path& to) {
+    std::ifstream in(from, std::ios::binary);
+    std::ostringstream bytes;
+    bytes << in.rdbuf();
+    if (!in) {
+        throw std::runtime_error("cannot read " + from.string());
+    }
+    std::string data = bytes.str();
+    const int fd = ::open(to.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+    if (fd < 0) {
+        throw std::runtime_error("cannot open " + to.string() + ": " + std::strerror(errno));
+    }
+    struct stat st {};
+    char last = '\n';
+    if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 &&
+        last != '\n') {
+        data.insert(data.begin(), '\n');
+    }
+    const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
+                    ::fsync(fd) == 0;
+    const int saved = errno;
+    ::close(fd);
+    if (!ok) {
+        throw std::runtime_error("cannot append to " + to.string() + ": " + std::strerror(saved));
+    }
+}
+
+} // namespace
+
 Autosave::Autosave(std::filesystem::path configDir)
-    : m_path(configDir / "autosave.jsonl"), m_previous(configDir / "previous-session.jsonl") {
+    : m_path(configDir / "autosave.jsonl"), m_previous(configDir / "previous-session.jsonl"),
+      m_discarded(configDir / "discarded-session.jsonl") {
     std::error_code ignored; // a missing directory shows up as an append error later
     std::filesystem::create_directories(configDir, ignored);
 }
 
 std::optional<Autosave::Previous> Autosave::takePrevious() {
     std::error_code ec;
-    if (!std::filesystem::exists(m_path, ec)) {
-        return std::nullopt;
+    const bool pending = std::filesystem::exists(m_previous, ec);
+    if (std::filesystem::exists(m_path, ec)) {
+        if (!pending) {
+            std::filesystem::rename(m_path, m_previous, ec);
+            if (ec) {
+                // This session appends to the same file: its runs mix with the last
+                // session's, which is better than losing either.
+                m_problem = "cannot move " + m_path.string() + " aside (" + ec.message() +
+                            "); the last session's runs are still in it";
+                return std::nullopt;
+            }
+        } else {
+            // An offer never answered (the window closed or crashed with it open): the
+            // session since then goes after it, and both are offered together.
+            try {
+                appendFile(m_path, m_previous);
+                std::filesystem::remove(m_path, ec);
+            } catch (const std::exception& e) {
+                m_problem = std::string("the last session's runs stay in ") + m_path.string() +
+                            " (" + e.what() + ")";
+            }
+        }
     }
-    // Moved aside even when it holds nothing readable, so this session's runs never mix
-    // with the last one's; previous-session.jsonl stays until the next launch replaces it.
-    std::filesystem::rename(m_path, m_previous, ec);
-    if (ec) {
+    if (!std::filesystem::exists(m_previous, ec)) {
         return std::nullopt;
     }
     Previous p;
+    std::string unreadable;
     try {
         JsonlRuns loaded = loadRunsJsonl(m_previous);
         p.runs = std::move(loaded.runs);
         p.warnings = std::move(loaded.warnings);
-    } catch (const ResultFormatError&) {
-        return std::nullopt;
+        if (p.runs.empty()) {
+            unreadable = p.warnings.empty()
+                             ? std::string("it holds no run")
+                             : "no line of it is a readable run (" + skippedLines(p.warnings) + ")";
+        }
+    } catch (const ResultFormatError& e) {
+        unreadable = e.what();
     }
-    if (p.runs.empty()) {
+    if (!unreadable.empty()) {
+        if (p.warnings.empty() && unreadable == "it holds no run") {
+            std::filesystem::remove(m_previous, ec); // empty: nothing to lose
+            return std::nullopt;
+        }
+        // Never offered, so never deleted: kept under a name no later launch reuses.
+        const auto aside =
+            m_previous.parent_path() / ("previous-session.unreadable-" +
+                                        localTime(std::time(nullptr), "%Y%m%d-%H%M%S") + ".jsonl");
+        std::filesystem::rename(m_previous, aside, ec);
+        m_problem = "the last session's autosave could not be restored: " + unreadable +
+                    "; it is kept as " + (ec ? m_previous : aside).string();
         return std::nullopt;
     }
     struct stat st {};
     if (::stat(m_previous.c_str(), &st) == 0) {
-        std::tm tm{};
-        localtime_r(&st.st_mtime, &tm);
-        char buf[32];
-        std::strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M", &tm);
-        p.savedAt = buf;
+        p.savedAt = localTime(st.st_mtime, "%Y-%m-%d %H:%M");
     }
     return p;
 }
 
+std::string Autosave::answer(bool restored) {
+    std::error_code ec;
+    if (restored) {
+        std::filesystem::remove(m_previous, ec);
+    } else {
+        std::filesystem::rename(m_previous, m_discarded, ec);
+    }
+    return ec ? "cannot " + std::string(restored ? "remove " : "rename ") + m_previous.string() +
+                    " (" + ec.message() + "); it will be offered again"
+              : std::string();
+}
+
 void Autosave::append(const RunResult& run) {
     appendRunJsonl(m_path, run);
+}
+
+std::string skippedLines(const std::vector<std::string>& warnings, size_t shown) {
+    const std::string count = std::to_string(warnings.size()) + " damaged line(s) skipped";
+    if (shown == 0) {
+        return count;
+    }
+    std::string out;
+    for (size_t i = 0; i < warnings.size() && i < shown; ++i) {
+        const std::string& w = warnings[i];
+        out += (i ? ", " : "") + w.substr(0, w.find(':'));
+    }
+    if (warnings.size() > shown) {
+        out += " and " + std::to_string(warnings.size() - shown) + " more";
+    }
+    return count + ": " + out;
 }
 
 } // namespace lmprof::ui

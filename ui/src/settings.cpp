@@ -5,7 +5,6 @@
 #include "lmprof/engine/result_io.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace lmprof::ui {
@@ -18,17 +17,38 @@ void Settings::addRecent(const std::string& path) {
     }
 }
 
-Settings Settings::load(const std::filesystem::path& file) {
-    Settings s;
-    std::ifstream in(file);
-    if (!in) {
-        return s;
+namespace {
+// A settings file is a few hundred bytes.
+constexpr std::uintmax_t kMaxSettingsBytes = 1 << 20;
+
+// Moves a file lmprof will not read to <file>.bad (replacing an older one); the reason, or
+// "" if there is no such file.
+std::string moveAside(const std::filesystem::path& file, const std::string& why) {
+    std::filesystem::path aside = file;
+    aside += ".bad";
+    std::error_code ec;
+    std::filesystem::rename(file, aside, ec);
+    return why + (ec ? "; it is left as it is (" + ec.message() + ")"
+                     : "; it was moved to " + aside.string() + " and defaults are used");
+}
+} // namespace
+
+std::string setAsideOversizedLayout(const std::filesystem::path& ini) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(ini, ec);
+    if (ec || size <= kMaxLayoutBytes) {
+        return {};
     }
-    // Keep every field that reads; name the rest, and keep the damaged file aside so that
-    // the save at exit (which writes what was kept) loses nothing for good.
-    std::vector<std::string> damaged;
+    return moveAside(ini, ini.string() + " holds " + std::to_string(size) +
+                              " bytes, more than any window layout (" +
+                              std::to_string(kMaxLayoutBytes) + ")");
+}
+
+Settings Settings::parse(std::string_view text, std::vector<std::string>& damaged) {
+    Settings s;
     try {
-        const auto j = nlohmann::json::parse(in);
+        engine::checkJsonDepth(text);
+        const auto j = nlohmann::json::parse(text);
         if (!j.is_object()) {
             damaged.push_back("not a JSON object");
         } else {
@@ -60,9 +80,33 @@ Settings Settings::load(const std::filesystem::path& file) {
                 }
             }
         }
+    } catch (const engine::ResultFormatError& e) {
+        damaged.push_back(e.what()); // nested too deep to parse safely
     } catch (const std::exception&) {
         damaged.push_back("not valid JSON");
     }
+    return s;
+}
+
+Settings Settings::load(const std::filesystem::path& file) {
+    Settings s;
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) {
+        return s;
+    }
+    std::string text;
+    try {
+        text = engine::readInputFile(file, kMaxSettingsBytes);
+    } catch (const engine::ResultFormatError& e) {
+        s.loadProblem = std::filesystem::is_regular_file(file, ec)
+                            ? moveAside(file, e.what())
+                            : std::string(e.what()) + "; defaults are used";
+        return s;
+    }
+    // Keep every field that reads; name the rest, and keep the damaged file aside so that
+    // the save at exit (which writes what was kept) loses nothing for good.
+    std::vector<std::string> damaged;
+    s = parse(text, damaged);
     if (!damaged.empty()) {
         std::string what;
         for (const auto& d : damaged) {
@@ -70,7 +114,6 @@ Settings Settings::load(const std::filesystem::path& file) {
         }
         std::filesystem::path aside = file;
         aside += ".bad";
-        std::error_code ec;
         std::filesystem::copy_file(file, aside, std::filesystem::copy_options::overwrite_existing,
                                    ec);
         s.loadProblem =
@@ -85,7 +128,8 @@ void Settings::save(const std::filesystem::path& file) const {
         {"dark_theme", darkTheme}, {"recent_files", recentFiles}, {"save_path", savePath}};
     try {
         std::filesystem::create_directories(file.parent_path());
-        engine::writeFileAtomic(file, j.dump(2) + "\n");
+        engine::writeFileAtomic(
+            file, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     } catch (const std::exception&) {
         // Settings are a convenience: failing to save them is not worth interrupting for.
     }

@@ -2,8 +2,10 @@
 // <config dir>/settings.json. ImGui's own imgui.ini beside it keeps the window layout.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lmprof::ui {
@@ -22,7 +24,16 @@ struct Settings {
     // A missing file gives defaults. A damaged one keeps every field that reads, copies the
     // file to settings.json.bad and says so in loadProblem; errors never stop the app.
     static Settings load(const std::filesystem::path& file);
+    // The fields of a settings document; the name of each one that did not read (or why
+    // the whole text did not) goes to `damaged`. Never throws.
+    static Settings parse(std::string_view text, std::vector<std::string>& damaged);
     void save(const std::filesystem::path& file) const;
 };
+
+// imgui.ini holds the window layout, a few KiB. One far larger was not written by lmprof
+// (ImGui takes seconds over 200,000 windows): it is moved to imgui.ini.bad before ImGui
+// reads it, so the default layout is used. Returns what was done, or "".
+inline constexpr std::uintmax_t kMaxLayoutBytes = 256 * 1024;
+std::string setAsideOversizedLayout(const std::filesystem::path& ini);
 
 } // namespace lmprof::ui

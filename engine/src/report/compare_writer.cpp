@@ -3,6 +3,7 @@
 
 #include "lmprof/engine/compare.h"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -19,6 +20,10 @@ std::vector<std::string> row(const ComparedRun& m) {
     const auto& c = m.a.config;
     const auto& sa = m.a.summary.totalMs;
     const auto& sb = m.b.summary.totalMs;
+    // No ratio without measured steps on both sides (a cancelled run has none).
+    const bool ratioKnown = !measuredStepTimes(m.a.steps).empty() &&
+                            !measuredStepTimes(m.b.steps).empty() &&
+                            std::isfinite(m.stepRatio.ratio) && m.stepRatio.ratio > 0.0;
     return {c.model.preset,
             std::to_string(c.contextLength),
             std::to_string(c.batchSize),
@@ -26,8 +31,9 @@ std::vector<std::string> row(const ComparedRun& m) {
             std::string(toString(c.mode)),
             formatMeanStd(sa),
             formatMeanStd(sb),
-            formatFixed(m.stepRatio.ratio, 3) + "x",
-            formatFixed(m.stepRatio.low, 3) + " - " + formatFixed(m.stepRatio.high, 3),
+            ratioKnown ? formatFixed(m.stepRatio.ratio, 3) + "x" : "-",
+            ratioKnown ? formatFixed(m.stepRatio.low, 3) + " - " + formatFixed(m.stepRatio.high, 3)
+                       : "-",
             m.verdict == Verdict::Untestable ? "-" : formatFixed(m.welch.p, 4),
             std::string(toString(m.verdict))};
 }

@@ -5,17 +5,28 @@
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace lmprof::engine {
 
 std::string formatFixed(double v, int digits) {
+    if (!std::isfinite(v)) {
+        return "-";
+    }
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
     return buf;
 }
 
 std::string formatMeanStd(const PhaseStats& s) {
+    // One step has no spread to show, and none has no mean.
+    if (s.n == 0) {
+        return "-";
+    }
+    if (s.n == 1) {
+        return formatFixed(s.mean, 2) + " (n = 1)";
+    }
     return formatFixed(s.mean, 2) + " ± " + formatFixed(s.std, 2);
 }
 

@@ -6,6 +6,7 @@
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/result_io.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -59,6 +60,24 @@ void read(const json& obj, const std::string& path, const char* key, T& out,
     out = v->get<T>();
 }
 
+// Longer than any step or run lmprof can time (about 11.6 days); a larger or non-finite
+// duration in a file is refused, so that sums and ratios over it stay finite.
+inline constexpr double kMaxDurationMs = 1e9;
+
+// A duration in milliseconds: a number from 0 to kMaxDurationMs.
+inline void readDuration(const json& obj, const std::string& path, const char* key, double& out,
+                         bool required = false) {
+    double v = out;
+    read(obj, path, key, v, required);
+    if (!(v >= 0.0 && v <= kMaxDurationMs)) {
+        char shown[32];
+        std::snprintf(shown, sizeof(shown), "%g", v);
+        fail(path + "." + key,
+             std::string("a duration of ") + shown + " ms is outside 0 to 1e9 ms");
+    }
+    out = v;
+}
+
 template <typename T>
 void readOptional(const json& obj, const std::string& path, const char* key,
                   std::optional<T>& out) {
@@ -101,20 +120,12 @@ inline std::string indexed(const std::string& path, const char* key, size_t i) {
     return path + "." + key + "[" + std::to_string(i) + "]";
 }
 
-// Deeper than any file lmprof writes (about 6 levels); a hostile file nested thousands deep
-// is refused while parsing, before anything recurses over it.
-inline constexpr int kMaxJsonDepth = 64;
-
+// A document within the readers' limits (kMaxJsonDepth): a hostile file nested thousands
+// deep is refused before anything recurses over it.
 inline json parseDocument(std::string_view text) {
-    const auto limitDepth = [](int depth, json::parse_event_t, json&) {
-        if (depth > kMaxJsonDepth) {
-            throw ResultFormatError("not an lmprof file: nested deeper than " +
-                                    std::to_string(kMaxJsonDepth) + " levels");
-        }
-        return true;
-    };
+    checkJsonDepth(text);
     try {
-        return json::parse(text.begin(), text.end(), limitDepth);
+        return json::parse(text.begin(), text.end());
     } catch (const json::parse_error& e) {
         throw ResultFormatError(std::string("not valid JSON (") + e.what() + ")");
     } catch (const json::out_of_range& e) { // a number beyond double's range, e.g. 1e400

@@ -177,7 +177,7 @@ std::string allocationTraceToJson(const AllocationTrace& t) {
                       {"device", t.device},          {"first_step", t.firstStep},
                       {"step_count", t.stepCount},   {"max_entries", t.maxEntries},
                       {"truncated", t.truncated},    {"events", std::move(events)}};
-    return doc.dump(1);
+    return doc.dump(1, ' ', false, json::error_handler_t::replace);
 }
 
 AllocationTrace parseAllocationTrace(std::string_view text) {

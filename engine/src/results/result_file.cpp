@@ -21,6 +21,13 @@ namespace {
     throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
 }
 
+// A failure on the temporary file names the file the user asked for first.
+[[noreturn]] void ioError(const std::string& what, const std::filesystem::path& path,
+                          const std::filesystem::path& tmp) {
+    throw std::runtime_error(what + " " + path.string() + " (through its temporary file " +
+                             tmp.filename().string() + "): " + std::strerror(errno));
+}
+
 } // namespace
 
 void writeFileAtomic(const std::filesystem::path& path, std::string_view contents) {
@@ -30,7 +37,7 @@ void writeFileAtomic(const std::filesystem::path& path, std::string_view content
         dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
-        ioError("cannot create", tmp);
+        ioError("cannot create", path, tmp);
     }
     size_t written = 0;
     while (written < contents.size()) {
@@ -43,13 +50,13 @@ void writeFileAtomic(const std::filesystem::path& path, std::string_view content
             ::close(fd);
             ::unlink(tmp.c_str());
             errno = saved;
-            ioError("cannot write", tmp);
+            ioError("cannot write", path, tmp);
         }
         written += static_cast<size_t>(n);
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         ::unlink(tmp.c_str());
-        ioError("cannot flush", tmp);
+        ioError("cannot flush", path, tmp);
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
         const int saved = errno;
@@ -65,23 +72,11 @@ void writeFileAtomic(const std::filesystem::path& path, std::string_view content
     }
 }
 
-JsonlRuns loadRuns(const std::filesystem::path& path) {
-    if (path.extension() == ".jsonl") {
-        return loadRunsJsonl(path);
-    }
-    return {loadResultSet(path).runs, {}};
-}
-
 void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path) {
     writeFileAtomic(path, toJson(set) + "\n");
 }
 
-namespace {
-// Larger than any result set lmprof writes (a 10,000-step run with its timeline is tens of
-// MB): a bigger file is refused before it is read into memory.
-constexpr std::uintmax_t kMaxFileBytes = std::uintmax_t{1} << 30;
-
-std::string readWholeFile(const std::filesystem::path& path) {
+std::string readInputFile(const std::filesystem::path& path, std::uintmax_t maxBytes) {
     // Only regular files: /dev/zero, a FIFO or a folder would be read forever or fail late.
     std::error_code ec;
     const auto status = std::filesystem::status(path, ec);
@@ -91,11 +86,12 @@ std::string readWholeFile(const std::filesystem::path& path) {
     if (!std::filesystem::is_regular_file(status)) {
         throw ResultFormatError(path.string() +
                                 ": not a regular file (a folder, device or pipe cannot be read "
-                                "as results)");
+                                "as an lmprof file)");
     }
-    if (const auto size = std::filesystem::file_size(path, ec); !ec && size > kMaxFileBytes) {
-        throw ResultFormatError(path.string() + ": " + std::to_string(size >> 20) +
-                                " MiB is larger than lmprof reads (1024 MiB)");
+    if (const auto size = std::filesystem::file_size(path, ec); !ec && size > maxBytes) {
+        throw ResultFormatError(path.string() + ": " + std::to_string(size) +
+                                " bytes is larger than lmprof reads (" + std::to_string(maxBytes) +
+                                ")");
     }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
@@ -105,7 +101,30 @@ std::string readWholeFile(const std::filesystem::path& path) {
     buf << in.rdbuf();
     return buf.str();
 }
-} // namespace
+
+void checkJsonDepth(std::string_view text) {
+    int depth = 0;
+    bool inString = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (inString) {
+            if (c == '\\') {
+                ++i; // the escaped character, a quote included
+            } else if (c == '"') {
+                inString = false;
+            }
+        } else if (c == '"') {
+            inString = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxJsonDepth) {
+                throw ResultFormatError("not an lmprof file: nested deeper than " +
+                                        std::to_string(kMaxJsonDepth) + " levels");
+            }
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+}
 
 JsonlRuns parseRunsJsonl(std::string_view text) {
     JsonlRuns out;
@@ -133,8 +152,25 @@ JsonlRuns parseRunsJsonl(std::string_view text) {
     return out;
 }
 
+std::string outputFileProblem(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::symlink_status(path, ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+        return "is not a regular file (a link, folder, pipe or device would be replaced)";
+    }
+    const std::filesystem::path dir =
+        path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(dir, ec)) {
+        return "its folder " + dir.string() + " does not exist";
+    }
+    if (::access(dir.c_str(), W_OK) != 0) {
+        return "its folder " + dir.string() + " is not writable";
+    }
+    return {};
+}
+
 JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
-    return parseRunsJsonl(readWholeFile(path));
+    return parseRunsJsonl(readInputFile(path));
 }
 
 void appendRunJsonl(const std::filesystem::path& path, const RunResult& run) {
@@ -162,9 +198,39 @@ void appendRunJsonl(const std::filesystem::path& path, const RunResult& run) {
 }
 
 ResultSet loadResultSet(const std::filesystem::path& path) {
-    const std::string text = readWholeFile(path);
+    const std::string text = readInputFile(path);
     try {
         return parseResultSet(text);
+    } catch (const ResultFormatError& e) {
+        throw ResultFormatError(path.string() + ": " + e.what());
+    }
+}
+
+namespace {
+// An autosave file under another name: its first non-blank line is a whole run. (A result
+// set's first line is "{" or, written compactly, a document with no run fields.)
+bool firstLineIsARun(std::string_view text) {
+    const size_t start = text.find_first_not_of(" \t\r\n");
+    if (start == std::string_view::npos) {
+        return false;
+    }
+    const size_t end = text.find('\n', start);
+    try {
+        parseRun(text.substr(start, end == std::string_view::npos ? end : end - start));
+        return true;
+    } catch (const ResultFormatError&) {
+        return false;
+    }
+}
+} // namespace
+
+JsonlRuns loadRuns(const std::filesystem::path& path) {
+    const std::string text = readInputFile(path);
+    if (path.extension() == ".jsonl" || firstLineIsARun(text)) {
+        return parseRunsJsonl(text);
+    }
+    try {
+        return {parseResultSet(text).runs, {}};
     } catch (const ResultFormatError& e) {
         throw ResultFormatError(path.string() + ": " + e.what());
     }

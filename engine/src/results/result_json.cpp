@@ -138,14 +138,14 @@ PhaseStats statsFrom(const json& j, const std::string& path) {
         return s; // "{}" stands for a phase the mode does not run
     }
     read(j, path, "n", s.n);
-    read(j, path, "mean", s.mean);
-    read(j, path, "std", s.std);
-    read(j, path, "median", s.median);
-    read(j, path, "min", s.min);
-    read(j, path, "max", s.max);
-    read(j, path, "p95", s.p95);
+    readDuration(j, path, "mean", s.mean);
+    readDuration(j, path, "std", s.std);
+    readDuration(j, path, "median", s.median);
+    readDuration(j, path, "min", s.min);
+    readDuration(j, path, "max", s.max);
+    readDuration(j, path, "p95", s.p95);
     read(j, path, "cv", s.cv);
-    read(j, path, "iqr", s.iqr);
+    readDuration(j, path, "iqr", s.iqr);
     read(j, path, "noisy", s.noisy);
     return s;
 }
@@ -199,17 +199,17 @@ StepRecord stepFrom(const json& j, const std::string& path) {
     StepRecord s;
     read(j, path, "index", s.index, true);
     read(j, path, "warmup", s.warmup);
-    read(j, path, "forward_ms", s.forwardMs);
-    read(j, path, "backward_ms", s.backwardMs);
-    read(j, path, "optimizer_ms", s.optimizerMs);
-    read(j, path, "total_ms", s.totalMs);
+    readDuration(j, path, "forward_ms", s.forwardMs);
+    readDuration(j, path, "backward_ms", s.backwardMs);
+    readDuration(j, path, "optimizer_ms", s.optimizerMs);
+    readDuration(j, path, "total_ms", s.totalMs);
     read(j, path, "peak_allocated_bytes", s.peakAllocatedBytes);
     read(j, path, "peak_reserved_bytes", s.peakReservedBytes);
     if (const json* p = member(j, path, "peak_allocated_by_phase", false)) {
         s.phasePeakBytes = peaksFrom(*p, path + ".peak_allocated_by_phase");
     }
     readOptional(j, path, "loss_scale", s.lossScale);
-    read(j, path, "t_end_ms", s.endMs);
+    readDuration(j, path, "t_end_ms", s.endMs);
     read(j, path, "memory_snapshot", s.memorySnapshot);
     read(j, path, "op_profiled", s.opProfiled);
     read(j, path, "skipped_update", s.skippedUpdate);
@@ -335,7 +335,9 @@ void checkSchema(const json& j) {
 } // namespace
 
 std::string toJson(const ResultSet& set, int indent) {
-    return setJson(set).dump(indent);
+    // A path or name that is not UTF-8 (Linux allows any bytes) is written with U+FFFD in
+    // place of the bad bytes instead of failing the whole save.
+    return setJson(set).dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
 ResultSet parseResultSet(std::string_view text) {
@@ -349,7 +351,7 @@ ResultSet parseResultSet(std::string_view text) {
 }
 
 std::string runToJsonLine(const RunResult& run) {
-    return runJson(run).dump(-1);
+    return runJson(run).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 RunResult parseRun(std::string_view text) {

@@ -33,13 +33,31 @@ void FilesView::save(ViewContext& ctx, const std::string& path) {
 }
 
 void FilesView::open(ViewContext& ctx, const std::string& path) {
+    // A result set or an autosave file; the readable runs of a partly damaged autosave
+    // file are opened and the skipped lines counted. Errors name the file.
     try {
-        const ResultSet set = loadResultSet(path); // throws before anything changes
-        ctx.store.addLoaded(set.runs);
+        const JsonlRuns loaded = loadRuns(path); // throws before anything changes
+        if (loaded.runs.empty()) {
+            ctx.report("cannot open " + path + ": no readable run" +
+                           (loaded.warnings.empty()
+                                ? std::string()
+                                : " (" + std::to_string(loaded.warnings.size()) +
+                                      " line(s) skipped; first: " + loaded.warnings.front() + ")"),
+                       true);
+            return;
+        }
+        ctx.store.addLoaded(loaded.runs);
         ctx.settings.addRecent(path);
-        ctx.report("opened " + std::to_string(set.runs.size()) + " run(s) from " + path, false);
+        ctx.report("opened " + std::to_string(loaded.runs.size()) + " run(s) from " + path +
+                       (loaded.warnings.empty()
+                            ? std::string()
+                            : "; " + std::to_string(loaded.warnings.size()) +
+                                  " damaged line(s) skipped, first: " + loaded.warnings.front()),
+                   !loaded.warnings.empty());
+    } catch (const ResultFormatError& e) {
+        ctx.report(std::string("cannot open ") + e.what(), true); // e names the file
     } catch (const std::exception& e) {
-        ctx.report(e.what(), true);
+        ctx.report("cannot open " + path + ": " + e.what(), true);
     }
 }
 

@@ -5,6 +5,7 @@
 
 #include "lmprof/engine/records.h"
 
+#include <cstdint>
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -19,6 +20,20 @@ class ResultFormatError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// The limits every reader of lmprof's files keeps (docs/LIMITS.md). Far above anything
+// lmprof writes (a 10,000-step run with its timeline is tens of MB, about 6 levels deep);
+// a file beyond them is refused before it can exhaust memory or the stack.
+inline constexpr std::uintmax_t kMaxInputFileBytes = std::uintmax_t{1} << 30;
+inline constexpr int kMaxJsonDepth = 64;
+
+// The bytes of a regular file of at most maxBytes; a folder, device, pipe or larger file is
+// a ResultFormatError naming the path and the reason, raised before anything is read.
+std::string readInputFile(const std::filesystem::path& path,
+                          std::uintmax_t maxBytes = kMaxInputFileBytes);
+// Throws ResultFormatError if arrays and objects nest deeper than kMaxJsonDepth in `text`
+// (brackets inside strings do not count). Any JSON parser is safe to recurse after it.
+void checkJsonDepth(std::string_view text);
 
 std::string toJson(const ResultSet& set, int indent = 2);
 ResultSet parseResultSet(std::string_view text);
@@ -46,9 +61,10 @@ void appendRunJsonl(const std::filesystem::path& path, const RunResult& run);
 // Throws ResultFormatError for unreadable files too (naming the path).
 ResultSet loadResultSet(const std::filesystem::path& path);
 
-// The runs of either kind of file: an autosave file by its .jsonl extension (with its
-// warnings), otherwise a result set. The one loader of `lmprof-cli show`/`compare` and the
-// window's Compare view. Throws ResultFormatError as the two loaders above do.
+// The runs of either kind of file: an autosave file by its .jsonl extension or by its
+// content (a first line that is a whole run), with its warnings; otherwise a result set. The one
+// loader of `lmprof-cli show`/`compare` and the window's Compare view. Throws ResultFormatError as
+// the two loaders above do.
 JsonlRuns loadRuns(const std::filesystem::path& path);
 
 // Writes to a temporary file beside `path`, flushes it to disk and renames it over `path`,
@@ -56,6 +72,11 @@ JsonlRuns loadRuns(const std::filesystem::path& path);
 // Throws std::runtime_error naming the path on failure.
 void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path);
 void writeFileAtomic(const std::filesystem::path& path, std::string_view contents);
+
+// Why `path` cannot take a file written by writeFileAtomic, or "" if it can: it must be a
+// regular file or not exist yet (the rename would replace a link, folder, pipe or device),
+// in an existing, writable folder. Checked before a run, so no result waits on a bad path.
+std::string outputFileProblem(const std::filesystem::path& path);
 
 // ISO 8601 UTC timestamp of now, e.g. "2026-11-21T12:00:00Z".
 std::string utcNow();

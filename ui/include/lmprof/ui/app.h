@@ -55,6 +55,9 @@ public:
     // False if a chart named in exportPlots was never drawn or could not be saved.
     bool exportsSucceeded() const;
     void setStatus(const std::string& message, bool isError);
+    // Saves the finished runs to AppOptions::saveOnExit, if set (call once, before the App
+    // goes). False, with the reason on stderr, if the file could not be written.
+    bool saveOnExit();
 
     // Frame-time recording for the GUI benchmark: the main loop reports each frame's UI
     // time (building and tessellating the frame) and its whole work time (with rendering
