@@ -62,7 +62,7 @@ Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> 
             // other pair (a run cancelled before measuring, say) is shown untested.
             if (ta.size() >= 2 && tb.size() >= 2 && std::isfinite(cr.stepRatio.ratio) &&
                 cr.stepRatio.ratio > 0.0) {
-                cr.welch = welchTest(ta, tb);
+                cr.welch = cr.stepRatio.test; // the interval's own test (stats.h)
                 cr.verdict = !std::isfinite(cr.welch.p)    ? Verdict::Untestable
                              : cr.welch.p >= kSignificance ? Verdict::Same
                              : cr.stepRatio.ratio > 1.0    ? Verdict::Slower

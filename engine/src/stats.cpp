@@ -149,15 +149,27 @@ RatioInterval meanRatio(std::span<const double> a, std::span<const double> b) {
     const double mb = meanOf(b);
     r.ratio = ma != 0.0 ? mb / ma : 0.0;
     r.low = r.high = r.ratio;
-    const WelchTest w = welchTest(a, b);
-    if (w.df <= 0.0 || ma == 0.0 || mb == 0.0) {
-        return r;
+    if (a.size() < 2 || b.size() < 2 || ma <= 0.0 || mb <= 0.0) {
+        return r; // untestable: p stays 1
     }
+    // Relative squared standard errors of the two means: their sum is the variance of
+    // ln(mean_b / mean_a) by the delta method.
     const double ra = varianceOf(a, ma) / static_cast<double>(a.size()) / (ma * ma);
     const double rb = varianceOf(b, mb) / static_cast<double>(b.size()) / (mb * mb);
-    const double half = studentTQuantile(0.975, w.df) * r.ratio * std::sqrt(ra + rb);
-    r.low = r.ratio - half;
-    r.high = r.ratio + half;
+    const double logRatio = std::log(r.ratio);
+    if (ra + rb == 0.0) {
+        r.test.p = logRatio == 0.0 ? 1.0 : 0.0;
+        return r;
+    }
+    const double s = std::sqrt(ra + rb);
+    r.test.t = logRatio / s;
+    r.test.df =
+        (ra + rb) * (ra + rb) /
+        (ra * ra / static_cast<double>(a.size() - 1) + rb * rb / static_cast<double>(b.size() - 1));
+    r.test.p = 2.0 * (1.0 - studentTCdf(std::abs(r.test.t), r.test.df));
+    const double half = studentTQuantile(0.975, r.test.df) * s;
+    r.low = r.ratio * std::exp(-half);
+    r.high = r.ratio * std::exp(half);
     return r;
 }
 

@@ -4,7 +4,9 @@
 #include "lmprof/engine/stats.h"
 
 #include <cmath>
+#include <cstdint>
 #include <gtest/gtest.h>
+#include <vector>
 
 using namespace lmprof::engine;
 
@@ -102,4 +104,41 @@ TEST(Stats, WelchTestOnTheTextbookExample) {
 
     const std::vector<double> same = {5.0, 5.0, 5.0};
     EXPECT_EQ(welchTest(same, same).p, 1.0);
+}
+
+// The verdict and the interval come from one test: for any samples, p < 0.05 exactly when
+// the 95% interval of the ratio excludes 1 (the Precision window once showed "0.34x [0.19,
+// 1.61]" next to "slower"). The interval is positive and brackets the ratio.
+TEST(Stats, RatioIntervalAndItsPAgreeOnEverySample) {
+    uint64_t state = 12345;
+    auto uniform = [&] {
+        state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<double>(state >> 11) / static_cast<double>(1ULL << 53);
+    };
+    int significant = 0, tested = 0;
+    for (int trial = 0; trial < 2000; ++trial) {
+        const size_t na = 2 + trial % 6, nb = 2 + (trial / 6) % 6;
+        const double scale = 0.5 + 2.0 * uniform();
+        std::vector<double> a, b;
+        for (size_t i = 0; i < na; ++i) {
+            a.push_back(100.0 * (1.0 + 0.6 * uniform()));
+        }
+        for (size_t i = 0; i < nb; ++i) {
+            b.push_back(100.0 * scale * (1.0 + 0.6 * uniform()));
+        }
+        const RatioInterval r = meanRatio(a, b);
+        ASSERT_GT(r.low, 0.0);
+        ASSERT_LE(r.low, r.ratio);
+        ASSERT_GE(r.high, r.ratio);
+        const bool excludesOne = r.low > 1.0 || r.high < 1.0;
+        if (std::abs(r.test.p - 0.05) > 1e-9) { // exactly at the edge either reading is fair
+            ASSERT_EQ(r.test.p < 0.05, excludesOne)
+                << "p " << r.test.p << " interval [" << r.low << ", " << r.high << "]";
+        }
+        significant += excludesOne;
+        ++tested;
+    }
+    // Both outcomes happen, so the agreement above is not vacuous.
+    EXPECT_GT(significant, 100);
+    EXPECT_LT(significant, tested - 100);
 }

@@ -68,7 +68,7 @@ void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format
         out << "only in B: " << r.id << " (" << toString(r.status) << ")\n";
     }
     out << c.matched.size() << " matched, " << c.regressions()
-        << " slower beyond noise (Welch's t-test, p < " << kSignificance << ")\n";
+        << " slower beyond noise (t-test of the ratio, p < " << kSignificance << ")\n";
 }
 
 } // namespace lmprof::engine

@@ -1,7 +1,7 @@
 // Compare (A/B): the session's finished runs, or a file A, against a file B (result set
 // .json or autosave .jsonl), matched by configuration with the engine's compareRuns: the
-// mean step time of each, the ratio B/A with its 95% interval, Welch's p and a verdict;
-// regressions beyond noise in red. Selecting a row overlays the two step-time histograms.
+// mean step time of each, the ratio B/A with its 95% interval, the p of the same test and a
+// verdict; regressions beyond noise in red. Selecting a row overlays the two step-time histograms.
 
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"

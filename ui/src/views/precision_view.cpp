@@ -1,6 +1,6 @@
 // Precision comparison: for each model, context, mode (and warmup count) that ran in fp32
 // and another precision, the speedup fp32 / other of the mean step time with its 95%
-// interval, Welch's p-value and whether the difference is beyond noise.
+// interval, the p of the same test and whether the difference is beyond noise.
 
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
@@ -33,10 +33,11 @@ void PrecisionView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
-    ImGui::TextDisabled("speedup = fp32 step time / other; beyond noise when Welch's p < %.2f",
+    ImGui::TextDisabled("speedup = fp32 step time / this precision's; beyond noise when p < %.2f, "
+                        "i.e. when the interval excludes 1",
                         kSignificance);
-    const char* headers[] = {"Model",   "Context", "Mode",          "Warmup", "Precision",
-                             "fp32 ms", "ms",      "speedup [95%]", "p",      "verdict"};
+    const char* headers[] = {"Model",        "Context",     "Mode",          "Warmup", "Precision",
+                             "fp32 step ms", "its step ms", "speedup [95%]", "p",      "verdict"};
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
     if (ImGui::BeginTable("precision", IM_ARRAYSIZE(headers), flags)) {

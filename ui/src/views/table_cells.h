@@ -13,7 +13,7 @@ void text(std::string_view s);
 void integer(long long v);
 // Peak memory (largest phase peak) and tokens/s, or "-" where there is none yet.
 void peakAndTokens(const engine::RunSummary& s);
-// Welch's p ("-" when the test cannot be made) and the verdict, coloured: slower in the
+// The ratio test's p ("-" when the test cannot be made) and the verdict, coloured: slower in the
 // error colour, faster in the ok colour, the rest dimmed. `text` replaces the verdict's
 // own words (Compare's "SLOWER" is a regression; a precision is just "slower").
 void pAndVerdict(const engine::WelchTest& welch, engine::Verdict verdict,

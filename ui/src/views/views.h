@@ -139,7 +139,8 @@ private:
     std::vector<std::string> m_tickLabels; // storage behind the axis tick labels
 };
 
-// Speedup of bf16 / fp16 / bf16-pure over fp32 per cell, with interval and Welch verdict.
+// Speedup of bf16 / fp16 / bf16-pure over fp32 per cell, with interval, p and verdict from one
+// test.
 class PrecisionView {
 public:
     static constexpr const char* kTitle = "Precision";

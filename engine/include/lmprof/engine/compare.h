@@ -1,6 +1,7 @@
 // A/B comparison of two sets of runs: runs matched by configuration, the ratio of mean
-// step time B/A with a 95% interval, Welch's test, and a verdict that calls a difference
-// only when it is beyond noise.
+// step time B/A with a 95% interval and the t-test behind it (stats.h, meanRatio), and a
+// verdict that calls a difference only when it is beyond noise, i.e. when the interval
+// lies wholly above or below 1.
 #pragma once
 
 #include "lmprof/engine/records.h"
@@ -23,7 +24,7 @@ struct ComparedRun {
     RunResult a;
     RunResult b;
     RatioInterval stepRatio; // mean total_ms of B / A over measured steps
-    WelchTest welch;
+    WelchTest welch;         // stepRatio.test: the verdict, p and interval agree
     Verdict verdict = Verdict::Untestable;
 };
 

@@ -43,12 +43,17 @@ struct WelchTest {
 };
 WelchTest welchTest(std::span<const double> a, std::span<const double> b);
 
-// mean(b) / mean(a) with a 95% interval from the delta method and Welch's degrees of
-// freedom: ratio · (1 ± t_0.975 · sqrt(se_a²/mean_a² + se_b²/mean_b²)).
+// mean(b) / mean(a), its 95% interval and the test of "the ratio is 1", all from one
+// statistic: t = ln(ratio) / s, s² = se_a²/mean_a² + se_b²/mean_b² (the delta method on the
+// log of the ratio), with Welch–Satterthwaite degrees of freedom for those two terms. The
+// interval is ratio · exp(±t_0.975 · s): always positive, and it excludes 1 exactly when
+// p < 0.05, so a verdict taken from p never contradicts the interval shown beside it.
+// Needs two values a side and positive means; otherwise low = high = ratio and p = 1.
 struct RatioInterval {
     double ratio = 0.0;
     double low = 0.0;
     double high = 0.0;
+    WelchTest test; // t of ln(ratio), its degrees of freedom, two-sided p
 };
 RatioInterval meanRatio(std::span<const double> a, std::span<const double> b);
 
