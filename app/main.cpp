@@ -11,6 +11,7 @@
 #include <GLFW/glfw3.h>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,17 @@ using namespace lmprof;
 namespace {
 
 std::string g_glfwError = "unknown reason";
+
+// SIGINT/SIGTERM close the window as its close button does, so settings, layout, autosave
+// and --save-on-exit are written on the way out; a second signal ends the process at once.
+volatile std::sig_atomic_t g_closeRequested = 0;
+void requestClose(int sig) {
+    if (g_closeRequested) {
+        std::signal(sig, SIG_DFL);
+        std::raise(sig);
+    }
+    g_closeRequested = 1;
+}
 
 std::filesystem::path configDir() {
     if (const char* dir = std::getenv("LMPROF_CONFIG_DIR"); dir && *dir) {
@@ -130,7 +142,9 @@ int main(int argc, char** argv) {
 
         constexpr auto kFrameBudget = std::chrono::microseconds(16667); // about 60 fps
         bool screenshotPending = !o.screenshot.empty();
-        while (!glfwWindowShouldClose(window)) {
+        std::signal(SIGINT, requestClose);
+        std::signal(SIGTERM, requestClose);
+        while (!glfwWindowShouldClose(window) && !g_closeRequested) {
             const auto frameStart = std::chrono::steady_clock::now();
             glfwPollEvents();
             const auto uiStart = std::chrono::steady_clock::now();

@@ -105,6 +105,26 @@ set -e
 echo "$out" | grep -q -- "--save-on-exit .*missing/out.json: its folder .* does not exist" ||
   { echo "no --save-on-exit message: $out"; exit 1; }
 
+# SIGTERM closes the window as its close button does: settings, layout and --save-on-exit
+# are written, exit 0.
+export LMPROF_CONFIG_DIR="$work/sigterm"
+xvfb-run -a -s "-screen 0 1600x1000x24" "$lmprof" --device cpu --model tiny --ctx 16 \
+  --save-on-exit "$work/sigterm.json" &
+xvfb_pid=$!
+marker="^$lmprof --device cpu --model tiny --ctx 16 --save-on-exit"
+for _ in $(seq 1 100); do pgrep -f "$marker" >/dev/null && break; sleep 0.2; done
+sleep 4 # the window is up and drawing
+pkill -TERM -f "$marker" || { echo "the window did not start"; exit 1; }
+set +e
+wait "$xvfb_pid"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || { echo "SIGTERM must close the window cleanly, got $rc"; exit 1; }
+[ -s "$work/sigterm/settings.json" ] || { echo "settings not written on SIGTERM"; exit 1; }
+[ -s "$work/sigterm/imgui.ini" ] || { echo "layout not written on SIGTERM"; exit 1; }
+[ -s "$work/sigterm.json" ] || { echo "--save-on-exit not written on SIGTERM"; exit 1; }
+export LMPROF_CONFIG_DIR="$work/config"
+
 # Without a display the window falls back to the CLI benchmark and says why.
 out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 1 \
       --steps 1 --warmup 0 --device cpu -q 2>&1)

@@ -257,6 +257,11 @@ TEST(FilesView, OpeningAForeignOrCorruptFileReportsAndChangesNothing) {
     EXPECT_FALSE(isError) << status;
     EXPECT_EQ(store.runs().size(), 2u);
     EXPECT_EQ(settings.recentFiles.size(), 1u);
+    // Opened again: nothing is added twice, and the status says why.
+    files.open(ctx, (dir / "good.json").string());
+    EXPECT_EQ(store.runs().size(), 2u);
+    EXPECT_NE(status.find("opened 0 run(s)"), std::string::npos) << status;
+    EXPECT_NE(status.find("1 already open, not added again"), std::string::npos) << status;
 
     // An autosave file (by content, whatever its name) opens too: its readable runs come in
     // and every damaged line is counted.
@@ -264,11 +269,17 @@ TEST(FilesView, OpeningAForeignOrCorruptFileReportsAndChangesNothing) {
         std::ofstream out(dir / "session.txt");
         out << engine::runToJsonLine(r) << "\nnot a run\n" << engine::runToJsonLine(r) << "\n{";
     }
+    r.id = "autosaved-1"; // not open yet
+    {
+        std::ofstream out(dir / "session.txt", std::ios::app);
+        out << "\n" << engine::runToJsonLine(r) << "\n";
+    }
     files.open(ctx, (dir / "session.txt").string());
     EXPECT_TRUE(isError); // shown as a warning: lines were skipped
-    EXPECT_NE(status.find("opened 2 run(s)"), std::string::npos) << status;
+    EXPECT_NE(status.find("opened 1 run(s)"), std::string::npos) << status;
+    EXPECT_NE(status.find("2 already open"), std::string::npos) << status;
     EXPECT_NE(status.find("2 damaged line(s) skipped"), std::string::npos) << status;
-    EXPECT_EQ(store.runs().size(), 4u);
+    EXPECT_EQ(store.runs().size(), 3u);
     std::filesystem::remove_all(dir);
 }
 

@@ -5,6 +5,7 @@
 
 #include "app_impl.h"
 #include "lmprof/engine/devices.h"
+#include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "theme.h"
 
@@ -295,11 +296,41 @@ void App::Impl::autosaveFinished(const std::vector<SessionEvent>& events) {
     }
 }
 
+// The status line follows the work: "started ..." gives way to how each run ended, and a
+// sweep's to "sweep finished" once its last run is in.
+void App::Impl::reportFinished(const std::vector<SessionEvent>& events) {
+    for (const auto& e : events) {
+        const auto* fin = std::get_if<RunFinished>(&e);
+        if (!fin || fin->result.status == RunStatus::Skipped) {
+            continue;
+        }
+        const RunResult& r = fin->result;
+        const PhaseStats& t = r.summary.totalMs;
+        status = std::string(sweepView.running() ? "sweep: " : "") + "finished " + r.id + ": " +
+                 statusText(r) + (r.error ? " - " + *r.error : std::string()) +
+                 (r.status == RunStatus::Ok ? ", " + std::to_string(t.n) + " measured step(s), " +
+                                                  formatFixed(t.mean, 2) + " ms per step"
+                                            : std::string());
+        statusIsError = r.status == RunStatus::Oom || r.status == RunStatus::Error;
+    }
+    if (sweepWasRunning && !sweepView.running()) {
+        status = "sweep finished; " + status;
+    }
+    sweepWasRunning = sweepView.running();
+}
+
 void App::frame() {
     Impl& s = *m_impl;
+    // Settings are written when they change, not only at a clean exit (a killed window
+    // keeps its theme and recent files).
+    if (!(s.settings == s.savedSettings)) {
+        s.settings.save(s.settingsFile);
+        s.savedSettings = s.settings;
+    }
     auto events = s.session.drain();
-    s.autosaveFinished(events);
     s.sweepView.observe(events); // before the store moves the events' contents
+    s.reportFinished(events);
+    s.autosaveFinished(events); // an autosave error is the last word of the frame
     s.store.apply(events);
     s.trackAutorun();
     if (s.autorunAnswered) {

@@ -60,6 +60,7 @@ struct App::Impl {
     std::filesystem::path settingsFile;
     std::string iniFile;
     Settings settings;
+    Settings savedSettings = settings; // what settings.json holds: saved again on change
     std::string layoutProblem; // an oversized imgui.ini set aside (before hadLayout is read)
     bool hadLayout;
     bool layoutBuilt = false;
@@ -122,6 +123,8 @@ struct App::Impl {
     void discard();
     void drawRestoreOffer();
     void autosaveFinished(const std::vector<engine::SessionEvent>& events);
+    void reportFinished(const std::vector<engine::SessionEvent>& events);
+    bool sweepWasRunning = false;
     void drawMenu();
     void trackAutorun();
 };

@@ -25,10 +25,7 @@ void App::Impl::trackAutorun() {
     }
     if (const RunView* v = store.findBySessionIndex(autorunIndex); v && v->finished) {
         autorunAnswered = true;
-        autorunOk = v->result.status == RunStatus::Ok;
-        status = v->result.id + ": " + statusText(v->result) +
-                 (v->result.error ? " - " + *v->result.error : std::string());
-        statusIsError = !autorunOk;
+        autorunOk = v->result.status == RunStatus::Ok; // the status line says it (frame())
     }
 }
 

@@ -2,9 +2,12 @@
 
 #include "lmprof/ui/run_store.h"
 
+#include "lmprof/engine/result_io.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_set>
 
 namespace lmprof::ui {
 
@@ -192,10 +195,23 @@ void RunStore::apply(SessionEvent& event) {
     }
 }
 
-void RunStore::addLoaded(const std::vector<RunResult>& runs) {
-    for (const auto& r : runs) {
-        m_runs.emplace_back().finish(r);
+size_t RunStore::addLoaded(const std::vector<RunResult>& runs) {
+    // A run already here (the same file opened twice, a restore after an open) is the same
+    // run written the same way: compared by its JSON line, every field.
+    std::unordered_set<std::string> present;
+    for (const auto& v : m_runs) {
+        if (v.finished) {
+            present.insert(runToJsonLine(v.result));
+        }
     }
+    size_t added = 0;
+    for (const auto& r : runs) {
+        if (present.insert(runToJsonLine(r)).second) {
+            m_runs.emplace_back().finish(r);
+            ++added;
+        }
+    }
+    return added;
 }
 
 ResultSet RunStore::toResultSet(const Environment& environment) const {

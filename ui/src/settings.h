@@ -16,6 +16,7 @@ struct Settings {
     std::string savePath = "lmprof-results.json";
 
     static constexpr size_t kMaxRecent = 8;
+    bool operator==(const Settings&) const = default;
     void addRecent(const std::string& path);
 
     // What load() could not read (and where it kept the damaged file); empty when all read.

@@ -46,9 +46,12 @@ void FilesView::open(ViewContext& ctx, const std::string& path) {
                        true);
             return;
         }
-        ctx.store.addLoaded(loaded.runs);
+        const size_t added = ctx.store.addLoaded(loaded.runs);
         ctx.settings.addRecent(path);
-        ctx.report("opened " + std::to_string(loaded.runs.size()) + " run(s) from " + path +
+        const size_t open = loaded.runs.size() - added;
+        ctx.report("opened " + std::to_string(added) + " run(s) from " + path +
+                       (open ? "; " + std::to_string(open) + " already open, not added again"
+                             : std::string()) +
                        (loaded.warnings.empty()
                             ? std::string()
                             : "; " + std::to_string(loaded.warnings.size()) +

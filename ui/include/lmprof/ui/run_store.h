@@ -90,8 +90,9 @@ public:
     // (a run refused before it started only ever sends RunFinished).
     void apply(std::vector<engine::SessionEvent>& events);
     void apply(engine::SessionEvent& event);
-    // Adds finished runs from a saved result set.
-    void addLoaded(const std::vector<engine::RunResult>& runs);
+    // Adds finished runs from a saved result set, leaving out each one the store already
+    // holds exactly (a file opened twice); returns how many were added.
+    size_t addLoaded(const std::vector<engine::RunResult>& runs);
 
     std::vector<RunView>& runs() { return m_runs; }
     const std::vector<RunView>& runs() const { return m_runs; }
