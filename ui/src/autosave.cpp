@@ -5,14 +5,8 @@
 
 #include "lmprof/engine/result_io.h"
 
-#include <cerrno>
-#include <cstring>
 #include <ctime>
-#include <fcntl.h>
-#include <fstream>
-#include <sstream>
 #include <sys/stat.h>
-#include <unistd.h>
 
 namespace lmprof::ui {
 
@@ -28,33 +22,14 @@ std::string localTime(std::time_t t, const char* format) {
     return buf;
 }
 
-// Appends the bytes of `from` to `to` (starting on a fresh line, fsynced), so that two
-// files of runs become one without re-encoding anything, damaged lines included.
+// Appends the bytes of `from` to `to`, so that two files of runs become one without
+// re-encoding anything, damaged lines included.
 void appendFile(const std::filesystem::path& from, const std::filesystem::path& to) {
-    std::ifstream in(from, std::ios::binary);
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    if (!in) {
-        throw std::runtime_error("cannot read " + from.string());
+    std::string bytes = readInputFile(from);
+    if (!bytes.empty() && bytes.back() != '\n') {
+        bytes += '\n'; // a cut last line stays a line of its own
     }
-    std::string data = bytes.str();
-    const int fd = ::open(to.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
-    if (fd < 0) {
-        throw std::runtime_error("cannot open " + to.string() + ": " + std::strerror(errno));
-    }
-    struct stat st {};
-    char last = '\n';
-    if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 &&
-        last != '\n') {
-        data.insert(data.begin(), '\n');
-    }
-    const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
-                    ::fsync(fd) == 0;
-    const int saved = errno;
-    ::close(fd);
-    if (!ok) {
-        throw std::runtime_error("cannot append to " + to.string() + ": " + std::strerror(saved));
-    }
+    appendJsonlText(to, bytes);
 }
 
 } // namespace

@@ -173,14 +173,14 @@ JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
     return parseRunsJsonl(readInputFile(path));
 }
 
-void appendRunJsonl(const std::filesystem::path& path, const RunResult& run) {
+void appendJsonlText(const std::filesystem::path& path, std::string_view lines) {
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
         ioError("cannot open autosave file", path);
     }
-    // A line cut by a kill (no newline at the end) stays a line of its own: the new run
-    // starts on a fresh line instead of being glued to it and skipped with it.
-    std::string data = runToJsonLine(run) + "\n";
+    // A line cut by a kill (no newline at the end) stays a line of its own: the new lines
+    // start on a fresh line instead of being glued to it and skipped with it.
+    std::string data(lines);
     struct stat st {};
     char last = '\n';
     if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 &&
@@ -195,6 +195,10 @@ void appendRunJsonl(const std::filesystem::path& path, const RunResult& run) {
         errno = saved;
         ioError("cannot append to autosave file", path);
     }
+}
+
+void appendRunJsonl(const std::filesystem::path& path, const RunResult& run) {
+    appendJsonlText(path, runToJsonLine(run) + "\n");
 }
 
 ResultSet loadResultSet(const std::filesystem::path& path) {

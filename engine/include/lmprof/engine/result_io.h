@@ -57,6 +57,9 @@ JsonlRuns loadRunsJsonl(const std::filesystem::path& path);
 // line: a kill mid-write leaves at most a cut last line, which the readers skip.
 // Throws std::runtime_error naming the path on failure.
 void appendRunJsonl(const std::filesystem::path& path, const RunResult& run);
+// The same for any whole lines (each ending in a newline), e.g. one autosave file's bytes
+// appended to another: one write(2), starting on a fresh line, fsynced.
+void appendJsonlText(const std::filesystem::path& path, std::string_view lines);
 
 // Throws ResultFormatError for unreadable files too (naming the path).
 ResultSet loadResultSet(const std::filesystem::path& path);
