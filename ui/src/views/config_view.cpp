@@ -115,18 +115,23 @@ void ConfigView::draw(ViewContext& ctx) {
     fieldError(errors, "model.vocab_size");
 
     ImGui::SeparatorText("Input");
-    m_contextChoice = static_cast<int>(kContexts.size());
-    for (size_t i = 0; i < kContexts.size(); ++i) {
+    // "custom" stays chosen once picked (the length field shows even when the length is a
+    // preset's); otherwise the choice follows the length (e.g. --ctx 256 picks "256").
+    const int custom = static_cast<int>(kContexts.size());
+    int choice = custom;
+    for (size_t i = 0; i < kContexts.size() && !m_customContext; ++i) {
         if (kContexts[i] == c.contextLength) {
-            m_contextChoice = static_cast<int>(i);
+            choice = static_cast<int>(i);
         }
     }
     const char* contextNames[] = {"128", "256", "512", "1024", "custom"};
-    if (ImGui::Combo("context", &m_contextChoice, contextNames, IM_ARRAYSIZE(contextNames)) &&
-        m_contextChoice < static_cast<int>(kContexts.size())) {
-        c.contextLength = kContexts[m_contextChoice];
+    if (ImGui::Combo("context", &choice, contextNames, IM_ARRAYSIZE(contextNames))) {
+        m_customContext = choice == custom;
+        if (!m_customContext) {
+            c.contextLength = kContexts[choice];
+        }
     }
-    if (m_contextChoice == static_cast<int>(kContexts.size())) {
+    if (choice == custom) {
         inputInt64("context length", c.contextLength);
     }
     fieldError(errors, "context_length");

@@ -19,7 +19,7 @@ public:
     void draw(ViewContext& ctx);
 
 private:
-    int m_contextChoice = 0;      // index into the context presets, last = custom
+    bool m_customContext = false; // "custom" picked in the context combo
     std::string m_deviceBytesFor; // the device m_deviceBytes was probed for
     int64_t m_deviceBytes = 0;
 };
