@@ -75,19 +75,17 @@ std::optional<Autosave::Previous> Autosave::takePrevious() {
         JsonlRuns loaded = loadRunsJsonl(m_previous);
         p.runs = std::move(loaded.runs);
         p.warnings = std::move(loaded.warnings);
+        if (p.runs.empty() && p.warnings.empty()) {
+            std::filesystem::remove(m_previous, ec); // empty: nothing to lose
+            return std::nullopt;
+        }
         if (p.runs.empty()) {
-            unreadable = p.warnings.empty()
-                             ? std::string("it holds no run")
-                             : "no line of it is a readable run (" + skippedLines(p.warnings) + ")";
+            unreadable = "no line of it is a readable run (" + skippedLines(p.warnings) + ")";
         }
     } catch (const ResultFormatError& e) {
         unreadable = e.what();
     }
     if (!unreadable.empty()) {
-        if (p.warnings.empty() && unreadable == "it holds no run") {
-            std::filesystem::remove(m_previous, ec); // empty: nothing to lose
-            return std::nullopt;
-        }
         // Never offered, so never deleted: kept under a name no later launch reuses.
         const auto aside =
             m_previous.parent_path() / ("previous-session.unreadable-" +
