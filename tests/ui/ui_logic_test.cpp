@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <set>
 
 using namespace lmprof;
 using namespace lmprof::ui;
@@ -147,6 +148,106 @@ TEST(RunStore, FinishedRunsRefusedRunsAndSelection) {
 
     const auto set = store.toResultSet(engine::Environment{});
     EXPECT_EQ(set.runs.size(), 2u);
+}
+
+// Legends name compared runs by what differs between them, not by their ids.
+TEST(RunStore, RunsAreNamedByWhatDiffersBetweenThem) {
+    engine::RunResult a, b, c;
+    a.id = "tiny-ctx16-fp32-train-1";
+    b.id = "tiny-ctx16-fp32-train-2";
+    c.id = "tiny-ctx16-fp32-train-3";
+    a.config.warmupSteps = 0;
+    b.config.warmupSteps = 2;
+    c.config.warmupSteps = 5;
+    EXPECT_EQ(distinguishingNames({&a, &b, &c}),
+              (std::vector<std::string>{"warmup 0", "warmup 2", "warmup 5"}));
+    // Two fields differ: both are named, in the order of the configuration.
+    b.config.precision = engine::Precision::Bf16;
+    b.config.contextLength = 256;
+    EXPECT_EQ(distinguishingNames({&a, &b}),
+              (std::vector<std::string>{"ctx 128 fp32 warmup 0", "ctx 256 bf16 warmup 2"}));
+    // The same configuration twice: nothing differs, so the ids tell them apart.
+    c.config = a.config;
+    EXPECT_EQ(distinguishingNames({&a, &c}), (std::vector<std::string>{a.id, c.id}));
+    // One run keeps its id; a run without one is "run".
+    EXPECT_EQ(distinguishingNames({&a}), (std::vector<std::string>{a.id}));
+    engine::RunResult unnamed;
+    EXPECT_EQ(distinguishingNames({&unnamed}), (std::vector<std::string>{"run"}));
+    // Names that still repeat (an op profile differs for a and d, d and e are the same)
+    // get the id appended.
+    engine::RunResult d = a, e = a;
+    d.id = "d";
+    e.id = "e";
+    d.config.opProfile = engine::OpProfileRequest{};
+    e.config.opProfile = engine::OpProfileRequest{};
+    EXPECT_EQ(distinguishingNames({&a, &d, &e}),
+              (std::vector<std::string>{"no op profile", "op profile (d)", "op profile (e)"}));
+}
+
+// A run keeps one colour in every chart; selected runs never share one (up to the palette's
+// size), and a run keeps its colour while it stays selected.
+TEST(RunStore, SelectedRunsGetDistinctColoursThatStay) {
+    RunStore store;
+    std::vector<engine::RunResult> results(kRunColorCount + 2);
+    for (size_t i = 0; i < results.size(); ++i) {
+        results[i].id = "run-" + std::to_string(i);
+        results[i].config.seed = i; // distinct, so none is left out as already open
+    }
+    ASSERT_EQ(store.addLoaded(results), results.size());
+    // Colours are handed out in order as runs arrive: run 8 has run 0's colour.
+    EXPECT_EQ(store.runs()[kRunColorCount].color, store.runs()[0].color);
+    EXPECT_TRUE(store.runs()[0].fromFile);
+    store.selectOnly(0);
+    store.toggle(kRunColorCount);
+    store.refreshSelection();
+    EXPECT_NE(store.runs()[0].color, store.runs()[kRunColorCount].color);
+    EXPECT_EQ(store.runs()[0].name, "seed 0");
+    EXPECT_EQ(store.runs()[kRunColorCount].name, "seed " + std::to_string(kRunColorCount));
+    const int kept = store.runs()[kRunColorCount].color;
+    // Selecting all: every colour of the palette is used by the first eight selected runs.
+    store.selectOnly(0);
+    for (int i = 1; i < kRunColorCount; ++i) {
+        store.toggle(i);
+    }
+    store.refreshSelection();
+    std::set<int> colours;
+    for (int i = 0; i < kRunColorCount; ++i) {
+        colours.insert(store.runs()[i].color);
+    }
+    EXPECT_EQ(colours.size(), static_cast<size_t>(kRunColorCount));
+    // Deselecting the others again leaves the reassigned run its colour (no flicker).
+    store.selectOnly(kRunColorCount);
+    store.refreshSelection();
+    EXPECT_EQ(store.runs()[kRunColorCount].color, kept);
+}
+
+// The axes' fit: a single value or an empty chart still gets a readable range.
+TEST(PlotAxes, FittedRangesAreReadableForOnePointNoPointsAndPositiveData) {
+    plot::Range one;
+    one.add(1741.2);
+    const plot::Range r = plot::fitted(one, 0.06);
+    EXPECT_NEAR(r.lo, 1741.2 * 0.95, 1e-9);
+    EXPECT_NEAR(r.hi, 1741.2 * 1.05, 1e-9);
+    const plot::Range none = plot::fitted(plot::Range{}, 0.06);
+    EXPECT_EQ(none.lo, 0.0);
+    EXPECT_EQ(none.hi, 1.0);
+    plot::Range zero;
+    zero.add(0.0);
+    EXPECT_EQ(plot::fitted(zero, 0.06).hi - plot::fitted(zero, 0.06).lo, 1.0);
+    plot::Range positive;
+    positive.add(1.0);
+    positive.add(101.0);
+    positive.add(std::nan("")); // ignored, as are infinities
+    positive.add(INFINITY);
+    const plot::Range p = plot::fitted(positive, 0.06);
+    EXPECT_EQ(p.lo, 0.0); // padding never takes positive data below zero
+    EXPECT_DOUBLE_EQ(p.hi, 107.0);
+    // The extent over an x window, from a first index on (the measured steps).
+    const std::vector<double> xs = {0, 1, 2, 3}, ys = {2400, 110, 120, 117};
+    const plot::Range measured = plot::extent(xs, ys, plot::Range{-1, 10}, 1);
+    EXPECT_EQ(measured.lo, 110);
+    EXPECT_EQ(measured.hi, 120);
+    EXPECT_EQ(plot::extent(xs, ys, plot::Range{2.5, 10}).lo, 117);
 }
 
 TEST(RunStore, TenThousandStepsStayCheapAndDecimateForDrawing) {

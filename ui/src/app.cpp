@@ -168,7 +168,7 @@ void App::Impl::drawMenu() {
     if (ImGui::BeginMenu("File")) {
         if (ImGui::MenuItem("Save results", nullptr, false, !store.runs().empty())) {
             ViewContext ctx = context();
-            filesView.save(ctx, settings.savePath);
+            filesView.requestSave(ctx, settings.savePath);
         }
         if (ImGui::MenuItem("Screenshot", "F12")) {
             screenshotRequested = true;
@@ -332,6 +332,7 @@ void App::frame() {
     s.reportFinished(events);
     s.autosaveFinished(events); // an autosave error is the last word of the frame
     s.store.apply(events);
+    s.store.refreshSelection();
     s.trackAutorun();
     if (s.autorunAnswered) {
         ++s.framesSinceAnswer;

@@ -149,9 +149,15 @@ RunView& RunStore::viewFor(int runIndex) {
     if (RunView* v = findBySessionIndex(runIndex)) {
         return *v;
     }
-    m_runs.emplace_back();
-    m_runs.back().runIndex = runIndex;
-    return m_runs.back();
+    RunView& v = addView();
+    v.runIndex = runIndex;
+    return v;
+}
+
+RunView& RunStore::addView() {
+    RunView& v = m_runs.emplace_back();
+    v.color = m_nextColor++ % kRunColorCount;
+    return v;
 }
 
 RunView* RunStore::findBySessionIndex(int runIndex) {
@@ -207,7 +213,9 @@ size_t RunStore::addLoaded(const std::vector<RunResult>& runs) {
     size_t added = 0;
     for (const auto& r : runs) {
         if (present.insert(runToJsonLine(r)).second) {
-            m_runs.emplace_back().finish(r);
+            RunView& v = addView();
+            v.finish(r);
+            v.fromFile = true;
             ++added;
         }
     }
@@ -240,6 +248,92 @@ void RunStore::toggle(int i) {
     } else if (m_selection.size() > 1) {
         m_selection.erase(it);
     }
+}
+
+void RunStore::refreshSelection() {
+    std::vector<bool> taken(kRunColorCount, false);
+    std::vector<const RunResult*> results;
+    std::vector<RunView*> selected;
+    for (int i : m_selection) {
+        if (i < 0 || i >= static_cast<int>(m_runs.size())) {
+            continue;
+        }
+        RunView& v = m_runs[i];
+        if (taken[v.color]) { // repeats an earlier-selected run's: the first free one
+            const auto free = std::find(taken.begin(), taken.end(), false);
+            if (free != taken.end()) {
+                v.color = static_cast<int>(free - taken.begin());
+            }
+        }
+        taken[v.color] = true;
+        results.push_back(&v.result);
+        selected.push_back(&v);
+    }
+    const auto names = distinguishingNames(results);
+    for (size_t k = 0; k < selected.size(); ++k) {
+        selected[k]->name = names[k];
+    }
+}
+
+namespace {
+
+// One configuration field as it reads in a legend ("ctx 256").
+using FieldText = std::string (*)(const RunConfig&);
+const FieldText kNameFields[] = {
+    [](const RunConfig& c) {
+        if (c.model.preset != "custom") {
+            return c.model.preset;
+        }
+        return "d_model " + std::to_string(c.model.dModel) + " layers " +
+               std::to_string(c.model.numLayers) + " heads " + std::to_string(c.model.numHeads) +
+               " d_ff " + std::to_string(c.model.dFf);
+    },
+    [](const RunConfig& c) { return "ctx " + std::to_string(c.contextLength); },
+    [](const RunConfig& c) { return "batch " + std::to_string(c.batchSize); },
+    [](const RunConfig& c) { return std::string(toString(c.precision)); },
+    [](const RunConfig& c) { return std::string(toString(c.mode)); },
+    [](const RunConfig& c) { return "warmup " + std::to_string(c.warmupSteps); },
+    [](const RunConfig& c) { return std::to_string(c.measureSteps) + " steps"; },
+    [](const RunConfig& c) { return c.device; },
+    [](const RunConfig& c) { return "seed " + std::to_string(c.seed); },
+    [](const RunConfig& c) {
+        return c.threads > 0 ? std::to_string(c.threads) + " threads" : "default threads";
+    },
+    [](const RunConfig& c) { return std::string(c.opProfile ? "op profile" : "no op profile"); },
+    [](const RunConfig& c) { return std::string(c.memorySnapshot ? "snapshot" : "no snapshot"); },
+};
+
+} // namespace
+
+std::vector<std::string> distinguishingNames(const std::vector<const RunResult*>& runs) {
+    std::vector<std::string> names(runs.size());
+    if (runs.size() > 1) {
+        for (FieldText field : kNameFields) {
+            const std::string first = field(runs.front()->config);
+            const bool differs = std::any_of(runs.begin(), runs.end(), [&](const RunResult* r) {
+                return field(r->config) != first;
+            });
+            if (!differs) {
+                continue;
+            }
+            for (size_t k = 0; k < runs.size(); ++k) {
+                names[k] += (names[k].empty() ? "" : " ") + field(runs[k]->config);
+            }
+        }
+    }
+    std::vector<int> uses(runs.size(), 0);
+    for (size_t k = 0; k < runs.size(); ++k) {
+        uses[k] = static_cast<int>(std::count(names.begin(), names.end(), names[k]));
+    }
+    for (size_t k = 0; k < runs.size(); ++k) {
+        const std::string& id = runs[k]->id.empty() ? "run" : runs[k]->id;
+        if (names[k].empty()) {
+            names[k] = id;
+        } else if (uses[k] > 1) {
+            names[k] += " (" + id + ")";
+        }
+    }
+    return names;
 }
 
 } // namespace lmprof::ui

@@ -1,12 +1,17 @@
 // Fonts and colours: a readable TrueType font from Debian's fonts-dejavu-core (ImGui's
-// built-in font if it is missing), dark and light themes, sizes scaled for high-DPI.
+// built-in font if it is missing), dark and light themes, sizes scaled for high-DPI, and
+// the colours that carry meaning (docs/WINDOW.md, "Colours").
 #pragma once
+
+#include "lmprof/engine/config.h"
+#include "lmprof/ui/run_store.h"
 
 #include <imgui.h>
 
 namespace lmprof::ui {
 
-// The colours that carry meaning, the same in every view and readable on both themes.
+// The colours that carry meaning, the same in every view; each theme has its own shades so
+// they stay readable on its background.
 struct Palette {
     ImVec4 error;      // failed runs, invalid fields, regressions, refused files
     ImVec4 warning;    // fit warnings, notes that need attention, a chart's mean tag
@@ -17,11 +22,26 @@ struct Palette {
     ImVec4 throttle;   // telemetry samples with a slowdown reason (translucent)
     ImVec4 regression; // the background of a row that got slower (translucent)
 };
+// The palette of the theme applied last.
 const Palette& palette();
+
+// A run's colour in every chart (index from RunView::color): Okabe and Ito's eight colours,
+// chosen to stay distinguishable with the common colour-vision deficiencies; the last is
+// grey, lighter on the dark theme.
+ImVec4 runColor(int index);
+// A phase's own colour (its line in a single run's step chart, its band in the memory
+// timeline); alpha 1, callers make bands translucent.
+ImVec4 phaseColor(engine::Phase phase);
+// The colour of a fixed secondary series (reserved memory, RSS, ...) in a single run's chart,
+// index 0, 1, 2: neutral tones apart from the run colours.
+ImVec4 seriesColor(int index);
+// c with its alpha replaced.
+ImVec4 withAlpha(ImVec4 c, float alpha);
 
 // Adds the UI font to the current ImGui context's atlas.
 void loadFonts(float contentScale);
 // Colours and sizes for ImGui and ImPlot; call again to switch themes.
 void applyTheme(bool dark, float contentScale);
+bool darkThemeApplied();
 
 } // namespace lmprof::ui

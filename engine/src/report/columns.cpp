@@ -131,8 +131,8 @@ std::vector<RunColumn> buildColumns() {
     c.push_back(text("device", "", [](R r, S) {
         return r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice;
     }));
-    c.push_back(count("warmup_steps", "", [](R r) { return r.config.warmupSteps; }));
-    c.push_back(count("measure_steps", "", [](R r) { return r.config.measureSteps; }));
+    c.push_back(count("warmup_steps", "Warmup", [](R r) { return r.config.warmupSteps; }));
+    c.push_back(count("measure_steps", "Steps", [](R r) { return r.config.measureSteps; }));
     c.push_back(column("seed", "", "", ColumnKind::Integer,
                        [](R r, S) { return std::to_string(r.config.seed); })); // uint64
     c.push_back(text(

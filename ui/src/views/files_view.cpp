@@ -1,5 +1,6 @@
-// Save the session's finished runs as a JSON result set, open one (validated: a foreign or
-// corrupt file is reported and changes nothing), recent files, and the status line.
+// Save the session's finished runs as a JSON result set (asking before replacing a file this
+// window did not write), open one (validated: a foreign or corrupt file is reported and
+// changes nothing), recent files, and the status line.
 
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
@@ -7,6 +8,7 @@
 #include "views.h"
 
 #include <cstring>
+#include <filesystem>
 #include <imgui.h>
 
 namespace lmprof::ui {
@@ -24,12 +26,49 @@ void FilesView::save(ViewContext& ctx, const std::string& path) {
     }
     try {
         saveResultSetAtomic(set, path);
+        m_written.insert(path);
         ctx.settings.savePath = path;
         ctx.settings.addRecent(path);
         ctx.report("saved " + std::to_string(set.runs.size()) + " run(s) to " + path, false);
     } catch (const std::exception& e) {
         ctx.report(e.what(), true);
     }
+}
+
+void FilesView::requestSave(ViewContext& ctx, const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec) && !m_written.count(path)) {
+        m_confirmReplace = path; // asked in drawReplaceQuestion
+        return;
+    }
+    save(ctx, path);
+}
+
+void FilesView::drawReplaceQuestion(ViewContext& ctx) {
+    if (m_confirmReplace.empty()) {
+        return;
+    }
+    constexpr const char* kTitle = "Replace file?";
+    ImGui::OpenPopup(kTitle);
+    ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing,
+                            ImVec2(0.5f, 0.5f));
+    if (!ImGui::BeginPopupModal(kTitle, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        return;
+    }
+    ImGui::Text("%s already exists.", m_confirmReplace.c_str());
+    ImGui::TextDisabled("Replacing it loses the runs it holds now.");
+    if (ImGui::Button("Replace")) {
+        save(ctx, m_confirmReplace);
+        m_confirmReplace.clear();
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGuiKey_Escape)) {
+        ctx.report("not saved: " + m_confirmReplace + " was kept", false);
+        m_confirmReplace.clear();
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
 }
 
 void FilesView::open(ViewContext& ctx, const std::string& path) {
@@ -69,6 +108,7 @@ void FilesView::draw(ViewContext& ctx) {
         std::snprintf(m_path, sizeof(m_path), "%s", ctx.settings.savePath.c_str());
         m_pathInitialised = true;
     }
+    drawReplaceQuestion(ctx); // asked even while this window is hidden (File > Save results)
     if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
@@ -77,7 +117,7 @@ void FilesView::draw(ViewContext& ctx) {
     ImGui::InputText("##path", m_path, sizeof(m_path));
     ImGui::SameLine();
     if (ImGui::Button("Save")) {
-        save(ctx, m_path);
+        requestSave(ctx, m_path);
     }
     ImGui::SameLine();
     if (ImGui::Button("Open")) {

@@ -1,6 +1,9 @@
-// Distribution of the measured step times of each selected run, with mean, median, std
-// and CV written out, the mean and median marked as lines (the mean tagged).
+// Distribution of the measured step times of each selected run, in its colour, with n,
+// mean, median, std and CV written out (NOISY when the spread is large), the mean and
+// median marked as lines and the mean labelled inside the chart. Bins: √n between the
+// run's fastest and slowest step. Hovering shows the measured step nearest the mouse.
 
+#include "lmprof/engine/report.h"
 #include "theme.h"
 #include "views.h"
 
@@ -9,6 +12,48 @@
 
 namespace lmprof::ui {
 
+namespace {
+
+int binCount(size_t n) {
+    return std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
+}
+
+// The tallest bin of values in `bins` equal bins over [lo, hi].
+double tallestBin(const std::vector<double>& values, int bins, double lo, double hi) {
+    std::vector<int> counts(static_cast<size_t>(bins), 0);
+    const double width = hi > lo ? (hi - lo) / bins : 1.0;
+    for (double v : values) {
+        const int b = std::clamp(static_cast<int>((v - lo) / width), 0, bins - 1);
+        ++counts[static_cast<size_t>(b)];
+    }
+    return *std::max_element(counts.begin(), counts.end());
+}
+
+void drawSummaryLine(RunView& run) {
+    const auto& t = run.liveSummary().totalMs;
+    plot::swatch(runColor(run.color));
+    if (t.n == 0) {
+        ImGui::TextDisabled("%s: no measured steps yet", run.name.c_str());
+        return;
+    }
+    if (t.noisy) {
+        ImGui::TextColored(palette().warning, "NOISY");
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("The interquartile range is over %.0f%% of the median: more "
+                              "measured steps, or a quieter machine, would help.",
+                              100.0 * engine::kNoisyIqrRatio);
+        }
+        ImGui::SameLine();
+    }
+    ImGui::TextWrapped("%s: n = %d, mean %s ms, median %s, std %s, CV %s%%", run.name.c_str(), t.n,
+                       engine::formatFixed(t.mean, 2).c_str(),
+                       engine::formatFixed(t.median, 2).c_str(),
+                       t.n > 1 ? engine::formatFixed(t.std, 2).c_str() : "-",
+                       t.n > 1 ? engine::formatFixed(100.0 * t.cv, 1).c_str() : "-");
+}
+
+} // namespace
+
 void HistogramView::draw(ViewContext& ctx) {
     if (!ImGui::Begin(kTitle)) {
         ImGui::End();
@@ -16,34 +61,68 @@ void HistogramView::draw(ViewContext& ctx) {
     }
     const auto runs = ctx.selectedRuns();
     for (RunView* run : runs) {
-        const auto& t = run->liveSummary().totalMs;
-        if (t.n == 0) {
-            ImGui::TextDisabled("%s: no measured steps yet", run->result.id.c_str());
-            continue;
-        }
-        ImGui::Text("%s  n %d  mean %.2f  median %.2f  std %.2f  CV %.1f%%%s",
-                    run->result.id.c_str(), t.n, t.mean, t.median, t.std, 100.0 * t.cv,
-                    t.noisy ? "  NOISY" : "");
+        drawSummaryLine(*run);
     }
     if (ImPlot::BeginPlot("##histogram", ImVec2(-1, -1))) {
-        ImPlot::SetupAxes("step ms (measured steps)", "steps", ImPlotAxisFlags_AutoFit,
-                          ImPlotAxisFlags_AutoFit);
+        ImPlot::SetupAxes("step ms (measured steps)", "steps");
+        plot::watchInput({&m_x, &m_y});
+        plot::Range x, y;
         for (RunView* run : runs) {
             engine::measuredStepTimes(run->result.steps, m_values);
             if (m_values.empty()) {
                 continue;
             }
-            ImPlotSpec spec;
+            const auto [lo, hi] = std::minmax_element(m_values.begin(), m_values.end());
+            x.add(*lo);
+            x.add(*hi);
+            y.add(0.0);
+            y.add(tallestBin(m_values, binCount(m_values.size()), *lo, *hi));
+        }
+        m_x.setup(ImAxis_X1, x, 0.08);
+        m_y.setup(ImAxis_Y1, y, 0.12);
+        bool any = false;
+        for (RunView* run : runs) {
+            engine::measuredStepTimes(run->result.steps, m_values);
+            if (m_values.empty()) {
+                continue;
+            }
+            any = true;
+            const auto [lo, hi] = std::minmax_element(m_values.begin(), m_values.end());
+            ImPlotSpec spec = plot::runSpec(*run);
             spec.FillAlpha = runs.size() > 1 ? 0.5f : 0.8f;
-            ImPlot::PlotHistogram(run->result.id.c_str(), m_values.data(),
-                                  static_cast<int>(m_values.size()), ImPlotBin_Sqrt, 1.0,
-                                  ImPlotRange(), spec);
+            ImPlot::PlotHistogram(run->name.c_str(), m_values.data(),
+                                  static_cast<int>(m_values.size()), binCount(m_values.size()), 1.0,
+                                  ImPlotRange(*lo, *hi), spec);
             const auto& t = run->liveSummary().totalMs;
             const double marks[2] = {t.mean, t.median};
-            ImPlotSpec markSpec;
+            ImPlotSpec markSpec = plot::runSpec(*run);
             markSpec.Flags = ImPlotItemFlags_NoLegend;
             ImPlot::PlotInfLines("##marks", marks, 2, markSpec);
-            ImPlot::TagX(t.mean, palette().warning, "mean");
+            // Inside the plot, under its top edge (a tag on the axis would cover a tick).
+            ImPlot::Annotation(t.mean, plot::shownRange(ImAxis_Y1).hi, runColor(run->color),
+                               ImVec2(0, 12), true, "mean %.1f", t.mean);
+        }
+        if (!any) {
+            plot::emptyHint(runs, "measured steps");
+        }
+        if (ImPlot::IsPlotHovered() && any) {
+            const double at = ImPlot::GetPlotMousePos().x;
+            ImGui::BeginTooltip();
+            for (const RunView* run : runs) {
+                const engine::StepRecord* nearest = nullptr;
+                for (const auto& r : run->result.steps) {
+                    if (engine::isMeasured(r) &&
+                        (!nearest || std::abs(r.totalMs - at) < std::abs(nearest->totalMs - at))) {
+                        nearest = &r;
+                    }
+                }
+                if (nearest) {
+                    plot::swatch(runColor(run->color));
+                    ImGui::Text("%s: step %d, %.2f ms", run->name.c_str(), nearest->index,
+                                nearest->totalMs);
+                }
+            }
+            ImGui::EndTooltip();
         }
         plot::endPlot(ctx, "distribution");
     }

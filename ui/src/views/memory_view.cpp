@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <imgui.h>
 #include <implot.h>
+#include <implot_internal.h>
 
 namespace lmprof::ui {
 
@@ -21,18 +22,6 @@ namespace {
 constexpr double kMiB = 1024.0 * 1024.0;
 // Bands are drawn only while this few are visible; zoom in to see them on long runs.
 constexpr size_t kMaxBands = 1500;
-
-unsigned int phaseColor(engine::Phase p) {
-    switch (p) {
-    case engine::Phase::Forward:
-        return IM_COL32(70, 130, 220, 40);
-    case engine::Phase::Backward:
-        return IM_COL32(220, 120, 60, 40);
-    case engine::Phase::Optimizer:
-        return IM_COL32(80, 180, 100, 40);
-    }
-    return 0;
-}
 
 const char* const kParts[] = {"parameters", "gradients", "AdamW moments", "activations"};
 const char* const kBars[] = {"predicted", "measured"};
@@ -50,60 +39,138 @@ void drawBands(const RunView& run) {
         if (span.t1S < limits.X.Min || span.t0S > limits.X.Max) {
             continue;
         }
-        plot::band(span.t0S, span.t1S, phaseColor(span.phase));
+        plot::band(span.t0S, span.t1S,
+                   ImGui::GetColorU32(withAlpha(phaseColor(span.phase), 0.16f)));
         ++drawn;
     }
 }
 
-void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, Decimated& scratch) {
-    // Headroom above the data so the peak segments at the top stay visible.
-    // (The fit is applied while the plot is built, so the style stays pushed until its end.)
-    ImPlot::PushStyleVar(ImPlotStyleVar_FitPadding, ImVec2(0.0f, 0.08f));
-    if (!ImPlot::BeginPlot("##memory", ImVec2(-1, ImGui::GetContentRegionAvail().y * 0.55f))) {
-        ImPlot::PopStyleVar();
+// Whether the current plot's item `label` is shown (its legend entry not switched off), asked
+// before the plot's setup ends: the item's ID is made as ImPlot makes it once setup is over.
+bool itemShown(const std::string& label) {
+    ImPlotItemGroup& items = ImPlot::GetCurrentPlot()->Items;
+    ImGui::PushOverrideID(items.ID);
+    const ImGuiID id = ImGui::GetID(label.c_str());
+    ImGui::PopID();
+    const ImPlotItem* item = items.GetItem(id);
+    return item != nullptr && item->Show;
+}
+
+bool onCuda(const RunView& run) {
+    return run.result.resolvedDevice.rfind("cuda", 0) == 0;
+}
+
+void timelineTooltip(const std::vector<RunView*>& runs) {
+    if (!ImPlot::IsPlotHovered() || runs.empty()) {
         return;
     }
-    ImPlot::SetupAxes("time since run start (s)", "MiB", ImPlotAxisFlags_AutoFit,
-                      ImPlotAxisFlags_AutoFit);
-    ImPlot::SetupLegend(ImPlotLocation_NorthWest);
+    ImGui::BeginTooltip();
+    ImGui::Text("%.3f s", ImPlot::GetPlotMousePos().x);
+    for (const RunView* run : runs) {
+        const long i = plot::hoveredIndex(run->memory.tS);
+        if (i < 0) {
+            continue;
+        }
+        const auto k = static_cast<size_t>(i);
+        const MemorySeries& m = run->memory;
+        plot::swatch(runColor(run->color));
+        if (onCuda(*run)) {
+            ImGui::Text("%s: allocated %.1f MiB, reserved %.1f MiB, RSS %.1f MiB",
+                        run->name.c_str(), m.allocatedMiB[k], m.reservedMiB[k], m.rssMiB[k]);
+        } else {
+            ImGui::Text("%s: allocated %.1f MiB, RSS %.1f MiB", run->name.c_str(),
+                        m.allocatedMiB[k], m.rssMiB[k]);
+        }
+    }
+    ImGui::EndTooltip();
+}
+
+} // namespace
+
+void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs) {
+    if (!ImPlot::BeginPlot("##memory", ImVec2(-1, ImGui::GetContentRegionAvail().y * 0.55f))) {
+        return;
+    }
+    ImPlot::SetupAxes("time since run start (s)", "MiB");
+    ImPlot::SetupLegend(ImPlotLocation_North,
+                        ImPlotLegendFlags_Outside | ImPlotLegendFlags_Horizontal);
+    const bool comparing = runs.size() > 1;
+    const auto label = [&](const RunView& run, const char* series) {
+        return comparing ? run.name + (std::string(series) == "RSS" ? " RSS" : "")
+                         : std::string(series);
+    };
+    plot::watchInput({&m_x, &m_y});
+    plot::Range x;
+    for (const RunView* run : runs) {
+        x.add(0.0);
+        x.add(run->memory.tS.empty() ? 0.0 : run->memory.tS.back());
+    }
+    m_x.setup(ImAxis_X1, x, 0.0);
+    const plot::Range window = m_x.following() ? x : plot::shownRange(ImAxis_X1);
+    plot::Range y;
+    for (const RunView* run : runs) {
+        const MemorySeries& m = run->memory;
+        y.add(plot::extent(m.tS, m.allocatedMiB, window));
+        if (onCuda(*run)) {
+            y.add(plot::extent(m.tS, m.reservedMiB, window));
+            y.add(plot::extent(m.tS, m.deviceUsedMiB, window));
+        }
+        if (itemShown(label(*run, "RSS"))) {
+            y.add(plot::extent(m.tS, m.rssMiB, window));
+        }
+        if (!comparing) {
+            y.add(plot::extent(run->peaks.tS, run->peaks.peakMiB, window));
+        }
+    }
+    // Headroom above the data so the peak segments and their label stay clear of the top.
+    m_y.setup(ImAxis_Y1, y, 0.1);
     if (!runs.empty()) {
         drawBands(*runs.front());
     }
-    const bool comparing = runs.size() > 1;
     for (RunView* run : runs) {
         const MemorySeries& m = run->memory;
-        const std::string prefix = comparing ? run->result.id + " " : std::string();
-        const bool cuda = run->result.resolvedDevice.rfind("cuda", 0) == 0;
-        plot::line((prefix + "allocated").c_str(), m.tS, m.allocatedMiB, scratch);
-        if (cuda) {
-            plot::line((prefix + "reserved").c_str(), m.tS, m.reservedMiB, scratch);
-            plot::line((prefix + "device used").c_str(), m.tS, m.deviceUsedMiB, scratch);
+        const auto spec = [&](int series) {
+            return comparing ? plot::runSpec(*run, 0.45f) : plot::colorSpec(seriesColor(series));
+        };
+        plot::line(label(*run, "allocated").c_str(), m.tS, m.allocatedMiB, m_scratch,
+                   plot::runSpec(*run));
+        if (onCuda(*run)) {
+            plot::line(label(*run, "reserved").c_str(), m.tS, m.reservedMiB, m_scratch, spec(1));
+            if (!comparing) {
+                plot::line("device used", m.tS, m.deviceUsedMiB, m_scratch, spec(2));
+            }
         }
         // RSS counts the process's libraries too (hundreds of MiB for LibTorch) and would
         // flatten the tensor lines: off until its legend entry is clicked.
         ImPlot::HideNextItem(true, ImPlotCond_Once);
-        plot::line((prefix + "RSS").c_str(), m.tS, m.rssMiB, scratch);
+        plot::line(label(*run, "RSS").c_str(), m.tS, m.rssMiB, m_scratch, spec(0));
         if (!comparing && !run->peaks.tS.empty()) {
             // Samples can miss a short-lived peak; the allocator's own peak of each phase
             // is drawn over the phase it belongs to.
-            ImPlotSpec spec;
-            spec.LineColor = palette().peak;
-            spec.LineWeight = 2.0f;
-            spec.Flags = ImPlotLineFlags_Segments;
+            ImPlotSpec peakSpec = plot::colorSpec(palette().peak);
+            peakSpec.LineWeight = 2.0f;
+            peakSpec.Flags = ImPlotLineFlags_Segments;
             ImPlot::PlotLine("phase peak", run->peaks.tS.data(), run->peaks.peakMiB.data(),
-                             static_cast<int>(run->peaks.tS.size()), spec);
+                             static_cast<int>(run->peaks.tS.size()), peakSpec);
         }
     }
     if (!runs.empty()) {
         const double peakMiB =
             static_cast<double>(runs.front()->liveSummary().peakBytes.max()) / kMiB;
         if (peakMiB > 0.0) {
-            ImPlot::TagY(peakMiB, palette().peak, "peak %.1f", peakMiB);
+            // Inside the plot at its right edge, above the line (clamped to stay visible).
+            ImPlot::Annotation(plot::shownRange(ImAxis_X1).hi, peakMiB, palette().peak,
+                               ImVec2(-4, -4), true, "peak %.1f MiB", peakMiB);
         }
     }
+    if (x.empty() || runs.front()->memory.tS.empty()) {
+        plot::emptyHint(runs, "samples");
+    }
+    timelineTooltip(runs);
     plot::endPlot(ctx, "memory");
-    ImPlot::PopStyleVar();
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------------------
 // Breakdown: two stacked horizontal bars, predicted and measured, in MiB.
@@ -131,8 +198,7 @@ void drawBreakdown(ViewContext& ctx, RunView& run) {
     const double ticks[] = {0.0, 1.0};
     ImPlot::SetupAxes("MiB", nullptr, ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
     ImPlot::SetupAxisTicks(ImAxis_Y1, ticks, 2, kBars);
-    ImPlot::SetupLegend(ImPlotLocation_North,
-                        ImPlotLegendFlags_Horizontal | ImPlotLegendFlags_Outside);
+    ImPlot::SetupLegend(ImPlotLocation_East, ImPlotLegendFlags_Outside);
     ImPlotSpec spec;
     spec.Flags = ImPlotBarGroupsFlags_Horizontal | ImPlotBarGroupsFlags_Stacked;
     ImPlot::PlotBarGroups(kParts, values, 4, 2, 0.6, 0.0, spec);
@@ -225,7 +291,7 @@ void MemoryView::draw(ViewContext& ctx) {
         return;
     }
     const auto runs = ctx.selectedRuns();
-    drawTimeline(ctx, runs, m_scratch);
+    drawTimeline(ctx, runs);
     if (!runs.empty()) {
         const float width = ImGui::GetContentRegionAvail().x;
         if (ImGui::BeginChild("##breakdown-pane", ImVec2(width * 0.5f, 0))) {

@@ -1,25 +1,126 @@
-// Helpers the plot views share: decimated lines, background bands, and the end of a plot
-// with a "Save PNG" item in its right-click menu.
+// Helpers the plot views share: axes that follow the data until the user takes over,
+// decimated lines in a run's colour, background bands, hints and tooltips, and the end of
+// a plot with a "Save PNG" item in its right-click menu.
 
+#include "theme.h"
 #include "views.h"
 
 #include <imgui.h>
+#include <imgui_internal.h>
 #include <implot.h>
 #include <implot_internal.h>
 
 namespace lmprof::ui::plot {
 
+// ---------------------------------------------------------------------------------------
+// Axes
+
+Range extent(const std::vector<double>& xs, const std::vector<double>& ys, const Range& window,
+             size_t first) {
+    Range r;
+    const size_t n = std::min(xs.size(), ys.size());
+    for (size_t i = first; i < n; ++i) {
+        if (window.contains(xs[i])) {
+            r.add(ys[i]);
+        }
+    }
+    return r;
+}
+
+Range fitted(const Range& data, double pad) {
+    if (data.empty()) {
+        return {0.0, 1.0};
+    }
+    if (data.lo == data.hi) {
+        const double half = std::max(std::abs(data.lo) * 0.05, 0.5);
+        return {data.lo - half, data.hi + half};
+    }
+    const double margin = (data.hi - data.lo) * pad;
+    Range r{data.lo - margin, data.hi + margin};
+    if (data.lo >= 0.0 && r.lo < 0.0) {
+        r.lo = 0.0;
+    }
+    return r;
+}
+
+void FollowAxis::setup(ImAxis axis, const Range& data, double pad) {
+    if (m_following) {
+        const Range r = fitted(data, pad);
+        ImPlot::SetupAxisLimits(axis, r.lo, r.hi, ImPlotCond_Always);
+    }
+}
+
+void watchInput(std::initializer_list<FollowAxis*> axes) {
+    const ImRect frame = ImPlot::GetCurrentPlot()->FrameRect;
+    const ImGuiIO& io = ImGui::GetIO();
+    const bool hovered = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
+                         ImGui::IsMouseHoveringRect(frame.Min, frame.Max, false);
+    const auto draggedFromHere = [&](ImGuiMouseButton b) {
+        return ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
+               ImGui::IsMouseDragging(b) && frame.Contains(io.MouseClickedPos[b]);
+    };
+    if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+        for (FollowAxis* a : axes) {
+            a->follow();
+        }
+    } else if ((hovered && io.MouseWheel != 0.0f) || draggedFromHere(ImGuiMouseButton_Left) ||
+               draggedFromHere(ImGuiMouseButton_Right)) {
+        for (FollowAxis* a : axes) {
+            a->release();
+        }
+    }
+}
+
+Range shownRange(ImAxis axis) {
+    const ImPlotRange& r = ImPlot::GetCurrentPlot()->Axes[axis].Range;
+    return {r.Min, r.Max};
+}
+
+Range stepRange(const std::vector<RunView*>& runs) {
+    Range x;
+    for (const RunView* run : runs) {
+        x.add(-0.5);
+        x.add(std::max(run->totalSteps(), static_cast<int>(run->series.index.size())) - 0.5);
+    }
+    return x;
+}
+
+void helpMarker() {
+    ImGui::TextDisabled("(?)");
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("The axes follow the runs as they grow.\n"
+                          "Drag to pan, scroll to zoom (over an axis: that axis only),\n"
+                          "right-drag to zoom into a box; double-click to follow again.\n"
+                          "Hover a point for its values; right-click for options and Save PNG.");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Items
+
+ImPlotSpec colorSpec(const ImVec4& color) {
+    ImPlotSpec spec;
+    spec.LineColor = color;
+    spec.FillColor = color;
+    return spec;
+}
+
+ImPlotSpec runSpec(const RunView& run, float alpha) {
+    return colorSpec(withAlpha(runColor(run.color), alpha));
+}
+
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
-          Decimated& scratch) {
+          Decimated& scratch, const ImPlotSpec& spec) {
     // Two points per pixel column keep every spike while bounding the vertex count.
     const size_t budget = static_cast<size_t>(std::max(200.0f, ImPlot::GetPlotSize().x * 2.0f));
     decimateMinMax(xs, ys, budget, scratch);
-    ImPlot::PlotLine(label, scratch.x.data(), scratch.y.data(), static_cast<int>(scratch.x.size()));
+    ImPlot::PlotLine(label, scratch.x.data(), scratch.y.data(), static_cast<int>(scratch.x.size()),
+                     spec);
 }
 
 void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,
-            const std::vector<double>& hi, float fillAlpha, Decimated& scratchLo,
-            Decimated& scratchHi) {
+            const std::vector<double>& hi, Decimated& scratchLo, Decimated& scratchHi,
+            const ImPlotSpec& spec) {
     const size_t budget = static_cast<size_t>(std::max(200.0f, ImPlot::GetPlotSize().x * 2.0f));
     const size_t stride = xs.size() > budget ? (xs.size() + budget - 1) / budget : 1;
     scratchLo.x.clear();
@@ -30,8 +131,6 @@ void shaded(const char* label, const std::vector<double>& xs, const std::vector<
         scratchLo.y.push_back(lo[i]);
         scratchHi.y.push_back(hi[i]);
     }
-    ImPlotSpec spec;
-    spec.FillAlpha = fillAlpha;
     ImPlot::PlotShaded(label, scratchLo.x.data(), scratchLo.y.data(), scratchHi.y.data(),
                        static_cast<int>(scratchLo.x.size()), spec);
 }
@@ -47,6 +146,80 @@ void band(double x0, double x1, unsigned int color) {
     ImPlot::GetPlotDrawList()->AddRectFilled(a, b, color);
     ImPlot::PopPlotClipRect();
 }
+
+// ---------------------------------------------------------------------------------------
+// Text over the plot area
+
+void hint(const char* text) {
+    const ImVec2 pos = ImPlot::GetPlotPos();
+    const ImVec2 size = ImPlot::GetPlotSize();
+    const float wrap = std::max(size.x - 20.0f, 50.0f);
+    const ImVec2 textSize = ImGui::CalcTextSize(text, nullptr, false, wrap);
+    const ImVec2 at(pos.x + (size.x - textSize.x) / 2.0f, pos.y + (size.y - textSize.y) / 2.0f);
+    ImPlot::PushPlotClipRect();
+    ImPlot::GetPlotDrawList()->AddText(nullptr, 0.0f, at, ImGui::GetColorU32(ImGuiCol_TextDisabled),
+                                       text, nullptr, wrap);
+    ImPlot::PopPlotClipRect();
+}
+
+void emptyHint(const std::vector<RunView*>& runs, const char* what) {
+    if (runs.empty()) {
+        hint("No run selected.\nPress Run in Configure, or click a run in the Runs table "
+             "(Ctrl+click to overlay several).");
+        return;
+    }
+    const RunView& run = *runs.front();
+    std::string text;
+    if (!run.finished) {
+        std::string one = what; // "steps" -> "step"
+        if (!one.empty() && one.back() == 's') {
+            one.pop_back();
+        }
+        text = "waiting for the first " + one + "...";
+    } else {
+        text = "no " + std::string(what) + ": " + engine::statusText(run.result) +
+               (run.result.error ? " - " + *run.result.error : std::string());
+    }
+    hint(text.c_str());
+}
+
+void cornerNote(const char* text) {
+    const ImVec2 pos = ImPlot::GetPlotPos();
+    const ImVec2 pad = ImGui::GetStyle().FramePadding;
+    ImPlot::PushPlotClipRect();
+    ImPlot::GetPlotDrawList()->AddText(ImVec2(pos.x + pad.x, pos.y + pad.y),
+                                       ImGui::GetColorU32(ImGuiCol_TextDisabled), text);
+    ImPlot::PopPlotClipRect();
+}
+
+long hoveredIndex(const std::vector<double>& xs) {
+    if (xs.empty() || !ImPlot::IsPlotHovered()) {
+        return -1;
+    }
+    const double x = ImPlot::GetPlotMousePos().x;
+    const auto it = std::lower_bound(xs.begin(), xs.end(), x);
+    if (it == xs.end()) {
+        return static_cast<long>(xs.size()) - 1;
+    }
+    if (it != xs.begin() && x - *(it - 1) < *it - x) {
+        return static_cast<long>(it - xs.begin()) - 1;
+    }
+    return static_cast<long>(it - xs.begin());
+}
+
+void swatch(const ImVec4& color) {
+    const float side = ImGui::GetTextLineHeight() * 0.8f;
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    const float inset = (ImGui::GetTextLineHeight() - side) / 2.0f;
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(at.x, at.y + inset),
+                                              ImVec2(at.x + side, at.y + inset + side),
+                                              ImGui::GetColorU32(color), 2.0f);
+    ImGui::Dummy(ImVec2(side, ImGui::GetTextLineHeight()));
+    ImGui::SameLine();
+}
+
+// ---------------------------------------------------------------------------------------
+// End of a plot
 
 void endPlot(ViewContext& ctx, const char* fileStem) {
     const ImPlotPlot* current = ImPlot::GetCurrentPlot();

@@ -1,7 +1,8 @@
-// Every run of the session (and runs opened from files): status (its message on hover),
-// configuration, phase times with their std, peak memory and throughput. Click selects a
-// run, Ctrl+click adds or removes it from the selection the charts overlay; the run's id
-// shows on hover over its number.
+// Every run of the session (and runs opened from files, marked "file"): status (its message
+// on hover), configuration with warmup and measured step counts, phase times with their std,
+// peak memory and throughput. Click selects a run, Ctrl+click adds or removes it from the
+// selection the charts overlay; a selected run's number carries its chart colour, and its
+// id shows on hover.
 
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
@@ -64,6 +65,10 @@ void RunsTableView::draw(ViewContext& ctx) {
         if (c->key != "status") {
             columns.push_back(c);
         }
+        if (c->key == "mode") { // the step counts belong to the configuration
+            columns.push_back(&runColumn("warmup_steps"));
+            columns.push_back(&runColumn("measure_steps"));
+        }
     }
     columns.push_back(&runColumn("op_profile")); // the Ops window reads these runs
     auto& runs = ctx.store.runs();
@@ -74,12 +79,14 @@ void RunsTableView::draw(ViewContext& ctx) {
             m_cells[i].push_back(c->cellOf(runs[i].result, s));
         }
     }
-    if (ImGui::BeginTable("runs", static_cast<int>(columns.size()) + 2, flags)) {
+    if (ImGui::BeginTable("runs", static_cast<int>(columns.size()) + 3, flags)) {
         ImGui::TableSetupScrollFreeze(2, 1);
         ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed,
-                                ImGui::CalcTextSize("000").x);
+                                ImGui::CalcTextSize("000").x + ImGui::GetTextLineHeight());
         ImGui::TableSetupColumn("status", ImGuiTableColumnFlags_WidthFixed,
                                 ImGui::CalcTextSize("cancelled (optimizer)").x);
+        ImGui::TableSetupColumn("From", ImGuiTableColumnFlags_WidthFixed,
+                                ImGui::CalcTextSize("session").x);
         for (size_t k = 0; k < columns.size(); ++k) {
             float width = std::max(ImGui::CalcTextSize(columns[k]->header.c_str()).x,
                                    ImGui::CalcTextSize(widthSample(columns[k]->unit)).x);
@@ -95,9 +102,15 @@ void RunsTableView::draw(ViewContext& ctx) {
             ImGui::TableNextRow();
             ImGui::TableSetColumnIndex(0);
             ImGui::PushID(i);
+            const bool selected = ctx.store.isSelected(i);
+            if (selected) {
+                plot::swatch(runColor(v.color));
+            } else {
+                ImGui::Dummy(ImVec2(ImGui::GetTextLineHeight() * 0.8f, 0.0f));
+                ImGui::SameLine();
+            }
             const std::string number = std::to_string(i + 1);
-            if (ImGui::Selectable(number.c_str(), ctx.store.isSelected(i),
-                                  ImGuiSelectableFlags_SpanAllColumns)) {
+            if (ImGui::Selectable(number.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
                 if (ImGui::GetIO().KeyCtrl) {
                     ctx.store.toggle(i);
                 } else {
@@ -113,6 +126,15 @@ void RunsTableView::draw(ViewContext& ctx) {
             ImGui::TextColored(statusColor(v), "%s", status.c_str());
             if (v.result.error && ImGui::IsItemHovered()) {
                 ImGui::SetTooltip("%s", v.result.error->c_str());
+            }
+            ImGui::TableNextColumn();
+            if (v.fromFile) {
+                ImGui::TextUnformatted("file");
+                if (ImGui::IsItemHovered()) {
+                    ImGui::SetTooltip("opened from a file or restored from the last session");
+                }
+            } else {
+                ImGui::TextDisabled("session");
             }
             for (const std::string& cellText : m_cells[i]) {
                 ImGui::TableNextColumn();

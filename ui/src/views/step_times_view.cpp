@@ -1,6 +1,8 @@
 // Per-step times: forward, backward, optimizer and the whole step for the selected run
-// (or the whole step of each selected run when comparing), the warmup steps shaded, and
-// the running mean ± std of the measured steps as a band.
+// (or the whole step of each selected run when comparing, in the run's colour), the warmup
+// steps shaded, the running mean ± std of the measured steps as a band, and the values of
+// the step under the mouse in a tooltip. The axes follow the runs until the user zooms;
+// the y range leaves the (often far slower) warmup steps out by default.
 
 #include "theme.h"
 #include "views.h"
@@ -10,19 +12,89 @@
 
 namespace lmprof::ui {
 
+namespace {
+
+// The y range of the runs' step times over the steps in xWindow, from the first measured step
+// on when measuredOnly (and such steps exist).
+plot::Range timeAxis(const std::vector<RunView*>& runs, const plot::Range& xWindow,
+                     bool measuredOnly, bool comparing) {
+    plot::Range y;
+    for (const RunView* run : runs) {
+        const StepSeries& s = run->series;
+        const size_t measuredFrom =
+            static_cast<size_t>(std::max(0, run->result.config.warmupSteps));
+        const size_t first = measuredOnly && s.index.size() > measuredFrom ? measuredFrom : 0;
+        y.add(plot::extent(s.index, s.total, xWindow, first));
+        y.add(plot::extent(s.index, s.runHigh, xWindow, first));
+        y.add(plot::extent(s.index, s.runLow, xWindow, first));
+        if (!comparing) {
+            y.add(plot::extent(s.index, s.forward, xWindow, first));
+            y.add(plot::extent(s.index, s.backward, xWindow, first));
+        }
+    }
+    return y;
+}
+
+void drawTooltip(const std::vector<RunView*>& runs) {
+    if (!ImPlot::IsPlotHovered() || runs.empty()) {
+        return;
+    }
+    const long step = std::lround(ImPlot::GetPlotMousePos().x);
+    if (step < 0) {
+        return;
+    }
+    bool any = false;
+    for (const RunView* run : runs) {
+        if (step >= static_cast<long>(run->result.steps.size())) {
+            continue;
+        }
+        if (!any) {
+            ImGui::BeginTooltip();
+            ImGui::Text("step %ld", step);
+            any = true;
+        }
+        const engine::StepRecord& r = run->result.steps[static_cast<size_t>(step)];
+        plot::swatch(runColor(run->color));
+        ImGui::Text("%s%s: %.2f ms (forward %.2f, backward %.2f, optimizer %.2f)",
+                    run->name.c_str(), r.warmup ? " (warmup)" : "", r.totalMs, r.forwardMs,
+                    r.backwardMs, r.optimizerMs);
+    }
+    if (any) {
+        ImGui::EndTooltip();
+    }
+}
+
+} // namespace
+
 void StepTimesView::draw(ViewContext& ctx) {
     if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
     }
     const auto runs = ctx.selectedRuns();
+    ImGui::Checkbox("y range: measured steps only", &m_measuredOnly);
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("Leave the warmup steps out of the y range (they can be many times "
+                          "slower and flatten the measured steps).");
+    }
+    ImGui::SameLine();
+    plot::helpMarker();
     if (ImPlot::BeginPlot("##steptimes", ImVec2(-1, -1))) {
-        ImPlot::SetupAxes("step", "ms", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+        ImPlot::SetupAxes("step", "ms");
         ImPlot::SetupLegend(ImPlotLocation_NorthEast);
+        const bool comparing = runs.size() > 1;
+        plot::watchInput({&m_x, &m_y});
+        const plot::Range x = plot::stepRange(runs);
+        m_x.setup(ImAxis_X1, x, 0.0);
+        const plot::Range window = m_x.following() ? x : plot::shownRange(ImAxis_X1);
+        const plot::Range y = timeAxis(runs, window, m_measuredOnly, comparing);
+        m_y.setup(ImAxis_Y1, y, 0.06);
+
         if (!runs.empty() && runs.front()->result.config.warmupSteps > 0) {
             const double end = runs.front()->result.config.warmupSteps - 0.5;
             plot::band(-0.5, end, IM_COL32(128, 128, 128, 48));
-            ImPlot::PlotText("warmup", end / 2.0 - 0.25, 0.0, ImVec2(0, -12));
+            ImPlot::PlotText("warmup", end / 2.0 - 0.25, plot::shownRange(ImAxis_Y1).lo,
+                             ImVec2(0, -12));
         }
         // Op-profiled steps run slower under the profiler and are left out of the band (shaded
         // for one run; compared runs may have profiled different steps).
@@ -30,31 +102,48 @@ void StepTimesView::draw(ViewContext& ctx) {
             const auto& op = *runs.front()->result.config.opProfile;
             const double begin = op.firstStep - 0.5;
             const double end = begin + op.stepCount;
-            ImVec4 tint = palette().warning;
-            tint.w = 0.15f;
-            plot::band(begin, end, ImGui::GetColorU32(tint));
-            ImPlot::PlotText("op profile", (begin + end) / 2.0, 0.0, ImVec2(0, -28));
+            plot::band(begin, end, ImGui::GetColorU32(withAlpha(palette().warning, 0.15f)));
+            ImPlot::PlotText("op profile", (begin + end) / 2.0, plot::shownRange(ImAxis_Y1).lo,
+                             ImVec2(0, -28));
         }
-        const bool comparing = runs.size() > 1;
         for (RunView* run : runs) {
             const StepSeries& s = run->series;
-            const std::string id = run->result.id.empty() ? "run" : run->result.id;
             if (!comparing) {
-                plot::line("forward", s.index, s.forward, m_scratch);
+                using engine::Phase;
+                plot::line("forward", s.index, s.forward, m_scratch,
+                           plot::colorSpec(phaseColor(Phase::Forward)));
                 if (run->result.config.mode != engine::Mode::Forward) {
-                    plot::line("backward", s.index, s.backward, m_scratch);
+                    plot::line("backward", s.index, s.backward, m_scratch,
+                               plot::colorSpec(phaseColor(Phase::Backward)));
                 }
                 if (run->result.config.mode == engine::Mode::Train) {
-                    plot::line("optimizer", s.index, s.optimizer, m_scratch);
+                    plot::line("optimizer", s.index, s.optimizer, m_scratch,
+                               plot::colorSpec(phaseColor(Phase::Optimizer)));
                 }
             }
-            const std::string stepLabel = comparing ? id : std::string("step");
-            plot::line(stepLabel.c_str(), s.index, s.total, m_scratch);
-            const std::string bandLabel = (comparing ? id + " " : std::string()) + "mean ± std";
-            plot::shaded(bandLabel.c_str(), s.index, s.runLow, s.runHigh, 0.25f, m_scratch,
-                         m_scratchHigh);
-            plot::line(bandLabel.c_str(), s.index, s.runMean, m_scratch);
+            // Compared runs get one legend entry each (their step, band and mean share it).
+            const std::string stepLabel = comparing ? run->name : std::string("step");
+            const std::string bandLabel = comparing ? run->name : std::string("mean ± std");
+            ImPlotSpec stepSpec = plot::runSpec(*run);
+            stepSpec.LineWeight = 2.0f;
+            plot::line(stepLabel.c_str(), s.index, s.total, m_scratch, stepSpec);
+            ImPlotSpec bandSpec = plot::runSpec(*run);
+            bandSpec.FillAlpha = 0.22f;
+            plot::shaded(bandLabel.c_str(), s.index, s.runLow, s.runHigh, m_scratch, m_scratchHigh,
+                         bandSpec);
+            plot::line(bandLabel.c_str(), s.index, s.runMean, m_scratch, plot::runSpec(*run, 0.6f));
         }
+        const bool anySteps = std::any_of(
+            runs.begin(), runs.end(), [](const RunView* r) { return !r->series.index.empty(); });
+        if (!anySteps) {
+            plot::emptyHint(runs, "steps");
+        } else if (m_measuredOnly && m_y.following() && !y.empty()) {
+            const plot::Range all = timeAxis(runs, window, false, comparing);
+            if (all.hi > plot::shownRange(ImAxis_Y1).hi) {
+                plot::cornerNote("warmup steps above this range (untick 'measured steps only')");
+            }
+        }
+        drawTooltip(runs);
         plot::endPlot(ctx, "step-times");
     }
     ImGui::End();

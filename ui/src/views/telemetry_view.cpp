@@ -1,7 +1,9 @@
 // Telemetry on the run's time axis, under the step-time chart: each step's time at the
 // moment it ended, then process CPU use and RSS, and on NVIDIA GPUs the utilisation,
-// SM/memory clocks, power and temperature from NVML. The x axes are linked so a slow step
-// lines up with a clock drop; samples with a slowdown reason are marked in red.
+// SM/memory clocks, power and temperature from NVML. The charts share one x range (they
+// follow the runs together, and zooming one zooms all) so a slow step lines up with a clock
+// drop; samples with a slowdown reason are marked in red. Compared runs get one legend entry
+// each, in their colour; a run's secondary series (RSS, temperature) are drawn faint.
 
 #include "theme.h"
 #include "views.h"
@@ -13,14 +15,57 @@ namespace lmprof::ui {
 
 namespace {
 
+constexpr float kFaint = 0.45f;
+
 void markThrottling(const TelemetrySeries& t) {
     if (t.throttledS.empty()) {
         return;
     }
-    ImPlotSpec spec;
-    spec.LineColor = palette().throttle;
     ImPlot::PlotInfLines("slowdown", t.throttledS.data(), static_cast<int>(t.throttledS.size()),
-                         spec);
+                         plot::colorSpec(palette().throttle));
+}
+
+// The y range of ys against xs over the x window, of every run.
+template <typename Member>
+plot::Range runsExtent(const std::vector<RunView*>& runs, const plot::Range& window, Member ys) {
+    plot::Range r;
+    for (const RunView* run : runs) {
+        r.add(plot::extent(run->telemetry.tS, run->telemetry.*ys, window));
+    }
+    return r;
+}
+
+// The value of the sample nearest the mouse, per run, as tooltip lines.
+void sampleTooltip(const std::vector<RunView*>& runs, const char* unit,
+                   const std::vector<double>& (*xs)(const RunView&),
+                   const std::vector<double>& (*ys)(const RunView&)) {
+    if (!ImPlot::IsPlotHovered() || runs.empty()) {
+        return;
+    }
+    ImGui::BeginTooltip();
+    ImGui::Text("%.2f s", ImPlot::GetPlotMousePos().x);
+    for (const RunView* run : runs) {
+        const long i = plot::hoveredIndex(xs(*run));
+        if (i >= 0 && static_cast<size_t>(i) < ys(*run).size()) {
+            plot::swatch(runColor(run->color));
+            ImGui::Text("%s: %.1f %s at %.2f s", run->name.c_str(),
+                        ys(*run)[static_cast<size_t>(i)], unit, xs(*run)[static_cast<size_t>(i)]);
+        }
+    }
+    ImGui::EndTooltip();
+}
+
+const std::vector<double>& stepEnds(const RunView& r) {
+    return r.stepEndS;
+}
+const std::vector<double>& stepTotals(const RunView& r) {
+    return r.series.total;
+}
+const std::vector<double>& sampleTimes(const RunView& r) {
+    return r.telemetry.tS;
+}
+const std::vector<double>& cpuPercent(const RunView& r) {
+    return r.telemetry.cpuPercent;
 }
 
 } // namespace
@@ -41,59 +86,118 @@ void TelemetryView::draw(ViewContext& ctx) {
                runs.front()->result.config.telemetryHz <= 0.0) {
         ImGui::TextDisabled("telemetry was off for this run");
     }
+    // One x range for all the charts: from the run start to the last step or sample.
+    plot::Range x;
+    for (const RunView* run : runs) {
+        x.add(0.0);
+        for (const auto* times : {&run->stepEndS, &run->telemetry.tS}) {
+            if (!times->empty()) {
+                x.add(times->back());
+            }
+        }
+    }
     const int rows = gpu ? 4 : 2;
+    const bool comparing = runs.size() > 1;
+    const ImPlotLegendFlags legend = ImPlotLegendFlags_Outside | ImPlotLegendFlags_Horizontal;
+    const auto setupX = [&](int row) {
+        plot::watchInput({&m_x, &m_y[row], &m_y2[row]});
+        m_x.setup(ImAxis_X1, x, 0.0);
+        ImPlot::SetupLegend(ImPlotLocation_North, legend);
+        return m_x.following() ? x : plot::shownRange(ImAxis_X1);
+    };
     if (ImPlot::BeginSubplots("##telemetry", rows, 1, ImVec2(-1, -1),
                               ImPlotSubplotFlags_LinkAllX | ImPlotSubplotFlags_NoTitle)) {
-        const bool comparing = runs.size() > 1;
         // Step time at each step's end.
         if (ImPlot::BeginPlot("##step-time")) {
-            ImPlot::SetupAxes(nullptr, "step ms", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+            ImPlot::SetupAxes(nullptr, "step ms");
+            const plot::Range window = setupX(0);
+            plot::Range y;
+            for (const RunView* run : runs) {
+                y.add(plot::extent(run->stepEndS, run->series.total, window));
+            }
+            m_y[0].setup(ImAxis_Y1, y, 0.06);
             for (RunView* run : runs) {
-                const std::string label = comparing ? run->result.id : std::string("step time");
-                plot::line(label.c_str(), run->stepEndS, run->series.total, m_scratch);
+                const std::string label = comparing ? run->name : std::string("step time");
+                plot::line(label.c_str(), run->stepEndS, run->series.total, m_scratch,
+                           plot::runSpec(*run));
             }
             if (!runs.empty()) {
                 markThrottling(runs.front()->telemetry);
             }
+            if (y.empty()) {
+                plot::emptyHint(runs, "steps");
+            }
+            sampleTooltip(runs, "ms", stepEnds, stepTotals);
             plot::endPlot(ctx, "telemetry-step-time");
         }
-        // Process CPU use and RSS.
+        // Process CPU use (and GPU utilisation) on the left axis, RSS on the right.
         if (ImPlot::BeginPlot("##cpu")) {
-            ImPlot::SetupAxes(gpu ? nullptr : "time since run start (s)", "CPU %",
-                              ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
-            ImPlot::SetupAxis(ImAxis_Y2, "RSS MiB",
-                              ImPlotAxisFlags_AutoFit | ImPlotAxisFlags_Opposite);
+            ImPlot::SetupAxes(gpu ? nullptr : "time since run start (s)",
+                              gpu ? "CPU %, GPU util %" : "CPU %");
+            ImPlot::SetupAxis(ImAxis_Y2, comparing ? "RSS MiB (faint)" : "RSS MiB",
+                              ImPlotAxisFlags_Opposite);
+            const plot::Range window = setupX(1);
+            plot::Range y = runsExtent(runs, window, &TelemetrySeries::cpuPercent);
+            if (gpu) {
+                y.add(runsExtent(runs, window, &TelemetrySeries::gpuUtil));
+                y.add(runsExtent(runs, window, &TelemetrySeries::memUtil));
+            }
+            m_y[1].setup(ImAxis_Y1, y, 0.06);
+            m_y2[1].setup(ImAxis_Y2, runsExtent(runs, window, &TelemetrySeries::rssMiB), 0.06);
             for (RunView* run : runs) {
                 const TelemetrySeries& t = run->telemetry;
-                const std::string prefix = comparing ? run->result.id + " " : std::string();
+                const auto label = [&](const char* series) {
+                    return comparing ? run->name : std::string(series);
+                };
                 ImPlot::SetAxes(ImAxis_X1, ImAxis_Y1);
-                plot::line((prefix + "process CPU %").c_str(), t.tS, t.cpuPercent, m_scratch);
+                plot::line(label("process CPU %").c_str(), t.tS, t.cpuPercent, m_scratch,
+                           plot::runSpec(*run));
                 if (gpu) {
-                    plot::line((prefix + "GPU util %").c_str(), t.tS, t.gpuUtil, m_scratch);
-                    plot::line((prefix + "GPU memory util %").c_str(), t.tS, t.memUtil, m_scratch);
+                    const auto spec = [&](int series) {
+                        return comparing ? plot::runSpec(*run, kFaint)
+                                         : plot::colorSpec(seriesColor(series));
+                    };
+                    plot::line(label("GPU util %").c_str(), t.tS, t.gpuUtil, m_scratch, spec(1));
+                    plot::line(label("GPU memory util %").c_str(), t.tS, t.memUtil, m_scratch,
+                               spec(2));
                 }
                 ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
-                plot::line((prefix + "RSS").c_str(), t.tS, t.rssMiB, m_scratch);
+                plot::line(label("RSS").c_str(), t.tS, t.rssMiB, m_scratch,
+                           comparing ? plot::runSpec(*run, kFaint)
+                                     : plot::colorSpec(seriesColor(0)));
             }
+            if (y.empty()) {
+                plot::emptyHint(runs, "samples");
+            }
+            sampleTooltip(runs, "% CPU", sampleTimes, cpuPercent);
             plot::endPlot(ctx, "telemetry-cpu");
         }
         if (gpu) {
             const TelemetrySeries& t = runs.front()->telemetry;
+            const std::vector<RunView*> first = {runs.front()};
             if (ImPlot::BeginPlot("##clocks")) {
-                ImPlot::SetupAxes(nullptr, "MHz", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
-                plot::line("SM clock", t.tS, t.smClockMHz, m_scratch);
-                plot::line("memory clock", t.tS, t.memClockMHz, m_scratch);
+                ImPlot::SetupAxes(nullptr, "MHz");
+                const plot::Range window = setupX(2);
+                plot::Range y = runsExtent(first, window, &TelemetrySeries::smClockMHz);
+                y.add(runsExtent(first, window, &TelemetrySeries::memClockMHz));
+                m_y[2].setup(ImAxis_Y1, y, 0.06);
+                plot::line("SM clock", t.tS, t.smClockMHz, m_scratch, plot::runSpec(*runs.front()));
+                plot::line("memory clock", t.tS, t.memClockMHz, m_scratch,
+                           plot::colorSpec(seriesColor(1)));
                 markThrottling(t);
                 plot::endPlot(ctx, "telemetry-clocks");
             }
             if (ImPlot::BeginPlot("##power")) {
-                ImPlot::SetupAxes("time since run start (s)", "W", ImPlotAxisFlags_AutoFit,
-                                  ImPlotAxisFlags_AutoFit);
-                ImPlot::SetupAxis(ImAxis_Y2, "°C",
-                                  ImPlotAxisFlags_AutoFit | ImPlotAxisFlags_Opposite);
-                plot::line("power", t.tS, t.powerW, m_scratch);
+                ImPlot::SetupAxes("time since run start (s)", "W");
+                ImPlot::SetupAxis(ImAxis_Y2, "°C", ImPlotAxisFlags_Opposite);
+                const plot::Range window = setupX(3);
+                m_y[3].setup(ImAxis_Y1, runsExtent(first, window, &TelemetrySeries::powerW), 0.06);
+                m_y2[3].setup(ImAxis_Y2, runsExtent(first, window, &TelemetrySeries::temperatureC),
+                              0.06);
+                plot::line("power", t.tS, t.powerW, m_scratch, plot::runSpec(*runs.front()));
                 ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
-                plot::line("temperature", t.tS, t.temperatureC, m_scratch);
+                plot::line("temperature", t.tS, t.temperatureC, m_scratch,
+                           plot::colorSpec(seriesColor(2)));
                 plot::endPlot(ctx, "telemetry-power");
             }
         }

@@ -1,5 +1,7 @@
-// Throughput per step (tokens/s = B·T / step time) of the selected runs.
+// Throughput per step (tokens/s = B·T / step time) of the selected runs, each in its colour,
+// with the values of the step under the mouse in a tooltip.
 
+#include "theme.h"
 #include "views.h"
 
 #include <imgui.h>
@@ -14,10 +16,35 @@ void ThroughputView::draw(ViewContext& ctx) {
     }
     const auto runs = ctx.selectedRuns();
     if (ImPlot::BeginPlot("##throughput", ImVec2(-1, -1))) {
-        ImPlot::SetupAxes("step", "tokens/s", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+        ImPlot::SetupAxes("step", "tokens/s");
+        plot::watchInput({&m_x, &m_y});
+        const plot::Range x = plot::stepRange(runs);
+        m_x.setup(ImAxis_X1, x, 0.0);
+        const plot::Range window = m_x.following() ? x : plot::shownRange(ImAxis_X1);
+        plot::Range y;
+        for (const RunView* run : runs) {
+            y.add(plot::extent(run->series.index, run->series.tokensPerS, window));
+        }
+        m_y.setup(ImAxis_Y1, y, 0.06);
         for (RunView* run : runs) {
-            const std::string label = run->result.id.empty() ? "tokens/s" : run->result.id;
-            plot::line(label.c_str(), run->series.index, run->series.tokensPerS, m_scratch);
+            plot::line(run->name.c_str(), run->series.index, run->series.tokensPerS, m_scratch,
+                       plot::runSpec(*run));
+        }
+        if (y.empty()) {
+            plot::emptyHint(runs, "steps");
+        }
+        const long step = ImPlot::IsPlotHovered() ? std::lround(ImPlot::GetPlotMousePos().x) : -1;
+        if (step >= 0 && !runs.empty()) {
+            ImGui::BeginTooltip();
+            ImGui::Text("step %ld", step);
+            for (const RunView* run : runs) {
+                if (step < static_cast<long>(run->series.tokensPerS.size())) {
+                    plot::swatch(runColor(run->color));
+                    ImGui::Text("%s: %.0f tokens/s", run->name.c_str(),
+                                run->series.tokensPerS[static_cast<size_t>(step)]);
+                }
+            }
+            ImGui::EndTooltip();
         }
         plot::endPlot(ctx, "throughput");
     }

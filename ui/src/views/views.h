@@ -8,10 +8,100 @@
 #include "sweep_driver.h"
 #include "view_context.h"
 
+#include <algorithm>
+#include <cmath>
+#include <implot.h>
+#include <initializer_list>
+#include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace lmprof::ui {
+
+// Shared drawing helpers for the plot views.
+namespace plot {
+
+// A range of values being gathered; empty until a finite value is added.
+struct Range {
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = -std::numeric_limits<double>::infinity();
+    void add(double v) {
+        if (std::isfinite(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    }
+    void add(const Range& r) {
+        add(r.lo);
+        add(r.hi);
+    }
+    bool empty() const { return !(lo <= hi); }
+    bool contains(double v) const { return v >= lo && v <= hi; }
+};
+// The range of ys[i] over the points from index `first` on whose xs[i] lies in `window`.
+Range extent(const std::vector<double>& xs, const std::vector<double>& ys, const Range& window,
+             size_t first = 0);
+// What an axis shows for data in `data`: padded by `pad` of the span on each side (not below
+// zero for data that is not), a single value widened to ±5% (at least ±0.5), nothing at all
+// shown as 0 to 1.
+Range fitted(const Range& data, double pad);
+
+// One axis of a chart that follows its data (fitted every frame as runs grow) until the user
+// zooms, pans or box-selects the chart; then it keeps the user's range until a double-click
+// on the chart returns it to following.
+class FollowAxis {
+public:
+    // Between BeginPlot (after SetupAxes) and the first item: sets the axis to
+    // fitted(data, pad) while following.
+    void setup(ImAxis axis, const Range& data, double pad);
+    bool following() const { return m_following; }
+    void follow() { m_following = true; }
+    void release() { m_following = false; }
+
+private:
+    bool m_following = true;
+};
+// Call once per chart before its FollowAxis::setup calls: releases the axes when the user
+// drags or scrolls over the current plot this frame, makes them follow on a double-click.
+void watchInput(std::initializer_list<FollowAxis*> axes);
+// The range an axis of the current plot shows (last frame's, during setup).
+Range shownRange(ImAxis axis);
+
+// Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
+// menu, which queues a capture of the plot's rectangle (saved after the frame renders).
+void endPlot(ViewContext& ctx, const char* fileStem);
+// The style of one run's line: its colour (RunView::color), full or faint.
+ImPlotSpec runSpec(const RunView& run, float alpha = 1.0f);
+ImPlotSpec colorSpec(const ImVec4& color);
+// Draws ys against xs, decimated to the plot's pixel width when long.
+void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
+          Decimated& scratch, const ImPlotSpec& spec = ImPlotSpec());
+// The area between lo and hi (a smooth band such as mean ± std), subsampled by stride to
+// about two points per pixel column when long.
+void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,
+            const std::vector<double>& hi, Decimated& scratchLo, Decimated& scratchHi,
+            const ImPlotSpec& spec);
+// A translucent vertical band from x0 to x1 across the whole plot (warmup, phases).
+void band(double x0, double x1, unsigned int color);
+// A line of text centred in the plot area: what an empty chart is waiting for.
+void hint(const char* text);
+// The hint of a chart with nothing to draw: no run selected (how to get one), or why the
+// selected runs have no `what` ("steps", "samples") yet: still starting, or how they ended.
+void emptyHint(const std::vector<RunView*>& runs, const char* what);
+// Text in the plot area's top-left corner, under the legend's usual place (a note about
+// what the chart leaves out).
+void cornerNote(const char* text);
+// The index of the point of xs nearest the mouse when the plot is hovered, else -1.
+long hoveredIndex(const std::vector<double>& xs);
+// The x range of a step-indexed chart: every step the runs will have (known from their
+// configuration, so the axis does not jump as steps arrive), ±0.5 around the step numbers.
+Range stepRange(const std::vector<RunView*>& runs);
+// "(?)" explaining how to zoom, pan and return to following the runs.
+void helpMarker();
+// A small square of a run's colour before the next item (tooltips, tables).
+void swatch(const ImVec4& color);
+} // namespace plot
 
 class ConfigView {
 public:
@@ -30,6 +120,8 @@ public:
     void draw(ViewContext& ctx);
 
 private:
+    bool m_measuredOnly = true; // y range over the measured steps (where there are some)
+    plot::FollowAxis m_x, m_y;
     Decimated m_scratch;
     Decimated m_scratchHigh;
 };
@@ -40,6 +132,7 @@ public:
     void draw(ViewContext& ctx);
 
 private:
+    plot::FollowAxis m_x, m_y;
     std::vector<double> m_values;
 };
 
@@ -49,6 +142,8 @@ public:
     void draw(ViewContext& ctx);
 
 private:
+    void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs);
+    plot::FollowAxis m_x, m_y;
     Decimated m_scratch;
 };
 
@@ -58,6 +153,9 @@ public:
     void draw(ViewContext& ctx);
 
 private:
+    plot::FollowAxis m_x;     // shared by the linked charts
+    plot::FollowAxis m_y[4];  // per chart: step ms, CPU % / GPU util, clocks, power
+    plot::FollowAxis m_y2[4]; // per chart's right axis: -, RSS, -, temperature
     Decimated m_scratch;
 };
 
@@ -67,6 +165,7 @@ public:
     void draw(ViewContext& ctx);
 
 private:
+    plot::FollowAxis m_x, m_y;
     Decimated m_scratch;
 };
 
@@ -83,10 +182,15 @@ class FilesView {
 public:
     static constexpr const char* kTitle = "Files";
     void draw(ViewContext& ctx);
+    // Saves, after asking in a modal when the file exists and this window did not write it.
+    void requestSave(ViewContext& ctx, const std::string& path);
     void save(ViewContext& ctx, const std::string& path);
     void open(ViewContext& ctx, const std::string& path);
 
 private:
+    void drawReplaceQuestion(ViewContext& ctx);
+    std::string m_confirmReplace;    // a file to ask about replacing; empty: none
+    std::set<std::string> m_written; // files this window saved (replaced without asking)
     char m_path[1024] = "";
     bool m_pathInitialised = false;
 };
@@ -211,22 +315,5 @@ private:
     std::string m_timelineFor; // the run the zoom below belongs to
     double m_t0 = 0.0, m_t1 = 0.0;
 };
-
-// Shared drawing helpers for the plot views.
-namespace plot {
-// Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
-// menu, which queues a capture of the plot's rectangle (saved after the frame renders).
-void endPlot(ViewContext& ctx, const char* fileStem);
-// Draws ys against xs, decimated to the plot's pixel width when long.
-void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
-          Decimated& scratch);
-// The area between lo and hi (a smooth band such as mean ± std), subsampled by stride to
-// about two points per pixel column when long.
-void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,
-            const std::vector<double>& hi, float fillAlpha, Decimated& scratchLo,
-            Decimated& scratchHi);
-// A translucent vertical band from x0 to x1 across the whole plot (warmup, phases).
-void band(double x0, double x1, unsigned int color);
-} // namespace plot
 
 } // namespace lmprof::ui

@@ -63,6 +63,12 @@ struct RunView {
     TelemetrySeries telemetry;
     bool started = false;
     bool finished = false;
+    bool fromFile = false; // opened or restored from a file, not run in this session
+    // Its colour in every chart (an index for ui::runColor), kept for the run's life unless
+    // it would repeat another selected run's; and its name in legends and tooltips, by what
+    // differs between the selected runs. Both set by RunStore::refreshSelection.
+    int color = 0;
+    std::string name;
 
     // Summary of the measured steps so far (recomputed lazily after new steps).
     const engine::RunSummary& liveSummary();
@@ -83,6 +89,14 @@ private:
     std::optional<double> m_openSpanS; // a phase's start boundary seen, its end not yet
     size_t m_spansWithPeaks = 0;
 };
+
+// How many runs can be told apart by colour at once (ui::runColor's palette).
+inline constexpr int kRunColorCount = 8;
+
+// Legend names for runs shown together: what differs between their configurations
+// ("bf16", "warmup 0", "small ctx 256"), or the run ids when nothing does; a name that still
+// repeats gets its id appended. One run keeps its id.
+std::vector<std::string> distinguishingNames(const std::vector<const engine::RunResult*>& runs);
 
 class RunStore {
 public:
@@ -108,10 +122,15 @@ public:
     bool isSelected(int i) const;
     void selectOnly(int i);
     void toggle(int i);
+    // Once per frame, after the selection may have changed: gives the selected runs distinct
+    // colours (a run keeps its colour unless an earlier-selected run has it) and names.
+    void refreshSelection();
 
 private:
     RunView& viewFor(int runIndex);
+    RunView& addView();
     std::vector<RunView> m_runs;
+    int m_nextColor = 0;
     std::vector<int> m_selection;
 };
 
