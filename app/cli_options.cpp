@@ -140,6 +140,73 @@ CLI::Option* addText(CLI::App& cmd, const std::string& name, std::string& target
         target.empty() ? help : help + " [" + target + "]");
 }
 
+template <typename T>
+CLI::Option* addNumberIn(CLI::App& cmd, const std::string& name, T& target, T lo, T hi,
+                         const std::string& help) {
+    const std::string flag = firstName(name);
+    return cmd
+        .add_option_function<std::string>(
+            name,
+            [&target, flag, lo, hi](const std::string& s) {
+                const T value = parseNumber<T>(flag, s);
+                if (value < lo || value > hi) {
+                    refuse(flag, "must be between " + shown(lo) + " and " + shown(hi) + ", got " +
+                                     quoted(s));
+                }
+                target = value;
+            },
+            help + " [" + shown(target) + "]")
+        ->type_name(std::is_integral_v<T> ? "INT" : "NUMBER");
+}
+
+CLI::Option* addChoice(CLI::App& cmd, const std::string& name, std::string& target,
+                       const std::vector<std::string>& choices, const std::string& help) {
+    const std::string flag = firstName(name);
+    return cmd
+        .add_option_function<std::string>(
+            name,
+            [&target, flag, choices](const std::string& s) {
+                if (std::find(choices.begin(), choices.end(), s) == choices.end()) {
+                    refuse(flag, quoted(s) + " is not one of " + shown(choices));
+                }
+                target = s;
+            },
+            help)
+        ->type_name(shown(choices));
+}
+
+CLI::Option* addPixelSize(CLI::App& cmd, const std::string& name, PixelSize& target, int minSide,
+                          const std::string& help) {
+    const std::string flag = firstName(name);
+    return cmd
+        .add_option_function<std::string>(
+            name,
+            [&target, flag, minSide](const std::string& s) {
+                const size_t x = s.find('x');
+                if (x == std::string::npos) {
+                    refuse(flag, quoted(s) + " is not a size WxH such as 1280x720");
+                }
+                constexpr int kMaxSide = 16384;
+                const auto side = [&](const std::string& text, const char* what) {
+                    const int v = parseNumber<int>(flag + " (" + what + ")", text);
+                    if (v < minSide || v > kMaxSide) {
+                        refuse(flag, std::string(what) + " must be between " +
+                                         std::to_string(minSide) + " and " +
+                                         std::to_string(kMaxSide) + ", got " + quoted(text));
+                    }
+                    return v;
+                };
+                target = {side(s.substr(0, x), "width"), side(s.substr(x + 1), "height")};
+            },
+            help)
+        ->type_name("WxH");
+}
+
+template CLI::Option* addNumberIn(CLI::App&, const std::string&, int&, int, int,
+                                  const std::string&);
+template CLI::Option* addNumberIn(CLI::App&, const std::string&, double&, double, double,
+                                  const std::string&);
+
 namespace {
 // A number that may be left out (the custom model's dimensions): given, even as 0, is
 // different from absent.
@@ -261,6 +328,23 @@ void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
     addList(cmd, "--export-plots", o.exportPlots,
             "after the autorun, save these charts as PNG, e.g. step-times,memory");
     addText(cmd, "--export-dir", o.exportDir, "folder for --export-plots");
+    addPixelSize(cmd, "--export-size", o.exportSize, 64,
+                 "size of each exported chart PNG, e.g. 1200x600 [as drawn]");
+    // The stage for demos and recordings (docs/DEMO.md).
+    addChoice(cmd, "--theme", o.theme, {"dark", "light"},
+              "theme for this launch (not saved) [the View menu's choice]");
+    addPixelSize(cmd, "--window-size", o.windowSize, 320,
+                 "window size, e.g. 1280x720, laid out afresh (the saved layout is left alone) "
+                 "[1600x1000]");
+    addList(cmd, "--open", o.open, "open these result sets at launch and overlay their runs");
+    addNumberIn(cmd, "--font-scale", o.fontScale, 0.5, 4.0, "scale of all text");
+    addNumberIn(cmd, "--max-fps", o.maxFps, 1, 240,
+                "frame rate cap while a run streams (an idle window draws on input only)");
+    addText(cmd, "--demo", o.demo, "play this demo script (JSON, docs/DEMO.md)");
+    addText(cmd, "--record", o.record,
+            "encode the window's frames to this MP4 with ffmpeg (one frame per 1/fps s of "
+            "recording time)");
+    addNumberIn(cmd, "--fps", o.fps, 1, 120, "frame rate of --record");
 }
 
 } // namespace lmprof::app

@@ -18,6 +18,20 @@ CLI::Option* addList(CLI::App& cmd, const std::string& name, std::vector<T>& tar
                      const std::string& help);
 CLI::Option* addText(CLI::App& cmd, const std::string& name, std::string& target,
                      const std::string& help);
+// A number that must lie in [lo, hi] ("must be between lo and hi, got x").
+template <typename T>
+CLI::Option* addNumberIn(CLI::App& cmd, const std::string& name, T& target, T lo, T hi,
+                         const std::string& help);
+// One of `choices`, exactly.
+CLI::Option* addChoice(CLI::App& cmd, const std::string& name, std::string& target,
+                       const std::vector<std::string>& choices, const std::string& help);
+// A size in pixels written WxH (1280x720), each side in [minSide, 16384].
+struct PixelSize {
+    int width = 0;
+    int height = 0;
+};
+CLI::Option* addPixelSize(CLI::App& cmd, const std::string& name, PixelSize& target, int minSide,
+                          const std::string& help);
 
 // app.parse, and an option given twice is refused naming both values (CLI::ValidationError).
 void parseCommandLine(CLI::App& app, int argc, char** argv);
@@ -40,6 +54,15 @@ struct WindowOptions {
     std::vector<std::string> show;
     std::vector<std::string> exportPlots;
     std::string exportDir = ".";
+    PixelSize exportSize;          // 0 x 0: each chart at the size it is drawn
+    std::string theme;             // "dark" or "light" for this launch; empty: the saved choice
+    PixelSize windowSize;          // 0 x 0: 1600 x 1000 and the saved layout
+    std::vector<std::string> open; // result sets or autosave files opened at launch
+    double fontScale = 1.0;
+    int maxFps = 30;    // while something moves; an idle window waits for input
+    std::string demo;   // a demo script (docs/DEMO.md) the window plays
+    std::string record; // an MP4 the window's frames are encoded to (ffmpeg)
+    int fps = 30;       // the recording's frame rate
 };
 void addWindowOptions(CLI::App& cmd, WindowOptions& o);
 

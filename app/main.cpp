@@ -7,6 +7,7 @@
 #include "cli_options.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/ui/app.h"
+#include "lmprof/ui/video_recorder.h"
 
 #include <GLFW/glfw3.h>
 #include <cerrno>
@@ -19,7 +20,10 @@
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
+#include <imgui_internal.h>
 #include <implot.h>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -94,10 +98,22 @@ int main(int argc, char** argv) {
     if (!config) {
         return app::kExitUsage;
     }
-    if (!o.saveOnExit.empty()) {
-        if (const std::string problem = engine::outputFileProblem(o.saveOnExit); !problem.empty()) {
-            std::fprintf(stderr, "lmprof: --save-on-exit %s: %s\n", o.saveOnExit.c_str(),
-                         problem.c_str());
+    for (const auto& [flag, path] :
+         {std::pair{"--save-on-exit", &o.saveOnExit}, std::pair{"--record", &o.record}}) {
+        if (path->empty()) {
+            continue;
+        }
+        if (const std::string problem = engine::outputFileProblem(*path); !problem.empty()) {
+            std::fprintf(stderr, "lmprof: %s %s: %s\n", flag, path->c_str(), problem.c_str());
+            return app::kExitUsage;
+        }
+    }
+    std::optional<ui::DemoScript> demo;
+    if (!o.demo.empty()) {
+        try {
+            demo = ui::loadDemoScript(o.demo);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "lmprof: --demo %s\n", e.what());
             return app::kExitUsage;
         }
     }
@@ -116,7 +132,10 @@ int main(int argc, char** argv) {
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-    GLFWwindow* window = glfwCreateWindow(1600, 1000, "lmprof", nullptr, nullptr);
+    const bool sized = o.windowSize.width > 0;
+    GLFWwindow* window =
+        glfwCreateWindow(sized ? o.windowSize.width : 1600, sized ? o.windowSize.height : 1000,
+                         "lmprof", nullptr, nullptr);
     if (!window) {
         glfwTerminate();
         return fallBackToCli(run);
@@ -132,21 +151,57 @@ int main(int argc, char** argv) {
         const auto answer = o.restoreLast   ? ui::RestoreChoice::Restore
                             : o.discardLast ? ui::RestoreChoice::Discard
                                             : ui::RestoreChoice::Ask;
-        ui::App lmprofApp({*config, o.autorun, configDir(), answer, o.saveOnExit, o.show,
-                           o.exportPlots, o.exportDir});
+        ui::AppOptions appOptions{*config,      o.autorun, configDir(),   answer,
+                                  o.saveOnExit, o.show,    o.exportPlots, o.exportDir};
+        if (!o.theme.empty()) {
+            appOptions.darkTheme = o.theme == "dark";
+        }
+        appOptions.freshLayout = sized || demo.has_value();
+        appOptions.openFiles = o.open;
+        appOptions.fontScale = static_cast<float>(o.fontScale);
+        appOptions.demo = demo;
+        ui::App lmprofApp(std::move(appOptions));
         float scaleX = 1.0f, scaleY = 1.0f;
         glfwGetWindowContentScale(window, &scaleX, &scaleY);
         lmprofApp.setupStyle(scaleX);
         ImGui_ImplGlfw_InitForOpenGL(window, true);
         ImGui_ImplOpenGL3_Init("#version 330");
 
-        constexpr auto kFrameBudget = std::chrono::microseconds(16667); // about 60 fps
+        // Frame pacing. While something moves (a run streams, a sweep runs) frames come at
+        // most --max-fps a second, leaving the cores to what is measured; otherwise the loop
+        // sleeps until input arrives (or half a second passes), after drawing a few frames
+        // more for ImGui to settle hover and focus. Without vsync (Xvfb) nothing else would
+        // slow it. A recording draws every frame, at most --fps a second in real time, and
+        // its clock (the demo's pauses) advances 1 / fps per frame however slow drawing is.
+        const auto activeFrame = std::chrono::microseconds(1000000 / o.maxFps);
+        constexpr double kIdleWaitS = 0.5;
+        constexpr int kFramesAfterInput = 3;
+        int framesSinceInput = 0;
         bool screenshotPending = !o.screenshot.empty();
+        std::unique_ptr<ui::VideoRecorder> recorder;
+        if (!o.record.empty()) {
+            int fbWidth = 0, fbHeight = 0;
+            glfwGetFramebufferSize(window, &fbWidth, &fbHeight);
+            try {
+                recorder = std::make_unique<ui::VideoRecorder>(o.record, fbWidth, fbHeight, o.fps);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "lmprof: --record: %s\n", e.what());
+                exitCode = app::kExitUsage;
+                glfwSetWindowShouldClose(window, GLFW_TRUE);
+            }
+        }
+        const bool exitWhenDone = o.exitWhenDone || (recorder && demo);
+        const auto launched = std::chrono::steady_clock::now();
         std::signal(SIGINT, requestClose);
         std::signal(SIGTERM, requestClose);
         while (!glfwWindowShouldClose(window) && !g_closeRequested) {
             const auto frameStart = std::chrono::steady_clock::now();
+            lmprofApp.setClock(recorder
+                                   ? recorder->seconds()
+                                   : std::chrono::duration<double>(frameStart - launched).count());
             glfwPollEvents();
+            framesSinceInput =
+                ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 ? 0 : framesSinceInput + 1;
             const auto uiStart = std::chrono::steady_clock::now();
             ImGui_ImplOpenGL3_NewFrame();
             ImGui_ImplGlfw_NewFrame();
@@ -171,6 +226,11 @@ int main(int argc, char** argv) {
                 }
                 screenshotPending = false;
             }
+            if (recorder && !recorder->addFrame(width, height)) {
+                std::fprintf(stderr, "lmprof: --record: %s\n", recorder->error().c_str());
+                exitCode = app::kExitFailure;
+                break;
+            }
             glfwSwapBuffers(window);
             if (!o.frameStats.empty()) {
                 using Ms = std::chrono::duration<double, std::milli>;
@@ -178,16 +238,35 @@ int main(int argc, char** argv) {
                     Ms(uiEnd - uiStart).count(),
                     Ms(std::chrono::steady_clock::now() - frameStart).count());
             }
-            if (o.exitWhenDone && !screenshotPending && lmprofApp.autorunSettled() &&
-                !lmprofApp.pngPending()) {
+            if (exitWhenDone && !screenshotPending && lmprofApp.autorunSettled() &&
+                !lmprofApp.pngPending() && lmprofApp.demoFinished()) {
                 if (exitCode == app::kExitOk &&
-                    (!lmprofApp.autorunSucceeded() || !lmprofApp.exportsSucceeded())) {
+                    ((o.autorun && !lmprofApp.autorunSucceeded()) ||
+                     !lmprofApp.exportsSucceeded() || !lmprofApp.demoSucceeded())) {
                     exitCode = app::kExitFailure;
                 }
                 break;
             }
-            // Without vsync (e.g. under Xvfb) do not spin: the engine needs the cores.
-            std::this_thread::sleep_until(frameStart + kFrameBudget);
+            if (recorder) {
+                std::this_thread::sleep_until(
+                    launched +
+                    std::chrono::microseconds(static_cast<int64_t>(recorder->seconds() * 1e6)));
+            } else if (lmprofApp.animating() || screenshotPending ||
+                       framesSinceInput < kFramesAfterInput) {
+                std::this_thread::sleep_until(frameStart + activeFrame);
+            } else {
+                glfwWaitEventsTimeout(kIdleWaitS);
+            }
+        }
+        if (recorder) {
+            if (const std::string problem = recorder->finish(); !problem.empty()) {
+                std::fprintf(stderr, "lmprof: --record: %s\n", problem.c_str());
+                exitCode = exitCode == app::kExitOk ? app::kExitFailure : exitCode;
+            } else {
+                std::fprintf(stderr, "lmprof: recorded %lld frames (%.1f s at %d fps) to %s\n",
+                             static_cast<long long>(recorder->frames()), recorder->seconds(), o.fps,
+                             o.record.c_str());
+            }
         }
         if (!lmprofApp.saveOnExit() && exitCode == app::kExitOk) {
             exitCode = app::kExitFailure;

@@ -125,9 +125,44 @@ set -e
 [ -s "$work/sigterm.json" ] || { echo "--save-on-exit not written on SIGTERM"; exit 1; }
 export LMPROF_CONFIG_DIR="$work/config"
 
+# A demo script played by the window and recorded to video at 1280x720: two runs overlaid,
+# three windows shown, a chart saved. ffprobe checks the video's size, frame count and
+# length; frames from its start, middle and end are not blank and differ from each other.
+demo_dir="$work/demo" && mkdir -p "$demo_dir"
+(cd "$demo_dir" && LMPROF_CONFIG_DIR="$demo_dir/config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$lmprof" --demo "$(dirname "$0")/../../docs/demos/two-runs.json" --record demo.mp4 --fps 30 \
+  --window-size 1280x720 --theme light --save-on-exit runs.json -q)
+probe=$(ffprobe -v error -select_streams v:0 -count_frames \
+  -show_entries stream=width,height,nb_read_frames:format=duration -of default=nw=1 "$demo_dir/demo.mp4")
+echo "$probe" | grep -qx "width=1280" && echo "$probe" | grep -qx "height=720" ||
+  { echo "video size wrong: $probe"; exit 1; }
+frames=$(echo "$probe" | sed -n 's/^nb_read_frames=//p')
+duration=$(echo "$probe" | sed -n 's/^duration=//p')
+[ "$frames" -ge 60 ] || { echo "too few frames: $frames"; exit 1; }
+# One frame per 1/30 s of recording time: the pauses alone are 2.5 s.
+awk -v f="$frames" -v d="$duration" 'BEGIN { exit !(d >= 2.5 && (f / 30 - d) ^ 2 < 0.01) }' ||
+  { echo "duration $duration s does not match $frames frames at 30 fps"; exit 1; }
+for at in 5 $((frames / 2)) $((frames - 2)); do
+  ffmpeg -v error -y -i "$demo_dir/demo.mp4" -vf "select=eq(n\,$at)" -frames:v 1 "$demo_dir/frame-$at.png"
+  "$png_check" "$demo_dir/frame-$at.png" 1280 720
+done
+[ "$(md5sum "$demo_dir"/frame-*.png | cut -d' ' -f1 | sort -u | wc -l)" -eq 3 ] ||
+  { echo "the video's frames do not change"; exit 1; }
+[ "$(grep -c '"id": "tiny-ctx32-fp32-train' "$demo_dir/runs.json")" -eq 2 ] ||
+  { echo "the demo's two runs are missing"; exit 1; }
+"$png_check" "$demo_dir/demo-step-times.png" "<1280" "<720"
+# A script with a mistake is refused before any window opens, naming the step and field.
+echo '{"lmprof_demo": 1, "steps": [{"do": "pause", "seconds": 1}, {"do": "rn"}]}' > "$work/bad-demo.json"
+set +e
+out=$("$lmprof" --demo "$work/bad-demo.json" 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && echo "$out" | grep -q "steps\[1\].do: 'rn' is not a step" ||
+  { echo "bad demo not refused ($rc): $out"; exit 1; }
+
 # Without a display the window falls back to the CLI benchmark and says why.
 out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 1 \
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 8 passed, 0 failed"
+echo "gui_e2e: 10 passed, 0 failed"

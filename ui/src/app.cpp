@@ -23,6 +23,7 @@ using namespace lmprof::engine;
 
 App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))) {
     Impl& s = *m_impl;
+    s.themeOverride = s.options.darkTheme;
     if (auto previous = s.autosave.takePrevious()) {
         if (s.options.restore == RestoreChoice::Restore) {
             s.restore(*previous);
@@ -55,18 +56,11 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
             std::fprintf(stderr, "lmprof: %s\n", s.status.c_str());
         }
     }
+    s.openAtLaunch();
     if (s.options.autorun) {
-        if (auto refusal = checkRunnable(s.form.config())) {
-            s.autorunAnswered = true;
-            s.statusIsError = true;
-            s.status = refusal->message();
-        } else {
-            RunConfig c = s.form.config();
-            if (c.opProfile && c.opProfile->tracePath.empty()) {
-                c.opProfile->tracePath = tracePath(s.context(), c); // the session's folder
-            }
-            s.autorunIndex = s.session.submit(c);
-        }
+        ViewContext ctx = s.context();
+        s.autorunIndex = submitRun(ctx, s.form.config(), /*keepGivenFiles=*/true);
+        s.autorunAnswered = s.autorunIndex < 0; // refused: the status line says why
     }
 }
 
@@ -99,10 +93,15 @@ App::~App() {
 void App::setupStyle(float contentScale) {
     ImGuiIO& io = ImGui::GetIO();
     std::filesystem::create_directories(m_impl->options.configDir);
-    io.IniFilename = m_impl->iniFile.c_str();
+    // A fresh layout (--window-size, demos) neither reads nor replaces the saved one.
+    io.IniFilename = m_impl->options.freshLayout ? nullptr : m_impl->iniFile.c_str();
+    if (m_impl->options.freshLayout) {
+        m_impl->hadLayout = false;
+    }
     io.ConfigFlags |= ImGuiConfigFlags_DockingEnable | ImGuiConfigFlags_NavEnableKeyboard;
     loadFonts(contentScale);
-    applyTheme(m_impl->settings.darkTheme, contentScale);
+    ImGui::GetStyle().FontScaleMain = m_impl->options.fontScale;
+    applyTheme(m_impl->darkTheme(), contentScale);
 }
 
 namespace {
@@ -141,7 +140,11 @@ void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
     ImGuiID left = 0, main = 0, leftTop = 0, leftBottom = 0, charts = 0, bottom = 0;
     ImGui::DockBuilderSplitNode(dockspace, ImGuiDir_Left, 0.23f, &left, &main);
     ImGui::DockBuilderSplitNode(left, ImGuiDir_Down, 0.16f, &leftBottom, &leftTop);
-    ImGui::DockBuilderSplitNode(main, ImGuiDir_Down, 0.27f, &bottom, &charts);
+    // The bottom strip (tables) gets about 12 rows, at most 27% of a tall window and at
+    // least 20% of a small one, so the charts keep their height at 1280x720.
+    const float bottomShare =
+        std::clamp(ImGui::GetFontSize() * 17.0f / viewport->WorkSize.y, 0.2f, 0.27f);
+    ImGui::DockBuilderSplitNode(main, ImGuiDir_Down, bottomShare, &bottom, &charts);
     ImGuiID chartsLeft = 0, chartsRight = 0, tl = 0, bl = 0, tr = 0, br = 0;
     ImGui::DockBuilderSplitNode(charts, ImGuiDir_Left, 0.5f, &chartsLeft, &chartsRight);
     ImGui::DockBuilderSplitNode(chartsLeft, ImGuiDir_Down, 0.5f, &bl, &tl);
@@ -176,12 +179,14 @@ void App::Impl::drawMenu() {
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("View")) {
-        if (ImGui::MenuItem("Dark theme", nullptr, settings.darkTheme)) {
+        if (ImGui::MenuItem("Dark theme", nullptr, darkTheme())) {
             settings.darkTheme = true;
+            themeOverride.reset();
             applyTheme(true, ImGui::GetStyle().FontScaleDpi);
         }
-        if (ImGui::MenuItem("Light theme", nullptr, !settings.darkTheme)) {
+        if (ImGui::MenuItem("Light theme", nullptr, !darkTheme())) {
             settings.darkTheme = false;
+            themeOverride.reset();
             applyTheme(false, ImGui::GetStyle().FontScaleDpi);
         }
         ImGui::Separator();
@@ -332,8 +337,9 @@ void App::frame() {
     s.reportFinished(events);
     s.autosaveFinished(events); // an autosave error is the last word of the frame
     s.store.apply(events);
-    s.store.refreshSelection();
     s.trackAutorun();
+    s.playDemo();
+    s.store.refreshSelection();
     if (s.autorunAnswered) {
         ++s.framesSinceAnswer;
     }
@@ -360,6 +366,7 @@ void App::frame() {
         ImGui::SetWindowFocus(s.options.showWindows[showIndex].c_str());
     }
     s.drawRestoreOffer();
+    s.drawCaption();
 }
 
 void App::setStatus(const std::string& message, bool isError) {
@@ -368,7 +375,19 @@ void App::setStatus(const std::string& message, bool isError) {
 }
 
 bool App::darkTheme() const {
-    return m_impl->settings.darkTheme;
+    return m_impl->darkTheme();
+}
+
+void App::setClock(double seconds) {
+    m_impl->clockS = seconds;
+}
+
+bool App::demoFinished() const {
+    return !m_impl->demoPlaying();
+}
+
+bool App::demoSucceeded() const {
+    return !m_impl->demoFailed;
 }
 
 } // namespace lmprof::ui

@@ -102,6 +102,26 @@ struct App::Impl {
     int framesSinceAnswer = 0;
     bool screenshotRequested = false;
 
+    // The demo script (app_demo.cpp): the step being played, when it began on the clock,
+    // the last run it started, how it ended, and the caption banner.
+    double clockS = 0.0;
+    size_t demoStep = 0;
+    double demoStepStartS = -1.0;
+    int demoRunIndex = -1;
+    bool demoFailed = false;
+    std::string caption;
+    bool demoPlaying() const {
+        return options.demo && demoStep < options.demo->steps.size() && !demoFailed;
+    }
+    void playDemo();
+    // Plays one step; true when it is done and the next may start.
+    bool playStep(const DemoStep& step, const std::string& where, bool firstFrame);
+    void failDemo(const std::string& where, const std::string& why);
+    void drawCaption();
+    void openAtLaunch();
+    bool darkTheme() const { return themeOverride.value_or(settings.darkTheme); }
+    std::optional<bool> themeOverride; // --theme or a demo's theme step: not saved
+
     struct FrameSample {
         double uiMs;
         double ms;

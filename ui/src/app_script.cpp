@@ -51,6 +51,13 @@ bool App::pngPending() const {
            (!m_impl->options.exportPlots.empty() && !m_impl->exportsQueued);
 }
 
+bool App::animating() const {
+    const Impl& s = *m_impl;
+    return s.session.busy() || s.sweepView.running() || !autorunSettled() || pngPending() ||
+           s.demoPlaying() || s.screenshotRequested ||
+           s.frameNumber < static_cast<int>(s.options.showWindows.size()) + kSettleFrames;
+}
+
 bool App::exportsSucceeded() const {
     return m_impl->exportsOk;
 }

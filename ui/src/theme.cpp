@@ -64,6 +64,7 @@ void applyTheme(bool dark, float contentScale) {
     g_dark = dark;
     ImGuiStyle& style = ImGui::GetStyle();
     const float fontScale = style.FontScaleDpi;
+    const float fontMain = style.FontScaleMain; // --font-scale
     const float fontBase = style.FontSizeBase;
     style = ImGuiStyle();
     if (dark) {
@@ -83,7 +84,8 @@ void applyTheme(bool dark, float contentScale) {
     style.WindowPadding = ImVec2(10, 8);
     style.FramePadding = ImVec2(6, 4);
     style.ItemSpacing = ImVec2(8, 6);
-    style.ScaleAllSizes(contentScale);
+    style.ScaleAllSizes(contentScale * fontMain); // paddings grow with the text
+    style.FontScaleMain = fontMain;
     style.FontScaleDpi = fontScale;
     style.FontSizeBase = fontBase;
 }

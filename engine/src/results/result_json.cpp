@@ -363,4 +363,44 @@ RunResult parseRun(std::string_view text) {
     }
 }
 
+RunConfig patchConfig(const RunConfig& base, std::string_view patch, const std::string& path) {
+    const json changes = parseDocument(patch);
+    if (!changes.is_object()) {
+        throw ResultFormatError(path + ": must be an object of configuration fields");
+    }
+    json merged = configJson(base, {});
+    merged["device"] = base.device; // "device" is how a user names it; read back as requested
+    for (const auto& [key, value] : changes.items()) {
+        if (!merged.contains(key)) {
+            throw ResultFormatError(path + "." + key + ": not a configuration field");
+        }
+        if (key == "model" && value.is_object()) {
+            for (const auto& [field, v] : value.items()) {
+                if (!merged["model"].contains(field)) {
+                    throw ResultFormatError(path + ".model." + field + ": not a model field");
+                }
+            }
+        }
+    }
+    merged.merge_patch(changes);
+    // "model": "small" names a preset with its dimensions.
+    if (changes.contains("model") && changes["model"].is_string()) {
+        const auto preset = presetModel(changes["model"].get<std::string>());
+        if (!preset) {
+            throw ResultFormatError(path + ".model: '" + changes["model"].get<std::string>() +
+                                    "' is not a preset");
+        }
+        merged["model"] = configJson(RunConfig{.model = *preset}, {})["model"];
+    }
+    if (changes.contains("device")) {
+        merged["device_requested"] = changes["device"];
+    }
+    std::string resolved;
+    try {
+        return configFrom(merged, path, resolved);
+    } catch (const json::exception& e) {
+        throw ResultFormatError(path + ": " + e.what());
+    }
+}
+
 } // namespace lmprof::engine

@@ -230,19 +230,7 @@ void ConfigView::draw(ViewContext& ctx) {
     const bool busy = ctx.session.busy();
     ImGui::BeginDisabled(!errors.empty() || busy);
     if (ImGui::Button("Run", ImVec2(ImGui::GetFontSize() * 6, 0))) {
-        if (auto refusal = checkRunnable(c)) {
-            ctx.report(refusal->message(), true);
-        } else {
-            RunConfig submitted = c;
-            if (submitted.memorySnapshot) {
-                submitted.memorySnapshot->path = snapshotPath(ctx, submitted);
-            }
-            if (submitted.opProfile) {
-                submitted.opProfile->tracePath = tracePath(ctx, submitted);
-            }
-            ctx.session.submit(submitted);
-            ctx.report("started " + runLabel(c), false);
-        }
+        submitRun(ctx, c); // the snapshot path shown is a placeholder: a fresh file per run
     }
     ImGui::EndDisabled();
     ImGui::SameLine();

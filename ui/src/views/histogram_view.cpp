@@ -65,6 +65,7 @@ void HistogramView::draw(ViewContext& ctx) {
     }
     if (ImPlot::BeginPlot("##histogram", ImVec2(-1, -1))) {
         ImPlot::SetupAxes("step ms (measured steps)", "steps");
+        ImPlot::SetupLegend(ImPlotLocation_NorthEast);
         plot::watchInput({&m_x, &m_y});
         plot::Range x, y;
         for (RunView* run : runs) {
@@ -81,6 +82,7 @@ void HistogramView::draw(ViewContext& ctx) {
         m_x.setup(ImAxis_X1, x, 0.08);
         m_y.setup(ImAxis_Y1, y, 0.12);
         bool any = false;
+        float tagOffset = 12.0f; // each run's mean label a line lower than the previous one
         for (RunView* run : runs) {
             engine::measuredStepTimes(run->result.steps, m_values);
             if (m_values.empty()) {
@@ -100,7 +102,8 @@ void HistogramView::draw(ViewContext& ctx) {
             ImPlot::PlotInfLines("##marks", marks, 2, markSpec);
             // Inside the plot, under its top edge (a tag on the axis would cover a tick).
             ImPlot::Annotation(t.mean, plot::shownRange(ImAxis_Y1).hi, runColor(run->color),
-                               ImVec2(0, 12), true, "mean %.1f", t.mean);
+                               ImVec2(0, tagOffset), true, "mean %.1f", t.mean);
+            tagOffset += ImGui::GetTextLineHeightWithSpacing();
         }
         if (!any) {
             plot::emptyHint(runs, "measured steps");

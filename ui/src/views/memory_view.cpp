@@ -87,17 +87,18 @@ void timelineTooltip(const std::vector<RunView*>& runs) {
 
 } // namespace
 
-void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs) {
-    if (!ImPlot::BeginPlot("##memory", ImVec2(-1, ImGui::GetContentRegionAvail().y * 0.55f))) {
+void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, ImVec2 size) {
+    if (!ImPlot::BeginPlot("##memory", size)) {
         return;
     }
     ImPlot::SetupAxes("time since run start (s)", "MiB");
     ImPlot::SetupLegend(ImPlotLocation_North,
                         ImPlotLegendFlags_Outside | ImPlotLegendFlags_Horizontal);
     const bool comparing = runs.size() > 1;
+    // Compared runs: one legend entry per run (allocated, reserved), and one "RSS" entry
+    // for every run's RSS line (each in its run's colour, faint).
     const auto label = [&](const RunView& run, const char* series) {
-        return comparing ? run.name + (std::string(series) == "RSS" ? " RSS" : "")
-                         : std::string(series);
+        return comparing && std::string(series) != "RSS" ? run.name : std::string(series);
     };
     plot::watchInput({&m_x, &m_y});
     plot::Range x;
@@ -173,28 +174,65 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& run
 namespace {
 
 // ---------------------------------------------------------------------------------------
-// Breakdown: two stacked horizontal bars, predicted and measured, in MiB.
+// Breakdown: two stacked horizontal bars, predicted and measured, in MiB (a table when the
+// pane is narrow).
+
+struct MemoryRow {
+    const char* shortPart; // the table's name for the part, narrower than the legend's
+    int64_t predicted, measured;
+};
+
+void drawBreakdownTable(const MemoryRow (&rows)[4], bool measuredKnown) {
+    if (!ImGui::BeginTable("##breakdown-table", 2,
+                           ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+        return;
+    }
+    ImGui::TableSetupColumn("");
+    ImGui::TableSetupColumn("predicted / measured");
+    ImGui::TableHeadersRow();
+    for (const MemoryRow& r : rows) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(r.shortPart);
+        ImGui::TableNextColumn();
+        ImGui::Text("%s / %s", engine::formatBytes(r.predicted).c_str(),
+                    measuredKnown ? engine::formatBytes(r.measured).c_str() : "-");
+    }
+    ImGui::EndTable();
+}
 
 void drawBreakdown(ViewContext& ctx, RunView& run) {
     const engine::RunConfig& c = run.result.config;
     const int64_t measuredPeak = run.liveSummary().peakBytes.max();
     const engine::MemoryBreakdown predicted = engine::predictPeak(c);
     const engine::MemoryBreakdown measured = engine::measuredBreakdown(c, measuredPeak);
-    ImGui::Text("Peak: predicted %s, measured %s", engine::formatBytes(predicted.total()).c_str(),
-                measuredPeak > 0 ? engine::formatBytes(measuredPeak).c_str() : "-");
+    ImGui::TextWrapped("Peak: predicted %s, measured %s",
+                       engine::formatBytes(predicted.total()).c_str(),
+                       measuredPeak > 0 ? engine::formatBytes(measuredPeak).c_str() : "-");
     if (measuredPeak > 0 && measuredPeak < measured.staticBytes()) {
         ImGui::TextColored(palette().warning,
                            "the run ended before its static memory was all allocated");
     }
-    if (!ImPlot::BeginPlot("##breakdown", ImVec2(-1, -1), ImPlotFlags_NoTitle)) {
+    const MemoryRow rows[] = {
+        {"weights", predicted.parameters, measured.parameters},
+        {"gradients", predicted.gradients, measured.gradients},
+        {"AdamW m, v", predicted.optimizerState, measured.optimizerState},
+        {"activations", predicted.activations, measuredPeak > 0 ? measured.activations : 0}};
+    // A narrow pane gets the figures as a table; a wide one the stacked bars.
+    if (ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * 26.0f) {
+        drawBreakdownTable(rows, measuredPeak > 0);
         return;
     }
-    const double values[] = {
-        predicted.parameters / kMiB,     measured.parameters / kMiB,
-        predicted.gradients / kMiB,      measured.gradients / kMiB,
-        predicted.optimizerState / kMiB, measured.optimizerState / kMiB,
-        predicted.activations / kMiB,    measuredPeak > 0 ? measured.activations / kMiB : 0.0,
-    };
+    // At least tall enough for its two bars and the four legend entries.
+    const float height = std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 7.0f);
+    if (!ImPlot::BeginPlot("##breakdown", ImVec2(-1, height), ImPlotFlags_NoTitle)) {
+        return;
+    }
+    double values[8];
+    for (size_t i = 0; i < 4; ++i) {
+        values[2 * i] = static_cast<double>(rows[i].predicted) / kMiB;
+        values[2 * i + 1] = static_cast<double>(rows[i].measured) / kMiB;
+    }
     const double ticks[] = {0.0, 1.0};
     ImPlot::SetupAxes("MiB", nullptr, ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
     ImPlot::SetupAxisTicks(ImAxis_Y1, ticks, 2, kBars);
@@ -221,9 +259,10 @@ void drawLargest(ViewContext& ctx, const RunView& run) {
             engine::RunConfig c = run.result.config;
             // Without warmup one is added, so the recorded step is never a measured one.
             c.warmupSteps = std::max(1, c.warmupSteps);
-            c.memorySnapshot = engine::defaultSnapshotRequest(snapshotPath(ctx, c), c.warmupSteps);
-            ctx.session.submit(c);
-            ctx.report("started " + engine::runLabel(c) + " with a memory snapshot", false);
+            c.memorySnapshot = engine::defaultSnapshotRequest({}, c.warmupSteps);
+            if (submitRun(ctx, c) >= 0) { // a fresh snapshot file
+                ctx.report("started " + engine::runLabel(c) + " with a memory snapshot", false);
+            }
         }
         ImGui::EndDisabled();
         ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
@@ -291,17 +330,31 @@ void MemoryView::draw(ViewContext& ctx) {
         return;
     }
     const auto runs = ctx.selectedRuns();
-    drawTimeline(ctx, runs);
-    if (!runs.empty()) {
-        const float width = ImGui::GetContentRegionAvail().x;
-        if (ImGui::BeginChild("##breakdown-pane", ImVec2(width * 0.5f, 0))) {
-            drawBreakdown(ctx, *runs.front());
-        }
-        ImGui::EndChild();
+    // The timeline above the details (the first selected run's peak breakdown and largest
+    // allocations, as tabs); in a short, wide pane (a small window) beside them instead.
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const bool beside = avail.y < ImGui::GetFontSize() * 26.0f && avail.x > avail.y * 1.2f;
+    if (runs.empty()) {
+        drawTimeline(ctx, runs, ImVec2(-1, -1));
+    } else if (beside) {
+        drawTimeline(ctx, runs, ImVec2(avail.x * 0.52f, -1));
         ImGui::SameLine();
-        if (ImGui::BeginChild("##largest-pane", ImVec2(0, 0))) {
-            drawLargest(ctx, *runs.front());
+    } else {
+        drawTimeline(ctx, runs, ImVec2(-1, avail.y * 0.6f));
+    }
+    if (!runs.empty() && ImGui::BeginChild("##memory-details-pane") &&
+        ImGui::BeginTabBar("##memory-details")) {
+        if (ImGui::BeginTabItem("Breakdown")) {
+            drawBreakdown(ctx, *runs.front());
+            ImGui::EndTabItem();
         }
+        if (ImGui::BeginTabItem("Allocations")) {
+            drawLargest(ctx, *runs.front());
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
+    if (!runs.empty()) {
         ImGui::EndChild();
     }
     ImGui::End();

@@ -90,11 +90,19 @@ void StepTimesView::draw(ViewContext& ctx) {
         const plot::Range y = timeAxis(runs, window, m_measuredOnly, comparing);
         m_y.setup(ImAxis_Y1, y, 0.06);
 
-        if (!runs.empty() && runs.front()->result.config.warmupSteps > 0) {
-            const double end = runs.front()->result.config.warmupSteps - 0.5;
-            plot::band(-0.5, end, IM_COL32(128, 128, 128, 48));
-            ImPlot::PlotText("warmup", end / 2.0 - 0.25, plot::shownRange(ImAxis_Y1).lo,
-                             ImVec2(0, -12));
+        // Each run's warmup shaded (darker where several runs are still warming up), and
+        // labelled at its left edge, inside the plot.
+        int longestWarmup = 0;
+        for (const RunView* run : runs) {
+            const int warmup = run->result.config.warmupSteps;
+            if (warmup > 0) {
+                plot::band(-0.5, warmup - 0.5, IM_COL32(128, 128, 128, comparing ? 32 : 48));
+                longestWarmup = std::max(longestWarmup, warmup);
+            }
+        }
+        if (longestWarmup > 0) {
+            ImPlot::PlotText("warmup", -0.5, plot::shownRange(ImAxis_Y1).lo,
+                             ImVec2(ImGui::CalcTextSize("warmup").x / 2.0f + 6.0f, -12.0f));
         }
         // Op-profiled steps run slower under the profiler and are left out of the band (shaded
         // for one run; compared runs may have profiled different steps).
@@ -124,14 +132,15 @@ void StepTimesView::draw(ViewContext& ctx) {
             // Compared runs get one legend entry each (their step, band and mean share it).
             const std::string stepLabel = comparing ? run->name : std::string("step");
             const std::string bandLabel = comparing ? run->name : std::string("mean ± std");
-            ImPlotSpec stepSpec = plot::runSpec(*run);
-            stepSpec.LineWeight = 2.0f;
-            plot::line(stepLabel.c_str(), s.index, s.total, m_scratch, stepSpec);
+            // The step line last: the legend shows the colour of its entry's last item.
             ImPlotSpec bandSpec = plot::runSpec(*run);
             bandSpec.FillAlpha = 0.22f;
             plot::shaded(bandLabel.c_str(), s.index, s.runLow, s.runHigh, m_scratch, m_scratchHigh,
                          bandSpec);
             plot::line(bandLabel.c_str(), s.index, s.runMean, m_scratch, plot::runSpec(*run, 0.6f));
+            ImPlotSpec stepSpec = plot::runSpec(*run);
+            stepSpec.LineWeight = 2.0f;
+            plot::line(stepLabel.c_str(), s.index, s.total, m_scratch, stepSpec);
         }
         const bool anySteps = std::any_of(
             runs.begin(), runs.end(), [](const RunView* r) { return !r->series.index.empty(); });
@@ -140,7 +149,7 @@ void StepTimesView::draw(ViewContext& ctx) {
         } else if (m_measuredOnly && m_y.following() && !y.empty()) {
             const plot::Range all = timeAxis(runs, window, false, comparing);
             if (all.hi > plot::shownRange(ImAxis_Y1).hi) {
-                plot::cornerNote("warmup steps above this range (untick 'measured steps only')");
+                plot::cornerNote("warmup steps are above the top");
             }
         }
         drawTooltip(runs);

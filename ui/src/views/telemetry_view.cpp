@@ -98,13 +98,20 @@ void TelemetryView::draw(ViewContext& ctx) {
     }
     const int rows = gpu ? 4 : 2;
     const bool comparing = runs.size() > 1;
-    const ImPlotLegendFlags legend = ImPlotLegendFlags_Outside | ImPlotLegendFlags_Horizontal;
+    // Compared runs: one legend above the first chart names them for all (the others would
+    // repeat it); a single run's charts each name their own series inside the chart.
     const auto setupX = [&](int row) {
         plot::watchInput({&m_x, &m_y[row], &m_y2[row]});
         m_x.setup(ImAxis_X1, x, 0.0);
-        ImPlot::SetupLegend(ImPlotLocation_North, legend);
+        if (row == 0 && comparing) {
+            ImPlot::SetupLegend(ImPlotLocation_North,
+                                ImPlotLegendFlags_Outside | ImPlotLegendFlags_Horizontal);
+        } else {
+            ImPlot::SetupLegend(ImPlotLocation_NorthWest);
+        }
         return m_x.following() ? x : plot::shownRange(ImAxis_X1);
     };
+    const ImPlotFlags later = comparing ? ImPlotFlags_NoLegend : ImPlotFlags_None;
     if (ImPlot::BeginSubplots("##telemetry", rows, 1, ImVec2(-1, -1),
                               ImPlotSubplotFlags_LinkAllX | ImPlotSubplotFlags_NoTitle)) {
         // Step time at each step's end.
@@ -131,11 +138,10 @@ void TelemetryView::draw(ViewContext& ctx) {
             plot::endPlot(ctx, "telemetry-step-time");
         }
         // Process CPU use (and GPU utilisation) on the left axis, RSS on the right.
-        if (ImPlot::BeginPlot("##cpu")) {
+        if (ImPlot::BeginPlot("##cpu", ImVec2(-1, 0), later)) {
             ImPlot::SetupAxes(gpu ? nullptr : "time since run start (s)",
                               gpu ? "CPU %, GPU util %" : "CPU %");
-            ImPlot::SetupAxis(ImAxis_Y2, comparing ? "RSS MiB (faint)" : "RSS MiB",
-                              ImPlotAxisFlags_Opposite);
+            ImPlot::SetupAxis(ImAxis_Y2, "RSS MiB", ImPlotAxisFlags_Opposite);
             const plot::Range window = setupX(1);
             plot::Range y = runsExtent(runs, window, &TelemetrySeries::cpuPercent);
             if (gpu) {

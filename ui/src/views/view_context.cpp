@@ -45,4 +45,20 @@ std::string tracePath(const ViewContext& ctx, const engine::RunConfig& c) {
     return freshRunFile(ctx.traceDir, c, ".trace.json");
 }
 
+int submitRun(ViewContext& ctx, engine::RunConfig c, bool keepGivenFiles) {
+    if (auto refusal = engine::checkRunnable(c)) {
+        ctx.report(refusal->message(), true);
+        return -1;
+    }
+    if (c.memorySnapshot && !(keepGivenFiles && !c.memorySnapshot->path.empty())) {
+        c.memorySnapshot->path = snapshotPath(ctx, c);
+    }
+    if (c.opProfile && !(keepGivenFiles && !c.opProfile->tracePath.empty())) {
+        c.opProfile->tracePath = tracePath(ctx, c);
+    }
+    const int index = ctx.session.submit(c);
+    ctx.report("started " + engine::runLabel(c), false);
+    return index;
+}
+
 } // namespace lmprof::ui

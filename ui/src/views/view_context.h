@@ -49,4 +49,10 @@ std::string snapshotPath(const ViewContext& ctx, const engine::RunConfig& c);
 // A fresh Chrome trace file for an op profile of c: <run label>-<UTC time>.trace.json.
 std::string tracePath(const ViewContext& ctx, const engine::RunConfig& c);
 
+// Starts a run of c, as the Run button does: refused with the reason on the status line if it
+// cannot run here (-1); otherwise its memory snapshot and op trace get fresh files (all of
+// them, or with keepGivenFiles only those without a path), "started ..." is reported and
+// the session index returned.
+int submitRun(ViewContext& ctx, engine::RunConfig c, bool keepGivenFiles = false);
+
 } // namespace lmprof::ui

@@ -142,7 +142,7 @@ public:
     void draw(ViewContext& ctx);
 
 private:
-    void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs);
+    void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, ImVec2 size);
     plot::FollowAxis m_x, m_y;
     Decimated m_scratch;
 };
@@ -204,12 +204,13 @@ public:
     void observe(const std::vector<engine::SessionEvent>& events);
     void draw(ViewContext& ctx);
     bool running() const { return m_driver.running(); }
+    // Starts a sweep over these configurations (validated), as "Run sweep" does.
+    void start(ViewContext& ctx, std::vector<engine::RunConfig> configs);
 
 private:
     void initFrom(const engine::RunConfig& c);
     std::vector<engine::RunConfig> buildConfigs(const engine::RunConfig& base,
                                                 std::string& error) const;
-    void start(ViewContext& ctx, std::vector<engine::RunConfig> configs);
     void drawProgress();
 
     SweepDriver m_driver;

@@ -38,6 +38,12 @@ void checkJsonDepth(std::string_view text);
 std::string toJson(const ResultSet& set, int indent = 2);
 ResultSet parseResultSet(std::string_view text);
 
+// `base` with the fields of a JSON object in the result schema's names changed, e.g.
+// {"context_length": 256, "precision": "bf16", "model": "small"} ("model" may name a preset
+// or patch its fields). An unknown field or a wrong type is a ResultFormatError naming it
+// under `path`; the values are not validated (engine::validate does that).
+RunConfig patchConfig(const RunConfig& base, std::string_view patch, const std::string& path);
+
 // One run as a single JSON line (no newline inside), and back.
 std::string runToJsonLine(const RunResult& run);
 RunResult parseRun(std::string_view text);

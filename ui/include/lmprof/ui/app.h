@@ -4,9 +4,11 @@
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/ui/demo_script.h"
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,12 @@ struct AppOptions {
     // once the autorun run has settled, as their "Save PNG" would.
     std::vector<std::string> exportPlots;
     std::filesystem::path exportDir;
+    // The stage for demos (docs/DEMO.md).
+    std::optional<bool> darkTheme;      // this launch's theme (not saved); else the setting
+    bool freshLayout = false;           // lay out afresh; leave the saved layout alone
+    std::vector<std::string> openFiles; // opened at launch, their runs selected together
+    float fontScale = 1.0f;
+    std::optional<DemoScript> demo; // played from the first frame
 };
 
 class App {
@@ -50,6 +58,10 @@ public:
     // "Save PNG" was picked and the whole window when F12 (or File > Screenshot) asked
     // for it (a framebuffer of fbWidth x fbHeight pixels is current).
     void afterRender(int fbWidth, int fbHeight);
+    // Something changes on screen without input: a run or sweep in progress, the autorun
+    // settling, windows to bring forward, PNGs to take. When false the frame loop can wait
+    // for input instead of drawing (an idle window costs no CPU).
+    bool animating() const;
     // Chart PNGs still to be written (asked for, or --export-plots not yet done).
     bool pngPending() const;
     // False if a chart named in exportPlots was never drawn or could not be saved.
@@ -67,6 +79,13 @@ public:
     // Throws std::runtime_error naming the path if the file cannot be written.
     void writeFrameStats(const std::filesystem::path& path) const;
     bool darkTheme() const;
+
+    // The clock the demo's pauses and time limits run on, in seconds: the wall clock, or the
+    // recording's (frames / fps) so that a recorded demo keeps its pace on any machine.
+    void setClock(double seconds);
+    // The demo script has played to its end or stopped on a failed step (or there is none).
+    bool demoFinished() const;
+    bool demoSucceeded() const;
 
 private:
     struct Impl;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# What the lmprof window costs the machine it measures on: the CPU its main thread (the one
+# that draws; the engine runs on its own threads) uses while idle, and while a CPU run
+# streams, under Xvfb with Mesa's software OpenGL; and the run's ms per step in the window
+# against the same run in lmprof-cli, alternating, so the ratio shows what drawing steals.
+# Usage: bench/window_cpu.sh [rounds]   (default 2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-2}
+work=$(mktemp -d)
+display=:$((90 + RANDOM % 50))
+Xvfb "$display" -screen 0 1600x1000x24 >/dev/null 2>&1 &
+xvfb=$!
+trap 'kill $xvfb 2>/dev/null; rm -rf "$work"' EXIT
+sleep 1
+export DISPLAY=$display LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
+run_args=(--model tiny --ctx 64 --batch 4 --warmup 2 --steps 30 --device cpu --threads 2 -q)
+
+# CPU seconds (user + system) of one thread so far.
+thread_cpu() { awk '{print ($14 + $15) / 100}' "/proc/$1/task/$1/stat"; }
+# CPU seconds of the whole process (engine, samplers, Mesa's rasteriser threads).
+proc_cpu() { awk '{print ($14 + $15) / 100}' "/proc/$1/stat"; }
+
+echo "idle window, 10 s after a 3 s start:"
+build/app/lmprof --device cpu --discard-last &
+pid=$!
+sleep 3
+a=$(thread_cpu $pid); sleep 10; b=$(thread_cpu $pid)
+kill -TERM $pid; wait $pid || true
+echo "  main thread: $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.1f%% of a core", (b-a)*10}')"
+
+for r in $(seq "$rounds"); do
+  rm -f "$work"/*.json
+  build/app/lmprof "${run_args[@]}" --discard-last --autorun --exit-when-done \
+    --save-on-exit "$work/window.json" &
+  pid=$!
+  start=$(date +%s.%N); a=$(thread_cpu $pid)
+  while kill -0 $pid 2>/dev/null; do b=$(thread_cpu $pid 2>/dev/null || echo "$b"); sleep 0.2; done
+  wait $pid
+  end=$(date +%s.%N)
+  build/app/lmprof-cli run "${run_args[@]}" --json "$work/cli.json" >/dev/null
+  .venv/bin/python - "$work/window.json" "$work/cli.json" "$a" "$b" "$start" "$end" "$r" <<'PY'
+import json, sys
+w, c = (json.load(open(p))["runs"][0]["summary"]["total_ms"]["mean"] for p in sys.argv[1:3])
+a, b, start, end = map(float, sys.argv[3:7])
+print(f"round {sys.argv[7]}: window main thread {100 * (b - a) / (end - start):.1f}% of a core "
+      f"over {end - start:.1f} s; step ms window {w:.2f} / cli {c:.2f} = {w / c:.3f}x")
+PY
+done

@@ -1,0 +1,58 @@
+// A demo script (docs/DEMO.md): the steps a recorded demo needs, played by the window itself
+// (App::Impl::playDemo in app_demo.cpp). Parsing is separate from playing so a bad script is
+// refused at launch, naming the step and field, before any window opens. No ImGui here.
+#pragma once
+
+#include "lmprof/engine/config.h"
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lmprof::ui {
+
+struct DemoStep {
+    enum class Kind {
+        Configure, // change fields of the Configure form: `patch`
+        Run,       // press Run (with `patch` applied first when given)
+        Sweep,     // start a sweep over the lists below, the form's config as its base
+        Wait,      // until `target` ("run": the last started run, "sweep") has finished
+        Select,    // select runs by number (`runs`) or the last `last` runs, overlaid
+        Show,      // bring the window `target` to the front
+        Pause,     // hold for `seconds` (of recording time when recording)
+        SaveChart, // save the chart `target` as a PNG at `path`
+        Caption,   // show `text` in a banner over the window ("" hides it)
+        Theme,     // switch to the `target` theme ("dark" or "light")
+    };
+    Kind kind = Kind::Pause;
+    std::string patch;  // Configure / Run: a JSON object in the result schema's names
+    std::string target; // Wait, Show, SaveChart, Theme
+    std::string path;   // SaveChart
+    std::string text;   // Caption
+    double seconds = 0; // Pause; Wait's time limit
+    std::vector<int> runs;
+    int last = 0;
+    // Sweep lists (empty: the base's value only).
+    std::vector<std::string> models;
+    std::vector<int64_t> contexts;
+    std::vector<engine::Precision> precisions;
+    std::vector<engine::Mode> modes;
+    std::vector<int> warmups;
+};
+
+struct DemoScript {
+    std::vector<DemoStep> steps;
+};
+
+class DemoScriptError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// Throws DemoScriptError naming the step and field ("steps[3].do: 'rn' is not a step; ...").
+DemoScript parseDemoScript(std::string_view text);
+DemoScript loadDemoScript(const std::filesystem::path& path);
+
+} // namespace lmprof::ui

@@ -1,0 +1,241 @@
+// The window's stage for demos: files opened at launch (--open) and the demo script
+// (--demo, docs/DEMO.md) played one step per frame or more, on App's clock (the wall
+// clock, or the recording's frames / fps), and its caption banner.
+
+#include "app_impl.h"
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/sweep.h"
+#include "theme.h"
+
+#include <cstdio>
+#include <imgui.h>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+void App::Impl::openAtLaunch() {
+    if (options.openFiles.empty()) {
+        return;
+    }
+    ViewContext ctx = context();
+    const size_t before = store.runs().size();
+    std::string problems;
+    for (const std::string& path : options.openFiles) {
+        filesView.open(ctx, path);
+        if (statusIsError) {
+            std::fprintf(stderr, "lmprof: --open: %s\n", status.c_str());
+            problems += (problems.empty() ? "" : "; ") + status;
+        }
+    }
+    // Every run opened is selected, overlaid in the charts.
+    store.selection().clear();
+    for (size_t i = before; i < store.runs().size(); ++i) {
+        store.selection().push_back(static_cast<int>(i));
+    }
+    const size_t opened = store.runs().size() - before;
+    ctx.report(problems.empty() ? "opened " + std::to_string(opened) + " run(s), shown together"
+                                : problems,
+               !problems.empty());
+}
+
+void App::Impl::failDemo(const std::string& where, const std::string& why) {
+    demoFailed = true;
+    status = "demo stopped at " + where + ": " + why;
+    statusIsError = true;
+    std::fprintf(stderr, "lmprof: --demo: %s\n", status.c_str());
+}
+
+void App::Impl::playDemo() {
+    // Instant steps (configure, select, ...) run back to back in one frame; a step that
+    // waits returns false and is asked again next frame.
+    while (demoPlaying()) {
+        const DemoStep& step = options.demo->steps[demoStep];
+        const bool firstFrame = demoStepStartS < 0.0;
+        if (firstFrame) {
+            demoStepStartS = clockS;
+        }
+        const std::string where = "steps[" + std::to_string(demoStep) + "]";
+        if (!playStep(step, where, firstFrame)) {
+            return;
+        }
+        ++demoStep;
+        demoStepStartS = -1.0;
+    }
+}
+
+bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool firstFrame) {
+    using Kind = DemoStep::Kind;
+    ViewContext ctx = context();
+    const double elapsed = clockS - demoStepStartS;
+    const auto configured = [&](std::optional<RunConfig>& out) {
+        try {
+            RunConfig c = step.patch.empty()
+                              ? form.config()
+                              : patchConfig(form.config(), step.patch, where + ".config");
+            if (const auto errors = validate(c); !errors.empty()) {
+                failDemo(where + ".config", errors.front().message());
+                return false;
+            }
+            out = c;
+            return true;
+        } catch (const std::exception& e) {
+            failDemo(where, e.what());
+            return false;
+        }
+    };
+    switch (step.kind) {
+    case Kind::Configure: {
+        std::optional<RunConfig> c;
+        if (configured(c)) {
+            form.config() = *c;
+            ctx.report("configured " + runLabel(*c), false);
+        }
+        return true;
+    }
+    case Kind::Run: {
+        std::optional<RunConfig> c;
+        if (!configured(c)) {
+            return true;
+        }
+        form.config() = *c;
+        if (session.busy()) {
+            return false; // the Run button waits for the previous run too
+        }
+        demoRunIndex = submitRun(ctx, *c);
+        if (demoRunIndex < 0) {
+            failDemo(where, status);
+        }
+        return true;
+    }
+    case Kind::Sweep: {
+        if (session.busy() || sweepView.running()) {
+            return false;
+        }
+        SweepSpec spec;
+        spec.base = form.config();
+        for (const std::string& name : step.models) {
+            ModelConfig m = *presetModel(name);
+            m.vocabSize = spec.base.model.vocabSize;
+            spec.models.push_back(m);
+        }
+        if (spec.models.empty()) {
+            spec.models.push_back(spec.base.model);
+        }
+        spec.contexts =
+            step.contexts.empty() ? std::vector<int64_t>{spec.base.contextLength} : step.contexts;
+        spec.precisions =
+            step.precisions.empty() ? std::vector<Precision>{spec.base.precision} : step.precisions;
+        spec.modes = step.modes.empty() ? std::vector<Mode>{spec.base.mode} : step.modes;
+        spec.warmups = step.warmups;
+        std::vector<RunConfig> configs = expandSweep(spec);
+        for (const RunConfig& c : configs) {
+            if (const auto errors = validate(c); !errors.empty()) {
+                failDemo(where, runLabel(c) + ": " + errors.front().message());
+                return true;
+            }
+        }
+        sweepView.start(ctx, std::move(configs));
+        return true;
+    }
+    case Kind::Wait: {
+        bool done = false;
+        if (step.target == "run") {
+            if (demoRunIndex < 0) {
+                failDemo(where, "no run was started before this wait");
+                return true;
+            }
+            const RunView* v = store.findBySessionIndex(demoRunIndex);
+            done = v && v->finished;
+        } else {
+            done = !sweepView.running() && !session.busy();
+        }
+        if (!done && elapsed > step.seconds) {
+            failDemo(where, "still waiting after " + formatFixed(step.seconds, 0) + " s");
+            return true;
+        }
+        return done;
+    }
+    case Kind::Select: {
+        const int count = static_cast<int>(store.runs().size());
+        std::vector<int> chosen;
+        if (step.last > 0) {
+            if (step.last > count) {
+                failDemo(where + ".last", "there are " + std::to_string(count) + " run(s)");
+                return true;
+            }
+            for (int i = count - step.last; i < count; ++i) {
+                chosen.push_back(i);
+            }
+        }
+        for (int number : step.runs) {
+            if (number > count) {
+                failDemo(where + ".runs", "there is no run " + std::to_string(number) + " (" +
+                                              std::to_string(count) + " run(s))");
+                return true;
+            }
+            chosen.push_back(number - 1);
+        }
+        store.selection() = chosen;
+        return true;
+    }
+    case Kind::Show: {
+        const bool known = std::any_of(windows.begin(), windows.end(),
+                                       [&](const Window& w) { return step.target == w.title; });
+        if (!known) {
+            failDemo(where + ".window", "'" + step.target + "' is not a window");
+            return true;
+        }
+        ImGui::SetWindowFocus(step.target.c_str());
+        return true;
+    }
+    case Kind::Pause:
+        return elapsed >= step.seconds;
+    case Kind::SaveChart: {
+        if (firstFrame) {
+            const auto it = plotRects.find(step.target);
+            if (it == plotRects.end()) {
+                failDemo(where + ".chart", "no chart '" + step.target +
+                                               "' is drawn (show its "
+                                               "window first)");
+                return true;
+            }
+            PngRequest request = it->second;
+            request.framesToWait = 1;
+            request.path = step.path;
+            pngRequests.push_back(request);
+            return false;
+        }
+        return pngRequests.empty();
+    }
+    case Kind::Caption:
+        caption = step.text;
+        return true;
+    case Kind::Theme:
+        themeOverride = step.target == "dark";
+        applyTheme(*themeOverride, ImGui::GetStyle().FontScaleDpi);
+        return true;
+    }
+    return true;
+}
+
+void App::Impl::drawCaption() {
+    if (caption.empty()) {
+        return;
+    }
+    // A banner across the bottom of the window, above everything, for recorded demos.
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    const float pad = ImGui::GetFontSize() * 0.8f;
+    const float wrap = vp->WorkSize.x * 0.7f;
+    const ImVec2 size = ImGui::CalcTextSize(caption.c_str(), nullptr, false, wrap);
+    const ImVec2 box(size.x + 2 * pad, size.y + 2 * pad);
+    const ImVec2 at(vp->WorkPos.x + (vp->WorkSize.x - box.x) / 2.0f,
+                    vp->WorkPos.y + vp->WorkSize.y - box.y - pad * 2.0f);
+    ImDrawList* draw = ImGui::GetForegroundDrawList();
+    draw->AddRectFilled(at, ImVec2(at.x + box.x, at.y + box.y), IM_COL32(20, 20, 28, 225),
+                        pad * 0.6f);
+    draw->AddText(nullptr, 0.0f, ImVec2(at.x + pad, at.y + pad), IM_COL32(255, 255, 255, 255),
+                  caption.c_str(), nullptr, wrap);
+}
+
+} // namespace lmprof::ui

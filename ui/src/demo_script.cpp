@@ -1,0 +1,237 @@
+// Demo script parsing (see demo_script.h and docs/DEMO.md).
+
+#include "lmprof/ui/demo_script.h"
+
+#include "lmprof/engine/result_io.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+namespace lmprof::ui {
+
+namespace {
+
+using nlohmann::json;
+using Kind = DemoStep::Kind;
+
+struct KindName {
+    const char* name;
+    Kind kind;
+};
+constexpr KindName kKinds[] = {
+    {"configure", Kind::Configure}, {"run", Kind::Run},
+    {"sweep", Kind::Sweep},         {"wait", Kind::Wait},
+    {"select", Kind::Select},       {"show", Kind::Show},
+    {"pause", Kind::Pause},         {"save_chart", Kind::SaveChart},
+    {"caption", Kind::Caption},     {"theme", Kind::Theme},
+};
+
+// The most a script may hold, and the longest a wait or pause may last: a demo, not a job.
+constexpr size_t kMaxSteps = 10000;
+constexpr double kMaxSeconds = 24 * 3600.0;
+
+[[noreturn]] void fail(const std::string& where, const std::string& why) {
+    throw DemoScriptError(where + ": " + why);
+}
+
+std::string kindList() {
+    std::string out;
+    for (const auto& k : kKinds) {
+        out += (out.empty() ? "" : ", ") + std::string(k.name);
+    }
+    return out;
+}
+
+const json& field(const json& step, const std::string& where, const char* name) {
+    if (!step.contains(name)) {
+        fail(where, std::string("needs \"") + name + "\"");
+    }
+    return step[name];
+}
+
+std::string text(const json& step, const std::string& where, const char* name, bool allowEmpty) {
+    const json& v = field(step, where, name);
+    if (!v.is_string() || (!allowEmpty && v.get<std::string>().empty())) {
+        fail(where + "." + name, allowEmpty ? "must be a string" : "must be a non-empty string");
+    }
+    return v.get<std::string>();
+}
+
+double seconds(const json& step, const std::string& where, const char* name) {
+    const json& v = field(step, where, name);
+    if (!v.is_number() || !(v.get<double>() >= 0.0) || v.get<double>() > kMaxSeconds) {
+        fail(where + "." + name, "must be a number of seconds from 0 to " +
+                                     std::to_string(static_cast<int>(kMaxSeconds)));
+    }
+    return v.get<double>();
+}
+
+// A list of T from an array of JSON values, each converted by `read` (which fails itself).
+template <typename T, typename Read>
+std::vector<T> list(const json& step, const std::string& where, const char* name, Read read) {
+    std::vector<T> out;
+    if (!step.contains(name)) {
+        return out;
+    }
+    const json& v = step[name];
+    if (!v.is_array() || v.empty()) {
+        fail(where + "." + name, "must be a non-empty array");
+    }
+    for (size_t i = 0; i < v.size(); ++i) {
+        out.push_back(read(v[i], where + "." + name + "[" + std::to_string(i) + "]"));
+    }
+    return out;
+}
+
+int64_t wholeNumber(const json& v, const std::string& where, int64_t lo, int64_t hi) {
+    if (!v.is_number_integer() || v.get<int64_t>() < lo || v.get<int64_t>() > hi) {
+        fail(where,
+             "must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+    }
+    return v.get<int64_t>();
+}
+
+// The configuration patch: checked against a default configuration now (fields and types);
+// its values are validated when it is played, against the form's configuration then.
+std::string configPatch(const json& v, const std::string& where) {
+    const std::string patch = v.dump();
+    try {
+        (void)engine::patchConfig(engine::RunConfig{}, patch, where);
+    } catch (const engine::ResultFormatError& e) {
+        throw DemoScriptError(e.what());
+    }
+    return patch;
+}
+
+DemoStep parseStep(const json& j, const std::string& where) {
+    if (!j.is_object()) {
+        fail(where, "must be an object such as {\"do\": \"run\"}");
+    }
+    DemoStep s;
+    const std::string name = text(j, where, "do", false);
+    const auto kind = std::find_if(std::begin(kKinds), std::end(kKinds),
+                                   [&](const KindName& k) { return name == k.name; });
+    if (kind == std::end(kKinds)) {
+        fail(where + ".do", "'" + name + "' is not a step; the steps are " + kindList());
+    }
+    s.kind = kind->kind;
+    switch (s.kind) {
+    case Kind::Configure:
+        s.patch = configPatch(field(j, where, "config"), where + ".config");
+        break;
+    case Kind::Run:
+        if (j.contains("config")) {
+            s.patch = configPatch(j["config"], where + ".config");
+        }
+        break;
+    case Kind::Sweep:
+        s.models = list<std::string>(j, where, "models", [](const json& v, const std::string& w) {
+            if (!v.is_string() || !engine::presetModel(v.get<std::string>())) {
+                fail(w, "must name a preset model");
+            }
+            return v.get<std::string>();
+        });
+        s.contexts = list<int64_t>(j, where, "contexts", [](const json& v, const std::string& w) {
+            return wholeNumber(v, w, 1, 1 << 20);
+        });
+        s.precisions = list<engine::Precision>(
+            j, where, "precisions", [](const json& v, const std::string& w) {
+                const auto p =
+                    v.is_string() ? engine::parsePrecision(v.get<std::string>()) : std::nullopt;
+                if (!p) {
+                    fail(w, "must name a precision");
+                }
+                return *p;
+            });
+        s.modes = list<engine::Mode>(j, where, "modes", [](const json& v, const std::string& w) {
+            const auto m = v.is_string() ? engine::parseMode(v.get<std::string>()) : std::nullopt;
+            if (!m) {
+                fail(w, "must name a mode");
+            }
+            return *m;
+        });
+        s.warmups = list<int>(j, where, "warmups", [](const json& v, const std::string& w) {
+            return static_cast<int>(wholeNumber(v, w, 0, 100000));
+        });
+        break;
+    case Kind::Wait:
+        s.target = text(j, where, "for", false);
+        if (s.target != "run" && s.target != "sweep") {
+            fail(where + ".for", "'" + s.target + "' is not \"run\" or \"sweep\"");
+        }
+        s.seconds = j.contains("timeout_s") ? seconds(j, where, "timeout_s") : 3600.0;
+        break;
+    case Kind::Select:
+        if (j.contains("last")) {
+            s.last = static_cast<int>(wholeNumber(j["last"], where + ".last", 1, 100000));
+        } else {
+            s.runs = list<int>(j, where, "runs", [](const json& v, const std::string& w) {
+                return static_cast<int>(wholeNumber(v, w, 1, 100000));
+            });
+            if (s.runs.empty()) {
+                fail(where, "needs \"runs\" (run numbers as in the Runs table) or \"last\"");
+            }
+        }
+        break;
+    case Kind::Show:
+        s.target = text(j, where, "window", false);
+        break;
+    case Kind::Pause:
+        s.seconds = seconds(j, where, "seconds");
+        break;
+    case Kind::SaveChart:
+        s.target = text(j, where, "chart", false);
+        s.path = text(j, where, "path", false);
+        break;
+    case Kind::Caption:
+        s.text = text(j, where, "text", true);
+        break;
+    case Kind::Theme:
+        s.target = text(j, where, "theme", false);
+        if (s.target != "dark" && s.target != "light") {
+            fail(where + ".theme", "'" + s.target + "' is not \"dark\" or \"light\"");
+        }
+        break;
+    }
+    return s;
+}
+
+} // namespace
+
+DemoScript parseDemoScript(std::string_view text) {
+    engine::checkJsonDepth(text);
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::exception& e) {
+        throw DemoScriptError(std::string("not JSON: ") + e.what());
+    }
+    if (!j.is_object() || !j.contains("lmprof_demo")) {
+        throw DemoScriptError("not an lmprof demo script: the top level must be an object with "
+                              "\"lmprof_demo\": 1 and \"steps\"");
+    }
+    if (j["lmprof_demo"] != 1) {
+        throw DemoScriptError("lmprof_demo: version " + j["lmprof_demo"].dump() +
+                              " is not supported (this lmprof reads version 1)");
+    }
+    const json& steps = j.contains("steps") ? j["steps"] : json();
+    if (!steps.is_array() || steps.empty() || steps.size() > kMaxSteps) {
+        throw DemoScriptError("steps: must be an array of 1 to " + std::to_string(kMaxSteps) +
+                              " steps");
+    }
+    DemoScript script;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        script.steps.push_back(parseStep(steps[i], "steps[" + std::to_string(i) + "]"));
+    }
+    return script;
+}
+
+DemoScript loadDemoScript(const std::filesystem::path& path) {
+    try {
+        return parseDemoScript(engine::readInputFile(path, 1 << 20));
+    } catch (const std::exception& e) {
+        throw DemoScriptError(path.string() + ": " + e.what());
+    }
+}
+
+} // namespace lmprof::ui
