@@ -151,8 +151,16 @@ int main(int argc, char** argv) {
         const auto answer = o.restoreLast   ? ui::RestoreChoice::Restore
                             : o.discardLast ? ui::RestoreChoice::Discard
                                             : ui::RestoreChoice::Ask;
-        ui::AppOptions appOptions{*config,      o.autorun, configDir(),   answer,
-                                  o.saveOnExit, o.show,    o.exportPlots, o.exportDir};
+        ui::AppOptions appOptions{*config,
+                                  o.autorun,
+                                  configDir(),
+                                  answer,
+                                  o.saveOnExit,
+                                  o.show,
+                                  o.exportPlots,
+                                  o.exportDir,
+                                  o.exportSize.width,
+                                  o.exportSize.height};
         if (!o.theme.empty()) {
             appOptions.darkTheme = o.theme == "dark";
         }

@@ -18,13 +18,27 @@ test -f "$work/config/imgui.ini" || { echo "layout was not saved"; exit 1; }
 LMPROF_CONFIG_DIR="$work/memory-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$lmprof" --model tiny --ctx 64 --steps 4 --warmup 2 --device cpu -q \
   --memory-snapshot "$work/snapshot.json" --show Memory,Telemetry \
-  --export-plots step-times,memory,telemetry-cpu --export-dir "$work" \
+  --export-plots step-times,memory,telemetry,distribution --export-dir "$work" \
+  --export-size 900x500 \
   --autorun --screenshot "$work/memory-window.png" --exit-when-done --save-on-exit "$work/memory-run.json"
 "$png_check" "$work/memory-window.png" 1600 1000
-# Each exported chart is its own PNG: smaller than the window, not blank.
-for chart in step-times memory telemetry-cpu; do
-  "$png_check" "$work/$chart.png" "<1600" "<1000"
+# Each chart is drawn for its file at the size asked for, named by what it shows: the
+# Distribution chart too, though its window is behind the Memory tab (hidden charts used
+# to come out as a crop of whatever covered them). Four different pictures.
+for chart in step-times memory telemetry distribution; do
+  "$png_check" "$work/$chart-tiny-ctx64-fp32-train.png" 900 500
 done
+[ "$(md5sum "$work"/*-tiny-ctx64-fp32-train.png | cut -c1-32 | sort -u | wc -l)" -eq 4 ] ||
+  { echo "exported charts are not four different pictures"; exit 1; }
+# A name that is no chart is refused, naming the charts there are; the exit code says so.
+set +e
+out=$(LMPROF_CONFIG_DIR="$work/memory-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$lmprof" --model tiny --ctx 16 --steps 1 --warmup 0 --device cpu -q --discard-last \
+  --export-plots heatmapp --export-dir "$work" --autorun --exit-when-done 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && echo "$out" | grep -q "'heatmapp' is not a chart (step-times, distribution" ||
+  { echo "unknown chart not refused ($rc): $out"; exit 1; }
 grep -q '"schema": "lmprof.alloc-trace/1"' "$work/snapshot.json" || { echo "no allocation trace"; exit 1; }
 grep -q "$work/snapshot.json" "$work/memory-run.json" || { echo "run does not name its snapshot"; exit 1; }
 
@@ -165,4 +179,4 @@ out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 10 passed, 0 failed"
+echo "gui_e2e: 11 passed, 0 failed"

@@ -193,17 +193,11 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
         return elapsed >= step.seconds;
     case Kind::SaveChart: {
         if (firstFrame) {
-            const auto it = plotRects.find(step.target);
-            if (it == plotRects.end()) {
-                failDemo(where + ".chart", "no chart '" + step.target +
-                                               "' is drawn (show its "
-                                               "window first)");
+            if (!findChart(step.target)) {
+                failDemo(where + ".chart", "'" + step.target + "' is not a chart");
                 return true;
             }
-            PngRequest request = it->second;
-            request.framesToWait = 1;
-            request.path = step.path;
-            pngRequests.push_back(request);
+            pngRequests.push_back(exportRequest(step.target, step.path));
             return false;
         }
         return pngRequests.empty();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "autosave.h"
+#include "chart_export.h"
 #include "lmprof/engine/session.h"
 #include "lmprof/ui/app.h"
 #include "settings.h"
@@ -12,6 +13,7 @@
 #include <functional>
 #include <imgui.h>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +41,14 @@ struct Window {
     std::function<void(ViewContext&)> draw;
 };
 
+// A chart that exports as itself (chart_export.h): its name (the PNG's file stem), the
+// title written above it, and how to draw it alone into the space left.
+struct Chart {
+    const char* name;
+    const char* title;
+    std::function<void(ViewContext&)> draw;
+};
+
 // Frames drawn after the autorun run finished before it counts as settled (the charts'
 // auto-fit needs a frame or two to take the final data into account).
 inline constexpr int kSettleFrames = 5;
@@ -51,6 +61,7 @@ struct App::Impl {
           settings(Settings::load(settingsFile)), layoutProblem(setAsideOversizedLayout(iniFile)),
           hadLayout(std::filesystem::exists(iniFile)), autosave(options.configDir) {
         registerWindows();
+        registerCharts();
     }
 
     AppOptions options;
@@ -75,6 +86,8 @@ struct App::Impl {
     bool exportsOk = true;
     int frameNumber = 0;
     void queueExports();
+    // A request to export chart `stem` to `path` at the export size (exportRequest's rule).
+    PngRequest exportRequest(const std::string& stem, std::string path) const;
 
     // The views, and the windows they draw (registry order = draw order; see windows()).
     ConfigView configView;
@@ -94,6 +107,12 @@ struct App::Impl {
     FilesView filesView;
     std::vector<Window> windows;
     void registerWindows();
+    std::vector<Chart> charts;
+    void registerCharts();
+    const Chart* findChart(const std::string& stem) const;
+    std::unique_ptr<OffscreenCharts> offscreen; // made at the first export
+    // Draws the chart for a PNG request; false (status says why) when it cannot.
+    bool exportChart(const Chart& chart, const PngRequest& request);
 
     // Scripted launch: -1 no autorun; otherwise the session index of the autorun run.
     int autorunIndex = -1;

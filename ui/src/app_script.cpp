@@ -13,11 +13,92 @@ namespace lmprof::ui {
 using namespace lmprof::engine;
 
 namespace {
-// lmprof-<stem>-<unix time>.png in the working directory.
-std::filesystem::path timestampedPng(const std::string& stem) {
-    return "lmprof-" + stem + "-" + std::to_string(std::time(nullptr)) + ".png";
+
+// The runs a chart shows, for file names: "tiny-ctx16-fp32-train", or the first run's
+// label and how many more.
+std::string runsLabel(const std::vector<RunView*>& runs) {
+    if (runs.empty()) {
+        return "no-run";
+    }
+    std::string label = runLabel(runs.front()->result.config);
+    if (runs.size() > 1) {
+        label += "-and-" + std::to_string(runs.size() - 1) + "-more";
+    }
+    return label;
 }
+
+// The line under an exported chart's title: the run, or the runs by their legend names.
+std::string runsLine(const std::vector<RunView*>& runs) {
+    if (runs.size() == 1) {
+        const RunResult& r = runs.front()->result;
+        return r.id + " (batch " + std::to_string(r.config.batchSize) + ", " +
+               std::to_string(r.config.measureSteps) + " measured steps on " +
+               (r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice) + ")";
+    }
+    std::string line;
+    for (const RunView* run : runs) {
+        line += (line.empty() ? "" : " / ") + run->name;
+    }
+    return runs.empty() ? "no run selected"
+                        : line + " (" + runLabel(runs.front()->result.config) + ")";
+}
+
 } // namespace
+
+void App::Impl::registerCharts() {
+    charts = {
+        {"step-times", "Step times, ms per step",
+         [this](ViewContext& ctx) { stepTimesView.drawChart(ctx, ImVec2(-1, -1)); }},
+        {"distribution", "Distribution of the measured step times",
+         [this](ViewContext& ctx) { histogramView.drawChart(ctx, ImVec2(-1, -1)); }},
+        {"memory", "Memory over the run, MiB",
+         [this](ViewContext& ctx) {
+             memoryView.drawTimeline(ctx, ctx.selectedRuns(), ImVec2(-1, -1));
+         }},
+        {"memory-breakdown", "Peak memory: predicted and measured, MiB",
+         [this](ViewContext& ctx) { memoryView.drawBreakdown(ctx, ImVec2(-1, -1)); }},
+        {"throughput", "Throughput, tokens per second",
+         [this](ViewContext& ctx) { throughputView.drawChart(ctx, ImVec2(-1, -1)); }},
+        {"telemetry", "Telemetry: step time, CPU use and RSS over the run",
+         [this](ViewContext& ctx) { telemetryView.drawChart(ctx, ImVec2(-1, -1)); }},
+    };
+}
+
+const Chart* App::Impl::findChart(const std::string& stem) const {
+    // A telemetry chart's own "Save PNG" exports the linked charts together.
+    const std::string name = stem.rfind("telemetry", 0) == 0 ? "telemetry" : stem;
+    for (const Chart& c : charts) {
+        if (name == c.name) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
+bool App::Impl::exportChart(const Chart& chart, const PngRequest& request) {
+    ViewContext ctx = context();
+    const auto runs = ctx.selectedRuns();
+    const std::filesystem::path path = std::filesystem::absolute(
+        !request.path.empty()
+            ? std::filesystem::path(request.path)
+            : std::filesystem::path(std::string(chart.name) + "-" + runsLabel(runs) + "-" +
+                                    std::to_string(std::time(nullptr)) + ".png"));
+    try {
+        if (!offscreen) {
+            offscreen = std::make_unique<OffscreenCharts>(darkTheme(), options.fontScale);
+        }
+        const plot::ExportScope exporting; // axes show what the window shows
+        offscreen->render(path, static_cast<int>(request.width), static_cast<int>(request.height),
+                          darkTheme(), chart.title, runsLine(runs), [&] { chart.draw(ctx); });
+        status = "chart saved to " + path.string();
+        statusIsError = false;
+        return true;
+    } catch (const std::exception& e) {
+        status = e.what();
+        statusIsError = true;
+        return false;
+    }
+}
 
 void App::Impl::trackAutorun() {
     if (autorunIndex < 0 || autorunAnswered) {
@@ -29,20 +110,40 @@ void App::Impl::trackAutorun() {
     }
 }
 
+PngRequest App::Impl::exportRequest(const std::string& stem, std::string path) const {
+    // The size asked for; else the chart's size on screen; else a default for a chart never
+    // drawn (its window behind another tab since launch).
+    const auto drawn = plotRects.find(stem);
+    PngRequest request;
+    request.fileStem = stem;
+    request.path = std::move(path);
+    request.framesToWait = 1;
+    request.width = options.exportWidth > 0    ? static_cast<float>(options.exportWidth)
+                    : drawn != plotRects.end() ? drawn->second.width
+                                               : 1200.0f;
+    request.height = options.exportHeight > 0   ? static_cast<float>(options.exportHeight)
+                     : drawn != plotRects.end() ? drawn->second.height
+                                                : 700.0f;
+    return request;
+}
+
 void App::Impl::queueExports() {
     exportsQueued = true;
+    ViewContext ctx = context();
+    const auto runs = ctx.selectedRuns();
     for (const std::string& stem : options.exportPlots) {
-        const auto it = plotRects.find(stem);
-        if (it == plotRects.end()) {
-            // Its window is hidden behind another tab, or no chart has that name.
-            std::fprintf(stderr, "lmprof: --export-plots: no chart '%s' was drawn\n", stem.c_str());
+        if (!findChart(stem)) {
+            std::string names;
+            for (const Chart& c : charts) {
+                names += (names.empty() ? "" : ", ") + std::string(c.name);
+            }
+            std::fprintf(stderr, "lmprof: --export-plots: '%s' is not a chart (%s)\n", stem.c_str(),
+                         names.c_str());
             exportsOk = false;
             continue;
         }
-        PngRequest request = it->second;
-        request.framesToWait = 1;
-        request.path = (options.exportDir / (stem + ".png")).string();
-        pngRequests.push_back(request);
+        pngRequests.push_back(exportRequest(
+            stem, (options.exportDir / (stem + "-" + runsLabel(runs) + ".png")).string()));
     }
 }
 
@@ -72,12 +173,21 @@ void App::afterRender(int fbWidth, int fbHeight) {
             ++it;
             continue;
         }
+        if (const Chart* chart = m_impl->findChart(it->fileStem)) {
+            m_impl->exportsOk = m_impl->exportChart(*chart, *it) && m_impl->exportsOk;
+            it = requests.erase(it);
+            continue;
+        }
+        // The Ops view's charts are not drawn for files: their "Save PNG" (asked from the
+        // chart itself, so it is on screen) saves the chart's rectangle of the window.
         const int x = static_cast<int>(it->x * scaleX);
         const int w = static_cast<int>(it->width * scaleX);
         const int h = static_cast<int>(it->height * scaleY);
         const int y = fbHeight - static_cast<int>(it->y * scaleY) - h; // OpenGL counts from below
         const std::filesystem::path path = std::filesystem::absolute(
-            !it->path.empty() ? std::filesystem::path(it->path) : timestampedPng(it->fileStem));
+            !it->path.empty() ? std::filesystem::path(it->path)
+                              : std::filesystem::path("lmprof-" + it->fileStem + "-" +
+                                                      std::to_string(std::time(nullptr)) + ".png"));
         try {
             writeFramebufferRegionPng(path, x, y, w, h);
             setStatus("plot saved to " + path.string(), false);
@@ -88,7 +198,8 @@ void App::afterRender(int fbWidth, int fbHeight) {
         it = requests.erase(it);
     }
     if (std::exchange(m_impl->screenshotRequested, false)) {
-        const std::filesystem::path path = std::filesystem::absolute(timestampedPng("screenshot"));
+        const std::filesystem::path path = std::filesystem::absolute(
+            "lmprof-screenshot-" + std::to_string(std::time(nullptr)) + ".png");
         try {
             writeFramebufferPng(path, fbWidth, fbHeight);
             setStatus("screenshot saved to " + path.string(), false);

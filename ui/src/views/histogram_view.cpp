@@ -63,7 +63,13 @@ void HistogramView::draw(ViewContext& ctx) {
     for (RunView* run : runs) {
         drawSummaryLine(*run);
     }
-    if (ImPlot::BeginPlot("##histogram", ImVec2(-1, -1))) {
+    drawChart(ctx, ImVec2(-1, -1));
+    ImGui::End();
+}
+
+void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
+    const auto runs = ctx.selectedRuns();
+    if (ImPlot::BeginPlot("##histogram", size)) {
         ImPlot::SetupAxes("step ms (measured steps)", "steps");
         ImPlot::SetupLegend(ImPlotLocation_NorthEast);
         plot::watchInput({&m_x, &m_y});
@@ -129,7 +135,6 @@ void HistogramView::draw(ViewContext& ctx) {
         }
         plot::endPlot(ctx, "distribution");
     }
-    ImGui::End();
 }
 
 } // namespace lmprof::ui

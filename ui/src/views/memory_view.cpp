@@ -201,7 +201,7 @@ void drawBreakdownTable(const MemoryRow (&rows)[4], bool measuredKnown) {
     ImGui::EndTable();
 }
 
-void drawBreakdown(ViewContext& ctx, RunView& run) {
+void drawBreakdownChart(ViewContext& ctx, RunView& run, ImVec2 size, bool tableWhenNarrow) {
     const engine::RunConfig& c = run.result.config;
     const int64_t measuredPeak = run.liveSummary().peakBytes.max();
     const engine::MemoryBreakdown predicted = engine::predictPeak(c);
@@ -219,13 +219,15 @@ void drawBreakdown(ViewContext& ctx, RunView& run) {
         {"AdamW m, v", predicted.optimizerState, measured.optimizerState},
         {"activations", predicted.activations, measuredPeak > 0 ? measured.activations : 0}};
     // A narrow pane gets the figures as a table; a wide one the stacked bars.
-    if (ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * 26.0f) {
+    if (tableWhenNarrow && ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * 26.0f) {
         drawBreakdownTable(rows, measuredPeak > 0);
         return;
     }
     // At least tall enough for its two bars and the four legend entries.
-    const float height = std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 7.0f);
-    if (!ImPlot::BeginPlot("##breakdown", ImVec2(-1, height), ImPlotFlags_NoTitle)) {
+    if (size.y <= 0.0f) {
+        size.y = std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 7.0f);
+    }
+    if (!ImPlot::BeginPlot("##breakdown", size, ImPlotFlags_NoTitle)) {
         return;
     }
     double values[8];
@@ -321,6 +323,15 @@ void drawLargest(ViewContext& ctx, const RunView& run) {
 
 } // namespace
 
+void MemoryView::drawBreakdown(ViewContext& ctx, ImVec2 size) {
+    const auto runs = ctx.selectedRuns();
+    if (runs.empty()) {
+        ImGui::TextDisabled("no run selected");
+        return;
+    }
+    drawBreakdownChart(ctx, *runs.front(), size, false);
+}
+
 // ---------------------------------------------------------------------------------------
 // draw
 
@@ -345,7 +356,7 @@ void MemoryView::draw(ViewContext& ctx) {
     if (!runs.empty() && ImGui::BeginChild("##memory-details-pane") &&
         ImGui::BeginTabBar("##memory-details")) {
         if (ImGui::BeginTabItem("Breakdown")) {
-            drawBreakdown(ctx, *runs.front());
+            drawBreakdownChart(ctx, *runs.front(), ImVec2(-1, 0), true);
             ImGui::EndTabItem();
         }
         if (ImGui::BeginTabItem("Allocations")) {

@@ -43,10 +43,31 @@ Range fitted(const Range& data, double pad) {
     return r;
 }
 
+namespace {
+int g_exports = 0;
+} // namespace
+
+ExportScope::ExportScope() {
+    ++g_exports;
+}
+ExportScope::~ExportScope() {
+    --g_exports;
+}
+bool exporting() {
+    return g_exports > 0;
+}
+
 void FollowAxis::setup(ImAxis axis, const Range& data, double pad) {
-    if (m_following) {
-        const Range r = fitted(data, pad);
+    if (exporting()) {
+        const Range r = m_following || m_shown.empty() ? fitted(data, pad) : m_shown;
         ImPlot::SetupAxisLimits(axis, r.lo, r.hi, ImPlotCond_Always);
+        return;
+    }
+    if (m_following) {
+        m_shown = fitted(data, pad);
+        ImPlot::SetupAxisLimits(axis, m_shown.lo, m_shown.hi, ImPlotCond_Always);
+    } else {
+        m_shown = shownRange(axis);
     }
 }
 
@@ -226,6 +247,9 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
     const ImGuiID id = current->ID;
     const ImRect rect = current->FrameRect;
     ImPlot::EndPlot();
+    if (exporting()) {
+        return; // drawn for a file: the window's rectangles and menus are not this one's
+    }
     // The plot's rectangle as a PNG request (the other fields keep their defaults).
     const auto request = [&] {
         PngRequest r;

@@ -71,7 +71,6 @@ void StepTimesView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
-    const auto runs = ctx.selectedRuns();
     ImGui::Checkbox("y range: measured steps only", &m_measuredOnly);
     if (ImGui::IsItemHovered()) {
         ImGui::SetTooltip("Leave the warmup steps out of the y range (they can be many times "
@@ -79,7 +78,13 @@ void StepTimesView::draw(ViewContext& ctx) {
     }
     ImGui::SameLine();
     plot::helpMarker();
-    if (ImPlot::BeginPlot("##steptimes", ImVec2(-1, -1))) {
+    drawChart(ctx, ImVec2(-1, -1));
+    ImGui::End();
+}
+
+void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
+    const auto runs = ctx.selectedRuns();
+    if (ImPlot::BeginPlot("##steptimes", size)) {
         ImPlot::SetupAxes("step", "ms");
         ImPlot::SetupLegend(ImPlotLocation_NorthEast);
         const bool comparing = runs.size() > 1;
@@ -155,7 +160,6 @@ void StepTimesView::draw(ViewContext& ctx) {
         drawTooltip(runs);
         plot::endPlot(ctx, "step-times");
     }
-    ImGui::End();
 }
 
 } // namespace lmprof::ui

@@ -86,6 +86,13 @@ void TelemetryView::draw(ViewContext& ctx) {
                runs.front()->result.config.telemetryHz <= 0.0) {
         ImGui::TextDisabled("telemetry was off for this run");
     }
+    drawChart(ctx, ImVec2(-1, -1));
+    ImGui::End();
+}
+
+void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
+    const auto runs = ctx.selectedRuns();
+    const bool gpu = !runs.empty() && runs.front()->telemetry.anyGpu;
     // One x range for all the charts: from the run start to the last step or sample.
     plot::Range x;
     for (const RunView* run : runs) {
@@ -112,7 +119,7 @@ void TelemetryView::draw(ViewContext& ctx) {
         return m_x.following() ? x : plot::shownRange(ImAxis_X1);
     };
     const ImPlotFlags later = comparing ? ImPlotFlags_NoLegend : ImPlotFlags_None;
-    if (ImPlot::BeginSubplots("##telemetry", rows, 1, ImVec2(-1, -1),
+    if (ImPlot::BeginSubplots("##telemetry", rows, 1, size,
                               ImPlotSubplotFlags_LinkAllX | ImPlotSubplotFlags_NoTitle)) {
         // Step time at each step's end.
         if (ImPlot::BeginPlot("##step-time")) {
@@ -209,7 +216,6 @@ void TelemetryView::draw(ViewContext& ctx) {
         }
         ImPlot::EndSubplots();
     }
-    ImGui::End();
 }
 
 } // namespace lmprof::ui

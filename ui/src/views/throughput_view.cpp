@@ -14,8 +14,13 @@ void ThroughputView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
+    drawChart(ctx, ImVec2(-1, -1));
+    ImGui::End();
+}
+
+void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
-    if (ImPlot::BeginPlot("##throughput", ImVec2(-1, -1))) {
+    if (ImPlot::BeginPlot("##throughput", size)) {
         ImPlot::SetupAxes("step", "tokens/s");
         plot::watchInput({&m_x, &m_y});
         const plot::Range x = plot::stepRange(runs);
@@ -48,7 +53,6 @@ void ThroughputView::draw(ViewContext& ctx) {
         }
         plot::endPlot(ctx, "throughput");
     }
-    ImGui::End();
 }
 
 } // namespace lmprof::ui

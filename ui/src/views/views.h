@@ -52,6 +52,8 @@ Range fitted(const Range& data, double pad);
 // on the chart returns it to following.
 class FollowAxis {
 public:
+    // While a chart is drawn for a file (ExportScope), the axis shows what the window showed
+    // last: the fitted data while following, else the user's range.
     // Between BeginPlot (after SetupAxes) and the first item: sets the axis to
     // fitted(data, pad) while following.
     void setup(ImAxis axis, const Range& data, double pad);
@@ -61,7 +63,17 @@ public:
 
 private:
     bool m_following = true;
+    Range m_shown; // what the axis showed in the window's last frame
 };
+// Marks a chart drawn for a file (OffscreenCharts) for as long as it lives.
+class ExportScope {
+public:
+    ExportScope();
+    ~ExportScope();
+    ExportScope(const ExportScope&) = delete;
+    ExportScope& operator=(const ExportScope&) = delete;
+};
+bool exporting();
 // Call once per chart before its FollowAxis::setup calls: releases the axes when the user
 // drags or scrolls over the current plot this frame, makes them follow on a double-click.
 void watchInput(std::initializer_list<FollowAxis*> axes);
@@ -118,6 +130,8 @@ class StepTimesView {
 public:
     static constexpr const char* kTitle = "Step times";
     void draw(ViewContext& ctx);
+    // The chart alone, filling `size` (the window's, or an exported PNG's).
+    void drawChart(ViewContext& ctx, ImVec2 size);
 
 private:
     bool m_measuredOnly = true; // y range over the measured steps (where there are some)
@@ -130,6 +144,8 @@ class HistogramView {
 public:
     static constexpr const char* kTitle = "Distribution";
     void draw(ViewContext& ctx);
+    // The chart alone, filling `size` (the window's, or an exported PNG's).
+    void drawChart(ViewContext& ctx, ImVec2 size);
 
 private:
     plot::FollowAxis m_x, m_y;
@@ -142,7 +158,12 @@ public:
     void draw(ViewContext& ctx);
 
 private:
+public:
+    // The timeline of the selected runs, and the first one's peak breakdown (for exports).
     void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, ImVec2 size);
+    void drawBreakdown(ViewContext& ctx, ImVec2 size);
+
+private:
     plot::FollowAxis m_x, m_y;
     Decimated m_scratch;
 };
@@ -151,6 +172,8 @@ class TelemetryView {
 public:
     static constexpr const char* kTitle = "Telemetry";
     void draw(ViewContext& ctx);
+    // The chart alone, filling `size` (the window's, or an exported PNG's).
+    void drawChart(ViewContext& ctx, ImVec2 size);
 
 private:
     plot::FollowAxis m_x;     // shared by the linked charts
@@ -163,6 +186,8 @@ class ThroughputView {
 public:
     static constexpr const char* kTitle = "Throughput";
     void draw(ViewContext& ctx);
+    // The chart alone, filling `size` (the window's, or an exported PNG's).
+    void drawChart(ViewContext& ctx, ImVec2 size);
 
 private:
     plot::FollowAxis m_x, m_y;

@@ -25,10 +25,12 @@ struct AppOptions {
     RestoreChoice restore = RestoreChoice::Ask;
     std::filesystem::path saveOnExit;     // if set, the finished runs are saved there at exit
     std::vector<std::string> showWindows; // brought to the front at launch, e.g. "Summary"
-    // Charts (by file stem: "step-times", "memory", ...) saved as <exportDir>/<stem>.png
-    // once the autorun run has settled, as their "Save PNG" would.
+    // Charts (by name: "step-times", "memory", ...; exportableCharts()) drawn for the file
+    // once the autorun run has settled: <exportDir>/<name>-<what the runs are>.png, at
+    // exportWidth x exportHeight (0: the size the chart has on screen, else 1200 x 700).
     std::vector<std::string> exportPlots;
     std::filesystem::path exportDir;
+    int exportWidth = 0, exportHeight = 0;
     // The stage for demos (docs/DEMO.md).
     std::optional<bool> darkTheme;      // this launch's theme (not saved); else the setting
     bool freshLayout = false;           // lay out afresh; leave the saved layout alone
@@ -64,7 +66,7 @@ public:
     bool animating() const;
     // Chart PNGs still to be written (asked for, or --export-plots not yet done).
     bool pngPending() const;
-    // False if a chart named in exportPlots was never drawn or could not be saved.
+    // False if a chart named in exportPlots is not one, or could not be saved.
     bool exportsSucceeded() const;
     void setStatus(const std::string& message, bool isError);
     // Saves the finished runs to AppOptions::saveOnExit, if set (call once, before the App

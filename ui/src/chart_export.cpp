@@ -1,0 +1,159 @@
+// OffscreenCharts (see chart_export.h).
+
+#define GL_GLEXT_PROTOTYPES 1
+#include "chart_export.h"
+
+#include "theme.h"
+
+#include <GL/gl.h>
+#include <GL/glext.h>
+#include <imgui.h>
+#include <imgui_impl_opengl3.h>
+#include <implot.h>
+#include <stb/stb_image_write.h>
+#include <stdexcept>
+#include <vector>
+
+namespace lmprof::ui {
+
+namespace {
+
+// Makes the export contexts current for a scope and puts the window's back after it.
+class ContextSwitch {
+public:
+    ContextSwitch(ImGuiContext* imgui, ImPlotContext* implot)
+        : m_imgui(ImGui::GetCurrentContext()), m_implot(ImPlot::GetCurrentContext()) {
+        ImGui::SetCurrentContext(imgui);
+        ImPlot::SetCurrentContext(implot);
+    }
+    ~ContextSwitch() {
+        ImGui::SetCurrentContext(m_imgui);
+        ImPlot::SetCurrentContext(m_implot);
+    }
+    ContextSwitch(const ContextSwitch&) = delete;
+    ContextSwitch& operator=(const ContextSwitch&) = delete;
+
+private:
+    ImGuiContext* m_imgui;
+    ImPlotContext* m_implot;
+};
+
+} // namespace
+
+OffscreenCharts::OffscreenCharts(bool dark, float fontScale) : m_dark(dark) {
+    ImGuiContext* window = ImGui::GetCurrentContext();
+    ImPlotContext* windowPlot = ImPlot::GetCurrentContext();
+    m_imgui = ImGui::CreateContext();
+    m_implot = ImPlot::CreateContext(); // becomes current
+    ImGui::SetCurrentContext(window);
+    ImPlot::SetCurrentContext(windowPlot);
+    ContextSwitch use(m_imgui, m_implot);
+    ImGuiIO& io = ImGui::GetIO();
+    io.IniFilename = nullptr;
+    io.LogFilename = nullptr;
+    loadFonts(1.0f);
+    ImGui::GetStyle().FontScaleMain = fontScale;
+    applyTheme(dark, 1.0f);
+    ImGui_ImplOpenGL3_Init("#version 330");
+}
+
+OffscreenCharts::~OffscreenCharts() {
+    {
+        ContextSwitch use(m_imgui, m_implot);
+        ImGui_ImplOpenGL3_Shutdown();
+    }
+    if (m_framebuffer) {
+        glDeleteFramebuffers(1, &m_framebuffer);
+        glDeleteTextures(1, &m_color);
+    }
+    ImPlot::DestroyContext(m_implot);
+    ImGuiContext* window = ImGui::GetCurrentContext();
+    ImGui::DestroyContext(m_imgui);
+    ImGui::SetCurrentContext(window);
+}
+
+void OffscreenCharts::render(const std::filesystem::path& path, int width, int height, bool dark,
+                             const std::string& title, const std::string& subtitle,
+                             const std::function<void()>& chart) {
+    const auto fail = [&](const std::string& why) {
+        throw std::runtime_error("cannot save " + path.string() + ": " + why);
+    };
+    if (width <= 0 || height <= 0) {
+        fail("the chart has no size");
+    }
+    // The framebuffer: a colour texture of the asked size (made again when it changes).
+    if (!m_framebuffer || width != m_width || height != m_height) {
+        if (m_framebuffer) {
+            glDeleteFramebuffers(1, &m_framebuffer);
+            glDeleteTextures(1, &m_color);
+        }
+        glGenTextures(1, &m_color);
+        glBindTexture(GL_TEXTURE_2D, m_color);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+                     nullptr);
+        glGenFramebuffers(1, &m_framebuffer);
+        glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer);
+        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, m_color, 0);
+        const GLenum state = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+        glBindFramebuffer(GL_FRAMEBUFFER, 0);
+        if (state != GL_FRAMEBUFFER_COMPLETE) {
+            fail("no offscreen framebuffer of " + std::to_string(width) + "x" +
+                 std::to_string(height));
+        }
+        m_width = width;
+        m_height = height;
+    }
+    const bool themeChanged = dark != m_dark;
+    ContextSwitch use(m_imgui, m_implot);
+    if (themeChanged) {
+        applyTheme(dark, 1.0f);
+        m_dark = dark;
+    }
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
+    io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
+    io.DeltaTime = 1.0f / 60.0f;
+    GLint viewport[4];
+    glGetIntegerv(GL_VIEWPORT, viewport);
+    for (int frame = 0; frame < 2; ++frame) {
+        ImGui_ImplOpenGL3_NewFrame();
+        ImGui::NewFrame();
+        ImGui::SetNextWindowPos(ImVec2(0, 0));
+        ImGui::SetNextWindowSize(io.DisplaySize);
+        ImGui::Begin("##chart", nullptr,
+                     ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoSavedSettings |
+                         ImGuiWindowFlags_NoNav | ImGuiWindowFlags_NoScrollWithMouse);
+        ImGui::PushFont(nullptr, ImGui::GetStyle().FontSizeBase * 1.3f);
+        ImGui::TextUnformatted(title.c_str());
+        ImGui::PopFont();
+        if (!subtitle.empty()) {
+            ImGui::TextDisabled("%s", subtitle.c_str());
+        }
+        chart();
+        ImGui::End();
+        ImGui::Render();
+        glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer);
+        glViewport(0, 0, width, height);
+        const ImVec4 bg = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+        glClearColor(bg.x, bg.y, bg.z, 1.0f);
+        glClear(GL_COLOR_BUFFER_BIT);
+        ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    }
+    std::vector<unsigned char> pixels(static_cast<size_t>(width) * height * 4);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_COLOR_ATTACHMENT0);
+    glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+    const bool readOk = glGetError() == GL_NO_ERROR;
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    glReadBuffer(GL_BACK);
+    glViewport(viewport[0], viewport[1], viewport[2], viewport[3]);
+    if (!readOk) {
+        fail("reading the offscreen framebuffer failed");
+    }
+    stbi_flip_vertically_on_write(1); // OpenGL's rows start at the bottom
+    if (!stbi_write_png(path.c_str(), width, height, 4, pixels.data(), width * 4)) {
+        fail("writing the PNG failed");
+    }
+}
+
+} // namespace lmprof::ui
