@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
             glClear(GL_COLOR_BUFFER_BIT);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
             lmprofApp.afterRender(width, height); // PNGs asked for in this frame
-            if (screenshotPending && lmprofApp.autorunSettled()) {
+            if (screenshotPending && lmprofApp.autorunSettled() && lmprofApp.demoFinished()) {
                 try {
                     ui::writeFramebufferPng(o.screenshot, width, height);
                 } catch (const std::exception& e) {

@@ -283,3 +283,40 @@ TEST(ResultIo, AnAppendAfterACutLineStartsOnAFreshLine) {
     EXPECT_NE(loaded.warnings[0].find("line 2"), std::string::npos) << loaded.warnings[0];
     std::filesystem::remove(path);
 }
+
+// A configuration changed by a JSON patch in the result schema's names (demo scripts): known
+// fields change, a preset name brings its dimensions, the rest stays; an unknown field or a
+// wrong type is refused naming it.
+TEST(ResultIo, PatchConfigChangesNamedFieldsAndRefusesUnknownOnes) {
+    RunConfig base;
+    base.seed = 7;
+    const RunConfig c = patchConfig(
+        base, R"({"context_length": 256, "precision": "bf16", "model": "small", "device": "cpu"})",
+        "steps[1].config");
+    EXPECT_EQ(c.contextLength, 256);
+    EXPECT_EQ(c.precision, Precision::Bf16);
+    EXPECT_EQ(c.model.preset, "small");
+    EXPECT_EQ(c.model.dModel, presetModel("small")->dModel);
+    EXPECT_EQ(c.device, "cpu");
+    EXPECT_EQ(c.seed, 7u);                  // untouched
+    EXPECT_EQ(c.batchSize, base.batchSize); // untouched
+    const RunConfig custom =
+        patchConfig(base, R"({"model": {"d_model": 64}})", "p");
+    EXPECT_EQ(custom.model.dModel, 64);
+    EXPECT_EQ(custom.model.numLayers, base.model.numLayers);
+    const auto refusal = [&](const char* patch) {
+        try {
+            (void)patchConfig(base, patch, "steps[1].config");
+        } catch (const ResultFormatError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_NE(refusal(R"({"contxt": 5})").find("steps[1].config.contxt: not a configuration field"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"model": {"layers": 5}})").find("steps[1].config.model.layers"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"model": "huge"})").find("'huge' is not a preset"), std::string::npos);
+    EXPECT_NE(refusal(R"({"context_length": "long"})").find("context_length"), std::string::npos);
+    EXPECT_NE(refusal(R"([1, 2])").find("must be an object"), std::string::npos);
+}

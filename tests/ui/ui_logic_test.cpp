@@ -5,6 +5,7 @@
 #include "lmprof/engine/result_io.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/decimate.h"
+#include "lmprof/ui/demo_script.h"
 #include "lmprof/ui/run_store.h"
 #include "settings.h"
 #include "views/views.h"
@@ -451,4 +452,79 @@ TEST(Settings, HostileSettingsAndLayoutFilesAreSetAside) {
     EXPECT_EQ(setAsideOversizedLayout(ini), ""); // a real layout stays
     EXPECT_TRUE(std::filesystem::exists(ini));
     std::filesystem::remove_all(dir);
+}
+
+// Log-axis ticks: 1, 2, 5 × 10^k inside the range, every multiple when that gives too few.
+TEST(PlotAxes, LogTicksCoverTheRangeWithReadableValues) {
+    EXPECT_EQ(plot::logTicks(plot::Range{40, 1200}),
+              (std::vector<double>{50, 100, 200, 500, 1000}));
+    EXPECT_EQ(plot::logTicks(plot::Range{55, 95}), (std::vector<double>{60, 70, 80, 90}));
+    EXPECT_TRUE(plot::logTicks(plot::Range{}).empty());
+    EXPECT_TRUE(plot::logTicks(plot::Range{-1, 10}).empty());
+}
+
+// A demo script is read whole before it plays: each mistake names its step and field.
+TEST(DemoScript, StepsParseAndMistakesNameTheStepAndField) {
+    const DemoScript ok = parseDemoScript(R"({"lmprof_demo": 1, "steps": [
+        {"do": "configure", "config": {"context_length": 32}},
+        {"do": "run", "config": {"warmup_steps": 5}},
+        {"do": "wait", "for": "run", "timeout_s": 60},
+        {"do": "sweep", "contexts": [16, 32], "precisions": ["fp32", "bf16"], "warmups": [0, 2]},
+        {"do": "select", "last": 2},
+        {"do": "select", "runs": [1, 3]},
+        {"do": "show", "window": "Memory"},
+        {"do": "pause", "seconds": 1.5},
+        {"do": "save_chart", "chart": "step-times", "path": "a.png"},
+        {"do": "caption", "text": ""},
+        {"do": "theme", "theme": "light"}]})");
+    ASSERT_EQ(ok.steps.size(), 11u);
+    EXPECT_EQ(ok.steps[0].kind, DemoStep::Kind::Configure);
+    EXPECT_EQ(ok.steps[2].seconds, 60.0);
+    EXPECT_EQ(ok.steps[3].contexts, (std::vector<int64_t>{16, 32}));
+    EXPECT_EQ(ok.steps[3].precisions.size(), 2u);
+    EXPECT_EQ(ok.steps[4].last, 2);
+    EXPECT_EQ(ok.steps[5].runs, (std::vector<int>{1, 3}));
+    EXPECT_EQ(ok.steps[7].seconds, 1.5);
+    EXPECT_EQ(ok.steps[8].path, "a.png");
+
+    const auto refusal = [](const std::string& steps) {
+        try {
+            parseDemoScript(R"({"lmprof_demo": 1, "steps": [)" + steps + "]}");
+        } catch (const DemoScriptError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    const auto says = [&](const std::string& steps, const std::string& part) {
+        const std::string why = refusal(steps);
+        EXPECT_NE(why.find(part), std::string::npos) << why;
+    };
+    says(R"({"do": "pause", "seconds": 1}, {"do": "rn"})", "steps[1].do: 'rn' is not a step");
+    says(R"({"do": "pause"})", "steps[0]: needs \"seconds\"");
+    says(R"({"do": "pause", "seconds": -1})", "steps[0].seconds");
+    says(R"({"do": "wait", "for": "lunch"})", "steps[0].for");
+    says(R"({"do": "configure", "config": {"contxt": 1}})", "steps[0].config.contxt");
+    says(R"({"do": "sweep", "precisions": ["fp64"]})", "steps[0].precisions[0]");
+    says(R"({"do": "sweep", "contexts": []})", "steps[0].contexts: must be a non-empty array");
+    says(R"({"do": "select"})", "steps[0]: needs \"runs\"");
+    says(R"({"do": "theme", "theme": "pink"})", "steps[0].theme");
+    says(R"(7)", "steps[0]: must be an object");
+    EXPECT_NE(std::string(refusal("")).find("steps: must be an array of 1"), std::string::npos);
+    const auto whole = [](const char* text) {
+        try {
+            parseDemoScript(text);
+        } catch (const DemoScriptError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_NE(whole("{").find("not JSON"), std::string::npos);
+    EXPECT_NE(whole(R"({"steps": []})").find("not an lmprof demo script"), std::string::npos);
+    EXPECT_NE(whole(R"({"lmprof_demo": 2, "steps": []})").find("version 2"), std::string::npos);
+    // The shipped demos parse.
+    for (const char* name : {"two-runs.json", "sweep.json"}) {
+        EXPECT_NO_THROW(
+            loadDemoScript(std::filesystem::path(LMPROF_SOURCE_DIR) / "docs" / "demos" / name))
+            << name;
+    }
 }

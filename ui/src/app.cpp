@@ -338,7 +338,9 @@ void App::frame() {
     s.autosaveFinished(events); // an autosave error is the last word of the frame
     s.store.apply(events);
     s.trackAutorun();
-    s.playDemo();
+    if (s.frameNumber > 2) { // the windows and the layout exist (a demo may focus them)
+        s.playDemo();
+    }
     s.store.refreshSelection();
     if (s.autorunAnswered) {
         ++s.framesSinceAnswer;

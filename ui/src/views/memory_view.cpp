@@ -183,13 +183,13 @@ struct MemoryRow {
 };
 
 void drawBreakdownTable(const MemoryRow (&rows)[4], bool measuredKnown) {
+    ImGui::TextDisabled("predicted / measured");
     if (!ImGui::BeginTable("##breakdown-table", 2,
                            ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
         return;
     }
-    ImGui::TableSetupColumn("");
+    ImGui::TableSetupColumn("part");
     ImGui::TableSetupColumn("predicted / measured");
-    ImGui::TableHeadersRow();
     for (const MemoryRow& r : rows) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();

@@ -116,6 +116,30 @@ void helpMarker() {
     }
 }
 
+std::vector<double> logTicks(const Range& r) {
+    std::vector<double> ticks;
+    if (r.empty() || r.lo <= 0.0) {
+        return ticks;
+    }
+    const auto collect = [&](std::initializer_list<double> mantissas) {
+        ticks.clear();
+        for (int k = static_cast<int>(std::floor(std::log10(r.lo)));
+             k <= static_cast<int>(std::ceil(std::log10(r.hi))); ++k) {
+            for (double m : mantissas) {
+                const double v = m * std::pow(10.0, k);
+                if (v >= r.lo * 0.999 && v <= r.hi * 1.001) {
+                    ticks.push_back(v);
+                }
+            }
+        }
+    };
+    collect({1, 2, 5});
+    if (ticks.size() < 3) {
+        collect({1, 2, 3, 4, 5, 6, 7, 8, 9});
+    }
+    return ticks;
+}
+
 // ---------------------------------------------------------------------------------------
 // Items
 
@@ -135,8 +159,13 @@ void line(const char* label, const std::vector<double>& xs, const std::vector<do
     // Two points per pixel column keep every spike while bounding the vertex count.
     const size_t budget = static_cast<size_t>(std::max(200.0f, ImPlot::GetPlotSize().x * 2.0f));
     decimateMinMax(xs, ys, budget, scratch);
+    ImPlotSpec shown = spec;
+    if (scratch.x.size() == 1) { // a line of one point draws nothing: a dot instead
+        shown.Marker = ImPlotMarker_Circle;
+        shown.MarkerSize = 3.0f;
+    }
     ImPlot::PlotLine(label, scratch.x.data(), scratch.y.data(), static_cast<int>(scratch.x.size()),
-                     spec);
+                     shown);
 }
 
 void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,

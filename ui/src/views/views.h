@@ -111,6 +111,9 @@ long hoveredIndex(const std::vector<double>& xs);
 Range stepRange(const std::vector<RunView*>& runs);
 // "(?)" explaining how to zoom, pan and return to following the runs.
 void helpMarker();
+// Tick values for a log axis over r: 1, 2 and 5 × 10^k inside it (every integer multiple
+// when that gives fewer than three); empty for an empty or non-positive range.
+std::vector<double> logTicks(const Range& r);
 // A small square of a run's colour before the next item (tooltips, tables).
 void swatch(const ImVec4& color);
 } // namespace plot
@@ -288,6 +291,7 @@ private:
     int m_group = 0;
     bool m_logScale = true;
     std::vector<double> m_xs, m_ys;
+    std::vector<double> m_ticks; // the log axis's tick values
 };
 
 // A/B comparison: the current runs (or a file A) against a file B, matched by

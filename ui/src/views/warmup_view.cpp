@@ -39,19 +39,42 @@ void WarmupView::draw(ViewContext& ctx) {
     ImGui::Checkbox("log scale", &m_logScale);
     auto& runs = ctx.store.runs();
     const WarmupGroup& group = groups[m_group];
-    const float height = (ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y) / 2;
-
-    if (ImPlot::BeginPlot("step time by step index", ImVec2(-1, height))) {
+    // Two charts: side by side in a wide, short pane, else one above the other; each at
+    // least 12 lines tall (the pane scrolls when it is smaller than that).
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float spacing = ImGui::GetStyle().ItemSpacing.x;
+    const float minHeight = ImGui::GetFontSize() * 12.0f;
+    const bool beside = avail.x > avail.y * 2.2f;
+    const ImVec2 chart = beside ? ImVec2((avail.x - spacing) / 2, std::max(avail.y, minHeight))
+                                : ImVec2(-1, std::max((avail.y - spacing) / 2, minHeight));
+    if (!ImGui::BeginChild("##warmup-charts", ImVec2(0, 0), ImGuiChildFlags_None,
+                           ImGuiWindowFlags_NoScrollWithMouse)) {
+        ImGui::EndChild();
+        ImGui::End();
+        return;
+    }
+    if (ImPlot::BeginPlot("step time by step index", chart)) {
         ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
         if (m_logScale) {
             ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
+            // Log ticks at 1, 2, 5 × 10^k within the data (ImPlot's own give one or two
+            // labels over less than a decade).
+            plot::Range r;
+            for (int i : group.runs) {
+                r.add(plot::extent(runs[i].series.index, runs[i].series.total,
+                                   plot::Range{-1e300, 1e300}));
+            }
+            m_ticks = plot::logTicks(r);
+            if (!m_ticks.empty()) {
+                ImPlot::SetupAxisTicks(ImAxis_Y1, m_ticks.data(), static_cast<int>(m_ticks.size()));
+            }
         }
         for (int i : group.runs) {
             const RunView& v = runs[i];
             const std::string label =
                 "warmup " + std::to_string(v.result.config.warmupSteps) + "##" + std::to_string(i);
-            ImPlotSpec line;
+            ImPlotSpec line = plot::runSpec(v);
             line.Marker = ImPlotMarker_Circle;
             line.MarkerSize = 3;
             ImPlot::PlotLine(label.c_str(), v.series.index.data(), v.series.total.data(),
@@ -65,7 +88,7 @@ void WarmupView::draw(ViewContext& ctx) {
                     m_ys.push_back(s.totalMs);
                 }
             }
-            ImPlotSpec ring;
+            ImPlotSpec ring = plot::runSpec(v);
             ring.Marker = ImPlotMarker_Circle;
             ring.MarkerSize = 7;
             ring.MarkerFillColor = ImVec4(0, 0, 0, 0);
@@ -89,7 +112,10 @@ void WarmupView::draw(ViewContext& ctx) {
             tickText.push_back(std::to_string(v.result.config.warmupSteps));
         }
     }
-    if (ImPlot::BeginPlot("std of measured steps vs warmup count", ImVec2(-1, -1))) {
+    if (beside) {
+        ImGui::SameLine();
+    }
+    if (ImPlot::BeginPlot("std of measured steps vs warmup count", chart)) {
         ImPlot::SetupAxes("warmup steps", "std of step ms", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
         std::vector<const char*> ticks;
@@ -113,6 +139,7 @@ void WarmupView::draw(ViewContext& ctx) {
         }
         plot::endPlot(ctx, "warmup-std");
     }
+    ImGui::EndChild();
     ImGui::End();
 }
 
