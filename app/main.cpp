@@ -10,6 +10,7 @@
 #include "lmprof/ui/video_recorder.h"
 
 #include <GLFW/glfw3.h>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -181,10 +182,25 @@ int main(int argc, char** argv) {
         // more for ImGui to settle hover and focus. Without vsync (Xvfb) nothing else would
         // slow it. A recording draws every frame, at most --fps a second in real time, and
         // its clock (the demo's pauses) advances 1 / fps per frame however slow drawing is.
+        // While a CPU run streams and nobody touches the window, few frames: each frame a
+        // software renderer (Mesa's llvmpipe, as under Xvfb) draws costs tens of ms of the
+        // cores the run is measured on. At 30 fps tiny's CPU steps were 2.9x slower than in
+        // lmprof-cli, at 10 fps 2.1x, at 2 fps 1.1x (bench/window_cpu.sh). A hardware
+        // renderer draws on the GPU and gets 10. Input brings the full rate back at once.
+        const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
+        const bool softwareGl =
+            renderer && (std::strstr(renderer, "llvmpipe") || std::strstr(renderer, "softpipe") ||
+                         std::strstr(renderer, "Software"));
+        const int kCpuRunFps = softwareGl ? 2 : 10;
         const auto activeFrame = std::chrono::microseconds(1000000 / o.maxFps);
+        const auto cpuRunFrame =
+            std::chrono::microseconds(1000000 / std::min(o.maxFps, kCpuRunFps));
+        constexpr int kInteractiveFrames = 30; // about a second at the full rate after input
         constexpr double kIdleWaitS = 0.5;
         constexpr int kFramesAfterInput = 3;
-        int framesSinceInput = 0;
+        constexpr int kSetupFrames = 3;
+        int framesSinceInput = kInteractiveFrames + 1;
+        int framesDrawn = 0;
         bool screenshotPending = !o.screenshot.empty();
         std::unique_ptr<ui::VideoRecorder> recorder;
         if (!o.record.empty()) {
@@ -208,8 +224,11 @@ int main(int argc, char** argv) {
                                    ? recorder->seconds()
                                    : std::chrono::duration<double>(frameStart - launched).count());
             glfwPollEvents();
-            framesSinceInput =
-                ImGui::GetCurrentContext()->InputEventsQueue.Size > 0 ? 0 : framesSinceInput + 1;
+            // Events of the first frames are the window being set up (focus, the pointer's
+            // first position), not a person using it.
+            const bool input = ImGui::GetCurrentContext()->InputEventsQueue.Size > 0;
+            framesSinceInput = input && framesDrawn > kSetupFrames ? 0 : framesSinceInput + 1;
+            ++framesDrawn;
             const auto uiStart = std::chrono::steady_clock::now();
             ImGui_ImplOpenGL3_NewFrame();
             ImGui_ImplGlfw_NewFrame();
@@ -261,7 +280,15 @@ int main(int argc, char** argv) {
                     std::chrono::microseconds(static_cast<int64_t>(recorder->seconds() * 1e6)));
             } else if (lmprofApp.animating() || screenshotPending ||
                        framesSinceInput < kFramesAfterInput) {
-                std::this_thread::sleep_until(frameStart + activeFrame);
+                const bool quiet =
+                    lmprofApp.cpuRunStreaming() && framesSinceInput > kInteractiveFrames;
+                if (quiet) { // input wakes the loop at once
+                    const std::chrono::duration<double> left =
+                        frameStart + cpuRunFrame - std::chrono::steady_clock::now();
+                    glfwWaitEventsTimeout(std::max(left.count(), 0.0));
+                } else {
+                    std::this_thread::sleep_until(frameStart + activeFrame);
+                }
             } else {
                 glfwWaitEventsTimeout(kIdleWaitS);
             }

@@ -3,10 +3,12 @@
 # that draws; the engine runs on its own threads) uses while idle, and while a CPU run
 # streams, under Xvfb with Mesa's software OpenGL; and the run's ms per step in the window
 # against the same run in lmprof-cli, alternating, so the ratio shows what drawing steals.
-# Usage: bench/window_cpu.sh [rounds]   (default 2)
+# Each round runs the window at each frame cap in FPS_LIST (--max-fps), then the CLI.
+# Usage: bench/window_cpu.sh [rounds] [fps list]   (defaults 2, "30 10")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
+fps_list=${2:-30 10}
 work=$(mktemp -d)
 display=:$((90 + RANDOM % 50))
 Xvfb "$display" -screen 0 1600x1000x24 >/dev/null 2>&1 &
@@ -30,20 +32,34 @@ kill -TERM $pid; wait $pid || true
 echo "  main thread: $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.1f%% of a core", (b-a)*10}')"
 
 for r in $(seq "$rounds"); do
-  rm -f "$work"/*.json
-  build/app/lmprof "${run_args[@]}" --discard-last --autorun --exit-when-done \
-    --save-on-exit "$work/window.json" &
-  pid=$!
-  start=$(date +%s.%N); a=$(thread_cpu $pid)
-  while kill -0 $pid 2>/dev/null; do b=$(thread_cpu $pid 2>/dev/null || echo "$b"); sleep 0.2; done
-  wait $pid
-  end=$(date +%s.%N)
+  for fps in $fps_list; do
+    rm -f "$work"/window.json
+    build/app/lmprof "${run_args[@]}" --discard-last --autorun --exit-when-done --max-fps "$fps" \
+      --save-on-exit "$work/window.json" &
+    pid=$!
+    start=$(date +%s.%N); a=$(thread_cpu $pid); pa=$(proc_cpu $pid); b=$a; pb=$pa
+    while kill -0 $pid 2>/dev/null; do
+      b=$(thread_cpu $pid 2>/dev/null || echo "$b"); pb=$(proc_cpu $pid 2>/dev/null || echo "$pb")
+      sleep 0.2
+    done
+    wait $pid
+    end=$(date +%s.%N)
+    cp "$work/window.json" "$work/window-$fps.json"
+    echo "$fps $a $b $pa $pb $start $end" >> "$work/rounds-$r.txt"
+  done
   build/app/lmprof-cli run "${run_args[@]}" --json "$work/cli.json" >/dev/null
-  .venv/bin/python - "$work/window.json" "$work/cli.json" "$a" "$b" "$start" "$end" "$r" <<'PY'
+  .venv/bin/python - "$work" "$r" <<'PY'
 import json, sys
-w, c = (json.load(open(p))["runs"][0]["summary"]["total_ms"]["mean"] for p in sys.argv[1:3])
-a, b, start, end = map(float, sys.argv[3:7])
-print(f"round {sys.argv[7]}: window main thread {100 * (b - a) / (end - start):.1f}% of a core "
-      f"over {end - start:.1f} s; step ms window {w:.2f} / cli {c:.2f} = {w / c:.3f}x")
+work, r = sys.argv[1], sys.argv[2]
+step = lambda p: json.load(open(p))["runs"][0]["summary"]["total_ms"]["mean"]
+cli = step(f"{work}/cli.json")
+for line in open(f"{work}/rounds-{r}.txt"):
+    fps, a, b, pa, pb, start, end = line.split()
+    a, b, pa, pb, start, end = map(float, (a, b, pa, pb, start, end))
+    w = step(f"{work}/window-{fps}.json")
+    wall = end - start
+    print(f"round {r}, --max-fps {fps}: main thread {100 * (b - a) / wall:.1f}% of a core, "
+          f"process {100 * (pb - pa) / wall:.0f}%, over {wall:.1f} s; step ms window {w:.2f} "
+          f"/ cli {cli:.2f} = {w / cli:.3f}x")
 PY
 done

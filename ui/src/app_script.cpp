@@ -159,6 +159,11 @@ bool App::animating() const {
            s.frameNumber < static_cast<int>(s.options.showWindows.size()) + kSettleFrames;
 }
 
+bool App::cpuRunStreaming() const {
+    const RunView* active = m_impl->store.active();
+    return active && active->result.resolvedDevice == "cpu";
+}
+
 bool App::exportsSucceeded() const {
     return m_impl->exportsOk;
 }
