@@ -359,11 +359,14 @@ TEST(FilesView, OpeningAForeignOrCorruptFileReportsAndChangesNothing) {
     EXPECT_FALSE(isError) << status;
     EXPECT_EQ(store.runs().size(), 2u);
     EXPECT_EQ(settings.recentFiles.size(), 1u);
+    EXPECT_EQ(store.selection(), std::vector<int>{1}); // shown at once, not an empty chart
+    EXPECT_TRUE(store.runs()[1].fromFile);
     // Opened again: nothing is added twice, and the status says why.
     files.open(ctx, (dir / "good.json").string());
     EXPECT_EQ(store.runs().size(), 2u);
     EXPECT_NE(status.find("opened 0 run(s)"), std::string::npos) << status;
     EXPECT_NE(status.find("1 already open, not added again"), std::string::npos) << status;
+    EXPECT_EQ(store.selection(), std::vector<int>{1}); // nothing new: the selection stays
 
     // An autosave file (by content, whatever its name) opens too: its readable runs come in
     // and every damaged line is counted.

@@ -214,7 +214,7 @@ void App::Impl::drawMenu() {
 }
 
 void App::Impl::restore(const Autosave::Previous& previous) {
-    store.addLoaded(previous.runs);
+    store.selectLast(store.addLoaded(previous.runs)); // shown at once, overlaid
     // Into this session's autosave too, so they survive another crash or restart.
     for (const auto& run : previous.runs) {
         try {

@@ -29,11 +29,8 @@ void App::Impl::openAtLaunch() {
         }
     }
     // Every run opened is selected, overlaid in the charts.
-    store.selection().clear();
-    for (size_t i = before; i < store.runs().size(); ++i) {
-        store.selection().push_back(static_cast<int>(i));
-    }
     const size_t opened = store.runs().size() - before;
+    store.selectLast(opened);
     ctx.report(problems.empty() ? "opened " + std::to_string(opened) + " run(s), shown together"
                                 : problems,
                !problems.empty());

@@ -241,6 +241,16 @@ void RunStore::selectOnly(int i) {
     m_selection = {i};
 }
 
+void RunStore::selectLast(size_t n) {
+    if (n == 0) {
+        return;
+    }
+    m_selection.clear();
+    for (size_t i = m_runs.size() - std::min(n, m_runs.size()); i < m_runs.size(); ++i) {
+        m_selection.push_back(static_cast<int>(i));
+    }
+}
+
 void RunStore::toggle(int i) {
     const auto it = std::find(m_selection.begin(), m_selection.end(), i);
     if (it == m_selection.end()) {

@@ -86,6 +86,7 @@ void FilesView::open(ViewContext& ctx, const std::string& path) {
             return;
         }
         const size_t added = ctx.store.addLoaded(loaded.runs);
+        ctx.store.selectLast(added); // shown at once, overlaid
         ctx.settings.addRecent(path);
         const size_t open = loaded.runs.size() - added;
         ctx.report("opened " + std::to_string(added) + " run(s) from " + path +

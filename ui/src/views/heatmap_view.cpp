@@ -47,9 +47,11 @@ void HeatmapView::draw(ViewContext& ctx) {
         }
         ImGui::EndCombo();
     }
-    ImGui::SameLine();
+    // The three choices on one line while they fit, else wrapped to the next.
+    const float comboWidth = ImGui::GetFontSize() * 9.0f + ImGui::GetStyle().ItemInnerSpacing.x;
+    sameLineIfFits(comboWidth + ImGui::CalcTextSize("precision").x);
     enumCombo("precision", m_precision, kPrecisions);
-    ImGui::SameLine();
+    sameLineIfFits(comboWidth + ImGui::CalcTextSize("mode").x);
     enumCombo("mode", m_mode, kModes);
 
     const HeatmapGrid g =

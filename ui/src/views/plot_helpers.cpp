@@ -10,6 +10,18 @@
 #include <implot.h>
 #include <implot_internal.h>
 
+namespace lmprof::ui {
+
+void sameLineIfFits(float width) {
+    const float spacing = ImGui::GetStyle().ItemSpacing.x;
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + spacing + width <= right) {
+        ImGui::SameLine();
+    }
+}
+
+} // namespace lmprof::ui
+
 namespace lmprof::ui::plot {
 
 // ---------------------------------------------------------------------------------------

@@ -243,9 +243,11 @@ void SweepView::draw(ViewContext& ctx) {
     ImGui::SetItemTooltip("Also run configurations at least as large as one that ran out of "
                           "memory (same precision and mode). Otherwise they are marked "
                           "skipped (after oom).");
-    ImGui::TextDisabled("batch %lld, %d measured steps, device %s: from Configure",
-                        static_cast<long long>(base.batchSize), base.measureSteps,
-                        base.device.c_str());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("batch %lld, %d measured steps, device %s: from Configure",
+                       static_cast<long long>(base.batchSize), base.measureSteps,
+                       base.device.c_str());
+    ImGui::PopStyleColor();
 
     std::string error;
     std::vector<RunConfig> configs = buildConfigs(base, error);
@@ -262,7 +264,7 @@ void SweepView::draw(ViewContext& ctx) {
             estimate +=
                 ", ~" + formatDuration(flops / *rate / 1000.0) + " at this session's rate so far";
         }
-        ImGui::TextUnformatted(estimate.c_str());
+        ImGui::TextWrapped("%s", estimate.c_str());
     }
     const bool busy = ctx.session.busy() || m_driver.running();
     ImGui::BeginDisabled(configs.empty() || busy);

@@ -19,6 +19,9 @@
 
 namespace lmprof::ui {
 
+// Puts the next item on the same line as the last one if `width` more pixels fit there.
+void sameLineIfFits(float width);
+
 // Shared drawing helpers for the plot views.
 namespace plot {
 

@@ -122,6 +122,8 @@ public:
     bool isSelected(int i) const;
     void selectOnly(int i);
     void toggle(int i);
+    // Selects the last n runs (runs just opened or restored), overlaid; nothing changes for 0.
+    void selectLast(size_t n);
     // Once per frame, after the selection may have changed: gives the selected runs distinct
     // colours (a run keeps its colour unless an earlier-selected run has it) and names.
     void refreshSelection();
