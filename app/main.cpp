@@ -133,10 +133,12 @@ int main(int argc, char** argv) {
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+    // --window-size, else the size the window last closed at (its layout was made for it).
     const bool sized = o.windowSize.width > 0;
-    GLFWwindow* window =
-        glfwCreateWindow(sized ? o.windowSize.width : 1600, sized ? o.windowSize.height : 1000,
-                         "lmprof", nullptr, nullptr);
+    const auto saved = ui::App::savedWindowSize(configDir());
+    const int openWidth = sized ? o.windowSize.width : saved ? saved->first : 1600;
+    const int openHeight = sized ? o.windowSize.height : saved ? saved->second : 1000;
+    GLFWwindow* window = glfwCreateWindow(openWidth, openHeight, "lmprof", nullptr, nullptr);
     if (!window) {
         glfwTerminate();
         return fallBackToCli(run);
@@ -313,6 +315,9 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "lmprof: frame stats: %s\n", e.what());
             }
         }
+        int windowWidth = 0, windowHeight = 0;
+        glfwGetWindowSize(window, &windowWidth, &windowHeight);
+        lmprofApp.setWindowSize(windowWidth, windowHeight); // kept with the layout
         ImGui_ImplOpenGL3_Shutdown();
         ImGui_ImplGlfw_Shutdown();
     }

@@ -12,6 +12,8 @@ xvfb-run -a -s "-screen 0 1600x1000x24" \
   --autorun --screenshot "$work/window.png" --exit-when-done
 "$png_check" "$work/window.png" 1600 1000
 test -f "$work/config/imgui.ini" || { echo "layout was not saved"; exit 1; }
+# The window's size is kept with its layout, for the next launch to open at.
+grep -q '"window_size"' "$work/config/settings.json" || { echo "window size not kept"; exit 1; }
 
 # The Memory view in front, with a memory snapshot of step 1 recorded through the window's
 # run path: the allocation trace is written and the run's result points at it.

@@ -398,11 +398,20 @@ TEST(Settings, RoundTripAndDamagedFileFallsBack) {
     s.addRecent("f3");
     EXPECT_EQ(s.recentFiles.size(), Settings::kMaxRecent);
     EXPECT_EQ(s.recentFiles.front(), "f3");
+    s.windowWidth = 1280;
+    s.windowHeight = 720;
     s.save(file);
     const Settings back = Settings::load(file);
     EXPECT_FALSE(back.darkTheme);
     EXPECT_EQ(back.recentFiles, s.recentFiles);
+    EXPECT_EQ(back.windowWidth, 1280); // the next launch opens at the layout's size
+    EXPECT_EQ(back.windowHeight, 720);
     EXPECT_TRUE(back.loadProblem.empty());
+    // A window size that no screen has is a damaged field, not a 100000-pixel window.
+    std::vector<std::string> damaged;
+    const Settings huge = Settings::parse(R"({"window_size": [100000, 720]})", damaged);
+    EXPECT_EQ(huge.windowWidth, 0);
+    EXPECT_EQ(damaged, std::vector<std::string>{"window_size"});
     std::ofstream(file) << "{ not json";
     const Settings broken = Settings::load(file);
     EXPECT_TRUE(broken.darkTheme);

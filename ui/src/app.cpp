@@ -81,6 +81,21 @@ bool App::saveOnExit() {
     }
 }
 
+std::optional<std::pair<int, int>> App::savedWindowSize(const std::filesystem::path& configDir) {
+    const Settings s = Settings::load(configDir / "settings.json");
+    if (s.windowWidth > 0 && s.windowHeight > 0) {
+        return std::pair{s.windowWidth, s.windowHeight};
+    }
+    return std::nullopt;
+}
+
+void App::setWindowSize(int width, int height) {
+    if (!m_impl->options.freshLayout && width >= 320 && height >= 320) {
+        m_impl->settings.windowWidth = width;
+        m_impl->settings.windowHeight = height;
+    }
+}
+
 App::~App() {
     m_impl->settings.save(m_impl->settingsFile);
     // io.IniFilename points into this object: save the layout now and let ImGui forget it.
@@ -352,6 +367,20 @@ void App::frame() {
     s.drawMenu();
     const ImGuiID dockspace = ImGui::DockSpaceOverViewport(0, ImGui::GetMainViewport());
     if (!s.layoutBuilt) {
+        // A saved layout made for a window of another size (a smaller screen now, say)
+        // would squeeze panes to slivers: the default layout is built for this size.
+        const ImVec2 now = ImGui::GetMainViewport()->Size;
+        const auto differs = [](float now, int saved) {
+            return saved > 0 && std::abs(now - static_cast<float>(saved)) > 0.15f * saved;
+        };
+        if (s.hadLayout &&
+            (differs(now.x, s.settings.windowWidth) || differs(now.y, s.settings.windowHeight))) {
+            s.hadLayout = false;
+            s.status = "the saved layout was made for a " + std::to_string(s.settings.windowWidth) +
+                       "x" + std::to_string(s.settings.windowHeight) +
+                       " window; laid out afresh for this size";
+            s.statusIsError = false;
+        }
         if (!s.hadLayout) {
             s.buildDefaultLayout(dockspace);
         }

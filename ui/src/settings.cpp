@@ -65,6 +65,18 @@ Settings Settings::parse(std::string_view text, std::vector<std::string>& damage
             };
             field("dark_theme", s.darkTheme, [](const auto& v) { return v.is_boolean(); });
             field("save_path", s.savePath, [](const auto& v) { return v.is_string(); });
+            if (const auto it = j.find("window_size"); it != j.end()) {
+                const auto side = [](const nlohmann::json& v) {
+                    return v.is_number_integer() && v.get<int64_t>() >= 320 &&
+                           v.get<int64_t>() <= 16384;
+                };
+                if (it->is_array() && it->size() == 2 && side((*it)[0]) && side((*it)[1])) {
+                    s.windowWidth = (*it)[0].get<int>();
+                    s.windowHeight = (*it)[1].get<int>();
+                } else {
+                    damaged.push_back("window_size");
+                }
+            }
             if (const auto it = j.find("recent_files"); it != j.end()) {
                 if (!it->is_array()) {
                     damaged.push_back("recent_files");
@@ -124,8 +136,11 @@ Settings Settings::load(const std::filesystem::path& file) {
 }
 
 void Settings::save(const std::filesystem::path& file) const {
-    const nlohmann::json j = {
+    nlohmann::json j = {
         {"dark_theme", darkTheme}, {"recent_files", recentFiles}, {"save_path", savePath}};
+    if (windowWidth > 0 && windowHeight > 0) {
+        j["window_size"] = {windowWidth, windowHeight};
+    }
     try {
         std::filesystem::create_directories(file.parent_path());
         engine::writeFileAtomic(

@@ -14,6 +14,9 @@ struct Settings {
     bool darkTheme = true;
     std::vector<std::string> recentFiles; // most recent first, at most kMaxRecent
     std::string savePath = "lmprof-results.json";
+    // The window's size when it last closed, which the saved layout (imgui.ini) was made
+    // for; 0 x 0 when unknown. The next launch opens at that size.
+    int windowWidth = 0, windowHeight = 0;
 
     static constexpr size_t kMaxRecent = 8;
     bool operator==(const Settings&) const = default;

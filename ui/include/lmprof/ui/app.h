@@ -46,6 +46,14 @@ public:
     App(const App&) = delete;
     App& operator=(const App&) = delete;
 
+    // The size the window had when it last closed (settings.json in configDir), for the
+    // next one to open at; nullopt when none is known.
+    static std::optional<std::pair<int, int>>
+    savedWindowSize(const std::filesystem::path& configDir);
+    // The window's size now, kept at exit as the size the layout belongs to (not kept for a
+    // launch laid out afresh, --window-size or a demo).
+    void setWindowSize(int width, int height);
+
     // Loads fonts and theme into the current ImGui context (before the first frame).
     void setupStyle(float contentScale);
     // Pulls engine events and draws the whole window.
