@@ -234,7 +234,11 @@ TEST(PlotAxes, FittedRangesAreReadableForOnePointNoPointsAndPositiveData) {
     EXPECT_EQ(none.hi, 1.0);
     plot::Range zero;
     zero.add(0.0);
-    EXPECT_EQ(plot::fitted(zero, 0.06).hi - plot::fitted(zero, 0.06).lo, 1.0);
+    EXPECT_EQ(plot::fitted(zero, 0.06).lo, 0.0); // a time axis at its start: 0 to 1
+    EXPECT_EQ(plot::fitted(zero, 0.06).hi, 1.0);
+    plot::Range negative;
+    negative.add(-3.0);
+    EXPECT_EQ(plot::fitted(negative, 0.06).lo, -3.5);
     plot::Range positive;
     positive.add(1.0);
     positive.add(101.0);

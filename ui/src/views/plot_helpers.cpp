@@ -45,6 +45,9 @@ Range fitted(const Range& data, double pad) {
     }
     if (data.lo == data.hi) {
         const double half = std::max(std::abs(data.lo) * 0.05, 0.5);
+        if (data.lo >= 0.0 && data.lo < half) { // e.g. a time axis holding only its start, 0
+            return {0.0, 2.0 * half};
+        }
         return {data.lo - half, data.hi + half};
     }
     const double margin = (data.hi - data.lo) * pad;

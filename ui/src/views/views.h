@@ -46,8 +46,8 @@ struct Range {
 Range extent(const std::vector<double>& xs, const std::vector<double>& ys, const Range& window,
              size_t first = 0);
 // What an axis shows for data in `data`: padded by `pad` of the span on each side (not below
-// zero for data that is not), a single value widened to ±5% (at least ±0.5), nothing at all
-// shown as 0 to 1.
+// zero for data that is not), a single value widened to ±5% (at least ±0.5; 0 alone shows
+// as 0 to 1), nothing at all shown as 0 to 1.
 Range fitted(const Range& data, double pad);
 
 // One axis of a chart that follows its data (fitted every frame as runs grow) until the user
