@@ -5,6 +5,8 @@
 
 #include "cli_options.h"
 
+#include "lmprof/ui/app.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -186,7 +188,7 @@ CLI::Option* addPixelSize(CLI::App& cmd, const std::string& name, PixelSize& tar
                 if (x == std::string::npos) {
                     refuse(flag, quoted(s) + " is not a size WxH such as 1280x720");
                 }
-                constexpr int kMaxSide = 16384;
+                constexpr int kMaxSide = ui::kMaxWindowSide;
                 const auto side = [&](const std::string& text, const char* what) {
                     const int v = parseNumber<int>(flag + " (" + what + ")", text);
                     if (v < minSide || v > kMaxSide) {
@@ -333,13 +335,14 @@ void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
     // The stage for demos and recordings (docs/DEMO.md).
     addChoice(cmd, "--theme", o.theme, {"dark", "light"},
               "theme for this launch (not saved) [the View menu's choice]");
-    addPixelSize(cmd, "--window-size", o.windowSize, 320,
+    addPixelSize(cmd, "--window-size", o.windowSize, ui::kMinWindowSide,
                  "window size, e.g. 1280x720, laid out afresh (the saved layout is left alone) "
                  "[1600x1000]");
     addList(cmd, "--open", o.open, "open these result sets at launch and overlay their runs");
     addNumberIn(cmd, "--font-scale", o.fontScale, 0.5, 4.0, "scale of all text");
     addNumberIn(cmd, "--max-fps", o.maxFps, 1, 240,
-                "frame rate cap while a run streams (an idle window draws on input only)");
+                "frame rate cap while a run streams (an idle window draws on input only; during "
+                "a CPU run, while the window is not in use, 2 with software OpenGL, else 10)");
     addText(cmd, "--demo", o.demo, "play this demo script (JSON, docs/DEMO.md)");
     addText(cmd, "--record", o.record,
             "encode the window's frames to this MP4 with ffmpeg (one frame per 1/fps s of "

@@ -295,6 +295,9 @@ int main(int argc, char** argv) {
                 glfwWaitEventsTimeout(kIdleWaitS);
             }
         }
+        if (demo && !lmprofApp.demoSucceeded() && exitCode == app::kExitOk) {
+            exitCode = app::kExitFailure; // a step failed: said on stderr when it did
+        }
         if (recorder) {
             if (const std::string problem = recorder->finish(); !problem.empty()) {
                 std::fprintf(stderr, "lmprof: --record: %s\n", problem.c_str());

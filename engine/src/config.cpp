@@ -278,6 +278,14 @@ double stepFlops(const RunConfig& c) {
     return fwd;
 }
 
+std::optional<ModelConfig> pickPreset(const ModelConfig& current, std::string_view name) {
+    auto m = presetModel(name);
+    if (m) {
+        m->vocabSize = current.vocabSize;
+    }
+    return m;
+}
+
 std::string runLabel(const RunConfig& c) {
     return c.model.preset + "-ctx" + std::to_string(c.contextLength) + "-" +
            std::string(toString(c.precision)) + "-" + std::string(toString(c.mode));

@@ -300,9 +300,12 @@ TEST(ResultIo, PatchConfigChangesNamedFieldsAndRefusesUnknownOnes) {
     EXPECT_EQ(c.device, "cpu");
     EXPECT_EQ(c.seed, 7u);                  // untouched
     EXPECT_EQ(c.batchSize, base.batchSize); // untouched
-    const RunConfig custom =
-        patchConfig(base, R"({"model": {"d_model": 64}})", "p");
+    const RunConfig custom = patchConfig(base, R"({"model": {"d_model": 64}})", "p");
     EXPECT_EQ(custom.model.dModel, 64);
+    EXPECT_EQ(custom.model.preset, "custom"); // no longer the preset's dimensions
+    RunConfig ownVocab;
+    ownVocab.model.vocabSize = 32000;
+    EXPECT_EQ(patchConfig(ownVocab, R"({"model": "small"})", "p").model.vocabSize, 32000);
     EXPECT_EQ(custom.model.numLayers, base.model.numLayers);
     const auto refusal = [&](const char* patch) {
         try {

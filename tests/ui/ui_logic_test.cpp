@@ -525,6 +525,15 @@ TEST(DemoScript, StepsParseAndMistakesNameTheStepAndField) {
     says(R"({"do": "select"})", "steps[0]: needs \"runs\"");
     says(R"({"do": "theme", "theme": "pink"})", "steps[0].theme");
     says(R"(7)", "steps[0]: must be an object");
+    // A field the step does not have (a typo would otherwise be ignored: "timeout" for
+    // "timeout_s" waited the default hour), both ways of selecting, a repeated run, and a
+    // wait for a run that no step before it starts.
+    says(R"({"do": "run"}, {"do": "wait", "for": "run", "timeout": 60})",
+         "steps[1].timeout: is not a field of 'wait' (its fields: for, timeout_s)");
+    says(R"({"do": "select", "last": 2, "runs": [1]})", "not both");
+    says(R"({"do": "select", "runs": [1, 2, 1]})", "steps[0].runs[2]: repeats run 1");
+    says(R"({"do": "pause", "seconds": 1}, {"do": "wait", "for": "run"})",
+         "steps[1].for: no step before it starts a run");
     EXPECT_NE(std::string(refusal("")).find("steps: must be an array of 1"), std::string::npos);
     const auto whole = [](const char* text) {
         try {

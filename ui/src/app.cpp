@@ -44,19 +44,14 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
     }
     // --show names windows of the registry; an unknown name is reported, not ignored.
     for (const std::string& name : s.options.showWindows) {
-        const bool known = std::any_of(s.windows.begin(), s.windows.end(),
-                                       [&](const Window& w) { return name == w.title; });
-        if (!known) {
-            std::string titles;
-            for (const Window& w : s.windows) {
-                titles += (titles.empty() ? "" : ", ") + std::string(w.title);
-            }
-            s.status = "--show: '" + name + "' is not a window (" + titles + ")";
+        if (!s.isWindow(name)) {
+            s.status = "--show: '" + name + "' is not a window (" + s.windowTitles() + ")";
             s.statusIsError = true;
             std::fprintf(stderr, "lmprof: %s\n", s.status.c_str());
         }
     }
     s.openAtLaunch();
+    s.checkDemoTargets();
     if (s.options.autorun) {
         ViewContext ctx = s.context();
         s.autorunIndex = submitRun(ctx, s.form.config(), /*keepGivenFiles=*/true);
@@ -82,15 +77,16 @@ bool App::saveOnExit() {
 }
 
 std::optional<std::pair<int, int>> App::savedWindowSize(const std::filesystem::path& configDir) {
-    const Settings s = Settings::load(configDir / "settings.json");
-    if (s.windowWidth > 0 && s.windowHeight > 0) {
-        return std::pair{s.windowWidth, s.windowHeight};
+    const auto [width, height] = Settings::peekWindowSize(configDir / "settings.json");
+    if (width > 0 && height > 0) {
+        return std::pair{width, height};
     }
     return std::nullopt;
 }
 
 void App::setWindowSize(int width, int height) {
-    if (!m_impl->options.freshLayout && width >= 320 && height >= 320) {
+    if (!m_impl->options.freshLayout && width >= kMinWindowSide && height >= kMinWindowSide &&
+        width <= kMaxWindowSide && height <= kMaxWindowSide) {
         m_impl->settings.windowWidth = width;
         m_impl->settings.windowHeight = height;
     }
@@ -145,6 +141,19 @@ void App::Impl::registerWindows() {
                window(compareView, DockSlot::Bottom),
                window(opsView, DockSlot::Bottom), // full width: the tree beside the timeline
                window(runsTableView, DockSlot::Bottom)};
+}
+
+bool App::Impl::isWindow(const std::string& title) const {
+    return std::any_of(windows.begin(), windows.end(),
+                       [&](const Window& w) { return title == w.title; });
+}
+
+std::string App::Impl::windowTitles() const {
+    std::string titles;
+    for (const Window& w : windows) {
+        titles += (titles.empty() ? "" : ", ") + std::string(w.title);
+    }
+    return titles;
 }
 
 void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
@@ -360,7 +369,9 @@ void App::frame() {
     if (s.autorunAnswered) {
         ++s.framesSinceAnswer;
     }
-    if (!s.exportsQueued && s.autorunAnswered && s.framesSinceAnswer >= kSettleFrames) {
+    // --export-plots once the autorun run has drawn for a few frames, or (without an autorun,
+    // say with --open) once the first frames have drawn.
+    if (!s.exportsQueued && autorunSettled() && s.frameNumber > kSettleFrames) {
         s.queueExports();
     }
 

@@ -36,6 +36,26 @@ void App::Impl::openAtLaunch() {
                !problems.empty());
 }
 
+void App::Impl::checkDemoTargets() {
+    if (!options.demo) {
+        return;
+    }
+    std::string charts;
+    for (const Chart& c : this->charts) {
+        charts += (charts.empty() ? "" : ", ") + std::string(c.name);
+    }
+    for (size_t i = 0; i < options.demo->steps.size() && !demoFailed; ++i) {
+        const DemoStep& step = options.demo->steps[i];
+        const std::string where = "steps[" + std::to_string(i) + "]";
+        if (step.kind == DemoStep::Kind::Show && !isWindow(step.target)) {
+            failDemo(where + ".window",
+                     "'" + step.target + "' is not a window (" + windowTitles() + ")");
+        } else if (step.kind == DemoStep::Kind::SaveChart && !findChart(step.target)) {
+            failDemo(where + ".chart", "'" + step.target + "' is not a chart (" + charts + ")");
+        }
+    }
+}
+
 void App::Impl::failDemo(const std::string& where, const std::string& why) {
     demoFailed = true;
     status = "demo stopped at " + where + ": " + why;
@@ -112,9 +132,7 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
         SweepSpec spec;
         spec.base = form.config();
         for (const std::string& name : step.models) {
-            ModelConfig m = *presetModel(name);
-            m.vocabSize = spec.base.model.vocabSize;
-            spec.models.push_back(m);
+            spec.models.push_back(*pickPreset(spec.base.model, name));
         }
         if (spec.models.empty()) {
             spec.models.push_back(spec.base.model);
@@ -177,27 +195,31 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
         return true;
     }
     case Kind::Show: {
-        const bool known = std::any_of(windows.begin(), windows.end(),
-                                       [&](const Window& w) { return step.target == w.title; });
-        if (!known) {
-            failDemo(where + ".window", "'" + step.target + "' is not a window");
-            return true;
+        // One window per frame: focusing two docked windows in one frame leaves only the
+        // last one's tab in front (as --show does).
+        if (firstFrame) {
+            ImGui::SetWindowFocus(step.target.c_str());
+            return false;
         }
-        ImGui::SetWindowFocus(step.target.c_str());
         return true;
     }
     case Kind::Pause:
         return elapsed >= step.seconds;
     case Kind::SaveChart: {
         if (firstFrame) {
-            if (!findChart(step.target)) {
-                failDemo(where + ".chart", "'" + step.target + "' is not a chart");
-                return true;
-            }
-            pngRequests.push_back(exportRequest(step.target, step.path));
+            PngRequest request = exportRequest(step.target, step.path);
+            request.origin = PngRequest::Origin::Demo;
+            demoExportError.clear();
+            pngRequests.push_back(request);
             return false;
         }
-        return pngRequests.empty();
+        if (!pngRequests.empty()) {
+            return false;
+        }
+        if (!demoExportError.empty()) {
+            failDemo(where, demoExportError);
+        }
+        return true;
     }
     case Kind::Caption:
         caption = step.text;

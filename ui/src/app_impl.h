@@ -58,7 +58,8 @@ struct App::Impl {
         : options(std::move(o)), form(options.initialConfig),
           settingsFile(options.configDir / "settings.json"),
           iniFile((options.configDir / "imgui.ini").string()),
-          settings(Settings::load(settingsFile)), layoutProblem(setAsideOversizedLayout(iniFile)),
+          settings(Settings::load(settingsFile)),
+          layoutProblem(options.freshLayout ? std::string() : setAsideOversizedLayout(iniFile)),
           hadLayout(std::filesystem::exists(iniFile)), autosave(options.configDir) {
         registerWindows();
         registerCharts();
@@ -107,6 +108,10 @@ struct App::Impl {
     FilesView filesView;
     std::vector<Window> windows;
     void registerWindows();
+    bool isWindow(const std::string& title) const;
+    std::string windowTitles() const; // "Configure, Files, ..." for messages
+    // Steps of the demo naming a window or chart that is none, said before it plays.
+    void checkDemoTargets();
     std::vector<Chart> charts;
     void registerCharts();
     const Chart* findChart(const std::string& stem) const;
@@ -128,6 +133,7 @@ struct App::Impl {
     double demoStepStartS = -1.0;
     int demoRunIndex = -1;
     bool demoFailed = false;
+    std::string demoExportError; // a save_chart that failed, for its step to report
     std::string caption;
     bool demoPlaying() const {
         return options.demo && demoStep < options.demo->steps.size() && !demoFailed;

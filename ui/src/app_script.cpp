@@ -66,7 +66,9 @@ void App::Impl::registerCharts() {
 
 const Chart* App::Impl::findChart(const std::string& stem) const {
     // A telemetry chart's own "Save PNG" exports the linked charts together.
-    const std::string name = stem.rfind("telemetry", 0) == 0 ? "telemetry" : stem;
+    const bool telemetryPart = stem == "telemetry-step-time" || stem == "telemetry-cpu" ||
+                               stem == "telemetry-clocks" || stem == "telemetry-power";
+    const std::string name = telemetryPart ? "telemetry" : stem;
     for (const Chart& c : charts) {
         if (name == c.name) {
             return &c;
@@ -96,6 +98,7 @@ bool App::Impl::exportChart(const Chart& chart, const PngRequest& request) {
     } catch (const std::exception& e) {
         status = e.what();
         statusIsError = true;
+        std::fprintf(stderr, "lmprof: %s\n", e.what());
         return false;
     }
 }
@@ -142,8 +145,10 @@ void App::Impl::queueExports() {
             exportsOk = false;
             continue;
         }
-        pngRequests.push_back(exportRequest(
-            stem, (options.exportDir / (stem + "-" + runsLabel(runs) + ".png")).string()));
+        PngRequest request = exportRequest(
+            stem, (options.exportDir / (stem + "-" + runsLabel(runs) + ".png")).string());
+        request.origin = PngRequest::Origin::ExportPlots;
+        pngRequests.push_back(request);
     }
 }
 
@@ -179,7 +184,18 @@ void App::afterRender(int fbWidth, int fbHeight) {
             continue;
         }
         if (const Chart* chart = m_impl->findChart(it->fileStem)) {
-            m_impl->exportsOk = m_impl->exportChart(*chart, *it) && m_impl->exportsOk;
+            // Asked from one part of a chart (a telemetry row): the whole chart's size.
+            const auto whole = m_impl->plotRects.find(chart->name);
+            if (it->fileStem != chart->name && whole != m_impl->plotRects.end()) {
+                it->width = whole->second.width;
+                it->height = whole->second.height;
+            }
+            const bool ok = m_impl->exportChart(*chart, *it);
+            if (!ok && it->origin == PngRequest::Origin::ExportPlots) {
+                m_impl->exportsOk = false;
+            } else if (!ok && it->origin == PngRequest::Origin::Demo) {
+                m_impl->demoExportError = m_impl->status;
+            }
             it = requests.erase(it);
             continue;
         }
@@ -197,8 +213,7 @@ void App::afterRender(int fbWidth, int fbHeight) {
             writeFramebufferRegionPng(path, x, y, w, h);
             setStatus("plot saved to " + path.string(), false);
         } catch (const std::exception& e) {
-            m_impl->exportsOk = false;
-            setStatus(e.what(), true);
+            setStatus(e.what(), true); // a person's Save PNG of an Ops chart
         }
         it = requests.erase(it);
     }

@@ -9,6 +9,7 @@
 #include <GL/glext.h>
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
+#include <imgui_internal.h>
 #include <implot.h>
 #include <stb/stb_image_write.h>
 #include <stdexcept>
@@ -113,8 +114,43 @@ void OffscreenCharts::render(const std::filesystem::path& path, int width, int h
     io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
     io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
     io.DeltaTime = 1.0f / 60.0f;
-    GLint viewport[4];
-    glGetIntegerv(GL_VIEWPORT, viewport);
+    // Whatever happens below, the window draws into its own framebuffer again afterwards.
+    struct RestoreWindowTarget {
+        GLint viewport[4];
+        RestoreWindowTarget() { glGetIntegerv(GL_VIEWPORT, viewport); }
+        ~RestoreWindowTarget() {
+            glBindFramebuffer(GL_FRAMEBUFFER, 0);
+            glReadBuffer(GL_BACK);
+            glViewport(viewport[0], viewport[1], viewport[2], viewport[3]);
+        }
+    } restore;
+    try {
+        drawFrames(width, height, title, subtitle, chart);
+    } catch (const std::exception& e) {
+        if (ImGui::GetCurrentContext()->WithinFrameScope) {
+            ImGui::EndFrame(); // the next export starts a frame of its own
+        }
+        fail(std::string("drawing the chart failed: ") + e.what());
+    }
+    while (glGetError() != GL_NO_ERROR) {
+        // errors left from the window's own frame are not this read's
+    }
+    std::vector<unsigned char> pixels(static_cast<size_t>(width) * height * 4);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadBuffer(GL_COLOR_ATTACHMENT0);
+    glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+    if (glGetError() != GL_NO_ERROR) {
+        fail("reading the offscreen framebuffer failed");
+    }
+    stbi_flip_vertically_on_write(1); // OpenGL's rows start at the bottom
+    if (!stbi_write_png(path.c_str(), width, height, 4, pixels.data(), width * 4)) {
+        fail("writing the PNG failed");
+    }
+}
+
+void OffscreenCharts::drawFrames(int width, int height, const std::string& title,
+                                 const std::string& subtitle, const std::function<void()>& chart) {
+    ImGuiIO& io = ImGui::GetIO();
     for (int frame = 0; frame < 2; ++frame) {
         ImGui_ImplOpenGL3_NewFrame();
         ImGui::NewFrame();
@@ -126,8 +162,10 @@ void OffscreenCharts::render(const std::filesystem::path& path, int width, int h
         ImGui::PushFont(nullptr, ImGui::GetStyle().FontSizeBase * 1.3f);
         ImGui::TextUnformatted(title.c_str());
         ImGui::PopFont();
-        if (!subtitle.empty()) {
-            ImGui::TextDisabled("%s", subtitle.c_str());
+        if (!subtitle.empty()) { // wrapped: overlaid runs' names can be long
+            ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+            ImGui::TextWrapped("%s", subtitle.c_str());
+            ImGui::PopStyleColor();
         }
         chart();
         ImGui::End();
@@ -138,21 +176,6 @@ void OffscreenCharts::render(const std::filesystem::path& path, int width, int h
         glClearColor(bg.x, bg.y, bg.z, 1.0f);
         glClear(GL_COLOR_BUFFER_BIT);
         ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    }
-    std::vector<unsigned char> pixels(static_cast<size_t>(width) * height * 4);
-    glPixelStorei(GL_PACK_ALIGNMENT, 1);
-    glReadBuffer(GL_COLOR_ATTACHMENT0);
-    glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
-    const bool readOk = glGetError() == GL_NO_ERROR;
-    glBindFramebuffer(GL_FRAMEBUFFER, 0);
-    glReadBuffer(GL_BACK);
-    glViewport(viewport[0], viewport[1], viewport[2], viewport[3]);
-    if (!readOk) {
-        fail("reading the offscreen framebuffer failed");
-    }
-    stbi_flip_vertically_on_write(1); // OpenGL's rows start at the bottom
-    if (!stbi_write_png(path.c_str(), width, height, 4, pixels.data(), width * 4)) {
-        fail("writing the PNG failed");
     }
 }
 

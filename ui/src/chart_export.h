@@ -31,6 +31,10 @@ public:
                 const std::function<void()>& chart);
 
 private:
+    // Two frames of the chart into the bound framebuffer (the export contexts current).
+    void drawFrames(int width, int height, const std::string& title, const std::string& subtitle,
+                    const std::function<void()>& chart);
+
     ImGuiContext* m_imgui = nullptr;
     ImPlotContext* m_implot = nullptr;
     unsigned m_framebuffer = 0, m_color = 0;

@@ -13,10 +13,8 @@ ConfigForm::ConfigForm() {
 ConfigForm::ConfigForm(const RunConfig& initial) : m_config(initial) {}
 
 void ConfigForm::setPreset(const std::string& name) {
-    if (auto m = presetModel(name)) {
-        const int64_t vocab = m_config.model.vocabSize;
+    if (auto m = pickPreset(m_config.model, name)) {
         m_config.model = *m;
-        m_config.model.vocabSize = vocab;
     } else {
         m_config.model.preset = "custom";
     }

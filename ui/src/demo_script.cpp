@@ -5,6 +5,7 @@
 #include "lmprof/engine/result_io.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 
 namespace lmprof::ui {
@@ -14,16 +15,24 @@ namespace {
 using nlohmann::json;
 using Kind = DemoStep::Kind;
 
+// Each step's name and the fields it may have ("do" aside): any other field is a mistake
+// (a "timeout" meant as "timeout_s" would otherwise wait the default hour).
 struct KindName {
     const char* name;
     Kind kind;
+    std::initializer_list<const char*> fields;
 };
-constexpr KindName kKinds[] = {
-    {"configure", Kind::Configure}, {"run", Kind::Run},
-    {"sweep", Kind::Sweep},         {"wait", Kind::Wait},
-    {"select", Kind::Select},       {"show", Kind::Show},
-    {"pause", Kind::Pause},         {"save_chart", Kind::SaveChart},
-    {"caption", Kind::Caption},     {"theme", Kind::Theme},
+const KindName kKinds[] = {
+    {"configure", Kind::Configure, {"config"}},
+    {"run", Kind::Run, {"config"}},
+    {"sweep", Kind::Sweep, {"models", "contexts", "precisions", "modes", "warmups"}},
+    {"wait", Kind::Wait, {"for", "timeout_s"}},
+    {"select", Kind::Select, {"runs", "last"}},
+    {"show", Kind::Show, {"window"}},
+    {"pause", Kind::Pause, {"seconds"}},
+    {"save_chart", Kind::SaveChart, {"chart", "path"}},
+    {"caption", Kind::Caption, {"text"}},
+    {"theme", Kind::Theme, {"theme"}},
 };
 
 // The most a script may hold, and the longest a wait or pause may last: a demo, not a job.
@@ -115,6 +124,18 @@ DemoStep parseStep(const json& j, const std::string& where) {
         fail(where + ".do", "'" + name + "' is not a step; the steps are " + kindList());
     }
     s.kind = kind->kind;
+    for (const auto& [key, value] : j.items()) {
+        const bool known = key == "do" || std::any_of(kind->fields.begin(), kind->fields.end(),
+                                                      [&](const char* f) { return key == f; });
+        if (!known) {
+            std::string fields;
+            for (const char* f : kind->fields) {
+                fields += (fields.empty() ? "" : ", ") + std::string(f);
+            }
+            fail(where + "." + key,
+                 "is not a field of '" + name + "' (its fields: " + fields + ")");
+        }
+    }
     switch (s.kind) {
     case Kind::Configure:
         s.patch = configPatch(field(j, where, "config"), where + ".config");
@@ -162,6 +183,9 @@ DemoStep parseStep(const json& j, const std::string& where) {
         s.seconds = j.contains("timeout_s") ? seconds(j, where, "timeout_s") : 3600.0;
         break;
     case Kind::Select:
+        if (j.contains("last") && j.contains("runs")) {
+            fail(where, "give \"runs\" or \"last\", not both");
+        }
         if (j.contains("last")) {
             s.last = static_cast<int>(wholeNumber(j["last"], where + ".last", 1, 100000));
         } else {
@@ -170,6 +194,13 @@ DemoStep parseStep(const json& j, const std::string& where) {
             });
             if (s.runs.empty()) {
                 fail(where, "needs \"runs\" (run numbers as in the Runs table) or \"last\"");
+            }
+            for (size_t i = 1; i < s.runs.size(); ++i) {
+                if (std::find(s.runs.begin(), s.runs.begin() + i, s.runs[i]) !=
+                    s.runs.begin() + i) {
+                    fail(where + ".runs[" + std::to_string(i) + "]",
+                         "repeats run " + std::to_string(s.runs[i]));
+                }
             }
         }
         break;
@@ -220,8 +251,15 @@ DemoScript parseDemoScript(std::string_view text) {
                               " steps");
     }
     DemoScript script;
+    bool runStarted = false;
     for (size_t i = 0; i < steps.size(); ++i) {
-        script.steps.push_back(parseStep(steps[i], "steps[" + std::to_string(i) + "]"));
+        const std::string where = "steps[" + std::to_string(i) + "]";
+        script.steps.push_back(parseStep(steps[i], where));
+        const DemoStep& s = script.steps.back();
+        runStarted = runStarted || s.kind == Kind::Run;
+        if (s.kind == Kind::Wait && s.target == "run" && !runStarted) {
+            throw DemoScriptError(where + ".for: no step before it starts a run");
+        }
     }
     return script;
 }

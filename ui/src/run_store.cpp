@@ -201,7 +201,7 @@ void RunStore::apply(SessionEvent& event) {
     }
 }
 
-size_t RunStore::addLoaded(const std::vector<RunResult>& runs) {
+size_t RunStore::addLoaded(const std::vector<RunResult>& runs, bool fromFile) {
     // A run already here (the same file opened twice, a restore after an open) is the same
     // run written the same way: compared by its JSON line, every field.
     std::unordered_set<std::string> present;
@@ -215,7 +215,7 @@ size_t RunStore::addLoaded(const std::vector<RunResult>& runs) {
         if (present.insert(runToJsonLine(r)).second) {
             RunView& v = addView();
             v.finish(r);
-            v.fromFile = true;
+            v.fromFile = fromFile;
             ++added;
         }
     }
@@ -261,23 +261,33 @@ void RunStore::toggle(int i) {
 }
 
 void RunStore::refreshSelection() {
-    std::vector<bool> taken(kRunColorCount, false);
-    std::vector<const RunResult*> results;
     std::vector<RunView*> selected;
     for (int i : m_selection) {
-        if (i < 0 || i >= static_cast<int>(m_runs.size())) {
-            continue;
+        if (i >= 0 && i < static_cast<int>(m_runs.size())) {
+            selected.push_back(&m_runs[i]);
         }
-        RunView& v = m_runs[i];
-        if (taken[v.color]) { // repeats an earlier-selected run's: the first free one
-            const auto free = std::find(taken.begin(), taken.end(), false);
-            if (free != taken.end()) {
-                v.color = static_cast<int>(free - taken.begin());
-            }
+    }
+    // First the runs that keep their colour (the first selected of each colour), then each
+    // run whose colour was taken gets one no selected run has: only clashing runs change.
+    std::vector<bool> taken(kRunColorCount, false);
+    std::vector<RunView*> clashing;
+    for (RunView* v : selected) {
+        if (taken[v->color]) {
+            clashing.push_back(v);
         }
-        taken[v.color] = true;
-        results.push_back(&v.result);
-        selected.push_back(&v);
+        taken[v->color] = true;
+    }
+    for (RunView* v : clashing) {
+        const auto free = std::find(taken.begin(), taken.end(), false);
+        if (free == taken.end()) {
+            break; // more than kRunColorCount runs selected: colours repeat
+        }
+        v->color = static_cast<int>(free - taken.begin());
+        *free = true;
+    }
+    std::vector<const RunResult*> results;
+    for (const RunView* v : selected) {
+        results.push_back(&v->result);
     }
     const auto names = distinguishingNames(results);
     for (size_t k = 0; k < selected.size(); ++k) {

@@ -3,6 +3,7 @@
 #include "settings.h"
 
 #include "lmprof/engine/result_io.h"
+#include "lmprof/ui/app.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -67,8 +68,8 @@ Settings Settings::parse(std::string_view text, std::vector<std::string>& damage
             field("save_path", s.savePath, [](const auto& v) { return v.is_string(); });
             if (const auto it = j.find("window_size"); it != j.end()) {
                 const auto side = [](const nlohmann::json& v) {
-                    return v.is_number_integer() && v.get<int64_t>() >= 320 &&
-                           v.get<int64_t>() <= 16384;
+                    return v.is_number_integer() && v.get<int64_t>() >= kMinWindowSide &&
+                           v.get<int64_t>() <= kMaxWindowSide;
                 };
                 if (it->is_array() && it->size() == 2 && side((*it)[0]) && side((*it)[1])) {
                     s.windowWidth = (*it)[0].get<int>();
@@ -98,6 +99,16 @@ Settings Settings::parse(std::string_view text, std::vector<std::string>& damage
         damaged.push_back("not valid JSON");
     }
     return s;
+}
+
+std::pair<int, int> Settings::peekWindowSize(const std::filesystem::path& file) {
+    try {
+        std::vector<std::string> damaged;
+        const Settings s = parse(engine::readInputFile(file, kMaxSettingsBytes), damaged);
+        return {s.windowWidth, s.windowHeight};
+    } catch (const std::exception&) {
+        return {0, 0}; // missing or unreadable: load() says why
+    }
 }
 
 Settings Settings::load(const std::filesystem::path& file) {

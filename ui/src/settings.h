@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lmprof::ui {
@@ -28,6 +29,9 @@ struct Settings {
     // A missing file gives defaults. A damaged one keeps every field that reads, copies the
     // file to settings.json.bad and says so in loadProblem; errors never stop the app.
     static Settings load(const std::filesystem::path& file);
+    // The window size of `file` without load()'s side effects (nothing is moved or copied
+    // aside; App's own load reports a damaged file). 0 x 0 when unknown or unreadable.
+    static std::pair<int, int> peekWindowSize(const std::filesystem::path& file);
     // The fields of a settings document; the name of each one that did not read (or why
     // the whole text did not) goes to `damaged`. Never throws.
     static Settings parse(std::string_view text, std::vector<std::string>& damaged);

@@ -36,12 +36,19 @@ VideoRecorder::VideoRecorder(std::filesystem::path path, int width, int height, 
     m_log = m_path;
     m_log += ".ffmpeg.log";
     int fds[2];
-    if (::pipe(fds) != 0) {
+    // Close-on-exec: no later child may hold ffmpeg's input open (finish() would wait).
+    if (::pipe2(fds, O_CLOEXEC) != 0) {
         throw std::runtime_error("cannot record " + m_path.string() +
                                  ": pipe: " + std::strerror(errno));
     }
     // A dead ffmpeg must show up as a failed write, not end this process.
     std::signal(SIGPIPE, SIG_IGN);
+    // ffmpeg in a process group of its own: a Ctrl+C in the terminal reaches lmprof, which
+    // closes the window cleanly and finishes the video, not ffmpeg in the middle of it.
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
@@ -85,11 +92,14 @@ VideoRecorder::VideoRecorder(std::filesystem::path path, int width, int height, 
         argv.push_back(a.data());
     }
     argv.push_back(nullptr);
-    const int rc = posix_spawnp(&m_child, "ffmpeg", &actions, nullptr, argv.data(), environ);
+    const int rc = posix_spawnp(&m_child, "ffmpeg", &actions, &attributes, argv.data(), environ);
     posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
     ::close(fds[0]);
     if (rc != 0) {
         ::close(fds[1]);
+        std::error_code ec;
+        std::filesystem::remove(m_log, ec); // opened for the child that never ran
         throw std::runtime_error("cannot record " + m_path.string() + ": ffmpeg: " +
                                  std::strerror(rc) + " (install Debian's ffmpeg package)");
     }

@@ -369,7 +369,6 @@ RunConfig patchConfig(const RunConfig& base, std::string_view patch, const std::
         throw ResultFormatError(path + ": must be an object of configuration fields");
     }
     json merged = configJson(base, {});
-    merged["device"] = base.device; // "device" is how a user names it; read back as requested
     for (const auto& [key, value] : changes.items()) {
         if (!merged.contains(key)) {
             throw ResultFormatError(path + "." + key + ": not a configuration field");
@@ -383,14 +382,20 @@ RunConfig patchConfig(const RunConfig& base, std::string_view patch, const std::
         }
     }
     merged.merge_patch(changes);
-    // "model": "small" names a preset with its dimensions.
+    // "model": "small" picks a preset (as Configure does: the vocabulary stays); a model
+    // dimension changed by itself makes the model a custom one.
     if (changes.contains("model") && changes["model"].is_string()) {
-        const auto preset = presetModel(changes["model"].get<std::string>());
+        const std::string name = changes["model"].get<std::string>();
+        const auto preset = pickPreset(base.model, name);
         if (!preset) {
-            throw ResultFormatError(path + ".model: '" + changes["model"].get<std::string>() +
-                                    "' is not a preset");
+            throw ResultFormatError(path + ".model: '" + name + "' is not a preset");
         }
-        merged["model"] = configJson(RunConfig{.model = *preset}, {})["model"];
+        RunConfig picked;
+        picked.model = *preset;
+        merged["model"] = configJson(picked, {})["model"];
+    } else if (changes.contains("model") && changes["model"].is_object() &&
+               !changes["model"].contains("preset")) {
+        merged["model"]["preset"] = "custom";
     }
     if (changes.contains("device")) {
         merged["device_requested"] = changes["device"];

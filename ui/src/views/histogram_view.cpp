@@ -96,11 +96,13 @@ void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
             }
             any = true;
             const auto [lo, hi] = std::minmax_element(m_values.begin(), m_values.end());
+            // One bin over equal times would have no width: a bar ±0.5% (at least ±0.01 ms).
+            const double half = *hi > *lo ? 0.0 : std::max(std::abs(*lo) * 0.005, 0.01);
             ImPlotSpec spec = plot::runSpec(*run);
             spec.FillAlpha = runs.size() > 1 ? 0.5f : 0.8f;
             ImPlot::PlotHistogram(run->name.c_str(), m_values.data(),
                                   static_cast<int>(m_values.size()), binCount(m_values.size()), 1.0,
-                                  ImPlotRange(*lo, *hi), spec);
+                                  ImPlotRange(*lo - half, *hi + half), spec);
             const auto& t = run->liveSummary().totalMs;
             const double marks[2] = {t.mean, t.median};
             ImPlotSpec markSpec = plot::runSpec(*run);

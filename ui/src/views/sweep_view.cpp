@@ -119,9 +119,7 @@ std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base, std::strin
     const auto& presets = presetNames();
     for (size_t i = 0; i < presets.size(); ++i) {
         if (m_models[i]) {
-            auto model = *presetModel(presets[i]);
-            model.vocabSize = base.model.vocabSize;
-            spec.models.push_back(model);
+            spec.models.push_back(*pickPreset(base.model, presets[i]));
         }
     }
     if (m_customModel && base.model.preset == "custom") {
@@ -186,7 +184,7 @@ void SweepView::start(ViewContext& ctx, std::vector<RunConfig> configs) {
     m_driver.start(
         std::move(configs), m_runAfterOom,
         [&session](const RunConfig& c) { return session.submit(c); },
-        [&store](const RunResult& skipped) { store.addLoaded({skipped}); });
+        [&store](const RunResult& skipped) { store.addLoaded({skipped}, /*fromFile=*/false); });
     ctx.report("sweep started: " + std::to_string(n) + " run(s), cheapest first", false);
 }
 

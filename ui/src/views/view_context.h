@@ -19,7 +19,10 @@ struct PngRequest {
     float x = 0, y = 0, width = 0, height = 0;
     std::string fileStem; // e.g. "step-times"
     int framesToWait = 2; // let the context menu that asked for it close first
-    std::string path;     // where to write; empty: lmprof-<stem>-<time>.png in the cwd
+    std::string path;     // where to write; empty: <chart>-<runs>-<time>.png in the cwd
+    // Who asked: a failure of --export-plots changes the exit code, a demo's stops the demo,
+    // a person's is said on the status line.
+    enum class Origin { Person, ExportPlots, Demo } origin = Origin::Person;
 };
 
 struct ViewContext {

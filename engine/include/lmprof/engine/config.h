@@ -131,6 +131,10 @@ const std::vector<std::string>& presetNames();
 
 // The preset's dimensions with the default vocabulary, or nullopt for an unknown name.
 std::optional<ModelConfig> presetModel(std::string_view name);
+// What `current` becomes when preset `name` is picked (Configure, sweeps, demo scripts): the
+// preset's dimensions with current's vocabulary, which is the tokenizer's, not the size's.
+// nullopt for an unknown name.
+std::optional<ModelConfig> pickPreset(const ModelConfig& current, std::string_view name);
 
 // A field that failed validation and why, e.g. {"model.d_model", "must be divisible by ..."}.
 struct ConfigError {

@@ -14,6 +14,10 @@
 
 namespace lmprof::ui {
 
+// The sides a window may have, in pixels (--window-size, the size kept in settings.json).
+inline constexpr int kMinWindowSide = 320;
+inline constexpr int kMaxWindowSide = 16384;
+
 // What to do with the runs the last session autosaved (see autosave.h): ask in a modal,
 // or answer without asking (scripted launches and tests).
 enum class RestoreChoice { Ask, Restore, Discard };

@@ -106,7 +106,9 @@ public:
     void apply(engine::SessionEvent& event);
     // Adds finished runs from a saved result set, leaving out each one the store already
     // holds exactly (a file opened twice); returns how many were added.
-    size_t addLoaded(const std::vector<engine::RunResult>& runs);
+    // fromFile marks them as opened or restored (the Runs table's From column); a sweep's
+    // skipped runs are this session's.
+    size_t addLoaded(const std::vector<engine::RunResult>& runs, bool fromFile = true);
 
     std::vector<RunView>& runs() { return m_runs; }
     const std::vector<RunView>& runs() const { return m_runs; }
