@@ -154,16 +154,17 @@ int main(int argc, char** argv) {
         const auto answer = o.restoreLast   ? ui::RestoreChoice::Restore
                             : o.discardLast ? ui::RestoreChoice::Discard
                                             : ui::RestoreChoice::Ask;
-        ui::AppOptions appOptions{*config,
-                                  o.autorun,
-                                  configDir(),
-                                  answer,
-                                  o.saveOnExit,
-                                  o.show,
-                                  o.exportPlots,
-                                  o.exportDir,
-                                  o.exportSize.width,
-                                  o.exportSize.height};
+        ui::AppOptions appOptions;
+        appOptions.initialConfig = *config;
+        appOptions.autorun = o.autorun;
+        appOptions.configDir = configDir();
+        appOptions.restore = answer;
+        appOptions.saveOnExit = o.saveOnExit;
+        appOptions.showWindows = o.show;
+        appOptions.exportPlots = o.exportPlots;
+        appOptions.exportDir = o.exportDir;
+        appOptions.exportWidth = o.exportSize.width;
+        appOptions.exportHeight = o.exportSize.height;
         if (!o.theme.empty()) {
             appOptions.darkTheme = o.theme == "dark";
         }

@@ -76,7 +76,6 @@ void TelemetryView::draw(ViewContext& ctx) {
         return;
     }
     const auto runs = ctx.selectedRuns();
-    const bool gpu = !runs.empty() && runs.front()->telemetry.anyGpu;
     if (!runs.empty() && runs.front()->result.samplerError) {
         ImGui::TextColored(palette().warning, "%s", runs.front()->result.samplerError->c_str());
     }
