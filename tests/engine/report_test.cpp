@@ -194,3 +194,26 @@ TEST(Report, ColumnRegistryFeedsTheCsvAndTheTables) {
     EXPECT_EQ(runColumn("peak_bytes").cellOf(r, r.summary), "3.0 MiB");
     EXPECT_EQ(runColumn("backward_ms").cellOf(r, r.summary), "-") << "train runs it, no steps";
 }
+
+// A file may hold a noisy run whose median step time is 0 (found by fuzzing the autosave
+// reader): the table says so instead of dividing by the median.
+TEST(Report, NoisyRunWithAZeroMedianIsDescribedWithoutARatio) {
+    RunResult r;
+    r.id = "odd";
+    r.status = RunStatus::Ok;
+    r.summary.totalMs.n = 4;
+    r.summary.totalMs.noisy = true;
+    r.summary.totalMs.median = 0.0;
+    r.summary.totalMs.iqr = 2.5;
+    std::ostringstream out;
+    writeTable(out, std::span<const RunResult>(&r, 1));
+    EXPECT_NE(out.str().find("odd: noisy (step-time IQR is 2.500 ms with a median of 0)"),
+              std::string::npos)
+        << out.str();
+    r.summary.totalMs.median = 10.0;
+    std::ostringstream ratio;
+    writeTable(ratio, std::span<const RunResult>(&r, 1));
+    EXPECT_NE(ratio.str().find("odd: noisy (step-time IQR is 25% of the median)"),
+              std::string::npos)
+        << ratio.str();
+}

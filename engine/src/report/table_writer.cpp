@@ -59,10 +59,12 @@ void writeTable(std::ostream& out, std::span<const RunResult> runs) {
     for (const auto& r : runs) {
         if (r.error) {
             out << r.id << ": " << toString(r.status) << ": " << *r.error << '\n';
-        } else if (r.summary.totalMs.noisy) {
+        } else if (const PhaseStats& t = r.summary.totalMs; t.noisy) {
+            // A file may hold a median of 0 with a spread (found by fuzzing): no ratio then.
             out << r.id << ": noisy (step-time IQR is "
-                << static_cast<int>(100.0 * r.summary.totalMs.iqr / r.summary.totalMs.median)
-                << "% of the median)\n";
+                << (t.median > 0.0 ? formatFixed(100.0 * t.iqr / t.median, 0) + "% of the median"
+                                   : formatFixed(t.iqr, 3) + " ms with a median of 0")
+                << ")\n";
         }
     }
 }

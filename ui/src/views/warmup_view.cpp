@@ -2,6 +2,7 @@
 // the step time of every step index per run, so first-step outliers stand out (warmup
 // steps drawn as hollow markers), and the std of the measured steps against the warmup count.
 
+#include "lmprof/engine/report.h"
 #include "summary_model.h"
 #include "views.h"
 
@@ -132,8 +133,7 @@ void WarmupView::draw(ViewContext& ctx) {
                          0.6, spec);
         for (size_t k = 0; k < m_xs.size(); ++k) {
             ImPlot::PlotText(
-                ("CV " +
-                 std::to_string(static_cast<int>(100.0 * m_ys[k] / std::max(means[k], 1e-9))) + "%")
+                ("CV " + engine::formatFixed(100.0 * m_ys[k] / std::max(means[k], 1e-9), 0) + "%")
                     .c_str(),
                 m_xs[k], m_ys[k], ImVec2(0, -12));
         }
