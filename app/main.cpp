@@ -179,17 +179,17 @@ int main(int argc, char** argv) {
         ImGui_ImplGlfw_InitForOpenGL(window, true);
         ImGui_ImplOpenGL3_Init("#version 330");
 
-        // Frame pacing. While something moves (a run streams, a sweep runs) frames come at
-        // most --max-fps a second, leaving the cores to what is measured; otherwise the loop
-        // sleeps until input arrives (or half a second passes), after drawing a few frames
-        // more for ImGui to settle hover and focus. Without vsync (Xvfb) nothing else would
-        // slow it. A recording draws every frame, at most --fps a second in real time, and
-        // its clock (the demo's pauses) advances 1 / fps per frame however slow drawing is.
-        // While a CPU run streams and nobody touches the window, few frames: each frame a
-        // software renderer (Mesa's llvmpipe, as under Xvfb) draws costs tens of ms of the
-        // cores the run is measured on. At 30 fps tiny's CPU steps were 2.9x slower than in
-        // lmprof-cli, at 10 fps 2.1x, at 2 fps 1.1x (bench/window_cpu.sh). A hardware
-        // renderer draws on the GPU and gets 10. Input brings the full rate back at once.
+        // Frame pacing (docs/WINDOW.md, "Drawing"). While something moves (a run streams, a
+        // sweep runs) frames come at most --max-fps a second; otherwise the loop sleeps until
+        // input arrives (or half a second passes), after a few frames more for ImGui to
+        // settle hover and focus. Without vsync (Xvfb) nothing else would slow it.
+        // - While a CPU run streams and nobody touches the window: 2 frames a second on a
+        //   software renderer (Mesa's llvmpipe, as under Xvfb), whose frames cost tens of ms
+        //   of the cores the run is measured on (at 30 fps tiny's CPU steps were 2.9x slower
+        //   than in lmprof-cli, at 2 fps 1.1x; bench/window_cpu.sh), 10 on a hardware one.
+        //   Input brings the full rate back at once.
+        // - A recording draws every frame, at most --fps a second in real time; its clock
+        //   (the demo's pauses) advances 1 / fps per frame however slow drawing is.
         const char* renderer = reinterpret_cast<const char*>(glGetString(GL_RENDERER));
         const bool softwareGl =
             renderer && (std::strstr(renderer, "llvmpipe") || std::strstr(renderer, "softpipe") ||
@@ -270,9 +270,8 @@ int main(int argc, char** argv) {
             }
             if (exitWhenDone && !screenshotPending && lmprofApp.autorunSettled() &&
                 !lmprofApp.pngPending() && lmprofApp.demoFinished()) {
-                if (exitCode == app::kExitOk &&
-                    ((o.autorun && !lmprofApp.autorunSucceeded()) ||
-                     !lmprofApp.exportsSucceeded() || !lmprofApp.demoSucceeded())) {
+                if (exitCode == app::kExitOk && ((o.autorun && !lmprofApp.autorunSucceeded()) ||
+                                                 !lmprofApp.exportsSucceeded())) {
                     exitCode = app::kExitFailure;
                 }
                 break;
@@ -296,8 +295,10 @@ int main(int argc, char** argv) {
                 glfwWaitEventsTimeout(kIdleWaitS);
             }
         }
+        // A demo step that failed (said on stderr when it did) fails the launch, whether the
+        // demo closed the window or a person did.
         if (demo && !lmprofApp.demoSucceeded() && exitCode == app::kExitOk) {
-            exitCode = app::kExitFailure; // a step failed: said on stderr when it did
+            exitCode = app::kExitFailure;
         }
         if (recorder) {
             if (const std::string problem = recorder->finish(); !problem.empty()) {

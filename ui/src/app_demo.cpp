@@ -40,10 +40,6 @@ void App::Impl::checkDemoTargets() {
     if (!options.demo) {
         return;
     }
-    std::string charts;
-    for (const Chart& c : this->charts) {
-        charts += (charts.empty() ? "" : ", ") + std::string(c.name);
-    }
     for (size_t i = 0; i < options.demo->steps.size() && !demoFailed; ++i) {
         const DemoStep& step = options.demo->steps[i];
         const std::string where = "steps[" + std::to_string(i) + "]";
@@ -51,7 +47,8 @@ void App::Impl::checkDemoTargets() {
             failDemo(where + ".window",
                      "'" + step.target + "' is not a window (" + windowTitles() + ")");
         } else if (step.kind == DemoStep::Kind::SaveChart && !findChart(step.target)) {
-            failDemo(where + ".chart", "'" + step.target + "' is not a chart (" + charts + ")");
+            failDemo(where + ".chart",
+                     "'" + step.target + "' is not a chart (" + chartNames() + ")");
         }
     }
 }
@@ -156,10 +153,8 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
     case Kind::Wait: {
         bool done = false;
         if (step.target == "run") {
-            if (demoRunIndex < 0) {
-                failDemo(where, "no run was started before this wait");
-                return true;
-            }
+            // A run step came before (parseDemoScript checks it) and started, or the demo
+            // stopped there: demoRunIndex is the run's.
             const RunView* v = store.findBySessionIndex(demoRunIndex);
             done = v && v->finished;
         } else {

@@ -115,6 +115,7 @@ struct App::Impl {
     std::vector<Chart> charts;
     void registerCharts();
     const Chart* findChart(const std::string& stem) const;
+    std::string chartNames() const;             // "step-times, distribution, ..." for messages
     std::unique_ptr<OffscreenCharts> offscreen; // made at the first export
     // Draws the chart for a PNG request; false (status says why) when it cannot.
     bool exportChart(const Chart& chart, const PngRequest& request);

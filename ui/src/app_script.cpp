@@ -77,6 +77,14 @@ const Chart* App::Impl::findChart(const std::string& stem) const {
     return nullptr;
 }
 
+std::string App::Impl::chartNames() const {
+    std::string names;
+    for (const Chart& c : charts) {
+        names += (names.empty() ? "" : ", ") + std::string(c.name);
+    }
+    return names;
+}
+
 bool App::Impl::exportChart(const Chart& chart, const PngRequest& request) {
     ViewContext ctx = context();
     const auto runs = ctx.selectedRuns();
@@ -136,12 +144,8 @@ void App::Impl::queueExports() {
     const auto runs = ctx.selectedRuns();
     for (const std::string& stem : options.exportPlots) {
         if (!findChart(stem)) {
-            std::string names;
-            for (const Chart& c : charts) {
-                names += (names.empty() ? "" : ", ") + std::string(c.name);
-            }
             std::fprintf(stderr, "lmprof: --export-plots: '%s' is not a chart (%s)\n", stem.c_str(),
-                         names.c_str());
+                         chartNames().c_str());
             exportsOk = false;
             continue;
         }

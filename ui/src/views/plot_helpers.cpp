@@ -286,6 +286,26 @@ void swatch(const ImVec4& color) {
 // ---------------------------------------------------------------------------------------
 // End of a plot
 
+PngRequest rectRequest(const char* fileStem, ImVec2 min, ImVec2 max) {
+    PngRequest r; // the other fields keep their defaults
+    r.x = min.x;
+    r.y = min.y;
+    r.width = max.x - min.x;
+    r.height = max.y - min.y;
+    r.fileStem = fileStem;
+    return r;
+}
+
+void rememberRect(ViewContext& ctx, const char* fileStem, ImVec2 min, ImVec2 max) {
+    if (ctx.plotRects && !exporting()) {
+        (*ctx.plotRects)[fileStem] = rectRequest(fileStem, min, max);
+    }
+}
+
+long hoveredStep() {
+    return ImPlot::IsPlotHovered() ? std::max(-1L, std::lround(ImPlot::GetPlotMousePos().x)) : -1;
+}
+
 void endPlot(ViewContext& ctx, const char* fileStem) {
     const ImPlotPlot* current = ImPlot::GetCurrentPlot();
     const ImGuiID id = current->ID;
@@ -294,19 +314,7 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
     if (exporting()) {
         return; // drawn for a file: the window's rectangles and menus are not this one's
     }
-    // The plot's rectangle as a PNG request (the other fields keep their defaults).
-    const auto request = [&] {
-        PngRequest r;
-        r.x = rect.Min.x;
-        r.y = rect.Min.y;
-        r.width = rect.GetWidth();
-        r.height = rect.GetHeight();
-        r.fileStem = fileStem;
-        return r;
-    };
-    if (ctx.plotRects) {
-        (*ctx.plotRects)[fileStem] = request();
-    }
+    rememberRect(ctx, fileStem, rect.Min, rect.Max);
     if (!ctx.pngRequests) {
         return;
     }
@@ -316,7 +324,7 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
     if (ImGui::BeginPopup("##PlotContext")) {
         ImGui::Separator();
         if (ImGui::MenuItem("Save PNG")) {
-            ctx.pngRequests->push_back(request());
+            ctx.pngRequests->push_back(rectRequest(fileStem, rect.Min, rect.Max));
         }
         ImGui::EndPopup();
     }

@@ -36,11 +36,8 @@ plot::Range timeAxis(const std::vector<RunView*>& runs, const plot::Range& xWind
 }
 
 void drawTooltip(const std::vector<RunView*>& runs) {
-    if (!ImPlot::IsPlotHovered() || runs.empty()) {
-        return;
-    }
-    const long step = std::lround(ImPlot::GetPlotMousePos().x);
-    if (step < 0) {
+    const long step = plot::hoveredStep();
+    if (step < 0 || runs.empty()) {
         return;
     }
     bool any = false;

@@ -215,14 +215,7 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
         }
         ImPlot::EndSubplots();
         // The grid's rectangle: the size "telemetry" exports at, as the window shows it.
-        if (ctx.plotRects && !plot::exporting()) {
-            PngRequest& whole = (*ctx.plotRects)["telemetry"];
-            whole.fileStem = "telemetry";
-            whole.x = ImGui::GetItemRectMin().x;
-            whole.y = ImGui::GetItemRectMin().y;
-            whole.width = ImGui::GetItemRectSize().x;
-            whole.height = ImGui::GetItemRectSize().y;
-        }
+        plot::rememberRect(ctx, "telemetry", ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
     }
 }
 

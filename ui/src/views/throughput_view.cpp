@@ -38,7 +38,7 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
         if (y.empty()) {
             plot::emptyHint(runs, "steps");
         }
-        const long step = ImPlot::IsPlotHovered() ? std::lround(ImPlot::GetPlotMousePos().x) : -1;
+        const long step = plot::hoveredStep();
         if (step >= 0 && !runs.empty()) {
             ImGui::BeginTooltip();
             ImGui::Text("step %ld", step);

@@ -83,6 +83,13 @@ void watchInput(std::initializer_list<FollowAxis*> axes);
 // The range an axis of the current plot shows (last frame's, during setup).
 Range shownRange(ImAxis axis);
 
+// A chart's rectangle (in window coordinates) as a PNG request, and kept as the chart's place
+// (ctx.plotRects: the size it exports at) unless it is being drawn for a file.
+PngRequest rectRequest(const char* fileStem, ImVec2 min, ImVec2 max);
+void rememberRect(ViewContext& ctx, const char* fileStem, ImVec2 min, ImVec2 max);
+// The step under the mouse in a step-indexed plot (the nearest whole x), or -1 when the plot
+// is not hovered or the mouse is left of step 0.
+long hoveredStep();
 // Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
 // menu, which queues a capture of the plot's rectangle (saved after the frame renders).
 void endPlot(ViewContext& ctx, const char* fileStem);
