@@ -256,15 +256,6 @@ std::vector<RunResult> runAll(const std::vector<RunConfig>& configs, bool quiet,
     return results;
 }
 
-ResultSet makeSet(std::vector<RunResult> runs, const std::string& device) {
-    ResultSet set;
-    set.created = utcNow();
-    set.tool = toolInfo();
-    set.environment = probeEnvironment(resolveDevice(device));
-    set.runs = std::move(runs);
-    return set;
-}
-
 int exitCodeFor(const std::vector<RunResult>& runs) {
     int code = kExitOk;
     for (const auto& r : runs) {
@@ -308,6 +299,22 @@ int report(const std::vector<RunResult>& runs, const CommonOptions& o) {
     return exitCodeFor(runs);
 }
 
+auto noSkip = [](const RunConfig&) { return std::optional<RunResult>(); };
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// Shared by the commands (cli_commands.h)
+
+ResultSet makeSet(std::vector<RunResult> runs, const std::string& device) {
+    ResultSet set;
+    set.created = utcNow();
+    set.tool = toolInfo();
+    set.environment = probeEnvironment(resolveDevice(device));
+    set.runs = std::move(runs);
+    return set;
+}
+
 // Checked before anything runs (outputFileProblem).
 bool checkJsonTarget(const std::string& path) {
     if (path.empty()) {
@@ -327,10 +334,6 @@ bool checkFormat(const std::string& format) {
     std::cerr << "lmprof-cli: --format: '" << format << "' is not one of table, markdown, csv\n";
     return false;
 }
-
-auto noSkip = [](const RunConfig&) { return std::optional<RunResult>(); };
-
-} // namespace
 
 // ---------------------------------------------------------------------------------------
 // run

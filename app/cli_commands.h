@@ -4,6 +4,8 @@
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/precision_lab.h"
+#include "lmprof/engine/records.h"
 #include "lmprof/engine/report.h"
 
 #include <optional>
@@ -84,6 +86,16 @@ struct ShowOptions {
     std::string format = "table";
 };
 
+// lmprof-cli precision accumulate|dtypes (the precision lab, docs/PRECISION_LAB.md).
+struct PrecisionOptions {
+    std::string device = "auto";
+    std::string jsonPath;
+    std::string format = "table";
+    int64_t maxTerms = engine::AccumulationRequest{}.maxTerms; // accumulate
+    std::string model = "toy";                                 // dtypes: toy or a preset
+    std::string precision = "all";                             // dtypes: one, or all
+};
+
 // The configuration the options describe, validated and checked against this machine;
 // nullopt after printing every problem (flag, field, reason) to stderr.
 std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options);
@@ -94,8 +106,18 @@ int showCommand(const ShowOptions& options);
 int compareCommand(const CompareOptions& options);
 // Prints the op profile of the runs of a saved result set (or autosave file).
 int opsCommand(const OpsOptions& options);
+// The precision lab's experiments: print the tables, save them in a result set with --json.
+int precisionAccumulateCommand(const PrecisionOptions& options);
+int precisionDtypesCommand(const PrecisionOptions& options);
 // Lists the CSV export's columns (key, unit, kind, table header) as CSV, from the registry.
 int columnsCommand();
+
+// A result set of these runs with this machine's environment (the device's), created now.
+engine::ResultSet makeSet(std::vector<engine::RunResult> runs, const std::string& device);
+// False after printing why --json PATH cannot be written (checked before anything runs).
+bool checkJsonTarget(const std::string& path);
+// False after printing that --format is not one of table, markdown, csv.
+bool checkFormat(const std::string& format);
 
 // Installs a SIGINT/SIGTERM handler: the first signal cancels the current run (results so
 // far are still reported and saved); a second one ends the process.

@@ -4,6 +4,7 @@
 //   lmprof-cli show  out.json --format markdown
 //   lmprof-cli compare yesterday.json today.json
 //   lmprof-cli ops out.json --by op --top 10
+//   lmprof-cli precision dtypes --model toy --precision fp16
 //   lmprof-cli columns
 
 #include "cli_commands.h"
@@ -64,6 +65,30 @@ int main(int argc, char** argv) {
     addText(*opsCmd, "--phase", ops.phase, "only this phase (forward|backward|optimizer)");
     addText(*opsCmd, "--format", ops.format, "table|markdown|csv");
 
+    PrecisionOptions lab;
+    CLI::App* precisionCmd = app.add_subcommand(
+        "precision", "the precision lab: accumulation error, and dtypes under autocast");
+    precisionCmd->require_subcommand(1);
+    CLI::App* accumulateCmd = precisionCmd->add_subcommand(
+        "accumulate", "add 0.01 in fp32/fp16/bf16 accumulators: the seeds' loops and a grid");
+    CLI::App* dtypesCmd = precisionCmd->add_subcommand(
+        "dtypes", "the dtype of every module's parameters, input, output and gradients");
+    for (CLI::App* cmd : {accumulateCmd, dtypesCmd}) {
+        addText(*cmd, "--device", lab.device, "auto|cpu|cuda|cuda:N");
+        addText(*cmd, "--json", lab.jsonPath, "save the tables in a result set (.json)");
+        addText(*cmd, "--format", lab.format, "table|markdown|csv");
+    }
+    addNumberIn(*accumulateCmd, "--max-terms", lab.maxTerms, lmprof::engine::kMinGridTerms,
+                lmprof::engine::kMaxGridTerms, "the grid's largest number of terms");
+    addChoice(*dtypesCmd, "--model", lab.model, lmprof::engine::dtypeModelNames(),
+              "the seeds' ToyModel or an LM preset [toy]");
+    std::vector<std::string> precisionChoices{"all"};
+    for (auto p : lmprof::engine::kPrecisions) {
+        precisionChoices.emplace_back(lmprof::engine::toString(p));
+    }
+    addChoice(*dtypesCmd, "--precision", lab.precision, precisionChoices,
+              "one precision, or all of them [all]");
+
     CLI::App* columnsCmd =
         app.add_subcommand("columns", "list the CSV export's columns with their units");
 
@@ -89,6 +114,12 @@ int main(int argc, char** argv) {
     }
     if (opsCmd->parsed()) {
         return opsCommand(ops);
+    }
+    if (accumulateCmd->parsed()) {
+        return precisionAccumulateCommand(lab);
+    }
+    if (dtypesCmd->parsed()) {
+        return precisionDtypesCommand(lab);
     }
     if (columnsCmd->parsed()) {
         return columnsCommand();

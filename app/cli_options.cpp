@@ -206,6 +206,8 @@ CLI::Option* addPixelSize(CLI::App& cmd, const std::string& name, PixelSize& tar
 
 template CLI::Option* addNumberIn(CLI::App&, const std::string&, int&, int, int,
                                   const std::string&);
+template CLI::Option* addNumberIn(CLI::App&, const std::string&, int64_t&, int64_t, int64_t,
+                                  const std::string&);
 template CLI::Option* addNumberIn(CLI::App&, const std::string&, double&, double, double,
                                   const std::string&);
 

@@ -55,11 +55,14 @@ void requireStepSpan(std::vector<ConfigError>& errors, const std::string& prefix
     }
 }
 
-bool validDevice(const std::string& d) {
-    return d == "auto" || d == "cpu" || parseCudaIndex(d);
-}
-
 } // namespace
+
+std::optional<ConfigError> deviceError(const std::string& device) {
+    if (device == "auto" || device == "cpu" || parseCudaIndex(device)) {
+        return std::nullopt;
+    }
+    return ConfigError{"device", "'" + device + "' is not one of auto, cpu, cuda, cuda:N"};
+}
 
 std::string_view toString(Precision p) {
     return traitsOf(p).name;
@@ -207,8 +210,8 @@ std::vector<ConfigError> validate(const RunConfig& c) {
     requireRange(errors, "warmup_steps", c.warmupSteps, 0, kMaxSteps);
     requireRange(errors, "measure_steps", c.measureSteps, 1, kMaxSteps);
     requireRange(errors, "threads", c.threads, 0, 4096);
-    if (!validDevice(c.device)) {
-        errors.push_back({"device", "'" + c.device + "' is not one of auto, cpu, cuda, cuda:N"});
+    if (auto e = deviceError(c.device)) {
+        errors.push_back(*e);
     }
     if (!(c.sampleHz >= 0.0 && c.sampleHz <= 1000.0)) {
         errors.push_back({"sample_hz", "must be between 0 (phase boundaries only) and 1000"});

@@ -4,6 +4,7 @@
 #include "model/transformer.h"
 
 #include "lmprof/engine/op_profile.h"
+#include "model/dtype_probe.h"
 #include "nvtx/region.h"
 
 #include <ATen/ATen.h>
@@ -14,6 +15,11 @@
 #include <string>
 
 namespace lmprof::engine::model {
+
+probe::Recorder*& probe::current() {
+    thread_local Recorder* recorder = nullptr;
+    return recorder;
+}
 
 void truncNormal_(at::Tensor& t, double std, double lo, double hi) {
     // Sample u uniformly between the CDF values of the cut points, then invert the CDF:
@@ -36,7 +42,7 @@ LinearImpl::LinearImpl(int64_t inFeatures, int64_t outFeatures, at::Device devic
 }
 
 at::Tensor LinearImpl::forward(const at::Tensor& x) {
-    return at::linear(x, weight);
+    return probe::seen(*this, {x}, at::linear(x, weight));
 }
 
 EmbeddingImpl::EmbeddingImpl(int64_t numEmbeddings, int64_t dim, at::Device device) {
@@ -46,7 +52,7 @@ EmbeddingImpl::EmbeddingImpl(int64_t numEmbeddings, int64_t dim, at::Device devi
 
 at::Tensor EmbeddingImpl::forward(const at::Tensor& ids) {
     nvtx::Region range(region::kEmbedding);
-    return at::embedding(weight, ids);
+    return probe::seen(*this, {ids}, at::embedding(weight, ids));
 }
 
 RMSNormImpl::RMSNormImpl(int64_t dim, double eps_, at::Device device) : eps(eps_) {
@@ -58,7 +64,7 @@ at::Tensor RMSNormImpl::forward(const at::Tensor& x) {
     const auto inDtype = x.scalar_type();
     const at::Tensor xf = x.to(at::kFloat);
     const at::Tensor inv = at::rsqrt(xf.pow(2).mean(-1, /*keepdim=*/true) + eps);
-    return (xf * inv * weight.to(at::kFloat)).to(inDtype);
+    return probe::seen(*this, {x}, (xf * inv * weight.to(at::kFloat)).to(inDtype));
 }
 
 RotaryTables makeRotaryTables(int64_t headDim, int64_t maxSeqLen, double theta) {
@@ -132,7 +138,7 @@ at::Tensor AttentionImpl::forward(const at::Tensor& x, const at::Tensor& phases,
     }
     // (B, h, T, dh) -> (B, T, d)
     nvtx::Region range(region::kAttnOutput);
-    return oProj(out.transpose(1, 2).reshape({b, t, numHeads * headDim}));
+    return probe::seen(*this, {x}, oProj(out.transpose(1, 2).reshape({b, t, numHeads * headDim})));
 }
 
 SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFf, at::Device device) {
@@ -143,7 +149,7 @@ SwiGLUImpl::SwiGLUImpl(int64_t dModel, int64_t dFf, at::Device device) {
 
 at::Tensor SwiGLUImpl::forward(const at::Tensor& x) {
     nvtx::Region range(region::kMlp);
-    return w2(at::silu(w1(x)) * w3(x)); // (B, T, F) inside
+    return probe::seen(*this, {x}, w2(at::silu(w1(x)) * w3(x))); // (B, T, F) inside
 }
 
 BlockImpl::BlockImpl(int64_t dModel, int64_t numHeads, int64_t dFf, at::Device device) {
@@ -163,7 +169,7 @@ at::Tensor BlockImpl::forward(const at::Tensor& x, const at::Tensor& phases,
     }
     const at::Tensor f = ffn(ln2(h));
     nvtx::Region range(region::kResidual);
-    return h + f;
+    return probe::seen(*this, {x}, h + f);
 }
 
 TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, int64_t maxSeqLen, at::Device device)
@@ -201,7 +207,7 @@ at::Tensor TransformerLMImpl::forward(const at::Tensor& ids) {
     }
     x = lnFinal(x);
     nvtx::Region range(region::kLmHead);
-    return lmHead(x); // (B, T, V)
+    return probe::seen(*this, {ids}, lmHead(x)); // (B, T, V)
 }
 
 at::Tensor lmLoss(const at::Tensor& logits, const at::Tensor& targets) {

@@ -153,4 +153,8 @@ std::optional<OpProfileRequest> opProfileRequestFrom(const json& config, const s
 void writeOpProfile(json& run, const RunResult& r);
 void readOpProfile(const json& run, const std::string& path, RunResult& r);
 
+// The precision lab of a result set ("precision_lab", absent when empty). lab_json.cpp.
+void writePrecisionLab(json& set, const PrecisionLab& lab);
+PrecisionLab readPrecisionLab(const json& set);
+
 } // namespace lmprof::engine::json_io

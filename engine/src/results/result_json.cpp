@@ -121,12 +121,14 @@ json setJson(const ResultSet& set) {
     for (const auto& r : set.runs) {
         runs.push_back(runJson(r));
     }
-    return {
+    json j = {
         {"schema", kResultSchema},
         {"created", set.created},
         {"tool", {{"name", set.tool.name}, {"version", set.tool.version}, {"git", set.tool.git}}},
         {"environment", env},
         {"runs", runs}};
+    writePrecisionLab(j, set.precisionLab);
+    return j;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -301,6 +303,7 @@ ResultSet setFrom(const json& j) {
     for (size_t i = 0; i < runs.size(); ++i) {
         set.runs.push_back(runFrom(runs[i], "$.runs[" + std::to_string(i) + "]"));
     }
+    set.precisionLab = readPrecisionLab(j);
     return set;
 }
 

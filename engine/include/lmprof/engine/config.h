@@ -147,6 +147,8 @@ struct ConfigError {
 // JSON result schema (model.d_model, context_length, ...).
 std::vector<ConfigError> validate(const RunConfig& config);
 std::vector<ConfigError> validate(const ModelConfig& model);
+// The "device" error of a device string that parseCudaIndex, "auto" and "cpu" all refuse.
+std::optional<ConfigError> deviceError(const std::string& device);
 
 // docs/MODEL.md: N = 2·V·d + L·(4d² + 3·d·d_ff + 2d) + d.
 int64_t parameterCount(const ModelConfig& model);

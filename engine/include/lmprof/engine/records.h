@@ -4,6 +4,7 @@
 
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/op_profile.h"
+#include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/stats.h"
 
 #include <algorithm>
@@ -154,6 +155,7 @@ struct ResultSet {
     ToolInfo tool;
     Environment environment;
     std::vector<RunResult> runs;
+    PrecisionLab precisionLab; // the lab's experiments, when the set holds any
 };
 
 // "oom (backward)": the run's status and, if it failed in one, the phase. The one text the

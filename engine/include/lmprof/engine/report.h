@@ -2,6 +2,7 @@
 // GitHub Markdown, and CSV (RFC 4180). One writer per file under engine/src/report/.
 #pragma once
 
+#include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/records.h"
 
 #include <optional>
@@ -54,5 +55,17 @@ struct OpReportOptions {
 // as the first column and one header (runs without a profile are left out there).
 void writeOpReport(std::ostream& out, std::span<const RunResult> runs,
                    const OpReportOptions& options, ReportFormat format);
+
+// The precision lab (docs/PRECISION_LAB.md). Rows for the CLI and the window alike: the
+// seeds' loops; the grid's sums at each decade (or at every point) with the relative error
+// at the last and where the sum stalls; the dtypes of a model's modules (with the notes).
+Rows seedLoopRows(const AccumulationReport& report);
+Rows accumulationRows(const AccumulationReport& report, bool allPoints);
+Rows dtypeRows(const DtypeReport& report, bool withNotes);
+// Tables (with the notes listed once below the dtype table), Markdown, or CSV (one row per
+// series and point; one row per module with its note).
+void writeAccumulationReport(std::ostream& out, const AccumulationReport& report,
+                             ReportFormat format);
+void writeDtypeReport(std::ostream& out, const DtypeReport& report, ReportFormat format);
 
 } // namespace lmprof::engine

@@ -14,7 +14,7 @@
 
 namespace lmprof::engine {
 
-inline constexpr std::string_view kResultSchema = "lmprof.results/1.1";
+inline constexpr std::string_view kResultSchema = "lmprof.results/1.2";
 
 class ResultFormatError : public std::runtime_error {
 public:

@@ -1,0 +1,98 @@
+// lmprof-cli precision accumulate / dtypes: the precision lab's experiments from the command
+// line (docs/PRECISION_LAB.md). Tables to stdout; --json saves a result set holding them.
+
+#include "cli_commands.h"
+#include "lmprof/engine/report.h"
+#include "lmprof/engine/result_io.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace lmprof::app {
+
+using namespace lmprof::engine;
+
+namespace {
+
+// The flag a request field comes from.
+std::string flagOf(const std::string& field) {
+    return "--" + (field == "max_terms" ? std::string("max-terms") : field);
+}
+
+// False after printing every problem of the request, each naming its flag.
+bool refuse(const std::vector<ConfigError>& errors) {
+    for (const auto& e : errors) {
+        std::cerr << "lmprof-cli: " << flagOf(e.field) << ": " << e.reason << "\n";
+    }
+    return errors.empty();
+}
+
+int save(const PrecisionOptions& o, PrecisionLab lab) {
+    if (o.jsonPath.empty()) {
+        return kExitOk;
+    }
+    try {
+        ResultSet set = makeSet({}, o.device);
+        set.precisionLab = std::move(lab);
+        saveResultSetAtomic(set, o.jsonPath);
+        std::fprintf(stderr, "saved the precision lab to %s\n", o.jsonPath.c_str());
+        return kExitOk;
+    } catch (const std::exception& e) {
+        std::cerr << "lmprof-cli: " << e.what() << "\n";
+        return kExitFailure;
+    }
+}
+
+} // namespace
+
+int precisionAccumulateCommand(const PrecisionOptions& o) {
+    AccumulationRequest request;
+    request.device = o.device;
+    request.maxTerms = o.maxTerms;
+    if (!refuse(validate(request)) || !checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
+        return kExitUsage;
+    }
+    AccumulationReport report = runAccumulation(request);
+    writeAccumulationReport(std::cout, report, *parseReportFormat(o.format));
+    const bool failed = report.error.has_value();
+    PrecisionLab lab;
+    lab.accumulation = std::move(report);
+    const int saved = save(o, std::move(lab));
+    return failed ? kExitFailure : saved;
+}
+
+int precisionDtypesCommand(const PrecisionOptions& o) {
+    std::vector<Precision> precisions;
+    if (o.precision == "all") {
+        precisions.assign(kPrecisions.begin(), kPrecisions.end());
+    } else if (auto p = parsePrecision(o.precision)) {
+        precisions.push_back(*p);
+    } else {
+        std::cerr << "lmprof-cli: --precision: '" << o.precision << "' is not one of all, "
+                  << joinNames(kPrecisions) << "\n";
+        return kExitUsage;
+    }
+    DtypeRequest request;
+    request.model = o.model;
+    request.device = o.device;
+    if (!refuse(validate(request)) || !checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
+        return kExitUsage;
+    }
+    const ReportFormat format = *parseReportFormat(o.format);
+    PrecisionLab lab;
+    bool failed = false;
+    for (Precision p : precisions) {
+        request.precision = p;
+        DtypeReport report = inspectDtypes(request);
+        if (format != ReportFormat::Csv && !lab.dtypes.empty()) {
+            std::cout << "\n";
+        }
+        writeDtypeReport(std::cout, report, format);
+        failed = failed || report.error.has_value();
+        lab.dtypes.push_back(std::move(report));
+    }
+    const int saved = save(o, std::move(lab));
+    return failed ? kExitFailure : saved;
+}
+
+} // namespace lmprof::app
