@@ -50,6 +50,7 @@ std::string flagFor(const std::string& field) {
         {"precision", "--precision"},
         {"mode", "--mode"},
         {"sample_hz", "--sample-hz"},
+        {"grad_norms", "--grad-norms"},
         {"telemetry_hz", "--telemetry-hz"},
         {"memory_snapshot.path", "--memory-snapshot"},
         {"memory_snapshot.first_step", "--snapshot-step"},
@@ -126,6 +127,7 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
     c.threads = o.threads;
     c.sampleHz = o.sampleHz;
     c.telemetryHz = o.telemetryHz;
+    c.gradNorms = o.gradNorms;
     if (o.profileOps) {
         c.opProfile = defaultOpProfileRequest(o.warmup, o.profileTrace);
         if (o.profileStep >= 0) {

@@ -40,6 +40,7 @@ struct CommonOptions {
     int profileStep = -1; // -1: the first step after the warmup
     int profileSteps = engine::OpProfileRequest{}.stepCount;
     std::string profileTrace; // Chrome trace path, "{run}" = run id; default beside --json
+    bool gradNorms = false;   // --grad-norms: per-layer gradient norms every step
 };
 
 struct RunOptions {

@@ -288,6 +288,8 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
               "memory sampler rate in Hz, 0: phase boundaries only");
     addNumber(cmd, "--telemetry-hz", o.telemetryHz,
               "GPU (NVML) / CPU telemetry rate in Hz, at most 10; 0: off");
+    cmd.add_flag("--grad-norms", o.gradNorms,
+                 "record each layer's gradient norm every step (the precision lab)");
     auto* ops = cmd.add_flag("--profile-ops", o.profileOps,
                              "profile every op (and GPU kernel) of chosen steps by region");
     addNumber(cmd, "--profile-step", o.profileStep,

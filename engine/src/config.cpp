@@ -57,6 +57,16 @@ void requireStepSpan(std::vector<ConfigError>& errors, const std::string& prefix
 
 } // namespace
 
+std::vector<std::string> gradNormNames(const ModelConfig& model) {
+    std::vector<std::string> names{"token_embeddings"};
+    for (int64_t i = 0; i < model.numLayers; ++i) {
+        names.push_back("layers." + std::to_string(i));
+    }
+    names.emplace_back("ln_final");
+    names.emplace_back("lm_head");
+    return names;
+}
+
 std::optional<ConfigError> deviceError(const std::string& device) {
     if (device == "auto" || device == "cpu" || parseCudaIndex(device)) {
         return std::nullopt;
@@ -212,6 +222,9 @@ std::vector<ConfigError> validate(const RunConfig& c) {
     requireRange(errors, "threads", c.threads, 0, 4096);
     if (auto e = deviceError(c.device)) {
         errors.push_back(*e);
+    }
+    if (c.gradNorms && c.mode == Mode::Forward) {
+        errors.push_back({"grad_norms", "needs a backward pass (mode forward has none)"});
     }
     if (!(c.sampleHz >= 0.0 && c.sampleHz <= 1000.0)) {
         errors.push_back({"sample_hz", "must be between 0 (phase boundaries only) and 1000"});

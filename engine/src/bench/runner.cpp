@@ -148,6 +148,8 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
         }
     }
     at::Tensor loss;
+    at::Tensor lossValue; // read once the step is timed
+    at::Tensor norms;     // the same
     std::vector<double> hostMs(phases.size(), 0.0);
     PeakBytes phasePeaks;
     const auto stepStart = Clock::now();
@@ -179,6 +181,11 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
             rec.peakReservedBytes = std::max(rec.peakReservedBytes, env.meter.peakReserved());
             phasePeaks.of(phase) = peakAlloc;
             sample(env, phase, index);
+            if (phase == Phase::Forward) {
+                lossValue = loss.detach();
+            } else if (phase == Phase::Backward && !env.ctx.gradNormGroups.empty()) {
+                norms = bench::gradNorms(env.ctx.gradNormGroups);
+            }
         }
         loss = at::Tensor(); // forward mode: release the graph inside the step
         if (env.target.cuda) {
@@ -195,6 +202,16 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
                                         : rec.optimizerMs) = ms;
     }
     rec.phasePeakBytes = phasePeaks;
+    if (lossValue.defined()) {
+        rec.loss = lossValue.item<double>();
+    }
+    if (norms.defined()) {
+        const at::Tensor host = norms.to(at::kCPU).to(at::kDouble);
+        const double scale = rec.lossScale.value_or(1.0); // the scale the backward used
+        for (int64_t g = 0; g < host.size(0); ++g) {
+            rec.gradNorms.push_back(host[g].item<double>() / scale);
+        }
+    }
     if (env.ctx.scaler && env.config.mode == Mode::Train) {
         rec.skippedUpdate = env.ctx.scaler->foundInf.item<double>() != 0.0;
     }

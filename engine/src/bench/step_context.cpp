@@ -86,9 +86,37 @@ StepContext::StepContext(const RunConfig& config, DeviceTarget target) {
     if (traits.autocast) {
         autocastDtype = scalarType(*traits.autocast);
     }
+    if (config.gradNorms) {
+        const std::vector<std::string> names = gradNormNames(config.model);
+        gradNormGroups.resize(names.size());
+        for (const auto& item : model->named_parameters()) {
+            for (size_t g = 0; g < names.size(); ++g) {
+                if (item.key().rfind(names[g] + ".", 0) == 0) {
+                    gradNormGroups[g].push_back(item.value());
+                    break;
+                }
+            }
+        }
+    }
     if (traits.lossScaling) {
         scaler.emplace(device);
     }
+}
+
+at::Tensor gradNorms(const std::vector<std::vector<at::Tensor>>& groups) {
+    std::vector<at::Tensor> norms;
+    for (const auto& group : groups) {
+        std::vector<at::Tensor> squares;
+        for (const auto& p : group) {
+            if (p.grad().defined()) {
+                squares.push_back(
+                    at::linalg_vector_norm(p.grad(), 2, std::nullopt, false, at::kFloat).square());
+            }
+        }
+        norms.push_back(squares.empty() ? at::zeros({}, group.front().options().dtype(at::kFloat))
+                                        : at::stack(squares).sum().sqrt());
+    }
+    return at::stack(norms);
 }
 
 } // namespace lmprof::engine::bench

@@ -58,6 +58,12 @@ struct StepContext {
     at::Tensor inputs;  // (B, T) int64
     at::Tensor targets; // (B, T) int64
     std::optional<at::ScalarType> autocastDtype;
+    // RunConfig::gradNorms: the parameters of each group of gradNormNames(), in that order.
+    std::vector<std::vector<at::Tensor>> gradNormGroups;
 };
+
+// The L2 norm of each group's gradients as one (groups,) fp32 tensor on the device, without
+// waiting for it (a parameter without a gradient counts as zero).
+at::Tensor gradNorms(const std::vector<std::vector<at::Tensor>>& groups);
 
 } // namespace lmprof::engine::bench

@@ -6,7 +6,9 @@
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/result_io.h"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -133,6 +135,31 @@ inline json parseDocument(std::string_view text) {
     } catch (const json::exception& e) {
         throw ResultFormatError(std::string("not readable JSON (") + e.what() + ")");
     }
+}
+
+// A number that may have overflowed (a loss, a gradient norm): finite values as numbers,
+// the others as "nan", "inf" or "-inf", which JSON has no numbers for.
+inline json numberOrName(double v) {
+    if (std::isfinite(v)) {
+        return v;
+    }
+    return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+inline double numberOrNameFrom(const json& v, const std::string& where) {
+    if (v.is_number()) {
+        return v.get<double>();
+    }
+    if (v.is_string()) {
+        const std::string s = v.get<std::string>();
+        if (s == "nan") {
+            return std::numeric_limits<double>::quiet_NaN();
+        }
+        if (s == "inf" || s == "-inf") {
+            return s == "inf" ? std::numeric_limits<double>::infinity()
+                              : -std::numeric_limits<double>::infinity();
+        }
+    }
+    fail(where, "expected a number, \"nan\", \"inf\" or \"-inf\"");
 }
 
 inline json nullable(const std::optional<std::string>& v) {

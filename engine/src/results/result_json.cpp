@@ -53,7 +53,8 @@ json configJson(const RunConfig& c, const std::string& resolvedDevice) {
                                            {"step_count", c.memorySnapshot->stepCount},
                                            {"max_entries", c.memorySnapshot->maxEntries}}
                                     : json(nullptr)},
-            {"op_profile", opProfileRequestJson(c.opProfile)}};
+            {"op_profile", opProfileRequestJson(c.opProfile)},
+            {"grad_norms", c.gradNorms}};
 }
 
 json stepJson(const StepRecord& s) {
@@ -72,6 +73,16 @@ json stepJson(const StepRecord& s) {
     }
     if (s.opProfiled) {
         j["op_profiled"] = true;
+    }
+    if (s.loss) {
+        j["loss"] = numberOrName(*s.loss);
+    }
+    if (!s.gradNorms.empty()) {
+        json norms = json::array();
+        for (double v : s.gradNorms) {
+            norms.push_back(numberOrName(v));
+        }
+        j["grad_norms"] = norms;
     }
     if (s.lossScale) {
         j["loss_scale"] = *s.lossScale;
@@ -194,6 +205,7 @@ RunConfig configFrom(const json& j, const std::string& path, std::string& resolv
     c.opProfile = opProfileRequestFrom(j, path);
     read(j, path, "seed", c.seed);
     read(j, path, "threads", c.threads);
+    read(j, path, "grad_norms", c.gradNorms);
     return c;
 }
 
@@ -211,6 +223,13 @@ StepRecord stepFrom(const json& j, const std::string& path) {
         s.phasePeakBytes = peaksFrom(*p, path + ".peak_allocated_by_phase");
     }
     readOptional(j, path, "loss_scale", s.lossScale);
+    if (const json* loss = member(j, path, "loss", false)) {
+        s.loss = numberOrNameFrom(*loss, path + ".loss");
+    }
+    const json& norms = arrayMember(j, path, "grad_norms");
+    for (size_t i = 0; i < norms.size(); ++i) {
+        s.gradNorms.push_back(numberOrNameFrom(norms[i], indexed(path, "grad_norms", i)));
+    }
     readDuration(j, path, "t_end_ms", s.endMs);
     read(j, path, "memory_snapshot", s.memorySnapshot);
     read(j, path, "op_profiled", s.opProfiled);
@@ -244,6 +263,12 @@ RunResult runFrom(const json& j, const std::string& path) {
     for (size_t i = 0; i < steps.size(); ++i) {
         const std::string sp = path + ".steps[" + std::to_string(i) + "]";
         r.steps.push_back(stepFrom(steps[i], sp));
+        const size_t groups = static_cast<size_t>(r.config.model.numLayers) + 3;
+        if (!r.steps.back().gradNorms.empty() && r.steps.back().gradNorms.size() != groups) {
+            fail(sp + ".grad_norms", std::to_string(r.steps.back().gradNorms.size()) +
+                                         " norms, but the model has " + std::to_string(groups) +
+                                         " layer groups");
+        }
         if (r.steps.back().index < 0 || r.steps.back().index >= total) {
             fail(sp + ".index", "step " + std::to_string(r.steps.back().index) +
                                     " is outside the config's steps 0.." +

@@ -119,12 +119,19 @@ struct RunConfig {
     double telemetryHz = 10.0;
     std::optional<SnapshotRequest> memorySnapshot;
     std::optional<OpProfileRequest> opProfile;
+    // The gradient norm of each layer group (gradNormNames) after every backward, computed
+    // between the backward and optimizer phases: inside total_ms, outside the phase times.
+    bool gradNorms = false;
 
     // Test-only fault switch: raise a real c10::OutOfMemoryError at the start of this
     // phase of the first step that runs it. Never set by the GUI; the CLI reads it from
     // the LMPROF_FAULT_OOM environment variable so end-to-end tests can reach it.
     std::optional<Phase> faultOomPhase;
 };
+
+// The layer groups a gradient norm is taken over: "token_embeddings", "layers.0", ...,
+// "ln_final", "lm_head" (the model's top-level modules, the blocks one by one).
+std::vector<std::string> gradNormNames(const ModelConfig& model);
 
 // Names of the built-in presets, smallest first ("tiny", "small", ..., "2.7B").
 const std::vector<std::string>& presetNames();

@@ -28,6 +28,12 @@ struct StepRecord {
     int64_t peakAllocatedBytes = 0;
     int64_t peakReservedBytes = 0;
     PeakBytes phasePeakBytes;        // peak allocated bytes of each phase of this step
+    // The training loss of this step's forward (the same fixed batch every step, so runs
+    // that differ only in precision can be overlaid). NaN or ±inf when it overflowed.
+    std::optional<double> loss;
+    // RunConfig::gradNorms: the L2 norm of each group's gradients (gradNormNames), unscaled
+    // for fp16; empty otherwise.
+    std::vector<double> gradNorms;
     std::optional<double> lossScale; // fp16 only: the dynamic loss scale used by this step
     bool skippedUpdate = false;      // fp16 only: gradients overflowed, the update was skipped
     double endMs = 0.0;              // when the step ended, ms since the run started
