@@ -517,8 +517,27 @@ int showCommand(const ShowOptions& o) {
     if (!checkFormat(o.format)) {
         return kExitUsage;
     }
+    const ReportFormat format = *parseReportFormat(o.format);
     try {
-        writeReport(std::cout, loadRunsWarning(o.path), *parseReportFormat(o.format));
+        // A result set may hold the precision lab's tables, with or without runs.
+        if (std::filesystem::path(o.path).extension() != ".jsonl") {
+            const ResultSet set = loadResultSet(o.path);
+            if (!set.precisionLab.empty()) {
+                if (!set.runs.empty()) {
+                    writeReport(std::cout, set.runs, format);
+                    std::cout << "\n";
+                }
+                if (const auto& a = set.precisionLab.accumulation) {
+                    writeAccumulationReport(std::cout, *a, format);
+                }
+                for (const auto& d : set.precisionLab.dtypes) {
+                    std::cout << "\n";
+                    writeDtypeReport(std::cout, d, format);
+                }
+                return kExitOk;
+            }
+        }
+        writeReport(std::cout, loadRunsWarning(o.path), format);
         return kExitOk;
     } catch (const ResultFormatError& e) {
         std::cerr << "lmprof-cli: cannot show " << e.what() << "\n";

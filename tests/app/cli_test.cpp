@@ -494,3 +494,44 @@ TEST(Cli, APathThatIsNotUtf8IsSaved) {
     EXPECT_TRUE(std::filesystem::exists(snapshot));
     EXPECT_EQ(cli("show " + json.string()).code, 0);
 }
+
+TEST(Cli, PrecisionLabPrintsItsTablesSavesThemAndShowReadsThemBack) {
+    const auto dir = tempDir();
+    const std::string json = (dir / "lab.json").string();
+    Result r = cli("precision accumulate --device cpu --max-terms 1000 --json " + json);
+    ASSERT_EQ(r.code, 0) << r.output;
+    for (const char* text : {"10.0001", "9.9531", "10.0021", "fp16 += bf16", "sum() of bf16"}) {
+        EXPECT_NE(r.output.find(text), std::string::npos) << text << "\n" << r.output;
+    }
+    r = cli("show " + json);
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("9.9531"), std::string::npos) << r.output;
+
+    r = cli("precision dtypes --model toy --precision fp16 --device cpu --format markdown");
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("| fc1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("lower-precision list"), std::string::npos) << r.output;
+
+    // Refusals name the flag and exit 2 before anything runs.
+    r = cli("precision dtypes --precision fp8");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--precision: 'fp8' is not one of"), std::string::npos) << r.output;
+    r = cli("precision dtypes --model gpt5");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--model: 'gpt5' is not one of toy,tiny"), std::string::npos)
+        << r.output;
+    r = cli("precision accumulate --max-terms 5");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--max-terms"), std::string::npos) << r.output;
+    r = cli("precision dtypes --device tpu");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--device: 'tpu' is not one of"), std::string::npos) << r.output;
+    r = cli("precision");
+    EXPECT_EQ(r.code, 2) << r.output;
+}
+
+TEST(Cli, GradNormsNeedABackward) {
+    Result r = cli("run " + kTiny + " --mode forward --grad-norms");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--grad-norms"), std::string::npos) << r.output;
+}

@@ -10,6 +10,7 @@
 #include "bench/step_context.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
+#include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
@@ -23,6 +24,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <iostream>
+#include <map>
 
 using namespace lmprof::engine;
 
@@ -398,4 +400,39 @@ TEST_F(Gpu, OpProfileAttributesKernelsToRegions) {
     options.by = OpGrouping::Op;
     options.top = 15;
     writeOpReport(std::cout, std::span(&r, 1), options, ReportFormat::Markdown);
+}
+
+// The precision lab on the GPU: the seeds' loops, and the seeds' full ToyModel answer under
+// CUDA autocast (where, unlike the CPU's, layer_norm is on the fp32 list).
+TEST_F(Gpu, PrecisionLabReproducesTheSeedsOnCuda) {
+    AccumulationRequest acc;
+    acc.device = "cuda:0";
+    acc.maxTerms = 100000;
+    const AccumulationReport a = runAccumulation(acc);
+    ASSERT_FALSE(a.error) << *a.error;
+    const char* expected[] = {"10.0001", "9.9531", "10.0021", "10.0021"};
+    for (size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(formatFixed(a.seedLoops[i].result, 4), expected[i]) << a.seedLoops[i].label;
+    }
+    std::cout << "[ lab      ] fp16 += fp16 stalls after " << a.series[4].stallTerms.value_or(-1)
+              << " terms at " << a.series[4].stallSum.value_or(-1) << "\n";
+    for (Precision p : {Precision::Fp16, Precision::Bf16}) {
+        DtypeRequest request;
+        request.device = "cuda:0";
+        request.precision = p;
+        const DtypeReport r = inspectDtypes(request);
+        ASSERT_FALSE(r.error) << *r.error;
+        std::map<std::string, DtypeRow> rows;
+        for (const auto& row : r.rows) {
+            rows[row.name] = row;
+        }
+        const std::string reduced(toString(*traitsOf(p).autocast));
+        EXPECT_EQ(rows["fc1"].parameters, "fp32");
+        EXPECT_EQ(rows["fc1"].output, reduced);
+        EXPECT_EQ(rows["ln"].output, "fp32") << rows["ln"].note;
+        EXPECT_EQ(rows["logits"].output, reduced);
+        EXPECT_EQ(rows["loss"].output, "fp32");
+        EXPECT_EQ(rows["fc1"].gradients, "fp32");
+        writeDtypeReport(std::cout, r, ReportFormat::Markdown);
+    }
 }

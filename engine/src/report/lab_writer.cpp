@@ -97,18 +97,19 @@ Rows accumulationRows(const AccumulationReport& report, bool allPoints) {
     return rows;
 }
 
-Rows dtypeRows(const DtypeReport& report, bool withNotes) {
+Rows dtypeRows(const DtypeReport& report, bool withNotes, bool indent) {
     Rows rows{{"module", "kind", "parameters", "input", "output", "gradients"}};
     if (withNotes) {
         rows.front().push_back("why");
     }
     for (const DtypeRow& r : report.rows) {
-        std::vector<std::string> cells{std::string(static_cast<size_t>(2 * r.depth), ' ') + r.name,
-                                       r.kind,
-                                       r.parameters,
-                                       r.input,
-                                       r.output,
-                                       r.gradients};
+        std::vector<std::string> cells{
+            std::string(indent ? static_cast<size_t>(2 * r.depth) : 0, ' ') + r.name,
+            r.kind,
+            r.parameters,
+            r.input,
+            r.output,
+            r.gradients};
         if (withNotes) {
             cells.push_back(r.note);
         }
@@ -156,7 +157,7 @@ void writeAccumulationReport(std::ostream& out, const AccumulationReport& report
 
 void writeDtypeReport(std::ostream& out, const DtypeReport& report, ReportFormat format) {
     if (format == ReportFormat::Csv) {
-        writeRows(out, dtypeRows(report, true), format, 0);
+        writeRows(out, dtypeRows(report, true, false), format, 0);
         return;
     }
     const bool md = format == ReportFormat::Markdown;
@@ -167,7 +168,7 @@ void writeDtypeReport(std::ostream& out, const DtypeReport& report, ReportFormat
         out << "Not run: " << *report.error << "\n";
         return;
     }
-    writeRows(out, dtypeRows(report, false), format, 2);
+    writeRows(out, dtypeRows(report, false, !md), format, 6);
     // Each distinct note once, with the rows it explains.
     std::vector<std::pair<std::string, std::vector<std::string>>> notes;
     std::map<std::string, size_t> index;

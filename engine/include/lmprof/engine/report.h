@@ -58,10 +58,11 @@ void writeOpReport(std::ostream& out, std::span<const RunResult> runs,
 
 // The precision lab (docs/PRECISION_LAB.md). Rows for the CLI and the window alike: the
 // seeds' loops; the grid's sums at each decade (or at every point) with the relative error
-// at the last and where the sum stalls; the dtypes of a model's modules (with the notes).
+// at the last and where the sum stalls; the dtypes of a model's modules (with the notes;
+// indented by nesting for grids).
 Rows seedLoopRows(const AccumulationReport& report);
 Rows accumulationRows(const AccumulationReport& report, bool allPoints);
-Rows dtypeRows(const DtypeReport& report, bool withNotes);
+Rows dtypeRows(const DtypeReport& report, bool withNotes, bool indent);
 // Tables (with the notes listed once below the dtype table), Markdown, or CSV (one row per
 // series and point; one row per module with its note).
 void writeAccumulationReport(std::ostream& out, const AccumulationReport& report,
