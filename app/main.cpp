@@ -247,7 +247,10 @@ int main(int argc, char** argv) {
             glClear(GL_COLOR_BUFFER_BIT);
             ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
             lmprofApp.afterRender(width, height); // PNGs asked for in this frame
-            if (screenshotPending && lmprofApp.autorunSettled() && lmprofApp.demoFinished()) {
+            // Once the layout has settled too: a launch without --autorun used to be
+            // captured on its first, still empty frame.
+            if (screenshotPending && lmprofApp.autorunSettled() && lmprofApp.demoFinished() &&
+                !lmprofApp.animating()) {
                 try {
                     ui::writeFramebufferPng(o.screenshot, width, height);
                 } catch (const std::exception& e) {

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
+#include <map>
 
 namespace lmprof::engine {
 
@@ -36,6 +38,39 @@ std::string configKey(const RunConfig& c) {
            std::to_string(m.vocabSize) + " T" + std::to_string(c.contextLength) + " B" +
            std::to_string(c.batchSize) + " " + std::string(toString(c.precision)) + " " +
            std::string(toString(c.mode));
+}
+
+std::string numericsKey(const RunResult& run) {
+    const RunConfig& c = run.config;
+    const std::string device = run.resolvedDevice.empty() ? c.device : run.resolvedDevice;
+    const auto& m = c.model;
+    return std::to_string(m.dModel) + "/" + std::to_string(m.dFf) + "/" +
+           std::to_string(m.numLayers) + "/" + std::to_string(m.numHeads) + "/" +
+           std::to_string(m.vocabSize) + " T" + std::to_string(c.contextLength) + " B" +
+           std::to_string(c.batchSize) + " " + std::string(toString(c.mode)) + " seed " +
+           std::to_string(c.seed) + " " + device.substr(0, device.find(':'));
+}
+
+std::optional<double> maxLossDifference(const RunResult& a, const RunResult& b) {
+    std::map<int, double> lossA;
+    for (const auto& s : a.steps) {
+        if (s.loss) {
+            lossA[s.index] = *s.loss;
+        }
+    }
+    std::optional<double> worst;
+    for (const auto& s : b.steps) {
+        const auto it = lossA.find(s.index);
+        if (!s.loss || it == lossA.end()) {
+            continue;
+        }
+        const double d = std::fabs(*s.loss - it->second);
+        if (!std::isfinite(d)) {
+            return std::numeric_limits<double>::quiet_NaN();
+        }
+        worst = std::max(worst.value_or(0.0), d);
+    }
+    return worst;
 }
 
 Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b) {

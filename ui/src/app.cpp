@@ -137,6 +137,7 @@ void App::Impl::registerWindows() {
                window(summaryTableView, DockSlot::Bottom),
                window(heatmapView, DockSlot::ChartTopRight),
                window(precisionView, DockSlot::Bottom),
+               window(precisionLabView, DockSlot::Bottom),
                window(warmupView, DockSlot::ChartBottomRight),
                window(compareView, DockSlot::Bottom),
                window(opsView, DockSlot::Bottom), // full width: the tree beside the timeline

@@ -96,6 +96,7 @@ struct App::Impl {
     SummaryTableView summaryTableView;
     HeatmapView heatmapView;
     PrecisionView precisionView;
+    PrecisionLabView precisionLabView;
     WarmupView warmupView;
     CompareView compareView;
     OpsView opsView;

@@ -61,6 +61,14 @@ void App::Impl::registerCharts() {
          [this](ViewContext& ctx) { throughputView.drawChart(ctx, ImVec2(-1, -1)); }},
         {"telemetry", "Telemetry: step time, CPU use and RSS over the run",
          [this](ViewContext& ctx) { telemetryView.drawChart(ctx, ImVec2(-1, -1)); }},
+        {"accumulation", "Precision lab: relative error of a sum against its number of terms",
+         [this](ViewContext& ctx) { precisionLabView.drawAccumulationChart(ctx, ImVec2(-1, -1)); }},
+        {"loss", "Precision lab: loss per step of runs that differ in precision",
+         [this](ViewContext& ctx) { precisionLabView.drawLossChart(ctx, ImVec2(-1, -1)); }},
+        {"loss-scale", "Precision lab: fp16 loss scale per step, skipped updates marked",
+         [this](ViewContext& ctx) { precisionLabView.drawLossScaleChart(ctx, ImVec2(-1, -1)); }},
+        {"grad-norms", "Precision lab: a layer's gradient norm per step",
+         [this](ViewContext& ctx) { precisionLabView.drawGradNormChart(ctx, ImVec2(-1, -1)); }},
     };
 }
 

@@ -222,9 +222,33 @@ size_t RunStore::addLoaded(const std::vector<RunResult>& runs, bool fromFile) {
     return added;
 }
 
+void RunStore::addDtypeReport(DtypeReport report) {
+    auto& reports = m_lab.dtypes;
+    const auto same = std::find_if(reports.begin(), reports.end(), [&](const DtypeReport& d) {
+        return d.model == report.model && d.precision == report.precision &&
+               d.device == report.device;
+    });
+    if (same != reports.end()) {
+        *same = std::move(report);
+    } else {
+        reports.push_back(std::move(report));
+    }
+}
+
+bool RunStore::mergeLab(const PrecisionLab& opened) {
+    if (opened.accumulation) {
+        m_lab.accumulation = opened.accumulation;
+    }
+    for (const auto& d : opened.dtypes) {
+        addDtypeReport(d);
+    }
+    return !opened.empty();
+}
+
 ResultSet RunStore::toResultSet(const Environment& environment) const {
     ResultSet set;
     set.environment = environment;
+    set.precisionLab = m_lab;
     for (const auto& v : m_runs) {
         if (v.finished) {
             set.runs.push_back(v.result);

@@ -2,6 +2,8 @@
 
 #include "summary_model.h"
 
+#include "lmprof/engine/compare.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -219,6 +221,51 @@ std::vector<WarmupGroup> warmupGroups(const RunStore& store) {
         });
         out.push_back(std::move(g));
     }
+    return out;
+}
+
+std::vector<LossGroup> lossGroups(const RunStore& store) {
+    std::map<std::string, LossGroup> groups;
+    std::vector<std::string> order;
+    const auto& runs = store.runs();
+    for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
+        const RunResult& r = runs[i].result;
+        const bool hasLoss =
+            std::any_of(r.steps.begin(), r.steps.end(), [](const auto& s) { return s.loss; });
+        if (!hasLoss) {
+            continue;
+        }
+        const std::string key = numericsKey(r);
+        if (groups.try_emplace(key).second) {
+            order.push_back(key);
+        }
+        groups[key].runs.push_back(i);
+    }
+    std::vector<LossGroup> out;
+    for (const auto& key : order) {
+        LossGroup g = std::move(groups[key]);
+        std::stable_sort(g.runs.begin(), g.runs.end(), [&](int a, int b) {
+            return runs[a].result.config.precision < runs[b].result.config.precision;
+        });
+        const RunResult& first = runs[g.runs.front()].result;
+        const RunConfig& c = first.config;
+        g.label = modelLabel(c.model) + " ctx " + std::to_string(c.contextLength) + " batch " +
+                  std::to_string(c.batchSize) + " " + std::string(toString(c.mode)) + ", " +
+                  (first.resolvedDevice.empty() ? c.device : first.resolvedDevice) + ":";
+        std::set<Precision> seen;
+        for (int i : g.runs) {
+            if (seen.insert(runs[i].result.config.precision).second) {
+                g.label += " " + std::string(toString(runs[i].result.config.precision));
+            }
+        }
+        out.push_back(std::move(g));
+    }
+    // Groups that compare precisions against fp32 first.
+    std::stable_partition(out.begin(), out.end(), [&](const LossGroup& g) {
+        const auto& first = runs[g.runs.front()].result.config.precision;
+        const auto& last = runs[g.runs.back()].result.config.precision;
+        return first == Precision::Fp32 && last != Precision::Fp32;
+    });
     return out;
 }
 

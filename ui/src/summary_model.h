@@ -60,4 +60,13 @@ struct WarmupGroup {
 };
 std::vector<WarmupGroup> warmupGroups(const RunStore& store);
 
+// Runs that trained one model on one batch (engine::numericsKey) and recorded a loss, in
+// precision order: the Precision lab overlays their loss curves. Groups with an fp32 run
+// and another precision come first, then the rest, each in order of appearance.
+struct LossGroup {
+    std::string label;     // "tiny ctx 32 batch 2 train, cpu: fp32, bf16, fp16"
+    std::vector<int> runs; // indices into store.runs()
+};
+std::vector<LossGroup> lossGroups(const RunStore& store);
+
 } // namespace lmprof::ui

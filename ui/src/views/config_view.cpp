@@ -203,6 +203,13 @@ void ConfigView::draw(ViewContext& ctx) {
         ImGui::InputInt("steps profiled", &c.opProfile->stepCount);
         fieldError(errors, "op_profile.step_count");
     }
+    ImGui::Checkbox("gradient norms", &c.gradNorms);
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("Records each layer's gradient norm after every backward, for the "
+                          "Precision lab's Training numerics (computed between the backward "
+                          "and optimizer phases: in the step's total, not in its phases).");
+    }
+    fieldError(errors, "grad_norms");
     ImGui::PopItemWidth();
 
     ImGui::SeparatorText("Estimate");

@@ -76,6 +76,22 @@ void FilesView::open(ViewContext& ctx, const std::string& path) {
     // file are opened and the skipped lines counted. Errors name the file.
     try {
         const JsonlRuns loaded = loadRuns(path); // throws before anything changes
+        // A result set may hold the precision lab's tables, with or without runs.
+        PrecisionLab lab;
+        if (std::filesystem::path(path).extension() != ".jsonl") {
+            try {
+                lab = loadResultSet(path).precisionLab;
+            } catch (const ResultFormatError&) {
+                // an autosave file without the extension: runs only
+            }
+        }
+        if (ctx.store.mergeLab(lab) && loaded.runs.empty()) {
+            ctx.settings.addRecent(path);
+            ctx.report("opened the precision lab's results from " + path +
+                           " (the Precision lab window shows them)",
+                       false);
+            return;
+        }
         if (loaded.runs.empty()) {
             ctx.report("cannot open " + path + ": no readable run" +
                            (loaded.warnings.empty()

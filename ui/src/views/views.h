@@ -3,13 +3,17 @@
 #pragma once
 
 #include "lmprof/engine/compare.h"
+#include "lmprof/engine/precision_lab.h"
 #include "lmprof/ui/decimate.h"
 #include "ops_model.h"
 #include "sweep_driver.h"
 #include "view_context.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <functional>
+#include <future>
 #include <implot.h>
 #include <initializer_list>
 #include <limits>
@@ -288,6 +292,53 @@ class PrecisionView {
 public:
     static constexpr const char* kTitle = "Precision";
     void draw(ViewContext& ctx);
+};
+
+// The precision lab (docs/PRECISION_LAB.md): accumulation error, dtypes per module, and the
+// loss, loss scale and gradient norms of runs that differ only in precision.
+class PrecisionLabView {
+public:
+    static constexpr const char* kTitle = "Precision lab";
+    ~PrecisionLabView();
+    void draw(ViewContext& ctx);
+    // The charts alone, filling `size` (the window's, or an exported PNG's).
+    void drawAccumulationChart(ViewContext& ctx, ImVec2 size);
+    void drawLossChart(ViewContext& ctx, ImVec2 size);
+    void drawLossScaleChart(ViewContext& ctx, ImVec2 size);
+    void drawGradNormChart(ViewContext& ctx, ImVec2 size);
+    // An experiment is running on its thread.
+    bool busy() const;
+
+private:
+    void poll(ViewContext& ctx);
+    void drawAccumulation(ViewContext& ctx);
+    void drawDtypes(ViewContext& ctx);
+    void drawNumerics(ViewContext& ctx);
+    std::vector<std::pair<const RunView*, std::string>> groupRuns(ViewContext& ctx) const;
+    static ImPlotSpec precisionSpec(const RunView& run);
+    // One value per step of every run of the chosen group; `mark` adds crosses on the steps
+    // it picks (fp16's skipped updates).
+    void drawStepChart(ViewContext& ctx, const char* title, const char* yLabel, const char* stem,
+                       ImVec2 size, plot::FollowAxis& ax, plot::FollowAxis& ay, bool logY,
+                       const std::function<std::optional<double>(const engine::StepRecord&)>& value,
+                       const std::function<bool(const engine::StepRecord&)>& mark = {});
+
+    std::future<engine::AccumulationReport> m_accumulation;
+    std::future<engine::DtypeReport> m_dtypes;
+    std::atomic<bool> m_cancel{false};
+    int m_device = 0;          // index into auto, cpu, cuda
+    int m_maxTermsIndex = 2;   // 1e4 .. 1e7: 1e6
+    bool m_intended = false;   // errors against n × 0.01 instead of n × 0.01 as stored
+    int m_model = 0;           // toy
+    int m_precision = 2;       // fp16
+    std::string m_shownReport; // model/precision/device of the dtype report shown
+    int m_group = 0;
+    bool m_lossDelta = false; // the loss chart shows loss - fp32's loss
+    bool m_showGradNorms = false;
+    int m_layer = 0;
+    plot::FollowAxis m_accX, m_accY, m_lossX, m_lossY, m_scaleX, m_scaleY, m_normX, m_normY;
+    std::vector<double> m_xs, m_ys;
+    std::vector<double> m_ticks; // a log axis's tick values
 };
 
 // Warmup study: per configuration, step time by step index for each warmup count, and the

@@ -38,6 +38,14 @@ struct Comparison {
 // Same model dimensions, context, batch, precision and mode. Device and steps may differ.
 std::string configKey(const RunConfig& config);
 
+// Runs that trained the same model on the same data whatever their precision: the
+// configuration but its precision and step counts, with the seed and the kind of device
+// (weights drawn on a CPU differ from those drawn on a GPU). Their loss curves overlay.
+std::string numericsKey(const RunResult& run);
+// The largest |loss a - loss b| over the step indices both recorded a loss for; nullopt
+// when they share none, NaN when a shared loss is not finite (it overflowed).
+std::optional<double> maxLossDifference(const RunResult& a, const RunResult& b);
+
 // Pairs each ok run of A with the first unused ok run of B with the same key.
 Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b);
 

@@ -116,8 +116,17 @@ public:
     // The run currently receiving steps, if any.
     RunView* active();
 
-    // Finished runs as a result set (the live ones are left out).
+    // Finished runs as a result set (the live ones are left out), with the precision lab.
     engine::ResultSet toResultSet(const engine::Environment& environment) const;
+
+    // The precision lab's results of this window: run here or opened from files.
+    engine::PrecisionLab& lab() { return m_lab; }
+    const engine::PrecisionLab& lab() const { return m_lab; }
+    // Takes in a file's lab: its accumulation replaces this one, each of its dtype reports
+    // replaces one of the same model, precision and device. Returns whether it held any.
+    bool mergeLab(const engine::PrecisionLab& opened);
+    // Adds a dtype report the same way.
+    void addDtypeReport(engine::DtypeReport report);
 
     // Selection (indices into runs()); the newest run is selected when it starts.
     std::vector<int>& selection() { return m_selection; }
@@ -136,6 +145,7 @@ private:
     std::vector<RunView> m_runs;
     int m_nextColor = 0;
     std::vector<int> m_selection;
+    engine::PrecisionLab m_lab;
 };
 
 } // namespace lmprof::ui
