@@ -176,9 +176,32 @@ set -e
 [ "$rc" -eq 2 ] && echo "$out" | grep -q "steps\[1\].do: 'rn' is not a step" ||
   { echo "bad demo not refused ($rc): $out"; exit 1; }
 
+# The Precision lab: the CLI's tables opened in the window (a result set with only the lab),
+# beside runs in two precisions with gradient norms; its four charts exported, four
+# different pictures; saving from the window keeps the lab's tables.
+cli="$(dirname "$lmprof")/lmprof-cli"
+lab_dir="$work/lab" && mkdir -p "$lab_dir"
+"$cli" precision accumulate --device cpu --max-terms 10000 --json "$lab_dir/acc.json" > /dev/null
+"$cli" precision dtypes --model toy --precision fp16 --device cpu --json "$lab_dir/dtypes.json" > /dev/null
+"$cli" sweep --models tiny --ctx 16 --precision fp32,fp16 --warmup 0 --steps 4 --batch 1 \
+  --grad-norms --device cpu -q --json "$lab_dir/runs.json" > /dev/null
+LMPROF_CONFIG_DIR="$lab_dir/config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$lmprof" --open "$lab_dir/acc.json,$lab_dir/dtypes.json,$lab_dir/runs.json" \
+  --show "Precision lab" --export-plots accumulation,loss,loss-scale,grad-norms \
+  --export-dir "$lab_dir" --export-size 900x500 --screenshot "$lab_dir/window.png" \
+  --save-on-exit "$lab_dir/saved.json" --exit-when-done -q
+"$png_check" "$lab_dir/window.png" 1600 1000
+for chart in accumulation loss loss-scale grad-norms; do
+  "$png_check" "$lab_dir/$chart-tiny-"*.png 900 500
+done
+[ "$(md5sum "$lab_dir"/*-tiny-*.png | cut -c1-32 | sort -u | wc -l)" -eq 4 ] ||
+  { echo "the lab's charts are not four different pictures"; exit 1; }
+grep -q '"precision_lab"' "$lab_dir/saved.json" && grep -q '"label": "fp16 += fp16"' "$lab_dir/saved.json" &&
+  grep -q '"name": "fc1"' "$lab_dir/saved.json" || { echo "the lab's tables were not saved"; exit 1; }
+
 # Without a display the window falls back to the CLI benchmark and says why.
 out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 1 \
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 11 passed, 0 failed"
+echo "gui_e2e: 12 passed, 0 failed"

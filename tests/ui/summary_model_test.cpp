@@ -92,3 +92,69 @@ TEST(SummaryModel, WarmupGroupsCollectRunsDifferingOnlyInWarmupCount) {
     EXPECT_EQ(groups[0].runs, (std::vector<int>{1, 3, 0})); // warmup 0, 2, 5
     EXPECT_EQ(groups[1].runs, (std::vector<int>{2}));
 }
+
+namespace {
+
+// A finished run whose steps recorded these losses (step i, loss[i]).
+engine::RunResult withLosses(engine::RunConfig c, const std::vector<double>& losses,
+                             const std::string& id, const std::string& device = "cpu") {
+    c.warmupSteps = 0;
+    c.measureSteps = static_cast<int>(losses.size());
+    engine::RunResult r = finished(c, RunStatus::Ok, std::vector<double>(losses.size(), 10.0), id);
+    r.resolvedDevice = device;
+    for (size_t i = 0; i < losses.size(); ++i) {
+        r.steps[i].loss = losses[i];
+    }
+    return r;
+}
+
+} // namespace
+
+TEST(SummaryModel, LossGroupsJoinRunsThatDifferOnlyInPrecision) {
+    RunStore store;
+    store.addLoaded({withLosses(cfg("tiny", 64, Precision::Fp16), {9.2, 8.9, 8.7}, "h"),
+                     withLosses(cfg("tiny", 64, Precision::Fp32), {9.2, 8.95, 8.6}, "f"),
+                     withLosses(cfg("tiny", 32, Precision::Bf16), {9.1}, "other ctx"),
+                     withLosses(cfg("tiny", 64, Precision::Bf16), {9.2, 8.9}, "b", "cuda:0"),
+                     finished(cfg("tiny", 64, Precision::Bf16), RunStatus::Ok, {1, 2}, "no loss")});
+    const auto groups = lossGroups(store);
+    ASSERT_EQ(groups.size(), 3u); // the cuda run's weights differ: a group of its own
+    EXPECT_EQ(groups[0].runs, (std::vector<int>{1, 0})); // fp32 first
+    EXPECT_EQ(groups[0].label, "tiny ctx 64 batch 2 train, cpu: fp32 fp16");
+    EXPECT_EQ(groups[1].runs, (std::vector<int>{2}));
+    EXPECT_EQ(groups[2].runs, (std::vector<int>{3}));
+
+    const auto& runs = store.runs();
+    const auto d = engine::maxLossDifference(runs[1].result, runs[0].result);
+    ASSERT_TRUE(d);
+    EXPECT_NEAR(*d, 0.1, 1e-12); // step 2: 8.7 against 8.6
+    EXPECT_FALSE(engine::maxLossDifference(runs[1].result, runs[4].result)); // no loss there
+    engine::RunResult diverged = runs[0].result;
+    diverged.steps[1].loss = std::numeric_limits<double>::infinity();
+    EXPECT_TRUE(std::isnan(*engine::maxLossDifference(runs[1].result, diverged)));
+}
+
+TEST(SummaryModel, TheLabTravelsWithTheStoreIntoResultSets) {
+    RunStore store;
+    engine::DtypeReport a;
+    a.model = "toy";
+    a.precision = Precision::Fp16;
+    a.device = "cpu";
+    a.rows.push_back({"fc1", "Linear", 1, "fp32", "fp32", "fp16", "fp32", "why"});
+    store.addDtypeReport(a);
+    a.rows.front().output = "bf16";
+    store.addDtypeReport(a); // the same model, precision and device: replaced
+    a.precision = Precision::Bf16;
+    engine::PrecisionLab opened;
+    opened.dtypes.push_back(a);
+    opened.accumulation.emplace();
+    opened.accumulation->device = "cpu";
+    EXPECT_TRUE(store.mergeLab(opened));
+    EXPECT_FALSE(store.mergeLab({}));
+    ASSERT_EQ(store.lab().dtypes.size(), 2u);
+    EXPECT_EQ(store.lab().dtypes[0].rows.front().output, "bf16");
+    const engine::ResultSet set = store.toResultSet({});
+    EXPECT_EQ(set.precisionLab.dtypes.size(), 2u);
+    ASSERT_TRUE(set.precisionLab.accumulation);
+    EXPECT_EQ(set.precisionLab.accumulation->device, "cpu");
+}
