@@ -153,6 +153,16 @@ if wants bench; then
   elif [ $left -lt 30 ]; then
     say "- bench: skipped, $left s of the budget left"
   else
+    # The precision lab's tables on the GPU (docs/PRECISION_LAB.md): seconds, first.
+    t0=$(date +%s)
+    lab=$(mktemp) # into the report: only 8 files come back from \$OUT
+    { "$cli" precision accumulate --device cuda --format markdown &&
+        "$cli" precision dtypes --model toy --device cuda --format markdown; } > "$lab" 2>&1
+    rc=$?
+    say "- precision lab: exit $rc in $(($(date +%s) - t0)) s"
+    [ $rc -ne 0 ] && failures=$((failures + 1))
+    say ""; cat "$lab" >> "$report"; say ""; rm -f "$lab"
+    left=$((budget - $(elapsed) - 15))
     t0=$(date +%s)
     PYTHONUNBUFFERED=1 python3 bench/gpu_bench.py --cli "$cli" --out "$out" --budget-s "$left" \
       > "$out/bench.log" 2>&1
