@@ -54,19 +54,18 @@ struct PrecisionCell {
 std::vector<PrecisionCell> precisionComparison(const RunStore& store);
 
 // Runs of one configuration that differ only in their warmup count, fewest warmup first.
-struct WarmupGroup {
-    std::string label;     // runLabel of the configuration
-    std::vector<int> runs; // indices into store.runs()
+// (Groups of runs: a label and indices into store.runs(), shown in a combo by groupCombo.)
+struct RunGroup {
+    std::string label;
+    std::vector<int> runs;
 };
+using WarmupGroup = RunGroup; // label: runLabel of the configuration
 std::vector<WarmupGroup> warmupGroups(const RunStore& store);
 
 // Runs that trained one model on one batch (engine::numericsKey) and recorded a loss, in
 // precision order: the Precision lab overlays their loss curves. Groups with an fp32 run
 // and another precision come first, then the rest, each in order of appearance.
-struct LossGroup {
-    std::string label;     // "tiny ctx 32 batch 2 train, cpu: fp32, bf16, fp16"
-    std::vector<int> runs; // indices into store.runs()
-};
+using LossGroup = RunGroup; // label: "tiny ctx 32 batch 2 train, cpu: fp32 bf16 fp16"
 std::vector<LossGroup> lossGroups(const RunStore& store);
 
 } // namespace lmprof::ui

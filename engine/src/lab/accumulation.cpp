@@ -11,6 +11,7 @@
 
 #include "bench/precision_dtypes.h"
 #include "bench/step_context.h"
+#include "lab/lab_checks.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/precision_lab.h"
 
@@ -177,28 +178,24 @@ AccumulationReport runAccumulation(const AccumulationRequest& request,
     }
     const DeviceTarget target = resolveDevice(request.device);
     report.device = target.name();
-    RunConfig probe; // the device checks every run gets
-    probe.device = request.device;
-    if (auto refusal = checkRunnable(probe, target)) {
-        report.error = refusal->message();
+    if (auto refused = lab::refusal(request.device, Precision::Fp32, target)) {
+        report.error = refused->message();
         return report;
     }
-    try {
+    report.error = lab::failureOf([&] {
         const at::Device device = bench::torchDevice(target);
         runSeedLoops(report, device);
         const std::vector<int64_t> checkpoints = gridTerms(request.maxTerms);
         for (NumberFormat acc : kNumberFormats) {
             if (!runAccumulator(report, device, acc, checkpoints, cancel)) {
                 report.cancelled = true;
-                report.error = "cancelled";
-                return report;
+                return;
             }
         }
         runLibTorchSums(report, device, checkpoints);
-    } catch (const c10::Error& e) {
-        report.error = e.what_without_backtrace();
-    } catch (const std::exception& e) {
-        report.error = e.what();
+    });
+    if (report.cancelled) {
+        report.error = "cancelled";
     }
     return report;
 }

@@ -8,6 +8,7 @@
 #include "bench/autocast_scope.h"
 #include "bench/precision_dtypes.h"
 #include "bench/step_context.h"
+#include "lab/lab_checks.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/precision_lab.h"
 #include "model/dtype_probe.h"
@@ -363,21 +364,12 @@ DtypeReport inspectDtypes(const DtypeRequest& request) {
     }
     const DeviceTarget target = resolveDevice(request.device);
     report.device = target.name();
-    RunConfig probe; // the device and precision checks every run gets
-    probe.device = request.device;
-    probe.precision = request.precision;
-    if (auto refusal = checkRunnable(probe, target)) {
+    if (auto refused = lab::refusal(request.device, request.precision, target)) {
         report.error = target.name() + " cannot run " + std::string(toString(request.precision)) +
-                       ": " + refusal->message();
+                       ": " + refused->message();
         return report;
     }
-    try {
-        return inspect(request, target);
-    } catch (const c10::Error& e) {
-        report.error = e.what_without_backtrace();
-    } catch (const std::exception& e) {
-        report.error = e.what();
-    }
+    report.error = lab::failureOf([&] { report = inspect(request, target); });
     return report;
 }
 

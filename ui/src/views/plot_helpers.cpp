@@ -20,6 +20,24 @@ void sameLineIfFits(float width) {
     }
 }
 
+void groupCombo(const char* label, const std::vector<RunGroup>& groups, int& index, float widthEm) {
+    if (groups.empty()) {
+        return;
+    }
+    index = std::clamp(index, 0, static_cast<int>(groups.size()) - 1);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * widthEm);
+    if (ImGui::BeginCombo(label, groups[static_cast<size_t>(index)].label.c_str())) {
+        for (int i = 0; i < static_cast<int>(groups.size()); ++i) {
+            const auto& g = groups[static_cast<size_t>(i)];
+            const std::string item = g.label + " (" + std::to_string(g.runs.size()) + " run(s))";
+            if (ImGui::Selectable(item.c_str(), i == index)) {
+                index = i;
+            }
+        }
+        ImGui::EndCombo();
+    }
+}
+
 } // namespace lmprof::ui
 
 namespace lmprof::ui::plot {

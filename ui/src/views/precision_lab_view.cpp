@@ -423,18 +423,7 @@ void PrecisionLabView::drawNumerics(ViewContext& ctx) {
                            "Configure to compare each layer's gradient norm as well.");
         return;
     }
-    m_group = std::clamp(m_group, 0, static_cast<int>(groups.size()) - 1);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 20.0f);
-    if (ImGui::BeginCombo("model and data", groups[m_group].label.c_str())) {
-        for (int i = 0; i < static_cast<int>(groups.size()); ++i) {
-            const std::string item =
-                groups[i].label + " (" + std::to_string(groups[i].runs.size()) + " run(s))";
-            if (ImGui::Selectable(item.c_str(), i == m_group)) {
-                m_group = i;
-            }
-        }
-        ImGui::EndCombo();
-    }
+    groupCombo("model and data", groups, m_group, 20.0f);
     ImGui::SameLine();
     ImGui::Checkbox("loss minus fp32's", &m_lossDelta);
     ImGui::SameLine();

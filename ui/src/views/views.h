@@ -6,6 +6,7 @@
 #include "lmprof/engine/precision_lab.h"
 #include "lmprof/ui/decimate.h"
 #include "ops_model.h"
+#include "summary_model.h"
 #include "sweep_driver.h"
 #include "view_context.h"
 
@@ -25,6 +26,9 @@ namespace lmprof::ui {
 
 // Puts the next item on the same line as the last one if `width` more pixels fit there.
 void sameLineIfFits(float width);
+// A combo choosing one of `groups` ("label (n run(s))"), `widthEm` font sizes wide; keeps
+// `index` inside the list.
+void groupCombo(const char* label, const std::vector<RunGroup>& groups, int& index, float widthEm);
 
 // Shared drawing helpers for the plot views.
 namespace plot {

@@ -24,18 +24,7 @@ void WarmupView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
-    m_group = std::min(m_group, static_cast<int>(groups.size()) - 1);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 18.0f);
-    if (ImGui::BeginCombo("configuration", groups[m_group].label.c_str())) {
-        for (int i = 0; i < static_cast<int>(groups.size()); ++i) {
-            const std::string item =
-                groups[i].label + " (" + std::to_string(groups[i].runs.size()) + " run(s))";
-            if (ImGui::Selectable(item.c_str(), i == m_group)) {
-                m_group = i;
-            }
-        }
-        ImGui::EndCombo();
-    }
+    groupCombo("configuration", groups, m_group, 18.0f);
     ImGui::SameLine();
     ImGui::Checkbox("log scale", &m_logScale);
     auto& runs = ctx.store.runs();
