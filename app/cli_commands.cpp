@@ -412,9 +412,17 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o) {
     }
     CommonOptions common = o.common;
     common.warmup = o.warmups.front();
+    // The base is checked in a mode with a backward when one is listed, so --grad-norms
+    // goes with forward,train (expandSweep leaves it out of the forward runs).
+    std::string baseMode = o.modes.front();
+    if (common.gradNorms) {
+        const auto withBackward = std::find_if(o.modes.begin(), o.modes.end(),
+                                               [](const std::string& m) { return m != "forward"; });
+        baseMode = withBackward != o.modes.end() ? *withBackward : baseMode;
+    }
     SweepSpec spec;
     for (const auto& model : o.models) {
-        auto c = buildConfig(model, o.ctx.front(), o.precisions.front(), o.modes.front(), common);
+        auto c = buildConfig(model, o.ctx.front(), o.precisions.front(), baseMode, common);
         if (!c) {
             return std::nullopt;
         }
@@ -520,8 +528,13 @@ int showCommand(const ShowOptions& o) {
     const ReportFormat format = *parseReportFormat(o.format);
     try {
         // A result set may hold the precision lab's tables, with or without runs.
+        ResultSet set;
         if (std::filesystem::path(o.path).extension() != ".jsonl") {
-            const ResultSet set = loadResultSet(o.path);
+            try {
+                set = loadResultSet(o.path);
+            } catch (const ResultFormatError&) {
+                // an autosave file without its extension: loadRuns below reads it
+            }
             if (!set.precisionLab.empty()) {
                 if (!set.runs.empty()) {
                     writeReport(std::cout, set.runs, format);

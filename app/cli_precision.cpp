@@ -87,7 +87,7 @@ int precisionDtypesCommand(const PrecisionOptions& o) {
         if (format != ReportFormat::Csv && !lab.dtypes.empty()) {
             std::cout << "\n";
         }
-        writeDtypeReport(std::cout, report, format);
+        writeDtypeReport(std::cout, report, format, lab.dtypes.empty());
         failed = failed || report.error.has_value();
         lab.dtypes.push_back(std::move(report));
     }

@@ -46,9 +46,10 @@ std::string numericsKey(const RunResult& run) {
     const auto& m = c.model;
     return std::to_string(m.dModel) + "/" + std::to_string(m.dFf) + "/" +
            std::to_string(m.numLayers) + "/" + std::to_string(m.numHeads) + "/" +
-           std::to_string(m.vocabSize) + " T" + std::to_string(c.contextLength) + " B" +
-           std::to_string(c.batchSize) + " " + std::string(toString(c.mode)) + " seed " +
-           std::to_string(c.seed) + " " + device.substr(0, device.find(':'));
+           std::to_string(m.vocabSize) + " rope " + std::to_string(m.ropeTheta) + " T" +
+           std::to_string(c.contextLength) + " B" + std::to_string(c.batchSize) + " " +
+           std::string(toString(c.mode)) + " seed " + std::to_string(c.seed) + " " +
+           device.substr(0, device.find(':'));
 }
 
 std::optional<double> maxLossDifference(const RunResult& a, const RunResult& b) {

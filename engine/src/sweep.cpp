@@ -27,6 +27,8 @@ std::vector<RunConfig> expandSweep(const SweepSpec& s) {
                         c.precision = precision;
                         c.mode = mode;
                         c.warmupSteps = warmup;
+                        // Gradient norms are asked of the sweep: a forward-only run has none.
+                        c.gradNorms = c.gradNorms && mode != Mode::Forward;
                         if (c.opProfile) {
                             // The profiled steps keep their place after the warmup.
                             c.opProfile->firstStep = std::max(0, s.base.opProfile->firstStep -

@@ -534,4 +534,18 @@ TEST(Cli, GradNormsNeedABackward) {
     Result r = cli("run " + kTiny + " --mode forward --grad-norms");
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.output.find("--grad-norms"), std::string::npos) << r.output;
+    // A sweep asks them of the runs that have a backward.
+    const std::string json = (tempDir() / "norms.json").string();
+    r = cli("sweep --models tiny --ctx 16 --batch 1 --warmup 0 --steps 1 --device cpu -q "
+            "--mode forward,train --grad-norms --json " + json);
+    ASSERT_EQ(r.code, 0) << r.output;
+    std::ifstream in(json);
+    const auto set = nlohmann::json::parse(in);
+    ASSERT_EQ(set["runs"].size(), 2u);
+    for (const auto& run : set["runs"]) {
+        const bool train = run["config"]["mode"] == "train";
+        EXPECT_EQ(run["config"]["grad_norms"], train);
+        EXPECT_EQ(run["steps"][0].contains("grad_norms"), train);
+        EXPECT_TRUE(run["steps"][0].contains("loss"));
+    }
 }

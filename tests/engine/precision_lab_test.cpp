@@ -117,9 +117,25 @@ TEST(Accumulation, GridMatchesAScalarLoopAndFindsWhereTheSumStalls) {
     // LibTorch's sum() of fp32 values is far closer than the sequential fp32 loop.
     const AccumulationSeries& loop = seriesOf(r, NumberFormat::Fp32, NumberFormat::Fp32);
     const AccumulationSeries& sum = seriesOf(r, std::nullopt, NumberFormat::Fp32);
-    EXPECT_LT(relativeError(sum, sum.points.back()) * 100,
-              relativeError(loop, loop.points.back()));
+    EXPECT_LT(relativeError(sum, sum.points.back()) * 100, relativeError(loop, loop.points.back()));
     EXPECT_EQ(sum.label(), "sum() of fp32");
+}
+
+// A stall among the last additions is found too; one that the next, unmade addition would
+// bring is not reported.
+TEST(Accumulation, FindsAStallInTheLastChunk) {
+    auto stallOf = [](int64_t maxTerms, NumberFormat acc) {
+        AccumulationRequest r;
+        r.device = "cpu";
+        r.maxTerms = maxTerms;
+        const AccumulationReport report = runAccumulation(r);
+        EXPECT_FALSE(report.error);
+        return seriesOf(report, acc, acc).stallTerms;
+    };
+    EXPECT_EQ(stallOf(500, NumberFormat::Bf16), 351);
+    EXPECT_EQ(stallOf(3000, NumberFormat::Fp16), 2799);
+    EXPECT_EQ(stallOf(2799, NumberFormat::Fp16), 2799);
+    EXPECT_FALSE(stallOf(2798, NumberFormat::Fp16));
 }
 
 TEST(Accumulation, RefusesABadRequestNamingTheField) {
@@ -198,8 +214,8 @@ TEST(Dtypes, ToyModelUnderCpuAutocastMatchesTheSeedsRows) {
         for (const auto& row : r.rows) {
             order.push_back(row.name);
         }
-        EXPECT_EQ(order, (std::vector<std::string>{"(model)", "fc1", "relu", "ln", "fc2",
-                                                   "logits", "loss"}));
+        EXPECT_EQ(order, (std::vector<std::string>{"(model)", "fc1", "relu", "ln", "fc2", "logits",
+                                                   "loss"}));
     }
     const auto pure = rowsByName(inspect("toy", Precision::Bf16Pure));
     EXPECT_EQ(pure.at("fc1").parameters, "bf16");
@@ -306,6 +322,31 @@ TEST(LabResults, RoundTripThroughAResultSetAndOlderFilesLoad) {
     // A file from before the lab: no precision_lab, no loss.
     std::string text = toJson(ResultSet{});
     EXPECT_TRUE(parseResultSet(text).precisionLab.empty());
+    // A stall without its sum, or series on different term counts, are refused (the
+    // tables index every series by the first one's points).
+    auto refusedWith = [](std::string text, const std::string& what) {
+        try {
+            parseResultSet(text);
+            ADD_FAILURE() << "accepted: " << what;
+        } catch (const ResultFormatError& e) {
+            EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+        }
+    };
+    std::string noSum = toJson(set);
+    const size_t stall = noSum.find("\"stall_sum\": 32") + 13;
+    noSum.replace(stall, noSum.find_first_of(",\n}", stall) - stall, "null");
+    refusedWith(noSum, "stall_terms and stall_sum go together");
+    // The second series without points: its term counts differ from the first's.
+    std::string ragged = toJson(set);
+    const size_t second =
+        ragged.find("\"addend\"", ragged.find("\"addend\"", ragged.find("\"series\"")) + 1);
+    for (const std::string key : {"terms", "sums"}) {
+        const std::string from = "\"" + key + "\": [";
+        ragged.replace(ragged.find(from, second), from.size(),
+                       "\"" + key + "\": [], \"old_" + key + "\": [");
+    }
+    refusedWith(ragged, "series[1].terms: differ from series[0]'s");
+
     // A damaged one is refused naming the path.
     std::string bad = toJson(set);
     bad.replace(bad.find("\"addend\": \"fp16\""), 16, "\"addend\": \"fp12\"");

@@ -158,11 +158,13 @@ struct App::Impl {
     std::vector<FrameSample> frames;
 
     ViewContext context() {
-        return ViewContext{session,      store,
-                           form,         settings,
-                           status,       statusIsError,
-                           &pngRequests, options.configDir / "snapshots",
-                           &plotRects,   options.configDir / "traces"};
+        ViewContext ctx{session,      store,
+                        form,         settings,
+                        status,       statusIsError,
+                        &pngRequests, options.configDir / "snapshots",
+                        &plotRects,   options.configDir / "traces"};
+        ctx.experimentRunning = precisionLabView.busy();
+        return ctx;
     }
     void buildDefaultLayout(ImGuiID dockspace);
     // The answers to the restore offer (Autosave::answer records them).

@@ -102,10 +102,6 @@ bool runAccumulator(AccumulationReport& report, const at::Device& device, Number
     int64_t n = 0;
     size_t next = 0;
     int stalled = 0;
-    // A lane found unchanged over a whole chunk stalled in the chunk before or at this
-    // one's first addition (otherwise the chunk before would have been unchanged already).
-    at::Tensor previousStart = s.clone();
-    int64_t previousChunkStart = 0;
     while (next < checkpoints.size()) {
         if (cancel && cancel->load(std::memory_order_relaxed)) {
             return false;
@@ -125,19 +121,24 @@ bool runAccumulator(AccumulationReport& report, const at::Device& device, Number
             atCheckpoint.push_back(s.clone());
             ++next;
         }
-        const at::Tensor unchanged = s.eq(start).to(at::kCPU);
+        // A lane that one more addition leaves unchanged has stalled, at an addition of this
+        // chunk or the next one (it was still growing at the last check). The next one is
+        // only counted if it will be made.
+        at::Tensor next = s.clone();
+        next.add_(addends);
+        const at::Tensor stuck = next.eq(s).to(at::kCPU);
+        const int64_t replay = n - chunkStart + (n < checkpoints.back() ? 1 : 0);
         for (int64_t lane = 0; lane < lanes; ++lane) {
             auto& out = series[static_cast<size_t>(lane)];
-            if (out.stallTerms || !unchanged[lane].item<bool>()) {
+            if (out.stallTerms || !stuck[lane].item<bool>()) {
                 continue;
             }
-            const int64_t j = findStall(previousStart, addends, lane, n - previousChunkStart);
-            out.stallTerms = previousChunkStart + j;
-            out.stallSum = toDouble(s.select(0, lane));
-            ++stalled;
+            if (const int64_t j = findStall(start, addends, lane, replay); j > 0) {
+                out.stallTerms = chunkStart + j;
+                out.stallSum = toDouble(s.select(0, lane));
+                ++stalled;
+            }
         }
-        previousStart = start;
-        previousChunkStart = chunkStart;
     }
     const at::Tensor sums = at::stack(atCheckpoint).to(at::kCPU).to(at::kDouble);
     for (int64_t lane = 0; lane < lanes; ++lane) {

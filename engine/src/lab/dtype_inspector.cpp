@@ -241,8 +241,13 @@ DtypeReport inspect(const DtypeRequest& request, const DeviceTarget& target) {
     Inputs in;
     const auto longs = at::TensorOptions().dtype(at::kLong).device(device);
     if (facts.lm) {
-        // The dtypes do not depend on the sizes: a short context and one sequence suffice.
-        const ModelConfig config = *presetModel(request.model);
+        // The dtypes do not depend on the sizes: the preset's modules and layer count at
+        // small widths (head dim 8, a 64-token vocabulary), a short context and one
+        // sequence, so that 2.7B inspects in a moment on any machine.
+        ModelConfig config = *presetModel(request.model);
+        config.dModel = 8 * config.numHeads;
+        config.dFf = 2 * config.dModel;
+        config.vocabSize = 64;
         constexpr int64_t kContext = 16;
         auto lm = model::TransformerLM(config, kContext, device);
         root = lm.ptr();
@@ -365,8 +370,10 @@ DtypeReport inspectDtypes(const DtypeRequest& request) {
     const DeviceTarget target = resolveDevice(request.device);
     report.device = target.name();
     if (auto refused = lab::refusal(request.device, request.precision, target)) {
-        report.error = target.name() + " cannot run " + std::string(toString(request.precision)) +
-                       ": " + refused->message();
+        report.error = refused->field == "precision"
+                           ? target.name() + " cannot run " +
+                                 std::string(toString(request.precision)) + ": " + refused->reason
+                           : refused->message();
         return report;
     }
     report.error = lab::failureOf([&] { report = inspect(request, target); });

@@ -155,9 +155,23 @@ void writeAccumulationReport(std::ostream& out, const AccumulationReport& report
     writeRows(out, accumulationRows(report, false), format, 2);
 }
 
-void writeDtypeReport(std::ostream& out, const DtypeReport& report, ReportFormat format) {
+void writeDtypeReport(std::ostream& out, const DtypeReport& report, ReportFormat format,
+                      bool csvHeader) {
     if (format == ReportFormat::Csv) {
-        writeRows(out, dtypeRows(report, true, false), format, 0);
+        // Which report a row belongs to in its first columns, so reports can follow each
+        // other under one header.
+        Rows rows = dtypeRows(report, true, false);
+        for (size_t r = 0; r < rows.size(); ++r) {
+            const std::vector<std::string> lead =
+                r == 0 ? std::vector<std::string>{"model", "precision", "device"}
+                       : std::vector<std::string>{
+                             report.model, std::string(toString(report.precision)), report.device};
+            rows[r].insert(rows[r].begin(), lead.begin(), lead.end());
+        }
+        if (!csvHeader) {
+            rows.erase(rows.begin());
+        }
+        writeRows(out, rows, format, 0);
         return;
     }
     const bool md = format == ReportFormat::Markdown;

@@ -37,7 +37,11 @@ void line(std::ostream& out, const std::vector<size_t>& widths,
 } // namespace
 
 void writeGridRows(std::ostream& out, const Rows& rows) {
-    std::vector<size_t> widths(rows.at(0).size(), 0);
+    size_t columns = 0;
+    for (const auto& row : rows) {
+        columns = std::max(columns, row.size());
+    }
+    std::vector<size_t> widths(columns, 0);
     for (const auto& row : rows) {
         for (size_t i = 0; i < row.size(); ++i) {
             widths[i] = std::max(widths[i], displayWidth(row[i]));

@@ -3,6 +3,7 @@
 
 #include "results/json_access.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace lmprof::engine::json_io {
@@ -111,6 +112,12 @@ AccumulationReport accumulationFrom(const json& j, const std::string& path) {
         s.addendValue = addendFrom(sj, sp);
         readOptional(sj, sp, "stall_terms", s.stallTerms);
         readOptional(sj, sp, "stall_sum", s.stallSum);
+        if (s.stallTerms.has_value() != s.stallSum.has_value()) {
+            fail(sp, "stall_terms and stall_sum go together");
+        }
+        if (s.stallTerms && (*s.stallTerms < 1 || *s.stallTerms > a.maxTerms)) {
+            fail(sp + ".stall_terms", "must be from 1 to max_terms");
+        }
         const json& terms = arrayMember(sj, sp, "terms");
         const json& sums = arrayMember(sj, sp, "sums");
         if (terms.size() != sums.size()) {
@@ -127,6 +134,17 @@ AccumulationReport accumulationFrom(const json& j, const std::string& path) {
                 fail(tp, "term counts must rise from 1 to max_terms");
             }
             s.points.push_back({n, sums[k].get<double>()});
+        }
+        // One grid: every series has its sums at the same term counts.
+        if (!a.series.empty()) {
+            const auto& first = a.series.front().points;
+            const bool same =
+                first.size() == s.points.size() &&
+                std::equal(first.begin(), first.end(), s.points.begin(),
+                           [](const auto& x, const auto& y) { return x.terms == y.terms; });
+            if (!same) {
+                fail(sp + ".terms", "differ from series[0]'s");
+            }
         }
         a.series.push_back(std::move(s));
     }

@@ -99,7 +99,9 @@ void PrecisionLabView::poll(ViewContext& ctx) {
         } else {
             ctx.report("accumulation on " + report.device + " done", false);
         }
-        if (!report.seedLoops.empty()) {
+        // A cancelled or failed run does not replace a whole one (the status line says
+        // why it stopped); kept if there is nothing else to show.
+        if (!report.error || (!ctx.store.lab().accumulation && !report.seedLoops.empty())) {
             ctx.store.lab().accumulation = std::move(report);
         }
     }

@@ -173,6 +173,12 @@ std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base, std::strin
 }
 
 void SweepView::start(ViewContext& ctx, std::vector<RunConfig> configs) {
+    if (ctx.experimentRunning) {
+        ctx.report("sweep not started: the precision lab's experiment is running; wait for it "
+                   "or cancel it",
+                   true);
+        return;
+    }
     Session& session = ctx.session;
     RunStore& store = ctx.store;
     const size_t n = configs.size();

@@ -46,6 +46,12 @@ std::string tracePath(const ViewContext& ctx, const engine::RunConfig& c) {
 }
 
 int submitRun(ViewContext& ctx, engine::RunConfig c, bool keepGivenFiles) {
+    if (ctx.experimentRunning) {
+        ctx.report("not started: the precision lab's experiment is running (it would disturb "
+                   "the run's timings); wait for it or cancel it",
+                   true);
+        return -1;
+    }
     if (auto refusal = engine::checkRunnable(c)) {
         ctx.report(refusal->message(), true);
         return -1;

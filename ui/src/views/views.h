@@ -327,9 +327,10 @@ private:
                        const std::function<std::optional<double>(const engine::StepRecord&)>& value,
                        const std::function<bool(const engine::StepRecord&)>& mark = {});
 
+    // Declared before the futures, whose destructors wait for the experiment reading it.
+    std::atomic<bool> m_cancel{false};
     std::future<engine::AccumulationReport> m_accumulation;
     std::future<engine::DtypeReport> m_dtypes;
-    std::atomic<bool> m_cancel{false};
     int m_device = 0;          // index into auto, cpu, cuda
     int m_maxTermsIndex = 2;   // 1e4 .. 1e7: 1e6
     bool m_intended = false;   // errors against n × 0.01 instead of n × 0.01 as stored

@@ -67,6 +67,9 @@ Rows dtypeRows(const DtypeReport& report, bool withNotes, bool indent);
 // series and point; one row per module with its note).
 void writeAccumulationReport(std::ostream& out, const AccumulationReport& report,
                              ReportFormat format);
-void writeDtypeReport(std::ostream& out, const DtypeReport& report, ReportFormat format);
+// In CSV each row starts with the report's model, precision and device; csvHeader false
+// leaves the header out (for a report following another).
+void writeDtypeReport(std::ostream& out, const DtypeReport& report, ReportFormat format,
+                      bool csvHeader = true);
 
 } // namespace lmprof::engine
