@@ -41,8 +41,13 @@ void drawRows(const char* id, const Rows& rows,
     }
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX |
-                                  (height > 0 ? ImGuiTableFlags_ScrollY : 0);
-    const ImVec2 size(0.0f, height);
+                                  ImGuiTableFlags_ScrollY;
+    // A table that scrolls sideways takes every line left unless told its height: its rows
+    // (and the scrollbar), so what follows stays in view.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float rowHeight = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y;
+    const float natural = rowHeight * static_cast<float>(rows.size()) + style.ScrollbarSize + 2.0f;
+    const ImVec2 size(0.0f, height > 0 ? height : natural);
     if (!ImGui::BeginTable(id, static_cast<int>(rows[0].size()), flags, size)) {
         return;
     }
