@@ -41,15 +41,11 @@ std::string configKey(const RunConfig& c) {
 }
 
 std::string numericsKey(const RunResult& run) {
-    const RunConfig& c = run.config;
+    RunConfig c = run.config;
+    c.precision = Precision::Fp32; // every precision alike
     const std::string device = run.resolvedDevice.empty() ? c.device : run.resolvedDevice;
-    const auto& m = c.model;
-    return std::to_string(m.dModel) + "/" + std::to_string(m.dFf) + "/" +
-           std::to_string(m.numLayers) + "/" + std::to_string(m.numHeads) + "/" +
-           std::to_string(m.vocabSize) + " rope " + std::to_string(m.ropeTheta) + " T" +
-           std::to_string(c.contextLength) + " B" + std::to_string(c.batchSize) + " " +
-           std::string(toString(c.mode)) + " seed " + std::to_string(c.seed) + " " +
-           device.substr(0, device.find(':'));
+    return configKey(c) + " rope " + std::to_string(c.model.ropeTheta) + " seed " +
+           std::to_string(c.seed) + " " + device.substr(0, device.find(':'));
 }
 
 std::optional<double> maxLossDifference(const RunResult& a, const RunResult& b) {

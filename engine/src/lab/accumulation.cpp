@@ -124,9 +124,9 @@ bool runAccumulator(AccumulationReport& report, const at::Device& device, Number
         // A lane that one more addition leaves unchanged has stalled, at an addition of this
         // chunk or the next one (it was still growing at the last check). The next one is
         // only counted if it will be made.
-        at::Tensor next = s.clone();
-        next.add_(addends);
-        const at::Tensor stuck = next.eq(s).to(at::kCPU);
+        at::Tensor oneMore = s.clone();
+        oneMore.add_(addends);
+        const at::Tensor stuck = oneMore.eq(s).to(at::kCPU);
         const int64_t replay = n - chunkStart + (n < checkpoints.back() ? 1 : 0);
         for (int64_t lane = 0; lane < lanes; ++lane) {
             auto& out = series[static_cast<size_t>(lane)];

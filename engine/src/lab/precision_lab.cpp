@@ -4,6 +4,8 @@
 
 #include "lmprof/engine/precision_lab.h"
 
+#include "enum_names.h"
+
 #include <cmath>
 
 namespace lmprof::engine {
@@ -42,12 +44,7 @@ std::string_view toString(NumberFormat f) {
 }
 
 std::optional<NumberFormat> parseNumberFormat(std::string_view s) {
-    for (NumberFormat f : kNumberFormats) {
-        if (toString(f) == s) {
-            return f;
-        }
-    }
-    return std::nullopt;
+    return parseByName(s, kNumberFormats);
 }
 
 double ulpOf(NumberFormat format, double v) {

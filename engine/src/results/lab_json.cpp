@@ -82,9 +82,10 @@ AccumulationReport accumulationFrom(const json& j, const std::string& path) {
     AccumulationReport a;
     read(j, path, "device", a.device);
     read(j, path, "max_terms", a.maxTerms, true);
-    if (a.maxTerms < kMinGridTerms || a.maxTerms > kMaxGridTerms) {
-        fail(path + ".max_terms", "must be from " + std::to_string(kMinGridTerms) + " to " +
-                                      std::to_string(kMaxGridTerms));
+    AccumulationRequest asked; // the rule a new request keeps
+    asked.maxTerms = a.maxTerms;
+    if (const auto errors = validate(asked); !errors.empty()) {
+        fail(path + "." + errors.front().field, errors.front().reason);
     }
     readOptional(j, path, "error", a.error);
     read(j, path, "cancelled", a.cancelled);

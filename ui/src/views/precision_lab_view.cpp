@@ -32,10 +32,30 @@ bool ready(const std::future<T>& f) {
     return f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
-// A table of report rows (rows[0] the header); `color` may tint a cell.
-void drawRows(const char* id, const Rows& rows,
-              const std::function<std::optional<ImVec4>(size_t, size_t)>& color = {},
-              float height = 0.0f) {
+// The body rows (rows[1..]) of an open table; `tint` may colour a cell, and the cells of
+// column `wrap` wrap.
+void drawBody(const Rows& rows,
+              const std::function<std::optional<ImVec4>(size_t, size_t)>& tint = {},
+              size_t wrap = std::string::npos) {
+    for (size_t r = 1; r < rows.size(); ++r) {
+        ImGui::TableNextRow();
+        for (size_t c = 0; c < rows[r].size(); ++c) {
+            ImGui::TableNextColumn();
+            if (const auto t = tint ? tint(r, c) : std::nullopt) {
+                ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
+                                       ImGui::GetColorU32(withAlpha(*t, 0.35f)));
+            }
+            if (c == wrap) {
+                ImGui::TextWrapped("%s", rows[r][c].c_str());
+            } else {
+                ImGui::TextUnformatted(rows[r][c].c_str());
+            }
+        }
+    }
+}
+
+// A table of report rows (rows[0] the header), as tall as its rows.
+void drawRows(const char* id, const Rows& rows) {
     if (rows.empty()) {
         return;
     }
@@ -47,8 +67,7 @@ void drawRows(const char* id, const Rows& rows,
     const ImGuiStyle& style = ImGui::GetStyle();
     const float rowHeight = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y;
     const float natural = rowHeight * static_cast<float>(rows.size()) + style.ScrollbarSize + 2.0f;
-    const ImVec2 size(0.0f, height > 0 ? height : natural);
-    if (!ImGui::BeginTable(id, static_cast<int>(rows[0].size()), flags, size)) {
+    if (!ImGui::BeginTable(id, static_cast<int>(rows[0].size()), flags, ImVec2(0.0f, natural))) {
         return;
     }
     ImGui::TableSetupScrollFreeze(1, 1);
@@ -56,18 +75,7 @@ void drawRows(const char* id, const Rows& rows,
         ImGui::TableSetupColumn(h.c_str());
     }
     ImGui::TableHeadersRow();
-    for (size_t r = 1; r < rows.size(); ++r) {
-        ImGui::TableNextRow();
-        for (size_t c = 0; c < rows[r].size(); ++c) {
-            ImGui::TableNextColumn();
-            const auto tint = color ? color(r, c) : std::nullopt;
-            if (tint) {
-                ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
-                                       ImGui::GetColorU32(withAlpha(*tint, 0.35f)));
-            }
-            ImGui::TextUnformatted(rows[r][c].c_str());
-        }
-    }
+    drawBody(rows);
     ImGui::EndTable();
 }
 
@@ -400,21 +408,7 @@ void PrecisionLabView::drawDtypes(ViewContext& ctx) {
     }
     ImGui::TableSetupColumn(rows[0][6].c_str(), ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
-    for (size_t r = 1; r < rows.size(); ++r) {
-        ImGui::TableNextRow();
-        for (size_t c = 0; c < rows[r].size(); ++c) {
-            ImGui::TableNextColumn();
-            if (const auto t = tint(r, c)) {
-                ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
-                                       ImGui::GetColorU32(withAlpha(*t, 0.35f)));
-            }
-            if (c == 6) {
-                ImGui::TextWrapped("%s", rows[r][c].c_str());
-            } else {
-                ImGui::TextUnformatted(rows[r][c].c_str());
-            }
-        }
-    }
+    drawBody(rows, tint, 6); // the notes wrap
     ImGui::EndTable();
 }
 
@@ -506,10 +500,9 @@ void PrecisionLabView::drawNumerics(ViewContext& ctx) {
 }
 
 // The runs of the chosen group with their legend names (what differs, or the precision).
-std::vector<std::pair<const RunView*, std::string>>
-PrecisionLabView::groupRuns(ViewContext& ctx) const {
+PrecisionLabView::NamedRuns PrecisionLabView::groupRuns(ViewContext& ctx) const {
     const std::vector<LossGroup> groups = lossGroups(ctx.store);
-    std::vector<std::pair<const RunView*, std::string>> out;
+    NamedRuns out;
     if (groups.empty()) {
         return out;
     }
@@ -533,11 +526,10 @@ ImPlotSpec PrecisionLabView::precisionSpec(const RunView& run) {
 }
 
 void PrecisionLabView::drawStepChart(
-    ViewContext& ctx, const char* title, const char* yLabel, const char* stem, ImVec2 size,
-    plot::FollowAxis& ax, plot::FollowAxis& ay, bool logY,
+    ViewContext& ctx, const NamedRuns& runs, const char* title, const char* yLabel,
+    const char* stem, ImVec2 size, plot::FollowAxis& ax, plot::FollowAxis& ay, bool logY,
     const std::function<std::optional<double>(const StepRecord&)>& value,
     const std::function<bool(const StepRecord&)>& mark) {
-    const auto runs = groupRuns(ctx);
     if (!ImPlot::BeginPlot(title, size)) {
         return;
     }
@@ -548,7 +540,7 @@ void PrecisionLabView::drawStepChart(
     std::vector<RunView*> views;
     plot::Range ys;
     for (const auto& [run, name] : runs) {
-        views.push_back(const_cast<RunView*>(run));
+        views.push_back(run);
         for (const auto& s : run->result.steps) {
             if (const auto v = value(s); v && (!logY || *v > 0)) {
                 ys.add(*v);
@@ -616,9 +608,10 @@ void PrecisionLabView::drawStepChart(
 void PrecisionLabView::drawLossChart(ViewContext& ctx, ImVec2 size) {
     // The curves of a healthy run lie on top of each other: the difference to fp32's loss
     // at the same step shows what precision changed.
+    const NamedRuns runs = groupRuns(ctx);
     std::map<int, double> reference;
     if (m_lossDelta) {
-        for (const auto& [run, name] : groupRuns(ctx)) {
+        for (const auto& [run, name] : runs) {
             if (run->result.config.precision == Precision::Fp32) {
                 for (const auto& s : run->result.steps) {
                     if (s.loss) {
@@ -630,12 +623,12 @@ void PrecisionLabView::drawLossChart(ViewContext& ctx, ImVec2 size) {
         }
     }
     if (reference.empty()) {
-        drawStepChart(ctx, "loss per step", "loss", "loss", size, m_lossX, m_lossY, false,
+        drawStepChart(ctx, runs, "loss per step", "loss", "loss", size, m_lossX, m_lossY, false,
                       [](const StepRecord& s) { return s.loss; });
         return;
     }
-    drawStepChart(ctx, "loss minus fp32's loss at the same step", "loss - fp32 loss", "loss", size,
-                  m_lossX, m_lossY, false,
+    drawStepChart(ctx, runs, "loss minus fp32's loss at the same step", "loss - fp32 loss", "loss",
+                  size, m_lossX, m_lossY, false,
                   [&reference](const StepRecord& s) -> std::optional<double> {
                       const auto it = reference.find(s.index);
                       if (!s.loss || it == reference.end()) {
@@ -647,8 +640,8 @@ void PrecisionLabView::drawLossChart(ViewContext& ctx, ImVec2 size) {
 
 void PrecisionLabView::drawLossScaleChart(ViewContext& ctx, ImVec2 size) {
     drawStepChart(
-        ctx, "fp16 loss scale (skipped updates marked)", "loss scale", "loss-scale", size, m_scaleX,
-        m_scaleY, true, [](const StepRecord& s) { return s.lossScale; },
+        ctx, groupRuns(ctx), "fp16 loss scale (skipped updates marked)", "loss scale", "loss-scale",
+        size, m_scaleX, m_scaleY, true, [](const StepRecord& s) { return s.lossScale; },
         [](const StepRecord& s) { return s.skippedUpdate; });
 }
 
@@ -678,8 +671,8 @@ void PrecisionLabView::drawGradNormChart(ViewContext& ctx, ImVec2 size) {
     }
     const size_t layer = static_cast<size_t>(m_layer);
     const std::string title = "gradient norm of " + names[static_cast<size_t>(m_layer)];
-    drawStepChart(ctx, title.c_str(), "gradient L2 norm", "grad-norms", size, m_normX, m_normY,
-                  true, [layer](const StepRecord& s) -> std::optional<double> {
+    drawStepChart(ctx, runs, title.c_str(), "gradient L2 norm", "grad-norms", size, m_normX,
+                  m_normY, true, [layer](const StepRecord& s) -> std::optional<double> {
                       if (layer < s.gradNorms.size()) {
                           return s.gradNorms[layer];
                       }

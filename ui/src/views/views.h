@@ -318,12 +318,15 @@ private:
     void drawAccumulation(ViewContext& ctx);
     void drawDtypes(ViewContext& ctx);
     void drawNumerics(ViewContext& ctx);
-    std::vector<std::pair<const RunView*, std::string>> groupRuns(ViewContext& ctx) const;
+    // The runs of the chosen training-numerics group, each with its legend name.
+    using NamedRuns = std::vector<std::pair<RunView*, std::string>>;
+    NamedRuns groupRuns(ViewContext& ctx) const;
     static ImPlotSpec precisionSpec(const RunView& run);
     // One value per step of every run of the chosen group; `mark` adds crosses on the steps
     // it picks (fp16's skipped updates).
-    void drawStepChart(ViewContext& ctx, const char* title, const char* yLabel, const char* stem,
-                       ImVec2 size, plot::FollowAxis& ax, plot::FollowAxis& ay, bool logY,
+    void drawStepChart(ViewContext& ctx, const NamedRuns& runs, const char* title,
+                       const char* yLabel, const char* stem, ImVec2 size, plot::FollowAxis& ax,
+                       plot::FollowAxis& ay, bool logY,
                        const std::function<std::optional<double>(const engine::StepRecord&)>& value,
                        const std::function<bool(const engine::StepRecord&)>& mark = {});
 
