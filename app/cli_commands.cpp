@@ -58,6 +58,12 @@ std::string flagFor(const std::string& field) {
         {"memory_snapshot.max_entries", "--snapshot-max-entries"},
         {"op_profile.first_step", "--profile-step"},
         {"op_profile.step_count", "--profile-steps"},
+        {"ddp.world_size", "--world-size"},
+        {"ddp.backend", "--backend"},
+        {"ddp.strategy", "--strategy"},
+        {"ddp.bucket_mb", "--bucket-mb"},
+        {"ddp.timeout_s", "--timeout-s"},
+        {"ddp", "--mode"},
         {"fault_oom_phase", "LMPROF_FAULT_OOM"}};
     const auto it = kFlags.find(field);
     return it == kFlags.end() ? field : it->second;
@@ -87,9 +93,11 @@ bool acceptConfig(const RunConfig& c) {
 std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
                                      const std::string& precision, const std::string& mode,
                                      const CommonOptions& o,
-                                     std::optional<SnapshotRequest> snapshot = std::nullopt) {
+                                     std::optional<SnapshotRequest> snapshot = std::nullopt,
+                                     std::optional<DdpRequest> ddp = std::nullopt) {
     std::vector<ConfigError> errors;
     RunConfig c;
+    c.ddp = ddp;
     c.memorySnapshot = std::move(snapshot);
     const bool dimsGiven = o.dModel || o.dFf || o.layers || o.heads;
     if (model == "custom") {
@@ -270,7 +278,9 @@ int exitCodeFor(const std::vector<RunResult>& runs) {
     return g_interrupts.load() > 0 && code == kExitOk ? kExitFailure : code;
 }
 
-int report(const std::vector<RunResult>& runs, const CommonOptions& o) {
+} // namespace
+
+int reportRuns(const std::vector<RunResult>& runs, const CommonOptions& o) {
     const auto format = parseReportFormat(o.format);
     writeReport(std::cout, runs, *format);
     if (!o.jsonPath.empty()) {
@@ -300,6 +310,16 @@ int report(const std::vector<RunResult>& runs, const CommonOptions& o) {
     }
     return exitCodeFor(runs);
 }
+
+void printStepLine(const std::string& label, const StepRecord& step, const RunConfig& config) {
+    printStep(label, step, config);
+}
+
+bool interrupted() {
+    return g_interrupts.load() > 0;
+}
+
+namespace {
 
 auto noSkip = [](const RunConfig&) { return std::optional<RunResult>(); };
 
@@ -340,9 +360,9 @@ bool checkFormat(const std::string& format) {
 // ---------------------------------------------------------------------------------------
 // run
 
-std::optional<RunConfig> buildRunConfig(const RunOptions& o) {
+std::optional<RunConfig> buildRunConfig(const RunOptions& o, std::optional<DdpRequest> ddp) {
     if (o.snapshotPath.empty()) {
-        return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common);
+        return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common, std::nullopt, ddp);
     }
     SnapshotRequest snap = defaultSnapshotRequest(o.snapshotPath, o.common.warmup);
     if (o.snapshotStep >= 0) {
@@ -350,7 +370,7 @@ std::optional<RunConfig> buildRunConfig(const RunOptions& o) {
     }
     snap.stepCount = o.snapshotSteps;
     snap.maxEntries = o.snapshotMaxEntries;
-    return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common, snap);
+    return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common, snap, ddp);
 }
 
 int runCommand(const RunOptions& o) {
@@ -364,7 +384,7 @@ int runCommand(const RunOptions& o) {
     std::vector<RunConfig> configs{*config};
     assignTracePaths(configs, o.common);
     auto runs = runAll(configs, o.common.quiet, noSkip, [](const RunResult&) {});
-    const int code = report(runs, o.common);
+    const int code = reportRuns(runs, o.common);
     if (!runs.empty() && runs.front().opProfile) {
         if (*parseReportFormat(o.common.format) == ReportFormat::Csv) {
             // stdout is one CSV table; the profile's own CSV is one command away.
@@ -490,7 +510,7 @@ int sweepCommand(const SweepOptions& o) {
     };
     try {
         auto runs = runAll(configs, o.common.quiet, skip, finished);
-        const int code = report(runs, o.common);
+        const int code = reportRuns(runs, o.common);
         return autosaveFailed && code == kExitOk ? kExitFailure : code;
     } catch (const std::exception& e) {
         std::cerr << "lmprof-cli: " << e.what() << "\n";
@@ -550,7 +570,14 @@ int showCommand(const ShowOptions& o) {
                 return kExitOk;
             }
         }
-        writeReport(std::cout, loadRunsWarning(o.path), format);
+        const std::vector<RunResult> runs = loadRunsWarning(o.path);
+        writeReport(std::cout, runs, format);
+        // Data-parallel runs add their tables (CSV stays one table: the runs').
+        if (format != ReportFormat::Csv &&
+            std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r.ddp; })) {
+            std::cout << "\n";
+            writeDdpReport(std::cout, runs, format);
+        }
         return kExitOk;
     } catch (const ResultFormatError& e) {
         std::cerr << "lmprof-cli: cannot show " << e.what() << "\n";

@@ -97,11 +97,28 @@ struct PrecisionOptions {
     std::string precision = "all";                             // dtypes: one, or all
 };
 
+// lmprof-cli ddp (docs/DISTRIBUTED.md): the run options plus the data-parallel ones. Run
+// as a launcher it spawns world_size local ranks of this binary per strategy; launched by
+// torchrun (RANK in the environment) it is one rank.
+struct DdpOptions {
+    RunOptions run;
+    int worldSize = 2;
+    std::string backend = "gloo";
+    std::vector<std::string> strategies = {"naive"};
+    double bucketMb = engine::DdpRequest{}.bucketMb;
+    double timeoutS = engine::DdpRequest{}.timeoutS;
+    int masterPort = 0;            // 0: a free port (launcher), MASTER_PORT (a rank)
+    std::vector<std::string> argv; // this invocation, for the ranks the launcher spawns
+};
+
 // The configuration the options describe, validated and checked against this machine;
 // nullopt after printing every problem (flag, field, reason) to stderr.
-std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options);
+// With `ddp`, the configuration of a data-parallel run (checked with its request in place).
+std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options,
+                                                std::optional<engine::DdpRequest> ddp = {});
 
 int runCommand(const RunOptions& options);
+int ddpCommand(const DdpOptions& options);
 int sweepCommand(const SweepOptions& options);
 int showCommand(const ShowOptions& options);
 int compareCommand(const CompareOptions& options);
@@ -119,6 +136,15 @@ engine::ResultSet makeSet(std::vector<engine::RunResult> runs, const std::string
 bool checkJsonTarget(const std::string& path);
 // False after printing that --format is not one of table, markdown, csv.
 bool checkFormat(const std::string& format);
+
+// The runs' report on stdout and, with --json, the result set; returns the exit code of
+// the runs' outcomes (run and sweep end with this).
+int reportRuns(const std::vector<engine::RunResult>& runs, const CommonOptions& options);
+// Prints a run's step the way run and sweep show progress.
+void printStepLine(const std::string& label, const engine::StepRecord& step,
+                   const engine::RunConfig& config);
+// Whether SIGINT/SIGTERM has arrived since installInterruptHandler.
+bool interrupted();
 
 // Installs a SIGINT/SIGTERM handler: the first signal cancels the current run (results so
 // far are still reported and saved); a second one ends the process.

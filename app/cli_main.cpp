@@ -1,5 +1,6 @@
 // lmprof-cli: the headless client of the engine (README.md, "lmprof-cli"). Parse, dispatch, exit.
 //   lmprof-cli run   --model small --ctx 256 --precision bf16 --json out.json
+//   lmprof-cli ddp   --world-size 2 --strategy naive,flat,bucketed --json ddp.json
 //   lmprof-cli sweep --models small,medium --ctx 128,256 --precision fp32,bf16
 //   lmprof-cli show  out.json --format markdown
 //   lmprof-cli compare yesterday.json today.json
@@ -37,6 +38,23 @@ int main(int argc, char** argv) {
     sweepCmd->add_flag("--keep-after-oom", sweep.keepAfterOom,
                        "also run larger configurations after an out-of-memory run");
     addCommonOptions(*sweepCmd, sweep.common);
+
+    DdpOptions ddp;
+    CLI::App* ddpCmd = app.add_subcommand(
+        "ddp", "data-parallel training over local ranks (or one rank under torchrun/Slurm)");
+    addRunOptions(*ddpCmd, ddp.run);
+    addNumberIn(*ddpCmd, "--world-size", ddp.worldSize, 1, lmprof::engine::kMaxWorldSize,
+                "ranks (processes); under torchrun, WORLD_SIZE");
+    addChoice(*ddpCmd, "--backend", ddp.backend, {"gloo", "nccl"},
+              "c10d process group: gloo (CPU) or nccl (GPUs) [gloo]");
+    addList(*ddpCmd, "--strategy", ddp.strategies,
+            "comma-separated, of " + lmprof::engine::joinNames(lmprof::engine::kDdpStrategies, ","));
+    addNumberIn(*ddpCmd, "--bucket-mb", ddp.bucketMb, 0.001, 65536.0,
+                "bucketed: MiB of gradients per all-reduce");
+    addNumberIn(*ddpCmd, "--timeout-s", ddp.timeoutS, 1.0, 86400.0,
+                "how long a rank waits for a peer before the run ends with an error");
+    addNumberIn(*ddpCmd, "--master-port", ddp.masterPort, 0, 65535,
+                "the launcher's rendezvous port (0: a free one)");
 
     ShowOptions show;
     CLI::App* showCmd = app.add_subcommand("show", "print a saved result set");
@@ -104,6 +122,11 @@ int main(int argc, char** argv) {
     if (runCmd->parsed()) {
         installInterruptHandler();
         return runCommand(run);
+    }
+    if (ddpCmd->parsed()) {
+        installInterruptHandler();
+        ddp.argv.assign(argv, argv + argc);
+        return ddpCommand(ddp);
     }
     if (sweepCmd->parsed()) {
         installInterruptHandler();

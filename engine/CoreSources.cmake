@@ -2,14 +2,15 @@
 # engine's CMakeLists.txt and the fuzzing project (tests/fuzz) build the same list.
 set(LMPROF_CORE_SOURCES)
 foreach(_src
-    config.cpp precision.cpp records.cpp stats.cpp compare.cpp sweep.cpp
+    config.cpp ddp.cpp precision.cpp records.cpp stats.cpp compare.cpp sweep.cpp
     lab/precision_lab.cpp
     memory/memory_model.cpp
     profile/op_analysis.cpp profile/op_profile.cpp
     results/result_json.cpp results/memory_json.cpp results/result_file.cpp
-    results/op_profile_json.cpp
+    results/op_profile_json.cpp results/ddp_json.cpp
     report/columns.cpp report/report_cells.cpp report/table_writer.cpp
     report/markdown_writer.cpp report/csv_writer.cpp report/compare_writer.cpp
-    report/op_writer.cpp report/lab_writer.cpp results/lab_json.cpp)
+    report/op_writer.cpp report/lab_writer.cpp results/lab_json.cpp
+    report/ddp_writer.cpp)
   list(APPEND LMPROF_CORE_SOURCES "${CMAKE_CURRENT_LIST_DIR}/src/${_src}")
 endforeach()

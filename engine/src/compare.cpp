@@ -37,7 +37,14 @@ std::string configKey(const RunConfig& c) {
            std::to_string(m.numLayers) + "/" + std::to_string(m.numHeads) + "/" +
            std::to_string(m.vocabSize) + " T" + std::to_string(c.contextLength) + " B" +
            std::to_string(c.batchSize) + " " + std::string(toString(c.precision)) + " " +
-           std::string(toString(c.mode));
+           std::string(toString(c.mode)) +
+           (c.ddp ? " ddp" + std::to_string(c.ddp->worldSize) + " " +
+                        std::string(toString(c.ddp->backend)) + " " +
+                        std::string(toString(c.ddp->strategy)) +
+                        (c.ddp->strategy == DdpStrategy::Bucketed
+                             ? " " + std::to_string(c.ddp->bucketMb)
+                             : std::string())
+                  : std::string());
 }
 
 std::string numericsKey(const RunResult& run) {

@@ -258,6 +258,17 @@ std::vector<ConfigError> validate(const RunConfig& c) {
                                   "; profile other steps"});
         }
     }
+    if (c.ddp) {
+        auto more = validate(*c.ddp);
+        errors.insert(errors.end(), more.begin(), more.end());
+        if (c.mode == Mode::Forward) {
+            errors.push_back({"ddp", "data-parallel needs gradients to all-reduce (mode forward "
+                                     "has no backward)"});
+        }
+        if (c.ddp->backend == DdpBackend::Nccl && c.device == "cpu") {
+            errors.push_back({"ddp.backend", "nccl all-reduces CUDA tensors; use gloo on the CPU"});
+        }
+    }
     if (c.faultOomPhase) {
         auto phases = phasesOf(c.mode);
         if (std::find(phases.begin(), phases.end(), *c.faultOomPhase) == phases.end()) {
@@ -265,6 +276,18 @@ std::vector<ConfigError> validate(const RunConfig& c) {
                 {"fault_oom_phase", "mode " + std::string(toString(c.mode)) + " has no " +
                                         std::string(toString(*c.faultOomPhase)) + " phase"});
         }
+    }
+    return errors;
+}
+
+std::vector<ConfigError> validate(const DdpRequest& r) {
+    std::vector<ConfigError> errors;
+    requireRange(errors, "ddp.world_size", r.worldSize, 1, kMaxWorldSize);
+    if (!(r.bucketMb > 0.0 && r.bucketMb <= 65536.0)) {
+        errors.push_back({"ddp.bucket_mb", "must be more than 0 and at most 65536 MiB"});
+    }
+    if (!(r.timeoutS >= 1.0 && r.timeoutS <= 86400.0)) {
+        errors.push_back({"ddp.timeout_s", "must be between 1 and 86400 seconds"});
     }
     return errors;
 }
@@ -303,8 +326,13 @@ std::optional<ModelConfig> pickPreset(const ModelConfig& current, std::string_vi
 }
 
 std::string runLabel(const RunConfig& c) {
-    return c.model.preset + "-ctx" + std::to_string(c.contextLength) + "-" +
-           std::string(toString(c.precision)) + "-" + std::string(toString(c.mode));
+    std::string label = c.model.preset + "-ctx" + std::to_string(c.contextLength) + "-" +
+                        std::string(toString(c.precision)) + "-" + std::string(toString(c.mode));
+    if (c.ddp) {
+        label += "-ddp" + std::to_string(c.ddp->worldSize) + "-" +
+                 std::string(toString(c.ddp->strategy));
+    }
+    return label;
 }
 
 } // namespace lmprof::engine

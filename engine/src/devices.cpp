@@ -112,6 +112,11 @@ std::optional<ConfigError> checkRunnable(const RunConfig& config, const DeviceTa
     if (auto reason = probePrecision(target, config.precision)) {
         return ConfigError{"precision", *reason};
     }
+    if (config.ddp && config.ddp->backend == DdpBackend::Nccl && !target.cuda) {
+        return ConfigError{"ddp.backend", "nccl all-reduces CUDA tensors, but device '" +
+                                              config.device +
+                                              "' is the CPU here; use gloo, or a CUDA device"};
+    }
     return std::nullopt;
 }
 

@@ -549,3 +549,103 @@ TEST(Cli, GradNormsNeedABackward) {
         EXPECT_TRUE(run["steps"][0].contains("loss"));
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// ddp (docs/DISTRIBUTED.md): two local ranks on Gloo, as processes.
+
+namespace {
+
+const std::string kDdpTiny = "--model tiny --ctx 16 --batch 2 --warmup 1 --steps 2 --device cpu "
+                             "--vocab 256 --sample-hz 0 --telemetry-hz 0 -q";
+
+nlohmann::json readJson(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return nlohmann::json::parse(in);
+}
+
+} // namespace
+
+TEST(Cli, DdpRunsEveryStrategyOnTwoRanksWithIdenticalParameters) {
+    const auto json = tempDir() / "ddp.json";
+    const Result r = cli("ddp --world-size 2 --strategy naive,flat,bucketed --bucket-mb 0.1 " +
+                         kDdpTiny + " --json " + json.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("Data-parallel overhead"), std::string::npos) << r.output;
+    const auto set = readJson(json);
+    ASSERT_EQ(set["runs"].size(), 3u);
+    for (const auto& run : set["runs"]) {
+        SCOPED_TRACE(run["id"].get<std::string>());
+        EXPECT_EQ(run["status"], "ok");
+        EXPECT_EQ(run["config"]["ddp"]["world_size"], 2);
+        EXPECT_EQ(run["ddp"]["parameters_identical"], true);
+        ASSERT_EQ(run["ddp"]["ranks"].size(), 2u);
+        for (const auto& rank : run["ddp"]["ranks"]) {
+            EXPECT_EQ(rank["steps"].size(), 3u);
+            EXPECT_TRUE(rank["error"].is_null());
+        }
+    }
+    EXPECT_EQ(set["runs"][2]["config"]["ddp"]["strategy"], "bucketed");
+    // show reads it back with the same tables.
+    const Result show = cli("show " + json.string());
+    EXPECT_EQ(show.code, 0) << show.output;
+    EXPECT_NE(show.output.find("Data-parallel overhead"), std::string::npos) << show.output;
+}
+
+TEST(Cli, DdpRefusesBadFlagsNamingThem) {
+    Result r = cli("ddp --world-size 0 " + kDdpTiny);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--world-size"), std::string::npos) << r.output;
+    r = cli("ddp --strategy ring " + kDdpTiny);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--strategy: 'ring' is not one of naive, flat, bucketed"),
+              std::string::npos)
+        << r.output;
+    r = cli("ddp --backend mpi " + kDdpTiny);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--backend"), std::string::npos) << r.output;
+    r = cli("ddp --mode forward " + kDdpTiny);
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--mode (ddp)"), std::string::npos) << r.output;
+    r = cli("ddp " + kDdpTiny, "RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("RANK=2 must be between 0 and 1"), std::string::npos) << r.output;
+}
+
+// A rank killed mid-run: the other ends with an error well within 30 s, the finished steps
+// are kept in the result set, and the launcher says how the rank ended.
+TEST(Cli, DdpAKilledRankEndsTheRunWithAnErrorAndKeepsFinishedSteps) {
+    const auto json = tempDir() / "ddp-killed.json";
+    const auto t0 = std::chrono::steady_clock::now();
+    const Result r = cli("ddp --world-size 2 --strategy naive --timeout-s 20 " + kDdpTiny +
+                             " --steps 8 --json " + json.string(),
+                         "LMPROF_FAULT_DDP_KILL=1:3");
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.code, 1) << r.output;
+    EXPECT_LT(seconds, 30.0) << r.output;
+    EXPECT_NE(r.output.find("rank 1 was killed by signal 9"), std::string::npos) << r.output;
+    const auto set = readJson(json);
+    const auto& run = set["runs"][0];
+    EXPECT_EQ(run["status"], "error");
+    EXPECT_GE(run["steps"].size(), 3u) << "rank 0 keeps the steps it finished";
+    ASSERT_EQ(run["ddp"]["ranks"].size(), 2u);
+    EXPECT_NE(run["ddp"]["ranks"][1]["error"].get<std::string>().find("sent no record"),
+              std::string::npos);
+    EXPECT_TRUE(run["ddp"]["parameters_identical"].is_null());
+}
+
+// The same binary as one rank of a torchrun-style launch: two processes started by hand
+// with torchrun's variables; rank 0 writes the result set.
+TEST(Cli, DdpRunsAsARankUnderTorchrunsEnvironment) {
+    const auto json = tempDir() / "ddp-torchrun.json";
+    const std::string port = std::to_string(20000 + ::getpid() % 20000);
+    const std::string env = "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port;
+    const std::string args = "ddp --strategy flat " + kDdpTiny;
+    const Result r = cli(args + " > /dev/null 2>&1 & RANK=0 " + env + " " LMPROF_CLI_PATH " " +
+                             args + " --json " + json.string() + "; code=$?; wait; exit $code",
+                         "RANK=1 " + env);
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto set = readJson(json);
+    EXPECT_EQ(set["runs"][0]["ddp"]["parameters_identical"], true);
+    EXPECT_EQ(set["runs"][0]["ddp"]["ranks"].size(), 2u);
+}

@@ -4,6 +4,8 @@
 #include "lmprof/engine/precision.h"
 
 #include <cmath>
+#include <map>
+#include <variant>
 #include <gtest/gtest.h>
 
 using namespace lmprof::engine;
@@ -162,4 +164,75 @@ TEST(Config, CudaIndexIsParsedFromTheDeviceString) {
     for (const char* notCuda : {"auto", "cpu", "cuda:", "cuda:-1", "cuda:1x", "cudax", "gpu:0"}) {
         EXPECT_FALSE(parseCudaIndex(notCuda)) << notCuda;
     }
+}
+
+namespace {
+
+// A fake environment for rankFromEnvironment.
+std::map<std::string, std::string> g_env;
+const char* fakeEnv(const char* name) {
+    const auto it = g_env.find(name);
+    return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+std::string envError() {
+    const auto r = rankFromEnvironment(&fakeEnv);
+    return std::holds_alternative<std::string>(r) ? std::get<std::string>(r) : "";
+}
+
+} // namespace
+
+TEST(Config, TorchrunsEnvironmentNamesTheRankOrTheVariableThatIsWrong) {
+    g_env = {};
+    EXPECT_TRUE(std::holds_alternative<std::monostate>(rankFromEnvironment(&fakeEnv)));
+    g_env = {{"RANK", "1"},           {"WORLD_SIZE", "4"},        {"LOCAL_RANK", "0"},
+             {"MASTER_ADDR", "node-a"}, {"MASTER_PORT", "29501"}};
+    const auto ok = rankFromEnvironment(&fakeEnv);
+    ASSERT_TRUE(std::holds_alternative<RankEndpoint>(ok));
+    const auto& e = std::get<RankEndpoint>(ok);
+    EXPECT_EQ(e.rank, 1);
+    EXPECT_EQ(e.worldSize, 4);
+    EXPECT_EQ(e.localRank, 0);
+    EXPECT_EQ(e.masterAddr, "node-a");
+    EXPECT_EQ(e.masterPort, 29501);
+
+    g_env["RANK"] = "4";
+    EXPECT_NE(envError().find("RANK=4 must be between 0 and 3"), std::string::npos) << envError();
+    g_env["RANK"] = "x";
+    EXPECT_NE(envError().find("RANK='x' is not a whole number"), std::string::npos);
+    g_env["RANK"] = "0";
+    g_env["MASTER_PORT"] = "70000";
+    EXPECT_NE(envError().find("MASTER_PORT"), std::string::npos);
+    g_env.erase("MASTER_PORT");
+    EXPECT_NE(envError().find("MASTER_PORT is not set"), std::string::npos);
+    g_env.erase("WORLD_SIZE");
+    EXPECT_NE(envError().find("WORLD_SIZE is not"), std::string::npos);
+}
+
+TEST(Config, DataParallelRequestsAreValidatedByField) {
+    RunConfig c;
+    c.ddp = DdpRequest{};
+    EXPECT_TRUE(validate(c).empty());
+    c.ddp->worldSize = 0;
+    c.ddp->bucketMb = 0;
+    c.ddp->timeoutS = 0.5;
+    c.mode = Mode::Forward;
+    std::vector<std::string> fields;
+    for (const auto& e : validate(c)) {
+        fields.push_back(e.field);
+    }
+    EXPECT_EQ(fields, (std::vector<std::string>{"ddp.world_size", "ddp.bucket_mb", "ddp.timeout_s",
+                                                "ddp"}));
+    c = RunConfig{};
+    c.device = "cpu";
+    c.ddp = DdpRequest{2, DdpBackend::Nccl};
+    ASSERT_EQ(validate(c).size(), 1u);
+    EXPECT_EQ(validate(c).front().field, "ddp.backend");
+    // Run labels and compare keys tell the strategies apart.
+    RunConfig naive;
+    naive.ddp = DdpRequest{};
+    RunConfig flat = naive;
+    flat.ddp->strategy = DdpStrategy::Flat;
+    EXPECT_EQ(runLabel(flat), "tiny-ctx128-fp32-train-ddp2-flat");
+    EXPECT_NE(runLabel(naive), runLabel(flat));
 }

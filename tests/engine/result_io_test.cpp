@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 using namespace lmprof::engine;
 
@@ -83,7 +84,7 @@ TEST(ResultIo, RoundTripPreservesEveryField) {
 
 TEST(ResultIo, SchemaComesFirstAndMatchesTheSpec) {
     const std::string text = toJson(sampleSet());
-    EXPECT_EQ(text.find("\"schema\": \"lmprof.results/1.2\""), 4u);
+    EXPECT_EQ(text.find("\"schema\": \"lmprof.results/1.3\""), 4u);
     for (const char* key : {"\"forward_ms\"", "\"peak_reserved_bytes\"", "\"memory_timeline\"",
                             "\"tokens_per_s\"", "\"failed_phase\"", "\"p95\"", "\"cv\""}) {
         EXPECT_NE(text.find(key), std::string::npos) << key;
@@ -93,7 +94,7 @@ TEST(ResultIo, SchemaComesFirstAndMatchesTheSpec) {
 TEST(ResultIo, FilesOfTheFirstVersionStillLoad) {
     // 1.0 files have no op profile, no op_profiled steps and no config.op_profile.
     std::string text = toJson(sampleSet());
-    text.replace(text.find("lmprof.results/1.2"), 18, "lmprof.results/1");
+    text.replace(text.find("lmprof.results/1.3"), 18, "lmprof.results/1");
     const ResultSet back = parseResultSet(text);
     ASSERT_EQ(back.runs.size(), 2u);
     EXPECT_FALSE(back.runs[0].opProfile);
@@ -102,7 +103,7 @@ TEST(ResultIo, FilesOfTheFirstVersionStillLoad) {
 
 TEST(ResultIo, UnknownFieldsAndMinorVersionsAreAccepted) {
     std::string text = toJson(sampleSet());
-    text.replace(text.find("lmprof.results/1.2"), 18, "lmprof.results/1.9");
+    text.replace(text.find("lmprof.results/1.3"), 18, "lmprof.results/1.9");
     text.insert(text.rfind('}'), ", \"future_field\": {\"x\": [1, 2]}");
     const ResultSet back = parseResultSet(text);
     EXPECT_EQ(back.runs.size(), 2u);
@@ -322,4 +323,97 @@ TEST(ResultIo, PatchConfigChangesNamedFieldsAndRefusesUnknownOnes) {
     EXPECT_NE(refusal(R"({"model": "huge"})").find("'huge' is not a preset"), std::string::npos);
     EXPECT_NE(refusal(R"({"context_length": "long"})").find("context_length"), std::string::npos);
     EXPECT_NE(refusal(R"([1, 2])").find("must be an object"), std::string::npos);
+}
+
+namespace {
+
+RunResult ddpRun() {
+    RunResult r = sampleSet().runs.front();
+    r.config.ddp = DdpRequest{2, DdpBackend::Gloo, DdpStrategy::Bucketed, 0.5, 30.0};
+    DdpReport report;
+    report.gradientBytes = 4000;
+    report.buckets = 3;
+    report.parametersIdentical = true;
+    for (int rank = 0; rank < 2; ++rank) {
+        DdpRank dr{rank, "host-a", "cpu", {}, std::nullopt, "00000000deadbeef"};
+        for (int i = 0; i < 3; ++i) {
+            dr.steps.push_back({i, i == 0, 20.0 + i, 8.0, 3.5 + rank, 4000});
+        }
+        report.ranks.push_back(dr);
+    }
+    report.ranks[1].error = "connection closed by peer";
+    r.ddp = report;
+    return r;
+}
+
+} // namespace
+
+TEST(ResultIo, DataParallelRunsRoundTripAndDerivedFiguresAreWritten) {
+    ResultSet set = sampleSet();
+    set.runs = {ddpRun()};
+    const std::string text = toJson(set);
+    const ResultSet back = parseResultSet(text);
+    const RunResult& r = back.runs.at(0);
+    ASSERT_TRUE(r.config.ddp && r.ddp);
+    EXPECT_EQ(r.config.ddp->strategy, DdpStrategy::Bucketed);
+    EXPECT_DOUBLE_EQ(r.config.ddp->bucketMb, 0.5);
+    EXPECT_EQ(r.ddp->buckets, 3);
+    EXPECT_EQ(r.ddp->parametersIdentical, true);
+    ASSERT_EQ(r.ddp->ranks.size(), 2u);
+    EXPECT_EQ(r.ddp->ranks[1].error, "connection closed by peer");
+    EXPECT_EQ(r.ddp->ranks[0].parameterHash, "00000000deadbeef");
+    EXPECT_DOUBLE_EQ(r.ddp->ranks[1].steps[2].exposedCommMs, 4.5);
+    EXPECT_EQ(toJson(back), text);
+    // The derived figures are in the file for scripts: 4000 B in 8 ms = 0.0005 GB/s.
+    const auto j = nlohmann::json::parse(text);
+    const auto& step = j["runs"][0]["ddp"]["ranks"][0]["steps"][1];
+    EXPECT_DOUBLE_EQ(step["compute_ms"].get<double>(), 21.0 - 3.5);
+    EXPECT_DOUBLE_EQ(step["algbw_gbps"].get<double>(), 0.0005);
+    EXPECT_DOUBLE_EQ(step["busbw_gbps"].get<double>(), 0.0005);
+    // A run without ddp writes config.ddp null and no block; older files have neither.
+    ResultSet plain = sampleSet();
+    const auto pj = nlohmann::json::parse(toJson(plain));
+    EXPECT_TRUE(pj["runs"][0]["config"]["ddp"].is_null());
+    EXPECT_FALSE(pj["runs"][0].contains("ddp"));
+}
+
+TEST(ResultIo, HostileDataParallelBlocksAreRefusedWithTheirPath) {
+    ResultSet set = sampleSet();
+    set.runs = {ddpRun()};
+    const auto base = nlohmann::json::parse(toJson(set));
+    const auto refused = [&](auto edit, const std::string& path) {
+        auto j = base;
+        edit(j["runs"][0]);
+        try {
+            parseResultSet(j.dump());
+            ADD_FAILURE() << "accepted, expected a refusal at " << path;
+        } catch (const ResultFormatError& e) {
+            EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        }
+    };
+    refused([](auto& run) { run["ddp"]["ranks"][1]["rank"] = 0; }, "$.runs[0].ddp.ranks[1].rank");
+    refused([](auto& run) { run["ddp"]["ranks"][1]["rank"] = 5; }, "$.runs[0].ddp.ranks[1].rank");
+    refused([](auto& run) { run["ddp"]["ranks"].push_back(run["ddp"]["ranks"][0]); },
+            "$.runs[0].ddp.ranks");
+    refused([](auto& run) { run["ddp"]["ranks"][0]["steps"][0]["exposed_comm_ms"] = 1e6; },
+            "$.runs[0].ddp.ranks[0].steps[0].exposed_comm_ms");
+    refused([](auto& run) { run["ddp"]["ranks"][0]["steps"][0]["index"] = 99; },
+            "$.runs[0].ddp.ranks[0].steps[0].index");
+    refused([](auto& run) { run["config"]["ddp"] = nullptr; }, "$.runs[0].ddp");
+    refused([](auto& run) { run["config"]["ddp"]["strategy"] = "ring"; },
+            "$.runs[0].config.ddp.strategy");
+    refused([](auto& run) { run["config"]["ddp"]["world_size"] = 0; },
+            "$.runs[0].config.ddp.world_size");
+}
+
+TEST(ResultIo, RankRecordsTravelAsJsonAndRefuseTooManySteps) {
+    const DdpRank rank = ddpRun().ddp->ranks[1];
+    const std::string text = ddpRankToJson(rank, 2);
+    const DdpRank back = ddpRankFromJson(text, 3);
+    EXPECT_EQ(back.rank, 1);
+    EXPECT_EQ(back.steps.size(), 3u);
+    EXPECT_EQ(back.error, rank.error);
+    EXPECT_THROW(ddpRankFromJson(text, 2), ResultFormatError);
+    EXPECT_THROW(ddpRankFromJson("{\"rank\": \"one\"}", 3), ResultFormatError);
+    EXPECT_THROW(ddpRankFromJson("garbage", 3), ResultFormatError);
 }

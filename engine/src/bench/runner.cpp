@@ -12,6 +12,7 @@
 #include "bench/op_profiler.h"
 #include "bench/snapshot.h"
 #include "bench/step_context.h"
+#include "bench/step_hooks.h"
 #include "nvtx/region.h"
 #include "platform/cuda_backend.h"
 
@@ -121,6 +122,7 @@ struct StepEnv {
     bench::RunPosition& position;
     bench::MemorySampler& sampler;
     std::vector<std::unique_ptr<cuda::EventTimer>> eventTimers; // one per phase on CUDA
+    bench::StepHooks* hooks = nullptr;
     bool faultFired = false;
 };
 
@@ -183,8 +185,13 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
             sample(env, phase, index);
             if (phase == Phase::Forward) {
                 lossValue = loss.detach();
-            } else if (phase == Phase::Backward && !env.ctx.gradNormGroups.empty()) {
-                norms = bench::gradNorms(env.ctx.gradNormGroups);
+            } else if (phase == Phase::Backward) {
+                if (env.hooks) {
+                    env.hooks->afterBackward(index);
+                }
+                if (!env.ctx.gradNormGroups.empty()) {
+                    norms = bench::gradNorms(env.ctx.gradNormGroups);
+                }
             }
         }
         loss = at::Tensor(); // forward mode: release the graph inside the step
@@ -240,6 +247,12 @@ void releaseDeviceMemory(const DeviceTarget& target) {
 
 RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObserver* observer,
                        const std::atomic<bool>* cancel) {
+    return bench::runBenchmarkWith(config, runId, observer, cancel, nullptr);
+}
+
+RunResult bench::runBenchmarkWith(const RunConfig& config, const std::string& runId,
+                                  RunObserver* observer, const std::atomic<bool>* cancel,
+                                  StepHooks* hooks) {
     RunResult result;
     result.id = runId;
     result.config = config;
@@ -308,6 +321,9 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                 cuda::setDevice(target.index);
             }
             ctx.emplace(config, target);
+            if (hooks) {
+                hooks->attach(*ctx);
+            }
             if (observer) {
                 observer->onRunStarted(result);
             }
@@ -320,7 +336,8 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             if (config.opProfile) {
                 opProfiler.emplace(*config.opProfile, target, config);
             }
-            StepEnv env{config, target, *ctx, meter, cancel, runStart, position, *sampler, {}};
+            StepEnv env{config, target, *ctx,     meter, cancel,
+                        runStart, position, *sampler, {},    hooks};
             if (target.cuda) {
                 for (size_t i = 0; i < phasesOf(config.mode).size(); ++i) {
                     env.eventTimers.push_back(std::make_unique<cuda::EventTimer>());
@@ -328,6 +345,9 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
             }
             const int totalSteps = config.warmupSteps + config.measureSteps;
             for (int i = 0; i < totalSteps; ++i) {
+                if (hooks) {
+                    hooks->beforeStep(i);
+                }
                 if (cancelled(env)) {
                     result.status = RunStatus::Cancelled;
                     break;
@@ -352,6 +372,9 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
                     break;
                 }
                 currentPhase.reset();
+                if (hooks) {
+                    hooks->stepFinished(rec);
+                }
                 if (snapshot) {
                     rec.memorySnapshot = snapshot->covers(i);
                     snapshot->afterStep(i);
@@ -410,6 +433,16 @@ RunResult runBenchmark(const RunConfig& config, const std::string& runId, RunObs
         if (snapshot) {
             result.memorySnapshot = snapshot->finish(); // reports its own failures
             snapshot.reset();
+        }
+        if (hooks && ctx) {
+            try {
+                hooks->runEnding(*ctx);
+            } catch (const std::exception& e) {
+                if (result.status == RunStatus::Ok) {
+                    result.status = RunStatus::Error;
+                    result.error = e.what();
+                }
+            }
         }
         ctx.reset();
     }

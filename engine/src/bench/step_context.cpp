@@ -56,6 +56,18 @@ void LossScaler::update() {
     at::_amp_update_scale_(scale, growthTracker, foundInf, 2.0, 0.5, kGrowthInterval);
 }
 
+// Inputs come from a CPU generator of their own, seeded alike, so every device sees the same
+// tokens whichever generator drew the weights.
+Batch makeBatch(const RunConfig& config, const at::Device& device, int shard, int shards) {
+    at::Generator tokenGenerator = at::make_generator<at::CPUGeneratorImpl>(config.seed);
+    const at::Tensor tokens = at::randint(
+        0, config.model.vocabSize, {shards * config.batchSize, config.contextLength + 1},
+        tokenGenerator, at::TensorOptions().dtype(at::kLong));
+    const at::Tensor mine = tokens.slice(0, shard * config.batchSize, (shard + 1) * config.batchSize);
+    return {mine.slice(1, 0, config.contextLength).contiguous().to(device),
+            mine.slice(1, 1, config.contextLength + 1).contiguous().to(device)};
+}
+
 StepContext::StepContext(const RunConfig& config, DeviceTarget target) {
     const at::Device device = torchDevice(target);
     at::manual_seed(config.seed);
@@ -66,15 +78,9 @@ StepContext::StepContext(const RunConfig& config, DeviceTarget target) {
     }
     model->train();
 
-    // Inputs come from a CPU generator of their own, seeded alike, so every device sees the
-    // same tokens whichever generator drew the weights; targets are the inputs shifted by
-    // one position.
-    at::Generator tokenGenerator = at::make_generator<at::CPUGeneratorImpl>(config.seed);
-    const at::Tensor tokens =
-        at::randint(0, config.model.vocabSize, {config.batchSize, config.contextLength + 1},
-                    tokenGenerator, at::TensorOptions().dtype(at::kLong));
-    inputs = tokens.slice(1, 0, config.contextLength).contiguous().to(device);
-    targets = tokens.slice(1, 1, config.contextLength + 1).contiguous().to(device);
+    Batch batch = makeBatch(config, device);
+    inputs = std::move(batch.inputs);
+    targets = std::move(batch.targets);
 
     if (config.mode == Mode::Train) {
         std::vector<at::Tensor> params;

@@ -49,6 +49,15 @@ struct LossScaler {
     void update();
 };
 
+// The fixed batch of a run: `shards` ranks draw one global batch of shards × batch_size
+// sequences from the run's seed and each takes its own rows, so a single process given the
+// whole global batch trains on exactly the sequences of all ranks together.
+struct Batch {
+    at::Tensor inputs;  // (B, T) int64
+    at::Tensor targets; // (B, T) int64: the inputs shifted by one position
+};
+Batch makeBatch(const RunConfig& config, const at::Device& device, int shard = 0, int shards = 1);
+
 struct StepContext {
     StepContext(const RunConfig& config, DeviceTarget target);
 

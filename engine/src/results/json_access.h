@@ -180,6 +180,13 @@ std::optional<OpProfileRequest> opProfileRequestFrom(const json& config, const s
 void writeOpProfile(json& run, const RunResult& r);
 void readOpProfile(const json& run, const std::string& path, RunResult& r);
 
+// A data-parallel run: the request in a run's config ("ddp", null when none) and every
+// rank's steps in the run ("ddp", absent when none). ddp_json.cpp.
+json ddpRequestJson(const std::optional<DdpRequest>& request);
+std::optional<DdpRequest> ddpRequestFrom(const json& config, const std::string& path);
+void writeDdp(json& run, const RunResult& r);
+void readDdp(const json& run, const std::string& path, RunResult& r);
+
 // The precision lab of a result set ("precision_lab", absent when empty). lab_json.cpp.
 void writePrecisionLab(json& set, const PrecisionLab& lab);
 PrecisionLab readPrecisionLab(const json& set);

@@ -54,7 +54,8 @@ json configJson(const RunConfig& c, const std::string& resolvedDevice) {
                                            {"max_entries", c.memorySnapshot->maxEntries}}
                                     : json(nullptr)},
             {"op_profile", opProfileRequestJson(c.opProfile)},
-            {"grad_norms", c.gradNorms}};
+            {"grad_norms", c.gradNorms},
+            {"ddp", ddpRequestJson(c.ddp)}};
 }
 
 json stepJson(const StepRecord& s) {
@@ -115,6 +116,7 @@ json runJson(const RunResult& r) {
                 {"summary", summary}};
     writeMemory(run, r);
     writeOpProfile(run, r);
+    writeDdp(run, r);
     return run;
 }
 
@@ -206,6 +208,7 @@ RunConfig configFrom(const json& j, const std::string& path, std::string& resolv
     read(j, path, "seed", c.seed);
     read(j, path, "threads", c.threads);
     read(j, path, "grad_norms", c.gradNorms);
+    c.ddp = ddpRequestFrom(j, path);
     return c;
 }
 
@@ -295,6 +298,7 @@ RunResult runFrom(const json& j, const std::string& path) {
     }
     readMemory(j, path, r);
     readOpProfile(j, path, r);
+    readDdp(j, path, r);
     return r;
 }
 

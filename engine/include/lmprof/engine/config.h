@@ -2,6 +2,8 @@
 // Plain data with validation at the boundary; no LibTorch types (the GUI and CLI include it).
 #pragma once
 
+#include "lmprof/engine/ddp.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -122,6 +124,8 @@ struct RunConfig {
     // The gradient norm of each layer group (gradNormNames) after every backward, computed
     // between the backward and optimizer phases: inside total_ms, outside the phase times.
     bool gradNorms = false;
+    // Data-parallel over ddp->worldSize ranks (data_parallel.h); a single process when unset.
+    std::optional<DdpRequest> ddp;
 
     // Test-only fault switch: raise a real c10::OutOfMemoryError at the start of this
     // phase of the first step that runs it. Never set by the GUI; the CLI reads it from
@@ -154,6 +158,8 @@ struct ConfigError {
 // JSON result schema (model.d_model, context_length, ...).
 std::vector<ConfigError> validate(const RunConfig& config);
 std::vector<ConfigError> validate(const ModelConfig& model);
+// The request's problems ("ddp.world_size", "ddp.bucket_mb", ...), part of validate(RunConfig).
+std::vector<ConfigError> validate(const DdpRequest& request);
 // The "device" error of a device string that parseCudaIndex, "auto" and "cpu" all refuse.
 std::optional<ConfigError> deviceError(const std::string& device);
 

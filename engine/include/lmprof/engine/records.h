@@ -133,6 +133,7 @@ struct RunResult {
     std::optional<std::string> samplerError;  // why periodic sampling stopped early, if it did
     std::optional<MemorySnapshotInfo> memorySnapshot;
     std::optional<OpProfile> opProfile; // when op profiling was asked for and started
+    std::optional<DdpReport> ddp;       // a data-parallel run (config.ddp): every rank's steps
 };
 
 struct DeviceInfo {

@@ -72,4 +72,13 @@ void writeAccumulationReport(std::ostream& out, const AccumulationReport& report
 void writeDtypeReport(std::ostream& out, const DtypeReport& report, ReportFormat format,
                       bool csvHeader = true);
 
+// Data-parallel runs (docs/DISTRIBUTED.md): one row per run with the means over every
+// rank's measured steps (step, compute, communication, exposed and hidden communication,
+// overhead, bandwidths, parameters identical); and the seeds' per-step table of one run,
+// one row per step and rank. Runs without a ddp block are left out.
+Rows ddpSummaryRows(std::span<const RunResult> runs);
+Rows ddpStepRows(const RunResult& run);
+// Both, for every DDP run; CSV: the step rows of all runs under one header, run id first.
+void writeDdpReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format);
+
 } // namespace lmprof::engine

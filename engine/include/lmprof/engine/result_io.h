@@ -14,12 +14,18 @@
 
 namespace lmprof::engine {
 
-inline constexpr std::string_view kResultSchema = "lmprof.results/1.2";
+inline constexpr std::string_view kResultSchema = "lmprof.results/1.3";
 
 class ResultFormatError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+
+// One rank's record of a data-parallel run as a JSON object: what a rank sends rank 0 at the
+// end of a run, and an element of the run's "ddp.ranks". The reader is strict
+// (ResultFormatError naming the path) and refuses more steps than totalSteps.
+std::string ddpRankToJson(const DdpRank& rank, int worldSize);
+DdpRank ddpRankFromJson(std::string_view text, int totalSteps);
 
 // The limits every reader of lmprof's files keeps (docs/LIMITS.md). Far above anything
 // lmprof writes (a 10,000-step run with its timeline is tens of MB, about 6 levels deep);
