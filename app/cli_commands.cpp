@@ -482,6 +482,23 @@ int sweepCommand(const SweepOptions& o) {
         return kExitUsage;
     }
     std::vector<RunConfig> configs = expandSweep(*spec); // cheapest first
+    if (!o.shard.empty()) {
+        int index = 0;
+        int count = 0;
+        char extra = 0;
+        if (std::sscanf(o.shard.c_str(), "%d/%d%c", &index, &count, &extra) != 2 || count < 1 ||
+            count > 100000 || index < 1 || index > count) {
+            std::cerr << "lmprof-cli: --shard: '" << o.shard
+                      << "' is not i/n with 1 <= i <= n (e.g. 2/4: the second of four shards)\n";
+            return kExitUsage;
+        }
+        const size_t all = configs.size();
+        configs = sweepShard(configs, index, count);
+        if (!o.common.quiet) {
+            std::fprintf(stderr, "shard %d/%d: %zu of the sweep's %zu configurations\n", index,
+                         count, configs.size(), all);
+        }
+    }
     assignTracePaths(configs, o.common);
     for (const auto& c : configs) {
         if (!acceptConfig(c)) {
@@ -583,6 +600,68 @@ int showCommand(const ShowOptions& o) {
         std::cerr << "lmprof-cli: cannot show " << e.what() << "\n";
         return kExitUsage;
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// merge
+
+namespace {
+
+// Two runs measured the same thing: the same configuration, seed, step counts and device.
+std::string sameRunKey(const RunResult& r) {
+    const std::string device = r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice;
+    return configKey(r.config) + " seed " + std::to_string(r.config.seed) + " steps " +
+           std::to_string(r.config.warmupSteps) + "+" + std::to_string(r.config.measureSteps) +
+           " " + device;
+}
+
+} // namespace
+
+int mergeCommand(const MergeOptions& o) {
+    if (!checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
+        return kExitUsage;
+    }
+    std::vector<RunResult> merged;
+    std::map<std::string, std::string> seen; // sameRunKey -> "id in file"
+    std::map<std::string, int> ids;
+    int duplicates = 0;
+    try {
+        for (const auto& path : o.paths) {
+            for (auto& run : loadRunsWarning(path)) {
+                const std::string key = sameRunKey(run);
+                const std::string where = run.id + " in " + path;
+                if (auto it = seen.find(key);
+                    it != seen.end() && run.status != RunStatus::Skipped) {
+                    std::fprintf(stderr,
+                                 "lmprof-cli: merge: duplicate: %s repeats %s (same "
+                                 "configuration); the first is kept\n",
+                                 where.c_str(), it->second.c_str());
+                    ++duplicates;
+                    continue;
+                }
+                seen.emplace(key, where);
+                // Shards number their runs from 1 each: an id that repeats gets a suffix.
+                if (const int n = ++ids[run.id]; n > 1) {
+                    run.id += "." + std::to_string(n);
+                }
+                merged.push_back(std::move(run));
+            }
+        }
+    } catch (const ResultFormatError& e) {
+        std::cerr << "lmprof-cli: cannot merge " << e.what() << "\n";
+        return kExitUsage;
+    }
+    if (duplicates > 0 || !o.jsonPath.empty()) {
+        std::fprintf(stderr, "merged %zu run(s) from %zu file(s); %d duplicate(s) dropped\n",
+                     merged.size(), o.paths.size(), duplicates);
+    }
+    CommonOptions common;
+    common.jsonPath = o.jsonPath;
+    common.format = o.format;
+    common.quiet = true;
+    const int code = reportRuns(merged, common);
+    // The merged set's outcome is the runs' own; merging itself went well.
+    return code == kExitOom || code == kExitFailure ? kExitOk : code;
 }
 
 // ---------------------------------------------------------------------------------------

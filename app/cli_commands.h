@@ -64,6 +64,15 @@ struct SweepOptions {
     std::vector<int> warmups = {5}; // --warmup takes a list here: the warmup study
     std::string autosavePath;
     bool keepAfterOom = false; // run larger configurations even after an OOM
+    std::string shard;         // --shard i/n: every n-th configuration from the i-th
+};
+
+// lmprof-cli merge: the runs of several result sets or autosave files (sweep shards) in
+// one result set; a run whose configuration another already has is reported and dropped.
+struct MergeOptions {
+    std::vector<std::string> paths;
+    std::string jsonPath;
+    std::string format = "table";
 };
 
 struct CompareOptions {
@@ -120,6 +129,7 @@ std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options,
 int runCommand(const RunOptions& options);
 int ddpCommand(const DdpOptions& options);
 int sweepCommand(const SweepOptions& options);
+int mergeCommand(const MergeOptions& options);
 int showCommand(const ShowOptions& options);
 int compareCommand(const CompareOptions& options);
 // Prints the op profile of the runs of a saved result set (or autosave file).

@@ -37,6 +37,16 @@ int main(int argc, char** argv) {
             "append each finished run to FILE.jsonl (fsynced)");
     sweepCmd->add_flag("--keep-after-oom", sweep.keepAfterOom,
                        "also run larger configurations after an out-of-memory run");
+    addText(*sweepCmd, "--shard", sweep.shard,
+            "i/n: run every n-th configuration from the i-th (split a sweep across machines)");
+
+    MergeOptions merge;
+    CLI::App* mergeCmd = app.add_subcommand(
+        "merge", "join result sets or autosave files (sweep shards) into one result set");
+    mergeCmd->add_option("files", merge.paths, "result sets (.json) or autosave files (.jsonl)")
+        ->required();
+    addText(*mergeCmd, "--json", merge.jsonPath, "write the merged result set (.json)");
+    addText(*mergeCmd, "--format", merge.format, "table|markdown|csv");
     addCommonOptions(*sweepCmd, sweep.common);
 
     DdpOptions ddp;
@@ -48,7 +58,8 @@ int main(int argc, char** argv) {
     addChoice(*ddpCmd, "--backend", ddp.backend, {"gloo", "nccl"},
               "c10d process group: gloo (CPU) or nccl (GPUs) [gloo]");
     addList(*ddpCmd, "--strategy", ddp.strategies,
-            "comma-separated, of " + lmprof::engine::joinNames(lmprof::engine::kDdpStrategies, ","));
+            "comma-separated, of " +
+                lmprof::engine::joinNames(lmprof::engine::kDdpStrategies, ","));
     addNumberIn(*ddpCmd, "--bucket-mb", ddp.bucketMb, 0.001, 65536.0,
                 "bucketed: MiB of gradients per all-reduce");
     addNumberIn(*ddpCmd, "--timeout-s", ddp.timeoutS, 1.0, 86400.0,
@@ -131,6 +142,9 @@ int main(int argc, char** argv) {
     if (sweepCmd->parsed()) {
         installInterruptHandler();
         return sweepCommand(sweep);
+    }
+    if (mergeCmd->parsed()) {
+        return mergeCommand(merge);
     }
     if (compareCmd->parsed()) {
         return compareCommand(compare);

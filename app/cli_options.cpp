@@ -244,7 +244,8 @@ void parseCommandLine(CLI::App& app, int argc, char** argv) {
     }
     for (CLI::App* cmd : commands) {
         for (CLI::Option* opt : cmd->get_options()) {
-            if (opt->get_type_size() > 0) {
+            // (Not a positional that takes many values, e.g. merge's files.)
+            if (opt->get_type_size() > 0 && opt->get_items_expected_max() <= 1) {
                 opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
             }
         }
@@ -255,7 +256,8 @@ void parseCommandLine(CLI::App& app, int argc, char** argv) {
             continue;
         }
         for (const CLI::Option* opt : cmd->get_options()) {
-            if (opt->get_type_size() > 0 && opt->count() > 1) {
+            if (opt->get_type_size() > 0 && opt->get_items_expected_max() <= 1 &&
+                opt->count() > 1) {
                 std::string values;
                 for (const auto& v : opt->results()) {
                     values += (values.empty() ? "" : ", ") + quoted(v);

@@ -94,4 +94,16 @@ std::optional<RunResult> OomSkipper::skip(const RunConfig& candidate) const {
     return std::nullopt;
 }
 
+std::vector<RunConfig> sweepShard(const std::vector<RunConfig>& configs, int index, int count) {
+    std::vector<RunConfig> out;
+    if (count < 1 || index < 1 || index > count) {
+        return out;
+    }
+    for (size_t i = static_cast<size_t>(index - 1); i < configs.size();
+         i += static_cast<size_t>(count)) {
+        out.push_back(configs[i]);
+    }
+    return out;
+}
+
 } // namespace lmprof::engine

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <signal.h>
 #include <string>
 #include <sys/stat.h>
@@ -616,8 +617,10 @@ TEST(Cli, DdpRefusesBadFlagsNamingThem) {
 TEST(Cli, DdpAKilledRankEndsTheRunWithAnErrorAndKeepsFinishedSteps) {
     const auto json = tempDir() / "ddp-killed.json";
     const auto t0 = std::chrono::steady_clock::now();
-    const Result r = cli("ddp --world-size 2 --strategy naive --timeout-s 20 " + kDdpTiny +
-                             " --steps 8 --json " + json.string(),
+    const Result r = cli("ddp --world-size 2 --strategy naive --timeout-s 20 --model tiny "
+                         "--ctx 16 --batch 2 --warmup 1 --steps 8 --device cpu --vocab 256 "
+                         "--sample-hz 0 --telemetry-hz 0 -q --json " +
+                             json.string(),
                          "LMPROF_FAULT_DDP_KILL=1:3");
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -648,4 +651,44 @@ TEST(Cli, DdpRunsAsARankUnderTorchrunsEnvironment) {
     const auto set = readJson(json);
     EXPECT_EQ(set["runs"][0]["ddp"]["parameters_identical"], true);
     EXPECT_EQ(set["runs"][0]["ddp"]["ranks"].size(), 2u);
+}
+
+// A sweep split in two shards (two machines) and merged back: every configuration once,
+// a file given twice reported as duplicates, a bad --shard named.
+TEST(Cli, SweepShardsMergeBackIntoTheWholeSweep) {
+    const auto dir = tempDir();
+    const std::string sweep =
+        "sweep --models tiny --ctx 16,24,32 --batch 1 --warmup 0 --steps 1 --device cpu -q "
+        "--sample-hz 0 --telemetry-hz 0 --vocab 256";
+    const auto a = dir / "shard1.json";
+    const auto b = dir / "shard2.json";
+    Result r = cli(sweep + " --shard 1/2 --json " + a.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    r = cli(sweep + " --shard 2/2 --json " + b.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(readJson(a)["runs"].size(), 2u); // configurations 1 and 3
+    EXPECT_EQ(readJson(b)["runs"].size(), 1u); // configuration 2
+    const auto all = dir / "all.json";
+    r = cli("merge " + a.string() + " " + b.string() + " --json " + all.string());
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto merged = readJson(all);
+    ASSERT_EQ(merged["runs"].size(), 3u);
+    std::set<int64_t> contexts;
+    std::set<std::string> ids;
+    for (const auto& run : merged["runs"]) {
+        contexts.insert(run["config"]["context_length"].get<int64_t>());
+        ids.insert(run["id"].get<std::string>());
+    }
+    EXPECT_EQ(contexts, (std::set<int64_t>{16, 24, 32}));
+    EXPECT_EQ(ids.size(), 3u) << "ids stay unique";
+    r = cli("merge " + a.string() + " " + a.string() + " --json " + (dir / "dup.json").string());
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_NE(r.output.find("duplicate:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("2 duplicate(s) dropped"), std::string::npos) << r.output;
+    EXPECT_EQ(readJson(dir / "dup.json")["runs"].size(), 2u);
+    r = cli(sweep + " --shard 3/2");
+    EXPECT_EQ(r.code, 2);
+    EXPECT_NE(r.output.find("--shard: '3/2' is not i/n"), std::string::npos) << r.output;
+    r = cli("merge " + a.string() + " " + (dir / "missing.json").string());
+    EXPECT_EQ(r.code, 2) << r.output;
 }

@@ -38,6 +38,11 @@ size_t sweepSize(const SweepSpec& spec);
 // default each run profiles its first step after the warmup).
 std::vector<RunConfig> expandSweep(const SweepSpec& spec);
 
+// Shard `index` (1-based) of `count`: every count-th configuration of the expanded sweep,
+// starting at the index-th, so n machines (a Slurm array, several servers) split one sweep
+// with similar costs each. Empty when index is outside 1..count.
+std::vector<RunConfig> sweepShard(const std::vector<RunConfig>& configs, int index, int count);
+
 // Sorts by FLOPs of one step, then by the number of steps, keeping the given order among
 // equals. Cheap runs first means results arrive early, and an out-of-memory error is met
 // by the smallest configuration that hits it, so the skip rule can spare the larger ones.
