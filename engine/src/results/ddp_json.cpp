@@ -62,18 +62,11 @@ DdpRank rankFrom(const json& j, const std::string& path, int totalSteps) {
     readOptional(j, path, "error", r.error);
     readOptional(j, path, "parameter_hash", r.parameterHash);
     const json& steps = arrayMember(j, path, "steps");
-    if (steps.size() > static_cast<size_t>(totalSteps)) {
-        fail(path + ".steps", std::to_string(steps.size()) + " steps, but the config runs " +
-                                  std::to_string(totalSteps));
-    }
+    checkStepCount(steps.size(), path + ".steps", totalSteps);
     for (size_t i = 0; i < steps.size(); ++i) {
         const std::string sp = indexed(path, "steps", i);
         r.steps.push_back(stepFrom(steps[i], sp));
-        if (r.steps.back().index < 0 || r.steps.back().index >= totalSteps) {
-            fail(sp + ".index", "step " + std::to_string(r.steps.back().index) +
-                                    " is outside the config's steps 0.." +
-                                    std::to_string(totalSteps - 1));
-        }
+        checkStepIndex(r.steps.back().index, sp, totalSteps);
     }
     return r;
 }

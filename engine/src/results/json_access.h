@@ -122,6 +122,21 @@ inline std::string indexed(const std::string& path, const char* key, size_t i) {
     return path + "." + key + "[" + std::to_string(i) + "]";
 }
 
+// The steps of a run (or of one rank of it): at most the config's `total` steps, each index
+// within 0..total-1. `path` is the array's; `stepPath` the element's.
+inline void checkStepCount(size_t count, const std::string& path, int total) {
+    if (count > static_cast<size_t>(total)) {
+        fail(path, std::to_string(count) + " steps, but the config runs " + std::to_string(total));
+    }
+}
+inline void checkStepIndex(int index, const std::string& stepPath, int total) {
+    if (index < 0 || index >= total) {
+        fail(stepPath + ".index", "step " + std::to_string(index) +
+                                      " is outside the config's steps 0.." +
+                                      std::to_string(total - 1));
+    }
+}
+
 // A document within the readers' limits (kMaxJsonDepth): a hostile file nested thousands
 // deep is refused before anything recurses over it.
 inline json parseDocument(std::string_view text) {

@@ -259,10 +259,7 @@ RunResult runFrom(const json& j, const std::string& path) {
     }
     const json& steps = arrayMember(j, path, "steps");
     const int total = r.config.warmupSteps + r.config.measureSteps;
-    if (steps.size() > static_cast<size_t>(total)) {
-        fail(path + ".steps",
-             std::to_string(steps.size()) + " steps, but the config runs " + std::to_string(total));
-    }
+    checkStepCount(steps.size(), path + ".steps", total);
     for (size_t i = 0; i < steps.size(); ++i) {
         const std::string sp = path + ".steps[" + std::to_string(i) + "]";
         r.steps.push_back(stepFrom(steps[i], sp));
@@ -272,11 +269,7 @@ RunResult runFrom(const json& j, const std::string& path) {
                                          " norms, but the model has " + std::to_string(groups) +
                                          " layer groups");
         }
-        if (r.steps.back().index < 0 || r.steps.back().index >= total) {
-            fail(sp + ".index", "step " + std::to_string(r.steps.back().index) +
-                                    " is outside the config's steps 0.." +
-                                    std::to_string(total - 1));
-        }
+        checkStepIndex(r.steps.back().index, sp, total);
     }
     if (const json* s = member(j, path, "summary", false)) {
         const std::string sp = path + ".summary";
