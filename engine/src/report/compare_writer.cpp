@@ -45,20 +45,8 @@ void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format
     for (const auto& m : c.matched) {
         rows.push_back(row(m));
     }
-    switch (format) {
-    case ReportFormat::Table:
-        writeGridRows(out, rows);
-        break;
-    case ReportFormat::Markdown:
-        writeMarkdownRows(out, rows, 5);
-        break;
-    case ReportFormat::Csv:
-        for (const auto& r : rows) {
-            for (size_t i = 0; i < r.size(); ++i) {
-                out << (i ? "," : "") << csvQuote(r[i]);
-            }
-            out << "\r\n";
-        }
+    writeRows(out, rows, format, 5);
+    if (format == ReportFormat::Csv) {
         return; // CSV carries the matched rows only
     }
     for (const auto& r : c.onlyA) {

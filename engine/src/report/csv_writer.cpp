@@ -20,6 +20,25 @@ std::string csvQuote(const std::string& s) {
     return out + "\"";
 }
 
+void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t textColumns) {
+    switch (format) {
+    case ReportFormat::Table:
+        writeGridRows(out, rows);
+        return;
+    case ReportFormat::Markdown:
+        writeMarkdownRows(out, rows, textColumns);
+        return;
+    case ReportFormat::Csv:
+        for (const auto& row : rows) {
+            for (size_t i = 0; i < row.size(); ++i) {
+                out << (i ? "," : "") << csvQuote(row[i]);
+            }
+            out << "\r\n";
+        }
+        return;
+    }
+}
+
 void writeCsv(std::ostream& out, std::span<const RunResult> runs) {
     const auto columns = csvLayout();
     auto emit = [&](auto&& field) {

@@ -26,14 +26,6 @@ int worldOf(const RunResult& run) {
     return run.config.ddp ? run.config.ddp->worldSize : 1;
 }
 
-void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t textColumns) {
-    if (format == ReportFormat::Markdown) {
-        writeMarkdownRows(out, rows, textColumns);
-    } else {
-        writeGridRows(out, rows);
-    }
-}
-
 } // namespace
 
 Rows ddpSummaryRows(std::span<const RunResult> runs) {
@@ -101,12 +93,7 @@ void writeDdpReport(std::ostream& out, std::span<const RunResult> runs, ReportFo
                 rows.push_back(std::move(steps[i]));
             }
         }
-        for (const auto& row : rows) {
-            for (size_t i = 0; i < row.size(); ++i) {
-                out << (i ? "," : "") << csvQuote(row[i]);
-            }
-            out << "\r\n";
-        }
+        writeRows(out, rows, format, 1);
         return;
     }
     const bool md = format == ReportFormat::Markdown;

@@ -38,21 +38,6 @@ bool isDecade(int64_t terms, int64_t maxTerms) {
     return terms == maxTerms || std::fabs(e - std::round(e)) < 1e-12;
 }
 
-void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t textColumns) {
-    if (format == ReportFormat::Csv) {
-        for (const auto& row : rows) {
-            for (size_t i = 0; i < row.size(); ++i) {
-                out << (i ? "," : "") << csvQuote(row[i]);
-            }
-            out << "\r\n";
-        }
-    } else if (format == ReportFormat::Markdown) {
-        writeMarkdownRows(out, rows, textColumns);
-    } else {
-        writeGridRows(out, rows);
-    }
-}
-
 } // namespace
 
 Rows seedLoopRows(const AccumulationReport& report) {

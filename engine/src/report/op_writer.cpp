@@ -115,11 +115,7 @@ void writeOpReport(std::ostream& out, std::span<const RunResult> runs, const OpR
         }
         out << "\n";
         const Rows rows = opRows(p, o, false);
-        if (md) {
-            writeMarkdownRows(out, rows, rows[0].size() - 7);
-        } else {
-            writeGridRows(out, rows);
-        }
+        writeRows(out, rows, format, rows[0].size() - 7);
         if (!p.trace.empty()) {
             out << (md ? "\n" : "") << "Chrome trace: " << p.trace << "\n";
         }

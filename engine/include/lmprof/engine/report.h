@@ -35,6 +35,8 @@ void writeGridRows(std::ostream& out, const Rows& rows);
 void writeMarkdownRows(std::ostream& out, const Rows& rows, size_t textColumns);
 // An RFC 4180 field: quoted when it holds a comma, quote or line break.
 std::string csvQuote(const std::string& field);
+// Rows in a format: the grid, Markdown (textColumns as above) or CSV (CRLF line ends).
+void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t textColumns);
 
 // "22.11" for (22.1111, 2).
 std::string formatFixed(double value, int digits);
