@@ -28,6 +28,7 @@ using namespace lmprof::engine;
 namespace {
 
 std::atomic<int> g_interrupts{0};
+std::atomic<bool> g_interrupted{false}; // the same, as the cancel flag the engine polls
 
 // ---------------------------------------------------------------------------------------
 // Flags to configurations
@@ -317,6 +318,10 @@ void printStepLine(const std::string& label, const StepRecord& step, const RunCo
 
 bool interrupted() {
     return g_interrupts.load() > 0;
+}
+
+const std::atomic<bool>* interruptFlag() {
+    return &g_interrupted;
 }
 
 namespace {
@@ -761,6 +766,7 @@ int columnsCommand() {
 void installInterruptHandler() {
     struct sigaction sa {};
     sa.sa_handler = [](int sig) {
+        g_interrupted.store(true);
         if (g_interrupts.fetch_add(1) > 0) {
             std::signal(sig, SIG_DFL);
             std::raise(sig);

@@ -8,6 +8,7 @@
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/report.h"
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -155,6 +156,8 @@ void printStepLine(const std::string& label, const engine::StepRecord& step,
                    const engine::RunConfig& config);
 // Whether SIGINT/SIGTERM has arrived since installInterruptHandler.
 bool interrupted();
+// The same as a flag an engine run polls for a cancel (set by the signal handler itself).
+const std::atomic<bool>* interruptFlag();
 
 // Installs a SIGINT/SIGTERM handler: the first signal cancels the current run (results so
 // far are still reported and saved); a second one ends the process.

@@ -101,21 +101,9 @@ private:
 };
 
 RunResult runRank(const RunConfig& config, const RankEndpoint& endpoint, bool quiet) {
-    std::atomic<bool> cancel{false};
-    std::atomic<bool> done{false};
-    std::thread watcher([&] {
-        while (!done.load()) {
-            if (interrupted()) {
-                cancel.store(true);
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-    });
     RankObserver observer(config, endpoint.rank, quiet);
     RunResult result =
-        runDataParallel(config, endpoint, runLabel(config) + "-1", &observer, &cancel);
-    done.store(true);
-    watcher.join();
+        runDataParallel(config, endpoint, runLabel(config) + "-1", &observer, interruptFlag());
     if (result.error && endpoint.rank != 0) {
         std::fprintf(stderr, "lmprof-cli rank %d: %s\n", endpoint.rank, result.error->c_str());
     }
@@ -338,11 +326,9 @@ int launcherMain(const DdpOptions& o) {
             ResultSet set = loadResultSet(resultPath);
             run = std::move(set.runs.at(0));
         } catch (const std::exception&) {
-            run.id = runLabel(config) + "-1";
-            run.config = config;
-            run.parameterCount = parameterCount(config.model);
-            run.status = RunStatus::Error;
-            run.error = "rank 0 " + exitText(ranks.front().status) + " before it wrote a result";
+            run = unstartedRun(runLabel(config), config, RunStatus::Error,
+                               "rank 0 " + exitText(ranks.front().status) +
+                                   " before it wrote a result");
         }
         for (size_t r = 1; r < ranks.size() && run.status == RunStatus::Ok; ++r) {
             if (failed(ranks[r].status)) {
@@ -381,13 +367,11 @@ int ddpCommand(const DdpOptions& o) {
         return kExitUsage;
     }
     if (const auto* endpoint = std::get_if<RankEndpoint>(&env)) {
-        if (endpoint->worldSize != o.worldSize && std::getenv(kStrategyVar) == nullptr) {
-            // Under torchrun the launcher's WORLD_SIZE is the world size.
-            DdpOptions fromEnv = o;
-            fromEnv.worldSize = endpoint->worldSize;
-            return rankMain(fromEnv, *endpoint);
-        }
-        return rankMain(o, *endpoint);
+        // A rank's world size is its launcher's WORLD_SIZE (this launcher sets it to
+        // --world-size; torchrun to its own count).
+        DdpOptions asRank = o;
+        asRank.worldSize = endpoint->worldSize;
+        return rankMain(asRank, *endpoint);
     }
     return launcherMain(o);
 }

@@ -104,6 +104,14 @@ std::variant<std::monostate, RankEndpoint, std::string> rankFromEnvironment(EnvL
         }
         e.localRank = std::get<int>(l);
     }
+    e.localWorldSize = e.worldSize;
+    if (const char* local = getenv("LOCAL_WORLD_SIZE")) {
+        auto l = envNumber("LOCAL_WORLD_SIZE", local, 1, kMaxWorldSize);
+        if (auto* msg = std::get_if<std::string>(&l)) {
+            return *msg;
+        }
+        e.localWorldSize = std::get<int>(l);
+    }
     if (const char* addr = getenv("MASTER_ADDR")) {
         if (!*addr) {
             return std::string("MASTER_ADDR is empty (the host of rank 0)");

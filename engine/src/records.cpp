@@ -63,6 +63,16 @@ std::vector<std::string> throttleReasonNames(uint64_t bits, bool includeBenign) 
     return names;
 }
 
+RunResult unstartedRun(std::string id, const RunConfig& config, RunStatus status, std::string why) {
+    RunResult r;
+    r.id = std::move(id);
+    r.config = config;
+    r.parameterCount = parameterCount(config.model);
+    r.status = status;
+    r.error = std::move(why);
+    return r;
+}
+
 std::string statusText(const RunResult& run) {
     std::string text(toString(run.status));
     if (run.failedPhase) {

@@ -85,13 +85,8 @@ void Session::cancel() {
     // Queued runs that never started still finish, as cancelled, so every submit() is
     // answered by exactly one RunFinished.
     for (auto& [index, config] : dropped) {
-        RunResult r;
-        r.id = runId(config, index);
-        r.config = config;
-        r.parameterCount = parameterCount(config.model);
-        r.status = RunStatus::Cancelled;
-        r.error = "cancelled before it started";
-        publish(RunFinished{index, std::move(r)});
+        publish(RunFinished{index, unstartedRun(runId(config, index), config, RunStatus::Cancelled,
+                                                "cancelled before it started")});
     }
 }
 

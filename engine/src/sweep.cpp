@@ -82,13 +82,8 @@ void OomSkipper::record(const RunResult& finished) {
 std::optional<RunResult> OomSkipper::skip(const RunConfig& candidate) const {
     for (const auto& oom : m_ooms) {
         if (exceedsOom(oom.config, candidate)) {
-            RunResult r;
-            r.id = runLabel(candidate) + "-skipped";
-            r.config = candidate;
-            r.parameterCount = parameterCount(candidate.model);
-            r.status = RunStatus::Skipped;
-            r.error = "skipped after out-of-memory in " + oom.id;
-            return r;
+            return unstartedRun(runLabel(candidate) + "-skipped", candidate, RunStatus::Skipped,
+                                "skipped after out-of-memory in " + oom.id);
         }
     }
     return std::nullopt;

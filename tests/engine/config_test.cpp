@@ -4,9 +4,9 @@
 #include "lmprof/engine/precision.h"
 
 #include <cmath>
+#include <gtest/gtest.h>
 #include <map>
 #include <variant>
-#include <gtest/gtest.h>
 
 using namespace lmprof::engine;
 
@@ -185,8 +185,11 @@ std::string envError() {
 TEST(Config, TorchrunsEnvironmentNamesTheRankOrTheVariableThatIsWrong) {
     g_env = {};
     EXPECT_TRUE(std::holds_alternative<std::monostate>(rankFromEnvironment(&fakeEnv)));
-    g_env = {{"RANK", "1"},           {"WORLD_SIZE", "4"},        {"LOCAL_RANK", "0"},
-             {"MASTER_ADDR", "node-a"}, {"MASTER_PORT", "29501"}};
+    g_env = {{"RANK", "1"},
+             {"WORLD_SIZE", "4"},
+             {"LOCAL_RANK", "0"},
+             {"MASTER_ADDR", "node-a"},
+             {"MASTER_PORT", "29501"}};
     const auto ok = rankFromEnvironment(&fakeEnv);
     ASSERT_TRUE(std::holds_alternative<RankEndpoint>(ok));
     const auto& e = std::get<RankEndpoint>(ok);
@@ -195,6 +198,13 @@ TEST(Config, TorchrunsEnvironmentNamesTheRankOrTheVariableThatIsWrong) {
     EXPECT_EQ(e.localRank, 0);
     EXPECT_EQ(e.masterAddr, "node-a");
     EXPECT_EQ(e.masterPort, 29501);
+    EXPECT_EQ(e.localWorldSize, 4) << "without LOCAL_WORLD_SIZE, the world size";
+    g_env["LOCAL_WORLD_SIZE"] = "2";
+    EXPECT_EQ(std::get<RankEndpoint>(rankFromEnvironment(&fakeEnv)).localWorldSize, 2);
+    g_env["LOCAL_WORLD_SIZE"] = "0";
+    EXPECT_NE(envError().find("LOCAL_WORLD_SIZE=0 must be between 1"), std::string::npos)
+        << envError();
+    g_env.erase("LOCAL_WORLD_SIZE");
 
     g_env["RANK"] = "4";
     EXPECT_NE(envError().find("RANK=4 must be between 0 and 3"), std::string::npos) << envError();

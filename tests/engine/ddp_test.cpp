@@ -37,7 +37,14 @@ int freePort() {
 }
 
 RankEndpoint endpoint(int rank, int world, int port) {
-    return RankEndpoint{rank, world, rank, "127.0.0.1", port};
+    RankEndpoint e;
+    e.rank = rank;
+    e.worldSize = world;
+    e.localRank = rank;
+    e.localWorldSize = world;
+    e.masterAddr = "127.0.0.1";
+    e.masterPort = port;
+    return e;
 }
 
 RunConfig tinyDdp(DdpStrategy strategy, int world = 2) {

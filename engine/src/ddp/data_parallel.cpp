@@ -6,7 +6,6 @@
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
 
-#include <ATen/Parallel.h>
 #include <algorithm>
 #include <thread>
 #include <unistd.h>
@@ -22,20 +21,9 @@ std::string hostName() {
     return gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string();
 }
 
-RunResult failedBeforeStart(const RunConfig& config, const std::string& runId,
-                            const std::string& error) {
-    RunResult r;
-    r.id = runId;
-    r.config = config;
-    r.parameterCount = parameterCount(config.model);
-    r.status = RunStatus::Error;
-    r.error = error;
-    return r;
-}
-
 // The configuration this rank runs: its own CUDA device, and its share of the CPU cores
 // when the user did not say how many threads.
-RunConfig rankConfig(const RunConfig& config, const RankEndpoint& e, int localWorldSize) {
+RunConfig rankConfig(const RunConfig& config, const RankEndpoint& e) {
     RunConfig c = config;
     const DeviceTarget target = resolveDevice(config.device);
     if (target.cuda && (config.device == "auto" || config.device == "cuda")) {
@@ -43,7 +31,7 @@ RunConfig rankConfig(const RunConfig& config, const RankEndpoint& e, int localWo
     }
     if (!target.cuda && c.threads == 0) {
         const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-        c.threads = std::max(1, cores / std::max(1, localWorldSize));
+        c.threads = std::max(1, cores / std::max(1, e.localWorldSize));
     }
     return c;
 }
@@ -74,7 +62,10 @@ DdpReport gather(c10d::Store& store, const RunResult& mine, DdpRank own, const D
                 rank = DdpRank{
                     r, {}, {}, {}, "sent the record of rank " + std::to_string(rank.rank), {}};
             }
-        } catch (const std::exception& e) {
+        } catch (const ResultFormatError& e) {
+            rank = DdpRank{r, {}, {}, {}, std::string("sent a record rank 0 cannot read: ") + e.what(),
+                           {}};
+        } catch (const std::exception&) {
             rank.error =
                 "sent no record within " +
                 std::to_string(static_cast<int>(std::chrono::duration<double>(wait).count())) +
@@ -99,23 +90,19 @@ RunResult runDataParallel(const RunConfig& config, const RankEndpoint& endpoint,
                           const std::string& runId, RunObserver* observer,
                           const std::atomic<bool>* cancel) {
     if (!config.ddp) {
-        return failedBeforeStart(config, runId, "ddp: the configuration has no ddp request");
+        return unstartedRun(runId, config, RunStatus::Error,
+                            "ddp: the configuration has no ddp request");
     }
     const DdpRequest& ddp = *config.ddp;
     if (ddp.worldSize != endpoint.worldSize) {
-        return failedBeforeStart(config, runId,
-                                 "ddp.world_size: the run asks for " +
-                                     std::to_string(ddp.worldSize) + " ranks but WORLD_SIZE is " +
-                                     std::to_string(endpoint.worldSize));
+        return unstartedRun(runId, config, RunStatus::Error,
+                            "ddp.world_size: the run asks for " + std::to_string(ddp.worldSize) +
+                                " ranks but WORLD_SIZE is " + std::to_string(endpoint.worldSize));
     }
-    int localWorld = endpoint.worldSize;
-    if (const char* lw = std::getenv("LOCAL_WORLD_SIZE")) {
-        localWorld = std::max(1, std::atoi(lw));
-    }
-    const RunConfig mineConfig = rankConfig(config, endpoint, localWorld);
+    const RunConfig mineConfig = rankConfig(config, endpoint);
     if (auto errors = validate(mineConfig); !errors.empty()) {
-        return failedBeforeStart(config, runId,
-                                 "invalid configuration: " + errors.front().message());
+        return unstartedRun(runId, config, RunStatus::Error,
+                            "invalid configuration: " + errors.front().message());
     }
     const DeviceTarget target = resolveDevice(mineConfig.device);
     const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(ddp.timeoutS * 1000));
@@ -124,7 +111,7 @@ RunResult runDataParallel(const RunConfig& config, const RankEndpoint& endpoint,
     try {
         group = ddp::join(endpoint, ddp.backend, timeout, target.cuda ? target.index : 0);
     } catch (const std::exception& e) {
-        RunResult r = failedBeforeStart(config, runId, e.what());
+        RunResult r = unstartedRun(runId, config, RunStatus::Error, e.what());
         r.resolvedDevice = target.name();
         return r;
     }

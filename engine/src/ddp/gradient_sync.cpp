@@ -105,27 +105,26 @@ void GradientSync::buildBuckets() {
     const int64_t limit = m_config.ddp->strategy == DdpStrategy::Flat
                               ? INT64_MAX
                               : static_cast<int64_t>(m_config.ddp->bucketMb * 1024 * 1024);
-    int64_t bytes = 0;
+    const auto full = [limit](const Bucket& b) {
+        return b.numel * static_cast<int64_t>(c10::elementSize(b.dtype)) >= limit;
+    };
     for (size_t i = 0; i < m_params.size(); ++i) {
         const at::Tensor& p = m_params[i];
         // A new bucket when this one is full or holds another dtype (bf16-pure has one
         // dtype; the check keeps a mixed model correct).
-        if (m_buckets.empty() || bytes >= limit ||
-            m_buckets.back().buffer.scalar_type() != p.scalar_type()) {
+        if (m_buckets.empty() || full(m_buckets.back()) ||
+            m_buckets.back().dtype != p.scalar_type()) {
             m_buckets.emplace_back();
-            m_buckets.back().buffer = at::empty({0}, p.options());
-            bytes = 0;
+            m_buckets.back().dtype = p.scalar_type();
         }
         Bucket& b = m_buckets.back();
-        b.offsets.push_back(
-            b.params.empty() ? 0 : b.offsets.back() + m_params[b.params.back()].numel());
+        b.offsets.push_back(b.numel);
         b.params.push_back(i);
+        b.numel += p.numel();
         m_bucketOf[i] = m_buckets.size() - 1;
-        bytes += p.numel() * p.element_size();
     }
     for (auto& b : m_buckets) {
-        b.buffer =
-            at::empty({b.offsets.back() + m_params[b.params.back()].numel()}, b.buffer.options());
+        b.buffer = at::empty({b.numel}, at::TensorOptions().dtype(b.dtype).device(m_device));
     }
     if (m_config.ddp->strategy == DdpStrategy::Bucketed) {
         for (size_t i = 0; i < m_params.size(); ++i) {
@@ -281,10 +280,6 @@ void GradientSync::stepFinished(const StepRecord& step) {
     r.exposedCommMs = m_exposedTimer ? m_exposedTimer->elapsedMs() : m_exposedHostMs;
     r.exposedCommMs = std::min(r.exposedCommMs, r.stepMs);
     r.commMs = commMsOfStep();
-    if (m_config.ddp->strategy != DdpStrategy::Bucketed) {
-        // Nothing overlaps: the step waited for all of it.
-        r.commMs = m_cuda ? r.commMs : std::min(r.commMs, r.exposedCommMs);
-    }
     r.bytes = m_gradientBytes;
     m_steps.push_back(r);
 }

@@ -48,6 +48,8 @@ private:
     struct Bucket {
         std::vector<size_t> params;   // indices into m_params
         std::vector<int64_t> offsets; // of each parameter's gradient in the buffer
+        int64_t numel = 0;            // the buffer's length: every gradient's, end to end
+        at::ScalarType dtype = at::kFloat;
         at::Tensor buffer;
         int pending = 0;       // gradients still to arrive this step
         bool launched = false; // this step's all-reduce is under way

@@ -82,11 +82,12 @@ struct RankEndpoint {
     int rank = 0;
     int worldSize = 1;
     int localRank = 0;
+    int localWorldSize = 1; // ranks on this machine (LOCAL_WORLD_SIZE, else the world size)
     std::string masterAddr = "127.0.0.1";
     int masterPort = 29500;
 };
 
-// Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT. std::monostate when
+// Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT. std::monostate when
 // RANK is not set (not launched as a rank); a message naming the variable when one is
 // missing or malformed. `getenv` is injectable for tests.
 using EnvLookup = const char* (*)(const char*);

@@ -165,6 +165,11 @@ struct ResultSet {
     PrecisionLab precisionLab; // the lab's experiments, when the set holds any
 };
 
+// A run that never ran a step (skipped by a sweep, cancelled before it started, refused):
+// its id, configuration and parameter count, with the status and why.
+RunResult unstartedRun(std::string id, const RunConfig& config, RunStatus status,
+                       std::string why);
+
 // "oom (backward)": the run's status and, if it failed in one, the phase. The one text the
 // reports and the window show for a run's outcome.
 std::string statusText(const RunResult& run);
