@@ -117,8 +117,7 @@ struct DdpOptions {
     std::vector<std::string> strategies = {"naive"};
     double bucketMb = engine::DdpRequest{}.bucketMb;
     double timeoutS = engine::DdpRequest{}.timeoutS;
-    int masterPort = 0;            // 0: a free port (launcher), MASTER_PORT (a rank)
-    std::vector<std::string> argv; // this invocation, for the ranks the launcher spawns
+    int masterPort = 0; // 0: a free port (launcher), MASTER_PORT (a rank)
 };
 
 // The configuration the options describe, validated and checked against this machine;

@@ -1,34 +1,25 @@
 // lmprof-cli ddp: data-parallel runs (docs/DISTRIBUTED.md).
-//   As a launcher (no RANK in the environment) it runs each --strategy in turn: it picks a
-//   free port, spawns --world-size ranks of this same binary with torchrun's variables set,
-//   watches them (a rank that dies ends the others within the timeout), and reads back
-//   rank 0's result. Then it prints and saves all the strategies' runs like `run` does.
-//   As a rank (RANK set: by this launcher, torchrun or Slurm) it runs runDataParallel;
-//   rank 0 prints and saves the result, or hands it to the launcher.
+//   As a launcher (no RANK in the environment) it runs each --strategy in turn through the
+//   engine's launcher (ddp_launch.h), which spawns --world-size ranks of this same binary,
+//   relays rank 0's steps and watches the ranks; then it prints and saves all the
+//   strategies' runs like `run` does.
+//   As a rank (RANK set: by a launcher, torchrun or Slurm) it runs runDataParallel. A rank
+//   of the engine's launcher takes its run from the launcher's header file; a rank of
+//   torchrun from its own options. Rank 0 prints and saves the result, or hands it over.
 //
 // Sections: options to configs · one rank · the launcher.
 
 #include "cli_commands.h"
 #include "lmprof/engine/data_parallel.h"
+#include "lmprof/engine/ddp_launch.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
 
 #include <algorithm>
-#include <arpa/inet.h>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
-#include <netinet/in.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <thread>
-#include <unistd.h>
-
-extern char** environ;
 
 namespace lmprof::app {
 
@@ -36,10 +27,6 @@ using namespace lmprof::engine;
 
 namespace {
 
-// Set by the launcher for the ranks it spawns: the strategy of this launch, and where rank
-// 0 leaves its result for the launcher.
-constexpr const char* kStrategyVar = "LMPROF_DDP_STRATEGY";
-constexpr const char* kResultVar = "LMPROF_DDP_RESULT";
 // Test-only: "RANK:STEP" makes that rank kill itself (SIGKILL) once it has finished that
 // many steps, the way a crashed or OOM-killed rank disappears.
 constexpr const char* kFaultVar = "LMPROF_FAULT_DDP_KILL";
@@ -73,10 +60,12 @@ std::optional<RunConfig> buildDdpConfig(const DdpOptions& o, DdpStrategy strateg
 // ---------------------------------------------------------------------------------------
 // One rank
 
+// Rank 0's progress: printed (a torchrun rank), or handed to the engine's launcher. Every
+// rank honours the test fault.
 class RankObserver final : public RunObserver {
 public:
-    RankObserver(const RunConfig& config, int rank, bool quiet)
-        : m_config(config), m_rank(rank), m_quiet(quiet) {
+    RankObserver(const RunConfig& config, int rank, bool quiet, const LaunchedRank* launched)
+        : m_config(config), m_rank(rank), m_quiet(quiet), m_launched(launched) {
         if (const char* fault = std::getenv(kFaultVar)) {
             std::sscanf(fault, "%d:%d", &m_faultRank, &m_faultStep);
         }
@@ -87,7 +76,12 @@ public:
                          m_rank, kFaultVar, m_faultStep);
             std::raise(SIGKILL);
         }
-        if (m_rank == 0 && !m_quiet) {
+        if (m_rank != 0) {
+            return;
+        }
+        if (m_launched) {
+            reportLaunchedStep(*m_launched, step);
+        } else if (!m_quiet) {
             printStepLine("[" + runLabel(m_config) + "]", step, m_config);
         }
     }
@@ -96,29 +90,41 @@ private:
     const RunConfig& m_config;
     int m_rank;
     bool m_quiet;
+    const LaunchedRank* m_launched;
     int m_faultRank = -1;
     int m_faultStep = -1;
 };
 
-RunResult runRank(const RunConfig& config, const RankEndpoint& endpoint, bool quiet) {
-    RankObserver observer(config, endpoint.rank, quiet);
-    RunResult result =
-        runDataParallel(config, endpoint, runLabel(config) + "-1", &observer, interruptFlag());
+RunResult runRank(const RunConfig& config, const std::string& id, const RankEndpoint& endpoint,
+                  bool quiet, const LaunchedRank* launched) {
+    RankObserver observer(config, endpoint.rank, quiet, launched);
+    RunResult result = runDataParallel(config, endpoint, id, &observer, interruptFlag());
     if (result.error && endpoint.rank != 0) {
         std::fprintf(stderr, "lmprof-cli rank %d: %s\n", endpoint.rank, result.error->c_str());
     }
     return result;
 }
 
-int rankMain(const DdpOptions& o, const RankEndpoint& endpoint) {
-    std::vector<std::string> strategies = o.strategies;
-    if (const char* one = std::getenv(kStrategyVar)) {
-        strategies = {one};
+// A rank of the engine's launcher: the run is the launcher's; rank 0 leaves the result in
+// the launcher's folder, and the launcher reports.
+int launchedRankMain(const LaunchedRank& launched, const RankEndpoint& endpoint) {
+    const RunResult result =
+        runRank(launched.header.config, launched.header.id, endpoint, true, &launched);
+    if (endpoint.rank == 0) {
+        saveResultSetAtomic(makeSet({result}, result.config.device), launched.resultPath);
+        return kExitOk;
     }
-    const char* resultPath = std::getenv(kResultVar);
+    // A cancel is agreed by every rank: not a failure the launcher should report.
+    const bool ended = result.status == RunStatus::Ok || result.status == RunStatus::Cancelled;
+    return ended ? kExitOk : kExitFailure;
+}
+
+// A rank of torchrun or Slurm: the run is built from this rank's options; under torchrun a
+// strategy list runs one strategy after another, each on its own port.
+int rankMain(const DdpOptions& o, const RankEndpoint& endpoint) {
     std::vector<RunResult> runs;
-    for (size_t k = 0; k < strategies.size(); ++k) {
-        auto strategy = strategyNamed(strategies[k]);
+    for (size_t k = 0; k < o.strategies.size(); ++k) {
+        auto strategy = strategyNamed(o.strategies[k]);
         if (!strategy) {
             return kExitUsage;
         }
@@ -126,10 +132,10 @@ int rankMain(const DdpOptions& o, const RankEndpoint& endpoint) {
         if (!config) {
             return kExitUsage;
         }
-        // Under torchrun a list runs one strategy after another, each on its own port.
         RankEndpoint e = endpoint;
         e.masterPort += static_cast<int>(k);
-        runs.push_back(runRank(*config, e, o.run.common.quiet || endpoint.rank != 0));
+        runs.push_back(runRank(*config, runLabel(*config) + "-" + std::to_string(k + 1), e,
+                               o.run.common.quiet, nullptr));
         if (interrupted()) {
             break;
         }
@@ -138,10 +144,6 @@ int rankMain(const DdpOptions& o, const RankEndpoint& endpoint) {
         bool ok = std::all_of(runs.begin(), runs.end(),
                               [](const RunResult& r) { return r.status == RunStatus::Ok; });
         return ok ? kExitOk : kExitFailure;
-    }
-    if (resultPath) {
-        saveResultSetAtomic(makeSet(runs, runs.front().config.device), resultPath);
-        return kExitOk; // the launcher reports
     }
     const int code = reportRuns(runs, o.run.common);
     std::cout << "\n";
@@ -158,140 +160,23 @@ int cudaDeviceCount() {
                                           [](const auto& d) { return d.rfind("cuda", 0) == 0; }));
 }
 
-// A port nothing listens on now (the kernel's choice); a rank that finds it taken by the
-// time it binds reports the port in use.
-int freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) {
-        return 29500;
+// Prints rank 0's steps as the engine's launcher relays them.
+class LauncherObserver final : public RunObserver {
+public:
+    explicit LauncherObserver(const RunConfig& config) : m_config(config) {}
+    void onStepFinished(const StepRecord& step) override {
+        printStepLine("[" + runLabel(m_config) + "]", step, m_config);
     }
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof(addr);
-    int port = 29500;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-        port = ntohs(addr.sin_port);
-    }
-    ::close(fd);
-    return port;
-}
 
-struct Rank {
-    pid_t pid = -1;
-    int status = 0;
-    bool running = false;
+private:
+    const RunConfig& m_config;
 };
-
-std::string exitText(int status) {
-    if (WIFSIGNALED(status)) {
-        return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-               strsignal(WTERMSIG(status)) + ")";
-    }
-    return "exited with code " + std::to_string(WEXITSTATUS(status));
-}
-
-bool failed(int status) {
-    return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-}
-
-// Spawns the ranks of one strategy and waits for them. A rank that fails gives the others
-// the timeout to notice and end on their own; then they are killed.
-std::vector<Rank> launchRanks(const DdpOptions& o, const std::string& strategy, int port,
-                              const std::string& resultPath) {
-    std::vector<std::string> envText;
-    for (char** e = environ; *e; ++e) {
-        envText.emplace_back(*e);
-    }
-    std::vector<Rank> ranks(static_cast<size_t>(o.worldSize));
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    // Their own process group: Ctrl+C reaches the launcher once, which passes it on once.
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    std::vector<char*> argv;
-    for (const auto& a : o.argv) {
-        argv.push_back(const_cast<char*>(a.c_str()));
-    }
-    argv.push_back(nullptr);
-    for (int r = 0; r < o.worldSize; ++r) {
-        std::vector<std::string> env = envText;
-        for (auto [name, value] : {std::pair<std::string, std::string>{"RANK", std::to_string(r)},
-                                   {"LOCAL_RANK", std::to_string(r)},
-                                   {"WORLD_SIZE", std::to_string(o.worldSize)},
-                                   {"LOCAL_WORLD_SIZE", std::to_string(o.worldSize)},
-                                   {"MASTER_ADDR", "127.0.0.1"},
-                                   {"MASTER_PORT", std::to_string(port)},
-                                   {kStrategyVar, strategy},
-                                   {kResultVar, resultPath}}) {
-            env.push_back(name + "=" + value);
-        }
-        std::vector<char*> envp;
-        for (auto& e : env) {
-            envp.push_back(e.data());
-        }
-        envp.push_back(nullptr);
-        Rank& rank = ranks[static_cast<size_t>(r)];
-        if (posix_spawn(&rank.pid, "/proc/self/exe", nullptr, &attr, argv.data(), envp.data()) ==
-            0) {
-            rank.running = true;
-        } else {
-            std::fprintf(stderr, "lmprof-cli: could not start rank %d: %s\n", r,
-                         std::strerror(errno));
-            rank.status = 127 << 8;
-        }
-    }
-    posix_spawnattr_destroy(&attr);
-
-    using Clock = std::chrono::steady_clock;
-    std::optional<Clock::time_point> deadline;
-    bool forwarded = false;
-    const auto grace = std::chrono::milliseconds(static_cast<int64_t>(o.timeoutS * 1000) + 5000);
-    auto alive = [&] {
-        return std::any_of(ranks.begin(), ranks.end(), [](const Rank& r) { return r.running; });
-    };
-    while (alive()) {
-        for (size_t r = 0; r < ranks.size(); ++r) {
-            Rank& rank = ranks[r];
-            if (!rank.running || waitpid(rank.pid, &rank.status, WNOHANG) != rank.pid) {
-                continue;
-            }
-            rank.running = false;
-            if (failed(rank.status)) {
-                std::fprintf(stderr, "lmprof-cli: rank %zu %s\n", r, exitText(rank.status).c_str());
-                if (!deadline) {
-                    deadline = Clock::now() + grace;
-                }
-            }
-        }
-        if (interrupted() && !forwarded) {
-            forwarded = true;
-            for (const auto& rank : ranks) {
-                if (rank.running) {
-                    kill(rank.pid, SIGINT);
-                }
-            }
-        }
-        if (deadline && Clock::now() > *deadline) {
-            for (const auto& rank : ranks) {
-                if (rank.running) {
-                    kill(rank.pid, SIGKILL);
-                }
-            }
-            deadline = Clock::now() + std::chrono::hours(1); // once
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return ranks;
-}
 
 int launcherMain(const DdpOptions& o) {
     if (!checkFormat(o.run.common.format) || !checkJsonTarget(o.run.common.jsonPath)) {
         return kExitUsage;
     }
-    std::vector<std::pair<DdpStrategy, RunConfig>> plans;
+    std::vector<RunConfig> plans;
     for (const auto& name : o.strategies) {
         auto strategy = strategyNamed(name);
         if (!strategy) {
@@ -306,43 +191,25 @@ int launcherMain(const DdpOptions& o) {
                       << cudaDeviceCount() << " CUDA device(s) are available\n";
             return kExitUsage;
         }
-        plans.emplace_back(*strategy, *config);
+        plans.push_back(*config);
     }
-    const auto dir =
-        std::filesystem::temp_directory_path() / ("lmprof-ddp-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+    // This very binary is the ranks' program.
+    const RankProgram self{std::filesystem::read_symlink("/proc/self/exe"), {"ddp"}};
     std::vector<RunResult> runs;
-    for (const auto& [strategy, config] : plans) {
-        const int port = o.masterPort > 0 ? o.masterPort : freePort();
-        const auto resultPath = dir / (std::string(toString(strategy)) + ".json");
+    for (const auto& config : plans) {
         if (!o.run.common.quiet) {
-            std::fprintf(stderr, "[%s] %d ranks, %s, rendezvous at 127.0.0.1:%d\n",
-                         runLabel(config).c_str(), o.worldSize,
-                         std::string(toString(config.ddp->backend)).c_str(), port);
+            std::fprintf(stderr, "[%s] %d ranks, %s\n", runLabel(config).c_str(), o.worldSize,
+                         std::string(toString(config.ddp->backend)).c_str());
         }
-        const auto ranks = launchRanks(o, std::string(toString(strategy)), port, resultPath);
-        RunResult run;
-        try {
-            ResultSet set = loadResultSet(resultPath);
-            run = std::move(set.runs.at(0));
-        } catch (const std::exception&) {
-            run = unstartedRun(runLabel(config), config, RunStatus::Error,
-                               "rank 0 " + exitText(ranks.front().status) +
-                                   " before it wrote a result");
-        }
-        for (size_t r = 1; r < ranks.size() && run.status == RunStatus::Ok; ++r) {
-            if (failed(ranks[r].status)) {
-                run.status = RunStatus::Error;
-                run.error = "rank " + std::to_string(r) + " " + exitText(ranks[r].status);
-            }
-        }
-        run.id = runLabel(config) + "-" + std::to_string(runs.size() + 1);
-        runs.push_back(std::move(run));
+        LauncherObserver printer(config);
+        const std::string id = runLabel(config) + "-" + std::to_string(runs.size() + 1);
+        runs.push_back(launchDataParallel(config, id, self, o.masterPort,
+                                          o.run.common.quiet ? nullptr : &printer,
+                                          interruptFlag()));
         if (interrupted()) {
             break;
         }
     }
-    std::filesystem::remove_all(dir);
     const int code = reportRuns(runs, o.run.common);
     const auto format = *parseReportFormat(o.run.common.format);
     if (format != ReportFormat::Csv) {
@@ -360,15 +227,24 @@ int launcherMain(const DdpOptions& o) {
 } // namespace
 
 int ddpCommand(const DdpOptions& o) {
-    const auto env =
-        rankFromEnvironment([](const char* name) -> const char* { return std::getenv(name); });
+    auto lookup = [](const char* name) -> const char* { return std::getenv(name); };
+    const auto env = rankFromEnvironment(lookup);
     if (const auto* error = std::get_if<std::string>(&env)) {
         std::cerr << "lmprof-cli ddp: " << *error << "\n";
         return kExitUsage;
     }
     if (const auto* endpoint = std::get_if<RankEndpoint>(&env)) {
-        // A rank's world size is its launcher's WORLD_SIZE (this launcher sets it to
-        // --world-size; torchrun to its own count).
+        std::optional<LaunchedRank> launched;
+        try {
+            launched = launchedRankFromEnvironment(lookup);
+        } catch (const ResultFormatError& e) {
+            std::cerr << "lmprof-cli ddp: " << e.what() << "\n";
+            return kExitUsage;
+        }
+        if (launched) {
+            return launchedRankMain(*launched, *endpoint);
+        }
+        // A rank's world size is its launcher's WORLD_SIZE (torchrun's own count).
         DdpOptions asRank = o;
         asRank.worldSize = endpoint->worldSize;
         return rankMain(asRank, *endpoint);

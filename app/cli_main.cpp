@@ -136,7 +136,6 @@ int main(int argc, char** argv) {
     }
     if (ddpCmd->parsed()) {
         installInterruptHandler();
-        ddp.argv.assign(argv, argv + argc);
         return ddpCommand(ddp);
     }
     if (sweepCmd->parsed()) {

@@ -354,6 +354,12 @@ void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
             "encode the window's frames to this MP4 with ffmpeg (one frame per 1/fps s of "
             "recording time)");
     addNumberIn(cmd, "--fps", o.fps, 1, 120, "frame rate of --record");
+    addNumberIn(cmd, "--world-size", o.worldSize, 0, engine::kMaxWorldSize,
+                "configure a data-parallel run on this many local ranks (0: one process)");
+    addChoice(cmd, "--strategy", o.strategy, {"naive", "flat", "bucketed"},
+              "with --world-size: how gradients are all-reduced [naive]");
+    addChoice(cmd, "--backend", o.backend, {"gloo", "nccl"},
+              "with --world-size: c10d process group [gloo]");
 }
 
 } // namespace lmprof::app

@@ -63,6 +63,10 @@ struct WindowOptions {
     std::string demo;   // a demo script (docs/DEMO.md) the window plays
     std::string record; // an MP4 the window's frames are encoded to (ffmpeg)
     int fps = 30;       // the recording's frame rate
+    // A data-parallel configuration (Configure's Data parallel section): 0 ranks is none.
+    int worldSize = 0;
+    std::string strategy = "naive";
+    std::string backend = "gloo";
 };
 void addWindowOptions(CLI::App& cmd, WindowOptions& o);
 

@@ -74,12 +74,21 @@ std::string configDirProblem(const std::filesystem::path& dir) {
     return {};
 }
 
-int fallBackToCli(const app::RunOptions& run) {
+int fallBackToCli(const app::WindowOptions& o) {
+    const app::RunOptions& run = o.run;
     std::fprintf(stderr,
                  "lmprof: cannot open a window (%s); running the benchmark with the "
                  "command-line client instead\n",
                  g_glfwError.c_str());
     app::installInterruptHandler();
+    if (o.worldSize > 0) {
+        app::DdpOptions ddp;
+        ddp.run = run;
+        ddp.worldSize = o.worldSize;
+        ddp.backend = o.backend;
+        ddp.strategies = {o.strategy};
+        return app::ddpCommand(ddp);
+    }
     return app::runCommand(run);
 }
 
@@ -95,7 +104,14 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         return cli.exit(e) == 0 ? app::kExitOk : app::kExitUsage;
     }
-    const auto config = app::buildRunConfig(run);
+    std::optional<engine::DdpRequest> ddp;
+    if (o.worldSize > 0) {
+        ddp = engine::DdpRequest{};
+        ddp->worldSize = o.worldSize;
+        ddp->strategy = *engine::parseDdpStrategy(o.strategy);
+        ddp->backend = *engine::parseDdpBackend(o.backend);
+    }
+    const auto config = app::buildRunConfig(run, ddp);
     if (!config) {
         return app::kExitUsage;
     }
@@ -128,7 +144,7 @@ int main(int argc, char** argv) {
 
     glfwSetErrorCallback([](int, const char* what) { g_glfwError = what; });
     if (!glfwInit()) {
-        return fallBackToCli(run);
+        return fallBackToCli(o);
     }
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -141,7 +157,7 @@ int main(int argc, char** argv) {
     GLFWwindow* window = glfwCreateWindow(openWidth, openHeight, "lmprof", nullptr, nullptr);
     if (!window) {
         glfwTerminate();
-        return fallBackToCli(run);
+        return fallBackToCli(o);
     }
     glfwMakeContextCurrent(window);
     glfwSwapInterval(1);

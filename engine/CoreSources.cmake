@@ -2,7 +2,7 @@
 # engine's CMakeLists.txt and the fuzzing project (tests/fuzz) build the same list.
 set(LMPROF_CORE_SOURCES)
 foreach(_src
-    config.cpp ddp.cpp precision.cpp records.cpp stats.cpp compare.cpp sweep.cpp
+    config.cpp ddp.cpp ddp_launch.cpp precision.cpp records.cpp stats.cpp compare.cpp sweep.cpp
     lab/precision_lab.cpp
     memory/memory_model.cpp
     profile/op_analysis.cpp profile/op_profile.cpp

@@ -335,4 +335,12 @@ std::string runLabel(const RunConfig& c) {
     return label;
 }
 
+std::string describe(const std::vector<ConfigError>& errors) {
+    std::string out;
+    for (const auto& e : errors) {
+        out += (out.empty() ? "" : "; ") + e.message();
+    }
+    return out;
+}
+
 } // namespace lmprof::engine

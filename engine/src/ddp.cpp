@@ -6,6 +6,7 @@
 #include "enum_names.h"
 
 #include <charconv>
+#include <cstdio>
 
 namespace lmprof::engine {
 
@@ -23,6 +24,18 @@ std::string_view toString(DdpStrategy s) {
         return "bucketed";
     }
     return "naive";
+}
+
+std::string describe(const DdpRequest& request) {
+    std::string out = std::to_string(request.worldSize) + " × " +
+                      std::string(toString(request.backend)) + ", " +
+                      std::string(toString(request.strategy));
+    if (request.strategy == DdpStrategy::Bucketed) {
+        char mb[32];
+        std::snprintf(mb, sizeof(mb), " %g MiB", request.bucketMb);
+        out += mb;
+    }
+    return out;
 }
 
 std::optional<DdpBackend> parseDdpBackend(std::string_view s) {

@@ -108,6 +108,11 @@ bool Session::busy() const {
     return m_running || !m_queue.empty();
 }
 
+void Session::setRankProgram(RankProgram program) {
+    std::lock_guard lock(m_mutex);
+    m_rankProgram = std::move(program);
+}
+
 void Session::publish(SessionEvent event) {
     // Samples arrive at up to 100 Hz and are only drawn, once per frame: waking a waiting
     // client for each would cost the run CPU time on a small machine. They are delivered
@@ -128,6 +133,7 @@ void Session::workerLoop() {
     pthread_setname_np(pthread_self(), "lmprof-engine");
     for (;;) {
         std::pair<int, RunConfig> job;
+        RankProgram rankProgram;
         {
             std::unique_lock lock(m_mutex);
             m_commandReady.wait(lock, [this] { return m_stop || !m_queue.empty(); });
@@ -135,13 +141,17 @@ void Session::workerLoop() {
                 return;
             }
             job = std::move(m_queue.front());
+            rankProgram = m_rankProgram;
             m_queue.pop_front();
             m_running = true;
             m_cancel.store(false);
         }
         const auto& [index, config] = job;
         EventForwarder forwarder(index, [this](SessionEvent e) { publish(std::move(e)); });
-        RunResult result = runBenchmark(config, runId(config, index), &forwarder, &m_cancel);
+        RunResult result = config.ddp
+                               ? launchDataParallel(config, runId(config, index), rankProgram, 0,
+                                                    &forwarder, &m_cancel)
+                               : runBenchmark(config, runId(config, index), &forwarder, &m_cancel);
         {
             std::lock_guard lock(m_mutex);
             m_running = false;

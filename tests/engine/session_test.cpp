@@ -102,3 +102,109 @@ TEST(Session, DestructorStopsARunningRun) {
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
               15.0);
 }
+
+// Data-parallel runs (docs/DISTRIBUTED.md): the session starts lmprof-cli ranks through the
+// engine's launcher and relays rank 0's steps as they finish.
+namespace {
+
+RunConfig ddpTiny(DdpStrategy strategy, int warmup, int steps) {
+    RunConfig c = tinyCpu(Mode::Train, warmup, steps);
+    c.contextLength = 16;
+    c.sampleHz = 0;
+    c.telemetryHz = 0;
+    c.ddp = DdpRequest{};
+    c.ddp->strategy = strategy;
+    c.ddp->bucketMb = 0.1;
+    c.ddp->timeoutS = 20;
+    return c;
+}
+
+Session& ddpSession(Session& session) {
+    session.setRankProgram({LMPROF_CLI_PATH, {"ddp"}});
+    return session;
+}
+
+} // namespace
+
+TEST(SessionDdp, RunsTheRanksAndRelaysRankZerosStepsAsTheyFinish) {
+    Session session;
+    ddpSession(session).submit(ddpTiny(DdpStrategy::Bucketed, 1, 2));
+    const auto events = collect(session, 1);
+    ASSERT_FALSE(events.empty());
+    EXPECT_TRUE(std::holds_alternative<RunStarted>(events.front()));
+    std::vector<int> relayed;
+    for (const auto& e : events) {
+        if (auto* s = std::get_if<StepFinished>(&e)) {
+            relayed.push_back(s->step.index);
+        }
+    }
+    EXPECT_EQ(relayed, (std::vector<int>{0, 1, 2}));
+    const auto r = results(events);
+    ASSERT_EQ(r.size(), 1u);
+    ASSERT_EQ(r[0].status, RunStatus::Ok) << r[0].error.value_or("");
+    EXPECT_EQ(r[0].id, "tiny-ctx16-fp32-train-ddp2-bucketed-1");
+    EXPECT_EQ(r[0].steps.size(), 3u);
+    ASSERT_TRUE(r[0].ddp.has_value());
+    EXPECT_EQ(r[0].ddp->ranks.size(), 2u);
+    EXPECT_EQ(r[0].ddp->parametersIdentical, true);
+    EXPECT_GT(r[0].ddp->buckets, 1);
+}
+
+TEST(SessionDdp, CancelStopsEveryRankAndKeepsTheFinishedSteps) {
+    Session session;
+    ddpSession(session).submit(ddpTiny(DdpStrategy::Flat, 0, 10000));
+    int steps = 0;
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (steps < 2 && std::chrono::steady_clock::now() < deadline) {
+        session.waitForEvents(20ms);
+        for (auto& e : session.drain()) {
+            steps += std::holds_alternative<StepFinished>(e);
+        }
+    }
+    ASSERT_GE(steps, 2);
+    const auto cancelAt = std::chrono::steady_clock::now();
+    session.cancel();
+    const auto r = results(collect(session, 1));
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - cancelAt).count();
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].status, RunStatus::Cancelled) << r[0].error.value_or("");
+    EXPECT_GE(r[0].steps.size(), 2u);
+    EXPECT_LT(r[0].steps.size(), 10000u);
+    ASSERT_TRUE(r[0].ddp.has_value());
+    EXPECT_EQ(r[0].ddp->ranks.size(), 2u) << "both ranks stopped together and reported";
+    EXPECT_LT(seconds, 20.0);
+}
+
+TEST(SessionDdp, ARankProgramThatCannotRunIsAClearError) {
+    Session session;
+    session.setRankProgram({"/nonexistent/lmprof-cli", {"ddp"}});
+    session.submit(ddpTiny(DdpStrategy::Naive, 0, 1));
+    auto r = results(collect(session, 1));
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].status, RunStatus::Error);
+    EXPECT_NE(r[0].error->find("/nonexistent/lmprof-cli cannot be run"), std::string::npos)
+        << *r[0].error;
+
+    // Ranks that exit at once: both named with how they ended, nothing waits for them.
+    session.setRankProgram({"/bin/sh", {"-c", "exit 3"}});
+    const auto start = std::chrono::steady_clock::now();
+    session.submit(ddpTiny(DdpStrategy::Naive, 0, 1));
+    r = results(collect(session, 1));
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].status, RunStatus::Error);
+    EXPECT_NE(r[0].error->find("rank 0 exited with code 3 before it wrote a result"),
+              std::string::npos)
+        << *r[0].error;
+    EXPECT_NE(r[0].error->find("rank 1 exited with code 3"), std::string::npos) << *r[0].error;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+              10.0);
+
+    // An invalid request is refused before any process starts, naming the field.
+    RunConfig bad = ddpTiny(DdpStrategy::Naive, 0, 1);
+    bad.ddp->worldSize = 0;
+    session.submit(bad);
+    r = results(collect(session, 1));
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_NE(r[0].error->find("ddp.world_size"), std::string::npos) << *r[0].error;
+}

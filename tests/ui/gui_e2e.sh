@@ -199,9 +199,32 @@ done
 grep -q '"precision_lab"' "$lab_dir/saved.json" && grep -q '"label": "fp16 += fp16"' "$lab_dir/saved.json" &&
   grep -q '"name": "fc1"' "$lab_dir/saved.json" || { echo "the lab's tables were not saved"; exit 1; }
 
+# Distributed: a data-parallel run started by the window (two ranks of the lmprof-cli beside
+# it) next to the three strategies of an lmprof-cli ddp result set; both Distributed charts
+# exported, two different pictures; the window's run keeps every rank's steps.
+ddp_dir="$work/ddp" && mkdir -p "$ddp_dir"
+"$cli" ddp --world-size 2 --strategy naive,flat,bucketed --bucket-mb 0.1 --model tiny --ctx 16 \
+  --batch 2 --warmup 1 --steps 3 --device cpu --sample-hz 0 --telemetry-hz 0 -q \
+  --json "$ddp_dir/ddp.json" > /dev/null
+LMPROF_CONFIG_DIR="$ddp_dir/config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$lmprof" --model tiny --ctx 16 --batch 2 --warmup 1 --steps 3 --device cpu -q \
+  --world-size 2 --strategy bucketed --open "$ddp_dir/ddp.json" --show Distributed \
+  --export-plots ddp-strategies,ddp-lanes --export-dir "$ddp_dir" --export-size 900x500 \
+  --autorun --screenshot "$ddp_dir/window.png" --exit-when-done --save-on-exit "$ddp_dir/saved.json"
+"$png_check" "$ddp_dir/window.png" 1600 1000
+for chart in ddp-strategies ddp-lanes; do
+  "$png_check" "$ddp_dir/$chart-"*.png 900 500
+done
+[ "$(md5sum "$ddp_dir"/ddp-*.png | cut -c1-32 | sort -u | wc -l)" -eq 2 ] ||
+  { echo "the Distributed charts are not two different pictures"; exit 1; }
+[ "$(grep -c '"parameters_identical": true' "$ddp_dir/saved.json")" -eq 4 ] ||
+  { echo "the window's DDP run or the opened ones lack their ranks"; exit 1; }
+grep -q '"id": "tiny-ctx16-fp32-train-ddp2-bucketed-1"' "$ddp_dir/saved.json" ||
+  { echo "the window's DDP run is missing"; exit 1; }
+
 # Without a display the window falls back to the CLI benchmark and says why.
 out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 1 \
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 12 passed, 0 failed"
+echo "gui_e2e: 13 passed, 0 failed"

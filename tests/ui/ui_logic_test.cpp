@@ -183,6 +183,20 @@ TEST(RunStore, RunsAreNamedByWhatDiffersBetweenThem) {
     e.config.opProfile = engine::OpProfileRequest{};
     EXPECT_EQ(distinguishingNames({&a, &d, &e}),
               (std::vector<std::string>{"no op profile", "op profile (d)", "op profile (e)"}));
+    // Data-parallel runs by their request: the strategy, a bucket size where it is one, and
+    // one process against ranks.
+    engine::RunResult naive = a, small = a, large = a;
+    naive.config.ddp = engine::DdpRequest{};
+    small.config.ddp = engine::DdpRequest{};
+    small.config.ddp->strategy = engine::DdpStrategy::Bucketed;
+    small.config.ddp->bucketMb = 0.5;
+    large.config.ddp = small.config.ddp;
+    large.config.ddp->bucketMb = 25;
+    EXPECT_EQ(
+        distinguishingNames({&naive, &small, &large}),
+        (std::vector<std::string>{"naive", "bucketed 0.5 MiB buckets", "bucketed 25 MiB buckets"}));
+    EXPECT_EQ(distinguishingNames({&a, &naive}),
+              (std::vector<std::string>{"1 process", "2 ranks gloo naive"}));
 }
 
 // A run keeps one colour in every chart; selected runs never share one (up to the palette's

@@ -138,6 +138,7 @@ void App::Impl::registerWindows() {
                window(heatmapView, DockSlot::ChartTopRight),
                window(precisionView, DockSlot::Bottom),
                window(precisionLabView, DockSlot::Bottom),
+               window(distributedView, DockSlot::Bottom),
                window(warmupView, DockSlot::ChartBottomRight),
                window(compareView, DockSlot::Bottom),
                window(opsView, DockSlot::Bottom), // full width: the tree beside the timeline
@@ -184,6 +185,25 @@ void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
         ImGui::DockBuilderDockWindow(w.title, places.at(w.slot));
     }
     ImGui::DockBuilderFinish(dockspace);
+}
+
+void App::Impl::dockUnknownWindows() {
+    const auto settingsOf = [](const char* title) {
+        return ImGui::FindWindowSettingsByID(ImHashStr(title));
+    };
+    for (const Window& w : windows) {
+        if (settingsOf(w.title)) {
+            continue;
+        }
+        for (const Window& other : windows) {
+            const ImGuiWindowSettings* known =
+                other.slot == w.slot ? settingsOf(other.title) : nullptr;
+            if (known && known->DockId != 0) {
+                pendingDocks[w.title] = known->DockId;
+                break;
+            }
+        }
+    }
 }
 
 void App::Impl::drawMenu() {
@@ -395,11 +415,17 @@ void App::frame() {
         }
         if (!s.hadLayout) {
             s.buildDefaultLayout(dockspace);
+        } else {
+            s.dockUnknownWindows();
         }
         s.layoutBuilt = true;
     }
     ViewContext ctx = s.context();
     for (const Window& w : s.windows) {
+        if (auto it = s.pendingDocks.find(w.title); it != s.pendingDocks.end()) {
+            ImGui::SetNextWindowDockID(it->second);
+            s.pendingDocks.erase(it);
+        }
         w.draw(ctx);
     }
     // --show: one window per frame once the windows exist (focusing several docked windows

@@ -97,6 +97,7 @@ struct App::Impl {
     HeatmapView heatmapView;
     PrecisionView precisionView;
     PrecisionLabView precisionLabView;
+    DistributedView distributedView;
     WarmupView warmupView;
     CompareView compareView;
     OpsView opsView;
@@ -167,6 +168,10 @@ struct App::Impl {
         return ctx;
     }
     void buildDefaultLayout(ImGuiID dockspace);
+    // Windows the saved layout does not know (added by a later version) join, as a tab, a
+    // window it knows from the same default place, instead of floating over the layout.
+    std::map<std::string, ImGuiID> pendingDocks; // title -> dock node, for the first frame
+    void dockUnknownWindows();
     // The answers to the restore offer (Autosave::answer records them).
     void restore(const Autosave::Previous& previous);
     void discard();

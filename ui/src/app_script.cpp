@@ -69,6 +69,10 @@ void App::Impl::registerCharts() {
          [this](ViewContext& ctx) { precisionLabView.drawLossScaleChart(ctx, ImVec2(-1, -1)); }},
         {"grad-norms", "Precision lab: a layer's gradient norm per step",
          [this](ViewContext& ctx) { precisionLabView.drawGradNormChart(ctx, ImVec2(-1, -1)); }},
+        {"ddp-strategies", "Distributed: communication overhead and bus bandwidth per strategy",
+         [this](ViewContext& ctx) { distributedView.drawStrategiesChart(ctx, ImVec2(-1, -1)); }},
+        {"ddp-lanes", "Distributed: each rank's steps, compute and exposed communication",
+         [this](ViewContext& ctx) { distributedView.drawLanesChart(ctx, ImVec2(-1, -1)); }},
     };
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <unordered_set>
 
@@ -345,6 +346,20 @@ const FieldText kNameFields[] = {
     },
     [](const RunConfig& c) { return std::string(c.opProfile ? "op profile" : "no op profile"); },
     [](const RunConfig& c) { return std::string(c.memorySnapshot ? "snapshot" : "no snapshot"); },
+    // Data-parallel runs: the fields of the request (empty for a run of one process).
+    [](const RunConfig& c) {
+        return c.ddp ? std::to_string(c.ddp->worldSize) + " ranks" : std::string("1 process");
+    },
+    [](const RunConfig& c) { return c.ddp ? std::string(toString(c.ddp->backend)) : ""; },
+    [](const RunConfig& c) { return c.ddp ? std::string(toString(c.ddp->strategy)) : ""; },
+    [](const RunConfig& c) {
+        if (!c.ddp || c.ddp->strategy != DdpStrategy::Bucketed) {
+            return std::string();
+        }
+        char text[48];
+        std::snprintf(text, sizeof(text), "%g MiB buckets", c.ddp->bucketMb);
+        return std::string(text);
+    },
 };
 
 } // namespace
@@ -361,7 +376,10 @@ std::vector<std::string> distinguishingNames(const std::vector<const RunResult*>
                 continue;
             }
             for (size_t k = 0; k < runs.size(); ++k) {
-                names[k] += (names[k].empty() ? "" : " ") + field(runs[k]->config);
+                const std::string text = field(runs[k]->config);
+                if (!text.empty()) {
+                    names[k] += (names[k].empty() ? "" : " ") + text;
+                }
             }
         }
     }

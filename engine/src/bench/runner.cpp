@@ -225,14 +225,6 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
     return true;
 }
 
-std::string describe(const std::vector<ConfigError>& errors) {
-    std::string out;
-    for (const auto& e : errors) {
-        out += (out.empty() ? "" : "; ") + e.message();
-    }
-    return out;
-}
-
 void releaseDeviceMemory(const DeviceTarget& target) {
     if (target.cuda) {
         cuda::synchronize(target.index);

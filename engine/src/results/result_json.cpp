@@ -375,17 +375,40 @@ ResultSet parseResultSet(std::string_view text) {
     }
 }
 
+namespace {
+
+// One JSON value on one line (no newline inside), bad UTF-8 replaced.
+std::string oneLine(const json& j) {
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// A document of one record read by `from`; a type error is "malformed <what>: ...".
+template <typename From>
+auto parseRecord(std::string_view text, From from, const char* what) {
+    const json j = parseDocument(text);
+    try {
+        return from(j, "$");
+    } catch (const json::exception& e) {
+        throw ResultFormatError(std::string("malformed ") + what + ": " + e.what());
+    }
+}
+
+} // namespace
+
 std::string runToJsonLine(const RunResult& run) {
-    return runJson(run).dump(-1, ' ', false, json::error_handler_t::replace);
+    return oneLine(runJson(run));
 }
 
 RunResult parseRun(std::string_view text) {
-    const json j = parseDocument(text);
-    try {
-        return runFrom(j, "$");
-    } catch (const json::exception& e) {
-        throw ResultFormatError(std::string("malformed run: ") + e.what());
-    }
+    return parseRecord(text, runFrom, "run");
+}
+
+std::string stepToJsonLine(const StepRecord& step) {
+    return oneLine(stepJson(step));
+}
+
+StepRecord parseStep(std::string_view text) {
+    return parseRecord(text, stepFrom, "step");
 }
 
 RunConfig patchConfig(const RunConfig& base, std::string_view patch, const std::string& path) {

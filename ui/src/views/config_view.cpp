@@ -156,6 +156,38 @@ void ConfigView::draw(ViewContext& ctx) {
     fieldError(errors, "device");
     ImGui::InputScalar("seed", ImGuiDataType_U64, &c.seed);
 
+    ImGui::SeparatorText("Data parallel");
+    bool parallel = c.ddp.has_value();
+    if (ImGui::Checkbox("data-parallel (DDP)", &parallel)) {
+        if (parallel) {
+            c.ddp = DdpRequest{};
+            if (resolveDevice(c.device).cuda) {
+                c.ddp->backend = DdpBackend::Nccl;
+            }
+        } else {
+            c.ddp.reset();
+        }
+    }
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("Runs the configuration on world-size processes (lmprof-cli ranks) "
+                          "with LibTorch's c10d: Gloo on the CPU, NCCL with one GPU per rank. "
+                          "Each rank trains batch sequences of its own and all-reduces the "
+                          "gradients by the strategy. The Distributed window shows each "
+                          "rank's compute and exposed communication.");
+    }
+    if (c.ddp) {
+        ImGui::InputInt("world size", &c.ddp->worldSize);
+        fieldError(errors, "ddp.world_size");
+        enumCombo("backend", c.ddp->backend, kDdpBackends);
+        fieldError(errors, "ddp.backend");
+        enumCombo("strategy", c.ddp->strategy, kDdpStrategies);
+        if (c.ddp->strategy == DdpStrategy::Bucketed) {
+            ImGui::InputDouble("bucket MiB", &c.ddp->bucketMb, 1.0, 5.0, "%g");
+            fieldError(errors, "ddp.bucket_mb");
+        }
+        fieldError(errors, "ddp");
+    }
+
     ImGui::SeparatorText("Memory");
     bool snapshot = c.memorySnapshot.has_value();
     if (ImGui::Checkbox("record memory snapshot", &snapshot)) {

@@ -8,6 +8,7 @@
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
+#include "table_cells.h"
 #include "theme.h"
 #include "views.h"
 
@@ -30,61 +31,6 @@ constexpr const char* kDevices[] = {"auto", "cpu", "cuda"};
 template <typename T>
 bool ready(const std::future<T>& f) {
     return f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-}
-
-// The body rows (rows[1..]) of an open table; `tint` may colour a cell, and the cells of
-// column `wrap` wrap.
-void drawBody(const Rows& rows,
-              const std::function<std::optional<ImVec4>(size_t, size_t)>& tint = {},
-              size_t wrap = std::string::npos) {
-    for (size_t r = 1; r < rows.size(); ++r) {
-        ImGui::TableNextRow();
-        for (size_t c = 0; c < rows[r].size(); ++c) {
-            ImGui::TableNextColumn();
-            if (const auto t = tint ? tint(r, c) : std::nullopt) {
-                ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
-                                       ImGui::GetColorU32(withAlpha(*t, 0.35f)));
-            }
-            if (c == wrap) {
-                ImGui::TextWrapped("%s", rows[r][c].c_str());
-            } else {
-                ImGui::TextUnformatted(rows[r][c].c_str());
-            }
-        }
-    }
-}
-
-// A table of report rows (rows[0] the header), as tall as its rows.
-void drawRows(const char* id, const Rows& rows) {
-    if (rows.empty()) {
-        return;
-    }
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
-                                  ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX |
-                                  ImGuiTableFlags_ScrollY;
-    // A table that scrolls sideways takes every line left unless told its height: its rows
-    // (and the scrollbar), so what follows stays in view.
-    const ImGuiStyle& style = ImGui::GetStyle();
-    const float rowHeight = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y;
-    const float natural = rowHeight * static_cast<float>(rows.size()) + style.ScrollbarSize + 2.0f;
-    if (!ImGui::BeginTable(id, static_cast<int>(rows[0].size()), flags, ImVec2(0.0f, natural))) {
-        return;
-    }
-    ImGui::TableSetupScrollFreeze(1, 1);
-    for (const auto& h : rows[0]) {
-        ImGui::TableSetupColumn(h.c_str());
-    }
-    ImGui::TableHeadersRow();
-    drawBody(rows);
-    ImGui::EndTable();
-}
-
-void copyButton(const char* label, const Rows& rows, size_t textColumns) {
-    if (ImGui::SmallButton(label)) {
-        std::ostringstream out;
-        writeMarkdownRows(out, rows, textColumns);
-        ImGui::SetClipboardText(out.str().c_str());
-    }
 }
 
 // Each accumulator its colour, each addend its marker; LibTorch's sum() grey.
@@ -205,8 +151,8 @@ void PrecisionLabView::drawAccumulation(ViewContext& ctx) {
     ImGui::Text("On %s: 1000 × 0.01", report->device.c_str());
     ImGui::SameLine();
     const Rows loops = seedLoopRows(*report);
-    copyButton("Copy as Markdown##loops", loops, 1);
-    drawRows("##seed-loops", loops);
+    copyMarkdownButton("Copy as Markdown##loops", loops, 1);
+    drawRowsTable("##seed-loops", loops);
     ImGui::Checkbox("error against n × 0.01 (with the error of storing 0.01)", &m_intended);
     plot::helpMarker();
     const float height =
@@ -214,8 +160,8 @@ void PrecisionLabView::drawAccumulation(ViewContext& ctx) {
     drawAccumulationChart(ctx, ImVec2(-1, height));
     if (ImGui::CollapsingHeader("Sums at every decade")) {
         const Rows grid = accumulationRows(*report, false);
-        copyButton("Copy as Markdown##grid", grid, 2);
-        drawRows("##grid", grid);
+        copyMarkdownButton("Copy as Markdown##grid", grid, 2);
+        drawRowsTable("##grid", grid);
     }
 }
 
@@ -386,7 +332,7 @@ void PrecisionLabView::drawDtypes(ViewContext& ctx) {
     }
     const Rows rows = dtypeRows(report, true, true);
     ImGui::SameLine();
-    copyButton("Copy as Markdown##dtypes", dtypeRows(report, true, false), 7);
+    copyMarkdownButton("Copy as Markdown##dtypes", dtypeRows(report, true, false), 7);
     // Reduced-precision dtypes in the warning colour: where autocast (or a bf16 model) put
     // the numbers into 16 bits.
     const auto tint = [&rows](size_t r, size_t c) -> std::optional<ImVec4> {
@@ -408,7 +354,7 @@ void PrecisionLabView::drawDtypes(ViewContext& ctx) {
     }
     ImGui::TableSetupColumn(rows[0][6].c_str(), ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableHeadersRow();
-    drawBody(rows, tint, 6); // the notes wrap
+    drawRowsBody(rows, tint, 6); // the notes wrap
     ImGui::EndTable();
 }
 
@@ -471,8 +417,8 @@ void PrecisionLabView::drawNumerics(ViewContext& ctx) {
                          r.config.precision == Precision::Fp16 ? std::to_string(skipped) : "-",
                          scaleText});
     }
-    copyButton("Copy as Markdown##numerics", table, 2);
-    drawRows("##numerics", table);
+    copyMarkdownButton("Copy as Markdown##numerics", table, 2);
+    drawRowsTable("##numerics", table);
     if (!fp32) {
         ImGui::TextDisabled("No fp32 run of this model and data: run one for max |Δ loss|.");
     }

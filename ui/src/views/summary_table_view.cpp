@@ -8,6 +8,7 @@
 #include "theme.h"
 #include "views.h"
 
+#include <algorithm>
 #include <imgui.h>
 #include <sstream>
 
@@ -63,13 +64,22 @@ void SummaryTableView::draw(ViewContext& ctx) {
     ImGui::SameLine();
     ImGui::TextDisabled("%zu configuration(s); the newest run of each", rows.size());
 
-    const char* headers[] = {"Model",         "Context",      "Precision",    "Mode",
-                             "Warmup",        "Fwd ms ± std", "Bwd ms ± std", "Opt ms ± std",
-                             "Step ms ± std", "Peak memory",  "Tokens/s"};
+    // Data-parallel runs add a column saying how they ran (world size, backend, strategy);
+    // their times are rank 0's.
+    const bool parallel = std::any_of(rows.begin(), rows.end(),
+                                      [&](int i) { return runs[i].result.config.ddp.has_value(); });
+    std::vector<const char*> headers = {"Model", "Context", "Precision", "Mode"};
+    if (parallel) {
+        headers.push_back("Parallel");
+    }
+    for (const char* h : {"Warmup", "Fwd ms ± std", "Bwd ms ± std", "Opt ms ± std", "Step ms ± std",
+                          "Peak memory", "Tokens/s"}) {
+        headers.push_back(h);
+    }
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                   ImGuiTableFlags_SizingFixedFit;
-    if (ImGui::BeginTable("summary", IM_ARRAYSIZE(headers), flags)) {
+    if (ImGui::BeginTable("summary", static_cast<int>(headers.size()), flags)) {
         ImGui::TableSetupScrollFreeze(2, 1);
         for (const char* h : headers) {
             ImGui::TableSetupColumn(h);
@@ -83,6 +93,9 @@ void SummaryTableView::draw(ViewContext& ctx) {
             cell::integer(c.contextLength);
             cell::text(toString(c.precision));
             cell::text(toString(c.mode));
+            if (parallel) {
+                cell::text(c.ddp ? describe(*c.ddp) : "-");
+            }
             cell::integer(c.warmupSteps);
             const bool failed = v.finished && v.result.status != RunStatus::Ok;
             if (failed) {

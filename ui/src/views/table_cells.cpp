@@ -5,7 +5,9 @@
 #include "lmprof/engine/report.h"
 #include "theme.h"
 
+#include <algorithm>
 #include <imgui.h>
+#include <sstream>
 
 namespace lmprof::ui::cell {
 
@@ -48,3 +50,61 @@ void pAndVerdict(const engine::WelchTest& welch, engine::Verdict verdict, std::s
 }
 
 } // namespace lmprof::ui::cell
+
+namespace lmprof::ui {
+
+void drawRowsBody(const engine::Rows& rows,
+                  const std::function<std::optional<ImVec4>(size_t, size_t)>& tint, size_t wrap) {
+    for (size_t r = 1; r < rows.size(); ++r) {
+        ImGui::TableNextRow();
+        for (size_t c = 0; c < rows[r].size(); ++c) {
+            ImGui::TableNextColumn();
+            if (const auto t = tint ? tint(r, c) : std::nullopt) {
+                ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
+                                       ImGui::GetColorU32(withAlpha(*t, 0.35f)));
+            }
+            if (c == wrap) {
+                ImGui::TextWrapped("%s", rows[r][c].c_str());
+            } else {
+                ImGui::TextUnformatted(rows[r][c].c_str());
+            }
+        }
+    }
+}
+
+void drawRowsTable(const char* id, const engine::Rows& rows, float maxHeight) {
+    if (rows.empty()) {
+        return;
+    }
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
+                                  ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_ScrollX |
+                                  ImGuiTableFlags_ScrollY;
+    // A table that scrolls sideways takes every line left unless told its height: its rows
+    // (and the scrollbar), so what follows stays in view.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float rowHeight = ImGui::GetTextLineHeight() + 2.0f * style.CellPadding.y;
+    float height = rowHeight * static_cast<float>(rows.size()) + style.ScrollbarSize + 2.0f;
+    if (maxHeight > 0.0f) {
+        height = std::min(height, maxHeight);
+    }
+    if (!ImGui::BeginTable(id, static_cast<int>(rows[0].size()), flags, ImVec2(0.0f, height))) {
+        return;
+    }
+    ImGui::TableSetupScrollFreeze(1, 1);
+    for (const auto& h : rows[0]) {
+        ImGui::TableSetupColumn(h.c_str());
+    }
+    ImGui::TableHeadersRow();
+    drawRowsBody(rows);
+    ImGui::EndTable();
+}
+
+void copyMarkdownButton(const char* label, const engine::Rows& rows, size_t textColumns) {
+    if (ImGui::SmallButton(label)) {
+        std::ostringstream out;
+        engine::writeMarkdownRows(out, rows, textColumns);
+        ImGui::SetClipboardText(out.str().c_str());
+    }
+}
+
+} // namespace lmprof::ui

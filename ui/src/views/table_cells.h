@@ -4,7 +4,12 @@
 
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/records.h"
+#include "lmprof/engine/report.h"
 
+#include <functional>
+#include <imgui.h>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace lmprof::ui::cell {
@@ -20,3 +25,20 @@ void pAndVerdict(const engine::WelchTest& welch, engine::Verdict verdict,
                  std::string_view text = {});
 
 } // namespace lmprof::ui::cell
+
+namespace lmprof::ui {
+
+// Report rows (engine/report.h; rows[0] the header) as ImGui tables, shared by the views
+// that show the CLI's tables (the lab, Distributed).
+// The body rows (rows[1..]) of an open table; `tint` may colour a cell, and the cells of
+// column `wrap` wrap.
+void drawRowsBody(const engine::Rows& rows,
+                  const std::function<std::optional<ImVec4>(size_t, size_t)>& tint = {},
+                  size_t wrap = std::string::npos);
+// A table of the rows, as tall as its rows up to maxHeight (0: no limit; it scrolls past).
+void drawRowsTable(const char* id, const engine::Rows& rows, float maxHeight = 0.0f);
+// A small button that copies the rows to the clipboard as Markdown (textColumns as in
+// writeMarkdownRows).
+void copyMarkdownButton(const char* label, const engine::Rows& rows, size_t textColumns);
+
+} // namespace lmprof::ui

@@ -349,6 +349,28 @@ private:
     std::vector<double> m_ticks; // a log axis's tick values
 };
 
+// Data-parallel runs (docs/DISTRIBUTED.md): the strategies side by side (overhead and bus
+// bandwidth), each rank's steps as lanes of compute and exposed communication, the seeds'
+// per-step table; runs all three strategies of Configure's configuration.
+class DistributedView {
+public:
+    static constexpr const char* kTitle = "Distributed";
+    void draw(ViewContext& ctx);
+    // The charts alone, filling `size` (the window's, or an exported PNG's).
+    void drawStrategiesChart(ViewContext& ctx, ImVec2 size);
+    void drawLanesChart(ViewContext& ctx, ImVec2 size);
+
+private:
+    void drawLauncher(ViewContext& ctx);
+    void drawLanesControls(ViewContext& ctx);
+    // The run whose lanes and steps are shown: the one chosen, else the newest finished.
+    RunView* lanesRun(ViewContext& ctx);
+
+    std::string m_lanesRunId;
+    bool m_showWarmup = false;
+    plot::FollowAxis m_lanesX;
+};
+
 // Warmup study: per configuration, step time by step index for each warmup count, and the
 // std of the measured steps against the warmup count.
 class WarmupView {

@@ -157,6 +157,8 @@ struct ConfigError {
 // Every problem with the configuration; empty when it is valid. Field names follow the
 // JSON result schema (model.d_model, context_length, ...).
 std::vector<ConfigError> validate(const RunConfig& config);
+// "field: reason; field: reason": the errors in one line (a run's error text).
+std::string describe(const std::vector<ConfigError>& errors);
 std::vector<ConfigError> validate(const ModelConfig& model);
 // The request's problems ("ddp.world_size", "ddp.bucket_mb", ...), part of validate(RunConfig).
 std::vector<ConfigError> validate(const DdpRequest& request);

@@ -41,6 +41,9 @@ struct DdpRequest {
     double timeoutS = 60.0;
 };
 
+// "2 × gloo, bucketed 25 MiB": the request in a few words (the window's tables and lanes).
+std::string describe(const DdpRequest& request);
+
 // One rank's step. The exposed communication is the part the step waited for (after
 // backward); communication hidden behind backward is commMs − exposedCommMs.
 struct DdpStepRecord {

@@ -54,6 +54,10 @@ RunConfig patchConfig(const RunConfig& base, std::string_view patch, const std::
 std::string runToJsonLine(const RunResult& run);
 RunResult parseRun(std::string_view text);
 
+// One step as a single JSON line, and back (a launched rank 0's progress, ddp_launch.h).
+std::string stepToJsonLine(const StepRecord& step);
+StepRecord parseStep(std::string_view text);
+
 // An autosave file: one run per line (runToJsonLine), appended as runs finish.
 struct JsonlRuns {
     std::vector<RunResult> runs;

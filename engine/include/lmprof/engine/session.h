@@ -7,10 +7,13 @@
 //   session.submit(config);                // queued; runs in submission order
 //   for (auto& e : session.drain()) ...    // non-blocking; or waitForEvents(timeout) first
 //   session.cancel();                      // current run stops within one step
+// A configuration with a ddp request runs as local rank processes (launchDataParallel);
+// the session relays rank 0's steps.
 // The destructor cancels, stops and joins the worker.
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/ddp_launch.h"
 #include "lmprof/engine/records.h"
 
 #include <atomic>
@@ -71,6 +74,10 @@ public:
     // True while a run is executing or queued.
     bool busy() const;
 
+    // The program data-parallel runs start as their ranks (rankProgramBesideThisOne() until
+    // set): for runs submitted after the call.
+    void setRankProgram(RankProgram program);
+
 private:
     void workerLoop();
     void publish(SessionEvent event);
@@ -79,6 +86,7 @@ private:
     std::condition_variable m_commandReady;
     std::condition_variable m_eventReady;
     std::deque<std::pair<int, RunConfig>> m_queue;
+    RankProgram m_rankProgram = rankProgramBesideThisOne();
     std::vector<SessionEvent> m_events;
     int m_wakeEvents = 0; // events in m_events that end waitForEvents (not samples)
     int m_nextIndex = 0;
