@@ -308,8 +308,11 @@ TEST(OpProfileRun, ForwardSelfTimesAddUpToTheForwardPhase) {
     for (const auto& row : p.rows) {
         self += row.phase == Phase::Forward && row.kind == OpKind::Op ? row.selfMs : 0.0;
     }
+    // Every op of the phase is counted once (never more than the phase) and the ops are most
+    // of it; the rest is the harness between ops, which grows under load and sanitizers.
     const double forward = r.steps[2].forwardMs;
-    EXPECT_NEAR(self, forward, 0.2 * forward) << self << " ms of ops in " << forward << " ms";
+    EXPECT_LE(self, 1.05 * forward) << self << " ms of ops in " << forward << " ms";
+    EXPECT_GE(self, 0.5 * forward) << self << " ms of ops in " << forward << " ms";
 }
 
 TEST(OpProfileRun, HeadlineAnswersTheSeedQuestions) {
