@@ -77,11 +77,12 @@ void printConfigErrors(const std::vector<ConfigError>& errors) {
     }
 }
 
-// Validates the config and checks it can run here; prints every problem otherwise.
-bool acceptConfig(const RunConfig& c) {
+// Validates the config and checks it can run on the engine (this machine without one);
+// prints every problem otherwise.
+bool acceptConfig(const RunConfig& c, const SessionInterface* engine) {
     std::vector<ConfigError> errors = validate(c);
     if (errors.empty()) {
-        if (auto refusal = checkRunnable(c)) {
+        if (auto refusal = engine ? engine->checkRunnable(c) : checkRunnable(c)) {
             errors.push_back(*refusal);
         }
     }
@@ -95,7 +96,8 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
                                      const std::string& precision, const std::string& mode,
                                      const CommonOptions& o,
                                      std::optional<SnapshotRequest> snapshot = std::nullopt,
-                                     std::optional<DdpRequest> ddp = std::nullopt) {
+                                     std::optional<DdpRequest> ddp = std::nullopt,
+                                     const SessionInterface* engine = nullptr) {
     std::vector<ConfigError> errors;
     RunConfig c;
     c.ddp = ddp;
@@ -170,7 +172,7 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
         printConfigErrors(errors);
         return std::nullopt;
     }
-    return acceptConfig(c) ? std::optional<RunConfig>(c) : std::nullopt;
+    return acceptConfig(c, engine) ? std::optional<RunConfig>(c) : std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -214,12 +216,11 @@ void assignTracePaths(std::vector<RunConfig>& configs, const CommonOptions& o) {
     }
 }
 
-// Runs configs in order on one session; `skip` may turn a config into a skipped result
+// Runs configs in order on the engine; `skip` may turn a config into a skipped result
 // without running it. Calls `finished` as each run ends.
 template <typename SkipFn, typename DoneFn>
-std::vector<RunResult> runAll(const std::vector<RunConfig>& configs, bool quiet, SkipFn skip,
-                              DoneFn finished) {
-    Session session;
+std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunConfig>& configs,
+                              bool quiet, SkipFn skip, DoneFn finished) {
     std::vector<RunResult> results;
     for (size_t i = 0; i < configs.size(); ++i) {
         if (g_interrupts.load() > 0) {
@@ -238,11 +239,11 @@ std::vector<RunResult> runAll(const std::vector<RunConfig>& configs, bool quiet,
         }
         // A warning, not a refusal: the run may still be wanted (to see where it fails).
         if (const std::string fit =
-                fitWarning(configs[i], deviceMemoryBytes(resolveDevice(configs[i].device)));
+                fitWarning(configs[i], session.deviceMemoryBytes(configs[i].device));
             !fit.empty()) {
             std::fprintf(stderr, "%s warning: %s\n", label.c_str(), fit.c_str());
         }
-        session.submit(configs[i]);
+        const int index = session.submit(configs[i]);
         bool done = false;
         bool cancelSent = false;
         while (!done) {
@@ -253,9 +254,12 @@ std::vector<RunResult> runAll(const std::vector<RunConfig>& configs, bool quiet,
                 cancelSent = true;
             }
             for (auto& event : session.drain()) {
-                if (auto* step = std::get_if<StepFinished>(&event); step && !quiet) {
+                // A remote engine's other clients' runs are theirs: only this one counts.
+                if (auto* step = std::get_if<StepFinished>(&event);
+                    step && step->runIndex == index && !quiet) {
                     printStep(label, step->step, configs[i]);
-                } else if (auto* fin = std::get_if<RunFinished>(&event)) {
+                } else if (auto* fin = std::get_if<RunFinished>(&event);
+                           fin && fin->runIndex == index) {
                     fin->result.id = runIdFor(configs[i], i);
                     results.push_back(std::move(fin->result));
                     finished(results.back());
@@ -281,7 +285,8 @@ int exitCodeFor(const std::vector<RunResult>& runs) {
 
 } // namespace
 
-int reportRuns(const std::vector<RunResult>& runs, const CommonOptions& o) {
+int reportRuns(const std::vector<RunResult>& runs, const CommonOptions& o,
+               const Environment* environment) {
     const auto format = parseReportFormat(o.format);
     writeReport(std::cout, runs, *format);
     if (!o.jsonPath.empty()) {
@@ -300,7 +305,7 @@ int reportRuns(const std::vector<RunResult>& runs, const CommonOptions& o) {
                              "runs go to %s\n",
                              o.jsonPath.c_str(), target.c_str());
             }
-            saveResultSetAtomic(makeSet(runs, o.device), target);
+            saveResultSetAtomic(makeSet(runs, o.device, environment), target);
             if (!o.quiet) {
                 std::fprintf(stderr, "saved %zu run(s) to %s\n", runs.size(), target.c_str());
             }
@@ -333,11 +338,12 @@ auto noSkip = [](const RunConfig&) { return std::optional<RunResult>(); };
 // ---------------------------------------------------------------------------------------
 // Shared by the commands (cli_commands.h)
 
-ResultSet makeSet(std::vector<RunResult> runs, const std::string& device) {
+ResultSet makeSet(std::vector<RunResult> runs, const std::string& device,
+                  const Environment* environment) {
     ResultSet set;
     set.created = utcNow();
     set.tool = toolInfo();
-    set.environment = probeEnvironment(resolveDevice(device));
+    set.environment = environment ? *environment : probeEnvironment(resolveDevice(device));
     set.runs = std::move(runs);
     return set;
 }
@@ -365,9 +371,11 @@ bool checkFormat(const std::string& format) {
 // ---------------------------------------------------------------------------------------
 // run
 
-std::optional<RunConfig> buildRunConfig(const RunOptions& o, std::optional<DdpRequest> ddp) {
+std::optional<RunConfig> buildRunConfig(const RunOptions& o, std::optional<DdpRequest> ddp,
+                                        const SessionInterface* engine) {
     if (o.snapshotPath.empty()) {
-        return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common, std::nullopt, ddp);
+        return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common, std::nullopt, ddp,
+                           engine);
     }
     SnapshotRequest snap = defaultSnapshotRequest(o.snapshotPath, o.common.warmup);
     if (o.snapshotStep >= 0) {
@@ -375,21 +383,26 @@ std::optional<RunConfig> buildRunConfig(const RunOptions& o, std::optional<DdpRe
     }
     snap.stepCount = o.snapshotSteps;
     snap.maxEntries = o.snapshotMaxEntries;
-    return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common, snap, ddp);
+    return buildConfig(o.model, o.ctx, o.precision, o.mode, o.common, snap, ddp, engine);
 }
 
 int runCommand(const RunOptions& o) {
     if (!checkFormat(o.common.format) || !checkJsonTarget(o.common.jsonPath)) {
         return kExitUsage;
     }
-    auto config = buildRunConfig(o);
+    const auto engine = openEngine(o.common);
+    if (!engine) {
+        return kExitFailure;
+    }
+    auto config = buildRunConfig(o, std::nullopt, engine.get());
     if (!config) {
         return kExitUsage;
     }
     std::vector<RunConfig> configs{*config};
     assignTracePaths(configs, o.common);
-    auto runs = runAll(configs, o.common.quiet, noSkip, [](const RunResult&) {});
-    const int code = reportRuns(runs, o.common);
+    auto runs = runAll(*engine, configs, o.common.quiet, noSkip, [](const RunResult&) {});
+    const Environment environment = engine->environment(o.common.device);
+    const int code = reportRuns(runs, o.common, &environment);
     if (!runs.empty() && runs.front().opProfile) {
         if (*parseReportFormat(o.common.format) == ReportFormat::Csv) {
             // stdout is one CSV table; the profile's own CSV is one command away.
@@ -424,7 +437,7 @@ namespace {
 
 // The lists as a SweepSpec. Each model is built once with the first of the other lists
 // (which checks the model flags); the other list entries are parsed one by one.
-std::optional<SweepSpec> buildSweep(const SweepOptions& o) {
+std::optional<SweepSpec> buildSweep(const SweepOptions& o, const SessionInterface& engine) {
     for (auto [empty, flag] : {std::pair{o.models.empty(), "--models"},
                                {o.ctx.empty(), "--ctx"},
                                {o.precisions.empty(), "--precision"},
@@ -447,7 +460,8 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o) {
     }
     SweepSpec spec;
     for (const auto& model : o.models) {
-        auto c = buildConfig(model, o.ctx.front(), o.precisions.front(), baseMode, common);
+        auto c = buildConfig(model, o.ctx.front(), o.precisions.front(), baseMode, common,
+                             std::nullopt, std::nullopt, &engine);
         if (!c) {
             return std::nullopt;
         }
@@ -482,7 +496,11 @@ int sweepCommand(const SweepOptions& o) {
     if (!checkFormat(o.common.format) || !checkJsonTarget(o.common.jsonPath)) {
         return kExitUsage;
     }
-    const auto spec = buildSweep(o);
+    const auto engine = openEngine(o.common);
+    if (!engine) {
+        return kExitFailure;
+    }
+    const auto spec = buildSweep(o, *engine);
     if (!spec) {
         return kExitUsage;
     }
@@ -506,7 +524,7 @@ int sweepCommand(const SweepOptions& o) {
     }
     assignTracePaths(configs, o.common);
     for (const auto& c : configs) {
-        if (!acceptConfig(c)) {
+        if (!acceptConfig(c, engine.get())) {
             return kExitUsage;
         }
     }
@@ -531,8 +549,9 @@ int sweepCommand(const SweepOptions& o) {
         }
     };
     try {
-        auto runs = runAll(configs, o.common.quiet, skip, finished);
-        const int code = reportRuns(runs, o.common);
+        auto runs = runAll(*engine, configs, o.common.quiet, skip, finished);
+        const Environment environment = engine->environment(o.common.device);
+        const int code = reportRuns(runs, o.common, &environment);
         return autosaveFailed && code == kExitOk ? kExitFailure : code;
     } catch (const std::exception& e) {
         std::cerr << "lmprof-cli: " << e.what() << "\n";

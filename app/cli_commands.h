@@ -7,8 +7,11 @@
 #include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/report.h"
+#include "lmprof/engine/session_interface.h"
 
 #include <atomic>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +45,10 @@ struct CommonOptions {
     int profileSteps = engine::OpProfileRequest{}.stepCount;
     std::string profileTrace; // Chrome trace path, "{run}" = run id; default beside --json
     bool gradNorms = false;   // --grad-norms: per-layer gradient norms every step
+    // --connect HOST:PORT --token-file F: run on an lmprof-cli serve (docs/REMOTE.md) instead
+    // of in this process (run, sweep and the window take them).
+    std::string connect;
+    std::string tokenFile;
 };
 
 struct RunOptions {
@@ -123,8 +130,27 @@ struct DdpOptions {
 // The configuration the options describe, validated and checked against this machine;
 // nullopt after printing every problem (flag, field, reason) to stderr.
 // With `ddp`, the configuration of a data-parallel run (checked with its request in place).
+// With `engine`, that engine is asked whether the configuration can run (a remote one's
+// devices); else this machine.
 std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options,
-                                                std::optional<engine::DdpRequest> ddp = {});
+                                                std::optional<engine::DdpRequest> ddp = {},
+                                                const engine::SessionInterface* engine = nullptr);
+
+// The engine run and sweep drive: a Session in this process, or with --connect a
+// RemoteSession once its server accepted the hello; nullptr after printing why not (an
+// unreadable token file, a bad address, a refusal, no answer in 10 s).
+std::unique_ptr<engine::SessionInterface> openEngine(const CommonOptions& options);
+// lmprof-cli serve (docs/REMOTE.md).
+struct ServeOptions {
+    std::string listen = "127.0.0.1:7377";
+    std::string tokenFile; // empty: <config dir>/server/token, made (0600) at the first start
+    bool allowRemote = false;
+    std::string stateDir; // empty: <config dir>/server (autosave.jsonl, files of runs)
+};
+int serveCommand(const ServeOptions& options);
+// Where lmprof keeps its own files: $LMPROF_CONFIG_DIR, else $XDG_CONFIG_HOME/lmprof, else
+// ~/.config/lmprof (the window's layout and autosave, the server's token).
+std::filesystem::path configDir();
 
 int runCommand(const RunOptions& options);
 int ddpCommand(const DdpOptions& options);
@@ -140,8 +166,10 @@ int precisionDtypesCommand(const PrecisionOptions& options);
 // Lists the CSV export's columns (key, unit, kind, table header) as CSV, from the registry.
 int columnsCommand();
 
-// A result set of these runs with this machine's environment (the device's), created now.
-engine::ResultSet makeSet(std::vector<engine::RunResult> runs, const std::string& device);
+// A result set of these runs with this machine's environment (the device's), or the given
+// one (a remote engine's), created now.
+engine::ResultSet makeSet(std::vector<engine::RunResult> runs, const std::string& device,
+                          const engine::Environment* environment = nullptr);
 // False after printing why --json PATH cannot be written (checked before anything runs).
 bool checkJsonTarget(const std::string& path);
 // False after printing that --format is not one of table, markdown, csv.
@@ -149,7 +177,8 @@ bool checkFormat(const std::string& format);
 
 // The runs' report on stdout and, with --json, the result set; returns the exit code of
 // the runs' outcomes (run and sweep end with this).
-int reportRuns(const std::vector<engine::RunResult>& runs, const CommonOptions& options);
+int reportRuns(const std::vector<engine::RunResult>& runs, const CommonOptions& options,
+               const engine::Environment* environment = nullptr);
 // Prints a run's step the way run and sweep show progress.
 void printStepLine(const std::string& label, const engine::StepRecord& step,
                    const engine::RunConfig& config);

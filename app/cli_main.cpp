@@ -2,6 +2,7 @@
 //   lmprof-cli run   --model small --ctx 256 --precision bf16 --json out.json
 //   lmprof-cli ddp   --world-size 2 --strategy naive,flat,bucketed --json ddp.json
 //   lmprof-cli sweep --models small,medium --ctx 128,256 --precision fp32,bf16
+//   lmprof-cli serve --listen 127.0.0.1:7377    (then run|sweep --connect 127.0.0.1:7377)
 //   lmprof-cli show  out.json --format markdown
 //   lmprof-cli compare yesterday.json today.json
 //   lmprof-cli ops out.json --by op --top 10
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
     RunOptions run;
     CLI::App* runCmd = app.add_subcommand("run", "benchmark one configuration");
     addRunOptions(*runCmd, run);
+    addConnectOptions(*runCmd, run.common);
 
     SweepOptions sweep;
     CLI::App* sweepCmd = app.add_subcommand("sweep", "benchmark every combination of lists");
@@ -48,6 +50,21 @@ int main(int argc, char** argv) {
     addText(*mergeCmd, "--json", merge.jsonPath, "write the merged result set (.json)");
     addText(*mergeCmd, "--format", merge.format, "table|markdown|csv");
     addCommonOptions(*sweepCmd, sweep.common);
+    addConnectOptions(*sweepCmd, sweep.common);
+
+    ServeOptions serve;
+    CLI::App* serveCmd = app.add_subcommand(
+        "serve", "serve this machine's engine to the window and CLI clients (docs/REMOTE.md)");
+    addText(*serveCmd, "--listen", serve.listen,
+            "HOST:PORT to listen on; loopback unless --allow-remote (port 0: any free one)");
+    addText(*serveCmd, "--token-file", serve.tokenFile,
+            "the token clients must present (default: <config dir>/server/token, made with "
+            "mode 0600 at the first start)");
+    serveCmd->add_flag("--allow-remote", serve.allowRemote,
+                       "allow a --listen address other machines can reach (prefer ssh -L)");
+    addText(*serveCmd, "--state-dir", serve.stateDir,
+            "where finished runs are autosaved and runs' files go (default: <config "
+            "dir>/server)");
 
     DdpOptions ddp;
     CLI::App* ddpCmd = app.add_subcommand(
@@ -141,6 +158,10 @@ int main(int argc, char** argv) {
     if (sweepCmd->parsed()) {
         installInterruptHandler();
         return sweepCommand(sweep);
+    }
+    if (serveCmd->parsed()) {
+        installInterruptHandler();
+        return serveCommand(serve);
     }
     if (mergeCmd->parsed()) {
         return mergeCommand(merge);

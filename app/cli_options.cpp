@@ -304,6 +304,14 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
         ->needs(ops);
 }
 
+void addConnectOptions(CLI::App& cmd, CommonOptions& o) {
+    addText(cmd, "--connect", o.connect,
+            "HOST:PORT of an lmprof-cli serve to run on (docs/REMOTE.md), e.g. through "
+            "ssh -L 7377:127.0.0.1:7377 gpu-box");
+    addText(cmd, "--token-file", o.tokenFile,
+            "the server's token (default: <config dir>/server/token, as serve makes it)");
+}
+
 void addRunOptions(CLI::App& cmd, RunOptions& o) {
     addText(cmd, "--model", o.model, "tiny|small|medium|large|xl|2.7B|custom");
     addNumber(cmd, "--ctx", o.ctx, "context length");
@@ -323,6 +331,7 @@ void addRunOptions(CLI::App& cmd, RunOptions& o) {
 
 void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
     addRunOptions(cmd, o.run);
+    addConnectOptions(cmd, o.run.common);
     cmd.add_flag("--autorun", o.autorun, "start the configured run at launch");
     addText(cmd, "--screenshot", o.screenshot, "write a PNG once the run has finished and drawn");
     cmd.add_flag("--exit-when-done", o.exitWhenDone, "exit after the autorun run (and screenshot)");

@@ -40,6 +40,8 @@ void parseCommandLine(CLI::App& app, int argc, char** argv);
 void addCommonOptions(CLI::App& cmd, CommonOptions& o);
 // --model, --ctx, --precision, --mode, --warmup and the common options.
 void addRunOptions(CLI::App& cmd, RunOptions& o);
+// --connect HOST:PORT and --token-file F: drive an lmprof-cli serve (run, sweep, window).
+void addConnectOptions(CLI::App& cmd, CommonOptions& o);
 
 // The window's own launch flags on top of the run options (scripted demos and tests).
 struct WindowOptions {

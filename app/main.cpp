@@ -46,17 +46,6 @@ void requestClose(int sig) {
     g_closeRequested = 1;
 }
 
-std::filesystem::path configDir() {
-    if (const char* dir = std::getenv("LMPROF_CONFIG_DIR"); dir && *dir) {
-        return dir;
-    }
-    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
-        return std::filesystem::path(xdg) / "lmprof";
-    }
-    const char* home = std::getenv("HOME");
-    return std::filesystem::path(home ? home : ".") / ".config" / "lmprof";
-}
-
 // Why the config folder (layout, settings, autosave) cannot be used, or "" when it can. It
 // is checked before a window opens, so a bad one is a message rather than an abort.
 std::string configDirProblem(const std::filesystem::path& dir) {
@@ -111,7 +100,15 @@ int main(int argc, char** argv) {
         ddp->strategy = *engine::parseDdpStrategy(o.strategy);
         ddp->backend = *engine::parseDdpBackend(o.backend);
     }
-    const auto config = app::buildRunConfig(run, ddp);
+    // --connect: the server's engine from the start, and the configuration is its to check.
+    std::shared_ptr<engine::SessionInterface> remoteEngine;
+    if (!run.common.connect.empty()) {
+        remoteEngine = app::openEngine(run.common);
+        if (!remoteEngine) {
+            return app::kExitFailure;
+        }
+    }
+    const auto config = app::buildRunConfig(run, ddp, remoteEngine.get());
     if (!config) {
         return app::kExitUsage;
     }
@@ -134,11 +131,11 @@ int main(int argc, char** argv) {
             return app::kExitUsage;
         }
     }
-    if (const std::string problem = configDirProblem(configDir()); !problem.empty()) {
+    if (const std::string problem = configDirProblem(app::configDir()); !problem.empty()) {
         std::fprintf(stderr,
                      "lmprof: the config folder %s (LMPROF_CONFIG_DIR, else "
                      "$XDG_CONFIG_HOME/lmprof or ~/.config/lmprof): %s\n",
-                     configDir().c_str(), problem.c_str());
+                     app::configDir().c_str(), problem.c_str());
         return app::kExitUsage;
     }
 
@@ -151,7 +148,7 @@ int main(int argc, char** argv) {
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     // --window-size, else the size the window last closed at (its layout was made for it).
     const bool sized = o.windowSize.width > 0;
-    const auto saved = ui::App::savedWindowSize(configDir());
+    const auto saved = ui::App::savedWindowSize(app::configDir());
     const int openWidth = sized ? o.windowSize.width : saved ? saved->first : 1600;
     const int openHeight = sized ? o.windowSize.height : saved ? saved->second : 1000;
     GLFWwindow* window = glfwCreateWindow(openWidth, openHeight, "lmprof", nullptr, nullptr);
@@ -173,7 +170,7 @@ int main(int argc, char** argv) {
         ui::AppOptions appOptions;
         appOptions.initialConfig = *config;
         appOptions.autorun = o.autorun;
-        appOptions.configDir = configDir();
+        appOptions.configDir = app::configDir();
         appOptions.restore = answer;
         appOptions.saveOnExit = o.saveOnExit;
         appOptions.showWindows = o.show;
@@ -188,6 +185,13 @@ int main(int argc, char** argv) {
         appOptions.openFiles = o.open;
         appOptions.fontScale = static_cast<float>(o.fontScale);
         appOptions.demo = demo;
+        appOptions.engine = remoteEngine;
+        if (!run.common.connect.empty()) {
+            appOptions.connectAddress = run.common.connect;
+        }
+        appOptions.connectTokenFile = run.common.tokenFile.empty()
+                                          ? (app::configDir() / "server" / "token").string()
+                                          : run.common.tokenFile;
         ui::App lmprofApp(std::move(appOptions));
         float scaleX = 1.0f, scaleY = 1.0f;
         glfwGetWindowContentScale(window, &scaleX, &scaleY);

@@ -11,6 +11,7 @@ foreach(_src
     report/columns.cpp report/report_cells.cpp report/table_writer.cpp
     report/markdown_writer.cpp report/csv_writer.cpp report/compare_writer.cpp
     report/op_writer.cpp report/lab_writer.cpp results/lab_json.cpp
-    report/ddp_writer.cpp)
+    report/ddp_writer.cpp
+    remote/remote_protocol.cpp)
   list(APPEND LMPROF_CORE_SOURCES "${CMAKE_CURRENT_LIST_DIR}/src/${_src}")
 endforeach()

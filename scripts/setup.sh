@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what lmprof needs on a fresh Debian 12 machine and builds it:
 #   Debian packages (compiler, CMake, Ninja, GoogleTest, nlohmann-json, CLI11, GLFW,
-#   Mesa OpenGL, stb, the DejaVu font, Xvfb for the window's tests, clang with libFuzzer
+#   Mesa OpenGL, stb, standalone Asio, the DejaVu font, Xvfb for the window's tests, clang with libFuzzer
 #   for the fuzz targets),
 #   the pinned torch wheel in a project-local virtual environment (.venv),
 #   then configures and builds with CMake presets.
@@ -16,7 +16,7 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 packages=(build-essential cmake ninja-build git pkg-config python3 python3-venv
           libgtest-dev nlohmann-json3-dev libcli11-dev
           libglfw3-dev libgl-dev libgl1-mesa-dri libstb-dev fonts-dejavu-core xvfb xauth
-          clang libclang-rt-dev ffmpeg libgloo-dev)
+          clang libclang-rt-dev ffmpeg libgloo-dev libasio-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

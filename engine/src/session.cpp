@@ -4,6 +4,7 @@
 #include "lmprof/engine/session.h"
 
 #include "bench/op_profiler.h"
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/runner.h"
 #include "platform/cuda_backend.h"
 
@@ -23,7 +24,7 @@ public:
         m_publish(RunStarted{m_runIndex, header});
     }
     void onStepFinished(const StepRecord& step) override {
-        m_publish(StepFinished{m_runIndex, step});
+        m_publish(StepFinished{m_runIndex, step, steadyNowNs()});
     }
     void onMemorySample(const MemorySample& sample) override {
         m_publish(MemorySampled{m_runIndex, sample});
@@ -44,7 +45,7 @@ std::string runId(const RunConfig& config, int index) {
 
 } // namespace
 
-Session::Session() {
+Session::Session(int firstRunIndex) : m_nextIndex(firstRunIndex) {
     // Before the worker exists: setenv must not race another thread's getenv.
     bench::quietKinetoWithoutGpu(cuda::deviceCount() > 0);
     m_worker = std::thread([this] { workerLoop(); });
@@ -111,6 +112,31 @@ bool Session::busy() const {
 void Session::setRankProgram(RankProgram program) {
     std::lock_guard lock(m_mutex);
     m_rankProgram = std::move(program);
+}
+
+std::vector<std::string> Session::devices() const {
+    return availableDevices();
+}
+
+bool Session::isCuda(std::string_view device) const {
+    return resolveDevice(device).cuda;
+}
+
+int64_t Session::deviceMemoryBytes(std::string_view device) const {
+    return engine::deviceMemoryBytes(resolveDevice(device));
+}
+
+std::optional<ConfigError> Session::checkRunnable(const RunConfig& config) const {
+    return engine::checkRunnable(config);
+}
+
+Environment Session::environment(std::string_view device) const {
+    return probeEnvironment(resolveDevice(device));
+}
+
+EngineInfo Session::info() const {
+    std::call_once(m_infoOnce, [this] { m_info.deviceName = environment("auto").device.name; });
+    return m_info;
 }
 
 void Session::publish(SessionEvent event) {

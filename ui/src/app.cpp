@@ -64,7 +64,7 @@ bool App::saveOnExit() {
         return true;
     }
     ResultSet set =
-        m_impl->store.toResultSet(probeEnvironment(resolveDevice(m_impl->form.config().device)));
+        m_impl->store.toResultSet(m_impl->session().environment(m_impl->form.config().device));
     set.created = utcNow();
     set.tool = toolInfo();
     try {
@@ -221,6 +221,20 @@ void App::Impl::drawMenu() {
         if (ImGui::MenuItem("Screenshot", "F12")) {
             screenshotRequested = true;
         }
+        ImGui::Separator();
+        if (ImGui::MenuItem("Connect...")) {
+            connectDialog.open = true;
+            std::snprintf(connectDialog.address, sizeof(connectDialog.address), "%s",
+                          options.connectAddress.c_str());
+            std::snprintf(connectDialog.tokenFile, sizeof(connectDialog.tokenFile), "%s",
+                          options.connectTokenFile.c_str());
+        }
+        if (ImGui::MenuItem("Use the local engine", nullptr, false, session().info().remote)) {
+            if (switchEngine(std::make_shared<engine::Session>(nextRunIndex()))) {
+                status = "driving the local engine";
+                statusIsError = false;
+            }
+        }
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("View")) {
@@ -249,13 +263,17 @@ void App::Impl::drawMenu() {
         ImGui::EndMenu();
     }
     const RunView* active = store.active();
-    const std::string state = active           ? "running " + active->result.id
-                              : session.busy() ? std::string("starting")
-                                               : std::string("idle");
-    ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::CalcTextSize(state.c_str()).x -
-                    ImGui::GetStyle().ItemSpacing.x * 2);
+    const std::string state = active             ? "running " + active->result.id
+                              : session().busy() ? std::string("starting")
+                                                 : std::string("idle");
+    ImGui::SameLine(0, ImGui::GetFontSize() * 2);
+    drawEngineIndicator();
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX() + ImGui::GetFontSize(),
+                             ImGui::GetWindowWidth() - ImGui::CalcTextSize(state.c_str()).x -
+                                 ImGui::GetStyle().ItemSpacing.x * 2));
     ImGui::TextDisabled("%s", state.c_str());
     ImGui::EndMainMenuBar();
+    drawConnectDialog();
 }
 
 void App::Impl::restore(const Autosave::Previous& previous) {
@@ -377,7 +395,16 @@ void App::frame() {
         s.settings.save(s.settingsFile);
         s.savedSettings = s.settings;
     }
-    auto events = s.session.drain();
+    auto events = std::exchange(s.retiredEvents, {});
+    for (auto& e : s.session().drain()) {
+        events.push_back(std::move(e));
+    }
+    for (const auto& e : events) {
+        if (const auto* step = std::get_if<engine::StepFinished>(&e);
+            step && step->publishedNs > 0) {
+            s.stepsPublishedNs.push_back(step->publishedNs);
+        }
+    }
     s.sweepView.observe(events); // before the store moves the events' contents
     s.reportFinished(events);
     s.autosaveFinished(events); // an autosave error is the last word of the frame

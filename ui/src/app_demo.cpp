@@ -113,7 +113,7 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
             return true;
         }
         form.config() = *c;
-        if (session.busy()) {
+        if (session().busy()) {
             return false; // the Run button waits for the previous run too
         }
         demoRunIndex = submitRun(ctx, *c);
@@ -123,7 +123,7 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
         return true;
     }
     case Kind::Sweep: {
-        if (session.busy() || sweepView.running()) {
+        if (session().busy() || sweepView.running()) {
             return false;
         }
         SweepSpec spec;
@@ -158,7 +158,7 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
             const RunView* v = store.findBySessionIndex(demoRunIndex);
             done = v && v->finished;
         } else {
-            done = !sweepView.running() && !session.busy();
+            done = !sweepView.running() && !session().busy();
         }
         if (!done && elapsed > step.seconds) {
             failDemo(where, "still waiting after " + formatFixed(step.seconds, 0) + " s");

@@ -4,6 +4,7 @@
 
 #include "autosave.h"
 #include "chart_export.h"
+#include "lmprof/engine/remote_session.h"
 #include "lmprof/engine/session.h"
 #include "lmprof/ui/app.h"
 #include "settings.h"
@@ -66,7 +67,27 @@ struct App::Impl {
     }
 
     AppOptions options;
-    engine::Session session;
+    // The engine the window drives: a Session in this process, or a RemoteSession after
+    // File > Connect... (or --connect).
+    std::shared_ptr<engine::SessionInterface> activeEngine =
+        options.engine ? options.engine : std::make_shared<engine::Session>();
+    engine::SessionInterface& session() const { return *activeEngine; }
+    // File > Connect...: the dialog's fields and what went wrong, and the switch itself
+    // (refused, with the reason on the status line, while the engine is busy).
+    struct ConnectDialog {
+        bool open = false;
+        char address[256] = {};
+        char tokenFile[1024] = {};
+        char token[256] = {};
+        std::string error;
+    } connectDialog;
+    void drawConnectDialog();
+    bool switchEngine(std::shared_ptr<engine::SessionInterface> next);
+    int nextRunIndex() const; // after every run the store holds
+    void drawEngineIndicator();
+    std::vector<engine::SessionEvent> retiredEvents; // the last engine's, after a switch
+    std::vector<int64_t> stepsPublishedNs;           // steps drained this frame (recordFrameTime)
+    std::vector<double> stepLatencyMs;
     RunStore store;
     ConfigForm form;
     std::filesystem::path settingsFile;
@@ -159,7 +180,7 @@ struct App::Impl {
     std::vector<FrameSample> frames;
 
     ViewContext context() {
-        ViewContext ctx{session,      store,
+        ViewContext ctx{session(),    store,
                         form,         settings,
                         status,       statusIsError,
                         &pngRequests, options.configDir / "snapshots",

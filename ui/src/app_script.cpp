@@ -175,7 +175,7 @@ bool App::pngPending() const {
 
 bool App::animating() const {
     const Impl& s = *m_impl;
-    return s.session.busy() || s.sweepView.running() || !autorunSettled() || pngPending() ||
+    return s.session().busy() || s.sweepView.running() || !autorunSettled() || pngPending() ||
            s.demoPlaying() || s.screenshotRequested ||
            s.frameNumber < static_cast<int>(s.options.showWindows.size()) + kSettleFrames;
 }
@@ -260,6 +260,12 @@ void App::recordFrameTime(double uiMs, double ms) {
         held += r.result.steps.size();
     }
     m_impl->frames.push_back({uiMs, ms, held, m_impl->store.active() != nullptr});
+    // The frame that drew them is on screen now.
+    const int64_t now = engine::steadyNowNs();
+    for (int64_t published : m_impl->stepsPublishedNs) {
+        m_impl->stepLatencyMs.push_back(static_cast<double>(now - published) / 1e6);
+    }
+    m_impl->stepsPublishedNs.clear();
 }
 
 void App::writeFrameStats(const std::filesystem::path& path) const {
@@ -268,7 +274,10 @@ void App::writeFrameStats(const std::filesystem::path& path) const {
         frames.push_back(
             {{"ui_ms", f.uiMs}, {"ms", f.ms}, {"steps_held", f.stepsHeld}, {"running", f.running}});
     }
-    writeFileAtomic(path, nlohmann::json{{"frames", frames}}.dump() + "\n");
+    writeFileAtomic(
+        path,
+        nlohmann::json{{"frames", frames}, {"step_latency_ms", m_impl->stepLatencyMs}}.dump() +
+            "\n");
 }
 
 } // namespace lmprof::ui

@@ -10,7 +10,7 @@ namespace lmprof::engine::json_io {
 
 namespace {
 
-json stepJson(const DdpStepRecord& s, int worldSize) {
+json ddpStepJson(const DdpStepRecord& s, int worldSize) {
     return {{"index", s.index},
             {"warmup", s.warmup},
             {"step_ms", s.stepMs},
@@ -24,7 +24,7 @@ json stepJson(const DdpStepRecord& s, int worldSize) {
 }
 
 // compute_ms, overhead and the bandwidths are derived: read back from the times and bytes.
-DdpStepRecord stepFrom(const json& j, const std::string& path) {
+DdpStepRecord ddpStepFrom(const json& j, const std::string& path) {
     DdpStepRecord s;
     read(j, path, "index", s.index, true);
     read(j, path, "warmup", s.warmup);
@@ -44,7 +44,7 @@ DdpStepRecord stepFrom(const json& j, const std::string& path) {
 json rankJson(const DdpRank& r, int worldSize) {
     json steps = json::array();
     for (const auto& s : r.steps) {
-        steps.push_back(stepJson(s, worldSize));
+        steps.push_back(ddpStepJson(s, worldSize));
     }
     return {{"rank", r.rank},
             {"host", r.host},
@@ -65,7 +65,7 @@ DdpRank rankFrom(const json& j, const std::string& path, int totalSteps) {
     checkStepCount(steps.size(), path + ".steps", totalSteps);
     for (size_t i = 0; i < steps.size(); ++i) {
         const std::string sp = indexed(path, "steps", i);
-        r.steps.push_back(stepFrom(steps[i], sp));
+        r.steps.push_back(ddpStepFrom(steps[i], sp));
         checkStepIndex(r.steps.back().index, sp, totalSteps);
     }
     return r;

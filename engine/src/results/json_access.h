@@ -184,6 +184,25 @@ inline json nullable(const std::optional<double>& v) {
     return v ? json(*v) : json(nullptr);
 }
 
+// The records of a result set, one object each (result_json.cpp): what the remote engine's
+// messages carry (remote_protocol.cpp) besides the files. `path` names the place in a
+// document for errors ("$.runs[2]").
+json configJson(const RunConfig& c, const std::string& resolvedDevice);
+RunConfig configFrom(const json& j, const std::string& path, std::string& resolvedDevice);
+json stepJson(const StepRecord& s);
+StepRecord stepFrom(const json& j, const std::string& path);
+json runJson(const RunResult& r);
+RunResult runFrom(const json& j, const std::string& path);
+json environmentJson(const Environment& e);
+Environment environmentFrom(const json& e, const std::string& path);
+json toolJson(const ToolInfo& t);
+ToolInfo toolFrom(const json& t, const std::string& path);
+// One element of a run's "memory_timeline" and "telemetry" (memory_json.cpp).
+json memorySampleJson(const MemorySample& m);
+MemorySample memorySampleFrom(const json& j, const std::string& path);
+json telemetrySampleJson(const TelemetrySample& t);
+TelemetrySample telemetrySampleFrom(const json& j, const std::string& path);
+
 // The memory parts of a run object: "memory_timeline", "telemetry", "memory_snapshot".
 void writeMemory(json& run, const RunResult& r);
 void readMemory(const json& run, const std::string& path, RunResult& r);

@@ -46,31 +46,68 @@ AllocationRecord allocationFrom(const json& j, const std::string& path) {
 
 } // namespace
 
+json memorySampleJson(const MemorySample& m) {
+    json j = {{"t_ms", m.tMs},         {"allocated", m.allocated},   {"reserved", m.reserved},
+              {"rss", m.rss},          {"phase", toString(m.phase)}, {"step", m.step},
+              {"boundary", m.boundary}};
+    if (m.deviceTotal > 0) {
+        j["device_used"] = m.deviceUsed;
+        j["device_total"] = m.deviceTotal;
+    }
+    return j;
+}
+
+MemorySample memorySampleFrom(const json& j, const std::string& path) {
+    MemorySample m;
+    read(j, path, "t_ms", m.tMs);
+    read(j, path, "allocated", m.allocated);
+    read(j, path, "reserved", m.reserved);
+    read(j, path, "rss", m.rss);
+    read(j, path, "device_used", m.deviceUsed);
+    read(j, path, "device_total", m.deviceTotal);
+    readEnum(j, path, "phase", m.phase, parsePhase);
+    read(j, path, "step", m.step);
+    read(j, path, "boundary", m.boundary);
+    return m;
+}
+
+json telemetrySampleJson(const TelemetrySample& t) {
+    json j = {{"t_ms", t.tMs}, {"cpu_percent", t.cpuPercent}, {"rss", t.rss}};
+    putIf(j, "gpu_util_percent", t.gpuUtilPercent);
+    putIf(j, "mem_util_percent", t.memUtilPercent);
+    putIf(j, "power_w", t.powerW);
+    putIf(j, "sm_clock_mhz", t.smClockMHz);
+    putIf(j, "mem_clock_mhz", t.memClockMHz);
+    putIf(j, "temperature_c", t.temperatureC);
+    putIf(j, "throttle_reasons", t.throttleReasons);
+    return j;
+}
+
+TelemetrySample telemetrySampleFrom(const json& e, const std::string& path) {
+    TelemetrySample t;
+    read(e, path, "t_ms", t.tMs);
+    read(e, path, "cpu_percent", t.cpuPercent);
+    read(e, path, "rss", t.rss);
+    readOptional(e, path, "gpu_util_percent", t.gpuUtilPercent);
+    readOptional(e, path, "mem_util_percent", t.memUtilPercent);
+    readOptional(e, path, "power_w", t.powerW);
+    readOptional(e, path, "sm_clock_mhz", t.smClockMHz);
+    readOptional(e, path, "mem_clock_mhz", t.memClockMHz);
+    readOptional(e, path, "temperature_c", t.temperatureC);
+    readOptional(e, path, "throttle_reasons", t.throttleReasons);
+    return t;
+}
+
 void writeMemory(json& run, const RunResult& r) {
     json timeline = json::array();
     for (const auto& m : r.memoryTimeline) {
-        json j = {{"t_ms", m.tMs},         {"allocated", m.allocated},   {"reserved", m.reserved},
-                  {"rss", m.rss},          {"phase", toString(m.phase)}, {"step", m.step},
-                  {"boundary", m.boundary}};
-        if (m.deviceTotal > 0) {
-            j["device_used"] = m.deviceUsed;
-            j["device_total"] = m.deviceTotal;
-        }
-        timeline.push_back(std::move(j));
+        timeline.push_back(memorySampleJson(m));
     }
     run["memory_timeline"] = std::move(timeline);
 
     json telemetry = json::array();
     for (const auto& t : r.telemetry) {
-        json j = {{"t_ms", t.tMs}, {"cpu_percent", t.cpuPercent}, {"rss", t.rss}};
-        putIf(j, "gpu_util_percent", t.gpuUtilPercent);
-        putIf(j, "mem_util_percent", t.memUtilPercent);
-        putIf(j, "power_w", t.powerW);
-        putIf(j, "sm_clock_mhz", t.smClockMHz);
-        putIf(j, "mem_clock_mhz", t.memClockMHz);
-        putIf(j, "temperature_c", t.temperatureC);
-        putIf(j, "throttle_reasons", t.throttleReasons);
-        telemetry.push_back(std::move(j));
+        telemetry.push_back(telemetrySampleJson(t));
     }
     run["telemetry"] = std::move(telemetry);
     if (r.telemetryNote) {
@@ -102,35 +139,12 @@ void writeMemory(json& run, const RunResult& r) {
 void readMemory(const json& j, const std::string& path, RunResult& r) {
     const json& timeline = arrayMember(j, path, "memory_timeline");
     for (size_t i = 0; i < timeline.size(); ++i) {
-        const std::string tp = indexed(path, "memory_timeline", i);
-        MemorySample m;
-        read(timeline[i], tp, "t_ms", m.tMs);
-        read(timeline[i], tp, "allocated", m.allocated);
-        read(timeline[i], tp, "reserved", m.reserved);
-        read(timeline[i], tp, "rss", m.rss);
-        read(timeline[i], tp, "device_used", m.deviceUsed);
-        read(timeline[i], tp, "device_total", m.deviceTotal);
-        readEnum(timeline[i], tp, "phase", m.phase, parsePhase);
-        read(timeline[i], tp, "step", m.step);
-        read(timeline[i], tp, "boundary", m.boundary);
-        r.memoryTimeline.push_back(m);
+        r.memoryTimeline.push_back(
+            memorySampleFrom(timeline[i], indexed(path, "memory_timeline", i)));
     }
     const json& telemetry = arrayMember(j, path, "telemetry");
     for (size_t i = 0; i < telemetry.size(); ++i) {
-        const std::string tp = indexed(path, "telemetry", i);
-        const json& e = telemetry[i];
-        TelemetrySample t;
-        read(e, tp, "t_ms", t.tMs);
-        read(e, tp, "cpu_percent", t.cpuPercent);
-        read(e, tp, "rss", t.rss);
-        readOptional(e, tp, "gpu_util_percent", t.gpuUtilPercent);
-        readOptional(e, tp, "mem_util_percent", t.memUtilPercent);
-        readOptional(e, tp, "power_w", t.powerW);
-        readOptional(e, tp, "sm_clock_mhz", t.smClockMHz);
-        readOptional(e, tp, "mem_clock_mhz", t.memClockMHz);
-        readOptional(e, tp, "temperature_c", t.temperatureC);
-        readOptional(e, tp, "throttle_reasons", t.throttleReasons);
-        r.telemetry.push_back(t);
+        r.telemetry.push_back(telemetrySampleFrom(telemetry[i], indexed(path, "telemetry", i)));
     }
     readOptional(j, path, "telemetry_note", r.telemetryNote);
     read(j, path, "sampler_cpu_ms", r.samplerCpuMs);

@@ -11,7 +11,8 @@ namespace lmprof::engine {
 
 using namespace json_io;
 
-namespace {
+// Shared with the other encoders through json_access.h.
+namespace json_io {
 
 // ---------------------------------------------------------------------------------------
 // Writing
@@ -120,26 +121,31 @@ json runJson(const RunResult& r) {
     return run;
 }
 
+json environmentJson(const Environment& e) {
+    return {{"torch", e.torch},
+            {"cuda", e.cuda},
+            {"device",
+             {{"type", e.device.type},
+              {"name", e.device.name},
+              {"memory_bytes", e.device.memoryBytes}}},
+            {"cpu", {{"model", e.cpuModel}, {"threads", e.cpuThreads}}},
+            {"host", e.host}};
+}
+
+json toolJson(const ToolInfo& t) {
+    return {{"name", t.name}, {"version", t.version}, {"git", t.git}};
+}
+
 json setJson(const ResultSet& set) {
-    const auto& e = set.environment;
-    json env = {{"torch", e.torch},
-                {"cuda", e.cuda},
-                {"device",
-                 {{"type", e.device.type},
-                  {"name", e.device.name},
-                  {"memory_bytes", e.device.memoryBytes}}},
-                {"cpu", {{"model", e.cpuModel}, {"threads", e.cpuThreads}}},
-                {"host", e.host}};
     json runs = json::array();
     for (const auto& r : set.runs) {
         runs.push_back(runJson(r));
     }
-    json j = {
-        {"schema", kResultSchema},
-        {"created", set.created},
-        {"tool", {{"name", set.tool.name}, {"version", set.tool.version}, {"git", set.tool.git}}},
-        {"environment", env},
-        {"runs", runs}};
+    json j = {{"schema", kResultSchema},
+              {"created", set.created},
+              {"tool", toolJson(set.tool)},
+              {"environment", environmentJson(set.environment)},
+              {"runs", runs}};
     writePrecisionLab(j, set.precisionLab);
     return j;
 }
@@ -295,28 +301,40 @@ RunResult runFrom(const json& j, const std::string& path) {
     return r;
 }
 
+Environment environmentFrom(const json& e, const std::string& path) {
+    Environment env;
+    read(e, path, "torch", env.torch);
+    read(e, path, "cuda", env.cuda);
+    read(e, path, "host", env.host);
+    if (const json* d = member(e, path, "device", false)) {
+        const std::string dp = path + ".device";
+        read(*d, dp, "type", env.device.type);
+        read(*d, dp, "name", env.device.name);
+        read(*d, dp, "memory_bytes", env.device.memoryBytes);
+    }
+    if (const json* c = member(e, path, "cpu", false)) {
+        read(*c, path + ".cpu", "model", env.cpuModel);
+        read(*c, path + ".cpu", "threads", env.cpuThreads);
+    }
+    return env;
+}
+
+ToolInfo toolFrom(const json& t, const std::string& path) {
+    ToolInfo tool;
+    read(t, path, "name", tool.name);
+    read(t, path, "version", tool.version);
+    read(t, path, "git", tool.git);
+    return tool;
+}
+
 ResultSet setFrom(const json& j) {
     ResultSet set;
     read(j, "$", "created", set.created);
     if (const json* t = member(j, "$", "tool", false)) {
-        read(*t, "$.tool", "name", set.tool.name);
-        read(*t, "$.tool", "version", set.tool.version);
-        read(*t, "$.tool", "git", set.tool.git);
+        set.tool = toolFrom(*t, "$.tool");
     }
     if (const json* e = member(j, "$", "environment", false)) {
-        auto& env = set.environment;
-        read(*e, "$.environment", "torch", env.torch);
-        read(*e, "$.environment", "cuda", env.cuda);
-        read(*e, "$.environment", "host", env.host);
-        if (const json* d = member(*e, "$.environment", "device", false)) {
-            read(*d, "$.environment.device", "type", env.device.type);
-            read(*d, "$.environment.device", "name", env.device.name);
-            read(*d, "$.environment.device", "memory_bytes", env.device.memoryBytes);
-        }
-        if (const json* c = member(*e, "$.environment", "cpu", false)) {
-            read(*c, "$.environment.cpu", "model", env.cpuModel);
-            read(*c, "$.environment.cpu", "threads", env.cpuThreads);
-        }
+        set.environment = environmentFrom(*e, "$.environment");
     }
     const json& runs = *member(j, "$", "runs", true);
     if (!runs.is_array()) {
@@ -357,7 +375,7 @@ void checkSchema(const json& j) {
     }
 }
 
-} // namespace
+} // namespace json_io
 
 std::string toJson(const ResultSet& set, int indent) {
     // A path or name that is not UTF-8 (Linux allows any bytes) is written with U+FFFD in

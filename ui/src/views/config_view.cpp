@@ -146,7 +146,7 @@ void ConfigView::draw(ViewContext& ctx) {
     ImGui::InputInt("measured steps", &c.measureSteps);
     fieldError(errors, "measure_steps");
     if (ImGui::BeginCombo("device", c.device.c_str())) {
-        for (const auto& d : availableDevices()) {
+        for (const auto& d : ctx.session.devices()) {
             if (ImGui::Selectable(d.c_str(), d == c.device)) {
                 c.device = d;
             }
@@ -161,7 +161,7 @@ void ConfigView::draw(ViewContext& ctx) {
     if (ImGui::Checkbox("data-parallel (DDP)", &parallel)) {
         if (parallel) {
             c.ddp = DdpRequest{};
-            if (resolveDevice(c.device).cuda) {
+            if (ctx.session.isCuda(c.device)) {
                 c.ddp->backend = DdpBackend::Nccl;
             }
         } else {
@@ -251,9 +251,11 @@ void ConfigView::draw(ViewContext& ctx) {
                 formatBytes(m.gradients).c_str(), formatBytes(m.optimizerState).c_str());
     ImGui::Text("activations ~%s  peak ~%s", formatBytes(m.activations).c_str(),
                 formatBytes(m.total()).c_str());
-    if (m_deviceBytesFor != c.device) {
-        m_deviceBytes = deviceMemoryBytes(resolveDevice(c.device));
-        m_deviceBytesFor = c.device;
+    // Asked again when the device or the engine changes (File > Connect...).
+    if (const std::string key = ctx.session.info().where + " " + c.device;
+        m_deviceBytesFor != key) {
+        m_deviceBytes = ctx.session.deviceMemoryBytes(c.device);
+        m_deviceBytesFor = key;
     }
     const std::string fit = fitWarning(c, m_deviceBytes);
     if (!fit.empty()) {

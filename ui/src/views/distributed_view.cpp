@@ -165,7 +165,7 @@ void DistributedView::draw(ViewContext& ctx) {
 void DistributedView::drawLauncher(ViewContext& ctx) {
     const RunConfig& form = ctx.form.config();
     DdpRequest request = form.ddp.value_or(DdpRequest{});
-    if (!form.ddp && resolveDevice(form.device).cuda) {
+    if (!form.ddp && ctx.session.isCuda(form.device)) {
         request.backend = DdpBackend::Nccl;
     }
     char label[96];

@@ -16,8 +16,7 @@ namespace lmprof::ui {
 using namespace lmprof::engine;
 
 void FilesView::save(ViewContext& ctx, const std::string& path) {
-    ResultSet set =
-        ctx.store.toResultSet(probeEnvironment(resolveDevice(ctx.form.config().device)));
+    ResultSet set = ctx.store.toResultSet(ctx.session.environment(ctx.form.config().device));
     set.created = utcNow();
     set.tool = toolInfo();
     if (set.runs.empty()) {

@@ -113,7 +113,9 @@ void SweepView::initFrom(const RunConfig& c) {
     m_initialised = true;
 }
 
-std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base, std::string& error) const {
+std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base,
+                                               const SessionInterface& engine,
+                                               std::string& error) const {
     SweepSpec spec;
     spec.base = base;
     const auto& presets = presetNames();
@@ -160,7 +162,7 @@ std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base, std::strin
         if (problems.empty() &&
             std::find(checked.begin(), checked.end(), c.precision) == checked.end()) {
             checked.push_back(c.precision);
-            if (auto refusal = checkRunnable(c)) {
+            if (auto refusal = engine.checkRunnable(c)) {
                 problems.push_back(*refusal);
             }
         }
@@ -179,7 +181,7 @@ void SweepView::start(ViewContext& ctx, std::vector<RunConfig> configs) {
                    true);
         return;
     }
-    Session& session = ctx.session;
+    SessionInterface& session = ctx.session;
     RunStore& store = ctx.store;
     const size_t n = configs.size();
     for (RunConfig& c : configs) {
@@ -254,7 +256,7 @@ void SweepView::draw(ViewContext& ctx) {
     ImGui::PopStyleColor();
 
     std::string error;
-    std::vector<RunConfig> configs = buildConfigs(base, error);
+    std::vector<RunConfig> configs = buildConfigs(base, ctx.session, error);
     ImGui::Separator();
     if (!error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, palette().error);

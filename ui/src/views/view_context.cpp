@@ -37,7 +37,7 @@ std::string freshRunFile(const std::filesystem::path& dir, const engine::RunConf
 } // namespace
 
 std::string snapshotPath(const ViewContext& ctx, const engine::RunConfig& c) {
-    const bool cuda = engine::resolveDevice(c.device).cuda;
+    const bool cuda = ctx.session.isCuda(c.device);
     return freshRunFile(ctx.snapshotDir, c, cuda ? ".pickle" : ".json");
 }
 
@@ -52,7 +52,7 @@ int submitRun(ViewContext& ctx, engine::RunConfig c, bool keepGivenFiles) {
                    true);
         return -1;
     }
-    if (auto refusal = engine::checkRunnable(c)) {
+    if (auto refusal = ctx.session.checkRunnable(c)) {
         ctx.report(refusal->message(), true);
         return -1;
     }

@@ -3,7 +3,7 @@
 // (zoom, scratch buffers) as members; nothing here is per-view.
 #pragma once
 
-#include "lmprof/engine/session.h"
+#include "lmprof/engine/session_interface.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/run_store.h"
 #include "settings.h"
@@ -26,7 +26,7 @@ struct PngRequest {
 };
 
 struct ViewContext {
-    engine::Session& session;
+    engine::SessionInterface& session; // the engine, local or remote
     RunStore& store;
     ConfigForm& form;
     Settings& settings;

@@ -143,7 +143,7 @@ public:
 
 private:
     bool m_customContext = false; // "custom" picked in the context combo
-    std::string m_deviceBytesFor; // the device m_deviceBytes was probed for
+    std::string m_deviceBytesFor; // the engine and device m_deviceBytes was asked for
     int64_t m_deviceBytes = 0;
 };
 
@@ -256,6 +256,7 @@ public:
 private:
     void initFrom(const engine::RunConfig& c);
     std::vector<engine::RunConfig> buildConfigs(const engine::RunConfig& base,
+                                                const engine::SessionInterface& engine,
                                                 std::string& error) const;
     void drawProgress();
 

@@ -1,6 +1,7 @@
-// The engine as its clients see it: a named worker thread that takes commands (run a
-// configuration, cancel) and publishes events. The GUI drains events once per frame; the
-// CLI waits on them. Nothing here ever blocks the worker on a consumer.
+// The engine in this process (SessionInterface, session_interface.h): a named worker
+// thread that takes commands (run a configuration, cancel) and publishes events. The GUI
+// drains events once per frame; the CLI waits on them. Nothing here ever blocks the worker
+// on a consumer.
 //
 // Usage:
 //   Session session;                       // starts the worker thread
@@ -15,6 +16,7 @@
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/ddp_launch.h"
 #include "lmprof/engine/records.h"
+#include "lmprof/engine/session_interface.h"
 
 #include <atomic>
 #include <chrono>
@@ -22,57 +24,42 @@
 #include <deque>
 #include <mutex>
 #include <thread>
-#include <variant>
 #include <vector>
 
 namespace lmprof::engine {
 
-struct RunStarted {
-    int runIndex = 0;
-    RunResult header; // id, config, device, parameter count; no steps yet
-};
-struct StepFinished {
-    int runIndex = 0;
-    StepRecord step;
-};
-struct MemorySampled {
-    int runIndex = 0;
-    MemorySample sample;
-};
-struct TelemetrySampled {
-    int runIndex = 0;
-    TelemetrySample sample;
-};
-struct RunFinished {
-    int runIndex = 0;
-    RunResult result;
-};
-using SessionEvent =
-    std::variant<RunStarted, StepFinished, MemorySampled, TelemetrySampled, RunFinished>;
-
-class Session {
+class Session final : public SessionInterface {
 public:
-    Session();
+    // Runs are numbered from firstRunIndex (a window that switches engines keeps counting).
+    explicit Session(int firstRunIndex = 0);
     ~Session();
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
     // Queues a run and returns its index (0, 1, ...). The config is not validated here:
     // an invalid one finishes at once with status Error and the validation message.
-    int submit(const RunConfig& config);
+    int submit(const RunConfig& config) override;
 
     // Stops the current run within one step (keeping finished steps) and drops queued runs.
-    void cancel();
+    void cancel() override;
 
     // Takes every event published since the last call. Never blocks on the worker.
-    std::vector<SessionEvent> drain();
+    std::vector<SessionEvent> drain() override;
 
     // Waits until an event is available or the timeout passes; true if one is available.
     // Memory and telemetry samples alone do not end the wait (see publish()).
-    bool waitForEvents(std::chrono::milliseconds timeout);
+    bool waitForEvents(std::chrono::milliseconds timeout) override;
 
     // True while a run is executing or queued.
-    bool busy() const;
+    bool busy() const override;
+
+    // This machine's devices (devices.h).
+    std::vector<std::string> devices() const override;
+    bool isCuda(std::string_view device) const override;
+    int64_t deviceMemoryBytes(std::string_view device) const override;
+    std::optional<ConfigError> checkRunnable(const RunConfig& config) const override;
+    Environment environment(std::string_view device) const override;
+    EngineInfo info() const override;
 
     // The program data-parallel runs start as their ranks (rankProgramBesideThisOne() until
     // set): for runs submitted after the call.
@@ -93,6 +80,8 @@ private:
     bool m_running = false;
     bool m_stop = false;
     std::atomic<bool> m_cancel{false};
+    mutable std::once_flag m_infoOnce; // info() probes the machine once
+    mutable EngineInfo m_info;
     std::thread m_worker; // started by the constructor once everything above exists
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/session_interface.h"
 #include "lmprof/ui/demo_script.h"
 
 #include <filesystem>
@@ -41,6 +42,12 @@ struct AppOptions {
     std::vector<std::string> openFiles; // opened at launch, their runs selected together
     float fontScale = 1.0f;
     std::optional<DemoScript> demo; // played from the first frame
+    // The engine to drive from the start (--connect: a RemoteSession); null: a Session in
+    // this process. File > Connect... changes it later.
+    std::shared_ptr<engine::SessionInterface> engine;
+    // What File > Connect... offers: the last server and its token file.
+    std::string connectAddress = "127.0.0.1:7377";
+    std::string connectTokenFile;
 };
 
 class App {
@@ -91,7 +98,9 @@ public:
     // Frame-time recording for the GUI benchmark: the main loop reports each frame's UI
     // time (building and tessellating the frame) and its whole work time (with rendering
     // and the buffer swap); frames are kept with the number of steps the charts held and
-    // whether a run was in progress. writeFrameStats() saves them as JSON.
+    // whether a run was in progress, and for each step drawn in the frame how long after
+    // the engine published it (a remote engine's too, on loopback). writeFrameStats() saves
+    // them as JSON.
     void recordFrameTime(double uiMs, double frameMs);
     // Throws std::runtime_error naming the path if the file cannot be written.
     void writeFrameStats(const std::filesystem::path& path) const;

@@ -1,0 +1,166 @@
+// lmprof-cli serve, and the engine run and sweep drive (this process's, or a server's with
+// --connect). docs/REMOTE.md describes both ends.
+
+#include "cli_commands.h"
+#include "lmprof/engine/remote_server.h"
+#include "lmprof/engine/remote_session.h"
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/session.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <random>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace lmprof::app {
+
+using namespace lmprof::engine;
+
+std::filesystem::path configDir() {
+    if (const char* dir = std::getenv("LMPROF_CONFIG_DIR"); dir && *dir) {
+        return dir;
+    }
+    if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg && *xdg) {
+        return std::filesystem::path(xdg) / "lmprof";
+    }
+    const char* home = std::getenv("HOME");
+    return std::filesystem::path(home ? home : ".") / ".config" / "lmprof";
+}
+
+namespace {
+
+std::filesystem::path defaultTokenFile() {
+    return configDir() / "server" / "token";
+}
+
+// A new token (256 random bits as hex) in a file only its owner can read; created
+// exclusively, so an existing file is never replaced. Throws naming the path.
+std::string makeTokenFile(const std::filesystem::path& path) {
+    std::filesystem::create_directories(path.parent_path());
+    std::random_device random; // the kernel's entropy (/dev/urandom) on Linux
+    std::string token;
+    char hex[9];
+    for (int i = 0; i < 8; ++i) {
+        std::snprintf(hex, sizeof(hex), "%08x", static_cast<unsigned>(random()));
+        token += hex;
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        throw std::runtime_error("token file " + path.string() + ": " + std::strerror(errno));
+    }
+    const std::string line = token + "\n";
+    const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
+                    ::fsync(fd) == 0;
+    ::close(fd);
+    if (!ok) {
+        throw std::runtime_error("token file " + path.string() + ": cannot be written");
+    }
+    return token;
+}
+
+// The server's token: from the given file, else from the default one, made at the first
+// start. A token file others can read is refused: anyone on the machine could drive it.
+std::string serverToken(const std::string& given, std::filesystem::path& used) {
+    used = given.empty() ? defaultTokenFile() : std::filesystem::path(given);
+    if (given.empty() && !std::filesystem::exists(used)) {
+        std::string token = makeTokenFile(used);
+        std::fprintf(stderr, "lmprof-cli serve: made a new token in %s (mode 0600)\n",
+                     used.c_str());
+        return token;
+    }
+    struct stat st {};
+    if (::stat(used.c_str(), &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+        char mode[8];
+        std::snprintf(mode, sizeof(mode), "%03o", static_cast<unsigned>(st.st_mode & 0777));
+        throw std::runtime_error("token file " + used.string() + ": others can read it (mode " +
+                                 mode + "); chmod 600 it");
+    }
+    return remote::readToken(used.string());
+}
+
+} // namespace
+
+std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o) {
+    if (o.connect.empty()) {
+        if (!o.tokenFile.empty()) {
+            std::cerr << "lmprof-cli: --token-file is for --connect\n";
+            return nullptr;
+        }
+        return std::make_unique<Session>();
+    }
+    remote::ConnectOptions options;
+    try {
+        const remote::Endpoint endpoint = remote::parseEndpoint(o.connect, "--connect");
+        options.host = endpoint.host;
+        options.port = endpoint.port;
+        options.token =
+            remote::readToken(o.tokenFile.empty() ? defaultTokenFile().string() : o.tokenFile);
+    } catch (const std::exception& e) {
+        std::cerr << "lmprof-cli: " << e.what() << "\n";
+        return nullptr;
+    }
+    options.clientName = "lmprof-cli " + toolInfo().version;
+    auto engine = std::make_unique<remote::RemoteSession>(options);
+    if (!engine->waitConnected(std::chrono::seconds(10))) {
+        std::cerr << "lmprof-cli: --connect " << o.connect << ": " << engine->info().problem
+                  << "\n";
+        return nullptr;
+    }
+    if (!o.quiet) {
+        const EngineInfo info = engine->info();
+        std::fprintf(stderr, "connected to %s (%s)\n", info.where.c_str(), info.deviceName.c_str());
+    }
+    return engine;
+}
+
+int serveCommand(const ServeOptions& o) {
+    remote::ServeOptions options;
+    std::filesystem::path tokenFile;
+    try {
+        options.listen = remote::parseEndpoint(o.listen, "--listen", /*allowZero=*/true);
+        options.allowRemote = o.allowRemote;
+        options.token = serverToken(o.tokenFile, tokenFile);
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "lmprof-cli: " << e.what() << "\n";
+        return kExitUsage;
+    } catch (const std::exception& e) {
+        std::cerr << "lmprof-cli serve: " << e.what() << "\n";
+        return kExitFailure;
+    }
+    const std::filesystem::path state =
+        o.stateDir.empty() ? configDir() / "server" : std::filesystem::path(o.stateDir);
+    std::error_code ec;
+    std::filesystem::create_directories(state, ec);
+    if (ec) {
+        std::cerr << "lmprof-cli serve: --state-dir " << state << ": " << ec.message() << "\n";
+        return kExitFailure;
+    }
+    options.autosave = state / "autosave.jsonl";
+    options.fileDir = state / "files";
+    options.log = [](const std::string& line) {
+        std::fprintf(stderr, "lmprof-cli serve: %s\n", line.c_str());
+    };
+    Session session;
+    try {
+        remote::RemoteServer server(session, options);
+        const EngineInfo info = session.info();
+        std::fprintf(stderr,
+                     "lmprof-cli serve: listening on %s (%s); token in %s; finished runs are "
+                     "appended to %s\n",
+                     remote::Endpoint{options.listen.host, server.port()}.text().c_str(),
+                     info.deviceName.c_str(), tokenFile.c_str(), options.autosave.c_str());
+        server.run(interruptFlag());
+    } catch (const std::exception& e) {
+        std::cerr << "lmprof-cli serve: " << e.what() << "\n";
+        return kExitFailure;
+    }
+    std::fprintf(stderr, "lmprof-cli serve: stopped\n");
+    return kExitOk;
+}
+
+} // namespace lmprof::app

@@ -1,0 +1,129 @@
+// The remote engine's protocol (docs/REMOTE.md): what `lmprof-cli serve` and its clients
+// (the window's File > Connect..., `lmprof-cli run --connect`) say to each other. One
+// message is one JSON object on one line; its "type" names it and its records are the
+// result set's own objects (a config, a step, a run, a memory or telemetry sample, the
+// environment), so nothing is described twice. Encoding and decoding only: the network is
+// remote_server.h's and remote_session.h's. Torch-free and network-free (lmprof_core), so
+// the fuzz target reads messages as the server does.
+#pragma once
+
+#include "lmprof/engine/config.h"
+#include "lmprof/engine/records.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lmprof::engine::remote {
+
+// Raised by a server and a client that do not share it: the hello says which it speaks.
+inline constexpr int kProtocolVersion = 1;
+// The longest message either side reads (a whole run with its memory timeline is a few MB):
+// a longer line is refused before it is buffered further.
+inline constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
+inline constexpr int kDefaultPort = 7377;
+
+// Error codes of an "error" message (docs/REMOTE.md lists what each means).
+namespace code {
+inline constexpr std::string_view kMalformed = "malformed";      // not a JSON object we read
+inline constexpr std::string_view kTooLarge = "too_large";       // over kMaxMessageBytes
+inline constexpr std::string_view kUnknownType = "unknown_type"; // a "type" we do not know
+inline constexpr std::string_view kVersion = "version";          // another protocol version
+inline constexpr std::string_view kBadToken = "bad_token";       // the hello's token is wrong
+inline constexpr std::string_view kHelloFirst = "hello_first";   // a command before the hello
+inline constexpr std::string_view kTimeout = "timeout";          // no hello in time
+inline constexpr std::string_view kInvalid = "invalid";          // a command we cannot take
+} // namespace code
+
+// A device of the engine's machine and what it can run: the refusal of each precision it
+// cannot (checkRunnable's reason), by precision name.
+struct DeviceOffer {
+    std::string name; // "auto", "cpu", "cuda:0"
+    bool cuda = false;
+    int64_t memoryBytes = 0;
+    std::map<std::string, std::string> refusals;
+    bool operator==(const DeviceOffer&) const = default;
+};
+
+// "host:port" split and checked: the port from 1 to 65535 (0 too when allowZero: the
+// system picks one), the host not empty ("[::1]:7377" for IPv6). Throws
+// std::invalid_argument naming `what` and the reason.
+struct Endpoint {
+    std::string host;
+    int port = 0;
+    std::string text() const; // "host:port", IPv6 hosts in brackets
+};
+Endpoint parseEndpoint(std::string_view text, std::string_view what, bool allowZero = false);
+
+// Every message type, with the fields it uses (the others keep their defaults).
+enum class Type {
+    Hello,       // client: protocol, token, client
+    Submit,      // client: configs (one run each, in order; a sweep is several)
+    Cancel,      // client: stop the current run after its step, drop the queued ones
+    Fetch,       // client: runs, finished runs to send again (replay); none: every one
+    Ack,         // client: run, stored; the server stops keeping it for the next client
+    Welcome,     // server: protocol, serverId, tool, environment, devices, busy
+    Error,       // server: errorCode, text, fatal (the connection closes after a fatal one)
+    Accepted,    // server: runs, the server's indices of a submit's configs, in order
+    State,       // server: busy
+    RunStarted,  // server: run, result (the header: no steps yet)
+    Step,        // server: run, step, sentNs
+    Memory,      // server: run, memory
+    Telemetry,   // server: run, telemetry
+    RunFinished, // server: run, result, replay (sent again: finished while no one listened,
+                 // or asked for by a fetch)
+};
+std::string_view toString(Type type);
+
+struct Message {
+    Type type = Type::Hello;
+    int protocol = kProtocolVersion;
+    std::string token;
+    std::string client;   // "lmprof 0.1.0 (window)"
+    std::string serverId; // one per server process: a reconnect knows it is the same server
+    std::string errorCode;
+    std::string text;
+    bool fatal = false;
+    std::vector<RunConfig> configs;
+    std::vector<int> runs;
+    int run = -1;
+    std::optional<RunResult> result;
+    std::optional<StepRecord> step;
+    std::optional<MemorySample> memory;
+    std::optional<TelemetrySample> telemetry;
+    int64_t sentNs = 0; // a step's StepFinished::publishedNs on the server (its steady clock)
+    ToolInfo tool;
+    Environment environment;
+    std::vector<DeviceOffer> devices;
+    bool busy = false;
+    bool replay = false;
+};
+
+// A message that cannot be read: its code (code::...) and what is wrong, naming the field.
+class ProtocolError : public std::runtime_error {
+public:
+    ProtocolError(std::string_view errorCode, const std::string& what)
+        : std::runtime_error(what), m_code(errorCode) {}
+    const std::string& errorCode() const { return m_code; }
+
+private:
+    std::string m_code;
+};
+
+// One line, ending in '\n'.
+std::string encode(const Message& message);
+// A line without its '\n'. Throws ProtocolError (kMalformed, kUnknownType, kTooLarge).
+Message decode(std::string_view line);
+
+Message errorMessage(std::string_view errorCode, std::string text, bool fatal);
+
+// The token file's token: its first line, whitespace trimmed. Throws std::runtime_error
+// naming the path when it cannot be read or is empty.
+std::string readToken(const std::string& path);
+
+} // namespace lmprof::engine::remote

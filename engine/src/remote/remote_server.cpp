@@ -1,0 +1,617 @@
+// RemoteServer: one Asio thread for the network and a pump thread that hands the session's
+// events to it. All server state (connections, the run in progress, the finished runs) is
+// touched on the Asio thread only.
+//
+// Sections: a connection · the server.
+
+#include "lmprof/engine/remote_server.h"
+
+#include "lmprof/engine/remote_protocol.h"
+#include "lmprof/engine/result_io.h"
+
+#include <array>
+#include <asio.hpp>
+#include <deque>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <unistd.h>
+
+namespace lmprof::engine::remote {
+
+using asio::ip::tcp;
+
+namespace {
+
+// A client's file path made the server's: the same file name under `dir` (no folders of
+// the client's, no way out of `dir`).
+std::string serverPath(const std::filesystem::path& dir, const std::string& clientPath,
+                       const char* fallback) {
+    std::string name = std::filesystem::path(clientPath).filename().string();
+    if (name.empty() || name == "." || name == "..") {
+        name = fallback;
+    }
+    return (dir / name).string();
+}
+
+// Equal without an early exit (the time taken does not tell how much of a token matched).
+bool sameToken(const std::string& a, const std::string& b) {
+    unsigned diff = a.size() == b.size() ? 0u : 1u;
+    for (size_t i = 0; i < a.size(); ++i) {
+        diff |=
+            static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(i < b.size() ? b[i] : 0);
+    }
+    return diff == 0;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// A connection
+
+class RemoteServer::Impl {
+public:
+    Impl(SessionInterface& session, ServeOptions options);
+
+    class Connection;
+    void accept();
+    void onEvents(std::vector<SessionEvent> events);
+    void broadcast(const Message& m);
+    void welcome(Connection& c);
+    void command(Connection& c, Message m);
+    void log(const std::string& line) const {
+        if (options.log) {
+            options.log(line);
+        }
+    }
+    Message stateMessage() const {
+        Message m;
+        m.type = Type::State;
+        m.busy = session.busy();
+        return m;
+    }
+
+    SessionInterface& session;
+    ServeOptions options;
+    asio::io_context io;
+    tcp::acceptor acceptor{io};
+    Message welcomeTemplate;
+    std::set<std::shared_ptr<Connection>> connections;
+
+    // The run in progress, so a client that connects mid-run sees it from its start.
+    struct Active {
+        int index = 0;
+        RunResult header;
+        std::vector<StepRecord> steps;
+        std::vector<MemorySample> memory;
+        std::vector<TelemetrySample> telemetry;
+    };
+    std::optional<Active> active;
+    // Every run finished since the server started; unacknowledged ones are sent to each
+    // client that connects.
+    struct Kept {
+        int index = 0;
+        RunResult result;
+        bool acked = false;
+    };
+    std::vector<Kept> finished;
+
+    std::atomic<bool> stopping{false};
+    std::thread pump;
+};
+
+class RemoteServer::Impl::Connection : public std::enable_shared_from_this<Connection> {
+public:
+    Connection(Impl& server, tcp::socket socket)
+        : m_server(server), m_socket(std::move(socket)), m_timer(server.io) {
+        std::error_code ec;
+        const auto remote = m_socket.remote_endpoint(ec);
+        peer = ec ? std::string("?")
+                  : remote.address().to_string() + ":" + std::to_string(remote.port());
+    }
+
+    void start() {
+        // No hello in time: refused, so a silent connection holds nothing for long.
+        m_timer.expires_after(m_server.options.helloTimeout);
+        m_timer.async_wait([self = shared_from_this()](std::error_code ec) {
+            if (!ec && !self->accepted && !self->m_closing) {
+                self->refuse(code::kTimeout,
+                             "no hello within " +
+                                 std::to_string(self->m_server.options.helloTimeout.count()) +
+                                 " ms");
+            }
+        });
+        readNext();
+    }
+
+    void send(const Message& m) { sendLine(encode(m)); }
+
+    void sendLine(std::string line) {
+        if (m_closing && !m_finalQueued) {
+            return;
+        }
+        m_outBytes += line.size();
+        m_out.push_back(std::move(line));
+        if (m_outBytes > kMaxQueuedBytes) {
+            // A client that stopped reading: it is dropped, the run is not held up.
+            m_server.log("dropped " + peer + ": over " + std::to_string(kMaxQueuedBytes >> 20) +
+                         " MiB of messages unread");
+            close();
+            return;
+        }
+        if (!m_writing) {
+            writeNext();
+        }
+    }
+
+    // Says why in an error message, then closes: a fatal refusal.
+    void refuse(std::string_view errorCode, const std::string& why) {
+        if (m_closing) {
+            return;
+        }
+        m_server.log("refused " + peer + ": " + std::string(errorCode) + ": " + why);
+        m_finalQueued = true;
+        send(errorMessage(errorCode, why, true));
+        m_closing = true;
+        m_finalQueued = false;
+    }
+
+    void close() {
+        m_closing = true;
+        std::error_code ec;
+        m_timer.cancel();
+        m_socket.close(ec);
+        m_server.connections.erase(shared_from_this());
+    }
+
+    bool accepted = false;
+    std::string peer;
+    std::string client;
+
+private:
+    static constexpr size_t kMaxQueuedBytes = size_t{512} << 20;
+
+    void readNext() {
+        if (m_closing) {
+            return;
+        }
+        m_reading = true;
+        asio::async_read_until(
+            m_socket, asio::dynamic_buffer(m_in, kMaxMessageBytes + 1), '\n',
+            [self = shared_from_this()](std::error_code ec, size_t n) { self->onRead(ec, n); });
+    }
+
+    void onRead(std::error_code ec, size_t n) {
+        m_reading = false;
+        if (m_closing) {
+            if (m_lingering) {
+                ec ? close() : discard();
+            }
+            return;
+        }
+        if (ec == asio::error::not_found) {
+            refuse(code::kTooLarge,
+                   "a message is over the limit of " + std::to_string(kMaxMessageBytes) + " bytes");
+            return;
+        }
+        if (ec) {
+            if (accepted) {
+                m_server.log("client " + peer + " left" +
+                             (ec == asio::error::eof ? std::string() : ": " + ec.message()));
+            }
+            close();
+            return;
+        }
+        std::string line = m_in.substr(0, n - 1);
+        m_in.erase(0, n);
+        if (!line.empty() && line.back() == '\r') {
+            line.pop_back();
+        }
+        try {
+            m_server.command(*this, decode(line));
+        } catch (const ProtocolError& e) {
+            refuse(e.errorCode(), e.what());
+        }
+        readNext();
+    }
+
+    void writeNext() {
+        if (m_out.empty()) {
+            m_writing = false;
+            if (m_closing) {
+                linger();
+            }
+            return;
+        }
+        m_writing = true;
+        asio::async_write(m_socket, asio::buffer(m_out.front()),
+                          [self = shared_from_this()](std::error_code ec, size_t) {
+                              if (ec) {
+                                  self->close();
+                                  return;
+                              }
+                              self->m_outBytes -= self->m_out.front().size();
+                              self->m_out.pop_front();
+                              self->writeNext();
+                          });
+    }
+
+    // After a refusal: stop sending, and read (discarding) what the client still sends for
+    // a moment, so that closing does not reset the connection before it has read why.
+    void linger() {
+        std::error_code ec;
+        m_socket.shutdown(tcp::socket::shutdown_send, ec);
+        m_timer.expires_after(std::chrono::seconds(5));
+        m_timer.async_wait([self = shared_from_this()](std::error_code e) {
+            if (!e) {
+                self->close();
+            }
+        });
+        m_lingering = true;
+        if (!m_reading) { // else the read in flight goes on discarding when it returns
+            discard();
+        }
+    }
+
+    void discard() {
+        m_socket.async_read_some(asio::buffer(m_scratch),
+                                 [self = shared_from_this()](std::error_code ec, size_t) {
+                                     if (ec) {
+                                         self->close();
+                                     } else {
+                                         self->discard();
+                                     }
+                                 });
+    }
+
+    Impl& m_server;
+    tcp::socket m_socket;
+    asio::steady_timer m_timer;
+    std::string m_in;
+    std::deque<std::string> m_out;
+    size_t m_outBytes = 0;
+    bool m_writing = false;
+    bool m_closing = false;
+    bool m_finalQueued = false;
+    bool m_reading = false;
+    bool m_lingering = false;
+    std::array<char, 65536> m_scratch{};
+};
+
+// ---------------------------------------------------------------------------------------
+// The server
+
+RemoteServer::Impl::Impl(SessionInterface& s, ServeOptions o) : session(s), options(std::move(o)) {
+    if (options.token.empty()) {
+        throw std::runtime_error("serve: the token is empty");
+    }
+    std::error_code ec;
+    const auto address = asio::ip::make_address(
+        options.listen.host == "localhost" ? "127.0.0.1" : options.listen.host, ec);
+    if (ec) {
+        throw std::runtime_error("--listen " + options.listen.text() +
+                                 ": not an IP address of this machine (" + ec.message() + ")");
+    }
+    if (!address.is_loopback() && !options.allowRemote) {
+        throw std::runtime_error(
+            "--listen " + options.listen.text() +
+            ": not a loopback address, so other machines could connect and the token would "
+            "cross the network unencrypted; pass --allow-remote to allow it, or keep the "
+            "default and reach the server through ssh -L (docs/REMOTE.md)");
+    }
+    const tcp::endpoint endpoint(address, static_cast<unsigned short>(options.listen.port));
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) {
+        acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+        acceptor.bind(endpoint, ec);
+    }
+    if (!ec) {
+        acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    }
+    if (ec) {
+        throw std::runtime_error("--listen " + options.listen.text() + ": " + ec.message());
+    }
+
+    // What every client is told first: this server, its machine and what it can run.
+    welcomeTemplate.type = Type::Welcome;
+    welcomeTemplate.serverId = std::to_string(steadyNowNs()) + "-" + std::to_string(::getpid());
+    welcomeTemplate.tool = toolInfo();
+    welcomeTemplate.environment = session.environment("auto");
+    for (const std::string& name : session.devices()) {
+        DeviceOffer offer;
+        offer.name = name;
+        offer.cuda = session.isCuda(name);
+        offer.memoryBytes = session.deviceMemoryBytes(name);
+        for (Precision p : kPrecisions) {
+            RunConfig probe;
+            probe.device = name;
+            probe.precision = p;
+            if (auto refusal = session.checkRunnable(probe); refusal) {
+                offer.refusals[std::string(toString(p))] = refusal->reason;
+            }
+        }
+        welcomeTemplate.devices.push_back(std::move(offer));
+    }
+}
+
+void RemoteServer::Impl::accept() {
+    acceptor.async_accept([this](std::error_code ec, tcp::socket socket) {
+        if (ec) {
+            if (ec != asio::error::operation_aborted) {
+                log("accept: " + ec.message());
+                accept();
+            }
+            return;
+        }
+        socket.set_option(tcp::no_delay(true), ec);
+        auto c = std::make_shared<Connection>(*this, std::move(socket));
+        connections.insert(c);
+        c->start();
+        accept();
+    });
+}
+
+void RemoteServer::Impl::welcome(Connection& c) {
+    Message w = welcomeTemplate;
+    w.busy = session.busy();
+    c.send(w);
+    // The run in progress from its start, then what finished with no one to receive it.
+    if (active) {
+        Message m;
+        m.run = active->index;
+        m.type = Type::RunStarted;
+        m.result = active->header;
+        c.send(m);
+        m.result.reset();
+        m.type = Type::Memory;
+        for (const auto& s : active->memory) {
+            m.memory = s;
+            c.send(m);
+        }
+        m.memory.reset();
+        m.type = Type::Telemetry;
+        for (const auto& s : active->telemetry) {
+            m.telemetry = s;
+            c.send(m);
+        }
+        m.telemetry.reset();
+        m.type = Type::Step;
+        for (const auto& s : active->steps) {
+            m.step = s; // sentNs 0: a replay, not a fresh step (no latency to measure)
+            c.send(m);
+        }
+    }
+    for (const Kept& k : finished) {
+        if (!k.acked) {
+            Message m;
+            m.type = Type::RunFinished;
+            m.run = k.index;
+            m.result = k.result;
+            m.replay = true;
+            c.send(m);
+        }
+    }
+}
+
+void RemoteServer::Impl::command(Connection& c, Message m) {
+    if (!c.accepted) {
+        if (m.type != Type::Hello) {
+            c.refuse(code::kHelloFirst, "the first message must be a hello, got \"" +
+                                            std::string(toString(m.type)) + "\"");
+        } else if (m.protocol != kProtocolVersion) {
+            c.refuse(code::kVersion, "this server speaks protocol " +
+                                         std::to_string(kProtocolVersion) + ", the client " +
+                                         std::to_string(m.protocol) +
+                                         ": use an lmprof of the same version on both ends");
+        } else if (!sameToken(m.token, options.token)) {
+            c.refuse(code::kBadToken, "wrong token (the server's is in its token file)");
+        } else {
+            c.accepted = true;
+            c.client = m.client;
+            log("client " + c.peer + " connected" +
+                (m.client.empty() ? "" : " (" + m.client + ")"));
+            welcome(c);
+        }
+        return;
+    }
+    switch (m.type) {
+    case Type::Submit: {
+        Message reply;
+        reply.type = Type::Accepted;
+        for (RunConfig& config : m.configs) {
+            // The client's file paths name its own machine: the files go to the server's.
+            if (config.memorySnapshot && !config.memorySnapshot->path.empty()) {
+                config.memorySnapshot->path =
+                    serverPath(options.fileDir, config.memorySnapshot->path, "snapshot");
+            }
+            if (config.opProfile && !config.opProfile->tracePath.empty()) {
+                config.opProfile->tracePath =
+                    serverPath(options.fileDir, config.opProfile->tracePath, "trace.json");
+            }
+            if ((config.memorySnapshot || config.opProfile) && !options.fileDir.empty()) {
+                std::error_code ec;
+                std::filesystem::create_directories(options.fileDir, ec);
+            }
+            reply.runs.push_back(session.submit(config));
+        }
+        log("client " + c.peer + " submitted " + std::to_string(reply.runs.size()) + " run(s)");
+        c.send(reply);
+        broadcast(stateMessage());
+        break;
+    }
+    case Type::Cancel:
+        log("client " + c.peer + " cancelled");
+        session.cancel();
+        break;
+    case Type::Fetch:
+        for (const Kept& k : finished) {
+            if (!m.runs.empty() &&
+                std::find(m.runs.begin(), m.runs.end(), k.index) == m.runs.end()) {
+                continue;
+            }
+            Message f;
+            f.type = Type::RunFinished;
+            f.run = k.index;
+            f.result = k.result;
+            f.replay = true;
+            c.send(f);
+        }
+        break;
+    case Type::Ack:
+        for (Kept& k : finished) {
+            if (k.index == m.run) {
+                k.acked = true;
+            }
+        }
+        break;
+    case Type::Hello:
+        c.send(errorMessage(code::kInvalid, "already said hello", false));
+        break;
+    default:
+        c.refuse(code::kUnknownType,
+                 "\"" + std::string(toString(m.type)) + "\" is a server's message, not a client's");
+        break;
+    }
+}
+
+void RemoteServer::Impl::broadcast(const Message& m) {
+    const std::string line = encode(m);
+    // A copy: a connection that overflows removes itself from the set.
+    const auto all = connections;
+    for (const auto& c : all) {
+        if (c->accepted) {
+            c->sendLine(line);
+        }
+    }
+}
+
+void RemoteServer::Impl::onEvents(std::vector<SessionEvent> events) {
+    bool anyoneListening = false;
+    for (const auto& c : connections) {
+        anyoneListening = anyoneListening || c->accepted;
+    }
+    for (SessionEvent& event : events) {
+        Message m;
+        if (auto* e = std::get_if<RunStarted>(&event)) {
+            active = Active{e->runIndex, e->header, {}, {}, {}};
+            m.type = Type::RunStarted;
+            m.run = e->runIndex;
+            m.result = std::move(e->header);
+        } else if (auto* e = std::get_if<StepFinished>(&event)) {
+            if (active && active->index == e->runIndex) {
+                active->steps.push_back(e->step);
+            }
+            m.type = Type::Step;
+            m.run = e->runIndex;
+            m.step = std::move(e->step);
+            m.sentNs = e->publishedNs;
+        } else if (auto* e = std::get_if<MemorySampled>(&event)) {
+            if (active && active->index == e->runIndex) {
+                active->memory.push_back(e->sample);
+            }
+            m.type = Type::Memory;
+            m.run = e->runIndex;
+            m.memory = e->sample;
+        } else if (auto* e = std::get_if<TelemetrySampled>(&event)) {
+            if (active && active->index == e->runIndex) {
+                active->telemetry.push_back(e->sample);
+            }
+            m.type = Type::Telemetry;
+            m.run = e->runIndex;
+            m.telemetry = e->sample;
+        } else if (auto* e = std::get_if<RunFinished>(&event)) {
+            if (active && active->index == e->runIndex) {
+                active.reset();
+            }
+            if (!options.autosave.empty()) {
+                try {
+                    appendRunJsonl(options.autosave, e->result);
+                } catch (const std::exception& ex) {
+                    log(std::string("autosave: ") + ex.what());
+                }
+            }
+            log("run " + e->result.id + " finished: " + std::string(toString(e->result.status)) +
+                (anyoneListening ? "" : " (kept for the next client)"));
+            m.type = Type::RunFinished;
+            m.run = e->runIndex;
+            m.result = e->result;
+            finished.push_back({e->runIndex, std::move(e->result), false});
+        }
+        broadcast(m);
+        if (m.type == Type::RunFinished) {
+            broadcast(stateMessage());
+        }
+    }
+}
+
+RemoteServer::RemoteServer(SessionInterface& session, ServeOptions options)
+    : m_impl(std::make_unique<Impl>(session, std::move(options))) {}
+
+RemoteServer::~RemoteServer() {
+    stop();
+    if (m_impl->pump.joinable()) {
+        m_impl->pump.join();
+    }
+}
+
+int RemoteServer::port() const {
+    return m_impl->acceptor.local_endpoint().port();
+}
+
+void RemoteServer::run(const std::atomic<bool>* interrupt) {
+    Impl& s = *m_impl;
+    s.pump = std::thread([&s] {
+        while (!s.stopping.load()) {
+            s.session.waitForEvents(std::chrono::milliseconds(50));
+            auto events = s.session.drain();
+            if (!events.empty()) {
+                asio::post(s.io, [&s, events = std::move(events)]() mutable {
+                    s.onEvents(std::move(events));
+                });
+            }
+        }
+    });
+    s.accept();
+    asio::steady_timer watch(s.io);
+    std::function<void(std::error_code)> check = [&](std::error_code ec) {
+        if (ec) {
+            return;
+        }
+        if (s.stopping.load() || (interrupt && interrupt->load())) {
+            s.stopping.store(true);
+            std::error_code ignored;
+            s.acceptor.close(ignored);
+            const auto all = s.connections;
+            for (const auto& c : all) {
+                c->close();
+            }
+            s.io.stop();
+            return;
+        }
+        watch.expires_after(std::chrono::milliseconds(100));
+        watch.async_wait(check);
+    };
+    check({});
+    s.io.run();
+    s.stopping.store(true);
+    s.pump.join();
+    // Events the pump handed over after the loop stopped: their runs are autosaved still.
+    s.io.restart();
+    s.io.poll();
+    for (auto& event : s.session.drain()) {
+        if (auto* e = std::get_if<RunFinished>(&event); e && !s.options.autosave.empty()) {
+            try {
+                appendRunJsonl(s.options.autosave, e->result);
+            } catch (const std::exception& ex) {
+                s.log(std::string("autosave: ") + ex.what());
+            }
+        }
+    }
+}
+
+void RemoteServer::stop() {
+    m_impl->stopping.store(true);
+}
+
+} // namespace lmprof::engine::remote

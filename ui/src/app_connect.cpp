@@ -1,0 +1,123 @@
+// File > Connect...: which engine the window drives (docs/REMOTE.md). The dialog that
+// connects to an lmprof-cli serve, the switch between engines, and the menu bar's
+// indicator of the engine in use.
+
+#include "app_impl.h"
+#include "lmprof/engine/remote_protocol.h"
+#include "lmprof/engine/result_io.h"
+#include "theme.h"
+
+#include <algorithm>
+#include <cstring>
+#include <imgui.h>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+
+int App::Impl::nextRunIndex() const {
+    int next = 0;
+    for (const auto& run : store.runs()) {
+        next = std::max(next, run.runIndex + 1);
+    }
+    return next;
+}
+
+bool App::Impl::switchEngine(std::shared_ptr<SessionInterface> next) {
+    if (session().busy() || sweepView.running() || precisionLabView.busy()) {
+        status = "the engine is busy: wait for its run to finish, or cancel it, before "
+                 "switching";
+        statusIsError = true;
+        return false;
+    }
+    // Events the old engine published since the frame began go through the next frame.
+    for (auto& e : session().drain()) {
+        retiredEvents.push_back(std::move(e));
+    }
+    activeEngine = std::move(next);
+    return true;
+}
+
+void App::Impl::drawConnectDialog() {
+    ConnectDialog& d = connectDialog;
+    if (d.open) {
+        ImGui::OpenPopup("Connect to a server");
+        d.open = false;
+    }
+    ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 34, 0), ImGuiCond_Appearing);
+    if (!ImGui::BeginPopupModal("Connect to a server", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
+        return;
+    }
+    ImGui::TextWrapped("Drive the engine of an lmprof-cli serve. For a GPU server: "
+                       "ssh -L 7377:127.0.0.1:7377 gpu-box, then connect to 127.0.0.1:7377 "
+                       "with the server's token.");
+    ImGui::Spacing();
+    ImGui::PushItemWidth(-ImGui::GetFontSize() * 7);
+    ImGui::InputText("address", d.address, sizeof(d.address));
+    ImGui::InputText("token file", d.tokenFile, sizeof(d.tokenFile));
+    ImGui::InputText("or token", d.token, sizeof(d.token), ImGuiInputTextFlags_Password);
+    ImGui::PopItemWidth();
+    ImGui::TextDisabled("The server prints its token file; the token is its first line.");
+    if (!d.error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, palette().error);
+        ImGui::TextWrapped("%s", d.error.c_str());
+        ImGui::PopStyleColor();
+    }
+    ImGui::Separator();
+    if (ImGui::Button("Connect", ImVec2(ImGui::GetFontSize() * 6, 0))) {
+        try {
+            const remote::Endpoint endpoint = remote::parseEndpoint(d.address, "address");
+            remote::ConnectOptions o;
+            o.host = endpoint.host;
+            o.port = endpoint.port;
+            o.token = d.token[0] ? std::string(d.token) : remote::readToken(d.tokenFile);
+            o.clientName = "lmprof " + toolInfo().version + " (window)";
+            o.firstRunIndex = nextRunIndex();
+            if (switchEngine(std::make_shared<remote::RemoteSession>(o))) {
+                options.connectAddress = d.address;
+                options.connectTokenFile = d.tokenFile;
+                status = "connecting to " + endpoint.text();
+                statusIsError = false;
+                d.error.clear();
+                ImGui::CloseCurrentPopup();
+            } else {
+                d.error = status;
+            }
+        } catch (const std::exception& e) {
+            d.error = e.what();
+        }
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0))) {
+        d.error.clear();
+        ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+}
+
+void App::Impl::drawEngineIndicator() {
+    const EngineInfo info = session().info();
+    std::string text;
+    ImVec4 color = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
+    if (!info.remote) {
+        text = "engine: local";
+    } else if (info.connected) {
+        text = "engine: " + info.where;
+        color = palette().ok;
+    } else {
+        text = "engine: " + info.where + " - " + info.problem;
+        color = palette().warning;
+    }
+    if (!info.deviceName.empty() && (info.connected || !info.remote)) {
+        text += " (" + info.deviceName + ")";
+    }
+    ImGui::TextColored(color, "%s", text.c_str());
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip(
+            "%s", info.remote ? "Runs execute on this server; File > Use the local engine "
+                                "switches back."
+                              : "Runs execute in this process; File > Connect... drives a server.");
+    }
+}
+
+} // namespace lmprof::ui
