@@ -1,5 +1,5 @@
-// Waiting on a Session in tests: drain its events until some runs have finished, and the
-// results of the finished runs among events.
+// Waiting on a session (local or remote) in tests: drain its events until some runs have finished,
+// and the results of the finished runs among events.
 #pragma once
 
 #include "lmprof/engine/session.h"
@@ -10,7 +10,7 @@
 namespace lmprof::engine::testing {
 
 // Drains events until `count` runs have finished (or `timeout` passes), keeping all events.
-inline std::vector<SessionEvent> collect(Session& session, int count,
+inline std::vector<SessionEvent> collect(SessionInterface& session, int count,
                                          std::chrono::seconds timeout = std::chrono::seconds(120)) {
     std::vector<SessionEvent> all;
     int finished = 0;

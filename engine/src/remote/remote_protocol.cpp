@@ -135,6 +135,7 @@ json body(const Message& m) {
         j["run"] = m.run;
         j["result"] = m.result ? runJson(*m.result) : json(nullptr);
         j["replay"] = m.replay;
+        j["busy"] = m.busy;
         break;
     }
     return j;
@@ -248,6 +249,7 @@ Message fromJson(const json& j) {
         readRun(j, m);
         m.result = runFrom(required(j, "result"), "$.result");
         read(j, "$", "replay", m.replay);
+        read(j, "$", "busy", m.busy);
         break;
     }
     return m;

@@ -389,6 +389,7 @@ void RemoteServer::Impl::welcome(Connection& c) {
             m.run = k.index;
             m.result = k.result;
             m.replay = true;
+            m.busy = session.busy();
             c.send(m);
         }
     }
@@ -455,6 +456,7 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
             f.run = k.index;
             f.result = k.result;
             f.replay = true;
+            f.busy = session.busy();
             c.send(f);
         }
         break;
@@ -536,6 +538,7 @@ void RemoteServer::Impl::onEvents(std::vector<SessionEvent> events) {
             m.type = Type::RunFinished;
             m.run = e->runIndex;
             m.result = e->result;
+            m.busy = session.busy();
             finished.push_back({e->runIndex, std::move(e->result), false});
         }
         broadcast(m);

@@ -257,6 +257,7 @@ public:
             return;
         }
         case Type::RunFinished: {
+            serverBusy = m.busy;
             const int local = localFor(m.run);
             Tracked& t = tracked[local];
             if (!t.finished) {

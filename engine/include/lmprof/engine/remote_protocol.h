@@ -76,7 +76,7 @@ enum class Type {
     Memory,      // server: run, memory
     Telemetry,   // server: run, telemetry
     RunFinished, // server: run, result, replay (sent again: finished while no one listened,
-                 // or asked for by a fetch)
+                 // or asked for by a fetch), busy (the engine's state as it is sent)
 };
 std::string_view toString(Type type);
 

@@ -1,0 +1,449 @@
+// The remote engine on loopback (docs/REMOTE.md): a real Session served by a RemoteServer,
+// driven by RemoteSessions and by raw sockets that misbehave. Runs are the tiny preset on
+// the CPU.
+
+#include "lmprof/engine/remote_protocol.h"
+#include "lmprof/engine/remote_server.h"
+#include "lmprof/engine/remote_session.h"
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/session.h"
+#include "session_helpers.h"
+#include "test_configs.h"
+
+#include <arpa/inet.h>
+#include <atomic>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <set>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace lmprof::engine;
+using namespace lmprof::engine::remote;
+using namespace lmprof::engine::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kToken = "test-token-0123456789";
+
+// A server on a free loopback port, serving its own Session on a thread of its own.
+class Served {
+public:
+    Served()
+        : dir(std::filesystem::temp_directory_path() /
+              ("lmprof_remote_test_" + std::to_string(::getpid()) + "_" +
+               std::to_string(counter()++))) {
+        std::filesystem::remove_all(dir);
+        std::filesystem::create_directories(dir);
+        ServeOptions o;
+        o.listen = {"127.0.0.1", 0};
+        o.token = kToken;
+        o.autosave = dir / "autosave.jsonl";
+        o.fileDir = dir / "files";
+        o.helloTimeout = 2000ms;
+        server = std::make_unique<RemoteServer>(session, o);
+        thread = std::thread([this] { server->run(); });
+    }
+    ~Served() {
+        server->stop();
+        thread.join();
+        std::filesystem::remove_all(dir);
+    }
+    ConnectOptions client(std::string token = kToken) const {
+        ConnectOptions c;
+        c.host = "127.0.0.1";
+        c.port = server->port();
+        c.token = std::move(token);
+        c.retry = 200ms;
+        return c;
+    }
+    static int& counter() {
+        static int n = 0;
+        return n;
+    }
+
+    std::filesystem::path dir;
+    Session session;
+    std::unique_ptr<RemoteServer> server;
+    std::thread thread;
+};
+
+// A plain TCP connection that sends what it is told, for the hostile cases.
+class RawClient {
+public:
+    explicit RawClient(int port) {
+        fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(static_cast<uint16_t>(port));
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        connected = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+    }
+    ~RawClient() { ::close(fd); }
+    // Sends everything it can (a closed connection ends the send early).
+    void send(const std::string& bytes) {
+        size_t done = 0;
+        while (done < bytes.size()) {
+            const ssize_t n = ::send(fd, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+            if (n <= 0) {
+                return;
+            }
+            done += static_cast<size_t>(n);
+        }
+    }
+    // Lines until the server closes the connection or `timeout` passes.
+    std::vector<std::string> readUntilClosed(std::chrono::milliseconds timeout, bool* closed) {
+        std::string buffer;
+        std::vector<std::string> lines;
+        const auto until = std::chrono::steady_clock::now() + timeout;
+        *closed = false;
+        while (std::chrono::steady_clock::now() < until) {
+            pollfd p{fd, POLLIN, 0};
+            if (::poll(&p, 1, 50) <= 0) {
+                continue;
+            }
+            char chunk[65536];
+            const ssize_t n = ::recv(fd, chunk, sizeof(chunk), 0);
+            if (n <= 0) {
+                *closed = true;
+                break;
+            }
+            buffer.append(chunk, static_cast<size_t>(n));
+            for (size_t at; (at = buffer.find('\n')) != std::string::npos;) {
+                lines.push_back(buffer.substr(0, at));
+                buffer.erase(0, at + 1);
+            }
+        }
+        return lines;
+    }
+    int fd = -1;
+    bool connected = false;
+};
+
+std::string helloLine(const std::string& token, int protocol = kProtocolVersion) {
+    Message m;
+    m.type = Type::Hello;
+    m.token = token;
+    m.protocol = protocol;
+    return encode(m);
+}
+
+// The error a refused connection was told, or "" if none came before it closed.
+std::string refusal(RawClient& c, bool* closed) {
+    for (const auto& line : c.readUntilClosed(10s, closed)) {
+        const Message m = decode(line);
+        if (m.type == Type::Error) {
+            EXPECT_TRUE(m.fatal) << line;
+            return m.errorCode + ": " + m.text;
+        }
+    }
+    return {};
+}
+
+std::set<std::string> keysOf(const nlohmann::json& j) {
+    std::set<std::string> keys;
+    for (const auto& [k, v] : j.items()) {
+        keys.insert(k);
+    }
+    return keys;
+}
+
+} // namespace
+
+TEST(RemoteProtocol, EveryMessageRoundTripsAndBadOnesAreNamed) {
+    Message submit;
+    submit.type = Type::Submit;
+    submit.configs = {tinyCpu(), tinyCpu(Mode::Forward)};
+    const Message back = decode(encode(submit).substr(0, encode(submit).size() - 1));
+    ASSERT_EQ(back.type, Type::Submit);
+    ASSERT_EQ(back.configs.size(), 2u);
+    EXPECT_EQ(back.configs[1].mode, Mode::Forward);
+    EXPECT_EQ(back.configs[0].model.dModel, tinyCpu().model.dModel);
+
+    Message step;
+    step.type = Type::Step;
+    step.run = 3;
+    step.step = StepRecord{};
+    step.step->index = 7;
+    step.step->forwardMs = 1.5;
+    step.sentNs = 42;
+    const Message s = decode(encode(step));
+    EXPECT_EQ(s.run, 3);
+    EXPECT_EQ(s.step->index, 7);
+    EXPECT_DOUBLE_EQ(s.step->forwardMs, 1.5);
+    EXPECT_EQ(s.sentNs, 42);
+
+    Message welcome;
+    welcome.type = Type::Welcome;
+    welcome.serverId = "x";
+    welcome.devices = {{"cpu", false, 1 << 30, {{"fp16", "no fp16 here"}}}};
+    const Message w = decode(encode(welcome));
+    ASSERT_EQ(w.devices.size(), 1u);
+    EXPECT_EQ(w.devices[0], welcome.devices[0]);
+
+    const auto codeOf = [](const std::string& line) {
+        try {
+            decode(line);
+        } catch (const ProtocolError& e) {
+            return e.errorCode() + " | " + e.what();
+        }
+        return std::string("accepted");
+    };
+    EXPECT_EQ(codeOf("not json").rfind("malformed", 0), 0u);
+    EXPECT_EQ(codeOf("[1,2]").rfind("malformed", 0), 0u);
+    EXPECT_EQ(codeOf(R"({"type":"launch_missiles"})").rfind("unknown_type", 0), 0u);
+    EXPECT_NE(codeOf(R"({"type":"hello"})").find("$.protocol: missing"), std::string::npos);
+    EXPECT_NE(codeOf(R"({"type":"submit","configs":[{"model":1}]})").find("$.configs[0]"),
+              std::string::npos);
+    EXPECT_EQ(codeOf(std::string(kMaxMessageBytes + 1, ' ')).rfind("too_large", 0), 0u);
+    EXPECT_EQ(codeOf(std::string(100000, '[')).rfind("malformed", 0), 0u);
+}
+
+TEST(RemoteProtocol, EndpointsAreCheckedNamingTheFlag) {
+    EXPECT_EQ(parseEndpoint("gpu-box:7377", "--connect").host, "gpu-box");
+    EXPECT_EQ(parseEndpoint("[::1]:80", "--connect").host, "::1");
+    EXPECT_EQ(parseEndpoint("[::1]:80", "--connect").text(), "[::1]:80");
+    for (const char* bad : {"gpu-box", ":7377", "h:0", "h:65536", "h:77x"}) {
+        try {
+            parseEndpoint(bad, "--connect");
+            ADD_FAILURE() << bad << " was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()).rfind("--connect", 0), 0u) << e.what();
+        }
+    }
+    EXPECT_EQ(parseEndpoint("127.0.0.1:0", "--listen", true).port, 0);
+}
+
+TEST(Remote, ARemoteRunHasTheStructureOfALocalOne) {
+    Served served;
+    RemoteSession remote(served.client());
+    ASSERT_TRUE(remote.waitConnected(10s)) << remote.info().problem;
+    const EngineInfo info = remote.info();
+    EXPECT_TRUE(info.remote && info.connected);
+    EXPECT_FALSE(info.deviceName.empty());
+    EXPECT_NE(std::find(remote.devices().begin(), remote.devices().end(), "cpu"),
+              remote.devices().end());
+    EXPECT_GT(remote.deviceMemoryBytes("cpu"), 0);
+    EXPECT_EQ(remote.checkRunnable(tinyCpu()), std::nullopt);
+    RunConfig noDevice = tinyCpu();
+    noDevice.device = "cuda:7";
+    ASSERT_TRUE(remote.checkRunnable(noDevice));
+    EXPECT_EQ(remote.checkRunnable(noDevice)->field, "device");
+
+    const RunConfig config = tinyCpu(Mode::Train, 1, 3);
+    const int index = remote.submit(config);
+    EXPECT_TRUE(remote.busy());
+    const auto remoteEvents = collect(remote, 1);
+    Session local;
+    local.submit(config);
+    const auto localEvents = collect(local, 1);
+
+    // The same events in the same order: started, samples, 4 steps, finished.
+    ASSERT_FALSE(remoteEvents.empty());
+    EXPECT_TRUE(std::holds_alternative<RunStarted>(remoteEvents.front()));
+    const auto count = [](const std::vector<SessionEvent>& events, auto tag) {
+        return std::count_if(events.begin(), events.end(), [](const SessionEvent& e) {
+            return std::holds_alternative<decltype(tag)>(e);
+        });
+    };
+    EXPECT_EQ(count(remoteEvents, StepFinished{}), count(localEvents, StepFinished{}));
+    EXPECT_EQ(count(remoteEvents, StepFinished{}), 4);
+    EXPECT_GT(count(remoteEvents, MemorySampled{}), 0);
+    for (const auto& e : remoteEvents) {
+        std::visit([&](const auto& v) { EXPECT_EQ(v.runIndex, index); }, e);
+    }
+    const RunResult r = results(remoteEvents).at(0);
+    const RunResult l = results(localEvents).at(0);
+    EXPECT_EQ(r.status, RunStatus::Ok);
+    EXPECT_EQ(r.status, l.status);
+    EXPECT_EQ(r.steps.size(), l.steps.size());
+    EXPECT_EQ(r.config.model.numLayers, l.config.model.numLayers);
+    const auto rj = nlohmann::json::parse(runToJsonLine(r));
+    const auto lj = nlohmann::json::parse(runToJsonLine(l));
+    EXPECT_EQ(keysOf(rj), keysOf(lj));
+    EXPECT_EQ(keysOf(rj["summary"]), keysOf(lj["summary"]));
+    EXPECT_EQ(rj["config"], lj["config"]);
+    EXPECT_FALSE(remote.busy());
+    EXPECT_FALSE(remote.stepLatenciesMs().empty());
+    // The server autosaved it.
+    EXPECT_EQ(loadRunsJsonl(served.dir / "autosave.jsonl").runs.size(), 1u);
+}
+
+TEST(Remote, HostileConnectionsAreRefusedWhileARunGoesOn) {
+    Served served;
+    RemoteSession remote(served.client());
+    ASSERT_TRUE(remote.waitConnected(10s)) << remote.info().problem;
+    const int index = remote.submit(tinyCpu(Mode::Train, 1, 12));
+    const int port = served.server->port();
+
+    const auto refused = [&](const std::string& bytes) {
+        RawClient c(port);
+        EXPECT_TRUE(c.connected);
+        c.send(bytes);
+        bool closed = false;
+        std::string why = refusal(c, &closed);
+        EXPECT_TRUE(closed) << "the connection was left open after: " << why;
+        return why;
+    };
+    EXPECT_EQ(refused(helloLine("wrong")).rfind("bad_token", 0), 0u);
+    EXPECT_EQ(refused(helloLine(kToken, 99)).rfind("version", 0), 0u);
+    EXPECT_NE(refused(helloLine(kToken, 99)).find("speaks protocol 1, the client 99"),
+              std::string::npos);
+    EXPECT_EQ(refused(std::string("\x00\xff\x13garbage\x7f\n", 13)).rfind("malformed", 0), 0u);
+    EXPECT_EQ(refused(R"({"type":"cancel"})"
+                      "\n")
+                  .rfind("hello_first", 0),
+              0u);
+    EXPECT_EQ(refused(helloLine(kToken) + R"({"type":"format_disk"})"
+                                          "\n")
+                  .rfind("unknown_type", 0),
+              0u);
+    EXPECT_EQ(refused(helloLine(kToken) + R"({"type":"welcome","protocol":1})"
+                                          "\n")
+                  .rfind("unknown_type", 0),
+              0u);
+    // 100 MB without a newline: refused once the limit is read, not buffered to the end.
+    EXPECT_EQ(refused(std::string(100'000'000, 'x')).rfind("too_large", 0), 0u);
+    // A connection that never says hello is closed after the hello timeout.
+    {
+        RawClient silent(port);
+        bool closed = false;
+        EXPECT_EQ(refusal(silent, &closed).rfind("timeout", 0), 0u);
+        EXPECT_TRUE(closed);
+    }
+
+    // The run went on untouched and the server still takes clients.
+    const auto events = collect(remote, 1);
+    const RunResult r = results(events).at(0);
+    EXPECT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+    EXPECT_EQ(r.steps.size(), 13u);
+    EXPECT_EQ(std::get<RunFinished>(events.back()).runIndex, index);
+    RemoteSession later(served.client());
+    EXPECT_TRUE(later.waitConnected(10s)) << later.info().problem;
+}
+
+TEST(Remote, AWrongTokenIsFinalAndSaidToTheClient) {
+    Served served;
+    RemoteSession remote(served.client("not-the-token"));
+    EXPECT_FALSE(remote.waitConnected(10s));
+    const EngineInfo info = remote.info();
+    EXPECT_FALSE(info.connected);
+    EXPECT_NE(info.problem.find("wrong token"), std::string::npos) << info.problem;
+    // Not connected: a submit is answered at once, as a failed run saying why.
+    remote.submit(tinyCpu());
+    const auto events = collect(remote, 1, std::chrono::seconds(5));
+    ASSERT_EQ(results(events).size(), 1u);
+    EXPECT_EQ(results(events)[0].status, RunStatus::Error);
+    EXPECT_NE(results(events)[0].error->find("not connected"), std::string::npos);
+    ASSERT_TRUE(remote.checkRunnable(tinyCpu()));
+}
+
+TEST(Remote, NoServerIsSaidAndRetried) {
+    ConnectOptions o;
+    o.port = 1; // nothing listens there
+    o.token = kToken;
+    o.retry = 100ms;
+    RemoteSession remote(o);
+    EXPECT_FALSE(remote.waitConnected(500ms));
+    EXPECT_NE(remote.info().problem.find("cannot connect to 127.0.0.1:1"), std::string::npos)
+        << remote.info().problem;
+}
+
+TEST(Remote, AClientGoneMidRunLeavesTheRunToFinishAndTheNextClientReceivesIt) {
+    Served served;
+    {
+        RemoteSession first(served.client());
+        ASSERT_TRUE(first.waitConnected(10s));
+        first.submit(tinyCpu(Mode::Train, 1, 6));
+        // Gone after its first step: its connection closes mid-run.
+        bool stepped = false;
+        const auto until = std::chrono::steady_clock::now() + 60s;
+        while (!stepped && std::chrono::steady_clock::now() < until) {
+            first.waitForEvents(50ms);
+            for (const auto& e : first.drain()) {
+                stepped = stepped || std::holds_alternative<StepFinished>(e);
+            }
+        }
+        ASSERT_TRUE(stepped);
+    }
+    // The server finishes the run with no one listening and autosaves it.
+    const auto until = std::chrono::steady_clock::now() + 60s;
+    while (std::chrono::steady_clock::now() < until &&
+           (!std::filesystem::exists(served.dir / "autosave.jsonl") ||
+            loadRunsJsonl(served.dir / "autosave.jsonl").runs.empty())) {
+        std::this_thread::sleep_for(50ms);
+    }
+    const auto saved = loadRunsJsonl(served.dir / "autosave.jsonl").runs;
+    ASSERT_EQ(saved.size(), 1u);
+    EXPECT_EQ(saved[0].status, RunStatus::Ok);
+    EXPECT_EQ(saved[0].steps.size(), 7u);
+
+    // The next client is sent it once, whole, as a run of its own.
+    ConnectOptions o = served.client();
+    o.firstRunIndex = 10;
+    RemoteSession second(o);
+    ASSERT_TRUE(second.waitConnected(10s));
+    const auto events = collect(second, 1, std::chrono::seconds(10));
+    ASSERT_EQ(results(events).size(), 1u);
+    EXPECT_TRUE(std::holds_alternative<RunStarted>(events.front()));
+    EXPECT_EQ(std::get<RunStarted>(events.front()).runIndex, 10);
+    EXPECT_EQ(results(events)[0].steps.size(), 7u);
+    EXPECT_EQ(results(events)[0].id, saved[0].id);
+    // Acknowledged: a third client is not sent it again.
+    std::this_thread::sleep_for(300ms);
+    RemoteSession third(served.client());
+    ASSERT_TRUE(third.waitConnected(10s));
+    EXPECT_TRUE(collect(third, 1, std::chrono::seconds(2)).empty());
+}
+
+TEST(Remote, TwoClientsBothSeeEveryRunAndEitherMayCancel) {
+    Served served;
+    RemoteSession a(served.client());
+    RemoteSession b(served.client());
+    ASSERT_TRUE(a.waitConnected(10s));
+    ASSERT_TRUE(b.waitConnected(10s));
+    a.submit(tinyCpu(Mode::Train, 1, 200));
+    // B sees A's run start, then cancels it.
+    bool started = false;
+    const auto until = std::chrono::steady_clock::now() + 60s;
+    std::vector<SessionEvent> bEvents;
+    while (!started && std::chrono::steady_clock::now() < until) {
+        b.waitForEvents(50ms);
+        for (auto& e : b.drain()) {
+            started = started || std::holds_alternative<StepFinished>(e);
+            bEvents.push_back(std::move(e));
+        }
+    }
+    ASSERT_TRUE(started);
+    EXPECT_TRUE(b.busy());
+    b.cancel();
+    const auto aEvents = collect(a, 1, std::chrono::seconds(60));
+    ASSERT_EQ(results(aEvents).size(), 1u);
+    EXPECT_EQ(results(aEvents)[0].status, RunStatus::Cancelled);
+    auto rest = collect(b, 1, std::chrono::seconds(10));
+    ASSERT_EQ(results(rest).size(), 1u);
+    EXPECT_EQ(results(rest)[0].id, results(aEvents)[0].id);
+    EXPECT_FALSE(a.busy());
+}
+
+TEST(Remote, TheServerListensOnLoopbackUnlessAllowedElsewhere) {
+    Session session;
+    ServeOptions o;
+    o.listen = {"0.0.0.0", 0};
+    o.token = kToken;
+    try {
+        RemoteServer server(session, o);
+        ADD_FAILURE() << "bound 0.0.0.0 without allowRemote";
+    } catch (const std::runtime_error& e) {
+        EXPECT_NE(std::string(e.what()).find("--allow-remote"), std::string::npos) << e.what();
+    }
+    o.allowRemote = true;
+    EXPECT_NO_THROW(RemoteServer(session, o));
+    o.listen = {"not-an-address", 0};
+    EXPECT_THROW(RemoteServer(session, o), std::runtime_error);
+}
