@@ -538,7 +538,8 @@ TEST(Cli, GradNormsNeedABackward) {
     // A sweep asks them of the runs that have a backward.
     const std::string json = (tempDir() / "norms.json").string();
     r = cli("sweep --models tiny --ctx 16 --batch 1 --warmup 0 --steps 1 --device cpu -q "
-            "--mode forward,train --grad-norms --json " + json);
+            "--mode forward,train --grad-norms --json " +
+            json);
     ASSERT_EQ(r.code, 0) << r.output;
     std::ifstream in(json);
     const auto set = nlohmann::json::parse(in);
@@ -691,4 +692,122 @@ TEST(Cli, SweepShardsMergeBackIntoTheWholeSweep) {
     EXPECT_NE(r.output.find("--shard: '3/2' is not i/n"), std::string::npos) << r.output;
     r = cli("merge " + a.string() + " " + (dir / "missing.json").string());
     EXPECT_EQ(r.code, 2) << r.output;
+}
+
+namespace {
+
+// A process of lmprof-cli with these arguments (and LMPROF_CONFIG_DIR), its stderr to `log`.
+pid_t spawnCli(const std::vector<std::string>& args, const std::filesystem::path& configDir,
+               const std::filesystem::path& log) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+        setenv("LMPROF_CONFIG_DIR", configDir.c_str(), 1);
+        FILE* err = std::fopen(log.c_str(), "w");
+        dup2(fileno(err), 2);
+        dup2(fileno(err), 1);
+        std::vector<char*> argv{const_cast<char*>(LMPROF_CLI_PATH)};
+        for (const auto& a : args) {
+            argv.push_back(const_cast<char*>(a.c_str()));
+        }
+        argv.push_back(nullptr);
+        execv(LMPROF_CLI_PATH, argv.data());
+        _exit(127);
+    }
+    return pid;
+}
+
+std::string slurp(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Waits until `path` holds `text` (or 60 s pass).
+bool waitForText(const std::filesystem::path& path, const std::string& text) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < until) {
+        if (slurp(path).find(text) != std::string::npos) {
+            return true;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+}
+
+} // namespace
+
+// lmprof-cli serve and run --connect (docs/REMOTE.md): a remote run saves the result set a
+// local one does; a client killed mid-run leaves the run to finish and be autosaved there.
+TEST(Cli, ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled) {
+    const auto dir = tempDir() / "serve";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto serveLog = dir / "serve.log";
+    const pid_t server = spawnCli({"serve", "--listen", "127.0.0.1:0"}, dir / "config", serveLog);
+    ASSERT_TRUE(waitForText(serveLog, "listening on 127.0.0.1:")) << slurp(serveLog);
+    const std::string log = slurp(serveLog);
+    const size_t at = log.find("listening on 127.0.0.1:") + 23;
+    const std::string address = "127.0.0.1:" + log.substr(at, log.find(' ', at) - at);
+    const auto token = dir / "config" / "server" / "token";
+    struct stat st {};
+    ASSERT_EQ(::stat(token.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+    // The same run, remote and local: the same fields, step count and status.
+    const auto remoteJson = dir / "remote.json";
+    const auto localJson = dir / "local.json";
+    const Result remote = cli("run " + kTiny + " --connect " + address + " --token-file " +
+                              token.string() + " --json " + remoteJson.string());
+    ASSERT_EQ(remote.code, 0) << remote.output;
+    ASSERT_EQ(cli("run " + kTiny + " --json " + localJson.string()).code, 0);
+    const auto r = readJson(remoteJson);
+    const auto l = readJson(localJson);
+    const auto keys = [](const nlohmann::json& j) {
+        std::set<std::string> k;
+        for (const auto& [key, v] : j.items()) {
+            k.insert(key);
+        }
+        return k;
+    };
+    EXPECT_EQ(keys(r), keys(l));
+    EXPECT_EQ(keys(r["runs"][0]), keys(l["runs"][0]));
+    EXPECT_EQ(r["runs"][0]["config"], l["runs"][0]["config"]);
+    EXPECT_EQ(r["runs"][0]["steps"].size(), l["runs"][0]["steps"].size());
+    EXPECT_EQ(r["runs"][0]["status"], "ok");
+    EXPECT_EQ(r["runs"][0]["id"], l["runs"][0]["id"]);
+
+    // A wrong token and a bad address: said, exit 1, no hang.
+    const auto wrong = dir / "wrong.token";
+    std::ofstream(wrong) << "nope\n";
+    const Result refused =
+        cli("run " + kTiny + " --connect " + address + " --token-file " + wrong.string());
+    EXPECT_EQ(refused.code, 1);
+    EXPECT_NE(refused.output.find("wrong token"), std::string::npos) << refused.output;
+    EXPECT_EQ(cli("run " + kTiny + " --connect nowhere").code, 1);
+
+    // A client killed after its first steps: the server's run finishes and is autosaved.
+    const auto clientLog = dir / "client.log";
+    const pid_t client = spawnCli({"run", "--model", "tiny", "--ctx", "16", "--batch", "1",
+                                   "--warmup", "1", "--steps", "30", "--device", "cpu", "--connect",
+                                   address, "--token-file", token.string()},
+                                  dir / "config", clientLog);
+    ASSERT_TRUE(waitForText(clientLog, "step 3/31")) << slurp(clientLog);
+    kill(client, SIGKILL);
+    waitpid(client, nullptr, 0);
+    const auto autosave = dir / "config" / "server" / "autosave.jsonl";
+    ASSERT_TRUE(waitForText(serveLog, "(kept for the next client)")) << slurp(serveLog);
+    EXPECT_EQ(countLines(autosave), 2) << slurp(autosave); // the first run, the killed one's
+    std::ifstream in(autosave);
+    std::string line;
+    for (int i = 0; i < 2; ++i) {
+        std::getline(in, line);
+    }
+    const auto killed = nlohmann::json::parse(line);
+    EXPECT_EQ(killed["status"], "ok");
+    EXPECT_EQ(killed["steps"].size(), 31u);
+
+    kill(server, SIGINT);
+    int status = 0;
+    waitpid(server, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(serveLog);
+    EXPECT_NE(slurp(serveLog).find("stopped"), std::string::npos);
 }

@@ -222,9 +222,39 @@ done
 grep -q '"id": "tiny-ctx16-fp32-train-ddp2-bucketed-1"' "$ddp_dir/saved.json" ||
   { echo "the window's DDP run is missing"; exit 1; }
 
+# Remote engine (docs/REMOTE.md): the window drives an lmprof-cli serve on loopback; the
+# charts fill from the server's events and the run lands in the window's autosave and
+# result set as a local one does.
+remote_dir="$work/remote" && mkdir -p "$remote_dir"
+LMPROF_CONFIG_DIR="$remote_dir/server" "$cli" serve --listen 127.0.0.1:0 2> "$remote_dir/serve.log" &
+serve_pid=$!
+for _ in $(seq 100); do
+  grep -q "listening on" "$remote_dir/serve.log" && break
+  sleep 0.1
+done
+port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$remote_dir/serve.log")
+[ -n "$port" ] || { echo "serve did not start: $(cat "$remote_dir/serve.log")"; exit 1; }
+LMPROF_CONFIG_DIR="$remote_dir/config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$lmprof" --model tiny --ctx 16 --batch 2 --warmup 1 --steps 4 --device cpu -q \
+  --connect "127.0.0.1:$port" --token-file "$remote_dir/server/server/token" \
+  --export-plots step-times,memory --export-dir "$remote_dir" --export-size 900x500 \
+  --autorun --screenshot "$remote_dir/window.png" --exit-when-done --discard-last \
+  --save-on-exit "$remote_dir/saved.json"
+kill -INT "$serve_pid"; wait "$serve_pid" || true
+"$png_check" "$remote_dir/window.png" 1600 1000
+for chart in step-times memory; do
+  "$png_check" "$remote_dir/$chart-"*.png 900 500
+done
+grep -q "submitted 1 run" "$remote_dir/serve.log" || { echo "the server ran nothing"; exit 1; }
+grep -q '"status": "ok"' "$remote_dir/saved.json" || { echo "the remote run was not saved"; exit 1; }
+grep -q '"status":"ok"' "$remote_dir/config/autosave.jsonl" ||
+  { echo "the remote run is not in the window's autosave"; exit 1; }
+grep -q '"status":"ok"' "$remote_dir/server/server/autosave.jsonl" ||
+  { echo "the server did not autosave the run"; exit 1; }
+
 # Without a display the window falls back to the CLI benchmark and says why.
 out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 1 \
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 13 passed, 0 failed"
+echo "gui_e2e: 14 passed, 0 failed"
