@@ -182,7 +182,8 @@ bool App::animating() const {
 
 bool App::cpuRunStreaming() const {
     const RunView* active = m_impl->store.active();
-    return active && active->result.resolvedDevice == "cpu";
+    // A remote engine's CPU is another machine's: drawing takes nothing from its run.
+    return active && active->result.resolvedDevice == "cpu" && !m_impl->session().info().remote;
 }
 
 bool App::exportsSucceeded() const {

@@ -83,8 +83,9 @@ public:
     // settling, windows to bring forward, PNGs to take. When false the frame loop can wait
     // for input instead of drawing (an idle window costs no CPU).
     bool animating() const;
-    // A run on the CPU is in progress: every frame drawn (Mesa's software rasteriser under
-    // Xvfb, or the driver's CPU work) takes cores from what it measures.
+    // A run on this machine's CPU is in progress (not a remote engine's): every frame drawn
+    // (Mesa's software rasteriser under Xvfb, or the driver's CPU work) takes cores from what
+    // it measures.
     bool cpuRunStreaming() const;
     // Chart PNGs still to be written (asked for, or --export-plots not yet done).
     bool pngPending() const;
