@@ -65,6 +65,17 @@ public:
             options.log(line);
         }
     }
+    // Appends a finished run to the autosave file; a failure is logged, the run is kept.
+    void autosave(const RunResult& run) const {
+        if (options.autosave.empty()) {
+            return;
+        }
+        try {
+            appendRunJsonl(options.autosave, run);
+        } catch (const std::exception& e) {
+            log(std::string("autosave: ") + e.what());
+        }
+    }
     Message stateMessage() const {
         Message m;
         m.type = Type::State;
@@ -96,6 +107,7 @@ public:
         bool acked = false;
     };
     std::vector<Kept> finished;
+    Message replay(const Kept& k) const; // a kept run, sent again
 
     std::atomic<bool> stopping{false};
     std::thread pump;
@@ -352,6 +364,16 @@ void RemoteServer::Impl::accept() {
     });
 }
 
+Message RemoteServer::Impl::replay(const Kept& k) const {
+    Message m;
+    m.type = Type::RunFinished;
+    m.run = k.index;
+    m.result = k.result;
+    m.replay = true;
+    m.busy = session.busy();
+    return m;
+}
+
 void RemoteServer::Impl::welcome(Connection& c) {
     Message w = welcomeTemplate;
     w.busy = session.busy();
@@ -384,13 +406,7 @@ void RemoteServer::Impl::welcome(Connection& c) {
     }
     for (const Kept& k : finished) {
         if (!k.acked) {
-            Message m;
-            m.type = Type::RunFinished;
-            m.run = k.index;
-            m.result = k.result;
-            m.replay = true;
-            m.busy = session.busy();
-            c.send(m);
+            c.send(replay(k));
         }
     }
 }
@@ -451,13 +467,7 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
                 std::find(m.runs.begin(), m.runs.end(), k.index) == m.runs.end()) {
                 continue;
             }
-            Message f;
-            f.type = Type::RunFinished;
-            f.run = k.index;
-            f.result = k.result;
-            f.replay = true;
-            f.busy = session.busy();
-            c.send(f);
+            c.send(replay(k));
         }
         break;
     case Type::Ack:
@@ -526,13 +536,7 @@ void RemoteServer::Impl::onEvents(std::vector<SessionEvent> events) {
             if (active && active->index == e->runIndex) {
                 active.reset();
             }
-            if (!options.autosave.empty()) {
-                try {
-                    appendRunJsonl(options.autosave, e->result);
-                } catch (const std::exception& ex) {
-                    log(std::string("autosave: ") + ex.what());
-                }
-            }
+            autosave(e->result);
             log("run " + e->result.id + " finished: " + std::string(toString(e->result.status)) +
                 (anyoneListening ? "" : " (kept for the next client)"));
             m.type = Type::RunFinished;
@@ -603,12 +607,8 @@ void RemoteServer::run(const std::atomic<bool>* interrupt) {
     s.io.restart();
     s.io.poll();
     for (auto& event : s.session.drain()) {
-        if (auto* e = std::get_if<RunFinished>(&event); e && !s.options.autosave.empty()) {
-            try {
-                appendRunJsonl(s.options.autosave, e->result);
-            } catch (const std::exception& ex) {
-                s.log(std::string("autosave: ") + ex.what());
-            }
+        if (auto* e = std::get_if<RunFinished>(&event)) {
+            s.autosave(e->result);
         }
     }
 }
