@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
         appOptions.openFiles = o.open;
         appOptions.fontScale = static_cast<float>(o.fontScale);
         appOptions.demo = demo;
-        appOptions.engine = remoteEngine;
+        appOptions.engine = std::move(remoteEngine); // the window's alone: switched away, it goes
         if (!run.common.connect.empty()) {
             appOptions.connectAddress = run.common.connect;
         }

@@ -230,7 +230,7 @@ void App::Impl::drawMenu() {
                           options.connectTokenFile.c_str());
         }
         if (ImGui::MenuItem("Use the local engine", nullptr, false, session().info().remote)) {
-            if (switchEngine(std::make_shared<engine::Session>(nextRunIndex()))) {
+            if (switchEngine([](int first) { return std::make_shared<engine::Session>(first); })) {
                 status = "driving the local engine";
                 statusIsError = false;
             }

@@ -15,16 +15,13 @@ namespace lmprof::ui {
 
 using namespace lmprof::engine;
 
-int App::Impl::nextRunIndex() const {
-    int next = 0;
-    for (const auto& run : store.runs()) {
-        next = std::max(next, run.runIndex + 1);
-    }
-    return next;
-}
-
-bool App::Impl::switchEngine(std::shared_ptr<SessionInterface> next) {
-    if (session().busy() || sweepView.running() || precisionLabView.busy()) {
+bool App::Impl::switchEngine(
+    const std::function<std::shared_ptr<SessionInterface>(int firstRunIndex)>& make) {
+    // A remote engine that is not connected may be left while busy: its runs go on on the
+    // server, which keeps them for the next client.
+    const EngineInfo info = session().info();
+    const bool leavable = info.remote && !info.connected;
+    if ((session().busy() && !leavable) || sweepView.running() || precisionLabView.busy()) {
         status = "the engine is busy: wait for its run to finish, or cancel it, before "
                  "switching";
         statusIsError = true;
@@ -34,7 +31,14 @@ bool App::Impl::switchEngine(std::shared_ptr<SessionInterface> next) {
     for (auto& e : session().drain()) {
         retiredEvents.push_back(std::move(e));
     }
-    activeEngine = std::move(next);
+    int next = 0;
+    for (const auto& run : store.runs()) {
+        next = std::max(next, run.runIndex + 1);
+    }
+    for (const auto& e : retiredEvents) {
+        std::visit([&](const auto& v) { next = std::max(next, v.runIndex + 1); }, e);
+    }
+    activeEngine = make(next);
     return true;
 }
 
@@ -72,8 +76,10 @@ void App::Impl::drawConnectDialog() {
             o.port = endpoint.port;
             o.token = d.token[0] ? std::string(d.token) : remote::readToken(d.tokenFile);
             o.clientName = "lmprof " + toolInfo().version + " (window)";
-            o.firstRunIndex = nextRunIndex();
-            if (switchEngine(std::make_shared<remote::RemoteSession>(o))) {
+            if (switchEngine([&o](int first) {
+                    o.firstRunIndex = first;
+                    return std::make_shared<remote::RemoteSession>(o);
+                })) {
                 options.connectAddress = d.address;
                 options.connectTokenFile = d.tokenFile;
                 status = "connecting to " + endpoint.text();

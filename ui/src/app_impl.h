@@ -70,7 +70,8 @@ struct App::Impl {
     // The engine the window drives: a Session in this process, or a RemoteSession after
     // File > Connect... (or --connect).
     std::shared_ptr<engine::SessionInterface> activeEngine =
-        options.engine ? options.engine : std::make_shared<engine::Session>();
+        options.engine ? std::exchange(options.engine, nullptr)
+                       : std::make_shared<engine::Session>();
     engine::SessionInterface& session() const { return *activeEngine; }
     // File > Connect...: the dialog's fields and what went wrong, and the switch itself
     // (refused, with the reason on the status line, while the engine is busy).
@@ -82,8 +83,9 @@ struct App::Impl {
         std::string error;
     } connectDialog;
     void drawConnectDialog();
-    bool switchEngine(std::shared_ptr<engine::SessionInterface> next);
-    int nextRunIndex() const; // after every run the store holds
+    // Makes the next engine, numbering its runs after every run the window has.
+    bool switchEngine(
+        const std::function<std::shared_ptr<engine::SessionInterface>(int firstRunIndex)>& make);
     void drawEngineIndicator();
     std::vector<engine::SessionEvent> retiredEvents; // the last engine's, after a switch
     std::vector<int64_t> stepsPublishedNs;           // steps drained this frame (recordFrameTime)

@@ -179,6 +179,9 @@ Message fromJson(const json& j) {
     case Type::Hello:
         // The version first: a client of another version may send other fields.
         read(j, "$", "protocol", m.protocol, true);
+        if (m.protocol != kProtocolVersion) {
+            break; // the server refuses it as another version, whatever else it says
+        }
         read(j, "$", "token", m.token);
         read(j, "$", "client", m.client);
         break;

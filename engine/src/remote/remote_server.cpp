@@ -35,6 +35,18 @@ std::string serverPath(const std::filesystem::path& dir, const std::string& clie
     return (dir / name).string();
 }
 
+// A finished run whose line would be over kMaxMessageBytes (a very long run's timeline)
+// goes without its memory timeline and telemetry, and says so; the autosave has it whole.
+void fitToLimit(Message& m) {
+    if (m.result && encode(m).size() > kMaxMessageBytes) {
+        m.result->memoryTimeline.clear();
+        m.result->telemetry.clear();
+        m.result->samplerError = "the memory timeline and telemetry were left out of the "
+                                 "message (over the protocol's limit); the server's autosave "
+                                 "has them";
+    }
+}
+
 // Equal without an early exit (the time taken does not tell how much of a token matched).
 bool sameToken(const std::string& a, const std::string& b) {
     unsigned diff = a.size() == b.size() ? 0u : 1u;
@@ -87,6 +99,7 @@ public:
     ServeOptions options;
     asio::io_context io;
     tcp::acceptor acceptor{io};
+    asio::steady_timer acceptRetry{io};
     Message welcomeTemplate;
     std::set<std::shared_ptr<Connection>> connections;
 
@@ -137,14 +150,16 @@ public:
         readNext();
     }
 
-    void send(const Message& m) { sendLine(encode(m)); }
+    // A replay (runs kept for this client) is not counted against the limit on unread
+    // messages: a night's sweep may be more than it, and is sent once, to this client.
+    void send(const Message& m, bool replay = false) { sendLine(encode(m), !replay); }
 
-    void sendLine(std::string line) {
+    void sendLine(std::string line, bool counted = true) {
         if (m_closing && !m_finalQueued) {
             return;
         }
-        m_outBytes += line.size();
-        m_out.push_back(std::move(line));
+        m_outBytes += counted ? line.size() : 0;
+        m_out.emplace_back(std::move(line), counted);
         if (m_outBytes > kMaxQueuedBytes) {
             // A client that stopped reading: it is dropped, the run is not held up.
             m_server.log("dropped " + peer + ": over " + std::to_string(kMaxQueuedBytes >> 20) +
@@ -237,13 +252,14 @@ private:
             return;
         }
         m_writing = true;
-        asio::async_write(m_socket, asio::buffer(m_out.front()),
+        asio::async_write(m_socket, asio::buffer(m_out.front().first),
                           [self = shared_from_this()](std::error_code ec, size_t) {
                               if (ec) {
                                   self->close();
                                   return;
                               }
-                              self->m_outBytes -= self->m_out.front().size();
+                              const auto& [line, counted] = self->m_out.front();
+                              self->m_outBytes -= counted ? line.size() : 0;
                               self->m_out.pop_front();
                               self->writeNext();
                           });
@@ -281,7 +297,7 @@ private:
     tcp::socket m_socket;
     asio::steady_timer m_timer;
     std::string m_in;
-    std::deque<std::string> m_out;
+    std::deque<std::pair<std::string, bool>> m_out; // a line, and whether it is counted
     size_t m_outBytes = 0;
     bool m_writing = false;
     bool m_closing = false;
@@ -349,11 +365,18 @@ RemoteServer::Impl::Impl(SessionInterface& s, ServeOptions o) : session(s), opti
 
 void RemoteServer::Impl::accept() {
     acceptor.async_accept([this](std::error_code ec, tcp::socket socket) {
+        if (stopping.load() || !acceptor.is_open()) {
+            return;
+        }
         if (ec) {
-            if (ec != asio::error::operation_aborted) {
-                log("accept: " + ec.message());
-                accept();
-            }
+            // Out of file descriptors, say: tried again shortly, not in a tight loop.
+            log("accept: " + ec.message());
+            acceptRetry.expires_after(std::chrono::milliseconds(100));
+            acceptRetry.async_wait([this](std::error_code e) {
+                if (!e) {
+                    accept();
+                }
+            });
             return;
         }
         socket.set_option(tcp::no_delay(true), ec);
@@ -371,6 +394,7 @@ Message RemoteServer::Impl::replay(const Kept& k) const {
     m.result = k.result;
     m.replay = true;
     m.busy = session.busy();
+    fitToLimit(m);
     return m;
 }
 
@@ -384,34 +408,41 @@ void RemoteServer::Impl::welcome(Connection& c) {
         m.run = active->index;
         m.type = Type::RunStarted;
         m.result = active->header;
-        c.send(m);
+        c.send(m, true);
         m.result.reset();
         m.type = Type::Memory;
         for (const auto& s : active->memory) {
             m.memory = s;
-            c.send(m);
+            c.send(m, true);
         }
         m.memory.reset();
         m.type = Type::Telemetry;
         for (const auto& s : active->telemetry) {
             m.telemetry = s;
-            c.send(m);
+            c.send(m, true);
         }
         m.telemetry.reset();
         m.type = Type::Step;
         for (const auto& s : active->steps) {
             m.step = s; // sentNs 0: a replay, not a fresh step (no latency to measure)
-            c.send(m);
+            c.send(m, true);
         }
     }
     for (const Kept& k : finished) {
         if (!k.acked) {
-            c.send(replay(k));
+            c.send(replay(k), true);
         }
     }
 }
 
 void RemoteServer::Impl::command(Connection& c, Message m) {
+    const bool clientType = m.type == Type::Hello || m.type == Type::Submit ||
+                            m.type == Type::Cancel || m.type == Type::Fetch || m.type == Type::Ack;
+    if (!clientType) {
+        c.refuse(code::kUnknownType,
+                 "\"" + std::string(toString(m.type)) + "\" is a server's message, not a client's");
+        return;
+    }
     if (!c.accepted) {
         if (m.type != Type::Hello) {
             c.refuse(code::kHelloFirst, "the first message must be a hello, got \"" +
@@ -467,7 +498,7 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
                 std::find(m.runs.begin(), m.runs.end(), k.index) == m.runs.end()) {
                 continue;
             }
-            c.send(replay(k));
+            c.send(replay(k), true);
         }
         break;
     case Type::Ack:
@@ -477,12 +508,8 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
             }
         }
         break;
-    case Type::Hello:
+    default: // a second hello
         c.send(errorMessage(code::kInvalid, "already said hello", false));
-        break;
-    default:
-        c.refuse(code::kUnknownType,
-                 "\"" + std::string(toString(m.type)) + "\" is a server's message, not a client's");
         break;
     }
 }
@@ -543,6 +570,7 @@ void RemoteServer::Impl::onEvents(std::vector<SessionEvent> events) {
             m.run = e->runIndex;
             m.result = e->result;
             m.busy = session.busy();
+            fitToLimit(m);
             finished.push_back({e->runIndex, std::move(e->result), false});
         }
         broadcast(m);
@@ -606,6 +634,12 @@ void RemoteServer::run(const std::atomic<bool>* interrupt) {
     // Events the pump handed over after the loop stopped: their runs are autosaved still.
     s.io.restart();
     s.io.poll();
+    // The run in progress stops after its step and is autosaved with the steps it has.
+    s.session.cancel();
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (s.session.busy() && std::chrono::steady_clock::now() < until) {
+        s.session.waitForEvents(std::chrono::milliseconds(100));
+    }
     for (auto& event : s.session.drain()) {
         if (auto* e = std::get_if<RunFinished>(&event)) {
             s.autosave(e->result);

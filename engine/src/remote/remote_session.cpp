@@ -127,6 +127,18 @@ public:
                           (wasConnected || !serverId.empty() ? "; reconnecting" : "; retrying");
                 closedBecause.clear();
             }
+            if (refused) {
+                // Refused for good (another token or version after a restart): the runs in
+                // flight will not arrive here; the server keeps them for a client it accepts.
+                for (auto& [server, local] : toLocal) {
+                    Tracked& t = tracked[local];
+                    if (!t.finished) {
+                        t.finished = true;
+                        publish(RunFinished{
+                            local, unstartedRun(t.id, t.config, RunStatus::Error, problem)});
+                    }
+                }
+            }
             for (const auto& [local, config] : unconfirmed) {
                 publish(RunFinished{local, unstartedRun(runLabel(config), config, RunStatus::Error,
                                                         "the connection to " + where +
