@@ -34,7 +34,9 @@ const std::string kToken = "test-token-0123456789";
 // A server on a free loopback port, serving its own Session on a thread of its own.
 class Served {
 public:
-    Served()
+    // helloTimeout: long enough for a 100 MB message to arrive under ASan on a loaded machine
+    // before the server could refuse it as silent.
+    explicit Served(std::chrono::milliseconds helloTimeout = 20000ms)
         : dir(std::filesystem::temp_directory_path() /
               ("lmprof_remote_test_" + std::to_string(::getpid()) + "_" +
                std::to_string(counter()++))) {
@@ -45,7 +47,7 @@ public:
         o.token = kToken;
         o.autosave = dir / "autosave.jsonl";
         o.fileDir = dir / "files";
-        o.helloTimeout = 2000ms;
+        o.helloTimeout = helloTimeout;
         server = std::make_unique<RemoteServer>(session, o);
         thread = std::thread([this] { server->run(); });
     }
@@ -315,10 +317,15 @@ TEST(Remote, HostileConnectionsAreRefusedWhileARunGoesOn) {
                   .rfind("unknown_type", 0),
               0u);
     // 100 MB without a newline: refused once the limit is read, not buffered to the end.
-    EXPECT_EQ(refused(std::string(100'000'000, 'x')).rfind("too_large", 0), 0u);
-    // A connection that never says hello is closed after the hello timeout.
+    const std::string huge = refused(std::string(100'000'000, 'x'));
+    EXPECT_EQ(huge.rfind("too_large", 0), 0u) << huge;
+    const std::string hugeAfterHello = refused(helloLine(kToken) + std::string(100'000'000, 'x'));
+    EXPECT_EQ(hugeAfterHello.rfind("too_large", 0), 0u) << hugeAfterHello;
+    // A connection that never says hello is closed after the hello timeout (a server with
+    // a short one).
     {
-        RawClient silent(port);
+        Served quick(1000ms);
+        RawClient silent(quick.server->port());
         bool closed = false;
         EXPECT_EQ(refusal(silent, &closed).rfind("timeout", 0), 0u);
         EXPECT_TRUE(closed);

@@ -270,7 +270,7 @@ private:
     void linger() {
         std::error_code ec;
         m_socket.shutdown(tcp::socket::shutdown_send, ec);
-        m_timer.expires_after(std::chrono::seconds(5));
+        m_timer.expires_after(std::chrono::seconds(10));
         m_timer.async_wait([self = shared_from_this()](std::error_code e) {
             if (!e) {
                 self->close();
