@@ -90,6 +90,13 @@ struct CompareOptions {
     bool failOnRegression = false; // exit 1 when a run of B is slower beyond noise
 };
 
+// lmprof-cli ratio --a X,Y,Z --b U,V,W: mean(B)/mean(A) with the log-ratio test (cli_ratio.cpp).
+struct RatioOptions {
+    std::string a;
+    std::string b;
+    std::string format = "table"; // table|json
+};
+
 struct OpsOptions {
     std::string path;
     std::string runId; // empty: every run with a profile
@@ -158,6 +165,7 @@ int sweepCommand(const SweepOptions& options);
 int mergeCommand(const MergeOptions& options);
 int showCommand(const ShowOptions& options);
 int compareCommand(const CompareOptions& options);
+int ratioCommand(const RatioOptions& options);
 // Prints the op profile of the runs of a saved result set (or autosave file).
 int opsCommand(const OpsOptions& options);
 // The precision lab's experiments: print the tables, save them in a result set with --json.

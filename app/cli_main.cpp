@@ -6,6 +6,7 @@
 //   lmprof-cli show  out.json --format markdown
 //   lmprof-cli compare yesterday.json today.json
 //   lmprof-cli ops out.json --by op --top 10
+//   lmprof-cli ratio --a 91.2,90.8,92.0 --b 67.1,66.9,68.3   (rounds of two programs)
 //   lmprof-cli precision dtypes --model toy --precision fp16
 //   lmprof-cli columns
 
@@ -99,6 +100,15 @@ int main(int argc, char** argv) {
     compareCmd->add_flag("--fail-on-regression", compare.failOnRegression,
                          "exit 1 if a run of B is slower beyond noise");
 
+    RatioOptions ratio;
+    CLI::App* ratioCmd = app.add_subcommand(
+        "ratio", "mean(B)/mean(A) of two lists of measurements, 95% interval and verdict");
+    addText(*ratioCmd, "--a", ratio.a, "comma-separated positive values (the baseline)")
+        ->required();
+    addText(*ratioCmd, "--b", ratio.b, "comma-separated positive values (compared with A)")
+        ->required();
+    addChoice(*ratioCmd, "--format", ratio.format, {"table", "json"}, "table|json [table]");
+
     OpsOptions ops;
     CLI::App* opsCmd =
         app.add_subcommand("ops", "print the op/kernel profile of a saved run (--profile-ops)");
@@ -168,6 +178,9 @@ int main(int argc, char** argv) {
     }
     if (compareCmd->parsed()) {
         return compareCommand(compare);
+    }
+    if (ratioCmd->parsed()) {
+        return ratioCommand(ratio);
     }
     if (opsCmd->parsed()) {
         return opsCommand(ops);

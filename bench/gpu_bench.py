@@ -1,10 +1,14 @@
 """The GPU benchmark set of the GPU check kit (scripts/gpu/check.sh): the seeds' tables,
 measured by lmprof-cli and by the independent Python reference on the same machine.
 
-Sections, in the order they run (each configuration: lmprof-cli in its own process, then
-the Python reference in this one, back to back):
+Sections, in the order they run. Every run is a fresh process: lmprof-cli, or this script
+again with --python-one for the reference.
   sizes   models small..2.7B at context 128, forward and forward-backward, fp32 and bf16,
-          5 warmup + 10 measured steps, batch 4; C++/Python step-time ratio per row.
+          5 warmup + 10 measured steps, batch 4, in --rounds alternating rounds: each round
+          runs every row once, C++ then Python in even rounds and Python then C++ in odd
+          ones. The ratio C++/Python of the per-round mean step times, with the 95% interval
+          and verdict of the project's log-ratio test (`lmprof-cli ratio`, stats.h), and the
+          GPU's busy share during the measured steps (NVML utilisation samples).
   warmup  small, forward-backward, fp32, 0/1/2/5 warmup steps then 10 measured, each in a
           fresh lmprof-cli process (the first steps pay CUDA/cuBLAS start-up, as in the seeds).
   memory  2.7B forward and full training step at context 128/256/512 (fp32): peak memory
@@ -17,6 +21,7 @@ engine does, so the ratio compares the two implementations rather than two stopw
 Writes to --out: results-cpp.json (one lmprof.results/1 set: `lmprof-cli show` reads it),
 results-python.json, bench.md (the tables). Prints bench.md at the end.
 Usage: python3 bench/gpu_bench.py --cli build-gpu/app/lmprof-cli --out DIR [--budget-s 300]
+                                  [--rounds 3] [--sections sizes,warmup,memory]
        python3 bench/gpu_bench.py --cli build/app/lmprof-cli --out /tmp/b --quick  (CPU smoke)
 """
 import argparse
@@ -175,8 +180,59 @@ def run_python(cfg, model, device):
 
 # --- the tables -------------------------------------------------------------------------
 
+def run_python_process(cfg, model, device, timeout_s):
+    """The reference in a fresh Python process (this script with --python-one)."""
+    request = json.dumps({"cfg": cfg, "model": model, "device": str(device)})
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--python-one", request],
+                              capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return {"config": cfg, "status": "error", "error": f"timed out after {timeout_s:.0f} s",
+                "steps": [], "failed_phase": None}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"config": cfg, "status": "error", "steps": [], "failed_phase": None,
+                "error": f"exit {proc.returncode}: {proc.stderr.strip()[-400:]}"}
+    return json.loads(lines[-1])
+
+
+def gpu_busy_share(run):
+    """Mean NVML utilisation (%) over the measured steps, or None without GPU samples."""
+    steps = run.get("steps") or []
+    warm = [s["t_end_ms"] for s in steps if s.get("warmup") and "t_end_ms" in s]
+    ends = [s["t_end_ms"] for s in steps if not s.get("warmup") and "t_end_ms" in s]
+    if not ends:
+        return None
+    t0, t1 = (max(warm) if warm else 0.0), max(ends)
+    util = [t["gpu_util_percent"] for t in run.get("telemetry") or []
+            if t.get("gpu_util_percent") is not None and t0 <= t["t_ms"] <= t1]
+    return statistics.mean(util) if util else None
+
+
+def log_ratio(cli, a, b):
+    """mean(b)/mean(a) with lmprof-cli ratio's 95% interval and verdict (None: < 1 value)."""
+    if not a or not b:
+        return None
+    proc = subprocess.run([cli, "ratio", "--a", ",".join(f"{v:.6g}" for v in a), "--b",
+                           ",".join(f"{v:.6g}" for v in b), "--format", "json"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        log(f"lmprof-cli ratio failed: {proc.stderr.strip()}")
+        return None
+    return json.loads(proc.stdout)
+
+
+# --- the tables -------------------------------------------------------------------------
+
 def ms(stats):
     return f"{stats['mean']:.2f} ± {stats['std']:.2f}" if stats and stats.get("n") else "–"
+
+
+def mean_std(values):
+    if not values:
+        return "–"
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{statistics.mean(values):.2f} ± {std:.2f}"
 
 
 def status_cell(run, note="not run"):
@@ -188,32 +244,48 @@ def status_cell(run, note="not run"):
     return None
 
 
-def sizes_table(rows):
-    out = ["| model | precision | mode | fwd ms | bwd ms | step ms | tokens/s | MFU | "
-           "Python step ms | C++/Python step |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    for cfg, cpp, py, note in rows:
+def sizes_table(rows, cli):
+    """One line per configuration over its rounds: C++ and Python step ms as the mean ± std
+    of the per-round means, the C++/Python ratio with its 95% interval, the GPU busy share."""
+    out = ["| model | precision | mode | rounds | C++ fwd ms | C++ bwd ms | C++ step ms | "
+           "Python step ms | C++/Python [95% interval] | verdict | GPU busy | MFU |",
+           "|---|---|---|---:|---|---|---|---|---|---|---:|---:|"]
+    for row in rows:
+        cfg = row["cfg"]
         head = f"| {cfg['model']} | {cfg['precision']} | {cfg['mode']} |"
-        bad = status_cell(cpp, note)
-        py_ms = py["summary"]["total_ms"] if py and py.get("summary") else None
-        py_cell = f"{py_ms:.2f}" if py_ms else (status_cell(py) or "–")
-        if bad:
-            out.append(f"{head} {bad} | | | | | {py_cell} | |")
+        cpp_ok = [r for r in row["cpp"] if r["status"] == "ok"]
+        py_ok = [r for r in row["python"] if r.get("summary")]
+        if not cpp_ok:
+            bad = status_cell(row["cpp"][0] if row["cpp"] else None, row["note"])
+            out.append(f"{head} 0 | {bad} | | | | | | | |")
             continue
-        s = cpp["summary"]
-        bwd = ms(s["backward_ms"]) if cfg["mode"] != "forward" else "–"
-        mfu = f"{100 * s['mfu']:.1f}%" if s.get("mfu") is not None else "–"
-        ratio = f"{s['total_ms']['mean'] / py_ms:.3f}" if py_ms else "–"
-        out.append(f"{head} {ms(s['forward_ms'])} | {bwd} | {ms(s['total_ms'])} | "
-                   f"{s['tokens_per_s']:,.0f} | {mfu} | {py_cell} | {ratio} |")
+        cpp_means = [r["summary"]["total_ms"]["mean"] for r in cpp_ok]
+        py_means = [r["summary"]["total_ms"] for r in py_ok]
+        fwd = [s["forward_ms"] for r in cpp_ok for s in r["steps"] if not s["warmup"]]
+        bwd = [s["backward_ms"] for r in cpp_ok for s in r["steps"] if not s["warmup"]]
+        ratio = log_ratio(cli, py_means, cpp_means)
+        ratio_cell = "–" if not ratio else (
+            f"{ratio['ratio']:.3f} [{ratio['low']:.3f}, {ratio['high']:.3f}]")
+        verdict = ratio["verdict"] if ratio else "–"
+        busy = [b for b in (gpu_busy_share(r) for r in cpp_ok) if b is not None]
+        busy_cell = f"{min(busy):.0f}–{max(busy):.0f}%" if busy else "–"
+        mfu = [r["summary"]["mfu"] for r in cpp_ok if r["summary"].get("mfu") is not None]
+        mfu_cell = f"{100 * statistics.mean(mfu):.1f}%" if mfu else "–"
+        py_cell = mean_std(py_means) if py_means else (status_cell(row["python"][0])
+                                                      if row["python"] else "–")
+        out.append(f"{head} {len(cpp_ok)}/{len(py_ok)} | {mean_std(fwd)} | "
+                   f"{mean_std(bwd) if cfg['mode'] != 'forward' else '–'} | "
+                   f"{mean_std(cpp_means)} | {py_cell} | {ratio_cell} | {verdict} | "
+                   f"{busy_cell} | {mfu_cell} |")
     return "\n".join(out)
 
 
 def warmup_table(rows):
     out = ["| warmup steps | fwd ms | bwd ms | step ms | step CV | slowest measured step ms |",
            "|---|---|---|---|---|---|"]
-    for cfg, cpp, _, note in rows:
-        bad = status_cell(cpp, note)
+    for row in rows:
+        cfg, cpp = row["cfg"], (row["cpp"] or [None])[0]
+        bad = status_cell(cpp, row["note"])
         if bad:
             out.append(f"| {cfg['warmup']} | {bad} | | | | |")
             continue
@@ -232,9 +304,11 @@ def memory_table(rows):
         return " / ".join(f"{peaks[p] / GIB:.2f}" for p in ("forward", "backward", "optimizer")
                           if p in peaks and peaks[p])
 
-    for cfg, cpp, py, note in rows:
+    for row in rows:
+        cfg = row["cfg"]
+        cpp, py = (row["cpp"] or [None])[0], (row["python"] or [None])[0]
         cpp_cell = cell(cpp["summary"]["peak_bytes"]) if cpp and cpp["status"] == "ok" \
-            else status_cell(cpp, note)
+            else status_cell(cpp, row["note"])
         py_cell = cell(py["summary"]["peak_bytes"]) if py and py.get("summary") \
             else (status_cell(py) or "–")
         out.append(f"| {cfg['ctx']} | {cfg['mode']} | {cpp_cell} | {py_cell} |")
@@ -244,6 +318,7 @@ def memory_table(rows):
 # --- main -------------------------------------------------------------------------------
 
 def plan(args):
+    """(section, configurations, rounds, with the Python reference) in the order they run."""
     def cfg(model, ctx, precision, mode, warmup, steps):
         return {"model": model, "ctx": ctx, "batch": args.batch, "precision": precision,
                 "mode": mode, "warmup": warmup, "steps": steps}
@@ -254,17 +329,22 @@ def plan(args):
               for w in (0, 1, 2, 5)]
     memory = [cfg(args.memory_model, ctx, "fp32", mode, 2, 3) for ctx in args.memory_ctx
               for mode in ("forward", "train")]
-    return [("sizes", sizes, True), ("warmup", warmup, False), ("memory", memory, True)]
+    sections = [("sizes", sizes, args.rounds, True), ("warmup", warmup, 1, False),
+                ("memory", memory, 1, True)]
+    return [s for s in sections if s[0] in args.sections]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cli", required=True)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--cli")
+    parser.add_argument("--out")
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--budget-s", type=float, default=420.0,
                         help="stop starting configurations after this many seconds")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating rounds of the sizes section (at least 2 for an interval)")
+    parser.add_argument("--sections", default="sizes,warmup,memory")
     parser.add_argument("--models", default="small,medium,large,xl,2.7B")
     parser.add_argument("--memory-model", default="2.7B")
     parser.add_argument("--memory-ctx", default="128,256,512")
@@ -273,57 +353,73 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--quick", action="store_true",
                         help="CPU smoke test: tiny everywhere, 2 measured steps")
+    parser.add_argument("--python-one", metavar="JSON",
+                        help="(internal) run the reference once and print its result as JSON")
     args = parser.parse_args()
+    if args.python_one:
+        request = json.loads(args.python_one)
+        device = torch.device(request["device"])
+        print(json.dumps(run_python(request["cfg"], request["model"], device)), flush=True)
+        return
+    if not args.cli or not args.out:
+        parser.error("--cli and --out are required")
     if args.quick:
         args.device, args.models, args.memory_model = "cpu", "tiny", "tiny"
         args.warmup_model, args.memory_ctx, args.steps = "tiny", "32,64", 2
     args.models = args.models.split(",")
+    args.sections = args.sections.split(",")
     args.memory_ctx = [int(c) for c in args.memory_ctx.split(",")]
     device = torch.device("cuda:0" if args.device.startswith("cuda") else "cpu")
     out_dir = pathlib.Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + args.budget_s
 
-    # Every row starts as not reached; the outputs are rewritten after each configuration,
-    # so a run cut short (the machine's time limit) still leaves what it measured.
+    # Every row starts as not reached; the outputs are rewritten after each run, so a set cut
+    # short (the machine's time limit) still leaves what it measured.
     state = {"envelope": None, "cpp": [], "python": []}
-    sections = {name: [[cfg, None, None, "not run: the time budget ran out"] for cfg in configs]
-                for name, configs, _ in plan(args)}
-    for name, configs, with_python in plan(args):
-        for row in sections[name]:
-            cfg = row[0]
-            left = deadline - time.monotonic()
-            if left < 15:
-                continue
-            label = f"{name}: {cfg['model']} ctx{cfg['ctx']} {cfg['precision']} {cfg['mode']} " \
-                    f"w{cfg['warmup']}"
-            cpp, note, doc = run_cpp(args.cli, cfg, args.device, left)
-            if doc and state["envelope"] is None:
-                state["envelope"] = doc
-            if cpp:
-                cpp["bench_section"] = name
-                state["cpp"].append(cpp)
-            row[1], row[3] = cpp, f"not run: lmprof-cli {note}"
-            # The reference runs on the C++ run's model, if there is time for about as long
-            # as the C++ process took.
-            py = None
-            if with_python and cpp and deadline - time.monotonic() > cpp["process_wall_s"] + 5:
-                py = run_python(cfg, cpp["config"]["model"], device)
-                py["bench_section"] = name
-                state["python"].append(py)
-            row[2] = py
-            c_ms = cpp["summary"]["total_ms"]["mean"] if cpp and cpp["status"] == "ok" else None
-            p_ms = py["summary"]["total_ms"] if py and py.get("summary") else None
-            cpp_text = (cpp["status"] if cpp else note) + ("" if c_ms is None else f" {c_ms:.2f} ms")
-            py_text = "" if not py else " | Python " + py["status"] + (
-                "" if p_ms is None else f" {p_ms:.2f} ms")
-            log(f"{label}: C++ {cpp_text}{py_text}")
-            write_outputs(out_dir, args, device, state, sections)
-    print(write_outputs(out_dir, args, device, state, sections), flush=True)
+    sections = {name: [{"cfg": c, "cpp": [], "python": [], "model": None,
+                        "note": "not run: the time budget ran out"} for c in configs]
+                for name, configs, _, _ in plan(args)}
+    for name, _, rounds, with_python in plan(args):
+        # Round-major: each round visits every row, so a cut budget leaves fewer rounds, not
+        # missing rows; odd rounds start with the reference.
+        for r in range(rounds):
+            for row in sections[name]:
+                cfg = row["cfg"]
+                if r > 0 and not any(x["status"] == "ok" for x in row["cpp"]):
+                    continue  # an OOM or error stays one
+                sides = ["cpp", "python"] if r % 2 == 0 else ["python", "cpp"]
+                for side in sides:
+                    left = deadline - time.monotonic()
+                    if left < 15:
+                        break
+                    if side == "cpp":
+                        cpp, note, doc = run_cpp(args.cli, cfg, args.device, left)
+                        if doc and state["envelope"] is None:
+                            state["envelope"] = doc
+                        row["note"] = f"not run: lmprof-cli {note}"
+                        if cpp:
+                            cpp["id"] = f"{cpp['id']}-{name}-r{r}"
+                            cpp.update(bench_section=name, bench_round=r)
+                            row["model"] = cpp["config"]["model"]
+                            row["cpp"].append(cpp)
+                            state["cpp"].append(cpp)
+                    elif with_python and row["model"]:
+                        py = run_python_process(cfg, row["model"], device, left)
+                        py.update(bench_section=name, bench_round=r)
+                        row["python"].append(py)
+                        state["python"].append(py)
+                log(f"{name} round {r}: {cfg['model']} ctx{cfg['ctx']} {cfg['precision']} "
+                    f"{cfg['mode']} w{cfg['warmup']}: C++ "
+                    f"{[round(x['summary']['total_ms']['mean'], 2) for x in row['cpp'] if x['status'] == 'ok']}"
+                    f" Python {[round(x['summary']['total_ms'], 2) for x in row['python'] if x.get('summary')]}")
+                write_outputs(out_dir, args, device, state, sections)
+    print(write_outputs(out_dir, args, device, state, sections, final=True), flush=True)
 
 
-def write_outputs(out_dir, args, device, state, sections):
-    """Writes results-cpp.json, results-python.json and bench.md; returns bench.md's text."""
+def write_outputs(out_dir, args, device, state, sections, final=False):
+    """Writes results-cpp.json, results-python.json and bench.md; returns bench.md's text.
+    The ratios (one lmprof-cli ratio per row) are computed for the final write only."""
     envelope = state["envelope"]
     if envelope:
         envelope["runs"] = state["cpp"]
@@ -335,16 +431,21 @@ def write_outputs(out_dir, args, device, state, sections):
     env = (envelope or {}).get("environment", {})
     dev = env.get("device", {})
     lines = [f"# GPU benchmark set ({dev.get('name', args.device)}, torch {env.get('torch', '?')}, "
-             f"CUDA {env.get('cuda', '?')}, batch {args.batch})", "",
-             "## Sizes at context 128 (5 warmup + 10 measured steps; step = whole step, host "
-             "clock around a synchronized step; C++/Python below 1: the engine is faster)", "",
-             sizes_table(sections["sizes"]), "",
-             f"## Warmup study ({args.warmup_model}, forward-backward, fp32, context 128, "
-             f"{args.steps} measured steps, each a fresh process)", "",
-             warmup_table(sections["warmup"]), "",
-             f"## Peak memory of {args.memory_model} (fp32, 2 warmup + 3 measured steps; "
-             "allocated bytes, caching allocator)", "", memory_table(sections["memory"]), ""]
-    missing = [row[3] for rows in sections.values() for row in rows if row[1] is None]
+             f"CUDA {env.get('cuda', '?')}, batch {args.batch})", ""]
+    if "sizes" in sections:
+        lines += [f"## Sizes at context 128 ({args.rounds} alternating rounds of 5 warmup + "
+                  f"{args.steps} measured steps, each side a fresh process; step ms: mean ± std "
+                  "of the rounds' means; C++/Python below 1: the engine is faster; GPU busy: "
+                  "NVML utilisation over the measured steps, lowest–highest round)", "",
+                  sizes_table(sections["sizes"], args.cli) if final else "(in progress)", ""]
+    if "warmup" in sections:
+        lines += [f"## Warmup study ({args.warmup_model}, forward-backward, fp32, context 128, "
+                  f"{args.steps} measured steps, each a fresh process)", "",
+                  warmup_table(sections["warmup"]), ""]
+    if "memory" in sections:
+        lines += [f"## Peak memory of {args.memory_model} (fp32, 2 warmup + 3 measured steps; "
+                  "allocated bytes, caching allocator)", "", memory_table(sections["memory"]), ""]
+    missing = [row["note"] for rows in sections.values() for row in rows if not row["cpp"]]
     for reason in sorted(set(missing)):
         lines.append(f"- {missing.count(reason)} configuration(s) {reason}")
     text = "\n".join(lines) + "\n"

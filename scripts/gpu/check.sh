@@ -1,90 +1,152 @@
 #!/usr/bin/env bash
 # GPU check kit, step 2 (on the lent GPU machine, which has CUDA's nvcc, CMake, ninja and a
-# Python with torch, but no network): builds lmprof-cli and the tests against that
-# machine's torch, runs the whole test suite (GPU tests one at a time, after the others),
-# runs the GPU benchmark set (bench/gpu_bench.py), and writes under $OUT:
-#   report.md   what ran, how long, pass/fail, the benchmark tables
-#   build.log ctest.log bench.log   full logs
-#   bench.md results-cpp.json results-python.json   the benchmark set's tables and results
-#   lmprof-cli  (with --save-cli) the built CLI, stripped, for a second call's bench stage
-# Usage: bash scripts/gpu/check.sh [build] [test] [bench] [--save-cli] [--budget SECONDS]
-#   no stage named: all three. Needs .gpu-carry/ from scripts/gpu/prepare.sh (carried).
-# See docs/GPU_CHECK.md.
+# Python with torch, but no network). Stages, in this order (docs/GPU_CHECK.md lists every
+# CUDA path and the stage that runs it):
+#   build    lmprof-cli and the tests against that machine's torch (GUI off)
+#   test     the whole test suite: the others in parallel, then the GPU tests one at a time
+#   profile  a profiled `small` training step on CUDA: kernel table, headline and trace;
+#            kernel time per phase within 10% of the phase's CUDA event time, softmax and
+#            matmul kernels named (scripts/gpu/stage_checks.py)
+#   lab      the precision lab on CUDA: the seeds' four loops, the ToyModel's dtype table
+#   ddp      lmprof-cli ddp --backend nccl, world size 1 (and 2 with two GPUs), the three
+#            strategies
+#   remote   lmprof-cli serve on loopback and run --connect --device cuda --precision bf16:
+#            the result set names the GPU
+#   bench    bench/gpu_bench.py: C++ and the Python reference in alternating rounds (fresh
+#            processes, the order flipped each round), the ratio's 95% interval from
+#            lmprof-cli ratio
+# and writes under $OUT (the device tool brings back at most 8 files):
+#   report.md          each stage: passed, FAILED (with the end of its log) or skipped and why
+#   artifacts.tar.gz   logs, result sets, the kernel tables, the trace, bench.md
+#   lmprof-cli         (with --save-cli) the built CLI, stripped, for a later call's stages
+# Usage: bash scripts/gpu/check.sh [STAGE...] [--save-cli] [--budget S] [--rounds N]
+#                                  [--cli PATH] [--cpu-smoke]
+#   no stage named: all of them. Needs .gpu-carry/ from scripts/gpu/prepare.sh (carried).
+#   --cli PATH   use this lmprof-cli instead of building one (or the carried prebuilt one)
+#   --cpu-smoke  run profile, lab, ddp, remote and bench on this machine's CPU with tiny
+#                configurations: checks the kit itself where there is no GPU
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 out="${OUT:-$root/gpu-out}"
 mkdir -p "$out"
+art="$out/artifacts"
+rm -rf "$art" && mkdir -p "$art"
 carry=.gpu-carry
 build=build-gpu
 prefix=/tmp/lmprof-gpu-deps
 start=$(date +%s)
 budget=570
+rounds=3
 stages=()
 save_cli=0
+smoke=0
+cli=""
+all_stages="build test profile lab ddp remote bench"
 while [ $# -gt 0 ]; do
   case "$1" in
-    build | test | bench) stages+=("$1") ;;
+    build | test | profile | lab | ddp | remote | bench) stages+=("$1") ;;
     --save-cli) save_cli=1 ;;
-    --budget)
-      [ $# -ge 2 ] || { echo "check.sh: --budget needs a number of seconds" >&2; exit 2; }
-      budget="$2"; shift ;;
-    *) echo "check.sh: unknown argument '$1' (stages: build test bench; --save-cli, --budget S)" >&2
+    --cpu-smoke) smoke=1 ;;
+    --budget | --rounds | --cli)
+      [ $# -ge 2 ] || { echo "check.sh: $1 needs a value" >&2; exit 2; }
+      case "$1" in --budget) budget="$2" ;; --rounds) rounds="$2" ;; --cli) cli="$2" ;; esac
+      shift ;;
+    *) echo "check.sh: unknown argument '$1' (stages: $all_stages; --save-cli, --budget S," \
+            "--rounds N, --cli PATH, --cpu-smoke)" >&2
        exit 2 ;;
   esac
   shift
 done
-[ ${#stages[@]} -eq 0 ] && stages=(build test bench)
+[ ${#stages[@]} -eq 0 ] && read -r -a stages <<< "$all_stages"
 wants() { [[ " ${stages[*]} " == *" $1 "* ]]; }
 elapsed() { echo $(($(date +%s) - start)); }
 report="$out/report.md"
 say() { printf '%s\n' "$*" | tee -a "$report"; }
 failures=0
+summary=() # one table row per stage
+
+# A stage's outcome: a line now and a row of the summary table at the end.
+#   outcome STAGE passed|FAILED|skipped SECONDS DETAIL [LOG]
+outcome() {
+  local stage=$1 result=$2 secs=$3 detail=$4 log=${5:-}
+  say "- **$stage**: $result${secs:+ in $secs s}${detail:+: $detail}"
+  summary+=("| $stage | $result | ${secs:-–} | ${detail:-} |")
+  if [ "$result" = FAILED ]; then
+    failures=$((failures + 1))
+    if [ -n "$log" ] && [ -f "$log" ]; then
+      say '```'; tail -25 "$log" | cut -c1-300 | tee -a "$report"; say '```'
+    fi
+  fi
+}
 
 : > "$report"
-say "# lmprof GPU check ($(date -u +%Y-%m-%dT%H:%M:%SZ), stages: ${stages[*]})"
+say "# lmprof GPU check ($(date -u +%Y-%m-%dT%H:%M:%SZ), stages: ${stages[*]}$(
+  [ $smoke -eq 1 ] && echo ', CPU smoke'))"
 say ""
+
+# A Python with torch: the machine's, else the project's virtual environment (here).
+py=python3
+python3 -c "import torch" 2>/dev/null || { [ -x .venv/bin/python ] && py=$root/.venv/bin/python; }
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader -i 0 2>/dev/null | head -1)
 say "## Machine"
 say '```'
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total,pci.bus_id,clocks.max.sm,power.limit \
     --format=csv 2>&1
-  python3 -c "import torch, sys; print('python', sys.version.split()[0], '| torch', torch.__version__, \
+  "$py" -c "import torch, sys; print('python', sys.version.split()[0], '| torch', torch.__version__, \
 '| CUDA', torch.version.cuda, '| device', torch.cuda.get_device_name(0) if torch.cuda.is_available() else 'none')" 2>&1
   nvcc --version 2>&1 | tail -1
   g++ --version 2>&1 | head -1
   cmake --version 2>&1 | head -1
-  echo "cores $(nproc), revision $(cat "$carry/revision" 2>/dev/null || echo unknown)"
+  echo "cores $(nproc), GPUs $gpus, revision $(cat "$carry/revision" 2>/dev/null || git describe --always --dirty 2>/dev/null || echo unknown)"
 } | tee -a "$report"
 say '```'
+say ""
+say "## Stages"
 
-# --- dependencies: the carried Debian packages, unpacked into a prefix -------------------
-rm -rf "$prefix" && mkdir -p "$prefix"
-debs=("$carry"/debs/*.deb)
-if [ -e "${debs[0]}" ]; then
-  for f in "${debs[@]}"; do dpkg-deb -x "$f" "$prefix"; done
-  say "- dependencies: ${#debs[@]} carried packages unpacked into $prefix"
+# Where the GPU stages run: the GPU, or with --cpu-smoke this machine's CPU.
+if [ $smoke -eq 1 ]; then
+  device=cpu
+  device_name=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+  no_device=""
+elif [ "$gpus" -gt 0 ]; then
+  device=cuda
+  device_name=$gpu_name
+  no_device=""
 else
-  say "- dependencies: none carried (run scripts/gpu/prepare.sh here first); using the system's"
+  device=cuda
+  no_device="no GPU here (nvidia-smi lists none); --cpu-smoke runs it on the CPU"
 fi
 
-# --- configure and build -------------------------------------------------------------------
-cli="$root/$build/app/lmprof-cli"
+# --- dependencies: the carried Debian packages, unpacked into a prefix -------------------
+if wants build || { wants bench && [ -z "$cli" ]; }; then
+  rm -rf "$prefix" && mkdir -p "$prefix"
+  debs=("$carry"/debs/*.deb)
+  if [ -e "${debs[0]}" ]; then
+    for f in "${debs[@]}"; do dpkg-deb -x "$f" "$prefix"; done
+    say "- dependencies: ${#debs[@]} carried packages unpacked into $prefix"
+  else
+    say "- dependencies: none carried (run scripts/gpu/prepare.sh here first); using the system's"
+  fi
+fi
+
+# --- build ---------------------------------------------------------------------------------
 # TORCH_CUDA_ARCH_LIST only tells LibTorch's CMake not to probe the GPU (lmprof compiles no
 # kernels of its own); 9.0 is the lent machines' Hopper.
 configure_and_build() { # targets...
   local torch_prefix
-  torch_prefix=$(python3 -c "import torch.utils; print(torch.utils.cmake_prefix_path)") || return 1
+  torch_prefix=$("$py" -c "import torch.utils; print(torch.utils.cmake_prefix_path)") || return 1
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLMPROF_BUILD_GUI=OFF \
-    -DLMPROF_BUILD_TESTS=ON -DTorch_DIR="$torch_prefix/Torch" -DLMPROF_PYTHON="$(command -v python3)" \
+    -DLMPROF_BUILD_TESTS=ON -DTorch_DIR="$torch_prefix/Torch" -DLMPROF_PYTHON="$(command -v "$py")" \
     -DCMAKE_PREFIX_PATH="$prefix/usr" -DTORCH_CUDA_ARCH_LIST=9.0 -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
     -DLMPROF_GIT_REVISION_OVERRIDE="$(cat "$carry/revision" 2>/dev/null || echo unknown)" &&
     cmake --build "$build" -j"$(nproc)" ${1:+--target "$@"}
 }
 if wants build; then
   t0=$(date +%s)
-  if configure_and_build > "$out/build.log" 2>&1; then
-    say "- build: ok in $(($(date +%s) - t0)) s ($(grep -c 'Building CXX' "$out/build.log") C++ files)"
+  if configure_and_build > "$art/build.log" 2>&1; then
     # torch 2.11's libtorch.so exports part of libstdc++ (docs/GPU_CHECK.md): every
     # std::filesystem reference of our executables must carry libstdc++'s symbol version,
     # or it may bind to that copy at run time.
@@ -95,90 +157,194 @@ if wants build; then
         unversioned+=("${exe##*/}")
     done
     if [ ${#unversioned[@]} -eq 0 ]; then
-      say "- std::filesystem references: all bound to libstdc++ (@GLIBCXX)"
+      outcome build passed $(($(date +%s) - t0)) \
+        "$(grep -c 'Building CXX' "$art/build.log") C++ files; std::filesystem bound to libstdc++"
     else
-      say "- std::filesystem references without libstdc++'s version in: ${unversioned[*]}"
-      failures=$((failures + 1))
+      outcome build FAILED $(($(date +%s) - t0)) \
+        "std::filesystem references without libstdc++'s version in: ${unversioned[*]}"
     fi
   else
-    say "- build: FAILED after $(($(date +%s) - t0)) s; the end of build.log:"
-    say '```'; grep -E "error|Error" "$out/build.log" | head -40 | tee -a "$report"; say '```'
-    failures=$((failures + 1))
+    outcome build FAILED $(($(date +%s) - t0)) "the end of build.log:" "$art/build.log"
   fi
-elif wants bench && [ ! -x "$cli" ]; then
-  if [ -x "$carry/prebuilt/lmprof-cli" ]; then
+fi
+if [ -z "$cli" ]; then
+  cli="$root/$build/app/lmprof-cli"
+  if [ ! -x "$cli" ] && [ -x "$carry/prebuilt/lmprof-cli" ]; then
     cli="$root/$carry/prebuilt/lmprof-cli"
     say "- lmprof-cli: the carried build from an earlier call"
-  else
+  elif [ ! -x "$cli" ] && ! wants build && [ -n "$(printf '%s\n' "${stages[@]}" | grep -v test)" ]; then
     t0=$(date +%s)
-    configure_and_build lmprof-cli > "$out/build.log" 2>&1 &&
-      say "- build (lmprof-cli only): ok in $(($(date +%s) - t0)) s" ||
-      { say "- build (lmprof-cli only): FAILED, see build.log"; failures=$((failures + 1)); }
+    if configure_and_build lmprof-cli > "$art/build.log" 2>&1; then
+      say "- build (lmprof-cli only): ok in $(($(date +%s) - t0)) s"
+    else
+      outcome build FAILED $(($(date +%s) - t0)) "lmprof-cli only" "$art/build.log"
+    fi
   fi
 fi
 
 # --- tests: everything else in parallel, then the GPU tests one at a time ----------------
 if wants test && [ ! -d "$build" ]; then
-  say "- tests: not run, there is no build (name the build stage too)"
-  failures=$((failures + 1))
+  outcome test skipped "" "there is no build (name the build stage too)"
 elif wants test; then
   t0=$(date +%s)
-  : > "$out/ctest.log"
+  : > "$art/ctest.log"
   # Many CPU tests at once: two intra-op threads each, or they oversubscribe the cores.
   OMP_NUM_THREADS=2 ctest --test-dir "$build" -LE gpu -j"$(nproc)" --output-on-failure \
-    --timeout 300 >> "$out/ctest.log" 2>&1
+    --timeout 300 >> "$art/ctest.log" 2>&1
   cpu_rc=$?
   ctest --test-dir "$build" -L gpu -j1 --output-on-failure --timeout 300 -V \
-    >> "$out/ctest.log" 2>&1
+    >> "$art/ctest.log" 2>&1
   gpu_rc=$?
-  say "- tests: $(($(date +%s) - t0)) s; other tests exit $cpu_rc, GPU tests exit $gpu_rc"
-  say '```'
-  grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|\(Subprocess|Not Run|\*\*\*Skipped|SKIPPED \]" \
-    "$out/ctest.log" | sed 's/^[0-9]*: //' | sort -u | head -60 | tee -a "$report"
-  say '```'
-  [ $cpu_rc -ne 0 ] && failures=$((failures + 1))
-  [ $gpu_rc -ne 0 ] && failures=$((failures + 1))
+  lines=$(grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|\(Subprocess|Not Run|\*\*\*Skipped|SKIPPED \]" \
+    "$art/ctest.log" | sed 's/^[0-9]*: //' | sort -u | head -60)
+  if [ $cpu_rc -eq 0 ] && [ $gpu_rc -eq 0 ]; then
+    outcome test passed $(($(date +%s) - t0)) "other tests and GPU tests exit 0"
+  else
+    outcome test FAILED $(($(date +%s) - t0)) "other tests exit $cpu_rc, GPU tests exit $gpu_rc"
+  fi
+  say '```'; printf '%s\n' "$lines" | tee -a "$report"; say '```'
 fi
 
 if [ $save_cli -eq 1 ] && [ -x "$cli" ]; then
   strip -o "$out/lmprof-cli" "$cli" && say "- saved a stripped lmprof-cli ($(du -h "$out/lmprof-cli" | cut -f1))"
 fi
 
-# --- the GPU benchmark set -----------------------------------------------------------------
-if wants bench; then
-  left=$((budget - $(elapsed) - 15))
-  if [ ! -x "$cli" ]; then
-    say "- bench: skipped, no lmprof-cli"
-    failures=$((failures + 1))
-  elif [ $left -lt 30 ]; then
-    say "- bench: skipped, $left s of the budget left"
-  else
-    # The precision lab's tables on the GPU (docs/PRECISION_LAB.md): seconds, first.
-    t0=$(date +%s)
-    lab=$(mktemp) # into the report: only 8 files come back from \$OUT
-    { "$cli" precision accumulate --device cuda --format markdown &&
-        "$cli" precision dtypes --model toy --device cuda --format markdown; } > "$lab" 2>&1
-    rc=$?
-    say "- precision lab: exit $rc in $(($(date +%s) - t0)) s"
-    [ $rc -ne 0 ] && failures=$((failures + 1))
-    say ""; cat "$lab" >> "$report"; say ""; rm -f "$lab"
-    left=$((budget - $(elapsed) - 15))
-    t0=$(date +%s)
-    PYTHONUNBUFFERED=1 python3 bench/gpu_bench.py --cli "$cli" --out "$out" --budget-s "$left" \
-      > "$out/bench.log" 2>&1
-    rc=$?
-    say "- bench: exit $rc in $(($(date +%s) - t0)) s"
-    [ $rc -ne 0 ] && { failures=$((failures + 1)); tail -20 "$out/bench.log" | tee -a "$report"; }
-    [ -f "$out/bench.md" ] && { say ""; cat "$out/bench.md" >> "$report"; }
+# Runs one GPU stage's body (a function) with its log, or says why it cannot run.
+#   gpu_stage NAME FUNCTION
+gpu_stage() {
+  local name=$1 body=$2 t0 rc
+  wants "$name" || return 0
+  if [ -n "$no_device" ]; then
+    outcome "$name" skipped "" "$no_device"; return 0
   fi
+  if [ ! -x "$cli" ]; then
+    outcome "$name" skipped "" "no lmprof-cli (the build failed, or name the build stage)"; return 0
+  fi
+  local left=$((budget - $(elapsed) - 15))
+  if [ $left -lt 30 ]; then
+    outcome "$name" skipped "" "$left s of the --budget left"; return 0
+  fi
+  t0=$(date +%s)
+  "$body" > "$art/$name.log" 2>&1
+  rc=$?
+  say ""
+  say "### $name"
+  say ""
+  sed -n '/^==REPORT==$/,$p' "$art/$name.log" | sed 1d | tee -a "$report" > /dev/null
+  say ""
+  if [ $rc -eq 0 ]; then
+    outcome "$name" passed $(($(date +%s) - t0)) "$(cat "$art/$name.detail" 2>/dev/null)"
+  else
+    outcome "$name" FAILED $(($(date +%s) - t0)) "exit $rc (artifacts/$name.log)" "$art/$name.log"
+  fi
+  rm -f "$art/$name.detail"
+}
+# In a stage body: what follows goes into the report too.
+to_report() { echo "==REPORT=="; }
+checks() { "$py" "$root/scripts/gpu/stage_checks.py" "$@"; }
+
+# The configurations: a real one on the GPU, a tiny one for --cpu-smoke.
+if [ $smoke -eq 1 ]; then
+  profile_cfg=(--model tiny --ctx 64 --batch 2 --precision fp32 --warmup 1 --steps 2)
+  run_cfg=(--model tiny --ctx 32 --batch 2 --warmup 1 --steps 3)
+  ddp_cfg=(--backend gloo --model tiny --ctx 32 --batch 2 --warmup 1 --steps 3)
+  ddp_sizes=(2)
+else
+  # GPU-bound (batch 16 × 512 tokens in fp32), so that kernels fill the phases' event time.
+  profile_cfg=(--model small --ctx 512 --batch 16 --precision fp32 --warmup 2 --steps 3)
+  run_cfg=(--model small --ctx 128 --batch 4 --warmup 2 --steps 5)
+  ddp_cfg=(--backend nccl --model small --ctx 128 --batch 4 --warmup 2 --steps 5)
+  ddp_sizes=(1)
+  [ "$gpus" -ge 2 ] && ddp_sizes+=(2)
 fi
+smoke_flag=()
+[ $smoke -eq 1 ] && smoke_flag=(--cpu)
+
+stage_profile() {
+  "$cli" run "${profile_cfg[@]}" --mode train --profile-ops --profile-steps 2 --device "$device" \
+    --json "$art/profile.json" -q || return
+  "$cli" ops "$art/profile.json" --by op --top 25 --format markdown > "$art/profile-kernels.md" &&
+    "$cli" ops "$art/profile.json" --by region --format markdown > "$art/profile-regions.md" ||
+    return
+  ls "$art"/profile.*.trace.json > /dev/null || { echo "no trace beside profile.json"; return 1; }
+  echo "trace $(du -h "$art"/profile.*.trace.json | cut -f1 | head -1)" > "$art/profile.detail"
+  to_report
+  checks profile "$art/profile.json" "${smoke_flag[@]}"
+}
+stage_lab() {
+  "$cli" precision accumulate --device "$device" --format markdown --json "$art/lab-accumulate.json" &&
+    "$cli" precision dtypes --model toy --device "$device" --format markdown \
+      --json "$art/lab-dtypes.json" || return
+  to_report
+  checks lab "$art/lab-accumulate.json" "$art/lab-dtypes.json" "${smoke_flag[@]}"
+}
+stage_ddp() {
+  local n rc=0
+  for n in "${ddp_sizes[@]}"; do
+    "$cli" ddp --world-size "$n" "${ddp_cfg[@]}" --strategy naive,flat,bucketed --device "$device" \
+      --json "$art/ddp-$n.json" -q || rc=1
+  done
+  to_report
+  for n in "${ddp_sizes[@]}"; do
+    echo "World size $n:"; echo
+    checks ddp "$art/ddp-$n.json" "$n" || rc=1
+    echo
+  done
+  echo "world sizes ${ddp_sizes[*]}" > "$art/ddp.detail"
+  return $rc
+}
+stage_remote() {
+  local state port pid rc=0
+  state=$(mktemp -d)
+  LMPROF_CONFIG_DIR="$state" "$cli" serve --listen 127.0.0.1:0 > "$art/serve.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do
+    port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$art/serve.log" | head -1)
+    [ -n "$port" ] && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -z "$port" ]; then
+    echo "lmprof-cli serve did not start:"; cat "$art/serve.log"; kill $pid 2>/dev/null
+    return 1
+  fi
+  "$cli" run --connect "127.0.0.1:$port" --token-file "$state/server/token" "${run_cfg[@]}" \
+    --device "$device" --precision bf16 --json "$art/remote.json" -q || rc=1
+  kill -INT $pid
+  wait $pid || { echo "serve exited $? after SIGINT"; rc=1; }
+  rm -rf "$state"
+  to_report
+  checks remote "$art/remote.json" "$device_name" --precision bf16 || rc=1
+  return $rc
+}
+stage_bench() {
+  local left=$((budget - $(elapsed) - 15)) extra=()
+  [ $smoke -eq 1 ] && extra=(--quick)
+  PYTHONUNBUFFERED=1 "$py" bench/gpu_bench.py --cli "$cli" --out "$art" --budget-s "$left" \
+    --rounds "$rounds" "${extra[@]}"
+  local rc=$?
+  to_report
+  cat "$art/bench.md" 2>/dev/null
+  echo "$rounds alternating rounds" > "$art/bench.detail"
+  return $rc
+}
+gpu_stage profile stage_profile
+gpu_stage lab stage_lab
+gpu_stage ddp stage_ddp
+gpu_stage remote stage_remote
+gpu_stage bench stage_bench
 
 # What the device tool brings back: at most 8 files of at most 16 MiB each.
-files=$(find "$out" -maxdepth 1 -type f | wc -l)
+tar -czf "$out/artifacts.tar.gz" -C "$out" artifacts && rm -rf "$art"
 large=$(find "$out" -maxdepth 1 -type f -size +16M -printf '%f ')
-[ "$files" -gt 8 ] && say "- warning: $files files under \$OUT; only 8 come back"
 [ -n "$large" ] && say "- warning: over 16 MiB, will not come back: $large"
 
 say ""
-say "Total $(elapsed) s, $failures failing stage(s)."
+say "## Summary"
+say ""
+say "| stage | outcome | seconds | detail |"
+say "|---|---|---:|---|"
+for row in "${summary[@]}"; do say "$row"; done
+say ""
+say "Total $(elapsed) s, $failures failing stage(s). Logs and result sets: artifacts.tar.gz."
 [ $failures -eq 0 ]

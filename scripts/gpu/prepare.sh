@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # GPU check kit, step 1 (on this machine): fetches what the GPU machine cannot (it has no
 # network) into the git-ignored folder .gpu-carry/, which travels with the working tree:
-#   debs/      the Debian packages the CLI and test build needs (nlohmann-json, CLI11,
-#              GoogleTest), unpacked there into a prefix, never into /
+#   debs/      the Debian packages the CLI and test build needs, as listed in
+#              scripts/gpu/carried-packages.txt (nlohmann-json, CLI11, GoogleTest, Asio,
+#              Gloo's headers), unpacked there into a prefix, never into /
 #   revision   the git revision, stamped into the build (the copy there has no .git)
 # Then prints what to carry and the command to run there. See docs/GPU_CHECK.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 carry=.gpu-carry
-packages=(nlohmann-json3-dev libcli11-dev libgtest-dev googletest)
+# One list, also read by tests/gpu/carried_headers_check.py (part of the normal suite).
+mapfile -t packages < <(sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' \
+  scripts/gpu/carried-packages.txt)
 
 mkdir -p "$carry/debs"
 rm -f "$carry"/debs/*.deb
@@ -21,11 +24,11 @@ echo "prepared $carry ($((size / 1024)) MiB):"
 ls -1 "$carry"/debs
 cat <<MSG
 
-On the GPU machine (device tool), carry ".gpu-carry" and run, in one call (< 10 min):
-  bash scripts/gpu/check.sh
-or in two calls, the second reusing the first's lmprof-cli (install -m755 \$OUT/lmprof-cli
-into .gpu-carry/prebuilt/ between them):
-  bash scripts/gpu/check.sh build test --save-cli
+On the GPU machine (device tool), carry ".gpu-carry", in two calls of under 10 minutes:
+  bash scripts/gpu/check.sh build test profile lab ddp remote --save-cli
+then here: install -m755 <files_at>/lmprof-cli .gpu-carry/prebuilt/lmprof-cli, and there:
   bash scripts/gpu/check.sh bench
+(bash scripts/gpu/check.sh alone runs every stage in one call; it fits 10 minutes only with
+a small --rounds.)
 Results (report.md, logs, result sets) are written under \$OUT.
 MSG

@@ -292,6 +292,32 @@ TEST(Cli, CompareTwoResultSetsAndFailOnRegression) {
     EXPECT_EQ(cli("compare " + a.string() + " " + b.string() + " --format csv").code, 0);
 }
 
+// lmprof-cli ratio: the log-ratio test for per-round means of two programs (the GPU kit's
+// benchmark set). By hand: means 10.1 and 7.1333, ratio 0.70627; the log-ratio's standard
+// error 0.02403 on 3.27 degrees of freedom (Welch–Satterthwaite), t_0.975 about 3.03
+// (3.18 at 3, 2.78 at 4), so the interval is 0.70627 · exp(±0.0729) = [0.6566, 0.7597].
+TEST(Cli, RatioGivesTheLogRatioIntervalAndVerdict) {
+    const Result r = cli("ratio --a 10,10.5,9.8 --b 7.1,7.3,7.0 --format json");
+    ASSERT_EQ(r.code, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output);
+    EXPECT_NEAR(j["ratio"].get<double>(), 0.70627, 1e-5);
+    EXPECT_NEAR(j["low"].get<double>(), 0.6566, 1e-4);
+    EXPECT_NEAR(j["high"].get<double>(), 0.7597, 1e-4);
+    EXPECT_EQ(j["verdict"], "faster");
+    const Result same = cli("ratio --a 10,10.1,9.9 --b 10,10.2,9.8");
+    EXPECT_EQ(same.code, 0);
+    EXPECT_NE(same.output.find("within noise"), std::string::npos) << same.output;
+    const Result one = cli("ratio --a 5 --b 4");
+    EXPECT_NE(one.output.find("untestable (fewer than 2 values a side)"), std::string::npos)
+        << one.output;
+    for (const char* bad : {"--a 10,x --b 1,2", "--a 10,-1 --b 1,2", "--a 10,,2 --b 1,2",
+                            "--a 2,1e999 --b 1,2"}) {
+        const Result refused = cli(std::string("ratio ") + bad);
+        EXPECT_EQ(refused.code, 2) << bad;
+        EXPECT_NE(refused.output.find("--a: entry 2"), std::string::npos) << refused.output;
+    }
+}
+
 TEST(Cli, ProfileOpsPrintsTheRegionTableAndOpsReadsItBack) {
     const auto dir = tempDir();
     const auto json = dir / "ops.json";

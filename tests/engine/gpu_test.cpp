@@ -20,6 +20,8 @@
 #include "session_helpers.h"
 
 #include <ATen/ATen.h>
+#include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <filesystem>
 #include <gtest/gtest.h>
@@ -434,5 +436,81 @@ TEST_F(Gpu, PrecisionLabReproducesTheSeedsOnCuda) {
         EXPECT_EQ(rows["loss"].output, "fp32");
         EXPECT_EQ(rows["fc1"].gradients, "fp32");
         writeDtypeReport(std::cout, r, ReportFormat::Markdown);
+    }
+}
+
+// --- paths added since the first GPU run (docs/GPU_CHECK.md) ------------------------------
+
+// The devices module on a GPU machine: the choices list every GPU, "auto" picks cuda:0, the
+// environment names the GPU with its memory, and the precision probe accepts what an H100
+// runs (bf16 and fp16 matmuls) while a device index past the last is refused by name.
+TEST_F(Gpu, DevicesListTheGpuAndTheProbeAcceptsItsPrecisions) {
+    const auto choices = availableDevices();
+    EXPECT_NE(std::find(choices.begin(), choices.end(), "cuda:0"), choices.end());
+    EXPECT_EQ(resolveDevice("auto"), (DeviceTarget{true, 0}));
+    const Environment env = probeEnvironment(DeviceTarget{true, 0});
+    EXPECT_EQ(env.device.type, "cuda");
+    EXPECT_FALSE(env.device.name.empty());
+    EXPECT_GT(env.device.memoryBytes, int64_t{1} << 30);
+    EXPECT_EQ(deviceMemoryBytes(DeviceTarget{true, 0}), env.device.memoryBytes);
+    for (Precision p : {Precision::Fp32, Precision::Bf16, Precision::Fp16}) {
+        RunConfig c = gpuConfig("tiny", p, Mode::Train, 32, 2, 0, 1);
+        const auto refusal = checkRunnable(c);
+        EXPECT_FALSE(refusal) << toString(p) << ": " << (refusal ? refusal->message() : "");
+    }
+    RunConfig past = gpuConfig("tiny", Precision::Fp32, Mode::Train, 32, 2, 0, 1);
+    past.device = "cuda:" + std::to_string(cuda::deviceCount());
+    const auto refusal = checkRunnable(past);
+    ASSERT_TRUE(refusal);
+    EXPECT_EQ(refusal->field, "device");
+}
+
+// RoPE as a complex product and the tables built on the device: the same weights give the
+// same logits on the GPU as on the CPU (fp32, TF32 off: LibTorch's default for matmuls).
+TEST_F(Gpu, ModelOnCudaMatchesTheSameWeightsOnTheCpu) {
+    const ModelConfig cfg = *presetModel("tiny");
+    const int64_t ctx = 64;
+    at::manual_seed(0);
+    model::TransformerLM cpuModel(cfg, ctx, at::kCPU);
+    model::TransformerLM gpuModel(cfg, ctx, at::Device(at::kCUDA, 0));
+    {
+        at::NoGradGuard noGrad;
+        const auto src = cpuModel->parameters();
+        const auto dst = gpuModel->parameters();
+        ASSERT_EQ(src.size(), dst.size());
+        for (size_t i = 0; i < src.size(); ++i) {
+            dst[i].copy_(src[i]);
+        }
+    }
+    const at::Tensor ids = at::randint(cfg.vocabSize, {2, ctx}, at::kLong);
+    at::NoGradGuard noGrad;
+    const at::Tensor onCpu = cpuModel->forward(ids);
+    const at::Tensor onGpu = gpuModel->forward(ids.to(at::Device(at::kCUDA, 0))).cpu();
+    const double worst = (onCpu - onGpu).abs().max().item<double>();
+    EXPECT_LT(worst, 2e-3) << "largest logit difference between the CPU and the GPU";
+    EXPECT_TRUE(gpuModel->rotary.cos.is_cuda());
+    EXPECT_TRUE(gpuModel->causalMask.is_cuda());
+}
+
+// Per-step loss and gradient norms on CUDA: every step has a finite loss that starts near
+// ln(V) (uniform predictions) and falls over a few AdamW steps on the same batch, and a
+// finite, positive norm per layer group.
+TEST_F(Gpu, LossAndGradientNormsAreRecordedEveryStepOnCuda) {
+    for (Precision p : {Precision::Fp32, Precision::Bf16}) {
+        RunConfig c = gpuConfig("tiny", p, Mode::Train, 64, 4, 1, 5);
+        c.gradNorms = true;
+        const RunResult r = runOn(c);
+        ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+        ASSERT_EQ(r.steps.size(), 6u);
+        for (const auto& s : r.steps) {
+            ASSERT_TRUE(s.loss) << "step " << s.index;
+            EXPECT_TRUE(std::isfinite(*s.loss));
+            ASSERT_EQ(s.gradNorms.size(), gradNormNames(c.model).size());
+            for (double n : s.gradNorms) {
+                EXPECT_TRUE(std::isfinite(n) && n > 0.0) << "step " << s.index << ": " << n;
+            }
+        }
+        EXPECT_NEAR(*r.steps.front().loss, std::log(double(c.model.vocabSize)), 1.0);
+        EXPECT_LT(*r.steps.back().loss, *r.steps.front().loss) << toString(p);
     }
 }

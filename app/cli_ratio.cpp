@@ -1,0 +1,79 @@
+// lmprof-cli ratio: the project's log-ratio test (stats.h, meanRatio) for numbers measured
+// outside a result set, such as the per-round means of a benchmark that alternates two
+// programs in fresh processes (bench/gpu_bench.py). B/A with its 95% interval, the test of
+// "the ratio is 1" and the verdict compare uses (within noise unless p < 0.05).
+#include "cli_commands.h"
+
+#include "lmprof/engine/compare.h"
+#include "lmprof/engine/stats.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+
+namespace lmprof::app {
+
+namespace {
+
+// "1.5,2,2.5" -> values; every entry a positive finite number (a mean time or rate).
+std::optional<std::vector<double>> parseValues(const std::string& flag, const std::string& text) {
+    std::vector<double> out;
+    size_t start = 0;
+    while (true) {
+        const size_t comma = text.find(',', start);
+        const std::string item =
+            text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        char* end = nullptr;
+        errno = 0;
+        const double v = item.empty() ? 0.0 : std::strtod(item.c_str(), &end);
+        if (item.empty() || end != item.c_str() + item.size() || errno == ERANGE ||
+            !std::isfinite(v) || v <= 0.0) {
+            std::cerr << "lmprof-cli ratio: " << flag << ": entry " << out.size() + 1 << " '"
+                      << item << "' is not a positive finite number\n";
+            return std::nullopt;
+        }
+        out.push_back(v);
+        if (comma == std::string::npos) {
+            return out;
+        }
+        start = comma + 1;
+    }
+}
+
+} // namespace
+
+int ratioCommand(const RatioOptions& o) {
+    const auto a = parseValues("--a", o.a);
+    const auto b = parseValues("--b", o.b);
+    if (!a || !b) {
+        return kExitUsage;
+    }
+    const engine::RatioInterval r = engine::meanRatio(*a, *b);
+    const bool testable = a->size() >= 2 && b->size() >= 2 && std::isfinite(r.test.p);
+    const engine::Verdict verdict = !testable                           ? engine::Verdict::Untestable
+                                    : r.test.p >= engine::kSignificance ? engine::Verdict::Same
+                                    : r.ratio > 1.0                     ? engine::Verdict::Slower
+                                                                        : engine::Verdict::Faster;
+    // compare's words, but its "too few steps" would misname what is missing here.
+    const std::string said = verdict == engine::Verdict::Untestable
+                                 ? "untestable (fewer than 2 values a side)"
+                                 : std::string(toString(verdict));
+    if (o.format == "json") {
+        nlohmann::json j{{"ratio", r.ratio},      {"low", r.low},
+                         {"high", r.high},        {"p", r.test.p},
+                         {"df", r.test.df},       {"n_a", a->size()},
+                         {"n_b", b->size()},      {"verdict", said}};
+        std::cout << j.dump() << "\n";
+    } else {
+        std::cout << std::fixed << std::setprecision(4) << "B/A " << r.ratio << "  95% interval ["
+                  << r.low << ", " << r.high << "]  p " << r.test.p << "  (" << a->size()
+                  << " and " << b->size() << " values)  " << said << "\n";
+    }
+    return kExitOk;
+}
+
+} // namespace lmprof::app
