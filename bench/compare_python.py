@@ -3,7 +3,9 @@
 For each configuration this alternates rounds of the C++ engine (lmprof-cli run) and the
 independent PyTorch reference (tests/reference/reference_model.py, timed the way the seeds
 timed it: time.perf_counter around forward, backward and the AdamW step), then prints
-per-phase and per-step ratios (Python time / C++ time: above 1 means the engine is faster)
+per-phase and per-step ratios (C++ time / Python time: below 1 means the engine is faster,
+the direction of every ratio in bench/README.md), the step ratio's 95% interval over the
+rounds (lmprof-cli ratio, the project's log-ratio test)
 and the engine's harness overhead (step wall time outside the three phases).
 
 Two Python variants: `reference` is the independent reference as written (separate Q, K, V
@@ -125,8 +127,8 @@ def main():
     print(f"torch {torch.__version__}, {args.threads} threads, batch {args.batch}, "
           f"ctx {args.ctx}, {args.mode}, {args.warmup} warmup + {args.steps} measured steps, "
           f"{args.rounds} alternating rounds (median of round means)")
-    header = (f"{'model':<7} {'python':<10} {'C++ step ms':>12} {'Python step ms':>15} {'step ratio':>11} "
-              f"{'fwd':>6} {'bwd':>6} {'opt':>6} {'harness %':>10}")
+    header = (f"{'model':<7} {'python':<10} {'C++ step ms':>12} {'Python step ms':>15} "
+              f"{'C++/Python step [95%]':>26} {'fwd':>6} {'bwd':>6} {'opt':>6} {'harness %':>10}")
     print(header)
     print("-" * len(header))
     for model in args.models.split(","):
@@ -139,10 +141,19 @@ def main():
         harness = 100.0 * cpp["harness_ms"] / cpp["total_ms"]
         for v in variants:
             py = {k: statistics.median(r[k] for r in py_rounds[v]) for k in py_rounds[v][0]}
-            ratio = {p: py[p] / cpp[p] if cpp[p] else float("nan") for p in PHASES}
+            ratio = {p: cpp[p] / py[p] if py[p] else float("nan") for p in PHASES}
+            test = subprocess.run(
+                [args.cli, "ratio", "--format", "json",
+                 "--a", ",".join(f"{r['total_ms']:.6g}" for r in py_rounds[v]),
+                 "--b", ",".join(f"{r['total_ms']:.6g}" for r in cpp_rounds)],
+                capture_output=True, text=True)
+            iv = json.loads(test.stdout) if test.returncode == 0 else None
+            interval = f"[{iv['low']:.3f}, {iv['high']:.3f}]" if iv else "[–]"
+            if iv:  # the step ratio of the test: of the rounds' means, not their medians
+                ratio["total_ms"] = iv["ratio"]
             print(f"{model:<7} {v:<10} {cpp['total_ms']:>12.2f} {py['total_ms']:>15.2f} "
-                  f"{ratio['total_ms']:>10.3f}x {ratio['forward_ms']:>5.2f}x "
-                  f"{ratio['backward_ms']:>5.2f}x {ratio['optimizer_ms']:>5.2f}x "
+                  f"{ratio['total_ms']:>9.3f} {interval:>16} {ratio['forward_ms']:>6.2f} "
+                  f"{ratio['backward_ms']:>6.2f} {ratio['optimizer_ms']:>6.2f} "
                   f"{harness:>9.3f}%")
 
 
