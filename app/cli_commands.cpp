@@ -260,7 +260,11 @@ std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunCo
                     printStep(label, step->step, configs[i]);
                 } else if (auto* fin = std::get_if<RunFinished>(&event);
                            fin && fin->runIndex == index) {
-                    fin->result.id = runIdFor(configs[i], i);
+                    // A local run is named by its place in this invocation; a server's
+                    // keeps the server's id, unique among every client's runs there.
+                    if (!session.info().remote) {
+                        fin->result.id = runIdFor(configs[i], i);
+                    }
                     results.push_back(std::move(fin->result));
                     finished(results.back());
                     done = true;

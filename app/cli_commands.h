@@ -153,6 +153,11 @@ struct ServeOptions {
     std::string tokenFile; // empty: <config dir>/server/token, made (0600) at the first start
     bool allowRemote = false;
     std::string stateDir; // empty: <config dir>/server (autosave.jsonl, files of runs)
+    // What clients may ask of the server (remote_server.h, ServeLimits); 0: from the machine.
+    int maxWorldSize = 0;
+    double maxHostMemoryGiB = 0.0;
+    int maxQueuedRuns = 256;
+    int maxConnections = 0;
 };
 int serveCommand(const ServeOptions& options);
 // Where lmprof keeps its own files: $LMPROF_CONFIG_DIR, else $XDG_CONFIG_HOME/lmprof, else

@@ -66,6 +66,15 @@ int main(int argc, char** argv) {
     addText(*serveCmd, "--state-dir", serve.stateDir,
             "where finished runs are autosaved and runs' files go (default: <config "
             "dir>/server)");
+    addNumberIn(*serveCmd, "--max-world-size", serve.maxWorldSize, 0,
+                lmprof::engine::kMaxWorldSize,
+                "most ranks a client's data-parallel run may have (0: the cores, and RAM / 512 MiB)");
+    addNumberIn(*serveCmd, "--max-host-memory", serve.maxHostMemoryGiB, 0.0, 1048576.0,
+                "GiB a client's CPU run may need by the memory model (0: the machine's RAM)");
+    addNumberIn(*serveCmd, "--max-queued-runs", serve.maxQueuedRuns, 1, 100000,
+                "runs clients may have submitted and not finished");
+    addNumberIn(*serveCmd, "--max-connections", serve.maxConnections, 0, 1024,
+                "open connections (0: the descriptor limit less 32 kept for runs)");
 
     DdpOptions ddp;
     CLI::App* ddpCmd = app.add_subcommand(

@@ -4,6 +4,7 @@
 #include "cli_commands.h"
 #include "lmprof/engine/remote_server.h"
 #include "lmprof/engine/remote_session.h"
+#include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/session.h"
 
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <sys/stat.h>
@@ -83,6 +85,17 @@ std::string serverToken(const std::string& given, std::filesystem::path& used) {
     return remote::readToken(used.string());
 }
 
+// The number of lines in an autosave file (one per run; a cut last line counts too, which
+// only skips a number). 0 when there is none.
+int countAutosavedRuns(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) {
+        lines += line.empty() ? 0 : 1;
+    }
+    return lines;
+}
+
 } // namespace
 
 std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o) {
@@ -142,12 +155,24 @@ int serveCommand(const ServeOptions& o) {
     }
     options.autosave = state / "autosave.jsonl";
     options.fileDir = state / "files";
+    options.limits.maxWorldSize = o.maxWorldSize;
+    options.limits.maxHostBytes = static_cast<int64_t>(o.maxHostMemoryGiB * double(1 << 30));
+    options.limits.maxQueuedRuns = o.maxQueuedRuns;
+    options.limits.maxConnections = o.maxConnections;
     options.log = [](const std::string& line) {
         std::fprintf(stderr, "lmprof-cli serve: %s\n", line.c_str());
     };
-    Session session;
+    // Run ids go on from the runs the autosave holds, so that a restarted server's runs do
+    // not take the ids of earlier ones (each id is the run's position on this server).
+    Session session(countAutosavedRuns(options.autosave));
     try {
         remote::RemoteServer server(session, options);
+        const remote::ServeLimits& limits = server.limits();
+        std::fprintf(stderr,
+                     "lmprof-cli serve: limits: %d ranks, %s for a CPU run, %d queued runs, %d "
+                     "connections (%d before a hello)\n",
+                     limits.maxWorldSize, formatBytes(limits.maxHostBytes).c_str(),
+                     limits.maxQueuedRuns, limits.maxConnections, limits.maxUnauthenticated);
         const EngineInfo info = session.info();
         std::fprintf(stderr,
                      "lmprof-cli serve: listening on %s (%s); token in %s; finished runs are "

@@ -1,6 +1,7 @@
 // lmprof-cli end to end: exit codes of README.md ("lmprof-cli"), messages that name the flag, files
 // that round-trip through `show`. Runs the real binary (path from CMake).
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,10 @@
 #include <set>
 #include <signal.h>
 #include <string>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -723,10 +728,15 @@ TEST(Cli, SweepShardsMergeBackIntoTheWholeSweep) {
 namespace {
 
 // A process of lmprof-cli with these arguments (and LMPROF_CONFIG_DIR), its stderr to `log`.
+// descriptorLimit > 0: the child's RLIMIT_NOFILE (ulimit -n).
 pid_t spawnCli(const std::vector<std::string>& args, const std::filesystem::path& configDir,
-               const std::filesystem::path& log) {
+               const std::filesystem::path& log, rlim_t descriptorLimit = 0) {
     const pid_t pid = fork();
     if (pid == 0) {
+        if (descriptorLimit > 0) {
+            const rlimit limit{descriptorLimit, descriptorLimit};
+            setrlimit(RLIMIT_NOFILE, &limit);
+        }
         setenv("LMPROF_CONFIG_DIR", configDir.c_str(), 1);
         FILE* err = std::fopen(log.c_str(), "w");
         dup2(fileno(err), 2);
@@ -836,4 +846,61 @@ TEST(Cli, ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled) {
     waitpid(server, &status, 0);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(serveLog);
     EXPECT_NE(slurp(serveLog).find("stopped"), std::string::npos);
+}
+
+// Out of descriptors, the server loses nothing (ulimit -n 48 and a flood of 80 idle
+// connections during a run): connections are capped below the limit, the autosave file is
+// held open, and the run's memory snapshot and its client's result set are written.
+TEST(Cli, ServeUnderALowDescriptorLimitLosesNoRun) {
+    const auto dir = tempDir() / "serve-fds";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto serveLog = dir / "serve.log";
+    const pid_t server =
+        spawnCli({"serve", "--listen", "127.0.0.1:0"}, dir / "config", serveLog, 48);
+    ASSERT_TRUE(waitForText(serveLog, "listening on 127.0.0.1:")) << slurp(serveLog);
+    std::string log = slurp(serveLog);
+    EXPECT_NE(log.find("16 connections (8 before a hello)"), std::string::npos) << log;
+    const size_t at = log.find("listening on 127.0.0.1:") + 23;
+    const int port = std::stoi(log.substr(at, log.find(' ', at) - at));
+    const auto token = dir / "config" / "server" / "token";
+    const auto json = dir / "remote.json";
+    Result client;
+    std::thread run([&] {
+        client = cli("run --model tiny --ctx 16 --batch 1 --warmup 1 --steps 300 --device cpu "
+                     "-q --memory-snapshot snap.pickle --snapshot-step 250 --connect 127.0.0.1:" +
+                     std::to_string(port) + " --token-file " + token.string() + " --json " +
+                     json.string());
+    });
+    ASSERT_TRUE(waitForText(serveLog, "submitted 1 run(s)")) << slurp(serveLog);
+    std::vector<int> flood;
+    for (int i = 0; i < 80; ++i) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(static_cast<uint16_t>(port));
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+        flood.push_back(fd);
+    }
+    run.join();
+    for (int fd : flood) {
+        ::close(fd);
+    }
+    EXPECT_EQ(client.code, 0) << client.output;
+    ASSERT_TRUE(waitForText(serveLog, "finished: ok")) << slurp(serveLog);
+    kill(server, SIGINT);
+    int status = 0;
+    waitpid(server, &status, 0);
+    log = slurp(serveLog);
+    EXPECT_EQ(log.find("Too many open files"), std::string::npos) << log;
+    EXPECT_NE(log.find("busy"), std::string::npos) << "the flood was never capped:\n" << log;
+    const std::string saved = slurp(dir / "config" / "server" / "autosave.jsonl");
+    ASSERT_EQ(std::count(saved.begin(), saved.end(), '\n'), 1) << saved;
+    const auto run0 = nlohmann::json::parse(saved.substr(0, saved.find('\n')));
+    EXPECT_EQ(run0["status"], "ok");
+    ASSERT_TRUE(run0["memory_snapshot"].is_object()) << run0["memory_snapshot"];
+    EXPECT_TRUE(run0["memory_snapshot"]["error"].is_null()) << run0["memory_snapshot"];
+    EXPECT_TRUE(std::filesystem::exists(run0["memory_snapshot"]["path"].get<std::string>()));
+    EXPECT_EQ(readJson(json)["runs"][0]["status"], "ok");
 }

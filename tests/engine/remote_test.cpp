@@ -13,12 +13,15 @@
 #include <arpa/inet.h>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <nlohmann/json.hpp>
+#include <mutex>
 #include <poll.h>
 #include <set>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -36,7 +39,7 @@ class Served {
 public:
     // helloTimeout: long enough for a 100 MB message to arrive under ASan on a loaded machine
     // before the server could refuse it as silent.
-    explicit Served(std::chrono::milliseconds helloTimeout = 20000ms)
+    explicit Served(std::chrono::milliseconds helloTimeout = 20000ms, ServeLimits limits = {})
         : dir(std::filesystem::temp_directory_path() /
               ("lmprof_remote_test_" + std::to_string(::getpid()) + "_" +
                std::to_string(counter()++))) {
@@ -48,6 +51,11 @@ public:
         o.autosave = dir / "autosave.jsonl";
         o.fileDir = dir / "files";
         o.helloTimeout = helloTimeout;
+        o.limits = limits;
+        o.log = [this](const std::string& line) {
+            std::lock_guard lock(logMutex);
+            logLines.push_back(line);
+        };
         server = std::make_unique<RemoteServer>(session, o);
         thread = std::thread([this] { server->run(); });
     }
@@ -69,7 +77,14 @@ public:
         return n;
     }
 
+    std::vector<std::string> log() {
+        std::lock_guard lock(logMutex);
+        return logLines;
+    }
+
     std::filesystem::path dir;
+    std::mutex logMutex;
+    std::vector<std::string> logLines;
     Session session;
     std::unique_ptr<RemoteServer> server;
     std::thread thread;
@@ -210,7 +225,14 @@ TEST(RemoteProtocol, EndpointsAreCheckedNamingTheFlag) {
     EXPECT_EQ(parseEndpoint("gpu-box:7377", "--connect").host, "gpu-box");
     EXPECT_EQ(parseEndpoint("[::1]:80", "--connect").host, "::1");
     EXPECT_EQ(parseEndpoint("[::1]:80", "--connect").text(), "[::1]:80");
-    for (const char* bad : {"gpu-box", ":7377", "h:0", "h:65536", "h:77x"}) {
+    try {
+        parseEndpoint("::", "--listen", true);
+        ADD_FAILURE() << ":: was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("IPv6 address goes in brackets"), std::string::npos)
+            << e.what();
+    }
+    for (const char* bad : {"gpu-box", ":7377", "h:0", "h:65536", "h:77x", "::"}) {
         try {
             parseEndpoint(bad, "--connect");
             ADD_FAILURE() << bad << " was accepted";
@@ -460,4 +482,233 @@ TEST(Remote, TheServerListensOnLoopbackUnlessAllowedElsewhere) {
     EXPECT_NO_THROW(RemoteServer(session, o));
     o.listen = {"not-an-address", 0};
     EXPECT_THROW(RemoteServer(session, o), std::runtime_error);
+}
+
+// --- hardening (issue: the server under hostile clients) -----------------------------------
+
+namespace {
+std::string submitLine(const RunConfig& config) {
+    Message m;
+    m.type = Type::Submit;
+    m.configs = {config};
+    return encode(m);
+}
+
+// The messages a connection receives within `wait` (it stays open).
+std::vector<Message> received(RawClient& c, std::chrono::milliseconds wait) {
+    bool closed = false;
+    std::vector<Message> out;
+    for (const auto& line : c.readUntilClosed(wait, &closed)) {
+        out.push_back(decode(line));
+    }
+    return out;
+}
+} // namespace
+
+// What a client asks is held to the server's limits before anything starts: the field and
+// the limit are named, the connection stays, and a RemoteSession's run ends as an error.
+TEST(Remote, ASubmitOverTheServersLimitsIsRefusedNamingTheFieldAndTheLimit) {
+    ServeLimits limits;
+    limits.maxWorldSize = 2;
+    limits.maxQueuedRuns = 3;
+    Served served(20000ms, limits);
+    RawClient c(served.server->port());
+    c.send(helloLine(kToken));
+    RunConfig ddp = tinyCpu();
+    ddp.ddp = DdpRequest{};
+    ddp.ddp->worldSize = 1000;
+    c.send(submitLine(ddp));
+    RunConfig huge = tinyCpu();
+    huge.model.preset = "custom";
+    huge.model.dModel = 65536;
+    huge.model.numHeads = 64;
+    huge.model.dFf = 4 * 65536;
+    huge.model.numLayers = 1024;
+    c.send(submitLine(huge));
+    Message many;
+    many.type = Type::Submit;
+    many.configs = {tinyCpu(), tinyCpu(), tinyCpu(), tinyCpu()};
+    c.send(encode(many));
+    std::vector<std::string> errors;
+    for (const Message& m : received(c, 3000ms)) {
+        if (m.type == Type::Error) {
+            EXPECT_FALSE(m.fatal) << m.text;
+            EXPECT_EQ(m.errorCode, code::kLimit) << m.text;
+            errors.push_back(m.text);
+        }
+        EXPECT_NE(m.type, Type::Accepted) << "a run over the limits was taken";
+    }
+    ASSERT_EQ(errors.size(), 3u);
+    EXPECT_EQ(errors[0].rfind("ddp.world_size: 1000 ranks are over this server's limit of 2", 0),
+              0u)
+        << errors[0];
+    EXPECT_EQ(errors[1].rfind("model: the memory model predicts", 0), 0u) << errors[1];
+    EXPECT_NE(errors[1].find("over this server's limit"), std::string::npos) << errors[1];
+    EXPECT_EQ(errors[2].rfind("runs: 0 queued and 4 more are over this server's limit of 3", 0),
+              0u)
+        << errors[2];
+    EXPECT_FALSE(served.session.busy());
+
+    RemoteSession remote(served.client());
+    ASSERT_TRUE(remote.waitConnected(10s)) << remote.info().problem;
+    const int index = remote.submit(ddp);
+    const auto events = collect(remote, 1);
+    const RunResult r = results(events).at(0);
+    EXPECT_EQ(std::get<RunFinished>(events.back()).runIndex, index);
+    EXPECT_EQ(r.status, RunStatus::Error);
+    EXPECT_NE(r.error.value_or("").find("ddp.world_size"), std::string::npos)
+        << r.error.value_or("");
+}
+
+// Before its hello a peer can make the server hold a few KiB at most, and only so many such
+// connections are let in; one that closes before its hello is logged.
+TEST(Remote, APeerBeforeItsHelloHoldsLittle) {
+    ServeLimits limits;
+    limits.maxUnauthenticated = 4;
+    Served served(20000ms, limits);
+    const int port = served.server->port();
+    {
+        RawClient big(port);
+        big.send(std::string(8192, 'x'));
+        bool closed = false;
+        const std::string why = refusal(big, &closed);
+        EXPECT_EQ(why.rfind("too_large: a message before the hello is over the limit of 4096", 0),
+                  0u)
+            << why;
+        EXPECT_TRUE(closed);
+    }
+    std::vector<std::unique_ptr<RawClient>> silent;
+    for (int i = 0; i < 5; ++i) {
+        silent.push_back(std::make_unique<RawClient>(port));
+        ASSERT_TRUE(silent.back()->connected);
+        std::this_thread::sleep_for(50ms); // in this order on the server
+    }
+    // The fifth made the server close the oldest, which was told why.
+    bool closed = false;
+    const std::string why = refusal(*silent.front(), &closed);
+    EXPECT_EQ(why.rfind("busy: 4 connections have not said hello, the limit", 0), 0u) << why;
+    EXPECT_TRUE(closed);
+    // A client that says hello at once gets in while four silent peers hold their places.
+    {
+        RemoteSession now(served.client());
+        EXPECT_TRUE(now.waitConnected(10s)) << now.info().problem;
+    }
+    // `now` made room by closing the second; the other three close before a hello now, and
+    // each is logged.
+    silent.clear();
+    RemoteSession later(served.client());
+    EXPECT_TRUE(later.waitConnected(10s)) << later.info().problem;
+    int closedBeforeHello = 0;
+    for (const auto until = std::chrono::steady_clock::now() + 10s;
+         closedBeforeHello < 3 && std::chrono::steady_clock::now() < until;) {
+        std::this_thread::sleep_for(20ms);
+        closedBeforeHello = 0;
+        for (const auto& line : served.log()) {
+            closedBeforeHello += line.find("closed before its hello") != std::string::npos;
+        }
+    }
+    EXPECT_EQ(closedBeforeHello, 3);
+}
+
+// Two clients that submit at once: distinct run ids, and their files (same name on each
+// client) are distinct files on the server, neither replacing the other.
+TEST(Remote, EachRunsFilesAreItsOwnAndIdsDiffer) {
+    Served served;
+    RemoteSession a(served.client());
+    RemoteSession b(served.client());
+    ASSERT_TRUE(a.waitConnected(10s));
+    ASSERT_TRUE(b.waitConnected(10s));
+    RunConfig c = tinyCpu(Mode::Train, 1, 1);
+    c.opProfile = defaultOpProfileRequest(c.warmupSteps);
+    c.opProfile->tracePath = "/home/someone/out/trace.json";
+    a.submit(c);
+    b.submit(c);
+    std::vector<RunResult> mine;
+    for (auto* client : {&a, &b}) {
+        // Each sees both runs; each keeps the one it submitted (its local index 0).
+        for (const auto& e : collect(*client, 2, std::chrono::seconds(120))) {
+            if (auto* f = std::get_if<RunFinished>(&e); f && f->runIndex == 0) {
+                mine.push_back(f->result);
+            }
+        }
+    }
+    ASSERT_EQ(mine.size(), 2u);
+    EXPECT_NE(mine[0].id, mine[1].id);
+    ASSERT_TRUE(mine[0].opProfile && mine[1].opProfile);
+    EXPECT_NE(mine[0].config.opProfile->tracePath, mine[1].config.opProfile->tracePath);
+    for (const auto& r : mine) {
+        const std::filesystem::path trace = r.config.opProfile->tracePath;
+        EXPECT_EQ(trace.parent_path(), served.dir / "files");
+        EXPECT_TRUE(std::filesystem::exists(trace)) << trace;
+    }
+}
+
+// Whatever a client calls itself, the log gets one line of printable text of bounded size
+// (a hello with a 1 MiB name is over the limit before the hello, and refused as such).
+TEST(Remote, LogLinesCannotBeForged) {
+    Served served;
+    for (const std::string& name :
+         {std::string("evil\nlmprof-cli serve: run x finished: ok\x1b[2K\r"),
+          std::string(3000, 'n'), std::string(1 << 20, 'n')}) {
+        RawClient c(served.server->port());
+        Message hello;
+        hello.type = Type::Hello;
+        hello.token = kToken;
+        hello.protocol = kProtocolVersion;
+        hello.client = name;
+        c.send(encode(hello));
+        received(c, 500ms);
+    }
+    int connected = 0;
+    int tooLarge = 0;
+    for (const auto& line : served.log()) {
+        EXPECT_EQ(line.find_first_of("\n\r\x1b"), std::string::npos) << line;
+        EXPECT_LE(line.size(), 400u) << line;
+        connected += line.find("connected") != std::string::npos;
+        tooLarge += line.find("too_large") != std::string::npos;
+    }
+    EXPECT_EQ(connected, 2);
+    EXPECT_EQ(tooLarge, 1);
+}
+
+// The smaller refusals: server message types from a client, the token file's checks.
+TEST(Remote, ServerTypesAndBadTokenFilesAreRefusedWithTheirReason) {
+    Served served;
+    const int port = served.server->port();
+    const auto said = [&](const std::string& bytes) {
+        RawClient c(port);
+        c.send(bytes);
+        bool closed = false;
+        return refusal(c, &closed);
+    };
+    EXPECT_EQ(said(R"({"type":"welcome"})"
+                   "\n")
+                  .rfind("unknown_type", 0),
+              0u);
+    EXPECT_EQ(said(helloLine(kToken) + R"({"type":"step"})"
+                                       "\n")
+                  .rfind("unknown_type", 0),
+              0u);
+
+    const auto dir = served.dir / "tokens";
+    std::filesystem::create_directories(dir);
+    const auto refused = [](const std::filesystem::path& path) {
+        try {
+            readToken(path.string());
+            return std::string("accepted");
+        } catch (const std::runtime_error& e) {
+            return std::string(e.what());
+        }
+    };
+    const auto fifo = dir / "fifo";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    EXPECT_NE(refused(fifo).find("not a regular file"), std::string::npos) << refused(fifo);
+    std::ofstream(dir / "empty").close();
+    EXPECT_NE(refused(dir / "empty").find(": empty"), std::string::npos) << refused(dir / "empty");
+    std::ofstream(dir / "short") << "abc\n";
+    EXPECT_NE(refused(dir / "short").find("fewer than 16"), std::string::npos);
+    EXPECT_NE(refused(dir / "nope").find("cannot be read"), std::string::npos);
+    std::ofstream(dir / "good") << "  " << kToken << "  \n";
+    EXPECT_EQ(refused(dir / "good"), "accepted");
+    EXPECT_EQ(readToken((dir / "good").string()), kToken);
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <utility>
@@ -275,6 +276,10 @@ Endpoint parseEndpoint(std::string_view text, std::string_view what, bool allowZ
     std::string host(text.substr(0, colon));
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
         host = host.substr(1, host.size() - 2);
+    } else if (host.find(':') != std::string::npos) {
+        throw std::invalid_argument(where + " \"" + std::string(text) +
+                                    "\": an IPv6 address goes in brackets with its port, "
+                                    "e.g. [::1]:7377");
     }
     if (host.empty()) {
         throw std::invalid_argument(where + " \"" + std::string(text) + "\": the host is empty");
@@ -313,7 +318,12 @@ std::string encode(const Message& message) {
     return line;
 }
 
-Message decode(std::string_view line) {
+bool isClientType(Type type) {
+    return type == Type::Hello || type == Type::Submit || type == Type::Cancel ||
+           type == Type::Fetch || type == Type::Ack;
+}
+
+Message decode(std::string_view line, bool fromClient) {
     if (line.size() > kMaxMessageBytes) {
         throw ProtocolError(code::kTooLarge, "message of " + std::to_string(line.size()) +
                                                  " bytes is over the limit of " +
@@ -323,6 +333,15 @@ Message decode(std::string_view line) {
         const json j = parseDocument(line);
         if (!j.is_object()) {
             throw ProtocolError(code::kMalformed, "a message must be a JSON object");
+        }
+        if (const auto t = j.find("type"); fromClient && t != j.end() && t->is_string()) {
+            const auto name = t->get<std::string>();
+            for (const auto& [type, known] : kTypeNames) {
+                if (known == name && !isClientType(type)) {
+                    throw ProtocolError(code::kUnknownType,
+                                        "\"" + name + "\" is a server's message, not a client's");
+                }
+            }
         }
         return fromJson(j);
     } catch (const ResultFormatError& e) {
@@ -342,17 +361,36 @@ Message errorMessage(std::string_view errorCode, std::string text, bool fatal) {
 }
 
 std::string readToken(const std::string& path) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (ec || !std::filesystem::exists(status)) {
+        throw std::runtime_error("token file " + path + ": cannot be read (" +
+                                 (ec ? ec.message() : std::string("no such file")) + ")");
+    }
+    if (!std::filesystem::is_regular_file(status)) {
+        throw std::runtime_error("token file " + path + ": not a regular file");
+    }
     std::ifstream in(path);
     std::string line;
-    if (!in || !std::getline(in, line)) {
+    if (!in) {
         throw std::runtime_error("token file " + path + ": cannot be read");
+    }
+    if (!std::getline(in, line)) {
+        throw std::runtime_error("token file " + path + ": empty");
     }
     const auto first = line.find_first_not_of(" \t\r");
     const auto last = line.find_last_not_of(" \t\r");
     if (first == std::string::npos) {
-        throw std::runtime_error("token file " + path + ": empty");
+        throw std::runtime_error("token file " + path + ": empty (its first line is blank)");
     }
-    return line.substr(first, last - first + 1);
+    std::string token = line.substr(first, last - first + 1);
+    if (token.size() < kMinTokenLength) {
+        throw std::runtime_error("token file " + path + ": the token has " +
+                                 std::to_string(token.size()) + " characters, fewer than " +
+                                 std::to_string(kMinTokenLength) +
+                                 " (lmprof-cli serve makes one of 64)");
+    }
+    return token;
 }
 
 } // namespace lmprof::engine::remote

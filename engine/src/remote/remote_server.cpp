@@ -6,7 +6,10 @@
 
 #include "lmprof/engine/remote_server.h"
 
+#include "lmprof/engine/ddp.h"
+#include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/remote_protocol.h"
+#include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 
 #include <array>
@@ -15,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
@@ -24,15 +28,29 @@ using asio::ip::tcp;
 
 namespace {
 
-// A client's file path made the server's: the same file name under `dir` (no folders of
-// the client's, no way out of `dir`).
+// A client's file path made the server's: a new file under `dir` named "<seq>-<name>", the
+// client's file name with anything but letters, digits, '.', '_' and '-' replaced and cut
+// to 100 bytes (no folders of the client's, no way out of `dir`, nothing a log line or a
+// shell would read as more). A number already used there is skipped: no run's file
+// replaces another's, across clients and restarts.
 std::string serverPath(const std::filesystem::path& dir, const std::string& clientPath,
-                       const char* fallback) {
+                       const char* fallback, int& seq) {
     std::string name = std::filesystem::path(clientPath).filename().string();
-    if (name.empty() || name == "." || name == "..") {
+    for (char& ch : name) {
+        const bool plain = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                           (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
+        ch = plain ? ch : '_';
+    }
+    name = name.substr(0, 100);
+    if (name.find_first_not_of('.') == std::string::npos) { // "", ".", "..", "..."
         name = fallback;
     }
-    return (dir / name).string();
+    std::error_code ec;
+    std::filesystem::path path;
+    do {
+        path = dir / (std::to_string(++seq) + "-" + name);
+    } while (std::filesystem::exists(path, ec));
+    return path.string();
 }
 
 // A finished run whose line would be over kMaxMessageBytes (a very long run's timeline)
@@ -59,6 +77,47 @@ bool sameToken(const std::string& a, const std::string& b) {
 
 } // namespace
 
+std::string printable(std::string_view text, std::size_t maxBytes) {
+    std::string out;
+    const std::size_t n = std::min(text.size(), maxBytes);
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            static constexpr char kHex[] = "0123456789abcdef";
+            out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+        }
+    }
+    if (text.size() > n) {
+        out += "... (" + std::to_string(text.size() - n) + " more bytes)";
+    }
+    return out;
+}
+
+ServeLimits limitsFor(ServeLimits l, int64_t hostBytes) {
+    constexpr int64_t kRankBytes = int64_t{512} << 20; // a LibTorch rank process, with room
+    if (l.maxWorldSize <= 0) {
+        const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        const int byMemory = hostBytes > 0 ? static_cast<int>(hostBytes / kRankBytes) : cores;
+        l.maxWorldSize = std::clamp(std::min(cores, byMemory), 1, kMaxWorldSize);
+    }
+    if (l.maxHostBytes <= 0) {
+        l.maxHostBytes = hostBytes;
+    }
+    if (l.maxConnections <= 0) {
+        rlimit r{};
+        const rlim_t soft = ::getrlimit(RLIMIT_NOFILE, &r) == 0 ? r.rlim_cur : 1024;
+        const rlim_t usable = soft == RLIM_INFINITY ? 1024 : soft;
+        l.maxConnections = static_cast<int>(std::clamp<rlim_t>(
+            usable > static_cast<rlim_t>(kReservedDescriptors) ? usable - kReservedDescriptors : 1,
+            1, 1024));
+    }
+    // Half the connections at most may be without a hello: clients who said it keep room.
+    l.maxUnauthenticated = std::clamp(l.maxUnauthenticated, 1, std::max(1, l.maxConnections / 2));
+    return l;
+}
+
 // ---------------------------------------------------------------------------------------
 // A connection
 
@@ -72,22 +131,27 @@ public:
     void broadcast(const Message& m);
     void welcome(Connection& c);
     void command(Connection& c, Message m);
+    // One line, whatever a peer put in it: control bytes escaped, at most 2000 bytes.
     void log(const std::string& line) const {
         if (options.log) {
-            options.log(line);
+            options.log(printable(line, 2000));
         }
     }
-    // Appends a finished run to the autosave file; a failure is logged, the run is kept.
-    void autosave(const RunResult& run) const {
-        if (options.autosave.empty()) {
+    // Appends a finished run to the autosave file (held open); a failure is logged, the run
+    // is kept.
+    void autosave(const RunResult& run) {
+        if (!autosaveFile) {
             return;
         }
         try {
-            appendRunJsonl(options.autosave, run);
+            autosaveFile->append(run);
         } catch (const std::exception& e) {
             log(std::string("autosave: ") + e.what());
         }
     }
+    // Why the server will not run this configuration, naming the field and the limit.
+    std::optional<std::string> overLimit(const RunConfig& config) const;
+    int unauthenticated() const;
     Message stateMessage() const {
         Message m;
         m.type = Type::State;
@@ -102,6 +166,10 @@ public:
     asio::steady_timer acceptRetry{io};
     Message welcomeTemplate;
     std::set<std::shared_ptr<Connection>> connections;
+    std::optional<KeptAutosave> autosaveFile;
+    int fileSeq = 0; // the last number given to a run's file
+    uint64_t connectionSerial = 0;
+    int pending = 0; // runs submitted and not finished
 
     // The run in progress, so a client that connects mid-run sees it from its start.
     struct Active {
@@ -193,6 +261,7 @@ public:
     }
 
     bool accepted = false;
+    uint64_t serial = 0; // order of arrival
     std::string peer;
     std::string client;
 
@@ -204,8 +273,10 @@ private:
             return;
         }
         m_reading = true;
+        // Before the hello a line may be a few KiB: an unauthenticated peer holds little.
         asio::async_read_until(
-            m_socket, asio::dynamic_buffer(m_in, kMaxMessageBytes + 1), '\n',
+            m_socket, asio::dynamic_buffer(m_in, (accepted ? kMaxMessageBytes : kMaxHelloBytes) + 1),
+            '\n',
             [self = shared_from_this()](std::error_code ec, size_t n) { self->onRead(ec, n); });
     }
 
@@ -219,14 +290,15 @@ private:
         }
         if (ec == asio::error::not_found) {
             refuse(code::kTooLarge,
-                   "a message is over the limit of " + std::to_string(kMaxMessageBytes) + " bytes");
+                   accepted ? "a message is over the limit of " +
+                                  std::to_string(kMaxMessageBytes) + " bytes"
+                            : "a message before the hello is over the limit of " +
+                                  std::to_string(kMaxHelloBytes) + " bytes");
             return;
         }
         if (ec) {
-            if (accepted) {
-                m_server.log("client " + peer + " left" +
-                             (ec == asio::error::eof ? std::string() : ": " + ec.message()));
-            }
+            m_server.log((accepted ? "client " + peer + " left" : peer + " closed before its hello") +
+                         (ec == asio::error::eof ? std::string() : ": " + ec.message()));
             close();
             return;
         }
@@ -236,7 +308,7 @@ private:
             line.pop_back();
         }
         try {
-            m_server.command(*this, decode(line));
+            m_server.command(*this, decode(line, /*fromClient=*/true));
         } catch (const ProtocolError& e) {
             refuse(e.errorCode(), e.what());
         }
@@ -314,6 +386,10 @@ RemoteServer::Impl::Impl(SessionInterface& s, ServeOptions o) : session(s), opti
     if (options.token.empty()) {
         throw std::runtime_error("serve: the token is empty");
     }
+    options.limits = limitsFor(options.limits, session.deviceMemoryBytes("cpu"));
+    if (!options.autosave.empty()) {
+        autosaveFile.emplace(options.autosave); // held open: a flood cannot take its descriptor
+    }
     std::error_code ec;
     const auto address = asio::ip::make_address(
         options.listen.host == "localhost" ? "127.0.0.1" : options.listen.host, ec);
@@ -379,8 +455,41 @@ void RemoteServer::Impl::accept() {
             });
             return;
         }
+        // Over a cap: told why in one line, written at once (the socket's buffer takes it),
+        // and closed, so that the connection holds no descriptor and no memory.
+        // At the cap of connections without a hello the oldest of them makes room: a flood
+        // of silent peers cannot keep a client that says hello at once from getting in.
+        if (unauthenticated() >= options.limits.maxUnauthenticated) {
+            std::shared_ptr<Connection> oldest;
+            for (const auto& c : connections) {
+                if (!c->accepted && (!oldest || c->serial < oldest->serial)) {
+                    oldest = c;
+                }
+            }
+            if (oldest) {
+                oldest->refuse(code::kBusy, std::to_string(options.limits.maxUnauthenticated) +
+                                                " connections have not said hello, the limit: "
+                                                "the oldest makes room for a new one");
+                oldest->close();
+            }
+        }
+        const int open = static_cast<int>(connections.size());
+        std::string full;
+        if (open >= options.limits.maxConnections) {
+            full = std::to_string(open) + " connections are open, the limit (descriptors less " +
+                   std::to_string(kReservedDescriptors) + " kept for runs)";
+        }
+        if (!full.empty()) {
+            log("refused a connection: busy: " + full);
+            socket.non_blocking(true, ec);
+            asio::write(socket, asio::buffer(encode(errorMessage(code::kBusy, full, true))), ec);
+            socket.close(ec);
+            accept();
+            return;
+        }
         socket.set_option(tcp::no_delay(true), ec);
         auto c = std::make_shared<Connection>(*this, std::move(socket));
+        c->serial = ++connectionSerial;
         connections.insert(c);
         c->start();
         accept();
@@ -396,6 +505,39 @@ Message RemoteServer::Impl::replay(const Kept& k) const {
     m.busy = session.busy();
     fitToLimit(m);
     return m;
+}
+
+int RemoteServer::Impl::unauthenticated() const {
+    int n = 0;
+    for (const auto& c : connections) {
+        n += c->accepted ? 0 : 1;
+    }
+    return n;
+}
+
+std::optional<std::string> RemoteServer::Impl::overLimit(const RunConfig& config) const {
+    const ServeLimits& l = options.limits;
+    const int ranks = config.ddp ? config.ddp->worldSize : 1;
+    if (ranks > l.maxWorldSize) {
+        return "ddp.world_size: " + std::to_string(ranks) + " ranks are over this server's " +
+               "limit of " + std::to_string(l.maxWorldSize) + " (lmprof-cli serve --max-world-size)";
+    }
+    // A CPU run lives in the server's memory: one that the memory model says cannot fit is
+    // refused before anything starts. A CUDA run that does not fit ends oom on its GPU.
+    if (!session.isCuda(config.device)) {
+        constexpr double kRankProcessBytes = 256.0 * (1 << 20); // LibTorch in each rank
+        const double need = static_cast<double>(ranks) *
+                            (static_cast<double>(predictPeak(config).total()) +
+                             (config.ddp ? kRankProcessBytes : 0.0));
+        if (need > static_cast<double>(l.maxHostBytes)) {
+            return "model: the memory model predicts " +
+                   formatBytes(static_cast<int64_t>(std::min(need, 9.0e18))) +
+                   (ranks > 1 ? " for its " + std::to_string(ranks) + " ranks" : std::string()) +
+                   ", over this server's limit of " + formatBytes(l.maxHostBytes) +
+                   " (its memory; lmprof-cli serve --max-host-memory)";
+        }
+    }
+    return std::nullopt;
 }
 
 void RemoteServer::Impl::welcome(Connection& c) {
@@ -436,9 +578,7 @@ void RemoteServer::Impl::welcome(Connection& c) {
 }
 
 void RemoteServer::Impl::command(Connection& c, Message m) {
-    const bool clientType = m.type == Type::Hello || m.type == Type::Submit ||
-                            m.type == Type::Cancel || m.type == Type::Fetch || m.type == Type::Ack;
-    if (!clientType) {
+    if (!isClientType(m.type)) {
         c.refuse(code::kUnknownType,
                  "\"" + std::string(toString(m.type)) + "\" is a server's message, not a client's");
         return;
@@ -456,32 +596,51 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
             c.refuse(code::kBadToken, "wrong token (the server's is in its token file)");
         } else {
             c.accepted = true;
-            c.client = m.client;
+            c.client = printable(m.client, 200);
             log("client " + c.peer + " connected" +
-                (m.client.empty() ? "" : " (" + m.client + ")"));
+                (c.client.empty() ? "" : " (" + c.client + ")"));
             welcome(c);
         }
         return;
     }
     switch (m.type) {
     case Type::Submit: {
+        // All or nothing: one configuration over a limit refuses the submit, and the
+        // connection stays (the client may send a smaller one).
+        std::optional<std::string> refusal;
+        if (pending + static_cast<int>(m.configs.size()) > options.limits.maxQueuedRuns) {
+            refusal = "runs: " + std::to_string(pending) + " queued and " +
+                      std::to_string(m.configs.size()) + " more are over this server's limit of " +
+                      std::to_string(options.limits.maxQueuedRuns) + " (lmprof-cli serve --max-queued-runs)";
+        }
+        for (size_t i = 0; i < m.configs.size() && !refusal; ++i) {
+            if (auto why = overLimit(m.configs[i])) {
+                refusal = (m.configs.size() > 1 ? "run " + std::to_string(i + 1) + ": " : "") + *why;
+            }
+        }
+        if (refusal) {
+            log("refused " + c.peer + "'s submit: " + *refusal);
+            c.send(errorMessage(code::kLimit, *refusal, false));
+            break;
+        }
         Message reply;
         reply.type = Type::Accepted;
         for (RunConfig& config : m.configs) {
             // The client's file paths name its own machine: the files go to the server's.
             if (config.memorySnapshot && !config.memorySnapshot->path.empty()) {
                 config.memorySnapshot->path =
-                    serverPath(options.fileDir, config.memorySnapshot->path, "snapshot");
+                    serverPath(options.fileDir, config.memorySnapshot->path, "snapshot", fileSeq);
             }
             if (config.opProfile && !config.opProfile->tracePath.empty()) {
                 config.opProfile->tracePath =
-                    serverPath(options.fileDir, config.opProfile->tracePath, "trace.json");
+                    serverPath(options.fileDir, config.opProfile->tracePath, "trace.json", fileSeq);
             }
             if ((config.memorySnapshot || config.opProfile) && !options.fileDir.empty()) {
                 std::error_code ec;
                 std::filesystem::create_directories(options.fileDir, ec);
             }
             reply.runs.push_back(session.submit(config));
+            ++pending;
         }
         log("client " + c.peer + " submitted " + std::to_string(reply.runs.size()) + " run(s)");
         c.send(reply);
@@ -563,6 +722,7 @@ void RemoteServer::Impl::onEvents(std::vector<SessionEvent> events) {
             if (active && active->index == e->runIndex) {
                 active.reset();
             }
+            pending = std::max(0, pending - 1);
             autosave(e->result);
             log("run " + e->result.id + " finished: " + std::string(toString(e->result.status)) +
                 (anyoneListening ? "" : " (kept for the next client)"));
@@ -592,6 +752,10 @@ RemoteServer::~RemoteServer() {
 
 int RemoteServer::port() const {
     return m_impl->acceptor.local_endpoint().port();
+}
+
+const ServeLimits& RemoteServer::limits() const {
+    return m_impl->options.limits;
 }
 
 void RemoteServer::run(const std::atomic<bool>* interrupt) {

@@ -207,6 +207,14 @@ public:
                 refused = m.errorCode == code::kBadToken || m.errorCode == code::kVersion;
                 problem = "refused by " + where + ": " + m.text;
                 closedBecause = problem;
+            } else if (m.errorCode == code::kLimit && !unconfirmed.empty()) {
+                // The server would not take the oldest submit (commands are answered in
+                // order): that run ends here, as an error that says why.
+                auto [local, config] = std::move(unconfirmed.front());
+                unconfirmed.pop_front();
+                publish(RunFinished{local, unstartedRun(runLabel(config), config,
+                                                        RunStatus::Error,
+                                                        "refused by " + where + ": " + m.text)});
             } else {
                 problem = where + ": " + m.text;
             }

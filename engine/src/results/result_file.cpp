@@ -173,11 +173,10 @@ JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
     return parseRunsJsonl(readInputFile(path));
 }
 
-void appendJsonlText(const std::filesystem::path& path, std::string_view lines) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        ioError("cannot open autosave file", path);
-    }
+namespace {
+// Appends whole lines through an open descriptor (O_APPEND), starting on a fresh line, and
+// fsyncs: one write(2). Returns false with errno set on failure.
+bool appendLines(int fd, std::string_view lines) {
     // A line cut by a kill (no newline at the end) stays a line of its own: the new lines
     // start on a fresh line instead of being glued to it and skipped with it.
     std::string data(lines);
@@ -187,13 +186,39 @@ void appendJsonlText(const std::filesystem::path& path, std::string_view lines) 
         last != '\n') {
         data.insert(data.begin(), '\n');
     }
-    const bool ok = ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
-                    ::fsync(fd) == 0;
+    return ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
+           ::fsync(fd) == 0;
+}
+} // namespace
+
+void appendJsonlText(const std::filesystem::path& path, std::string_view lines) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ioError("cannot open autosave file", path);
+    }
+    const bool ok = appendLines(fd, lines);
     const int saved = errno;
     ::close(fd);
     if (!ok) {
         errno = saved;
         ioError("cannot append to autosave file", path);
+    }
+}
+
+KeptAutosave::KeptAutosave(std::filesystem::path path) : m_path(std::move(path)) {
+    m_fd = ::open(m_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (m_fd < 0) {
+        ioError("cannot open autosave file", m_path);
+    }
+}
+
+KeptAutosave::~KeptAutosave() {
+    ::close(m_fd);
+}
+
+void KeptAutosave::append(const RunResult& run) {
+    if (!appendLines(m_fd, runToJsonLine(run) + "\n")) {
+        ioError("cannot append to autosave file", m_path);
     }
 }
 

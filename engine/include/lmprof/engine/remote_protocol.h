@@ -26,6 +26,11 @@ inline constexpr int kProtocolVersion = 1;
 // The longest message either side reads (a whole run with its memory timeline is a few MB):
 // a longer line is refused before it is buffered further.
 inline constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
+// Before its hello a connection may send a line of at most this many bytes (a hello is a
+// few hundred): an unauthenticated peer cannot make the server hold more.
+inline constexpr std::size_t kMaxHelloBytes = 4096;
+// A token shorter than this is refused (lmprof-cli serve makes 64 hex digits).
+inline constexpr std::size_t kMinTokenLength = 16;
 inline constexpr int kDefaultPort = 7377;
 
 // Error codes of an "error" message (docs/REMOTE.md lists what each means).
@@ -38,6 +43,8 @@ inline constexpr std::string_view kBadToken = "bad_token";       // the hello's 
 inline constexpr std::string_view kHelloFirst = "hello_first";   // a command before the hello
 inline constexpr std::string_view kTimeout = "timeout";          // no hello in time
 inline constexpr std::string_view kInvalid = "invalid";          // a command we cannot take
+inline constexpr std::string_view kLimit = "limit";    // a submit over the server's limits
+inline constexpr std::string_view kBusy = "busy";      // no room for another connection
 } // namespace code
 
 // A device of the engine's machine and what it can run: the refusal of each precision it
@@ -118,12 +125,17 @@ private:
 // One line, ending in '\n'.
 std::string encode(const Message& message);
 // A line without its '\n'. Throws ProtocolError (kMalformed, kUnknownType, kTooLarge).
-Message decode(std::string_view line);
+// fromClient (the server reading): a server's message type is kUnknownType before any
+// other field is read.
+Message decode(std::string_view line, bool fromClient = false);
+// Hello, submit, cancel, fetch and ack.
+bool isClientType(Type type);
 
 Message errorMessage(std::string_view errorCode, std::string text, bool fatal);
 
 // The token file's token: its first line, whitespace trimmed. Throws std::runtime_error
-// naming the path when it cannot be read or is empty.
+// naming the path when it is not a regular file (a FIFO would block), cannot be read, is
+// empty, or holds a token shorter than kMinTokenLength.
 std::string readToken(const std::string& path);
 
 } // namespace lmprof::engine::remote

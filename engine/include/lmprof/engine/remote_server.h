@@ -18,6 +18,28 @@
 
 namespace lmprof::engine::remote {
 
+// What one server lets its clients make it hold (docs/REMOTE.md, "Limits"). A zero is
+// filled from the machine when the server starts (limitsFor); lmprof-cli serve's flags set
+// the others. Refusals name the field and the limit.
+struct ServeLimits {
+    int maxWorldSize = 0;       // ranks of a data-parallel run: the cores, and RAM / 512 MiB
+    int64_t maxHostBytes = 0;   // a CPU run's predicted peak (all its ranks): the machine's RAM
+    int maxQueuedRuns = 256;    // runs submitted and not yet finished
+    int maxConnections = 0;     // open connections: the descriptor limit less a reserve
+    int maxUnauthenticated = 32; // without a hello (at most half the connections); at the
+                                 // cap the oldest of them is closed to let a new one in
+};
+// Descriptors kept free for the run itself (its files, the samplers, ranks' pipes): the
+// connection cap is the process's limit (RLIMIT_NOFILE) less this.
+inline constexpr int kReservedDescriptors = 32;
+// The limits with every zero filled from this machine: its cores, its RAM (the session's
+// memory of "cpu") and the descriptor limit.
+ServeLimits limitsFor(ServeLimits limits, int64_t hostBytes);
+
+// Text from a peer made safe for one log line: bytes outside printable ASCII written as
+// \xNN, cut to maxBytes with the number of bytes left out.
+std::string printable(std::string_view text, std::size_t maxBytes);
+
 struct ServeOptions {
     Endpoint listen{"127.0.0.1", 7377};
     // Off: an address that is not loopback is refused (the token travels unencrypted).
@@ -29,19 +51,22 @@ struct ServeOptions {
     // machine's): the run's record names the file on the server.
     std::filesystem::path fileDir;
     std::chrono::milliseconds helloTimeout{10000}; // a connection silent this long is closed
+    ServeLimits limits;
     std::function<void(const std::string&)> log;   // one line per connection event
 };
 
 class RemoteServer {
 public:
-    // Binds at once: throws std::runtime_error naming the address and the reason (in use,
-    // not loopback without allowRemote, not an address of this machine).
+    // Binds at once and opens the autosave file (kept open): throws std::runtime_error
+    // naming the address and the reason (in use, not loopback without allowRemote, not an
+    // address of this machine) or the autosave file.
     RemoteServer(SessionInterface& session, ServeOptions options);
     ~RemoteServer();
     RemoteServer(const RemoteServer&) = delete;
     RemoteServer& operator=(const RemoteServer&) = delete;
 
     int port() const; // the bound port (the one the system picked for port 0)
+    const ServeLimits& limits() const; // as filled from the machine
 
     // Serves until stop() or until *interrupt turns true (checked every 100 ms).
     void run(const std::atomic<bool>* interrupt = nullptr);

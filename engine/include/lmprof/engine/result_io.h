@@ -76,6 +76,22 @@ void appendRunJsonl(const std::filesystem::path& path, const RunResult& run);
 // The same for any whole lines (each ending in a newline), e.g. one autosave file's bytes
 // appended to another: one write(2), starting on a fresh line, fsynced.
 void appendJsonlText(const std::filesystem::path& path, std::string_view lines);
+// An autosave file held open from the start, for a process that must be able to append
+// when it has no file descriptor to spare (lmprof-cli serve under a flood of connections).
+// append() is appendRunJsonl's write through the kept descriptor.
+class KeptAutosave {
+public:
+    explicit KeptAutosave(std::filesystem::path path); // throws naming the path
+    ~KeptAutosave();
+    KeptAutosave(const KeptAutosave&) = delete;
+    KeptAutosave& operator=(const KeptAutosave&) = delete;
+    void append(const RunResult& run); // throws std::runtime_error naming the path
+    const std::filesystem::path& path() const { return m_path; }
+
+private:
+    std::filesystem::path m_path;
+    int m_fd = -1;
+};
 
 // Throws ResultFormatError for unreadable files too (naming the path).
 ResultSet loadResultSet(const std::filesystem::path& path);
