@@ -712,3 +712,25 @@ TEST(Remote, ServerTypesAndBadTokenFilesAreRefusedWithTheirReason) {
     EXPECT_EQ(refused(dir / "good"), "accepted");
     EXPECT_EQ(readToken((dir / "good").string()), kToken);
 }
+
+// Integers in the protocol follow the result sets' rule: out of range is refused, not wrapped
+// (measure_steps 4294967297 once ran 1 step with 0 warmup).
+TEST(RemoteProtocol, IntegersBeyondTheirFieldsTypeAreRefusedNotWrapped) {
+    Message m;
+    m.type = Type::Submit;
+    m.configs = {tinyCpu()};
+    std::string line = encode(m);
+    const std::string steps = "\"measure_steps\":2";
+    ASSERT_NE(line.find(steps), std::string::npos) << line;
+    line.replace(line.find(steps), steps.size(), "\"measure_steps\":4294967297");
+    line.pop_back(); // the newline
+    try {
+        decode(line, true);
+        ADD_FAILURE() << "accepted";
+    } catch (const ProtocolError& e) {
+        EXPECT_EQ(e.errorCode(), code::kMalformed);
+        EXPECT_NE(std::string(e.what()).find("measure_steps: 4294967297 is out of range"),
+                  std::string::npos)
+            << e.what();
+    }
+}

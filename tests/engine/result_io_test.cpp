@@ -417,3 +417,118 @@ TEST(ResultIo, RankRecordsTravelAsJsonAndRefuseTooManySteps) {
     EXPECT_THROW(ddpRankFromJson("{\"rank\": \"one\"}", 3), ResultFormatError);
     EXPECT_THROW(ddpRankFromJson("garbage", 3), ResultFormatError);
 }
+
+// Integers never wrap: a value beyond its field's type is "out of range", with the path and
+// the value as written (4294967297 used to read as 1 measured step; 10^12 as -727379968).
+TEST(ResultIo, IntegersBeyondTheirFieldsTypeAreOutOfRange) {
+    const auto base = nlohmann::json::parse(toJson(sampleSet()));
+    const auto said = [&](auto edit) {
+        auto j = base;
+        edit(j["runs"][0]);
+        try {
+            parseResultSet(j.dump());
+            return std::string("accepted");
+        } catch (const ResultFormatError& e) {
+            return std::string(e.what());
+        }
+    };
+    EXPECT_NE(said([](auto& run) { run["config"]["measure_steps"] = 4294967297LL; })
+                  .find("$.runs[0].config.measure_steps: 4294967297 is out of range (an integer "
+                        "from -2147483648 to 2147483647)"),
+              std::string::npos)
+        << said([](auto& run) { run["config"]["measure_steps"] = 4294967297LL; });
+    EXPECT_NE(said([](auto& run) { run["config"]["batch_size"] = 1000000000000LL; })
+                  .find("$.runs[0].config.batch_size: must be between"),
+              std::string::npos)
+        << "an int64 field in range of its type is left to validate()";
+    EXPECT_NE(said([](auto& run) { run["config"]["warmup_steps"] = 1000000000000LL; })
+                  .find("1000000000000 is out of range"),
+              std::string::npos);
+    EXPECT_NE(said([](auto& run) { run["config"]["seed"] = -1; })
+                  .find("$.runs[0].config.seed: -1 is out of range (an integer from 0 to "
+                        "18446744073709551615)"),
+              std::string::npos);
+    // 2^64 does not fit 64 bits: the parser keeps it as a double, still out of range.
+    auto j = base;
+    std::string text = j.dump();
+    const std::string seed = "\"seed\":42";
+    ASSERT_NE(text.find(seed), std::string::npos);
+    text.replace(text.find(seed), seed.size(), "\"seed\":18446744073709551616");
+    EXPECT_NE(rejection(text).find("$.runs[0].config.seed: 1.8446744073709552e+19 is out of range"),
+              std::string::npos)
+        << rejection(text);
+    EXPECT_NE(said([](auto& run) { run["steps"][0]["index"] = 4294967296LL; })
+                  .find("$.runs[0].steps[0].index: 4294967296 is out of range"),
+              std::string::npos);
+    EXPECT_EQ(said([](auto&) {}), "accepted");
+}
+
+// The op profile, the precision lab and the data-parallel block are read like every other
+// duration and count: each hostile value is refused with its JSON path.
+TEST(ResultIo, HostileOpProfileLabAndDdpValuesAreRefusedWithTheirPath) {
+    ResultSet set = sampleSet();
+    set.runs.resize(1);
+    OpProfile p;
+    p.firstStep = 1;
+    p.stepCount = 2;
+    p.phaseMs = {10.0, 20.0, 3.0};
+    p.rows.push_back({Phase::Forward, "attention.softmax", "aten::softmax", OpKind::Op, 12.0, 1.5,
+                      1.5, 0.0, false});
+    p.timeline.step = 1;
+    p.timeline.lanes = {"thread 1 (main)"};
+    p.timeline.events.push_back({"aten::mm", "mlp", Phase::Forward, OpKind::Op, 0, 0, 0.5, 1.0,
+                                 2e9, "[4, 8]", false});
+    set.runs[0].opProfile = p;
+    DtypeReport d;
+    d.model = "toy";
+    d.precision = Precision::Bf16;
+    d.device = "cpu";
+    d.autocast = "bf16";
+    d.rows.push_back({"fc1", "Linear", 1, "fp32", "fp32", "bf16", "fp32", ""});
+    set.precisionLab.dtypes.push_back(d);
+    const auto base = nlohmann::json::parse(toJson(set));
+    ASSERT_NO_THROW(parseResultSet(base.dump()));
+    const auto refused = [&](auto edit, const std::string& path) {
+        auto j = base;
+        edit(j);
+        try {
+            parseResultSet(j.dump());
+            ADD_FAILURE() << "accepted, expected a refusal at " << path;
+        } catch (const ResultFormatError& e) {
+            EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+        }
+    };
+    const std::string op = "$.runs[0].op_profile";
+    refused([](auto& j) { j["runs"][0]["op_profile"]["rows"][0]["self_ms"] = 1e308; },
+            op + ".rows[0].self_ms: a duration of 1e+308 ms is outside 0 to 1e9 ms");
+    refused([](auto& j) { j["runs"][0]["op_profile"]["rows"][0]["calls"] = -3; },
+            op + ".rows[0].calls: -3 is outside 0 to");
+    refused([](auto& j) { j["runs"][0]["op_profile"]["rows"][0]["flops"] = -1.0; },
+            op + ".rows[0].flops");
+    refused([](auto& j) { j["runs"][0]["op_profile"]["headline"]["matmul_forward_share"] = 7.0; },
+            op + ".headline.matmul_forward_share: 7 is outside 0 to 1");
+    refused([](auto& j) { j["runs"][0]["op_profile"]["phase_ms"]["backward"] = -20.0; },
+            op + ".phase_ms.backward");
+    // The run has 5 warmup + 10 measured steps (0 to 14); the profile starts at step 1.
+    refused([](auto& j) { j["runs"][0]["op_profile"]["first_step"] = 15; }, op + ".first_step");
+    refused([](auto& j) { j["runs"][0]["op_profile"]["step_count"] = 15; }, op + ".step_count");
+    refused([](auto& j) { j["runs"][0]["op_profile"]["rows"] = nullptr; },
+            op + ".rows: expected an array");
+    refused([](auto& j) { j["runs"][0]["op_profile"]["timeline"]["step"] = -1; },
+            op + ".timeline.step");
+    refused([](auto& j) { j["runs"][0]["op_profile"]["timeline"]["events"][0]["dur_ms"] = -1.0; },
+            op + ".timeline.events[0].dur_ms");
+    refused([](auto& j) { j["precision_lab"]["dtypes"][0]["rows"][0]["depth"] = -2; },
+            "$.precision_lab.dtypes[0].rows[0].depth");
+
+    set.runs = {ddpRun()};
+    const auto ddp = nlohmann::json::parse(toJson(set));
+    auto j = ddp;
+    j["runs"][0]["ddp"]["ranks"][0]["steps"][0]["bytes"] = -5;
+    EXPECT_NE(rejection(j.dump()).find("$.runs[0].ddp.ranks[0].steps[0].bytes: -5 is outside 0"),
+              std::string::npos)
+        << rejection(j.dump());
+    j = ddp;
+    j["runs"][0]["ddp"]["buckets"] = -1;
+    EXPECT_NE(rejection(j.dump()).find("$.runs[0].ddp.buckets"), std::string::npos);
+}

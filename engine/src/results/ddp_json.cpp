@@ -4,6 +4,8 @@
 
 #include "results/json_access.h"
 
+#include <limits>
+
 #include <set>
 
 namespace lmprof::engine::json_io {
@@ -31,7 +33,7 @@ DdpStepRecord ddpStepFrom(const json& j, const std::string& path) {
     readDuration(j, path, "step_ms", s.stepMs, true);
     readDuration(j, path, "comm_ms", s.commMs, true);
     readDuration(j, path, "exposed_comm_ms", s.exposedCommMs, true);
-    read(j, path, "bytes", s.bytes);
+    readBetween(j, path, "bytes", s.bytes, int64_t{0}, std::numeric_limits<int64_t>::max());
     if (s.bytes < 0) {
         fail(path + ".bytes", "must be 0 or more");
     }
@@ -125,8 +127,9 @@ void readDdp(const json& run, const std::string& path, RunResult& r) {
         fail(p, "a data-parallel block, but the config has no ddp request");
     }
     DdpReport report;
-    read(*j, p, "gradient_bytes", report.gradientBytes);
-    read(*j, p, "buckets", report.buckets);
+    readBetween(*j, p, "gradient_bytes", report.gradientBytes, int64_t{0},
+                std::numeric_limits<int64_t>::max());
+    readBetween(*j, p, "buckets", report.buckets, 0, std::numeric_limits<int>::max());
     readOptional(*j, p, "parameters_identical", report.parametersIdentical);
     const json& ranks = arrayMember(*j, p, "ranks");
     const int world = r.config.ddp->worldSize;

@@ -11,6 +11,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 
@@ -38,6 +39,38 @@ inline const json* member(const json& obj, const std::string& path, const char* 
     return &*it;
 }
 
+// An integer that fits T, or a refusal naming the JSON path and the value as written:
+// "4294967297 is out of range (an integer from -2147483648 to 2147483647)". Never wraps:
+// one rule for every integer lmprof reads (result sets, autosave, the protocol, settings).
+template <typename T>
+T integerFrom(const json& v, const std::string& where) {
+    static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+    const auto outOfRange = [&] {
+        fail(where, v.dump() + " is out of range (an integer from " +
+                        std::to_string(std::numeric_limits<T>::min()) + " to " +
+                        std::to_string(std::numeric_limits<T>::max()) + ")");
+    };
+    if (v.is_number_unsigned()) {
+        if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+            outOfRange();
+        }
+    } else if (v.is_number_integer()) {
+        const int64_t i = v.get<int64_t>();
+        if ((i < 0 && (!std::is_signed_v<T> ||
+                       i < static_cast<int64_t>(std::numeric_limits<T>::min()))) ||
+            (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+            outOfRange();
+        }
+    } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
+               std::floor(v.get<double>()) == v.get<double>() &&
+               std::fabs(v.get<double>()) >= 9.2e18) {
+        outOfRange(); // beyond 64 bits: the parser kept it as a double
+    } else {
+        fail(where, "expected an integer");
+    }
+    return v.get<T>();
+}
+
 template <typename T>
 void read(const json& obj, const std::string& path, const char* key, T& out,
           bool required = false) {
@@ -50,8 +83,8 @@ void read(const json& obj, const std::string& path, const char* key, T& out,
         if (!v->is_boolean())
             fail(where, "expected true or false");
     } else if constexpr (std::is_integral_v<T>) {
-        if (!v->is_number_integer())
-            fail(where, "expected an integer");
+        out = integerFrom<T>(*v, where);
+        return;
     } else if constexpr (std::is_floating_point_v<T>) {
         if (!v->is_number())
             fail(where, "expected a number");
@@ -78,6 +111,33 @@ inline void readDuration(const json& obj, const std::string& path, const char* k
              std::string("a duration of ") + shown + " ms is outside 0 to 1e9 ms");
     }
     out = v;
+}
+
+// A number from lo to hi (a share, a count per step, FLOPs): refused naming the path and
+// the range otherwise.
+template <typename T>
+void readBetween(const json& obj, const std::string& path, const char* key, T& out, T lo, T hi,
+                 bool required = false) {
+    T v = out;
+    read(obj, path, key, v, required);
+    if (!(v >= lo && v <= hi)) {
+        std::ostringstream shown;
+        shown << v << " is outside " << lo << " to " << hi;
+        fail(path + "." + key, shown.str());
+    }
+    out = v;
+}
+
+// An array that must be there when `required`, and is never null.
+inline const json& arrayOrFail(const json& obj, const std::string& path, const char* key) {
+    if (!obj.is_object()) {
+        fail(path, "expected an object");
+    }
+    const auto it = obj.find(key);
+    if (it == obj.end() || !it->is_array()) {
+        fail(path + "." + key, it == obj.end() ? "missing" : "expected an array");
+    }
+    return *it;
 }
 
 template <typename T>

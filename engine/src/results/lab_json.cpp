@@ -127,10 +127,10 @@ AccumulationReport accumulationFrom(const json& j, const std::string& path) {
         }
         for (size_t k = 0; k < terms.size(); ++k) {
             const std::string tp = indexed(sp, "terms", k);
-            if (!terms[k].is_number_integer() || !sums[k].is_number()) {
-                fail(tp, "expected an integer term count and a number in sums");
+            if (!sums[k].is_number()) {
+                fail(indexed(sp, "sums", k), "expected a number");
             }
-            const auto n = terms[k].get<int64_t>();
+            const auto n = integerFrom<int64_t>(terms[k], tp);
             if (n < 1 || n > a.maxTerms || (k > 0 && n <= s.points.back().terms)) {
                 fail(tp, "term counts must rise from 1 to max_terms");
             }
@@ -165,7 +165,7 @@ DtypeReport dtypeFrom(const json& j, const std::string& path) {
         DtypeRow r;
         read(rows[i], rp, "name", r.name, true);
         read(rows[i], rp, "kind", r.kind);
-        read(rows[i], rp, "depth", r.depth);
+        readBetween(rows[i], rp, "depth", r.depth, 0, 64);
         if (r.depth < 0 || r.depth > kMaxJsonDepth) {
             fail(rp + ".depth", "must be from 0 to " + std::to_string(kMaxJsonDepth));
         }

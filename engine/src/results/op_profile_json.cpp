@@ -4,6 +4,7 @@
 
 #include "results/json_access.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace lmprof::engine::json_io {
@@ -12,6 +13,10 @@ namespace {
 
 // Deeper nesting than any real op stack; the window draws at most a few levels anyway.
 constexpr int kMaxDepth = 256;
+// Bounds of the values in a file (docs/LIMITS.md): calls of one op per step, and FLOPs per
+// step (1e21: a thousand seconds of a 1 EFLOP/s machine), so that sums and tables stay sane.
+constexpr double kMaxCalls = 1e9;
+constexpr double kMaxFlops = 1e21;
 
 json perPhaseJson(const PerPhase<double>& p) {
     return {{"forward", p.forward}, {"backward", p.backward}, {"optimizer", p.optimizer}};
@@ -21,9 +26,9 @@ PerPhase<double> perPhaseFrom(const json& obj, const std::string& path, const ch
     PerPhase<double> p;
     if (const json* v = member(obj, path, key, false)) {
         const std::string where = path + "." + key;
-        read(*v, where, "forward", p.forward);
-        read(*v, where, "backward", p.backward);
-        read(*v, where, "optimizer", p.optimizer);
+        readDuration(*v, where, "forward", p.forward);
+        readDuration(*v, where, "backward", p.backward);
+        readDuration(*v, where, "optimizer", p.optimizer);
     }
     return p;
 }
@@ -40,10 +45,10 @@ OpRow rowFrom(const json& j, const std::string& path) {
     read(j, path, "region", r.region, true);
     read(j, path, "name", r.name, true);
     readEnum(j, path, "kind", r.kind, parseOpKind, true);
-    read(j, path, "calls", r.calls);
-    read(j, path, "self_ms", r.selfMs);
-    read(j, path, "total_ms", r.totalMs);
-    read(j, path, "flops", r.flops);
+    readBetween(j, path, "calls", r.calls, 0.0, kMaxCalls);
+    readDuration(j, path, "self_ms", r.selfMs);
+    readDuration(j, path, "total_ms", r.totalMs);
+    readBetween(j, path, "flops", r.flops, 0.0, kMaxFlops);
     r.matmul = isMatmulOp(r.name);
     read(j, path, "matmul", r.matmul);
     return r;
@@ -79,24 +84,25 @@ OpHeadline headlineFrom(const json& j, const std::string& path) {
         const std::string tp = path + ".top_forward";
         read(*t, tp, "name", h.topForwardName);
         read(*t, tp, "region", h.topForwardRegion);
-        read(*t, tp, "share", h.topForwardShare);
-        read(*t, tp, "calls", h.topForwardCalls);
+        readBetween(*t, tp, "share", h.topForwardShare, 0.0, 1.0);
+        readBetween(*t, tp, "calls", h.topForwardCalls, 0.0, kMaxCalls);
     }
-    read(j, path, "matmul_forward_share", h.matmulForwardShare);
-    read(j, path, "matmul_step_share", h.matmulStepShare);
+    readBetween(j, path, "matmul_forward_share", h.matmulForwardShare, 0.0, 1.0);
+    readBetween(j, path, "matmul_step_share", h.matmulStepShare, 0.0, 1.0);
     const json& items = arrayMember(j, path, "top_non_matmul_forward");
     for (size_t i = 0; i < items.size(); ++i) {
         OpHeadline::Item item;
         read(items[i], indexed(path, "top_non_matmul_forward", i), "name", item.name);
-        read(items[i], indexed(path, "top_non_matmul_forward", i), "share", item.share);
+        readBetween(items[i], indexed(path, "top_non_matmul_forward", i), "share", item.share,
+                    0.0, 1.0);
         h.topNonMatmulForward.push_back(item);
     }
     if (const json* a = member(j, path, "attention", false)) {
         const std::string ap = path + ".attention";
-        read(*a, ap, "softmax_ms", h.softmaxMs);
-        read(*a, ap, "matmul_ms", h.attentionMatmulMs);
-        read(*a, ap, "softmax_flops", h.softmaxFlops);
-        read(*a, ap, "matmul_flops", h.attentionMatmulFlops);
+        readDuration(*a, ap, "softmax_ms", h.softmaxMs);
+        readDuration(*a, ap, "matmul_ms", h.attentionMatmulMs);
+        readBetween(*a, ap, "softmax_flops", h.softmaxFlops, 0.0, kMaxFlops);
+        readBetween(*a, ap, "matmul_flops", h.attentionMatmulFlops, 0.0, kMaxFlops);
     }
     return h;
 }
@@ -121,9 +127,9 @@ json timelineJson(const OpTimeline& t) {
     return {{"step", t.step}, {"lanes", t.lanes}, {"events", std::move(events)}};
 }
 
-OpTimeline timelineFrom(const json& j, const std::string& path) {
+OpTimeline timelineFrom(const json& j, const std::string& path, int steps) {
     OpTimeline t;
-    read(j, path, "step", t.step);
+    readBetween(j, path, "step", t.step, 0, std::max(0, steps - 1));
     const json& lanes = arrayMember(j, path, "lanes");
     for (size_t i = 0; i < lanes.size(); ++i) {
         if (!lanes[i].is_string()) {
@@ -148,12 +154,9 @@ OpTimeline timelineFrom(const json& j, const std::string& path) {
         if (e.depth < 0 || e.depth > kMaxDepth) {
             fail(ep + ".depth", "must be between 0 and " + std::to_string(kMaxDepth));
         }
-        read(o, ep, "start_ms", e.startMs, true);
-        read(o, ep, "dur_ms", e.durMs, true);
-        if (!std::isfinite(e.startMs) || !(e.durMs >= 0.0) || !std::isfinite(e.durMs)) {
-            fail(ep, "start_ms and dur_ms must be finite, dur_ms not negative");
-        }
-        read(o, ep, "flops", e.flops);
+        readBetween(o, ep, "start_ms", e.startMs, -kMaxDurationMs, kMaxDurationMs, true);
+        readDuration(o, ep, "dur_ms", e.durMs, true);
+        readBetween(o, ep, "flops", e.flops, 0.0, kMaxFlops);
         read(o, ep, "shapes", e.shapes);
         read(o, ep, "range", e.range);
         t.events.push_back(std::move(e));
@@ -213,17 +216,16 @@ void readOpProfile(const json& run, const std::string& path, RunResult& r) {
     }
     const std::string pp = path + ".op_profile";
     OpProfile p;
-    read(*j, pp, "first_step", p.firstStep, true);
-    read(*j, pp, "step_count", p.stepCount, true);
-    if (p.firstStep < 0 || p.stepCount < 0) {
-        fail(pp, "first_step and step_count must not be negative");
-    }
+    // The profiled steps lie within the run's steps (its config is read first).
+    const int steps = r.config.warmupSteps + r.config.measureSteps;
+    readBetween(*j, pp, "first_step", p.firstStep, 0, std::max(0, steps - 1), true);
+    readBetween(*j, pp, "step_count", p.stepCount, 0, steps - p.firstStep, true);
     read(*j, pp, "trace", p.trace);
     readOptional(*j, pp, "trace_error", p.traceError);
     p.phaseMs = perPhaseFrom(*j, pp, "phase_ms");
     p.kernelMs = perPhaseFrom(*j, pp, "kernel_ms");
     p.unattributedMs = perPhaseFrom(*j, pp, "unattributed_ms");
-    const json& rows = arrayMember(*j, pp, "rows");
+    const json& rows = arrayOrFail(*j, pp, "rows");
     for (size_t i = 0; i < rows.size(); ++i) {
         p.rows.push_back(rowFrom(rows[i], indexed(pp, "rows", i)));
     }
@@ -238,7 +240,7 @@ void readOpProfile(const json& run, const std::string& path, RunResult& r) {
     p.headline =
         headline ? headlineFrom(*headline, pp + ".headline") : computeHeadline(p, r.config);
     if (const json* t = member(*j, pp, "timeline", false)) {
-        p.timeline = timelineFrom(*t, pp + ".timeline");
+        p.timeline = timelineFrom(*t, pp + ".timeline", steps);
     }
     r.opProfile = std::move(p);
 }
