@@ -65,6 +65,20 @@ std::string configDirProblem(const std::filesystem::path& dir) {
 
 int fallBackToCli(const app::WindowOptions& o) {
     const app::RunOptions& run = o.run;
+    // What only a window can do is refused, not replaced by a terminal run that exits 0.
+    for (const auto& [flag, given] :
+         {std::pair{"--demo", !o.demo.empty()}, std::pair{"--record", !o.record.empty()},
+          std::pair{"--screenshot", !o.screenshot.empty()},
+          std::pair{"--export-plots", !o.exportPlots.empty()}}) {
+        if (given) {
+            std::fprintf(stderr,
+                         "lmprof: %s needs a window, and none can be opened (%s); on a machine "
+                         "without a display run it under Xvfb (xvfb-run lmprof ...), or use "
+                         "lmprof-cli for a headless run\n",
+                         flag, g_glfwError.empty() ? "no display" : g_glfwError.c_str());
+            return app::kExitUsage;
+        }
+    }
     std::fprintf(stderr,
                  "lmprof: cannot open a window (%s); running the benchmark with the "
                  "command-line client instead\n",
@@ -129,6 +143,34 @@ int main(int argc, char** argv) {
         } catch (const std::exception& e) {
             std::fprintf(stderr, "lmprof: --demo %s\n", e.what());
             return app::kExitUsage;
+        }
+    }
+    // Folders that files will be written to are checked now, not after the run (a missing
+    // folder is named; lmprof does not create it, so a typo makes no stray folder).
+    if (!o.exportPlots.empty()) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(o.exportDir, ec)) {
+            std::fprintf(stderr, "lmprof: --export-dir %s: the folder does not exist\n",
+                         o.exportDir.c_str());
+            return app::kExitUsage;
+        }
+        if (::access(o.exportDir.c_str(), W_OK) != 0) {
+            std::fprintf(stderr, "lmprof: --export-dir %s: the folder is not writable\n",
+                         o.exportDir.c_str());
+            return app::kExitUsage;
+        }
+    }
+    if (demo) {
+        for (size_t i = 0; i < demo->steps.size(); ++i) {
+            const ui::DemoStep& step = demo->steps[i];
+            if (step.kind != ui::DemoStep::Kind::SaveChart) {
+                continue;
+            }
+            if (const std::string problem = engine::outputFileProblem(step.path); !problem.empty()) {
+                std::fprintf(stderr, "lmprof: --demo %s: steps[%zu].path %s: %s\n", o.demo.c_str(),
+                             i, step.path.c_str(), problem.c_str());
+                return app::kExitUsage;
+            }
         }
     }
     if (const std::string problem = configDirProblem(app::configDir()); !problem.empty()) {

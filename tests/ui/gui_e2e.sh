@@ -53,6 +53,11 @@ LMPROF_CONFIG_DIR="$work/ops-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
 "$png_check" "$work/ops-window.png" 1600 1000
 grep -q '"op_profile": {' "$work/ops-run.json" || { echo "no op profile in the run"; exit 1; }
 ls "$work/ops-config/traces/"*.trace.json > /dev/null || { echo "no trace written"; exit 1; }
+# Brought forward, the Ops view takes 55% of the height (it was a strip of about 20%): the
+# saved layout holds its size (1600x1000 window, 977 pixels under the menu bar).
+ops_height=$(awk '/^\[Window\]\[Ops\]/ {f = 1} f && /^Size=/ {split($0, a, /[=,]/); print a[3]; exit}' \
+  "$work/ops-config/imgui.ini")
+[ "${ops_height:-0}" -ge 480 ] || { echo "the Ops view in front is ${ops_height:-?} px high"; exit 1; }
 
 # A run that fails makes --exit-when-done exit non-zero (and still writes the screenshot).
 set +e
@@ -120,6 +125,32 @@ set -e
 [ "$rc" -eq 2 ] || { echo "--save-on-exit to a missing folder must exit 2, got $rc: $out"; exit 1; }
 echo "$out" | grep -q -- "--save-on-exit .*missing/out.json: its folder .* does not exist" ||
   { echo "no --save-on-exit message: $out"; exit 1; }
+
+# Folders files will go to are checked before the run: --export-dir, a demo's save_chart.
+set +e
+out=$("$lmprof" --model tiny --device cpu --export-plots step-times --export-dir "$work/nope" 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && echo "$out" | grep -q -- "--export-dir .*nope: the folder does not exist" ||
+  { echo "--export-dir to a missing folder must exit 2 naming it ($rc): $out"; exit 1; }
+printf '{"lmprof_demo": 1, "steps": [{"do": "save_chart", "chart": "step-times", "path": "%s"}]}' \
+  "$work/nope/chart.png" > "$work/save-missing.json"
+set +e
+out=$("$lmprof" --demo "$work/save-missing.json" 2>&1)
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && echo "$out" | grep -q "steps\[0\].path .*nope/chart.png: its folder .* does not exist" ||
+  { echo "a demo saving into a missing folder must exit 2 naming it ($rc): $out"; exit 1; }
+# What only a window can do is refused without a display, not run in the terminal.
+printf '{"lmprof_demo": 1, "steps": [{"do": "caption", "text": "hello"}]}' > "$work/caption.json"
+for flag in "--demo $work/caption.json" "--record $work/demo.mp4"; do
+  set +e
+  out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --device cpu $flag 2>&1)
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] && echo "$out" | grep -q -- "${flag%% *} needs a window" ||
+    { echo "$flag without a display must exit 2 ($rc): $out"; exit 1; }
+done
 
 # SIGTERM closes the window as its close button does: settings, layout and --save-on-exit
 # are written, exit 0.

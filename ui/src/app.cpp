@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <imgui.h>
 #include <imgui_internal.h>
+#include <cmath>
 #include <implot.h>
 #include <utility>
 
@@ -117,10 +118,47 @@ void App::setupStyle(float contentScale) {
 
 namespace {
 template <typename View>
-Window window(View& view, DockSlot slot) {
-    return {View::kTitle, slot, [&view](ViewContext& ctx) { view.draw(ctx); }};
+Window window(View& view, DockSlot slot, float roomShare = 0.0f) {
+    return {View::kTitle, slot, [&view](ViewContext& ctx) { view.draw(ctx); }, roomShare};
+}
+
+// Makes `node` take at least `share` of its vertical split (the rest stays with its
+// sibling), through the sizes ImGui's docking keeps for the split's next layout.
+void growInSplit(ImGuiDockNode* node, float share) {
+    ImGuiDockNode* parent = node ? node->ParentNode : nullptr;
+    if (!parent || parent->SplitAxis != ImGuiAxis_Y || !parent->ChildNodes[0] ||
+        !parent->ChildNodes[1]) {
+        return;
+    }
+    const float total = parent->Size.y;
+    const float want = std::floor(total * share);
+    if (node->Size.y >= want - 1.0f) {
+        return;
+    }
+    ImGuiDockNode* other = parent->ChildNodes[0] == node ? parent->ChildNodes[1]
+                                                         : parent->ChildNodes[0];
+    // A locked size is taken from Size on the next layout (the sibling gets the rest).
+    node->Size.y = node->SizeRef.y = want;
+    other->SizeRef.y = std::max(1.0f, total - want);
+    node->WantLockSizeOnce = true;
 }
 } // namespace
+
+void App::Impl::giveRoomToWindowsBroughtForward() {
+    for (Window& w : windows) {
+        if (w.roomShare <= 0.0f) {
+            continue;
+        }
+        const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
+        const bool inFront = win && win->DockNode && win->DockIsActive && !win->Hidden &&
+                             win->DockNode->TabBar &&
+                             win->DockNode->TabBar->SelectedTabId == win->TabId;
+        if (inFront && !w.wasInFront) {
+            growInSplit(win->DockNode, w.roomShare);
+        }
+        w.wasInFront = inFront;
+    }
+}
 
 void App::Impl::registerWindows() {
     // The draw order matters on a first launch: a dock place shows the first window drawn
@@ -141,7 +179,9 @@ void App::Impl::registerWindows() {
                window(distributedView, DockSlot::Bottom),
                window(warmupView, DockSlot::ChartBottomRight),
                window(compareView, DockSlot::Bottom),
-               window(opsView, DockSlot::Bottom), // full width: the tree beside the timeline
+               // Full width, the tree beside the timeline; in front, it takes 55% of the
+               // height (the tree and the timeline need rows, not a strip).
+               window(opsView, DockSlot::Bottom, 0.55f),
                window(runsTableView, DockSlot::Bottom)};
 }
 
@@ -459,8 +499,16 @@ void App::frame() {
     // in one frame leaves only the last one's tab in front).
     const size_t showIndex = static_cast<size_t>(s.frameNumber++) - 2;
     if (s.frameNumber > 2 && showIndex < s.options.showWindows.size()) {
-        ImGui::SetWindowFocus(s.options.showWindows[showIndex].c_str());
+        const std::string& name = s.options.showWindows[showIndex];
+        ImGui::SetWindowFocus(name.c_str());
+        for (const Window& w : s.windows) {
+            if (w.roomShare > 0.0f && name == w.title) {
+                const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
+                growInSplit(win ? win->DockNode : nullptr, w.roomShare);
+            }
+        }
     }
+    s.giveRoomToWindowsBroughtForward();
     s.drawRestoreOffer();
     s.drawCaption();
 }

@@ -40,6 +40,10 @@ struct Window {
     const char* title;
     DockSlot slot;
     std::function<void(ViewContext&)> draw;
+    // The share of its split a window's dock place grows to when the window is brought
+    // forward (its tab selected, or --show), if it is smaller: 0 keeps the place as it is.
+    float roomShare = 0.0f;
+    bool wasInFront = false; // its tab was the selected one last frame
 };
 
 // A chart that exports as itself (chart_export.h): its name (the PNG's file stem), the
@@ -132,6 +136,8 @@ struct App::Impl {
     RunsTableView runsTableView;
     FilesView filesView;
     std::vector<Window> windows;
+    // Grows the dock place of a window with a roomShare as it comes to the front.
+    void giveRoomToWindowsBroughtForward();
     void registerWindows();
     bool isWindow(const std::string& title) const;
     std::string windowTitles() const; // "Configure, Files, ..." for messages
