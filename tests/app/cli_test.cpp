@@ -813,7 +813,7 @@ TEST(Cli, ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled) {
 
     // A wrong token and a bad address: said, exit 1, no hang.
     const auto wrong = dir / "wrong.token";
-    std::ofstream(wrong) << "nope\n";
+    std::ofstream(wrong) << "nope-not-the-servers-token\n";
     const Result refused =
         cli("run " + kTiny + " --connect " + address + " --token-file " + wrong.string());
     EXPECT_EQ(refused.code, 1);
