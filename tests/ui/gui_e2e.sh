@@ -5,7 +5,7 @@
 set -euo pipefail
 # A step that fails says which, with its exit code (a crash of the window under load once
 # failed this test with no message).
-trap 'rc=$?; [[ $- == *e* ]] && echo "gui_e2e.sh: line $LINENO exited $rc" >&2' ERR
+trap 'trap_rc=$?; [[ $- == *e* ]] && echo "gui_e2e.sh: line $LINENO exited $trap_rc" >&2' ERR
 lmprof=$1 png_check=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
