@@ -26,6 +26,7 @@
 #   --cpu-smoke  run profile, lab, ddp, remote and bench on this machine's CPU with tiny
 #                configurations: checks the kit itself where there is no GPU
 set -uo pipefail
+start_dir=$PWD
 cd "$(dirname "$0")/../.."
 root=$PWD
 out="${OUT:-$root/gpu-out}"
@@ -50,7 +51,11 @@ while [ $# -gt 0 ]; do
     --cpu-smoke) smoke=1 ;;
     --budget | --rounds | --cli)
       [ $# -ge 2 ] || { echo "check.sh: $1 needs a value" >&2; exit 2; }
-      case "$1" in --budget) budget="$2" ;; --rounds) rounds="$2" ;; --cli) cli="$2" ;; esac
+      case "$1" in
+        --budget) budget="$2" ;;
+        --rounds) rounds="$2" ;;
+        --cli) case "$2" in /*) cli="$2" ;; *) cli="$start_dir/$2" ;; esac ;;
+      esac
       shift ;;
     *) echo "check.sh: unknown argument '$1' (stages: $all_stages; --save-cli, --budget S," \
             "--rounds N, --cli PATH, --cpu-smoke)" >&2
@@ -61,6 +66,13 @@ done
 [ ${#stages[@]} -eq 0 ] && read -r -a stages <<< "$all_stages"
 wants() { [[ " ${stages[*]} " == *" $1 "* ]]; }
 elapsed() { echo $(($(date +%s) - start)); }
+# Every long command runs under what is left of the budget (at least 10 s), so that the
+# machine's own limit never cuts the call before the report and the archive are written.
+tmo() {
+  local left=$((budget - $(elapsed) - 20))
+  [ $left -lt 10 ] && left=10
+  timeout -k 10 "$left" "$@"
+}
 report="$out/report.md"
 say() { printf '%s\n' "$*" | tee -a "$report"; }
 failures=0
@@ -81,6 +93,8 @@ outcome() {
 }
 
 : > "$report"
+trap finish EXIT
+trap 'exit 143' TERM INT # the EXIT trap then writes the archive and the summary
 say "# lmprof GPU check ($(date -u +%Y-%m-%dT%H:%M:%SZ), stages: ${stages[*]}$(
   [ $smoke -eq 1 ] && echo ', CPU smoke'))"
 say ""
@@ -121,7 +135,7 @@ else
 fi
 
 # --- dependencies: the carried Debian packages, unpacked into a prefix -------------------
-if wants build || { wants bench && [ -z "$cli" ]; }; then
+if wants build || [ -z "$cli" ]; then
   rm -rf "$prefix" && mkdir -p "$prefix"
   debs=("$carry"/debs/*.deb)
   if [ -e "${debs[0]}" ]; then
@@ -142,7 +156,7 @@ configure_and_build() { # targets...
     -DLMPROF_BUILD_TESTS=ON -DTorch_DIR="$torch_prefix/Torch" -DLMPROF_PYTHON="$(command -v "$py")" \
     -DCMAKE_PREFIX_PATH="$prefix/usr" -DTORCH_CUDA_ARCH_LIST=9.0 -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
     -DLMPROF_GIT_REVISION_OVERRIDE="$(cat "$carry/revision" 2>/dev/null || echo unknown)" &&
-    cmake --build "$build" -j"$(nproc)" ${1:+--target "$@"}
+    tmo cmake --build "$build" -j"$(nproc)" ${1:+--target "$@"}
 }
 if wants build; then
   t0=$(date +%s)
@@ -182,6 +196,11 @@ if [ -z "$cli" ]; then
   fi
 fi
 
+# Saved before the tests, so that a call cut short still brings it back.
+if [ $save_cli -eq 1 ] && [ -x "$cli" ]; then
+  strip -o "$out/lmprof-cli" "$cli" && say "- saved a stripped lmprof-cli ($(du -h "$out/lmprof-cli" | cut -f1))"
+fi
+
 # --- tests: everything else in parallel, then the GPU tests one at a time ----------------
 if wants test && [ ! -d "$build" ]; then
   outcome test skipped "" "there is no build (name the build stage too)"
@@ -189,10 +208,10 @@ elif wants test; then
   t0=$(date +%s)
   : > "$art/ctest.log"
   # Many CPU tests at once: two intra-op threads each, or they oversubscribe the cores.
-  OMP_NUM_THREADS=2 ctest --test-dir "$build" -LE gpu -j"$(nproc)" --output-on-failure \
+  OMP_NUM_THREADS=2 tmo ctest --test-dir "$build" -LE gpu -j"$(nproc)" --output-on-failure \
     --timeout 300 >> "$art/ctest.log" 2>&1
   cpu_rc=$?
-  ctest --test-dir "$build" -L gpu -j1 --output-on-failure --timeout 300 -V \
+  tmo ctest --test-dir "$build" -L gpu -j1 --output-on-failure --timeout 300 -V \
     >> "$art/ctest.log" 2>&1
   gpu_rc=$?
   lines=$(grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|\(Subprocess|Not Run|\*\*\*Skipped|SKIPPED \]" \
@@ -205,9 +224,6 @@ elif wants test; then
   say '```'; printf '%s\n' "$lines" | tee -a "$report"; say '```'
 fi
 
-if [ $save_cli -eq 1 ] && [ -x "$cli" ]; then
-  strip -o "$out/lmprof-cli" "$cli" && say "- saved a stripped lmprof-cli ($(du -h "$out/lmprof-cli" | cut -f1))"
-fi
 
 # Runs one GPU stage's body (a function) with its log, or says why it cannot run.
 #   gpu_stage NAME FUNCTION
@@ -261,7 +277,7 @@ smoke_flag=()
 [ $smoke -eq 1 ] && smoke_flag=(--cpu)
 
 stage_profile() {
-  "$cli" run "${profile_cfg[@]}" --mode train --profile-ops --profile-steps 2 --device "$device" \
+  tmo "$cli" run "${profile_cfg[@]}" --mode train --profile-ops --profile-steps 2 --device "$device" \
     --json "$art/profile.json" -q || return
   "$cli" ops "$art/profile.json" --by op --top 25 --format markdown > "$art/profile-kernels.md" &&
     "$cli" ops "$art/profile.json" --by region --format markdown > "$art/profile-regions.md" ||
@@ -272,8 +288,8 @@ stage_profile() {
   checks profile "$art/profile.json" "${smoke_flag[@]}"
 }
 stage_lab() {
-  "$cli" precision accumulate --device "$device" --format markdown --json "$art/lab-accumulate.json" &&
-    "$cli" precision dtypes --model toy --device "$device" --format markdown \
+  tmo "$cli" precision accumulate --device "$device" --format markdown --json "$art/lab-accumulate.json" &&
+    tmo "$cli" precision dtypes --model toy --device "$device" --format markdown \
       --json "$art/lab-dtypes.json" || return
   to_report
   checks lab "$art/lab-accumulate.json" "$art/lab-dtypes.json" "${smoke_flag[@]}"
@@ -281,7 +297,7 @@ stage_lab() {
 stage_ddp() {
   local n rc=0
   for n in "${ddp_sizes[@]}"; do
-    "$cli" ddp --world-size "$n" "${ddp_cfg[@]}" --strategy naive,flat,bucketed --device "$device" \
+    tmo "$cli" ddp --world-size "$n" "${ddp_cfg[@]}" --strategy naive,flat,bucketed --device "$device" \
       --json "$art/ddp-$n.json" -q || rc=1
   done
   to_report
@@ -308,9 +324,13 @@ stage_remote() {
     echo "lmprof-cli serve did not start:"; cat "$art/serve.log"; kill $pid 2>/dev/null
     return 1
   fi
-  "$cli" run --connect "127.0.0.1:$port" --token-file "$state/server/token" "${run_cfg[@]}" \
+  tmo "$cli" run --connect "127.0.0.1:$port" --token-file "$state/server/token" "${run_cfg[@]}" \
     --device "$device" --precision bf16 --json "$art/remote.json" -q || rc=1
   kill -INT $pid
+  for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.2; done
+  if kill -0 $pid 2>/dev/null; then
+    echo "serve was still running 60 s after SIGINT: killed"; kill -9 $pid; rc=1
+  fi
   wait $pid || { echo "serve exited $? after SIGINT"; rc=1; }
   rm -rf "$state"
   to_report
@@ -320,7 +340,7 @@ stage_remote() {
 stage_bench() {
   local left=$((budget - $(elapsed) - 15)) extra=()
   [ $smoke -eq 1 ] && extra=(--quick)
-  PYTHONUNBUFFERED=1 "$py" bench/gpu_bench.py --cli "$cli" --out "$art" --budget-s "$left" \
+  PYTHONUNBUFFERED=1 tmo "$py" bench/gpu_bench.py --cli "$cli" --out "$art" --budget-s "$left" \
     --rounds "$rounds" "${extra[@]}"
   local rc=$?
   to_report
@@ -328,23 +348,28 @@ stage_bench() {
   echo "$rounds alternating rounds" > "$art/bench.detail"
   return $rc
 }
+
+# What the device tool brings back: at most 8 files of at most 16 MiB each. Written on any
+# exit (the end, an error, a signal), so a call cut short still says what it did.
+finish() {
+  local status=$?
+  trap - EXIT
+  tar -czf "$out/artifacts.tar.gz" -C "$out" artifacts && rm -rf "$art"
+  large=$(find "$out" -maxdepth 1 -type f -size +16M -printf '%f ')
+  [ -n "$large" ] && say "- warning: over 16 MiB, will not come back: $large"
+  say ""
+  say "## Summary"
+  say ""
+  say "| stage | outcome | seconds | detail |"
+  say "|---|---|---:|---|"
+  for row in "${summary[@]}"; do say "$row"; done
+  say ""
+  say "Total $(elapsed) s, $failures failing stage(s). Logs and result sets: artifacts.tar.gz."
+  if [ $failures -eq 0 ] && [ $status -eq 0 ]; then exit 0; else exit 1; fi
+}
+
 gpu_stage profile stage_profile
 gpu_stage lab stage_lab
 gpu_stage ddp stage_ddp
 gpu_stage remote stage_remote
 gpu_stage bench stage_bench
-
-# What the device tool brings back: at most 8 files of at most 16 MiB each.
-tar -czf "$out/artifacts.tar.gz" -C "$out" artifacts && rm -rf "$art"
-large=$(find "$out" -maxdepth 1 -type f -size +16M -printf '%f ')
-[ -n "$large" ] && say "- warning: over 16 MiB, will not come back: $large"
-
-say ""
-say "## Summary"
-say ""
-say "| stage | outcome | seconds | detail |"
-say "|---|---|---:|---|"
-for row in "${summary[@]}"; do say "$row"; done
-say ""
-say "Total $(elapsed) s, $failures failing stage(s). Logs and result sets: artifacts.tar.gz."
-[ $failures -eq 0 ]

@@ -323,7 +323,7 @@ TEST(Remote, HostileConnectionsAreRefusedWhileARunGoesOn) {
     };
     EXPECT_EQ(refused(helloLine("wrong")).rfind("bad_token", 0), 0u);
     EXPECT_EQ(refused(helloLine(kToken, 99)).rfind("version", 0), 0u);
-    EXPECT_NE(refused(helloLine(kToken, 99)).find("speaks protocol 1, the client 99"),
+    EXPECT_NE(refused(helloLine(kToken, 99)).find("speaks protocol 2, the client 99"),
               std::string::npos);
     EXPECT_EQ(refused(std::string("\x00\xff\x13garbage\x7f\n", 13)).rfind("malformed", 0), 0u);
     EXPECT_EQ(refused(R"({"type":"cancel"})"
@@ -334,7 +334,7 @@ TEST(Remote, HostileConnectionsAreRefusedWhileARunGoesOn) {
                                           "\n")
                   .rfind("unknown_type", 0),
               0u);
-    EXPECT_EQ(refused(helloLine(kToken) + R"({"type":"welcome","protocol":1})"
+    EXPECT_EQ(refused(helloLine(kToken) + R"({"type":"welcome","protocol":2})"
                                           "\n")
                   .rfind("unknown_type", 0),
               0u);

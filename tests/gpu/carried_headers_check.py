@@ -162,7 +162,10 @@ def wanted_files(kind, words):
 
 
 def package_files(package):
-    proc = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True)
+    try:
+        proc = subprocess.run(["dpkg", "-L", package], capture_output=True, text=True)
+    except FileNotFoundError:
+        return None
     if proc.returncode != 0:
         return None
     return proc.stdout.split("\n")
@@ -195,10 +198,14 @@ def main():
 
     carried = [line.split("#")[0].strip() for line in CARRIED.read_text().splitlines()]
     carried = [p for p in carried if p and p not in args.without]
-    files = {}
+    files = {p: package_files(p) for p in carried}
+    if carried and all(f is None for f in files.values()):
+        # The lent GPU machine: the packages are unpacked into a prefix there, not installed,
+        # and its build is what checks them. Skipped (ctest's SKIP_RETURN_CODE).
+        print("none of the carried packages is installed here (dpkg -L): skipped")
+        return 77
     problems = []
     for p in carried:
-        files[p] = package_files(p)
         if files[p] is None:
             problems.append(f"carried package {p} is not installed here (scripts/setup.sh "
                             f"installs the kit's packages), so its files cannot be checked")

@@ -131,6 +131,9 @@ void growInSplit(ImGuiDockNode* node, float share) {
         return;
     }
     const float total = parent->Size.y;
+    if (total < 4.0f * ImGui::GetFontSize()) {
+        return; // a window too small to share (minimised): ImGui's split needs both sides > 0
+    }
     const float want = std::floor(total * share);
     if (node->Size.y >= want - 1.0f) {
         return;
@@ -153,10 +156,12 @@ void App::Impl::giveRoomToWindowsBroughtForward() {
         const bool inFront = win && win->DockNode && win->DockIsActive && !win->Hidden &&
                              win->DockNode->TabBar &&
                              win->DockNode->TabBar->SelectedTabId == win->TabId;
-        if (inFront && !w.wasInFront) {
+        // In front when first seen (the saved layout's choice): its saved size stays.
+        if (inFront && !w.wasInFront && w.seen) {
             growInSplit(win->DockNode, w.roomShare);
         }
         w.wasInFront = inFront;
+        w.seen = w.seen || win != nullptr;
     }
 }
 

@@ -44,6 +44,7 @@ struct Window {
     // forward (its tab selected, or --show), if it is smaller: 0 keeps the place as it is.
     float roomShare = 0.0f;
     bool wasInFront = false; // its tab was the selected one last frame
+    bool seen = false;       // it has existed for a frame
 };
 
 // A chart that exports as itself (chart_export.h): its name (the PNG's file stem), the

@@ -260,6 +260,7 @@ public:
         m_server.connections.erase(shared_from_this());
     }
 
+    bool closing() const { return m_closing; }
     bool accepted = false;
     uint64_t serial = 0; // order of arrival
     std::string peer;
@@ -462,7 +463,7 @@ void RemoteServer::Impl::accept() {
         if (unauthenticated() >= options.limits.maxUnauthenticated) {
             std::shared_ptr<Connection> oldest;
             for (const auto& c : connections) {
-                if (!c->accepted && (!oldest || c->serial < oldest->serial)) {
+                if (!c->accepted && !c->closing() && (!oldest || c->serial < oldest->serial)) {
                     oldest = c;
                 }
             }
@@ -510,12 +511,17 @@ Message RemoteServer::Impl::replay(const Kept& k) const {
 int RemoteServer::Impl::unauthenticated() const {
     int n = 0;
     for (const auto& c : connections) {
-        n += c->accepted ? 0 : 1;
+        n += c->accepted || c->closing() ? 0 : 1; // refused ones linger 10 s at most
     }
     return n;
 }
 
 std::optional<std::string> RemoteServer::Impl::overLimit(const RunConfig& config) const {
+    // An invalid configuration is the session's to refuse (it ends as an error naming the
+    // field); the estimates below assume the ranges validate() holds (no overflow).
+    if (!validate(config).empty()) {
+        return std::nullopt;
+    }
     const ServeLimits& l = options.limits;
     const int ranks = config.ddp ? config.ddp->worldSize : 1;
     if (ranks > l.maxWorldSize) {

@@ -18,8 +18,20 @@ constexpr int kMaxDepth = 256;
 constexpr double kMaxCalls = 1e9;
 constexpr double kMaxFlops = 1e21;
 
+// What the reader holds to a range is written within it: a share summed in another order
+// than its total may come out a rounding above 1, and an op's self time (its duration less
+// its children's) below 0 when the profiler's events overlap oddly.
+double share01(double v) {
+    return std::clamp(std::isfinite(v) ? v : 0.0, 0.0, 1.0);
+}
+double notNegative(double v) {
+    return std::isfinite(v) && v > 0.0 ? v : 0.0;
+}
+
 json perPhaseJson(const PerPhase<double>& p) {
-    return {{"forward", p.forward}, {"backward", p.backward}, {"optimizer", p.optimizer}};
+    return {{"forward", notNegative(p.forward)},
+            {"backward", notNegative(p.backward)},
+            {"optimizer", notNegative(p.optimizer)}};
 }
 
 PerPhase<double> perPhaseFrom(const json& obj, const std::string& path, const char* key) {
@@ -35,8 +47,8 @@ PerPhase<double> perPhaseFrom(const json& obj, const std::string& path, const ch
 
 json rowJson(const OpRow& r) {
     return {{"phase", toString(r.phase)}, {"region", r.region}, {"name", r.name},
-            {"kind", toString(r.kind)},   {"calls", r.calls},   {"self_ms", r.selfMs},
-            {"total_ms", r.totalMs},      {"flops", r.flops},   {"matmul", r.matmul}};
+            {"kind", toString(r.kind)},   {"calls", r.calls},   {"self_ms", notNegative(r.selfMs)},
+            {"total_ms", notNegative(r.totalMs)},      {"flops", r.flops},   {"matmul", r.matmul}};
 }
 
 OpRow rowFrom(const json& j, const std::string& path) {
@@ -57,20 +69,20 @@ OpRow rowFrom(const json& j, const std::string& path) {
 json headlineJson(const OpHeadline& h) {
     json nonMatmul = json::array();
     for (const auto& item : h.topNonMatmulForward) {
-        nonMatmul.push_back({{"name", item.name}, {"share", item.share}});
+        nonMatmul.push_back({{"name", item.name}, {"share", share01(item.share)}});
     }
     return {{"kind", toString(h.kind)},
             {"top_forward",
              {{"name", h.topForwardName},
               {"region", h.topForwardRegion},
-              {"share", h.topForwardShare},
+              {"share", share01(h.topForwardShare)},
               {"calls", h.topForwardCalls}}},
-            {"matmul_forward_share", h.matmulForwardShare},
-            {"matmul_step_share", h.matmulStepShare},
+            {"matmul_forward_share", share01(h.matmulForwardShare)},
+            {"matmul_step_share", share01(h.matmulStepShare)},
             {"top_non_matmul_forward", std::move(nonMatmul)},
             {"attention",
-             {{"softmax_ms", h.softmaxMs},
-              {"matmul_ms", h.attentionMatmulMs},
+             {{"softmax_ms", notNegative(h.softmaxMs)},
+              {"matmul_ms", notNegative(h.attentionMatmulMs)},
               {"softmax_flops", h.softmaxFlops},
               {"matmul_flops", h.attentionMatmulFlops},
               {"time_ratio", nullable(h.timeRatio())},
@@ -112,7 +124,7 @@ json timelineJson(const OpTimeline& t) {
     for (const auto& e : t.events) {
         json o = {{"name", e.name},           {"region", e.region}, {"phase", toString(e.phase)},
                   {"kind", toString(e.kind)}, {"lane", e.lane},     {"depth", e.depth},
-                  {"start_ms", e.startMs},    {"dur_ms", e.durMs}};
+                  {"start_ms", e.startMs},    {"dur_ms", notNegative(e.durMs)}};
         if (e.flops > 0.0) {
             o["flops"] = e.flops;
         }

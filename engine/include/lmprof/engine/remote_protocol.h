@@ -22,7 +22,7 @@
 namespace lmprof::engine::remote {
 
 // Raised by a server and a client that do not share it: the hello says which it speaks.
-inline constexpr int kProtocolVersion = 1;
+inline constexpr int kProtocolVersion = 2; // 2: the non-fatal `limit` error
 // The longest message either side reads (a whole run with its memory timeline is a few MB):
 // a longer line is refused before it is buffered further.
 inline constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
