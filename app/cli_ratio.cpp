@@ -53,11 +53,7 @@ int ratioCommand(const RatioOptions& o) {
         return kExitUsage;
     }
     const engine::RatioInterval r = engine::meanRatio(*a, *b);
-    const bool testable = a->size() >= 2 && b->size() >= 2 && std::isfinite(r.test.p);
-    const engine::Verdict verdict = !testable                           ? engine::Verdict::Untestable
-                                    : r.test.p >= engine::kSignificance ? engine::Verdict::Same
-                                    : r.ratio > 1.0                     ? engine::Verdict::Slower
-                                                                        : engine::Verdict::Faster;
+    const engine::Verdict verdict = engine::verdictOf(r, a->size(), b->size());
     // compare's words, but its "too few steps" would misname what is missing here.
     const std::string said = verdict == engine::Verdict::Untestable
                                  ? "untestable (fewer than 2 values a side)"

@@ -77,6 +77,16 @@ std::optional<double> maxLossDifference(const RunResult& a, const RunResult& b) 
     return worst;
 }
 
+Verdict verdictOf(const RatioInterval& r, size_t na, size_t nb) {
+    if (na < 2 || nb < 2 || !std::isfinite(r.ratio) || r.ratio <= 0.0 ||
+        !std::isfinite(r.test.p)) {
+        return Verdict::Untestable;
+    }
+    return r.test.p >= kSignificance ? Verdict::Same
+           : r.ratio > 1.0           ? Verdict::Slower
+                                     : Verdict::Faster;
+}
+
 Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b) {
     Comparison out;
     std::vector<bool> used(b.size(), false);
@@ -102,11 +112,8 @@ Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> 
             if (ta.size() >= 2 && tb.size() >= 2 && std::isfinite(cr.stepRatio.ratio) &&
                 cr.stepRatio.ratio > 0.0) {
                 cr.welch = cr.stepRatio.test; // the interval's own test (stats.h)
-                cr.verdict = !std::isfinite(cr.welch.p)    ? Verdict::Untestable
-                             : cr.welch.p >= kSignificance ? Verdict::Same
-                             : cr.stepRatio.ratio > 1.0    ? Verdict::Slower
-                                                           : Verdict::Faster;
             }
+            cr.verdict = verdictOf(cr.stepRatio, ta.size(), tb.size());
             out.matched.push_back(std::move(cr));
         }
         if (!found) {

@@ -162,6 +162,17 @@ std::string refusal(RawClient& c, bool* closed) {
     return {};
 }
 
+// A fresh connection sends `bytes`; the refusal it was told, after which it must be closed.
+std::string refusalFor(int port, const std::string& bytes) {
+    RawClient c(port);
+    EXPECT_TRUE(c.connected);
+    c.send(bytes);
+    bool closed = false;
+    std::string why = refusal(c, &closed);
+    EXPECT_TRUE(closed) << "the connection was left open after: " << why;
+    return why;
+}
+
 std::set<std::string> keysOf(const nlohmann::json& j) {
     std::set<std::string> keys;
     for (const auto& [k, v] : j.items()) {
@@ -312,15 +323,7 @@ TEST(Remote, HostileConnectionsAreRefusedWhileARunGoesOn) {
     const int index = remote.submit(tinyCpu(Mode::Train, 1, 12));
     const int port = served.server->port();
 
-    const auto refused = [&](const std::string& bytes) {
-        RawClient c(port);
-        EXPECT_TRUE(c.connected);
-        c.send(bytes);
-        bool closed = false;
-        std::string why = refusal(c, &closed);
-        EXPECT_TRUE(closed) << "the connection was left open after: " << why;
-        return why;
-    };
+    const auto refused = [port](const std::string& bytes) { return refusalFor(port, bytes); };
     EXPECT_EQ(refused(helloLine("wrong")).rfind("bad_token", 0), 0u);
     EXPECT_EQ(refused(helloLine(kToken, 99)).rfind("version", 0), 0u);
     EXPECT_NE(refused(helloLine(kToken, 99)).find("speaks protocol 2, the client 99"),
@@ -567,16 +570,9 @@ TEST(Remote, APeerBeforeItsHelloHoldsLittle) {
     limits.maxUnauthenticated = 4;
     Served served(20000ms, limits);
     const int port = served.server->port();
-    {
-        RawClient big(port);
-        big.send(std::string(8192, 'x'));
-        bool closed = false;
-        const std::string why = refusal(big, &closed);
-        EXPECT_EQ(why.rfind("too_large: a message before the hello is over the limit of 4096", 0),
-                  0u)
-            << why;
-        EXPECT_TRUE(closed);
-    }
+    const std::string big = refusalFor(port, std::string(8192, 'x'));
+    EXPECT_EQ(big.rfind("too_large: a message before the hello is over the limit of 4096", 0), 0u)
+        << big;
     std::vector<std::unique_ptr<RawClient>> silent;
     for (int i = 0; i < 5; ++i) {
         silent.push_back(std::make_unique<RawClient>(port));
@@ -675,12 +671,7 @@ TEST(Remote, LogLinesCannotBeForged) {
 TEST(Remote, ServerTypesAndBadTokenFilesAreRefusedWithTheirReason) {
     Served served;
     const int port = served.server->port();
-    const auto said = [&](const std::string& bytes) {
-        RawClient c(port);
-        c.send(bytes);
-        bool closed = false;
-        return refusal(c, &closed);
-    };
+    const auto said = [port](const std::string& bytes) { return refusalFor(port, bytes); };
     EXPECT_EQ(said(R"({"type":"welcome"})"
                    "\n")
                   .rfind("unknown_type", 0),

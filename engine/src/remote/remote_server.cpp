@@ -456,8 +456,6 @@ void RemoteServer::Impl::accept() {
             });
             return;
         }
-        // Over a cap: told why in one line, written at once (the socket's buffer takes it),
-        // and closed, so that the connection holds no descriptor and no memory.
         // At the cap of connections without a hello the oldest of them makes room: a flood
         // of silent peers cannot keep a client that says hello at once from getting in.
         if (unauthenticated() >= options.limits.maxUnauthenticated) {
@@ -474,13 +472,13 @@ void RemoteServer::Impl::accept() {
                 oldest->close();
             }
         }
-        const int open = static_cast<int>(connections.size());
-        std::string full;
-        if (open >= options.limits.maxConnections) {
-            full = std::to_string(open) + " connections are open, the limit (descriptors less " +
-                   std::to_string(kReservedDescriptors) + " kept for runs)";
-        }
-        if (!full.empty()) {
+        // At the cap of connections: told why in one line, written at once (the socket's
+        // buffer takes it), and closed, so that it holds no descriptor and no memory.
+        if (const int open = static_cast<int>(connections.size());
+            open >= options.limits.maxConnections) {
+            const std::string full =
+                std::to_string(open) + " connections are open, the limit (descriptors less " +
+                std::to_string(kReservedDescriptors) + " kept for runs)";
             log("refused a connection: busy: " + full);
             socket.non_blocking(true, ec);
             asio::write(socket, asio::buffer(encode(errorMessage(code::kBusy, full, true))), ec);

@@ -165,7 +165,7 @@ DtypeReport dtypeFrom(const json& j, const std::string& path) {
         DtypeRow r;
         read(rows[i], rp, "name", r.name, true);
         read(rows[i], rp, "kind", r.kind);
-        readBetween(rows[i], rp, "depth", r.depth, 0, 64);
+        read(rows[i], rp, "depth", r.depth);
         if (r.depth < 0 || r.depth > kMaxJsonDepth) {
             fail(rp + ".depth", "must be from 0 to " + std::to_string(kMaxJsonDepth));
         }

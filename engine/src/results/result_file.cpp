@@ -174,6 +174,15 @@ JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
 }
 
 namespace {
+// An autosave file opened for appending (created 0644 if missing); throws naming it.
+int openForAppend(const std::filesystem::path& path) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        ioError("cannot open autosave file", path);
+    }
+    return fd;
+}
+
 // Appends whole lines through an open descriptor (O_APPEND), starting on a fresh line, and
 // fsyncs: one write(2). Returns false with errno set on failure.
 bool appendLines(int fd, std::string_view lines) {
@@ -192,10 +201,7 @@ bool appendLines(int fd, std::string_view lines) {
 } // namespace
 
 void appendJsonlText(const std::filesystem::path& path, std::string_view lines) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        ioError("cannot open autosave file", path);
-    }
+    const int fd = openForAppend(path);
     const bool ok = appendLines(fd, lines);
     const int saved = errno;
     ::close(fd);
@@ -205,12 +211,8 @@ void appendJsonlText(const std::filesystem::path& path, std::string_view lines) 
     }
 }
 
-KeptAutosave::KeptAutosave(std::filesystem::path path) : m_path(std::move(path)) {
-    m_fd = ::open(m_path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (m_fd < 0) {
-        ioError("cannot open autosave file", m_path);
-    }
-}
+KeptAutosave::KeptAutosave(std::filesystem::path path)
+    : m_path(std::move(path)), m_fd(openForAppend(m_path)) {}
 
 KeptAutosave::~KeptAutosave() {
     ::close(m_fd);

@@ -35,6 +35,11 @@ struct Comparison {
     int regressions() const;
 };
 
+// The verdict on a ratio of na and nb measurements: untestable with fewer than two a side,
+// a ratio that is not a positive number or no p; else within noise unless p < kSignificance,
+// then faster or slower by the ratio. compareRuns and lmprof-cli ratio both say it.
+Verdict verdictOf(const RatioInterval& r, size_t na, size_t nb);
+
 // Same model dimensions, context, batch, precision and mode. Device and steps may differ.
 std::string configKey(const RunConfig& config);
 
