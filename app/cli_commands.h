@@ -119,6 +119,8 @@ struct PrecisionOptions {
     int64_t maxTerms = engine::AccumulationRequest{}.maxTerms; // accumulate
     std::string model = "toy";                                 // dtypes: toy or a preset
     std::string precision = "all";                             // dtypes: one, or all
+    std::string connect; // --connect, --token-file: on an lmprof-cli serve's device
+    std::string tokenFile;
 };
 
 // lmprof-cli ddp (docs/DISTRIBUTED.md): the run options plus the data-parallel ones. Run
@@ -147,6 +149,8 @@ std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options,
 // RemoteSession once its server accepted the hello; nullptr after printing why not (an
 // unreadable token file, a bad address, a refusal, no answer in 10 s).
 std::unique_ptr<engine::SessionInterface> openEngine(const CommonOptions& options);
+std::unique_ptr<engine::SessionInterface> openEngine(const std::string& connect,
+                                                     const std::string& tokenFile, bool quiet);
 // lmprof-cli serve (docs/REMOTE.md).
 struct ServeOptions {
     std::string listen = "127.0.0.1:7377";

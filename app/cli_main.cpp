@@ -142,6 +142,7 @@ int main(int argc, char** argv) {
         addText(*cmd, "--device", lab.device, "auto|cpu|cuda|cuda:N");
         addText(*cmd, "--json", lab.jsonPath, "save the tables in a result set (.json)");
         addText(*cmd, "--format", lab.format, "table|markdown|csv");
+        addConnectOptions(*cmd, lab.connect, lab.tokenFile);
     }
     addNumberIn(*accumulateCmd, "--max-terms", lab.maxTerms, lmprof::engine::kMinGridTerms,
                 lmprof::engine::kMaxGridTerms, "the grid's largest number of terms");
@@ -195,9 +196,11 @@ int main(int argc, char** argv) {
         return opsCommand(ops);
     }
     if (accumulateCmd->parsed()) {
+        installInterruptHandler();
         return precisionAccumulateCommand(lab);
     }
     if (dtypesCmd->parsed()) {
+        installInterruptHandler();
         return precisionDtypesCommand(lab);
     }
     if (columnsCmd->parsed()) {

@@ -305,10 +305,14 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
 }
 
 void addConnectOptions(CLI::App& cmd, CommonOptions& o) {
-    addText(cmd, "--connect", o.connect,
+    addConnectOptions(cmd, o.connect, o.tokenFile);
+}
+
+void addConnectOptions(CLI::App& cmd, std::string& connect, std::string& tokenFile) {
+    addText(cmd, "--connect", connect,
             "HOST:PORT of an lmprof-cli serve to run on (docs/REMOTE.md), e.g. through "
             "ssh -L 7377:127.0.0.1:7377 gpu-box");
-    addText(cmd, "--token-file", o.tokenFile,
+    addText(cmd, "--token-file", tokenFile,
             "the server's token (default: <config dir>/server/token, as serve makes it)");
 }
 

@@ -42,6 +42,7 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o);
 void addRunOptions(CLI::App& cmd, RunOptions& o);
 // --connect HOST:PORT and --token-file F: drive an lmprof-cli serve (run, sweep, window).
 void addConnectOptions(CLI::App& cmd, CommonOptions& o);
+void addConnectOptions(CLI::App& cmd, std::string& connect, std::string& tokenFile);
 
 // The window's own launch flags on top of the run options (scripted demos and tests).
 struct WindowOptions {

@@ -1,10 +1,12 @@
 // lmprof-cli precision accumulate / dtypes: the precision lab's experiments from the command
 // line (docs/PRECISION_LAB.md). Tables to stdout; --json saves a result set holding them.
+// Each experiment is a request to the engine, this process's or (--connect) a server's.
 
 #include "cli_commands.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 
@@ -27,12 +29,32 @@ bool refuse(const std::vector<ConfigError>& errors) {
     return errors.empty();
 }
 
-int save(const PrecisionOptions& o, PrecisionLab lab) {
+// Asks the engine for one experiment and waits for its report; Ctrl+C cancels it.
+LabReport runOnEngine(SessionInterface& engine, const LabRequest& request) {
+    const int index = engine.submitLab(request);
+    bool cancelSent = false;
+    for (;;) {
+        engine.waitForEvents(std::chrono::milliseconds(100));
+        if (interrupted() && !cancelSent) {
+            std::fprintf(stderr, "lmprof-cli: interrupted, cancelling the experiment\n");
+            engine.cancel();
+            cancelSent = true;
+        }
+        for (auto& event : engine.drain()) {
+            if (auto* fin = std::get_if<LabFinished>(&event); fin && fin->labIndex == index) {
+                return std::move(fin->report);
+            }
+        }
+    }
+}
+
+int save(const PrecisionOptions& o, PrecisionLab lab, const SessionInterface& engine) {
     if (o.jsonPath.empty()) {
         return kExitOk;
     }
     try {
-        ResultSet set = makeSet({}, o.device);
+        const Environment environment = engine.environment(o.device);
+        ResultSet set = makeSet({}, o.device, &environment);
         set.precisionLab = std::move(lab);
         saveResultSetAtomic(set, o.jsonPath);
         std::fprintf(stderr, "saved the precision lab to %s\n", o.jsonPath.c_str());
@@ -52,12 +74,16 @@ int precisionAccumulateCommand(const PrecisionOptions& o) {
     if (!refuse(validate(request)) || !checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
         return kExitUsage;
     }
-    AccumulationReport report = runAccumulation(request);
+    const auto engine = openEngine(o.connect, o.tokenFile, false);
+    if (!engine) {
+        return kExitUsage;
+    }
+    AccumulationReport report = std::get<AccumulationReport>(runOnEngine(*engine, request));
     writeAccumulationReport(std::cout, report, *parseReportFormat(o.format));
     const bool failed = report.error.has_value();
     PrecisionLab lab;
     lab.accumulation = std::move(report);
-    const int saved = save(o, std::move(lab));
+    const int saved = save(o, std::move(lab), *engine);
     return failed ? kExitFailure : saved;
 }
 
@@ -78,12 +104,19 @@ int precisionDtypesCommand(const PrecisionOptions& o) {
     if (!refuse(validate(request)) || !checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
         return kExitUsage;
     }
+    const auto engine = openEngine(o.connect, o.tokenFile, false);
+    if (!engine) {
+        return kExitUsage;
+    }
     const ReportFormat format = *parseReportFormat(o.format);
     PrecisionLab lab;
     bool failed = false;
     for (Precision p : precisions) {
         request.precision = p;
-        DtypeReport report = inspectDtypes(request);
+        if (interrupted()) {
+            break;
+        }
+        DtypeReport report = std::get<DtypeReport>(runOnEngine(*engine, request));
         if (format != ReportFormat::Csv && !lab.dtypes.empty()) {
             std::cout << "\n";
         }
@@ -91,8 +124,8 @@ int precisionDtypesCommand(const PrecisionOptions& o) {
         failed = failed || report.error.has_value();
         lab.dtypes.push_back(std::move(report));
     }
-    const int saved = save(o, std::move(lab));
-    return failed ? kExitFailure : saved;
+    const int saved = save(o, std::move(lab), *engine);
+    return failed || interrupted() ? kExitFailure : saved;
 }
 
 } // namespace lmprof::app

@@ -99,8 +99,13 @@ int countAutosavedRuns(const std::filesystem::path& path) {
 } // namespace
 
 std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o) {
-    if (o.connect.empty()) {
-        if (!o.tokenFile.empty()) {
+    return openEngine(o.connect, o.tokenFile, o.quiet);
+}
+
+std::unique_ptr<SessionInterface> openEngine(const std::string& connect,
+                                             const std::string& tokenFile, bool quiet) {
+    if (connect.empty()) {
+        if (!tokenFile.empty()) {
             std::cerr << "lmprof-cli: --token-file is for --connect\n";
             return nullptr;
         }
@@ -108,11 +113,11 @@ std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o) {
     }
     remote::ConnectOptions options;
     try {
-        const remote::Endpoint endpoint = remote::parseEndpoint(o.connect, "--connect");
+        const remote::Endpoint endpoint = remote::parseEndpoint(connect, "--connect");
         options.host = endpoint.host;
         options.port = endpoint.port;
         options.token =
-            remote::readToken(o.tokenFile.empty() ? defaultTokenFile().string() : o.tokenFile);
+            remote::readToken(tokenFile.empty() ? defaultTokenFile().string() : tokenFile);
     } catch (const std::exception& e) {
         std::cerr << "lmprof-cli: " << e.what() << "\n";
         return nullptr;
@@ -120,11 +125,11 @@ std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o) {
     options.clientName = "lmprof-cli " + toolInfo().version;
     auto engine = std::make_unique<remote::RemoteSession>(options);
     if (!engine->waitConnected(std::chrono::seconds(10))) {
-        std::cerr << "lmprof-cli: --connect " << o.connect << ": " << engine->info().problem
+        std::cerr << "lmprof-cli: --connect " << connect << ": " << engine->info().problem
                   << "\n";
         return nullptr;
     }
-    if (!o.quiet) {
+    if (!quiet) {
         const EngineInfo info = engine->info();
         std::fprintf(stderr, "connected to %s (%s)\n", info.where.c_str(), info.deviceName.c_str());
     }

@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <atomic>
 #include <thread>
 #include <unistd.h>
 
@@ -227,6 +228,7 @@ int main(int argc, char** argv) {
         appOptions.openFiles = o.open;
         appOptions.fontScale = static_cast<float>(o.fontScale);
         appOptions.demo = demo;
+        appOptions.wake = [] { glfwPostEmptyEvent(); }; // any thread may call it
         appOptions.engine = std::move(remoteEngine); // the window's alone: switched away, it goes
         if (!run.common.connect.empty()) {
             appOptions.connectAddress = run.common.connect;
@@ -243,8 +245,10 @@ int main(int argc, char** argv) {
 
         // Frame pacing (docs/WINDOW.md, "Drawing"). While something moves (a run streams, a
         // sweep runs) frames come at most --max-fps a second; otherwise the loop sleeps until
-        // input arrives (or half a second passes), after a few frames more for ImGui to
-        // settle hover and focus. Without vsync (Xvfb) nothing else would slow it.
+        // input arrives or the engine wakes it (AppOptions::wake), after a few frames more
+        // for ImGui to settle hover and focus, and two frames a second for the first
+        // seconds after input (tooltips appear after a delay). Without vsync (Xvfb) nothing
+        // else would slow it.
         // - While a CPU run streams and nobody touches the window: 2 frames a second on a
         //   software renderer (Mesa's llvmpipe, as under Xvfb), whose frames cost tens of ms
         //   of the cores the run is measured on (at 30 fps tiny's CPU steps were 2.9x slower
@@ -262,6 +266,7 @@ int main(int argc, char** argv) {
             std::chrono::microseconds(1000000 / std::min(o.maxFps, kCpuRunFps));
         constexpr int kInteractiveFrames = 30; // about a second at the full rate after input
         constexpr double kIdleWaitS = 0.5;
+        constexpr auto kHoverSettle = std::chrono::seconds(2); // then sleep until woken
         constexpr int kFramesAfterInput = 3;
         constexpr int kSetupFrames = 3;
         int framesSinceInput = kInteractiveFrames + 1;
@@ -281,8 +286,21 @@ int main(int argc, char** argv) {
         }
         const bool exitWhenDone = o.exitWhenDone || (recorder && demo);
         const auto launched = std::chrono::steady_clock::now();
+        auto lastInput = launched;
         std::signal(SIGINT, requestClose);
         std::signal(SIGTERM, requestClose);
+        // A signal handler may not call GLFW: this thread turns a close request into an
+        // empty event for a loop asleep in glfwWaitEvents (10 checks a second, nothing else).
+        std::atomic<bool> loopEnded{false};
+        std::thread closeWatch([&loopEnded] {
+            while (!loopEnded.load()) {
+                if (g_closeRequested) {
+                    glfwPostEmptyEvent();
+                    return;
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+        });
         while (!glfwWindowShouldClose(window) && !g_closeRequested) {
             const auto frameStart = std::chrono::steady_clock::now();
             lmprofApp.setClock(recorder
@@ -293,6 +311,9 @@ int main(int argc, char** argv) {
             // first position), not a person using it.
             const bool input = ImGui::GetCurrentContext()->InputEventsQueue.Size > 0;
             framesSinceInput = input && framesDrawn > kSetupFrames ? 0 : framesSinceInput + 1;
+            if (input) {
+                lastInput = frameStart;
+            }
             ++framesDrawn;
             const auto uiStart = std::chrono::steady_clock::now();
             ImGui_ImplOpenGL3_NewFrame();
@@ -349,17 +370,27 @@ int main(int argc, char** argv) {
                        framesSinceInput < kFramesAfterInput) {
                 const bool quiet =
                     lmprofApp.cpuRunStreaming() && framesSinceInput > kInteractiveFrames;
-                if (quiet) { // input wakes the loop at once
-                    const std::chrono::duration<double> left =
-                        frameStart + cpuRunFrame - std::chrono::steady_clock::now();
-                    glfwWaitEventsTimeout(std::max(left.count(), 0.0));
+                if (quiet) { // input wakes the loop at once; the engine's wakes do not
+                    for (;;) {
+                        const std::chrono::duration<double> left =
+                            frameStart + cpuRunFrame - std::chrono::steady_clock::now();
+                        if (left.count() <= 0.0 || g_closeRequested ||
+                            ImGui::GetCurrentContext()->InputEventsQueue.Size > 0) {
+                            break;
+                        }
+                        glfwWaitEventsTimeout(left.count());
+                    }
                 } else {
                     std::this_thread::sleep_until(frameStart + activeFrame);
                 }
-            } else {
+            } else if (frameStart - lastInput < kHoverSettle) {
                 glfwWaitEventsTimeout(kIdleWaitS);
+            } else {
+                glfwWaitEvents(); // input, the engine's wake, or closeWatch
             }
         }
+        loopEnded.store(true);
+        closeWatch.join();
         // A demo step that failed (said on stderr when it did) fails the launch, whether the
         // demo closed the window or a person did.
         if (demo && !lmprofApp.demoSucceeded() && exitCode == app::kExitOk) {

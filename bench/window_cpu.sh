@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# What the lmprof window costs the machine it measures on: the CPU its main thread (the one
-# that draws; the engine runs on its own threads) uses while idle, and while a CPU run
+# What the lmprof window costs the machine it measures on: the CPU the whole process uses
+# while idle (Mesa's software rasteriser draws on threads of its own), and while a CPU run
 # streams, under Xvfb with Mesa's software OpenGL; and the run's ms per step in the window
 # against the same run in lmprof-cli, alternating, so the ratio shows what drawing steals.
 # Each round runs the window at each frame cap in FPS_LIST (--max-fps), then the CLI.
-# Usage: bench/window_cpu.sh [rounds] [fps list]   (defaults 2, "30 10")
+# Usage: bench/window_cpu.sh [rounds] [fps list]   (defaults 2, "30 10"; 0 rounds: idle only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-2}
@@ -23,13 +23,16 @@ thread_cpu() { awk '{print ($14 + $15) / 100}' "/proc/$1/task/$1/stat"; }
 # CPU seconds of the whole process (engine, samplers, Mesa's rasteriser threads).
 proc_cpu() { awk '{print ($14 + $15) / 100}' "/proc/$1/stat"; }
 
-echo "idle window, 10 s after a 3 s start:"
-build/app/lmprof --device cpu --discard-last &
+# Idle: the whole process (the main thread, Mesa's rasteriser threads, the engine's worker)
+# over 30 s, 5 s after the start, at the size a person would use.
+echo "idle window (1600x1000), 30 s after a 5 s start:"
+build/app/lmprof --device cpu --discard-last --window-size 1600x1000 &
 pid=$!
-sleep 3
-a=$(thread_cpu $pid); sleep 10; b=$(thread_cpu $pid)
+sleep 5
+a=$(thread_cpu $pid); pa=$(proc_cpu $pid); sleep 30; b=$(thread_cpu $pid); pb=$(proc_cpu $pid)
 kill -TERM $pid; wait $pid || true
-echo "  main thread: $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.1f%% of a core", (b-a)*10}')"
+echo "  whole process: $(awk -v a="$pa" -v b="$pb" 'BEGIN{printf "%.2f%% of a core", (b-a)*100/30}')," \
+  "main thread: $(awk -v a="$a" -v b="$b" 'BEGIN{printf "%.2f%%", (b-a)*100/30}')"
 
 for r in $(seq "$rounds"); do
   for fps in $fps_list; do

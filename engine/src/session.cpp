@@ -67,14 +67,25 @@ int Session::submit(const RunConfig& config) {
     {
         std::lock_guard lock(m_mutex);
         index = m_nextIndex++;
-        m_queue.emplace_back(index, config);
+        m_queue.push_back({index, config});
+    }
+    m_commandReady.notify_one();
+    return index;
+}
+
+int Session::submitLab(const LabRequest& request) {
+    int index = 0;
+    {
+        std::lock_guard lock(m_mutex);
+        index = m_nextLab++;
+        m_queue.push_back({index, request});
     }
     m_commandReady.notify_one();
     return index;
 }
 
 void Session::cancel() {
-    std::vector<std::pair<int, RunConfig>> dropped;
+    std::vector<Job> dropped;
     {
         std::lock_guard lock(m_mutex);
         dropped.assign(m_queue.begin(), m_queue.end());
@@ -83,11 +94,17 @@ void Session::cancel() {
             m_cancel.store(true);
         }
     }
-    // Queued runs that never started still finish, as cancelled, so every submit() is
-    // answered by exactly one RunFinished.
-    for (auto& [index, config] : dropped) {
-        publish(RunFinished{index, unstartedRun(runId(config, index), config, RunStatus::Cancelled,
-                                                "cancelled before it started")});
+    // Queued work that never started still finishes, as cancelled, so every submit() is
+    // answered by exactly one RunFinished and every submitLab() by one LabFinished.
+    for (Job& job : dropped) {
+        if (const auto* config = std::get_if<RunConfig>(&job.what)) {
+            publish(RunFinished{job.index,
+                                unstartedRun(runId(*config, job.index), *config,
+                                             RunStatus::Cancelled, "cancelled before it started")});
+        } else {
+            publish(LabFinished{job.index, unstartedLab(std::get<LabRequest>(job.what),
+                                                        "cancelled before it started", true)});
+        }
     }
 }
 
@@ -152,13 +169,14 @@ void Session::publish(SessionEvent event) {
     }
     if (wake) {
         m_eventReady.notify_all();
+        SessionInterface::wake();
     }
 }
 
 void Session::workerLoop() {
     pthread_setname_np(pthread_self(), "lmprof-engine");
     for (;;) {
-        std::pair<int, RunConfig> job;
+        Job job;
         RankProgram rankProgram;
         {
             std::unique_lock lock(m_mutex);
@@ -172,20 +190,35 @@ void Session::workerLoop() {
             m_running = true;
             m_cancel.store(false);
         }
-        const auto& [index, config] = job;
-        EventForwarder forwarder(index, [this](SessionEvent e) { publish(std::move(e)); });
-        RunResult result = config.ddp
-                               ? launchDataParallel(config, runId(config, index), rankProgram, 0,
-                                                    &forwarder, &m_cancel)
-                               : runBenchmark(config, runId(config, index), &forwarder, &m_cancel);
-        {
-            std::lock_guard lock(m_mutex);
-            m_running = false;
-            m_events.push_back(RunFinished{index, std::move(result)});
-            ++m_wakeEvents;
-        }
-        m_eventReady.notify_all();
+        runJob(job, rankProgram);
     }
+}
+
+void Session::runJob(Job& job, const RankProgram& rankProgram) {
+    SessionEvent finished;
+    if (const auto* config = std::get_if<RunConfig>(&job.what)) {
+        EventForwarder forwarder(job.index, [this](SessionEvent e) { publish(std::move(e)); });
+        const std::string id = runId(*config, job.index);
+        finished = RunFinished{
+            job.index, config->ddp ? launchDataParallel(*config, id, rankProgram, 0, &forwarder,
+                                                        &m_cancel)
+                                   : runBenchmark(*config, id, &forwarder, &m_cancel)};
+    } else {
+        const LabRequest& request = std::get<LabRequest>(job.what);
+        LabReport report =
+            std::holds_alternative<AccumulationRequest>(request)
+                ? LabReport{runAccumulation(std::get<AccumulationRequest>(request), &m_cancel)}
+                : LabReport{inspectDtypes(std::get<DtypeRequest>(request))};
+        finished = LabFinished{job.index, std::move(report)};
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        m_running = false;
+        m_events.push_back(std::move(finished));
+        ++m_wakeEvents;
+    }
+    m_eventReady.notify_all();
+    wake();
 }
 
 } // namespace lmprof::engine

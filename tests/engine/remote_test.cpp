@@ -232,6 +232,54 @@ TEST(RemoteProtocol, EveryMessageRoundTripsAndBadOnesAreNamed) {
     EXPECT_EQ(codeOf(std::string(100000, '[')).rfind("malformed", 0), 0u);
 }
 
+TEST(RemoteProtocol, LabRequestsAndReportsRoundTrip) {
+    Message lab;
+    lab.type = Type::Lab;
+    lab.run = 4;
+    lab.lab = DtypeRequest{"small", Precision::Bf16, "cuda:1"};
+    const Message l = decode(encode(lab), true);
+    ASSERT_EQ(l.type, Type::Lab);
+    EXPECT_EQ(l.run, 4);
+    const auto& d = std::get<DtypeRequest>(*l.lab);
+    EXPECT_EQ(d.model, "small");
+    EXPECT_EQ(d.precision, Precision::Bf16);
+    EXPECT_EQ(d.device, "cuda:1");
+
+    Message done;
+    done.type = Type::LabFinished;
+    done.run = 4;
+    AccumulationReport report;
+    report.device = "cpu";
+    report.maxTerms = 1000;
+    report.error = "cancelled";
+    report.cancelled = true;
+    done.labReport = report;
+    const Message f = decode(encode(done));
+    const auto& a = std::get<AccumulationReport>(*f.labReport);
+    EXPECT_EQ(a.device, "cpu");
+    EXPECT_EQ(a.error.value_or(""), "cancelled");
+    EXPECT_TRUE(a.cancelled);
+
+    const auto why = [](const std::string& line) {
+        try {
+            decode(line, true);
+        } catch (const ProtocolError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_NE(why(R"({"type":"lab","run":0,"request":{"experiment":"fold"}})")
+                  .find("$.request.experiment: expected \"accumulation\" or \"dtypes\""),
+              std::string::npos);
+    EXPECT_NE(why(R"({"type":"lab","run":0,"request":{"experiment":"accumulation",)"
+                  R"("device":"cpu","max_terms":99999999999}})")
+                  .find("$.request.max_terms"),
+              std::string::npos);
+    // A server's lab report is not a client's message.
+    EXPECT_NE(why(encode(done)).find("a server's message, not a client's"), std::string::npos)
+        << why(encode(done));
+}
+
 TEST(RemoteProtocol, EndpointsAreCheckedNamingTheFlag) {
     EXPECT_EQ(parseEndpoint("gpu-box:7377", "--connect").host, "gpu-box");
     EXPECT_EQ(parseEndpoint("[::1]:80", "--connect").host, "::1");
@@ -290,7 +338,15 @@ TEST(Remote, ARemoteRunHasTheStructureOfALocalOne) {
     EXPECT_EQ(count(remoteEvents, StepFinished{}), 4);
     EXPECT_GT(count(remoteEvents, MemorySampled{}), 0);
     for (const auto& e : remoteEvents) {
-        std::visit([&](const auto& v) { EXPECT_EQ(v.runIndex, index); }, e);
+        std::visit(
+            [&](const auto& v) {
+                if constexpr (requires { v.runIndex; }) {
+                    EXPECT_EQ(v.runIndex, index);
+                } else {
+                    ADD_FAILURE() << "a lab event from a run";
+                }
+            },
+            e);
     }
     const RunResult r = results(remoteEvents).at(0);
     const RunResult l = results(localEvents).at(0);
@@ -316,6 +372,68 @@ TEST(Remote, ARemoteRunHasTheStructureOfALocalOne) {
     EXPECT_EQ(loadRunsJsonl(served.dir / "autosave.jsonl").runs.size(), 1u);
 }
 
+// The precision lab through a remote engine: the server's Session runs it (its log says so)
+// and the report is the one a local engine makes; the queue limit counts experiments too.
+TEST(Remote, ThePrecisionLabRunsOnTheServersEngine) {
+    ServeLimits limits;
+    limits.maxQueuedRuns = 1;
+    Served served(20000ms, limits);
+    RemoteSession remote(served.client());
+    ASSERT_TRUE(remote.waitConnected(10s)) << remote.info().problem;
+    std::atomic<int> wakes{0};
+    remote.setWaker([&wakes] { ++wakes; });
+    AccumulationRequest accumulation;
+    accumulation.device = "cpu";
+    accumulation.maxTerms = 1000;
+    const int tag = remote.submitLab(accumulation);
+    const auto labs = labReports(collect(remote, 1));
+    for (int i = 0; i < 500 && wakes.load() < 1; ++i) {
+        std::this_thread::sleep_for(10ms); // the wake follows the event's publication
+    }
+    EXPECT_EQ(wakes.load(), 1); // the report woke a window that waits
+    ASSERT_EQ(labs.size(), 1u);
+    EXPECT_EQ(labs[0].labIndex, tag);
+    const auto& got = std::get<AccumulationReport>(labs[0].report);
+    ASSERT_FALSE(got.error) << *got.error;
+    const AccumulationReport local = runAccumulation(accumulation);
+    ASSERT_EQ(got.seedLoops.size(), local.seedLoops.size());
+    for (size_t i = 0; i < got.seedLoops.size(); ++i) {
+        EXPECT_EQ(got.seedLoops[i].result, local.seedLoops[i].result) << got.seedLoops[i].label;
+    }
+    EXPECT_EQ(got.series.size(), local.series.size());
+    bool logged = false;
+    for (const auto& line : served.log()) {
+        logged = logged || line.find("started a precision-lab experiment on cpu") != std::string::npos;
+    }
+    EXPECT_TRUE(logged);
+
+    DtypeRequest dtypes;
+    dtypes.precision = Precision::Bf16;
+    dtypes.device = "cpu";
+    remote.submitLab(dtypes);
+    const auto d = labReports(collect(remote, 1));
+    ASSERT_EQ(d.size(), 1u);
+    const auto& rows = std::get<DtypeReport>(d[0].report).rows;
+    EXPECT_EQ(rows, inspectDtypes(dtypes).rows);
+
+    // One long run queued fills the limit of 1: the experiment is refused, saying why.
+    const int run = remote.submit(tinyCpu(Mode::Train, 0, 10000));
+    remote.submitLab(accumulation);
+    const auto refused = labReports(collect(remote, 1, std::chrono::seconds(20)));
+    ASSERT_EQ(refused.size(), 1u);
+    const auto& r = std::get<AccumulationReport>(refused[0].report);
+    EXPECT_NE(r.error.value_or("").find("at this server's limit of 1 (lmprof-cli serve "
+                                         "--max-queued-runs)"),
+              std::string::npos)
+        << r.error.value_or("");
+    remote.cancel();
+    const auto events = collect(remote, 1);
+    const auto cancelled = results(events);
+    ASSERT_EQ(cancelled.size(), 1u);
+    EXPECT_EQ(cancelled[0].status, RunStatus::Cancelled);
+    EXPECT_EQ(std::get<RunFinished>(events.back()).runIndex, run);
+}
+
 TEST(Remote, HostileConnectionsAreRefusedWhileARunGoesOn) {
     Served served;
     RemoteSession remote(served.client());
@@ -326,7 +444,7 @@ TEST(Remote, HostileConnectionsAreRefusedWhileARunGoesOn) {
     const auto refused = [port](const std::string& bytes) { return refusalFor(port, bytes); };
     EXPECT_EQ(refused(helloLine("wrong")).rfind("bad_token", 0), 0u);
     EXPECT_EQ(refused(helloLine(kToken, 99)).rfind("version", 0), 0u);
-    EXPECT_NE(refused(helloLine(kToken, 99)).find("speaks protocol 2, the client 99"),
+    EXPECT_NE(refused(helloLine(kToken, 99)).find("speaks protocol " + std::to_string(kProtocolVersion) + ", the client 99"),
               std::string::npos);
     EXPECT_EQ(refused(std::string("\x00\xff\x13garbage\x7f\n", 13)).rfind("malformed", 0), 0u);
     EXPECT_EQ(refused(R"({"type":"cancel"})"

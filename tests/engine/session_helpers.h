@@ -9,7 +9,8 @@
 
 namespace lmprof::engine::testing {
 
-// Drains events until `count` runs have finished (or `timeout` passes), keeping all events.
+// Drains events until `count` runs or lab experiments have finished (or `timeout` passes),
+// keeping all events.
 inline std::vector<SessionEvent> collect(SessionInterface& session, int count,
                                          std::chrono::seconds timeout = std::chrono::seconds(120)) {
     std::vector<SessionEvent> all;
@@ -18,7 +19,7 @@ inline std::vector<SessionEvent> collect(SessionInterface& session, int count,
     while (finished < count && std::chrono::steady_clock::now() < deadline) {
         session.waitForEvents(std::chrono::milliseconds(50));
         for (auto& e : session.drain()) {
-            finished += std::holds_alternative<RunFinished>(e);
+            finished += std::holds_alternative<RunFinished>(e) || std::holds_alternative<LabFinished>(e);
             all.push_back(std::move(e));
         }
     }
@@ -30,6 +31,17 @@ inline std::vector<RunResult> results(const std::vector<SessionEvent>& events) {
     for (const auto& e : events) {
         if (auto* f = std::get_if<RunFinished>(&e)) {
             out.push_back(f->result);
+        }
+    }
+    return out;
+}
+
+// The lab reports among events, in the order they finished.
+inline std::vector<LabFinished> labReports(const std::vector<SessionEvent>& events) {
+    std::vector<LabFinished> out;
+    for (const auto& e : events) {
+        if (auto* f = std::get_if<LabFinished>(&e)) {
+            out.push_back(*f);
         }
     }
     return out;

@@ -1,15 +1,20 @@
 // Session: events in order, cancel within one step keeping finished steps, failures that
-// leave the session working, and queued runs answered when cancelled.
+// leave the session working, queued runs answered when cancelled, and lab experiments
+// queued with the runs.
 
 #include "lmprof/engine/session.h"
 #include "session_helpers.h"
 #include "test_configs.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <gtest/gtest.h>
+#include <thread>
 
 using namespace lmprof::engine;
 using lmprof::engine::testing::collect;
+using lmprof::engine::testing::labReports;
 using lmprof::engine::testing::results;
 using lmprof::engine::testing::tinyCpu;
 using namespace std::chrono_literals;
@@ -72,6 +77,94 @@ TEST(Session, CancelStopsWithinAStepAndKeepsFinishedSteps) {
     EXPECT_TRUE(queued.steps.empty());
     // A tiny step takes well under a second here; cancel must not wait for the run's end.
     EXPECT_LT(std::chrono::duration<double>(latency).count(), 10.0);
+}
+
+// The precision lab's experiments are engine work like runs: queued behind them, numbered
+// apart, answered once each, dropped (and said so) by a cancel.
+TEST(Session, LabExperimentsQueueBehindRunsAndACancelAnswersEachOnce) {
+    Session session;
+    const int run = session.submit(tinyCpu(Mode::Train, 0, 2));
+    AccumulationRequest accumulation;
+    accumulation.device = "cpu";
+    accumulation.maxTerms = 1000;
+    const int lab = session.submitLab(accumulation);
+    EXPECT_EQ(lab, 0); // labs have their own numbering
+    DtypeRequest dtypes;
+    dtypes.precision = Precision::Fp16;
+    dtypes.device = "cpu";
+    EXPECT_EQ(session.submitLab(dtypes), 1);
+    EXPECT_TRUE(session.busy());
+    const auto events = collect(session, 3);
+    ASSERT_EQ(results(events).size(), 1u);
+    const auto labs = labReports(events);
+    ASSERT_EQ(labs.size(), 2u);
+    // In submission order, after the run.
+    const auto finishedAt = [&](auto pick) {
+        return std::find_if(events.begin(), events.end(), pick) - events.begin();
+    };
+    EXPECT_LT(finishedAt([&](const SessionEvent& e) {
+                  const auto* f = std::get_if<RunFinished>(&e);
+                  return f && f->runIndex == run;
+              }),
+              finishedAt([](const SessionEvent& e) { return std::holds_alternative<LabFinished>(e); }));
+    EXPECT_EQ(labs[0].labIndex, 0);
+    const auto& a = std::get<AccumulationReport>(labs[0].report);
+    EXPECT_FALSE(a.error) << a.error.value_or("");
+    EXPECT_EQ(a.device, "cpu");
+    EXPECT_EQ(a.seedLoops.size(), 4u);
+    const auto& d = std::get<DtypeReport>(labs[1].report);
+    EXPECT_FALSE(d.error) << d.error.value_or("");
+    EXPECT_FALSE(d.rows.empty());
+    EXPECT_FALSE(session.busy());
+
+    // Queued behind a long run, a cancel answers the experiment as not started.
+    session.submit(tinyCpu(Mode::Train, 0, 10000));
+    accumulation.maxTerms = kMaxGridTerms;
+    const int queued = session.submitLab(accumulation);
+    session.cancel();
+    const auto rest = collect(session, 2);
+    const auto dropped = labReports(rest);
+    ASSERT_EQ(dropped.size(), 1u);
+    EXPECT_EQ(dropped[0].labIndex, queued);
+    const auto& c = std::get<AccumulationReport>(dropped[0].report);
+    EXPECT_TRUE(c.cancelled);
+    EXPECT_EQ(c.error.value_or(""), "cancelled before it started");
+    EXPECT_EQ(c.maxTerms, kMaxGridTerms);
+}
+
+// A window asleep until something happens is woken by the engine: once per event that ends
+// waitForEvents (not per memory sample), from the engine's thread.
+TEST(Session, TheWakerHearsEveryEventThatEndsAWait) {
+    Session session;
+    std::atomic<int> wakes{0};
+    session.setWaker([&wakes] { ++wakes; });
+    session.submit(tinyCpu(Mode::Train, 0, 3));
+    AccumulationRequest lab;
+    lab.device = "cpu";
+    lab.maxTerms = 1000;
+    session.submitLab(lab);
+    const auto events = collect(session, 2);
+    int waking = 0;
+    for (const auto& e : events) {
+        waking += !std::holds_alternative<MemorySampled>(e) &&
+                  !std::holds_alternative<TelemetrySampled>(e);
+    }
+    // The wake follows the event's publication: it may come just after the drain.
+    const auto settle = [&wakes](int expected) {
+        const auto until = std::chrono::steady_clock::now() + 5s;
+        while (wakes.load() < expected && std::chrono::steady_clock::now() < until) {
+            std::this_thread::sleep_for(1ms);
+        }
+        std::this_thread::sleep_for(20ms); // and no more than that
+    };
+    settle(waking);
+    EXPECT_EQ(wakes.load(), waking); // started, 3 steps, finished, the lab's report
+    EXPECT_EQ(waking, 6);
+    session.setWaker({});
+    session.submitLab(lab);
+    collect(session, 1);
+    std::this_thread::sleep_for(50ms); // long enough for a wake that should not come
+    EXPECT_EQ(wakes.load(), waking);
 }
 
 TEST(Session, KeepsWorkingAfterOomAndInvalidConfig) {

@@ -451,6 +451,7 @@ void App::frame() {
         }
     }
     s.sweepView.observe(events); // before the store moves the events' contents
+    s.precisionLabView.observe(events);
     s.reportFinished(events);
     s.autosaveFinished(events); // an autosave error is the last word of the frame
     s.store.apply(events);

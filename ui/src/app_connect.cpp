@@ -36,9 +36,17 @@ bool App::Impl::switchEngine(
         next = std::max(next, run.runIndex + 1);
     }
     for (const auto& e : retiredEvents) {
-        std::visit([&](const auto& v) { next = std::max(next, v.runIndex + 1); }, e);
+        std::visit(
+            [&](const auto& v) {
+                if constexpr (requires { v.runIndex; }) {
+                    next = std::max(next, v.runIndex + 1);
+                }
+            },
+            e);
     }
+    activeEngine->setWaker({});
     activeEngine = make(next);
+    activeEngine->setWaker(options.wake);
     return true;
 }
 

@@ -69,6 +69,7 @@ struct App::Impl {
           hadLayout(std::filesystem::exists(iniFile)), autosave(options.configDir) {
         registerWindows();
         registerCharts();
+        activeEngine->setWaker(options.wake);
     }
 
     AppOptions options;

@@ -3,6 +3,7 @@
 // and dtype_inspector.cpp.
 
 #include "lmprof/engine/precision_lab.h"
+#include "lmprof/engine/session_interface.h"
 
 #include "enum_names.h"
 
@@ -125,6 +126,32 @@ std::vector<ConfigError> validate(const DtypeRequest& request) {
 
 bool isReducedDtype(std::string_view dtype) {
     return dtype == "fp16" || dtype == "bf16";
+}
+
+} // namespace lmprof::engine
+
+namespace lmprof::engine {
+
+LabReport unstartedLab(const LabRequest& request, std::string why, bool cancelled) {
+    if (const auto* a = std::get_if<AccumulationRequest>(&request)) {
+        AccumulationReport report;
+        report.device = a->device;
+        report.maxTerms = a->maxTerms;
+        report.error = std::move(why);
+        report.cancelled = cancelled;
+        return report;
+    }
+    const auto& d = std::get<DtypeRequest>(request);
+    DtypeReport report;
+    report.model = d.model;
+    report.precision = d.precision;
+    report.device = d.device;
+    report.error = std::move(why);
+    return report;
+}
+
+std::string_view labDevice(const LabRequest& request) {
+    return std::visit([](const auto& r) -> std::string_view { return r.device; }, request);
 }
 
 } // namespace lmprof::engine

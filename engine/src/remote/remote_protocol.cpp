@@ -19,7 +19,7 @@ using namespace json_io;
 
 namespace {
 
-constexpr std::array<std::pair<Type, std::string_view>, 14> kTypeNames{{
+constexpr std::array<std::pair<Type, std::string_view>, 16> kTypeNames{{
     {Type::Hello, "hello"},
     {Type::Submit, "submit"},
     {Type::Cancel, "cancel"},
@@ -34,6 +34,8 @@ constexpr std::array<std::pair<Type, std::string_view>, 14> kTypeNames{{
     {Type::Memory, "memory"},
     {Type::Telemetry, "telemetry"},
     {Type::RunFinished, "run_finished"},
+    {Type::Lab, "lab"},
+    {Type::LabFinished, "lab_finished"},
 }};
 
 json deviceJson(const DeviceOffer& d) {
@@ -136,6 +138,15 @@ json body(const Message& m) {
         j["run"] = m.run;
         j["result"] = m.result ? runJson(*m.result) : json(nullptr);
         j["replay"] = m.replay;
+        j["busy"] = m.busy;
+        break;
+    case Type::Lab:
+        j["run"] = m.run;
+        j["request"] = m.lab ? labRequestJson(*m.lab) : json(nullptr);
+        break;
+    case Type::LabFinished:
+        j["run"] = m.run;
+        j["report"] = m.labReport ? labReportJson(*m.labReport) : json(nullptr);
         j["busy"] = m.busy;
         break;
     }
@@ -255,6 +266,15 @@ Message fromJson(const json& j) {
         read(j, "$", "replay", m.replay);
         read(j, "$", "busy", m.busy);
         break;
+    case Type::Lab:
+        readRun(j, m);
+        m.lab = labRequestFrom(required(j, "request"), "$.request");
+        break;
+    case Type::LabFinished:
+        readRun(j, m);
+        m.labReport = labReportFrom(required(j, "report"), "$.report");
+        read(j, "$", "busy", m.busy);
+        break;
     }
     return m;
 }
@@ -320,7 +340,7 @@ std::string encode(const Message& message) {
 
 bool isClientType(Type type) {
     return type == Type::Hello || type == Type::Submit || type == Type::Cancel ||
-           type == Type::Fetch || type == Type::Ack;
+           type == Type::Fetch || type == Type::Ack || type == Type::Lab;
 }
 
 Message decode(std::string_view line, bool fromClient) {

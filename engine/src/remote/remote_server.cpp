@@ -15,6 +15,7 @@
 #include <array>
 #include <asio.hpp>
 #include <deque>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -189,6 +190,14 @@ public:
     };
     std::vector<Kept> finished;
     Message replay(const Kept& k) const; // a kept run, sent again
+    // Lab experiments in flight, by the session's lab index: who asked, and their tag. A lab
+    // report goes to that connection alone; one whose client left is dropped (it is cheap to
+    // run again, unlike a run, and no one else asked for it).
+    struct LabAsker {
+        std::weak_ptr<Connection> connection;
+        int tag = 0;
+    };
+    std::map<int, LabAsker> labs;
 
     std::atomic<bool> stopping{false};
     std::thread pump;
@@ -651,6 +660,29 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
         broadcast(stateMessage());
         break;
     }
+    case Type::Lab: {
+        if (pending + 1 > options.limits.maxQueuedRuns) {
+            const std::string refusal =
+                "lab: " + std::to_string(pending) + " runs and experiments queued are at this "
+                "server's limit of " + std::to_string(options.limits.maxQueuedRuns) +
+                " (lmprof-cli serve --max-queued-runs)";
+            log("refused " + c.peer + "'s lab experiment: " + refusal);
+            Message reply;
+            reply.type = Type::LabFinished;
+            reply.run = m.run;
+            reply.labReport = unstartedLab(*m.lab, refusal);
+            reply.busy = session.busy();
+            c.send(reply);
+            break;
+        }
+        const int index = session.submitLab(*m.lab);
+        ++pending;
+        labs[index] = {c.shared_from_this(), m.run};
+        log("client " + c.peer + " started a precision-lab experiment on " +
+            printable(std::string(labDevice(*m.lab)), 64));
+        broadcast(stateMessage());
+        break;
+    }
     case Type::Cancel:
         log("client " + c.peer + " cancelled");
         session.cancel();
@@ -736,6 +768,21 @@ void RemoteServer::Impl::onEvents(std::vector<SessionEvent> events) {
             m.busy = session.busy();
             fitToLimit(m);
             finished.push_back({e->runIndex, std::move(e->result), false});
+        } else if (auto* e = std::get_if<LabFinished>(&event)) {
+            pending = std::max(0, pending - 1);
+            const auto asker = labs.find(e->labIndex);
+            if (asker != labs.end()) {
+                if (auto c = asker->second.connection.lock(); c && !c->closing()) {
+                    m.type = Type::LabFinished;
+                    m.run = asker->second.tag;
+                    m.labReport = std::move(e->report);
+                    m.busy = session.busy();
+                    c->send(m);
+                }
+                labs.erase(asker);
+            }
+            broadcast(stateMessage());
+            continue;
         }
         broadcast(m);
         if (m.type == Type::RunFinished) {

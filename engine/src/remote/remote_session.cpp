@@ -18,8 +18,8 @@ using asio::ip::tcp;
 
 class RemoteSession::Impl {
 public:
-    explicit Impl(ConnectOptions o)
-        : options(std::move(o)), where(Endpoint{options.host, options.port}.text()),
+    Impl(RemoteSession& owner, ConnectOptions o)
+        : owner(owner), options(std::move(o)), where(Endpoint{options.host, options.port}.text()),
           nextLocal(options.firstRunIndex), work(asio::make_work_guard(io)) {
         problem = "connecting to " + where + "...";
         asio::post(io, [this] { connect(); });
@@ -146,6 +146,15 @@ public:
                                                             "confirmed the run")});
             }
             unconfirmed.clear();
+            owner.wake(); // info() changed
+            // A lab experiment belongs to the connection that asked: the server drops its
+            // report once that connection is gone.
+            for (const auto& [tag, request] : labsInFlight) {
+                publish(LabFinished{tag, unstartedLab(request, "the connection to " + where +
+                                                                   " was lost during the "
+                                                                   "experiment; run it again")});
+            }
+            labsInFlight.clear();
         }
         if (!refused) {
             retryTimer.expires_after(options.retry);
@@ -181,6 +190,7 @@ public:
             serverBusy = m.busy;
             connected = true;
             problem.clear();
+            owner.wake(); // info() changed
             // Runs of ours the server may have finished while we were away (and another
             // client acknowledged): asked for by index.
             Message fetch;
@@ -217,6 +227,7 @@ public:
                                                         "refused by " + where + ": " + m.text)});
             } else {
                 problem = where + ": " + m.text;
+                owner.wake(); // info() changed
             }
             return;
         case Type::Accepted:
@@ -300,6 +311,13 @@ public:
             write(encode(ack));
             return;
         }
+        case Type::LabFinished: {
+            serverBusy = m.busy;
+            if (labsInFlight.erase(m.run) > 0) {
+                publish(LabFinished{m.run, std::move(*m.labReport)});
+            }
+            return;
+        }
         default:
             return; // a client's message type from a server: nothing to do
         }
@@ -322,6 +340,7 @@ public:
         if (wake) {
             ++wakeEvents;
             eventReady.notify_all();
+            owner.wake();
         }
     }
 
@@ -345,6 +364,7 @@ public:
         double lastTelemetryMs = -1.0;
     };
 
+    RemoteSession& owner; // its waker hears of events and of the connection coming and going
     ConnectOptions options;
     std::string where;
     asio::io_context io;
@@ -370,6 +390,8 @@ public:
     std::deque<std::pair<int, RunConfig>> unconfirmed; // submitted, not yet accepted
     std::map<int, int> toLocal;                        // server run index -> local
     std::map<int, Tracked> tracked;                    // by local index
+    int nextLab = 0;
+    std::map<int, LabRequest> labsInFlight; // by this client's lab index (the message's tag)
     std::vector<double> latencies;
 
     asio::executor_work_guard<asio::io_context::executor_type> work;
@@ -377,7 +399,7 @@ public:
 };
 
 RemoteSession::RemoteSession(ConnectOptions options)
-    : m_impl(std::make_unique<Impl>(std::move(options))) {}
+    : m_impl(std::make_unique<Impl>(*this, std::move(options))) {}
 
 RemoteSession::~RemoteSession() = default;
 
@@ -414,6 +436,24 @@ int RemoteSession::submit(const RunConfig& config) {
     return local;
 }
 
+int RemoteSession::submitLab(const LabRequest& request) {
+    Impl& s = *m_impl;
+    std::lock_guard lock(s.mutex);
+    const int tag = s.nextLab++;
+    if (!s.connected) {
+        s.publish(LabFinished{tag, unstartedLab(request, "not connected to " + s.where + ": " +
+                                                             s.problem)});
+        return tag;
+    }
+    s.labsInFlight.emplace(tag, request);
+    Message m;
+    m.type = Type::Lab;
+    m.run = tag;
+    m.lab = request;
+    asio::post(s.io, [&s, line = encode(m)]() mutable { s.write(std::move(line)); });
+    return tag;
+}
+
 void RemoteSession::cancel() {
     Impl& s = *m_impl;
     std::lock_guard lock(s.mutex);
@@ -441,7 +481,8 @@ bool RemoteSession::waitForEvents(std::chrono::milliseconds timeout) {
 
 bool RemoteSession::busy() const {
     std::lock_guard lock(m_impl->mutex);
-    if (!m_impl->unconfirmed.empty() || (m_impl->connected && m_impl->serverBusy)) {
+    if (!m_impl->unconfirmed.empty() || !m_impl->labsInFlight.empty() ||
+        (m_impl->connected && m_impl->serverBusy)) {
         return true;
     }
     for (const auto& [server, local] : m_impl->toLocal) {

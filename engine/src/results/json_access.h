@@ -5,6 +5,7 @@
 
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/session_interface.h"
 
 #include <cmath>
 #include <cstdio>
@@ -284,5 +285,12 @@ void readDdp(const json& run, const std::string& path, RunResult& r);
 // The precision lab of a result set ("precision_lab", absent when empty). lab_json.cpp.
 void writePrecisionLab(json& set, const PrecisionLab& lab);
 PrecisionLab readPrecisionLab(const json& set);
+// A lab experiment's request and its report, as the remote engine's messages carry them:
+// {"experiment": "accumulation" | "dtypes", ...the request's fields} and
+// {"experiment": ..., "report": the object the result set's precision_lab holds}.
+json labRequestJson(const LabRequest& request);
+LabRequest labRequestFrom(const json& j, const std::string& path);
+json labReportJson(const LabReport& report);
+LabReport labReportFrom(const json& j, const std::string& path);
 
 } // namespace lmprof::engine::json_io

@@ -181,6 +181,56 @@ DtypeReport dtypeFrom(const json& j, const std::string& path) {
 
 } // namespace
 
+json labRequestJson(const LabRequest& request) {
+    if (const auto* a = std::get_if<AccumulationRequest>(&request)) {
+        return {{"experiment", "accumulation"}, {"device", a->device}, {"max_terms", a->maxTerms}};
+    }
+    const auto& d = std::get<DtypeRequest>(request);
+    return {{"experiment", "dtypes"},
+            {"model", d.model},
+            {"precision", std::string(toString(d.precision))},
+            {"device", d.device}};
+}
+
+LabRequest labRequestFrom(const json& j, const std::string& path) {
+    std::string experiment;
+    read(j, path, "experiment", experiment, true);
+    if (experiment == "accumulation") {
+        AccumulationRequest a;
+        read(j, path, "device", a.device, true);
+        readBetween(j, path, "max_terms", a.maxTerms, kMinGridTerms, kMaxGridTerms, true);
+        return a;
+    }
+    if (experiment == "dtypes") {
+        DtypeRequest d;
+        read(j, path, "model", d.model, true);
+        readEnum(j, path, "precision", d.precision, parsePrecision, true);
+        read(j, path, "device", d.device, true);
+        return d;
+    }
+    fail(path + ".experiment", "expected \"accumulation\" or \"dtypes\", got \"" + experiment + "\"");
+}
+
+json labReportJson(const LabReport& report) {
+    if (const auto* a = std::get_if<AccumulationReport>(&report)) {
+        return {{"experiment", "accumulation"}, {"report", accumulationJson(*a)}};
+    }
+    return {{"experiment", "dtypes"}, {"report", dtypeJson(std::get<DtypeReport>(report))}};
+}
+
+LabReport labReportFrom(const json& j, const std::string& path) {
+    std::string experiment;
+    read(j, path, "experiment", experiment, true);
+    const json& report = *member(j, path, "report", true);
+    if (experiment == "accumulation") {
+        return accumulationFrom(report, path + ".report");
+    }
+    if (experiment == "dtypes") {
+        return dtypeFrom(report, path + ".report");
+    }
+    fail(path + ".experiment", "expected \"accumulation\" or \"dtypes\", got \"" + experiment + "\"");
+}
+
 void writePrecisionLab(json& set, const PrecisionLab& lab) {
     if (lab.empty()) {
         return;

@@ -3,7 +3,8 @@
 // the number of terms with the stalls marked), dtypes (every module's dtypes under a
 // precision, reduced cells coloured, the notes), and training numerics (loss curves of runs
 // that differ only in precision, the fp16 loss scale and skipped updates, gradient norms).
-// The two experiments run on a thread of their own (std::async), never on the UI thread.
+// The two experiments are requests to the engine (SessionInterface::submitLab), local or
+// remote, on its devices; their reports come back as LabFinished events.
 
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/report.h"
@@ -26,11 +27,21 @@ using namespace lmprof::engine;
 
 namespace {
 
-constexpr const char* kDevices[] = {"auto", "cpu", "cuda"};
-
-template <typename T>
-bool ready(const std::future<T>& f) {
-    return f.valid() && f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+// The engine's device choices as a combo ("auto", "cpu", "cuda:0", ...): `chosen` keeps its
+// name while the list changes (another engine, a GPU that appears), else falls back to auto.
+void deviceCombo(const char* label, const std::vector<std::string>& devices, std::string& chosen) {
+    if (std::find(devices.begin(), devices.end(), chosen) == devices.end()) {
+        chosen = devices.empty() ? "auto" : devices.front();
+    }
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
+    if (ImGui::BeginCombo(label, chosen.c_str())) {
+        for (const auto& d : devices) {
+            if (ImGui::Selectable(d.c_str(), d == chosen)) {
+                chosen = d;
+            }
+        }
+        ImGui::EndCombo();
+    }
 }
 
 // Each accumulator its colour, each addend its marker; LibTorch's sum() grey.
@@ -46,13 +57,30 @@ ImPlotSpec seriesSpec(const AccumulationSeries& s) {
 
 } // namespace
 
-PrecisionLabView::~PrecisionLabView() {
-    m_cancel = true; // a running grid stops within a chunk; the futures' destructors wait
+void PrecisionLabView::observe(const std::vector<SessionEvent>& events) {
+    for (const auto& e : events) {
+        const auto* fin = std::get_if<LabFinished>(&e);
+        if (fin && (fin->labIndex == m_accumulationJob || fin->labIndex == m_dtypesJob)) {
+            (fin->labIndex == m_accumulationJob ? m_accumulationJob : m_dtypesJob).reset();
+            m_arrived.push_back(fin->report);
+        }
+    }
 }
 
 void PrecisionLabView::poll(ViewContext& ctx) {
-    if (ready(m_accumulation)) {
-        AccumulationReport report = m_accumulation.get();
+    for (LabReport& arrived : std::exchange(m_arrived, {})) {
+        if (auto* dtypes = std::get_if<DtypeReport>(&arrived)) {
+            DtypeReport report = std::move(*dtypes);
+            ctx.report("dtypes of " + report.model + " under " +
+                           std::string(toString(report.precision)) +
+                           (report.error ? ": " + *report.error : " done"),
+                       report.error.has_value());
+            m_shownReport =
+                report.model + "/" + std::string(toString(report.precision)) + "/" + report.device;
+            ctx.store.addDtypeReport(std::move(report));
+            continue;
+        }
+        AccumulationReport report = std::move(std::get<AccumulationReport>(arrived));
         if (report.error) {
             ctx.report("accumulation: " + *report.error, !report.cancelled);
         } else {
@@ -64,20 +92,10 @@ void PrecisionLabView::poll(ViewContext& ctx) {
             ctx.store.lab().accumulation = std::move(report);
         }
     }
-    if (ready(m_dtypes)) {
-        DtypeReport report = m_dtypes.get();
-        ctx.report("dtypes of " + report.model + " under " +
-                       std::string(toString(report.precision)) +
-                       (report.error ? ": " + *report.error : " done"),
-                   report.error.has_value());
-        m_shownReport =
-            report.model + "/" + std::string(toString(report.precision)) + "/" + report.device;
-        ctx.store.addDtypeReport(std::move(report));
-    }
 }
 
 bool PrecisionLabView::busy() const {
-    return m_accumulation.valid() || m_dtypes.valid();
+    return m_accumulationJob || m_dtypesJob;
 }
 
 void PrecisionLabView::draw(ViewContext& ctx) {
@@ -108,22 +126,19 @@ void PrecisionLabView::draw(ViewContext& ctx) {
 // Accumulation
 
 void PrecisionLabView::drawAccumulation(ViewContext& ctx) {
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
-    ImGui::Combo("device##acc", &m_device, kDevices, IM_ARRAYSIZE(kDevices));
+    deviceCombo("device##acc", ctx.session.devices(), m_device);
     ImGui::SameLine();
     const char* sizes[] = {"1e4", "1e5", "1e6", "1e7"};
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.0f);
     ImGui::Combo("terms", &m_maxTermsIndex, sizes, IM_ARRAYSIZE(sizes));
     ImGui::SameLine();
-    const bool running = m_accumulation.valid();
+    const bool running = m_accumulationJob.has_value();
     ImGui::BeginDisabled(running || busy() || ctx.session.busy());
     if (ImGui::Button("Run")) {
         AccumulationRequest request;
-        request.device = kDevices[m_device];
+        request.device = m_device;
         request.maxTerms = static_cast<int64_t>(std::pow(10.0, 4 + m_maxTermsIndex));
-        m_cancel = false;
-        m_accumulation = std::async(
-            std::launch::async, [request, this] { return runAccumulation(request, &m_cancel); });
+        m_accumulationJob = ctx.session.submitLab(request);
         ctx.report("accumulating 0.01 up to " + std::string(sizes[m_maxTermsIndex]) + " times on " +
                        request.device + "...",
                    false);
@@ -132,7 +147,7 @@ void PrecisionLabView::drawAccumulation(ViewContext& ctx) {
     if (running) {
         ImGui::SameLine();
         if (ImGui::Button("Cancel")) {
-            m_cancel = true;
+            ctx.session.cancel(); // the grid stops within a chunk, with what it has
         }
         ImGui::SameLine();
         ImGui::TextDisabled("running...");
@@ -270,22 +285,21 @@ void PrecisionLabView::drawDtypes(ViewContext& ctx) {
         ImGui::EndCombo();
     }
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
-    ImGui::Combo("device##dtypes", &m_device, kDevices, IM_ARRAYSIZE(kDevices));
+    deviceCombo("device##dtypes", ctx.session.devices(), m_device);
     ImGui::SameLine();
     ImGui::BeginDisabled(busy() || ctx.session.busy());
     if (ImGui::Button("Inspect")) {
         DtypeRequest request;
         request.model = models[m_model];
         request.precision = chosen;
-        request.device = kDevices[m_device];
-        m_dtypes = std::async(std::launch::async, [request] { return inspectDtypes(request); });
+        request.device = m_device;
+        m_dtypesJob = ctx.session.submitLab(request);
         ctx.report("inspecting the dtypes of " + request.model + " under " +
                        std::string(toString(chosen)) + "...",
                    false);
     }
     ImGui::EndDisabled();
-    if (m_dtypes.valid()) {
+    if (m_dtypesJob) {
         ImGui::SameLine();
         ImGui::TextDisabled("running...");
     }

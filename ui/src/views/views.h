@@ -11,10 +11,8 @@
 #include "view_context.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <functional>
-#include <future>
 #include <implot.h>
 #include <initializer_list>
 #include <limits>
@@ -304,14 +302,15 @@ public:
 class PrecisionLabView {
 public:
     static constexpr const char* kTitle = "Precision lab";
-    ~PrecisionLabView();
     void draw(ViewContext& ctx);
+    // Keeps the reports of the experiments this view asked the engine for (drawn or not).
+    void observe(const std::vector<engine::SessionEvent>& events);
     // The charts alone, filling `size` (the window's, or an exported PNG's).
     void drawAccumulationChart(ViewContext& ctx, ImVec2 size);
     void drawLossChart(ViewContext& ctx, ImVec2 size);
     void drawLossScaleChart(ViewContext& ctx, ImVec2 size);
     void drawGradNormChart(ViewContext& ctx, ImVec2 size);
-    // An experiment is running on its thread.
+    // An experiment this view asked for is queued or running on the engine.
     bool busy() const;
 
 private:
@@ -331,11 +330,10 @@ private:
                        const std::function<std::optional<double>(const engine::StepRecord&)>& value,
                        const std::function<bool(const engine::StepRecord&)>& mark = {});
 
-    // Declared before the futures, whose destructors wait for the experiment reading it.
-    std::atomic<bool> m_cancel{false};
-    std::future<engine::AccumulationReport> m_accumulation;
-    std::future<engine::DtypeReport> m_dtypes;
-    int m_device = 0;          // index into auto, cpu, cuda
+    std::optional<int> m_accumulationJob; // the engine's lab index while it runs
+    std::optional<int> m_dtypesJob;
+    std::vector<engine::LabReport> m_arrived; // reports observed, not yet taken in by poll()
+    std::string m_device = "auto";            // one of the engine's devices
     int m_maxTermsIndex = 2;   // 1e4 .. 1e7: 1e6
     bool m_intended = false;   // errors against n × 0.01 instead of n × 0.01 as stored
     int m_model = 0;           // toy

@@ -132,6 +132,7 @@ struct DtypeRow {
     std::string output;
     std::string gradients; // its own parameters' gradients after backward
     std::string note;      // why, in one or two sentences
+    bool operator==(const DtypeRow&) const = default;
 };
 
 struct DtypeReport {

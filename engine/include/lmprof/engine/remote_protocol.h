@@ -9,6 +9,7 @@
 
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/records.h"
+#include "lmprof/engine/session_interface.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +23,8 @@
 namespace lmprof::engine::remote {
 
 // Raised by a server and a client that do not share it: the hello says which it speaks.
-inline constexpr int kProtocolVersion = 2; // 2: the non-fatal `limit` error
+// 2: the non-fatal `limit` error; 3: precision-lab experiments (lab, lab_finished).
+inline constexpr int kProtocolVersion = 3;
 // The longest message either side reads (a whole run with its memory timeline is a few MB):
 // a longer line is refused before it is buffered further.
 inline constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
@@ -74,6 +76,7 @@ enum class Type {
     Cancel,      // client: stop the current run after its step, drop the queued ones
     Fetch,       // client: runs, finished runs to send again (replay); none: every one
     Ack,         // client: run, stored; the server stops keeping it for the next client
+    Lab,         // client: lab (a precision-lab request), run (the client's tag for it)
     Welcome,     // server: protocol, serverId, tool, environment, devices, busy
     Error,       // server: errorCode, text, fatal (the connection closes after a fatal one)
     Accepted,    // server: runs, the server's indices of a submit's configs, in order
@@ -84,6 +87,7 @@ enum class Type {
     Telemetry,   // server: run, telemetry
     RunFinished, // server: run, result, replay (sent again: finished while no one listened,
                  // or asked for by a fetch), busy (the engine's state as it is sent)
+    LabFinished, // server: run (the lab's tag), labReport; to the client that asked only
 };
 std::string_view toString(Type type);
 
@@ -103,6 +107,8 @@ struct Message {
     std::optional<StepRecord> step;
     std::optional<MemorySample> memory;
     std::optional<TelemetrySample> telemetry;
+    std::optional<LabRequest> lab;
+    std::optional<LabReport> labReport;
     int64_t sentNs = 0; // a step's StepFinished::publishedNs on the server (its steady clock)
     ToolInfo tool;
     Environment environment;
@@ -128,7 +134,7 @@ std::string encode(const Message& message);
 // fromClient (the server reading): a server's message type is kUnknownType before any
 // other field is read.
 Message decode(std::string_view line, bool fromClient = false);
-// Hello, submit, cancel, fetch and ack.
+// Hello, submit, cancel, fetch, ack and lab.
 bool isClientType(Type type);
 
 Message errorMessage(std::string_view errorCode, std::string text, bool fatal);

@@ -38,6 +38,8 @@ public:
     // Submitting while not connected answers at once with a run that failed (Error), saying
     // why; submit() is never queued for a connection that may not come.
     int submit(const RunConfig& config) override;
+    // Runs on the server's device; a report lost with the connection ends as an error.
+    int submitLab(const LabRequest& request) override;
     void cancel() override;
     std::vector<SessionEvent> drain() override;
     bool waitForEvents(std::chrono::milliseconds timeout) override;

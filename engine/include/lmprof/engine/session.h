@@ -7,6 +7,7 @@
 //   Session session;                       // starts the worker thread
 //   session.submit(config);                // queued; runs in submission order
 //   for (auto& e : session.drain()) ...    // non-blocking; or waitForEvents(timeout) first
+//   session.submitLab(request);            // a precision-lab experiment, queued likewise
 //   session.cancel();                      // current run stops within one step
 // A configuration with a ddp request runs as local rank processes (launchDataParallel);
 // the session relays rank 0's steps.
@@ -24,6 +25,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <variant>
 #include <vector>
 
 namespace lmprof::engine {
@@ -39,6 +41,8 @@ public:
     // Queues a run and returns its index (0, 1, ...). The config is not validated here:
     // an invalid one finishes at once with status Error and the validation message.
     int submit(const RunConfig& config) override;
+    // Queues a lab experiment behind the runs; it runs on the worker like them.
+    int submitLab(const LabRequest& request) override;
 
     // Stops the current run within one step (keeping finished steps) and drops queued runs.
     void cancel() override;
@@ -72,11 +76,18 @@ private:
     mutable std::mutex m_mutex;
     std::condition_variable m_commandReady;
     std::condition_variable m_eventReady;
-    std::deque<std::pair<int, RunConfig>> m_queue;
+    // A queued command: a run's or a lab experiment's index and what to do.
+    struct Job {
+        int index = 0;
+        std::variant<RunConfig, LabRequest> what;
+    };
+    void runJob(Job& job, const RankProgram& rankProgram);
+    std::deque<Job> m_queue;
     RankProgram m_rankProgram = rankProgramBesideThisOne();
     std::vector<SessionEvent> m_events;
     int m_wakeEvents = 0; // events in m_events that end waitForEvents (not samples)
     int m_nextIndex = 0;
+    int m_nextLab = 0;
     bool m_running = false;
     bool m_stop = false;
     std::atomic<bool> m_cancel{false};

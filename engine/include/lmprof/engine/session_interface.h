@@ -1,16 +1,19 @@
 // The engine as the window and the CLI drive it, wherever it runs: in this process
 // (Session, session.h) or on another machine (RemoteSession, remote_session.h). Commands go
-// in (submit a configuration, cancel), events come out (drained once per frame, or waited
-// for), and the questions a form asks of the engine's machine (its devices, their memory,
+// in (submit a configuration or a precision-lab experiment, cancel), events come out
+// (drained once per frame, or waited for), and the questions a form asks of the engine's machine (its devices, their memory,
 // whether a configuration can run there) are answered by the engine, not by this machine.
 // Torch-free and network-free: lmprof_core.
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/records.h"
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,8 +45,20 @@ struct RunFinished {
     int runIndex = 0;
     RunResult result;
 };
-using SessionEvent =
-    std::variant<RunStarted, StepFinished, MemorySampled, TelemetrySampled, RunFinished>;
+// A precision-lab experiment (precision_lab.h): queued with the runs, on the engine's device.
+using LabRequest = std::variant<AccumulationRequest, DtypeRequest>;
+using LabReport = std::variant<AccumulationReport, DtypeReport>;
+struct LabFinished {
+    int labIndex = 0; // what submitLab() returned
+    LabReport report; // its `error` says why it did not run (refused, cancelled, lost)
+};
+using SessionEvent = std::variant<RunStarted, StepFinished, MemorySampled, TelemetrySampled,
+                                  RunFinished, LabFinished>;
+
+// A lab report that did not run, saying why (request's device, model and precision kept).
+LabReport unstartedLab(const LabRequest& request, std::string why, bool cancelled = false);
+// The device a request names ("auto", "cpu", "cuda:0").
+std::string_view labDevice(const LabRequest& request);
 
 // Which engine a client is driving, for its indicator.
 struct EngineInfo {
@@ -63,7 +78,12 @@ public:
     // validation message. Every submit() is answered by exactly one RunFinished.
     virtual int submit(const RunConfig& config) = 0;
 
-    // Stops the current run within one step (keeping finished steps) and drops queued runs.
+    // Queues a precision-lab experiment behind the runs and returns its index (0, 1, ...
+    // numbered apart from runs). Answered by exactly one LabFinished; never throws.
+    virtual int submitLab(const LabRequest& request) = 0;
+
+    // Stops the current run within one step (keeping finished steps), or the current lab
+    // experiment between chunks, and drops everything queued (each still answered).
     virtual void cancel() = 0;
 
     // Takes every event published since the last call. Never blocks on the engine.
@@ -73,7 +93,7 @@ public:
     // Memory and telemetry samples alone need not end the wait.
     virtual bool waitForEvents(std::chrono::milliseconds timeout) = 0;
 
-    // True while a run is executing or queued.
+    // True while a run or a lab experiment is executing or queued.
     virtual bool busy() const = 0;
 
     // Device choices of the engine's machine: "auto", "cpu", "cuda:0", ...
@@ -88,6 +108,27 @@ public:
     virtual Environment environment(std::string_view device) const = 0;
 
     virtual EngineInfo info() const = 0;
+
+    // Called on the engine's thread after each event that ends waitForEvents, and when a
+    // remote engine's connection comes or goes (what info() says changed): a window that
+    // sleeps until something happens wakes there (glfwPostEmptyEvent). It must be quick and
+    // callable from any thread; an empty function stops the calls.
+    void setWaker(std::function<void()> waker) {
+        std::lock_guard lock(m_wakerMutex);
+        m_waker = std::move(waker);
+    }
+
+protected:
+    void wake() const {
+        std::lock_guard lock(m_wakerMutex);
+        if (m_waker) {
+            m_waker();
+        }
+    }
+
+private:
+    mutable std::mutex m_wakerMutex;
+    std::function<void()> m_waker;
 };
 
 // The steady clock in ns (StepFinished::publishedNs).

@@ -8,6 +8,7 @@
 #include "lmprof/ui/demo_script.h"
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,9 @@ struct AppOptions {
     // The engine to drive from the start (--connect: a RemoteSession); null: a Session in
     // this process. File > Connect... changes it later.
     std::shared_ptr<engine::SessionInterface> engine;
+    // Given to every engine the window drives (SessionInterface::setWaker): called from the
+    // engine's thread when it has something to show, so a loop asleep until input draws.
+    std::function<void()> wake;
     // What File > Connect... offers: the last server and its token file.
     std::string connectAddress = "127.0.0.1:7377";
     std::string connectTokenFile;
