@@ -7,6 +7,7 @@
 
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/compare.h"
+#include "lmprof/engine/report.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/result_io.h"

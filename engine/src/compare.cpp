@@ -2,6 +2,8 @@
 
 #include "lmprof/engine/compare.h"
 
+#include "enum_names.h"
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -9,18 +11,15 @@
 
 namespace lmprof::engine {
 
+constexpr EnumNames<Verdict, 4> kVerdictNames{{
+    {Verdict::Same, "within noise"},
+    {Verdict::Faster, "faster"},
+    {Verdict::Slower, "SLOWER"},
+    {Verdict::Untestable, "too few steps"},
+}};
+
 std::string_view toString(Verdict v) {
-    switch (v) {
-    case Verdict::Same:
-        return "within noise";
-    case Verdict::Faster:
-        return "faster";
-    case Verdict::Slower:
-        return "SLOWER";
-    case Verdict::Untestable:
-        return "too few steps";
-    }
-    return "?";
+    return nameIn(kVerdictNames, v);
 }
 
 int Comparison::regressions() const {

@@ -3,7 +3,6 @@
 #include "lmprof/engine/config.h"
 
 #include "enum_names.h"
-#include "lmprof/engine/precision.h"
 
 #include <algorithm>
 #include <array>
@@ -74,32 +73,23 @@ std::optional<ConfigError> deviceError(const std::string& device) {
     return ConfigError{"device", "'" + device + "' is not one of auto, cpu, cuda, cuda:N"};
 }
 
-std::string_view toString(Precision p) {
-    return traitsOf(p).name;
-}
+constexpr EnumNames<Mode, 3> kModeNames{{
+    {Mode::Forward, "forward"},
+    {Mode::ForwardBackward, "forward-backward"},
+    {Mode::Train, "train"},
+}};
+constexpr EnumNames<Phase, 3> kPhaseNames{{
+    {Phase::Forward, "forward"},
+    {Phase::Backward, "backward"},
+    {Phase::Optimizer, "optimizer"},
+}};
 
 std::string_view toString(Mode m) {
-    switch (m) {
-    case Mode::Forward:
-        return "forward";
-    case Mode::ForwardBackward:
-        return "forward-backward";
-    case Mode::Train:
-        return "train";
-    }
-    return "?";
+    return nameIn(kModeNames, m);
 }
 
 std::string_view toString(Phase p) {
-    switch (p) {
-    case Phase::Forward:
-        return "forward";
-    case Phase::Backward:
-        return "backward";
-    case Phase::Optimizer:
-        return "optimizer";
-    }
-    return "?";
+    return nameIn(kPhaseNames, p);
 }
 
 std::optional<int> parseCudaIndex(std::string_view d) {
@@ -129,10 +119,6 @@ OpProfileRequest defaultOpProfileRequest(int warmupSteps, std::string tracePath)
     r.firstStep = std::max(0, warmupSteps);
     r.tracePath = std::move(tracePath);
     return r;
-}
-
-std::optional<Precision> parsePrecision(std::string_view s) {
-    return parseByName(s, kPrecisions);
 }
 
 std::optional<Mode> parseMode(std::string_view s) {

@@ -10,20 +10,22 @@
 
 namespace lmprof::engine {
 
+constexpr EnumNames<DdpBackend, 2> kBackendNames{{
+    {DdpBackend::Gloo, "gloo"},
+    {DdpBackend::Nccl, "nccl"},
+}};
+constexpr EnumNames<DdpStrategy, 3> kStrategyNames{{
+    {DdpStrategy::Naive, "naive"},
+    {DdpStrategy::Flat, "flat"},
+    {DdpStrategy::Bucketed, "bucketed"},
+}};
+
 std::string_view toString(DdpBackend b) {
-    return b == DdpBackend::Gloo ? "gloo" : "nccl";
+    return nameIn(kBackendNames, b);
 }
 
 std::string_view toString(DdpStrategy s) {
-    switch (s) {
-    case DdpStrategy::Naive:
-        return "naive";
-    case DdpStrategy::Flat:
-        return "flat";
-    case DdpStrategy::Bucketed:
-        return "bucketed";
-    }
-    return "naive";
+    return nameIn(kStrategyNames, s);
 }
 
 std::string describe(const DdpRequest& request) {

@@ -1,20 +1,13 @@
-// Devices (devices.h): listing, resolving a device string, the runtime refusals with the
-// precision probe and its cache, device memory and the environment description.
+// Devices (devices.h): listing, resolving a device string, device memory and the environment
+// description. The runtime refusals and the precision probe are bench/precision_probe.cpp's.
 
 #include "lmprof/engine/devices.h"
 
-#include "bench/autocast_scope.h"
-#include "bench/precision_dtypes.h"
-#include "bench/step_context.h"
-#include "lmprof/engine/precision.h"
 #include "platform/cuda_backend.h"
 #include "platform/process_info.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <ATen/autocast_mode.h>
-#include <map>
-#include <mutex>
 #include <torch/version.h>
 
 namespace lmprof::engine {
@@ -39,85 +32,6 @@ DeviceTarget resolveDevice(std::string_view requested) {
         return {true, *index};
     }
     return {}; // "cpu" (and strings validate() refuses)
-}
-
-namespace {
-
-// Runs a small matmul in the requested precision on the device; a refusal reason if the
-// build or the device cannot. Cached: the answer does not change within a process. The
-// probe itself (which may start CUDA) runs without the lock, so a window asking about a
-// cached answer never waits on another thread's probe; two first probes of one key may
-// both run, and agree.
-std::optional<std::string> probePrecision(const DeviceTarget& target, Precision precision) {
-    static std::mutex mutex;
-    static std::map<std::pair<std::string, Precision>, std::optional<std::string>> cache;
-    const std::string key = target.name();
-    {
-        std::lock_guard lock(mutex);
-        if (auto it = cache.find({key, precision}); it != cache.end()) {
-            return it->second;
-        }
-    }
-    std::optional<std::string> reason;
-    const at::Device device = bench::torchDevice(target);
-    try {
-        const PrecisionTraits& traits = traitsOf(precision);
-        at::Tensor a = at::ones({4, 4}, at::TensorOptions().device(device));
-        if (traits.autocast) {
-            const auto dtype = bench::scalarType(*traits.autocast);
-            if (!at::autocast::is_autocast_available(device.type())) {
-                reason = "autocast is not available for " + key + " in this LibTorch build";
-            } else {
-                bench::AutocastScope scope(device.type(), dtype);
-                if (at::matmul(a, a).scalar_type() != dtype) {
-                    reason = std::string(toString(precision)) + " autocast is not supported on " +
-                             key + " by this LibTorch build";
-                }
-            }
-        }
-        if (traits.weights != NumberFormat::Fp32) {
-            const at::Tensor w = a.to(bench::scalarType(traits.weights));
-            (void)at::matmul(w, w).sum().item<float>();
-        }
-    } catch (const std::exception& e) {
-        reason = std::string(toString(precision)) + " is not supported on " + key + ": " + e.what();
-    }
-    std::lock_guard lock(mutex);
-    cache[{key, precision}] = reason;
-    return reason;
-}
-
-} // namespace
-
-std::optional<ConfigError> checkRunnable(const RunConfig& config) {
-    return checkRunnable(config, resolveDevice(config.device));
-}
-
-std::optional<ConfigError> checkRunnable(const RunConfig& config, const DeviceTarget& target) {
-    if (auto errors = validate(config); !errors.empty()) {
-        return errors.front();
-    }
-    if (target.cuda) {
-        const int count = cuda::deviceCount();
-        if (!cuda::built()) {
-            return ConfigError{"device", "'" + config.device +
-                                             "' requested but this build's LibTorch has no CUDA"};
-        }
-        if (target.index >= count) {
-            return ConfigError{"device", "'" + config.device + "' requested but " +
-                                             std::to_string(count) +
-                                             " CUDA device(s) are available"};
-        }
-    }
-    if (auto reason = probePrecision(target, config.precision)) {
-        return ConfigError{"precision", *reason};
-    }
-    if (config.ddp && config.ddp->backend == DdpBackend::Nccl && !target.cuda) {
-        return ConfigError{"ddp.backend", "nccl all-reduces CUDA tensors, but device '" +
-                                              config.device +
-                                              "' is the CPU here; use gloo, or a CUDA device"};
-    }
-    return std::nullopt;
 }
 
 int64_t deviceMemoryBytes(const DeviceTarget& target) {

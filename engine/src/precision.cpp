@@ -2,6 +2,8 @@
 
 #include "lmprof/engine/precision.h"
 
+#include "enum_names.h"
+
 #include <array>
 #include <stdexcept>
 
@@ -51,6 +53,15 @@ const PrecisionTraits& traitsOf(Precision precision) {
         }
     }
     throw std::invalid_argument("precision without a row in the precision table");
+}
+
+// A precision's name is its row's (config.h declares both directions).
+std::string_view toString(Precision p) {
+    return traitsOf(p).name;
+}
+
+std::optional<Precision> parsePrecision(std::string_view s) {
+    return parseByName(s, kPrecisions);
 }
 
 } // namespace lmprof::engine

@@ -9,20 +9,16 @@
 
 namespace lmprof::engine {
 
+constexpr EnumNames<RunStatus, 5> kRunStatusNames{{
+    {RunStatus::Ok, "ok"},
+    {RunStatus::Oom, "oom"},
+    {RunStatus::Error, "error"},
+    {RunStatus::Cancelled, "cancelled"},
+    {RunStatus::Skipped, "skipped"},
+}};
+
 std::string_view toString(RunStatus s) {
-    switch (s) {
-    case RunStatus::Ok:
-        return "ok";
-    case RunStatus::Oom:
-        return "oom";
-    case RunStatus::Error:
-        return "error";
-    case RunStatus::Cancelled:
-        return "cancelled";
-    case RunStatus::Skipped:
-        return "skipped";
-    }
-    return "?";
+    return nameIn(kRunStatusNames, s);
 }
 
 std::optional<RunStatus> parseRunStatus(std::string_view s) {

@@ -1,6 +1,7 @@
 // A/B comparison: matching by configuration, ratio and verdict against hand-made samples.
 
 #include "lmprof/engine/compare.h"
+#include "lmprof/engine/report.h"
 
 #include <gtest/gtest.h>
 #include <sstream>

@@ -5,8 +5,8 @@
 
 #include "bench/step_context.h"
 #include "bench/step_hooks.h"
-#include "ddp/gradient_sync.h"
-#include "ddp/process_group.h"
+#include "data_parallel/gradient_sync.h"
+#include "data_parallel/process_group.h"
 #include "lmprof/engine/data_parallel.h"
 #include "lmprof/engine/result_io.h"
 

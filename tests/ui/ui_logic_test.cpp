@@ -3,6 +3,7 @@
 
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/session.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/decimate.h"
 #include "lmprof/ui/demo_script.h"

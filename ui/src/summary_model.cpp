@@ -3,6 +3,7 @@
 #include "summary_model.h"
 
 #include "lmprof/engine/compare.h"
+#include "lmprof/engine/report.h"
 
 #include <algorithm>
 #include <cmath>

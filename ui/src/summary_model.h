@@ -5,6 +5,7 @@
 #pragma once
 
 #include "lmprof/engine/compare.h"
+#include "lmprof/engine/report.h"
 #include "lmprof/ui/run_store.h"
 
 #include <optional>

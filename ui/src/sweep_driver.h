@@ -1,7 +1,7 @@
-// Runs a sweep on the Session one configuration at a time. Session::submit queues runs,
-// so a sweep submitted at once could not skip the configurations an earlier OOM has
-// shown to be too large; the driver submits the next one when the previous RunFinished
-// arrives. No ImGui and no Session here: tests feed it synthetic events.
+// Runs a sweep on the engine one configuration at a time. The engine queues runs, so a sweep
+// submitted at once could not skip the configurations an earlier OOM has shown to be too
+// large; the driver submits the next one (through the function it is given) when the
+// previous RunFinished arrives. No ImGui and no engine here: tests feed it synthetic events.
 //
 // Usage (once per frame, before the RunStore takes the events):
 //   driver.start(expandSweep(spec), runAfterOom, submitFn, skippedFn);
@@ -10,7 +10,7 @@
 #pragma once
 
 #include "lmprof/engine/config.h"
-#include "lmprof/engine/session.h"
+#include "lmprof/engine/session_interface.h"
 #include "lmprof/engine/sweep.h"
 
 #include <cstdint>

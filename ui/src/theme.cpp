@@ -90,10 +90,6 @@ void applyTheme(bool dark, float contentScale) {
     style.FontSizeBase = fontBase;
 }
 
-bool darkThemeApplied() {
-    return g_dark;
-}
-
 const Palette& palette() {
     return g_dark ? kDarkPalette : kLightPalette;
 }

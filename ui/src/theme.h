@@ -42,6 +42,5 @@ ImVec4 withAlpha(ImVec4 c, float alpha);
 void loadFonts(float contentScale);
 // Colours and sizes for ImGui and ImPlot; call again to switch themes.
 void applyTheme(bool dark, float contentScale);
-bool darkThemeApplied();
 
 } // namespace lmprof::ui

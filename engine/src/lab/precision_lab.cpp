@@ -3,7 +3,6 @@
 // and dtype_inspector.cpp.
 
 #include "lmprof/engine/precision_lab.h"
-#include "lmprof/engine/session_interface.h"
 
 #include "enum_names.h"
 
@@ -32,16 +31,14 @@ FormatFacts factsOf(NumberFormat f) {
 
 } // namespace
 
+constexpr EnumNames<NumberFormat, 3> kNumberFormatNames{{
+    {NumberFormat::Fp32, "fp32"},
+    {NumberFormat::Fp16, "fp16"},
+    {NumberFormat::Bf16, "bf16"},
+}};
+
 std::string_view toString(NumberFormat f) {
-    switch (f) {
-    case NumberFormat::Fp16:
-        return "fp16";
-    case NumberFormat::Bf16:
-        return "bf16";
-    case NumberFormat::Fp32:
-        break;
-    }
-    return "fp32";
+    return nameIn(kNumberFormatNames, f);
 }
 
 std::optional<NumberFormat> parseNumberFormat(std::string_view s) {
@@ -126,32 +123,6 @@ std::vector<ConfigError> validate(const DtypeRequest& request) {
 
 bool isReducedDtype(std::string_view dtype) {
     return dtype == "fp16" || dtype == "bf16";
-}
-
-} // namespace lmprof::engine
-
-namespace lmprof::engine {
-
-LabReport unstartedLab(const LabRequest& request, std::string why, bool cancelled) {
-    if (const auto* a = std::get_if<AccumulationRequest>(&request)) {
-        AccumulationReport report;
-        report.device = a->device;
-        report.maxTerms = a->maxTerms;
-        report.error = std::move(why);
-        report.cancelled = cancelled;
-        return report;
-    }
-    const auto& d = std::get<DtypeRequest>(request);
-    DtypeReport report;
-    report.model = d.model;
-    report.precision = d.precision;
-    report.device = d.device;
-    report.error = std::move(why);
-    return report;
-}
-
-std::string_view labDevice(const LabRequest& request) {
-    return std::visit([](const auto& r) -> std::string_view { return r.device; }, request);
 }
 
 } // namespace lmprof::engine

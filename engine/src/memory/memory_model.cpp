@@ -3,7 +3,7 @@
 #include "lmprof/engine/memory_model.h"
 
 #include "lmprof/engine/precision.h"
-#include "lmprof/engine/report.h"
+#include "lmprof/engine/format.h"
 
 #include <algorithm>
 

@@ -18,8 +18,13 @@ constexpr std::array kOpKinds{OpKind::Op, OpKind::Kernel};
 constexpr double kSoftmaxFlopsPerScore = 5.0;
 } // namespace
 
+constexpr EnumNames<OpKind, 2> kOpKindNames{{
+    {OpKind::Op, "op"},
+    {OpKind::Kernel, "kernel"},
+}};
+
 std::string_view toString(OpKind k) {
-    return k == OpKind::Op ? "op" : "kernel";
+    return nameIn(kOpKindNames, k);
 }
 
 std::optional<OpKind> parseOpKind(std::string_view s) {

@@ -4,6 +4,7 @@
 #include "lmprof/engine/remote_protocol.h"
 
 #include "lmprof/engine/result_io.h"
+#include "enum_names.h"
 #include "results/json_access.h"
 
 #include <algorithm>
@@ -19,7 +20,7 @@ using namespace json_io;
 
 namespace {
 
-constexpr std::array<std::pair<Type, std::string_view>, 16> kTypeNames{{
+constexpr EnumNames<Type, 16> kTypeNames{{
     {Type::Hello, "hello"},
     {Type::Submit, "submit"},
     {Type::Cancel, "cancel"},
@@ -324,12 +325,7 @@ Endpoint parseEndpoint(std::string_view text, std::string_view what, bool allowZ
 }
 
 std::string_view toString(Type type) {
-    for (const auto& [t, name] : kTypeNames) {
-        if (t == type) {
-            return name;
-        }
-    }
-    return "?";
+    return nameIn(kTypeNames, type);
 }
 
 std::string encode(const Message& message) {

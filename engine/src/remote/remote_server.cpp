@@ -9,7 +9,7 @@
 #include "lmprof/engine/ddp.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/remote_protocol.h"
-#include "lmprof/engine/report.h"
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/result_io.h"
 
 #include <array>

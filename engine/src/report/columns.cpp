@@ -3,6 +3,8 @@
 
 #include "lmprof/engine/columns.h"
 
+#include "enum_names.h"
+
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
@@ -188,16 +190,14 @@ std::vector<const RunColumn*> layout(const std::vector<std::string>& keys) {
 
 } // namespace
 
+constexpr EnumNames<ColumnKind, 3> kColumnKindNames{{
+    {ColumnKind::Text, "text"},
+    {ColumnKind::Integer, "integer"},
+    {ColumnKind::Real, "real"},
+}};
+
 std::string_view toString(ColumnKind kind) {
-    switch (kind) {
-    case ColumnKind::Integer:
-        return "integer";
-    case ColumnKind::Real:
-        return "real";
-    case ColumnKind::Text:
-        break;
-    }
-    return "text";
+    return nameIn(kColumnKindNames, kind);
 }
 
 const std::vector<RunColumn>& runColumns() {

@@ -2,6 +2,7 @@
 // the comparison's cells are laid out here.
 
 #include "lmprof/engine/compare.h"
+#include "lmprof/engine/report.h"
 
 #include <cmath>
 #include <cstdio>

@@ -6,20 +6,6 @@
 
 namespace lmprof::engine {
 
-std::string csvQuote(const std::string& s) {
-    if (s.find_first_of(",\"\r\n") == std::string::npos) {
-        return s;
-    }
-    std::string out = "\"";
-    for (char ch : s) {
-        out += ch;
-        if (ch == '"') {
-            out += '"';
-        }
-    }
-    return out + "\"";
-}
-
 void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t textColumns) {
     switch (format) {
     case ReportFormat::Table:

@@ -4,20 +4,13 @@
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
 
+#include "enum_names.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 namespace lmprof::engine {
-
-std::string formatFixed(double v, int digits) {
-    if (!std::isfinite(v)) {
-        return "-";
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-    return buf;
-}
 
 std::string formatMeanStd(const PhaseStats& s) {
     // One step has no spread to show, and none has no mean.
@@ -30,25 +23,19 @@ std::string formatMeanStd(const PhaseStats& s) {
     return formatFixed(s.mean, 2) + " ± " + formatFixed(s.std, 2);
 }
 
-std::optional<ReportFormat> parseReportFormat(std::string_view s) {
-    if (s == "table")
-        return ReportFormat::Table;
-    if (s == "markdown")
-        return ReportFormat::Markdown;
-    if (s == "csv")
-        return ReportFormat::Csv;
-    return std::nullopt;
-}
+constexpr EnumNames<ReportFormat, 3> kReportFormatNames{{
+    {ReportFormat::Table, "table"},
+    {ReportFormat::Markdown, "markdown"},
+    {ReportFormat::Csv, "csv"},
+}};
 
-std::string formatBytes(int64_t bytes) {
-    const double b = static_cast<double>(bytes);
-    if (b >= 1024.0 * 1024.0 * 1024.0)
-        return formatFixed(b / (1024.0 * 1024.0 * 1024.0), 2) + " GiB";
-    if (b >= 1024.0 * 1024.0)
-        return formatFixed(b / (1024.0 * 1024.0), 1) + " MiB";
-    if (b >= 1024.0)
-        return formatFixed(b / 1024.0, 1) + " KiB";
-    return std::to_string(bytes) + " B";
+std::optional<ReportFormat> parseReportFormat(std::string_view s) {
+    for (const auto& [format, name] : kReportFormatNames) {
+        if (name == s) {
+            return format;
+        }
+    }
+    return std::nullopt;
 }
 
 std::vector<std::string> summaryHeader() {

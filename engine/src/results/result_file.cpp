@@ -2,6 +2,7 @@
 // reads with errors that name the path, timestamps and this build's identity.
 
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/file_io.h"
 #include "lmprof_version.h"
 
 #include <cerrno>
@@ -14,63 +15,6 @@
 #include <unistd.h>
 
 namespace lmprof::engine {
-
-namespace {
-
-[[noreturn]] void ioError(const std::string& what, const std::filesystem::path& path) {
-    throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
-}
-
-// A failure on the temporary file names the file the user asked for first.
-[[noreturn]] void ioError(const std::string& what, const std::filesystem::path& path,
-                          const std::filesystem::path& tmp) {
-    throw std::runtime_error(what + " " + path.string() + " (through its temporary file " +
-                             tmp.filename().string() + "): " + std::strerror(errno));
-}
-
-} // namespace
-
-void writeFileAtomic(const std::filesystem::path& path, std::string_view contents) {
-    const std::filesystem::path dir =
-        path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-    const std::filesystem::path tmp =
-        dir / ("." + path.filename().string() + ".tmp." + std::to_string(::getpid()));
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        ioError("cannot create", path, tmp);
-    }
-    size_t written = 0;
-    while (written < contents.size()) {
-        const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            const int saved = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            errno = saved;
-            ioError("cannot write", path, tmp);
-        }
-        written += static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
-        ::unlink(tmp.c_str());
-        ioError("cannot flush", path, tmp);
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int saved = errno;
-        ::unlink(tmp.c_str());
-        errno = saved;
-        ioError("cannot replace", path);
-    }
-    // Make the rename itself durable.
-    const int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirFd >= 0) {
-        ::fsync(dirFd);
-        ::close(dirFd);
-    }
-}
 
 void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path) {
     writeFileAtomic(path, toJson(set) + "\n");
@@ -152,67 +96,12 @@ JsonlRuns parseRunsJsonl(std::string_view text) {
     return out;
 }
 
-std::string outputFileProblem(const std::filesystem::path& path) {
-    std::error_code ec;
-    const auto status = std::filesystem::symlink_status(path, ec);
-    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-        return "is not a regular file (a link, folder, pipe or device would be replaced)";
-    }
-    const std::filesystem::path dir =
-        path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
-    if (!std::filesystem::is_directory(dir, ec)) {
-        return "its folder " + dir.string() + " does not exist";
-    }
-    if (::access(dir.c_str(), W_OK) != 0) {
-        return "its folder " + dir.string() + " is not writable";
-    }
-    return {};
-}
-
 JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
     return parseRunsJsonl(readInputFile(path));
 }
 
-namespace {
-// An autosave file opened for appending (created 0644 if missing); throws naming it.
-int openForAppend(const std::filesystem::path& path) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        ioError("cannot open autosave file", path);
-    }
-    return fd;
-}
-
-// Appends whole lines through an open descriptor (O_APPEND), starting on a fresh line, and
-// fsyncs: one write(2). Returns false with errno set on failure.
-bool appendLines(int fd, std::string_view lines) {
-    // A line cut by a kill (no newline at the end) stays a line of its own: the new lines
-    // start on a fresh line instead of being glued to it and skipped with it.
-    std::string data(lines);
-    struct stat st {};
-    char last = '\n';
-    if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 &&
-        last != '\n') {
-        data.insert(data.begin(), '\n');
-    }
-    return ::write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size()) &&
-           ::fsync(fd) == 0;
-}
-} // namespace
-
-void appendJsonlText(const std::filesystem::path& path, std::string_view lines) {
-    const int fd = openForAppend(path);
-    const bool ok = appendLines(fd, lines);
-    const int saved = errno;
-    ::close(fd);
-    if (!ok) {
-        errno = saved;
-        ioError("cannot append to autosave file", path);
-    }
-}
-
 KeptAutosave::KeptAutosave(std::filesystem::path path)
-    : m_path(std::move(path)), m_fd(openForAppend(m_path)) {}
+    : m_path(std::move(path)), m_fd(openForAppend(m_path, "autosave file")) {}
 
 KeptAutosave::~KeptAutosave() {
     ::close(m_fd);
@@ -220,7 +109,8 @@ KeptAutosave::~KeptAutosave() {
 
 void KeptAutosave::append(const RunResult& run) {
     if (!appendLines(m_fd, runToJsonLine(run) + "\n")) {
-        ioError("cannot append to autosave file", m_path);
+        throw std::runtime_error("cannot append to autosave file " + m_path.string() + ": " +
+                                 std::strerror(errno));
     }
 }
 
@@ -265,15 +155,6 @@ JsonlRuns loadRuns(const std::filesystem::path& path) {
     } catch (const ResultFormatError& e) {
         throw ResultFormatError(path.string() + ": " + e.what());
     }
-}
-
-std::string utcNow() {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
 }
 
 ToolInfo toolInfo() {

@@ -175,9 +175,6 @@ class MemoryView {
 public:
     static constexpr const char* kTitle = "Memory";
     void draw(ViewContext& ctx);
-
-private:
-public:
     // The timeline of the selected runs, and the first one's peak breakdown (for exports).
     void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, ImVec2 size);
     void drawBreakdown(ViewContext& ctx, ImVec2 size);

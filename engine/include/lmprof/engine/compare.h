@@ -5,10 +5,8 @@
 #pragma once
 
 #include "lmprof/engine/records.h"
-#include "lmprof/engine/report.h"
 
 #include <optional>
-#include <ostream>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,7 +52,6 @@ std::optional<double> maxLossDifference(const RunResult& a, const RunResult& b);
 // Pairs each ok run of A with the first unused ok run of B with the same key.
 Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b);
 
-// The comparison as a grid table (like the run table), Markdown or CSV.
-void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format);
+// Its tables: writeComparison in report.h.
 
 } // namespace lmprof::engine

@@ -2,6 +2,8 @@
 // GitHub Markdown, and CSV (RFC 4180). One writer per file under engine/src/report/.
 #pragma once
 
+#include "lmprof/engine/compare.h"
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/records.h"
 
@@ -22,6 +24,9 @@ void writeMarkdown(std::ostream& out, std::span<const RunResult> runs);
 void writeCsv(std::ostream& out, std::span<const RunResult> runs);
 void writeReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format);
 
+// A comparison (compare.h) as a grid table (like the run table), Markdown or CSV.
+void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format);
+
 // The cells shared by the table and Markdown writers: header names and one row per run,
 // e.g. {"small", "128", ..., "22.11 ± 0.09", ...}.
 std::vector<std::string> summaryHeader();
@@ -33,18 +38,11 @@ std::vector<std::string> summaryRow(const RunResult& run);
 using Rows = std::vector<std::vector<std::string>>;
 void writeGridRows(std::ostream& out, const Rows& rows);
 void writeMarkdownRows(std::ostream& out, const Rows& rows, size_t textColumns);
-// An RFC 4180 field: quoted when it holds a comma, quote or line break.
-std::string csvQuote(const std::string& field);
 // Rows in a format: the grid, Markdown (textColumns as above) or CSV (CRLF line ends).
 void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t textColumns);
 
-// "22.11" for (22.1111, 2).
-std::string formatFixed(double value, int digits);
 // "22.11 ± 0.09": mean ± sample std, two decimals, as benchmark tables print it.
 std::string formatMeanStd(const PhaseStats& stats);
-
-// "12.3 MiB", "1.50 GiB".
-std::string formatBytes(int64_t bytes);
 
 // The op profile of a run (docs/OP_PROFILE.md): the headline sentences, then one row per
 // group with calls per step, self and total ms, share of the phase, GFLOP and TFLOP/s.

@@ -3,6 +3,7 @@
 // malformed document, with a ResultFormatError whose message names the problem.
 #pragma once
 
+#include "lmprof/engine/file_io.h"
 #include "lmprof/engine/records.h"
 
 #include <cstdint>
@@ -73,9 +74,7 @@ JsonlRuns loadRunsJsonl(const std::filesystem::path& path);
 // line: a kill mid-write leaves at most a cut last line, which the readers skip.
 // Throws std::runtime_error naming the path on failure.
 void appendRunJsonl(const std::filesystem::path& path, const RunResult& run);
-// The same for any whole lines (each ending in a newline), e.g. one autosave file's bytes
-// appended to another: one write(2), starting on a fresh line, fsynced.
-void appendJsonlText(const std::filesystem::path& path, std::string_view lines);
+// The same for any whole lines: appendJsonlText (file_io.h).
 // An autosave file held open from the start, for a process that must be able to append
 // when it has no file descriptor to spare (lmprof-cli serve under a flood of connections).
 // append() is appendRunJsonl's write through the kept descriptor.
@@ -102,19 +101,9 @@ ResultSet loadResultSet(const std::filesystem::path& path);
 // the two loaders above do.
 JsonlRuns loadRuns(const std::filesystem::path& path);
 
-// Writes to a temporary file beside `path`, flushes it to disk and renames it over `path`,
-// so a crash leaves either the old file or the new one, never half of one.
+// writeFileAtomic (file_io.h) of toJson(set): a crash leaves the old file or the new one.
 // Throws std::runtime_error naming the path on failure.
 void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path);
-void writeFileAtomic(const std::filesystem::path& path, std::string_view contents);
-
-// Why `path` cannot take a file written by writeFileAtomic, or "" if it can: it must be a
-// regular file or not exist yet (the rename would replace a link, folder, pipe or device),
-// in an existing, writable folder. Checked before a run, so no result waits on a bad path.
-std::string outputFileProblem(const std::filesystem::path& path);
-
-// ISO 8601 UTC timestamp of now, e.g. "2026-11-21T12:00:00Z".
-std::string utcNow();
 
 // This build's name, version and git revision.
 ToolInfo toolInfo();

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "lmprof/engine/records.h"
-#include "lmprof/engine/session.h"
+#include "lmprof/engine/session_interface.h"
 
 #include <optional>
 #include <string>

@@ -8,7 +8,7 @@
 // Every all-reduce sums; the result is divided by the world size (the mean gradient), so
 // every rank applies the same update.
 
-#include "ddp/gradient_sync.h"
+#include "data_parallel/gradient_sync.h"
 
 #include "bench/step_context.h"
 

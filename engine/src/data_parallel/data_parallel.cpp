@@ -2,7 +2,7 @@
 
 #include "lmprof/engine/data_parallel.h"
 
-#include "ddp/gradient_sync.h"
+#include "data_parallel/gradient_sync.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
 

@@ -1,6 +1,6 @@
 // Built when LibTorch has no CUDA: there is no NCCL to make a process group with.
 
-#include "ddp/process_group.h"
+#include "data_parallel/process_group.h"
 
 #include <stdexcept>
 

@@ -2,7 +2,7 @@
 // Gloo's headers, which the torch wheel does not ship: Debian's libgloo-dev provides them
 // (docs/DISTRIBUTED.md says which combination is tested; ddp_test checks that they agree).
 
-#include "ddp/process_group.h"
+#include "data_parallel/process_group.h"
 
 #include <cerrno>
 #include <cstring>

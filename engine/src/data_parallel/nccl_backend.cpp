@@ -1,7 +1,7 @@
 // ProcessGroupNCCL, compiled when LibTorch has CUDA (engine/CMakeLists.txt defines
 // USE_C10D_NCCL for this file only and finds the wheel's nccl.h).
 
-#include "ddp/process_group.h"
+#include "data_parallel/process_group.h"
 
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 

@@ -8,7 +8,7 @@
 #include "bench/autocast_scope.h"
 #include "bench/precision_dtypes.h"
 #include "bench/step_context.h"
-#include "lab/lab_checks.h"
+#include "experiments/lab_checks.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/precision_lab.h"
 #include "model/dtype_probe.h"

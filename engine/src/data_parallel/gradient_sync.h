@@ -5,7 +5,7 @@
 #pragma once
 
 #include "bench/step_hooks.h"
-#include "ddp/process_group.h"
+#include "data_parallel/process_group.h"
 #include "lmprof/engine/config.h"
 #include "platform/cuda_backend.h"
 

@@ -11,7 +11,7 @@
 
 #include "bench/precision_dtypes.h"
 #include "bench/step_context.h"
-#include "lab/lab_checks.h"
+#include "experiments/lab_checks.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/precision_lab.h"
 

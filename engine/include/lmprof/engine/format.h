@@ -1,0 +1,19 @@
+// How lmprof writes a number or a field for people and for CSV, the same in the reports, the
+// server's log lines, the memory model's warnings and the window. Standard library only.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lmprof::engine {
+
+// "22.11" for (22.1111, 2); "-" for a value that is not finite.
+std::string formatFixed(double value, int digits);
+
+// "12.3 MiB", "1.50 GiB".
+std::string formatBytes(int64_t bytes);
+
+// An RFC 4180 field: quoted when it holds a comma, quote or line break.
+std::string csvQuote(const std::string& field);
+
+} // namespace lmprof::engine
