@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -144,6 +145,30 @@ struct DdpOptions {
 std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options,
                                                 std::optional<engine::DdpRequest> ddp = {},
                                                 const engine::SessionInterface* engine = nullptr);
+
+// The session driver run and sweep share (cli_session.cpp).
+// Every problem of the configuration, each naming its flag and field, on stderr.
+void printConfigErrors(const std::vector<engine::ConfigError>& errors);
+// Validates the config and checks it can run on the engine (this machine without one);
+// prints every problem otherwise.
+bool acceptConfig(const engine::RunConfig& c, const engine::SessionInterface* engine);
+// The configuration the flags describe (nullopt after printing every problem).
+std::optional<engine::RunConfig> buildConfig(const std::string& model, int64_t ctx,
+                                             const std::string& precision,
+                                             const std::string& mode, const CommonOptions& o,
+                                             std::optional<engine::SnapshotRequest> snapshot = {},
+                                             std::optional<engine::DdpRequest> ddp = {},
+                                             const engine::SessionInterface* engine = nullptr);
+// Where each profiled run's Chrome trace goes (--profile-trace, else beside --json).
+void assignTracePaths(std::vector<engine::RunConfig>& configs, const CommonOptions& o);
+// Runs configs in order on the engine, printing progress unless quiet; `skip` may turn a
+// config into a skipped result without running it. Calls `finished` as each run ends.
+// Either may be empty.
+using SkipFn = std::function<std::optional<engine::RunResult>(const engine::RunConfig&)>;
+using DoneFn = std::function<void(const engine::RunResult&)>;
+std::vector<engine::RunResult> runAll(engine::SessionInterface& session,
+                                      const std::vector<engine::RunConfig>& configs, bool quiet,
+                                      const SkipFn& skip, const DoneFn& finished);
 
 // The engine run and sweep drive: a Session in this process, or with --connect a
 // RemoteSession once its server accepted the hello; nullptr after printing why not (an

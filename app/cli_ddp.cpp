@@ -10,11 +10,14 @@
 // Sections: options to configs · one rank · the launcher.
 
 #include "cli_commands.h"
+#include "cli_options.h"
+#include "cli_registry.h"
 #include "lmprof/engine/data_parallel.h"
 #include "lmprof/engine/ddp_launch.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
 
+#include <memory>
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -250,6 +253,27 @@ int ddpCommand(const DdpOptions& o) {
         return rankMain(asRank, *endpoint);
     }
     return launcherMain(o);
+}
+
+CliCommand ddpEntry() {
+    return {"ddp", "data-parallel training over local ranks (or one rank under torchrun/Slurm)",
+            true, [](CLI::App& cmd) {
+                auto o = std::make_shared<DdpOptions>();
+                addRunOptions(cmd, o->run);
+                addNumberIn(cmd, "--world-size", o->worldSize, 1, kMaxWorldSize,
+                            "ranks (processes); under torchrun, WORLD_SIZE");
+                addChoice(cmd, "--backend", o->backend, {"gloo", "nccl"},
+                          "c10d process group: gloo (CPU) or nccl (GPUs) [gloo]");
+                addList(cmd, "--strategy", o->strategies,
+                        "comma-separated, of " + joinNames(kDdpStrategies, ","));
+                addNumberIn(cmd, "--bucket-mb", o->bucketMb, 0.001, 65536.0,
+                            "bucketed: MiB of gradients per all-reduce");
+                addNumberIn(cmd, "--timeout-s", o->timeoutS, 1.0, 86400.0,
+                            "how long a rank waits for a peer before the run ends with an error");
+                addNumberIn(cmd, "--master-port", o->masterPort, 0, 65535,
+                            "the launcher's rendezvous port (0: a free one)");
+                return std::function<int()>([o] { return ddpCommand(*o); });
+            }};
 }
 
 } // namespace lmprof::app

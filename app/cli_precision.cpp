@@ -3,9 +3,12 @@
 // Each experiment is a request to the engine, this process's or (--connect) a server's.
 
 #include "cli_commands.h"
+#include "cli_options.h"
+#include "cli_registry.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 
+#include <memory>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -126,6 +129,39 @@ int precisionDtypesCommand(const PrecisionOptions& o) {
     }
     const int saved = save(o, std::move(lab), *engine);
     return failed || interrupted() ? kExitFailure : saved;
+}
+
+CliCommand precisionEntry() {
+    return {"precision", "the precision lab: accumulation error, and dtypes under autocast", true,
+            [](CLI::App& cmd) {
+                auto o = std::make_shared<PrecisionOptions>();
+                cmd.require_subcommand(1);
+                CLI::App* accumulate = cmd.add_subcommand(
+                    "accumulate",
+                    "add 0.01 in fp32/fp16/bf16 accumulators: the seeds' loops and a grid");
+                CLI::App* dtypes = cmd.add_subcommand(
+                    "dtypes", "the dtype of every module's parameters, input, output and gradients");
+                for (CLI::App* sub : {accumulate, dtypes}) {
+                    addText(*sub, "--device", o->device, "auto|cpu|cuda|cuda:N");
+                    addText(*sub, "--json", o->jsonPath, "save the tables in a result set (.json)");
+                    addText(*sub, "--format", o->format, "table|markdown|csv");
+                    addConnectOptions(*sub, o->connect, o->tokenFile);
+                }
+                addNumberIn(*accumulate, "--max-terms", o->maxTerms, kMinGridTerms, kMaxGridTerms,
+                            "the grid's largest number of terms");
+                addChoice(*dtypes, "--model", o->model, dtypeModelNames(),
+                          "the seeds' ToyModel or an LM preset [toy]");
+                std::vector<std::string> precisions{"all"};
+                for (auto p : kPrecisions) {
+                    precisions.emplace_back(toString(p));
+                }
+                addChoice(*dtypes, "--precision", o->precision, precisions,
+                          "one precision, or all of them [all]");
+                return std::function<int()>([o, accumulate] {
+                    return accumulate->parsed() ? precisionAccumulateCommand(*o)
+                                                : precisionDtypesCommand(*o);
+                });
+            }};
 }
 
 } // namespace lmprof::app

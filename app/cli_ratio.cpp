@@ -3,10 +3,13 @@
 // programs in fresh processes (bench/gpu_bench.py). B/A with its 95% interval, the test of
 // "the ratio is 1" and the verdict compare uses (within noise unless p < 0.05).
 #include "cli_commands.h"
+#include "cli_options.h"
+#include "cli_registry.h"
 
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/stats.h"
 
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -70,6 +73,19 @@ int ratioCommand(const RatioOptions& o) {
                   << " and " << b->size() << " values)  " << said << "\n";
     }
     return kExitOk;
+}
+
+CliCommand ratioEntry() {
+    return {"ratio", "mean(B)/mean(A) of two lists of measurements, 95% interval and verdict",
+            false, [](CLI::App& cmd) {
+                auto o = std::make_shared<RatioOptions>();
+                addText(cmd, "--a", o->a, "comma-separated positive values (the baseline)")
+                    ->required();
+                addText(cmd, "--b", o->b, "comma-separated positive values (compared with A)")
+                    ->required();
+                addChoice(cmd, "--format", o->format, {"table", "json"}, "table|json [table]");
+                return std::function<int()>([o] { return ratioCommand(*o); });
+            }};
 }
 
 } // namespace lmprof::app

@@ -2,12 +2,15 @@
 // --connect). docs/REMOTE.md describes both ends.
 
 #include "cli_commands.h"
+#include "cli_options.h"
+#include "cli_registry.h"
 #include "lmprof/engine/remote_server.h"
 #include "lmprof/engine/remote_session.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/session.h"
 
+#include <memory>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -191,6 +194,35 @@ int serveCommand(const ServeOptions& o) {
     }
     std::fprintf(stderr, "lmprof-cli serve: stopped\n");
     return kExitOk;
+}
+
+CliCommand serveEntry() {
+    return {"serve", "serve this machine's engine to the window and CLI clients (docs/REMOTE.md)",
+            true, [](CLI::App& cmd) {
+                auto o = std::make_shared<ServeOptions>();
+                addText(cmd, "--listen", o->listen,
+                        "HOST:PORT to listen on; loopback unless --allow-remote (port 0: any free "
+                        "one)");
+                addText(cmd, "--token-file", o->tokenFile,
+                        "the token clients must present (default: <config dir>/server/token, "
+                        "made with mode 0600 at the first start)");
+                cmd.add_flag("--allow-remote", o->allowRemote,
+                             "allow a --listen address other machines can reach (prefer ssh -L)");
+                addText(cmd, "--state-dir", o->stateDir,
+                        "where finished runs are autosaved and runs' files go (default: <config "
+                        "dir>/server)");
+                addNumberIn(cmd, "--max-world-size", o->maxWorldSize, 0, kMaxWorldSize,
+                            "most ranks a client's data-parallel run may have (0: the cores, and "
+                            "RAM / 512 MiB)");
+                addNumberIn(cmd, "--max-host-memory", o->maxHostMemoryGiB, 0.0, 1048576.0,
+                            "GiB a client's CPU run may need by the memory model (0: the "
+                            "machine's RAM)");
+                addNumberIn(cmd, "--max-queued-runs", o->maxQueuedRuns, 1, 100000,
+                            "runs clients may have submitted and not finished");
+                addNumberIn(cmd, "--max-connections", o->maxConnections, 0, 1024,
+                            "open connections (0: the descriptor limit less 32 kept for runs)");
+                return std::function<int()>([o] { return serveCommand(*o); });
+            }};
 }
 
 } // namespace lmprof::app

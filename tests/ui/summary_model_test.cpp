@@ -4,10 +4,15 @@
 #include "summary_model.h"
 #include "synthetic_runs.h"
 
+#include "lmprof/engine/columns.h"
+#include "lmprof/engine/report.h"
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <sstream>
+#include <stdexcept>
 
 using namespace lmprof;
 using namespace lmprof::ui;
@@ -37,7 +42,7 @@ TEST(SummaryModel, HeatmapGridOverModelsAndContextsMarksFailedCells) {
                      finished(cfg("small", 256), RunStatus::Oom, {}),
                      finished(cfg("small", 128), RunStatus::Ok, {40, 44}),
                      finished(cfg("tiny", 128, Precision::Bf16), RunStatus::Ok, {1, 1})});
-    const HeatmapGrid g = heatmapGrid(store, Metric::StepMs, Precision::Fp32, Mode::Train);
+    const HeatmapGrid g = heatmapGrid(store, engine::runColumn("total_ms_mean"), Precision::Fp32, Mode::Train);
     EXPECT_EQ(g.models, (std::vector<std::string>{"tiny", "small"}));
     EXPECT_EQ(g.contexts, (std::vector<int64_t>{128, 256}));
     EXPECT_DOUBLE_EQ(g.at(0, 0), 11.0);
@@ -48,8 +53,8 @@ TEST(SummaryModel, HeatmapGridOverModelsAndContextsMarksFailedCells) {
     EXPECT_EQ(g.marks[0], "");
     // Phases the mode lacks have no value.
     auto fwd = finished(cfg("tiny", 128, Precision::Fp32, Mode::Forward), RunStatus::Ok, {3, 3});
-    EXPECT_FALSE(metricValue(fwd, Metric::BackwardMs));
-    EXPECT_DOUBLE_EQ(*metricValue(fwd, Metric::StepMs), 3.0);
+    EXPECT_FALSE(metricValue(fwd, engine::runColumn("backward_ms_mean")));
+    EXPECT_DOUBLE_EQ(*metricValue(fwd, engine::runColumn("total_ms_mean")), 3.0);
 }
 
 TEST(SummaryModel, PrecisionSpeedupIsFp32OverOtherWithWelchVerdict) {
@@ -157,4 +162,55 @@ TEST(SummaryModel, TheLabTravelsWithTheStoreIntoResultSets) {
     EXPECT_EQ(set.precisionLab.dtypes.size(), 2u);
     ASSERT_TRUE(set.precisionLab.accumulation);
     EXPECT_EQ(set.precisionLab.accumulation->device, "cpu");
+}
+
+// A metric is one declaration: a column added to the registry (key, header, unit, kind, how
+// a run gives it, a number and a chart name) reaches the CSV and `lmprof-cli columns` (the
+// CSV layout), the grid and Markdown tables and the window's Runs table (the tables' layout),
+// and the Heatmap's metric list and grid, with nothing else written for it. This test's
+// process keeps the column; every other test runs in a process of its own under ctest.
+TEST(MetricRegistry, AThrowawayMetricReachesEveryWriterAndTheHeatmap) {
+    using R = const engine::RunResult&;
+    using S = const engine::RunSummary&;
+    engine::RunColumn c;
+    c.key = "throwaway_ms_per_layer";
+    c.header = "ms/layer";
+    c.unit = "ms";
+    c.kind = engine::ColumnKind::Real;
+    c.value = [](R r, S s) {
+        return engine::formatFixed(s.totalMs.mean / static_cast<double>(r.config.model.numLayers),
+                                   3);
+    };
+    c.number = [](R r, S s) {
+        return std::optional(s.totalMs.mean / static_cast<double>(r.config.model.numLayers));
+    };
+    c.chartName = "step ms per layer";
+    engine::addRunColumn(c, true);
+    EXPECT_THROW(engine::addRunColumn(c, true), std::invalid_argument); // a key is declared once
+
+    const engine::RunResult run = finished(cfg("tiny", 128), RunStatus::Ok, {10, 14});
+    const std::string perLayer =
+        engine::formatFixed(12.0 / static_cast<double>(run.config.model.numLayers), 3);
+    const std::vector<engine::RunResult> runs{run};
+    std::ostringstream csv, table, markdown;
+    engine::writeCsv(csv, runs);
+    engine::writeTable(table, runs);
+    engine::writeMarkdown(markdown, runs);
+    const std::string header = csv.str().substr(0, csv.str().find('\r'));
+    EXPECT_EQ(header.substr(header.rfind(',') + 1), "throwaway_ms_per_layer");
+    EXPECT_NE(csv.str().find("," + perLayer + "\r\n"), std::string::npos) << csv.str();
+    EXPECT_EQ(engine::csvLayout().back()->key, "throwaway_ms_per_layer");
+    for (const std::string& text : {table.str(), markdown.str()}) {
+        EXPECT_NE(text.find("ms/layer"), std::string::npos) << text;
+        EXPECT_NE(text.find(perLayer), std::string::npos) << text;
+    }
+    EXPECT_EQ(engine::reportLayout().back()->key, "throwaway_ms_per_layer"); // the Runs table
+
+    const auto metrics = engine::chartMetrics();
+    ASSERT_EQ(metrics.back()->chartName, "step ms per layer");
+    RunStore store;
+    store.addLoaded(runs);
+    const HeatmapGrid g = heatmapGrid(store, *metrics.back(), Precision::Fp32, Mode::Train);
+    ASSERT_EQ(g.values.size(), 1u);
+    EXPECT_DOUBLE_EQ(g.at(0, 0), 12.0 / static_cast<double>(run.config.model.numLayers));
 }

@@ -561,6 +561,9 @@ TEST(DemoScript, StepsParseAndMistakesNameTheStepAndField) {
     EXPECT_NE(whole("{").find("not JSON"), std::string::npos);
     EXPECT_NE(whole(R"({"steps": []})").find("not an lmprof demo script"), std::string::npos);
     EXPECT_NE(whole(R"({"lmprof_demo": 2, "steps": []})").find("version 2"), std::string::npos);
+    // Nesting beyond the readers' limit is a DemoScriptError too (found by fuzz_demo_script).
+    const std::string deep = R"({"lmprof_demo": 1, "steps": [)" + std::string(200, '[');
+    EXPECT_NE(whole(deep.c_str()).find("nest"), std::string::npos) << whole(deep.c_str());
     // The shipped demos parse.
     for (const char* name : {"two-runs.json", "sweep.json"}) {
         EXPECT_NO_THROW(

@@ -124,7 +124,9 @@ DemoStep parseStep(const json& j, const std::string& where) {
         fail(where + ".do", "'" + name + "' is not a step; the steps are " + kindList());
     }
     s.kind = kind->kind;
-    for (const auto& [key, value] : j.items()) {
+    for (const auto& item : j.items()) {
+        const std::string& key = item.key(); // a plain name: clang before 16 cannot capture a
+                                             // structured binding in the lambda below
         const bool known = key == "do" || std::any_of(kind->fields.begin(), kind->fields.end(),
                                                       [&](const char* f) { return key == f; });
         if (!known) {
@@ -230,7 +232,11 @@ DemoStep parseStep(const json& j, const std::string& where) {
 } // namespace
 
 DemoScript parseDemoScript(std::string_view text) {
-    engine::checkJsonDepth(text);
+    try {
+        engine::checkJsonDepth(text);
+    } catch (const engine::ResultFormatError& e) {
+        throw DemoScriptError(e.what()); // the one error a demo script's reader throws
+    }
     json j;
     try {
         j = json::parse(text);

@@ -59,52 +59,15 @@ std::vector<int> matrixRows(const RunStore& store) {
     return rows;
 }
 
-const char* metricName(Metric m) {
-    switch (m) {
-    case Metric::StepMs:
-        return "step ms (mean)";
-    case Metric::ForwardMs:
-        return "forward ms (mean)";
-    case Metric::BackwardMs:
-        return "backward ms (mean)";
-    case Metric::OptimizerMs:
-        return "optimizer ms (mean)";
-    case Metric::TokensPerS:
-        return "tokens/s";
-    case Metric::PeakMiB:
-        return "peak memory (MiB)";
-    case Metric::StepCv:
-        return "step time CV (%)";
-    }
-    return "?";
-}
-
-std::optional<double> metricValue(const RunResult& r, Metric m) {
-    if (r.status != RunStatus::Ok || r.summary.totalMs.n == 0) {
+std::optional<double> metricValue(const RunResult& r, const RunColumn& metric) {
+    if (r.status != RunStatus::Ok || r.summary.totalMs.n == 0 || !metric.number) {
         return std::nullopt;
     }
-    const size_t phases = phasesOf(r.config.mode).size();
-    const RunSummary& s = r.summary;
-    switch (m) {
-    case Metric::StepMs:
-        return s.totalMs.mean;
-    case Metric::ForwardMs:
-        return s.forwardMs.mean;
-    case Metric::BackwardMs:
-        return phases > 1 ? std::optional(s.backwardMs.mean) : std::nullopt;
-    case Metric::OptimizerMs:
-        return phases > 2 ? std::optional(s.optimizerMs.mean) : std::nullopt;
-    case Metric::TokensPerS:
-        return s.tokensPerS;
-    case Metric::PeakMiB:
-        return static_cast<double>(s.peakBytes.max()) / (1024.0 * 1024.0);
-    case Metric::StepCv:
-        return 100.0 * s.totalMs.cv;
-    }
-    return std::nullopt;
+    return metric.number(r, r.summary);
 }
 
-HeatmapGrid heatmapGrid(const RunStore& store, Metric metric, Precision precision, Mode mode) {
+HeatmapGrid heatmapGrid(const RunStore& store, const RunColumn& metric, Precision precision,
+                        Mode mode) {
     HeatmapGrid g;
     std::map<std::pair<int64_t, std::string>, int> modelRows; // (parameters, label)
     std::set<int64_t> contexts;

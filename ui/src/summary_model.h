@@ -4,6 +4,7 @@
 // warmup study's groups.
 #pragma once
 
+#include "lmprof/engine/columns.h"
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/ui/run_store.h"
@@ -22,13 +23,10 @@ std::string modelLabel(const engine::ModelConfig& model);
 // context and warmup. Skipped and failed runs are included (their cells are marked).
 std::vector<int> matrixRows(const RunStore& store);
 
-enum class Metric { StepMs, ForwardMs, BackwardMs, OptimizerMs, TokensPerS, PeakMiB, StepCv };
-inline constexpr Metric kMetrics[] = {Metric::StepMs,      Metric::ForwardMs,  Metric::BackwardMs,
-                                      Metric::OptimizerMs, Metric::TokensPerS, Metric::PeakMiB,
-                                      Metric::StepCv};
-const char* metricName(Metric m);
-// The metric of a finished ok run; nullopt for other runs or a phase the mode lacks.
-std::optional<double> metricValue(const engine::RunResult& run, Metric m);
+// The metrics are the run columns with a number (engine::chartMetrics(), columns.h).
+// The metric of a finished ok run with measured steps; nullopt for other runs or a phase
+// the mode lacks.
+std::optional<double> metricValue(const engine::RunResult& run, const engine::RunColumn& metric);
 
 // A metric over models (rows, smallest first) × contexts (columns, ascending) for one
 // precision and mode; the newest ok run of each cell. NaN where no run has finished ok.
@@ -40,8 +38,8 @@ struct HeatmapGrid {
     std::vector<std::string> marks;
     double at(size_t row, size_t col) const { return values[row * contexts.size() + col]; }
 };
-HeatmapGrid heatmapGrid(const RunStore& store, Metric metric, engine::Precision precision,
-                        engine::Mode mode);
+HeatmapGrid heatmapGrid(const RunStore& store, const engine::RunColumn& metric,
+                        engine::Precision precision, engine::Mode mode);
 
 // One precision against fp32 for the same model, context, batch, mode and warmup count:
 // speedup = fp32 mean step time / this precision's, its 95% interval, Welch's test.

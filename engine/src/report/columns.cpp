@@ -77,20 +77,22 @@ RunColumn bytes(std::string key, std::string header, std::function<int64_t(const
 }
 
 struct PhaseColumn {
-    const char* key;    // "forward_ms"
-    const char* header; // "Fwd ms"
+    const char* key;       // "forward_ms"
+    const char* header;    // "Fwd ms"
+    const char* chartName; // "forward": "forward ms (mean)" in a chart's metric list
     PhaseStats RunSummary::*stats;
     std::optional<Phase> phase; // the phase the mode must run; none for the whole step
 };
 constexpr std::array kPhaseColumns{
-    PhaseColumn{"forward_ms", "Fwd ms", &RunSummary::forwardMs, Phase::Forward},
-    PhaseColumn{"backward_ms", "Bwd ms", &RunSummary::backwardMs, Phase::Backward},
-    PhaseColumn{"optimizer_ms", "Opt ms", &RunSummary::optimizerMs, Phase::Optimizer},
-    PhaseColumn{"total_ms", "Step ms", &RunSummary::totalMs, std::nullopt},
+    PhaseColumn{"forward_ms", "Fwd ms", "forward", &RunSummary::forwardMs, Phase::Forward},
+    PhaseColumn{"backward_ms", "Bwd ms", "backward", &RunSummary::backwardMs, Phase::Backward},
+    PhaseColumn{"optimizer_ms", "Opt ms", "optimizer", &RunSummary::optimizerMs,
+                Phase::Optimizer},
+    PhaseColumn{"total_ms", "Step ms", "step", &RunSummary::totalMs, std::nullopt},
 };
 
 // A phase's statistics for the CSV: mean ... cv (ms, or a ratio), then n.
-void addPhaseStats(std::vector<RunColumn>& out, const PhaseColumn& p) {
+void addPhaseStats(std::deque<RunColumn>& out, const PhaseColumn& p) {
     struct Stat {
         const char* name;
         double PhaseStats::*field;
@@ -106,16 +108,30 @@ void addPhaseStats(std::vector<RunColumn>& out, const PhaseColumn& p) {
                                  const PhaseStats& ps = s.*p.stats;
                                  return ps.n ? num(ps.*st.field) : std::string();
                              }));
+        const std::string_view stat = st.name;
+        if (stat == "mean" || (stat == "cv" && !p.phase)) {
+            // The mean of every phase the mode runs, and the step time's spread, in percent.
+            const double scale = stat == "cv" ? 100.0 : 1.0;
+            out.back().number = [p, st, scale](const RunResult& r,
+                                               const RunSummary& s) -> std::optional<double> {
+                if (p.phase && !runsPhase(r, *p.phase)) {
+                    return std::nullopt;
+                }
+                return scale * ((s.*p.stats).*st.field);
+            };
+            out.back().chartName = stat == "cv" ? std::string(p.chartName) + " time CV (%)"
+                                                : std::string(p.chartName) + " ms (mean)";
+        }
     }
     out.push_back(
         column(std::string(p.key) + "_n", "", "", ColumnKind::Integer,
                [p](const RunResult&, const RunSummary& s) { return integer((s.*p.stats).n); }));
 }
 
-std::vector<RunColumn> buildColumns() {
+std::deque<RunColumn> buildColumns() {
     using R = const RunResult&;
     using S = const RunSummary&;
-    std::vector<RunColumn> c;
+    std::deque<RunColumn> c;
     // The configuration and the outcome.
     c.push_back(text("id", "", [](R r, S) { return r.id; }));
     c.push_back(text("model", "Model", [](R r, S) { return r.config.model.preset; }));
@@ -163,6 +179,8 @@ std::vector<RunColumn> buildColumns() {
         "tokens_per_s", "Tokens/s", "tokens/s", ColumnKind::Real,
         [](R, S s) { return num(s.tokensPerS); },
         [](R, S s) { return s.tokensPerS > 0 ? formatFixed(s.tokensPerS, 0) : "-"; }));
+    c.back().number = [](R, S s) { return std::optional(s.tokensPerS); };
+    c.back().chartName = "tokens/s";
     c.push_back(
         column("tflops", "", "TFLOP/s", ColumnKind::Real, [](R, S s) { return num(s.tflops); }));
     c.push_back(column("mfu", "", "", ColumnKind::Real,
@@ -174,21 +192,15 @@ std::vector<RunColumn> buildColumns() {
             return peak > 0 ? formatBytes(peak) : "-";
         }));
     c.back().inCsv = false;
+    c.back().number = [](R, S s) {
+        return std::optional(static_cast<double>(s.peakBytes.max()) / (1024.0 * 1024.0));
+    };
+    c.back().chartName = "peak memory (MiB)";
     c.push_back(bytes("peak_forward_bytes", "", [](S s) { return s.peakBytes.forward; }));
     c.push_back(bytes("peak_backward_bytes", "", [](S s) { return s.peakBytes.backward; }));
     c.push_back(bytes("peak_optimizer_bytes", "", [](S s) { return s.peakBytes.optimizer; }));
     return c;
 }
-
-std::vector<const RunColumn*> layout(const std::vector<std::string>& keys) {
-    std::vector<const RunColumn*> out;
-    for (const auto& key : keys) {
-        out.push_back(&runColumn(key));
-    }
-    return out;
-}
-
-} // namespace
 
 constexpr EnumNames<ColumnKind, 3> kColumnKindNames{{
     {ColumnKind::Text, "text"},
@@ -196,13 +208,59 @@ constexpr EnumNames<ColumnKind, 3> kColumnKindNames{{
     {ColumnKind::Real, "real"},
 }};
 
+} // namespace
+
 std::string_view toString(ColumnKind kind) {
     return nameIn(kColumnKindNames, kind);
 }
 
-const std::vector<RunColumn>& runColumns() {
-    static const std::vector<RunColumn> columns = buildColumns();
-    return columns;
+namespace {
+
+// The registry and its layouts, rebuilt when a column is added.
+struct Registry {
+    std::deque<RunColumn> columns = buildColumns();
+    std::vector<std::string> tableKeys{"model",        "context_length", "batch_size",
+                                       "precision",    "mode",           "forward_ms",
+                                       "backward_ms",  "optimizer_ms",   "total_ms",
+                                       "peak_bytes",   "tokens_per_s",   "status"};
+    std::vector<std::string> chartKeys{"total_ms_mean",     "forward_ms_mean", "backward_ms_mean",
+                                       "optimizer_ms_mean", "tokens_per_s",    "peak_bytes",
+                                       "total_ms_cv"};
+    std::vector<const RunColumn*> csv, tables, charts;
+    Registry() { relayout(); }
+    void relayout() {
+        csv.clear();
+        for (const auto& c : columns) {
+            if (c.inCsv) {
+                csv.push_back(&c);
+            }
+        }
+        tables = layout(tableKeys);
+        charts = layout(chartKeys);
+    }
+    std::vector<const RunColumn*> layout(const std::vector<std::string>& keys) const {
+        std::vector<const RunColumn*> out;
+        for (const auto& key : keys) {
+            const auto it = std::find_if(columns.begin(), columns.end(),
+                                         [&](const RunColumn& c) { return c.key == key; });
+            if (it == columns.end()) {
+                throw std::logic_error("a layout names no run column '" + key + "'");
+            }
+            out.push_back(&*it);
+        }
+        return out;
+    }
+};
+
+Registry& registry() {
+    static Registry r;
+    return r;
+}
+
+} // namespace
+
+const std::deque<RunColumn>& runColumns() {
+    return registry().columns;
 }
 
 const RunColumn& runColumn(std::string_view key) {
@@ -215,23 +273,31 @@ const RunColumn& runColumn(std::string_view key) {
 }
 
 std::span<const RunColumn* const> csvLayout() {
-    static const std::vector<const RunColumn*> columns = [] {
-        std::vector<const RunColumn*> out;
-        for (const auto& c : runColumns()) {
-            if (c.inCsv) {
-                out.push_back(&c);
-            }
-        }
-        return out;
-    }();
-    return columns;
+    return registry().csv;
 }
 
 std::span<const RunColumn* const> reportLayout() {
-    static const std::vector<const RunColumn*> columns =
-        layout({"model", "context_length", "batch_size", "precision", "mode", "forward_ms",
-                "backward_ms", "optimizer_ms", "total_ms", "peak_bytes", "tokens_per_s", "status"});
-    return columns;
+    return registry().tables;
+}
+
+std::span<const RunColumn* const> chartMetrics() {
+    return registry().charts;
+}
+
+void addRunColumn(RunColumn column, bool inTables) {
+    Registry& r = registry();
+    if (std::any_of(r.columns.begin(), r.columns.end(),
+                    [&](const RunColumn& c) { return c.key == column.key; })) {
+        throw std::invalid_argument("run column '" + column.key + "' exists already");
+    }
+    if (inTables) {
+        r.tableKeys.push_back(column.key);
+    }
+    if (column.number) {
+        r.chartKeys.push_back(column.key);
+    }
+    r.columns.push_back(std::move(column));
+    r.relayout();
 }
 
 } // namespace lmprof::engine

@@ -5,6 +5,8 @@
 #include "summary_model.h"
 #include "views.h"
 
+#include "lmprof/engine/columns.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -38,10 +40,14 @@ void HeatmapView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
+    const auto metrics = chartMetrics();
+    m_metric = std::clamp(m_metric, 0, static_cast<int>(metrics.size()) - 1);
+    const RunColumn& metric = *metrics[static_cast<size_t>(m_metric)];
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12.0f);
-    if (ImGui::BeginCombo("metric", metricName(kMetrics[m_metric]))) {
-        for (int i = 0; i < static_cast<int>(std::size(kMetrics)); ++i) {
-            if (ImGui::Selectable(metricName(kMetrics[i]), i == m_metric)) {
+    if (ImGui::BeginCombo("metric", metric.chartName.c_str())) {
+        for (int i = 0; i < static_cast<int>(metrics.size()); ++i) {
+            if (ImGui::Selectable(metrics[static_cast<size_t>(i)]->chartName.c_str(),
+                                  i == m_metric)) {
                 m_metric = i;
             }
         }
@@ -55,7 +61,7 @@ void HeatmapView::draw(ViewContext& ctx) {
     enumCombo("mode", m_mode, kModes);
 
     const HeatmapGrid g =
-        heatmapGrid(ctx.store, kMetrics[m_metric], kPrecisions[m_precision], kModes[m_mode]);
+        heatmapGrid(ctx.store, metric, kPrecisions[m_precision], kModes[m_mode]);
     if (g.models.empty()) {
         ImGui::TextDisabled("no finished %s %s runs yet",
                             std::string(toString(kPrecisions[m_precision])).c_str(),
@@ -138,7 +144,7 @@ void HeatmapView::draw(ViewContext& ctx) {
         plot::endPlot(ctx, "heatmap");
     }
     ImGui::SameLine();
-    ImPlot::ColormapScale(metricName(kMetrics[m_metric]), lo, hi, ImVec2(scaleWidth, -1), "%g", 0,
+    ImPlot::ColormapScale(metric.chartName.c_str(), lo, hi, ImVec2(scaleWidth, -1), "%g", 0,
                           ImPlotColormap_Viridis);
     ImGui::End();
 }

@@ -1,16 +1,20 @@
 // The per-run columns of lmprof's reports, each declared once (engine/src/report/
-// columns.cpp): a machine key and unit, a header for people, and how a run gives its value
-// and its cell. The CSV writer, the grid and Markdown tables, `lmprof-cli columns` and the
-// CSV test all read them; two layouts (lists of keys) give the order of the CSV and of the
-// tables.
+// columns.cpp): a machine key and unit, a header for people, how a run gives its value and
+// its cell, and for a metric the window can plot, its number and the name charts give it.
+// The CSV writer, the grid and Markdown tables, `lmprof-cli columns`, the CSV test, the
+// window's Runs table and its Heatmap all read them; layouts (lists of keys) give the order
+// of the CSV, the tables and the charts' metric lists.
 // Adding a metric: its field in RunSummary and summarize() (records.h / records.cpp), a
-// column in columns.cpp (in the CSV by default), and its key in the tables' layout if
-// people should see it (docs/ARCHITECTURE.md).
+// column in columns.cpp (in the CSV by default), its key in the tables' layout if people
+// should see it, and a number and chart name if the Heatmap should offer it
+// (docs/ARCHITECTURE.md).
 #pragma once
 
 #include "lmprof/engine/records.h"
 
+#include <deque>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,13 +35,19 @@ struct RunColumn {
     Getter value;      // the machine value (CSV); "" when the run has none
     Getter cell;       // the value for people (tables); `value` when not set
     bool inCsv = true; // false: a column for people only ("Fwd ms" as mean ± std)
+    // A metric charts offer (the Heatmap colours model × context by it): the run's value in
+    // the unit chartName gives, or nullopt where the run has none (a phase its mode lacks).
+    // Unset for columns that are not such a metric.
+    using Number = std::function<std::optional<double>(const RunResult&, const RunSummary&)>;
+    Number number;
+    std::string chartName; // "step ms (mean)", "peak memory (MiB)"
     std::string cellOf(const RunResult& run, const RunSummary& summary) const {
         return cell ? cell(run, summary) : value(run, summary);
     }
 };
 
-// Every column, each once.
-const std::vector<RunColumn>& runColumns();
+// Every column, each once (a deque: adding one keeps the others where they are).
+const std::deque<RunColumn>& runColumns();
 // The column of a key; throws std::out_of_range for an unknown key.
 const RunColumn& runColumn(std::string_view key);
 
@@ -45,5 +55,13 @@ const RunColumn& runColumn(std::string_view key);
 // these names; `lmprof-cli columns` lists them). The grid and Markdown tables' columns.
 std::span<const RunColumn* const> csvLayout();
 std::span<const RunColumn* const> reportLayout();
+// The columns with a number, in the order charts list them (step time first).
+std::span<const RunColumn* const> chartMetrics();
+
+// Adds a column after the built-in ones: in the CSV when its inCsv, at the end of the
+// tables' layout when inTables, among the charts' metrics when it has a number. For a
+// metric a build adds (and for the test that proves one declaration reaches every writer);
+// call it before any report is written or window drawn, on one thread.
+void addRunColumn(RunColumn column, bool inTables);
 
 } // namespace lmprof::engine

@@ -1,0 +1,404 @@
+// What lmprof-cli's commands that run benchmarks share (cli_commands.h): configurations from
+// flags, driving the engine (local or remote) through its runs with progress, reports and
+// result sets, exit codes from outcomes, and the signal handler. The commands themselves are
+// in their own files (cli_registry.cpp lists them).
+//
+// Sections: flags to configs · driving a session · shared checks · signals.
+
+#include "cli_commands.h"
+
+#include "lmprof/engine/columns.h"
+#include "lmprof/engine/compare.h"
+#include "lmprof/engine/report.h"
+#include "lmprof/engine/devices.h"
+#include "lmprof/engine/memory_model.h"
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/session.h"
+#include "lmprof/engine/sweep.h"
+
+#include <algorithm>
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+namespace lmprof::app {
+
+using namespace lmprof::engine;
+
+namespace {
+
+std::atomic<int> g_interrupts{0};
+std::atomic<bool> g_interrupted{false}; // the same, as the cancel flag the engine polls
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// Flags to configurations
+
+namespace {
+
+// The flag a config field comes from, so messages name what the user typed.
+std::string flagFor(const std::string& field) {
+    static const std::map<std::string, std::string> kFlags = {
+        {"model.preset", "--model"},
+        {"model.d_model", "--d-model"},
+        {"model.d_ff", "--d-ff"},
+        {"model.num_layers", "--layers"},
+        {"model.num_heads", "--heads"},
+        {"model.vocab_size", "--vocab"},
+        {"context_length", "--ctx"},
+        {"batch_size", "--batch"},
+        {"warmup_steps", "--warmup"},
+        {"measure_steps", "--steps"},
+        {"device", "--device"},
+        {"threads", "--threads"},
+        {"precision", "--precision"},
+        {"mode", "--mode"},
+        {"sample_hz", "--sample-hz"},
+        {"grad_norms", "--grad-norms"},
+        {"telemetry_hz", "--telemetry-hz"},
+        {"memory_snapshot.path", "--memory-snapshot"},
+        {"memory_snapshot.first_step", "--snapshot-step"},
+        {"memory_snapshot.step_count", "--snapshot-steps"},
+        {"memory_snapshot.max_entries", "--snapshot-max-entries"},
+        {"op_profile.first_step", "--profile-step"},
+        {"op_profile.step_count", "--profile-steps"},
+        {"ddp.world_size", "--world-size"},
+        {"ddp.backend", "--backend"},
+        {"ddp.strategy", "--strategy"},
+        {"ddp.bucket_mb", "--bucket-mb"},
+        {"ddp.timeout_s", "--timeout-s"},
+        {"ddp", "--mode"},
+        {"fault_oom_phase", "LMPROF_FAULT_OOM"}};
+    const auto it = kFlags.find(field);
+    return it == kFlags.end() ? field : it->second;
+}
+
+} // namespace
+
+void printConfigErrors(const std::vector<ConfigError>& errors) {
+    std::cerr << "lmprof-cli: invalid configuration:\n";
+    for (const auto& e : errors) {
+        std::cerr << "  " << flagFor(e.field) << " (" << e.field << "): " << e.reason << "\n";
+    }
+}
+
+// Validates the config and checks it can run on the engine (this machine without one);
+// prints every problem otherwise.
+bool acceptConfig(const RunConfig& c, const SessionInterface* engine) {
+    std::vector<ConfigError> errors = validate(c);
+    if (errors.empty()) {
+        if (auto refusal = engine ? engine->checkRunnable(c) : checkRunnable(c)) {
+            errors.push_back(*refusal);
+        }
+    }
+    if (!errors.empty()) {
+        printConfigErrors(errors);
+    }
+    return errors.empty();
+}
+
+std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
+                                     const std::string& precision, const std::string& mode,
+                                     const CommonOptions& o,
+                                     std::optional<SnapshotRequest> snapshot,
+                                     std::optional<DdpRequest> ddp,
+                                     const SessionInterface* engine) {
+    std::vector<ConfigError> errors;
+    RunConfig c;
+    c.ddp = ddp;
+    c.memorySnapshot = std::move(snapshot);
+    const bool dimsGiven = o.dModel || o.dFf || o.layers || o.heads;
+    if (model == "custom") {
+        c.model.preset = "custom";
+        c.model.dModel = o.dModel.value_or(0);
+        c.model.dFf = o.dFf.value_or(0);
+        c.model.numLayers = o.layers.value_or(0);
+        c.model.numHeads = o.heads.value_or(0);
+        // A given value, 0 included, is left to validate() ("must be ..., got 0").
+        for (auto [given, field] : {std::pair{o.dModel.has_value(), "model.d_model"},
+                                    {o.dFf.has_value(), "model.d_ff"},
+                                    {o.layers.has_value(), "model.num_layers"},
+                                    {o.heads.has_value(), "model.num_heads"}}) {
+            if (!given) {
+                errors.push_back({field, "required with --model custom"});
+            }
+        }
+    } else if (auto preset = presetModel(model)) {
+        c.model = *preset;
+        if (dimsGiven) {
+            errors.push_back({"model.preset", "--d-model/--d-ff/--layers/--heads need --model "
+                                              "custom (preset '" +
+                                                  model + "' fixes them)"});
+        }
+    } else {
+        c.model.preset = model; // validate() names the unknown preset
+    }
+    c.model.vocabSize = o.vocab;
+    c.contextLength = ctx;
+    c.batchSize = o.batch;
+    c.warmupSteps = o.warmup;
+    c.measureSteps = o.steps;
+    c.device = o.device;
+    c.seed = o.seed;
+    c.threads = o.threads;
+    c.sampleHz = o.sampleHz;
+    c.telemetryHz = o.telemetryHz;
+    c.gradNorms = o.gradNorms;
+    if (o.profileOps) {
+        c.opProfile = defaultOpProfileRequest(o.warmup, o.profileTrace);
+        if (o.profileStep >= 0) {
+            c.opProfile->firstStep = o.profileStep;
+        } else if (o.profileStep != -1) {
+            errors.push_back({"op_profile.first_step", "must be a step index (0 or more), got " +
+                                                           std::to_string(o.profileStep)});
+        }
+        c.opProfile->stepCount = o.profileSteps;
+    }
+    if (auto p = parsePrecision(precision)) {
+        c.precision = *p;
+    } else {
+        errors.push_back(
+            {"precision", "'" + precision + "' is not one of " + joinNames(kPrecisions)});
+    }
+    if (auto m = parseMode(mode)) {
+        c.mode = *m;
+    } else {
+        errors.push_back({"mode", "'" + mode + "' is not one of " + joinNames(kModes)});
+    }
+    if (const char* fault = std::getenv("LMPROF_FAULT_OOM"); fault && *fault) {
+        if (auto phase = parsePhase(fault)) {
+            c.faultOomPhase = *phase;
+        } else {
+            errors.push_back({"fault_oom_phase", std::string("'") + fault +
+                                                     "' is not forward, backward or optimizer"});
+        }
+    }
+    if (!errors.empty()) {
+        printConfigErrors(errors);
+        return std::nullopt;
+    }
+    return acceptConfig(c, engine) ? std::optional<RunConfig>(c) : std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------
+// Driving a session
+
+namespace {
+
+void printStep(const std::string& label, const StepRecord& s, const RunConfig& c) {
+    std::fprintf(stderr, "  %s step %d/%d%s  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
+                 label.c_str(), s.index + 1, c.warmupSteps + c.measureSteps,
+                 s.warmup ? " (warmup)" : "", s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
+}
+
+// The id lmprof-cli gives the i-th run (0-based) of an invocation.
+std::string runIdFor(const RunConfig& c, size_t i) {
+    return runLabel(c) + "-" + std::to_string(i + 1);
+}
+
+} // namespace
+
+// Where each profiled run's Chrome trace goes: "{run}" in --profile-trace becomes the run's
+// id; without the flag, beside the --json file (out.json -> out.<id>.trace.json), else in
+// the working directory.
+void assignTracePaths(std::vector<RunConfig>& configs, const CommonOptions& o) {
+    std::string pattern = o.profileTrace;
+    if (pattern.empty()) {
+        const std::filesystem::path json(o.jsonPath);
+        pattern =
+            o.jsonPath.empty()
+                ? std::string("{run}.trace.json")
+                : (json.parent_path() / (json.stem().string() + ".{run}.trace.json")).string();
+    }
+    for (size_t i = 0; i < configs.size(); ++i) {
+        if (!configs[i].opProfile) {
+            continue;
+        }
+        std::string path = pattern;
+        const std::string id = runIdFor(configs[i], i);
+        for (size_t at = path.find("{run}"); at != std::string::npos; at = path.find("{run}", at)) {
+            path.replace(at, 5, id);
+            at += id.size();
+        }
+        // Absolute, so that the result set still finds it from elsewhere.
+        configs[i].opProfile->tracePath = std::filesystem::absolute(path).string();
+    }
+}
+
+// Runs configs in order on the engine; `skip` may turn a config into a skipped result
+// without running it. Calls `finished` as each run ends.
+std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunConfig>& configs,
+                              bool quiet, const SkipFn& skip, const DoneFn& finished) {
+    std::vector<RunResult> results;
+    for (size_t i = 0; i < configs.size(); ++i) {
+        if (g_interrupts.load() > 0) {
+            break;
+        }
+        if (auto skipped = skip ? skip(configs[i]) : std::nullopt) {
+            results.push_back(std::move(*skipped));
+            if (finished) {
+                finished(results.back());
+            }
+            continue;
+        }
+        const std::string label = "[" + std::to_string(i + 1) + "/" +
+                                  std::to_string(configs.size()) + " " + runLabel(configs[i]) + "]";
+        if (!quiet) {
+            std::fprintf(stderr, "%s starting (%.1fM parameters)\n", label.c_str(),
+                         static_cast<double>(parameterCount(configs[i].model)) / 1e6);
+        }
+        // A warning, not a refusal: the run may still be wanted (to see where it fails).
+        if (const std::string fit =
+                fitWarning(configs[i], session.deviceMemoryBytes(configs[i].device));
+            !fit.empty()) {
+            std::fprintf(stderr, "%s warning: %s\n", label.c_str(), fit.c_str());
+        }
+        const int index = session.submit(configs[i]);
+        bool done = false;
+        bool cancelSent = false;
+        while (!done) {
+            session.waitForEvents(std::chrono::milliseconds(100));
+            if (g_interrupts.load() > 0 && !cancelSent) {
+                std::fprintf(stderr, "lmprof-cli: interrupted, cancelling the current run\n");
+                session.cancel();
+                cancelSent = true;
+            }
+            for (auto& event : session.drain()) {
+                // A remote engine's other clients' runs are theirs: only this one counts.
+                if (auto* step = std::get_if<StepFinished>(&event);
+                    step && step->runIndex == index && !quiet) {
+                    printStep(label, step->step, configs[i]);
+                } else if (auto* fin = std::get_if<RunFinished>(&event);
+                           fin && fin->runIndex == index) {
+                    // A local run is named by its place in this invocation; a server's
+                    // keeps the server's id, unique among every client's runs there.
+                    if (!session.info().remote) {
+                        fin->result.id = runIdFor(configs[i], i);
+                    }
+                    results.push_back(std::move(fin->result));
+                    if (finished) {
+                        finished(results.back());
+                    }
+                    done = true;
+                }
+            }
+        }
+    }
+    return results;
+}
+
+namespace {
+
+int exitCodeFor(const std::vector<RunResult>& runs) {
+    int code = kExitOk;
+    for (const auto& r : runs) {
+        if (r.status == RunStatus::Oom) {
+            code = kExitOom;
+        } else if (r.status != RunStatus::Ok && r.status != RunStatus::Skipped && code == kExitOk) {
+            code = kExitFailure;
+        }
+    }
+    return g_interrupts.load() > 0 && code == kExitOk ? kExitFailure : code;
+}
+
+} // namespace
+
+int reportRuns(const std::vector<RunResult>& runs, const CommonOptions& o,
+               const Environment* environment) {
+    const auto format = parseReportFormat(o.format);
+    writeReport(std::cout, runs, *format);
+    if (!o.jsonPath.empty()) {
+        try {
+            // A run that measured nothing (cancelled at once) never replaces an existing
+            // result file: it goes beside it.
+            std::filesystem::path target = o.jsonPath;
+            const bool measuredAny = std::any_of(runs.begin(), runs.end(), [](const auto& r) {
+                return !measuredStepTimes(r.steps).empty();
+            });
+            if (!measuredAny && std::filesystem::exists(target)) {
+                target.replace_filename(target.stem().string() + ".unmeasured" +
+                                        target.extension().string());
+                std::fprintf(stderr,
+                             "lmprof-cli: --json: no run measured a step; %s is kept and the "
+                             "runs go to %s\n",
+                             o.jsonPath.c_str(), target.c_str());
+            }
+            saveResultSetAtomic(makeSet(runs, o.device, environment), target);
+            if (!o.quiet) {
+                std::fprintf(stderr, "saved %zu run(s) to %s\n", runs.size(), target.c_str());
+            }
+        } catch (const std::exception& e) {
+            std::cerr << "lmprof-cli: " << e.what() << "\n";
+            return kExitFailure;
+        }
+    }
+    return exitCodeFor(runs);
+}
+
+void printStepLine(const std::string& label, const StepRecord& step, const RunConfig& config) {
+    printStep(label, step, config);
+}
+
+bool interrupted() {
+    return g_interrupts.load() > 0;
+}
+
+const std::atomic<bool>* interruptFlag() {
+    return &g_interrupted;
+}
+
+// ---------------------------------------------------------------------------------------
+// Shared by the commands (cli_commands.h)
+
+ResultSet makeSet(std::vector<RunResult> runs, const std::string& device,
+                  const Environment* environment) {
+    ResultSet set;
+    set.created = utcNow();
+    set.tool = toolInfo();
+    set.environment = environment ? *environment : probeEnvironment(resolveDevice(device));
+    set.runs = std::move(runs);
+    return set;
+}
+
+// Checked before anything runs (outputFileProblem).
+bool checkJsonTarget(const std::string& path) {
+    if (path.empty()) {
+        return true;
+    }
+    if (const std::string problem = outputFileProblem(path); !problem.empty()) {
+        std::cerr << "lmprof-cli: --json " << path << ": " << problem << "\n";
+        return false;
+    }
+    return true;
+}
+
+bool checkFormat(const std::string& format) {
+    if (parseReportFormat(format)) {
+        return true;
+    }
+    std::cerr << "lmprof-cli: --format: '" << format << "' is not one of table, markdown, csv\n";
+    return false;
+}
+
+// ---------------------------------------------------------------------------------------
+// signals
+
+void installInterruptHandler() {
+    struct sigaction sa {};
+    sa.sa_handler = [](int sig) {
+        g_interrupted.store(true);
+        if (g_interrupts.fetch_add(1) > 0) {
+            std::signal(sig, SIG_DFL);
+            std::raise(sig);
+        }
+    };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+}
+
+} // namespace lmprof::app
