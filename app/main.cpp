@@ -47,6 +47,16 @@ void requestClose(int sig) {
     g_closeRequested = 1;
 }
 
+// The engine wakes a loop asleep in glfwWaitEvents once per frame at most: a run publishing
+// a step every millisecond posts one empty event until the next frame begins, not a
+// thousand (each an X11 message the loop would read).
+std::atomic<bool> g_wakePosted{false};
+void wakeTheLoop() {
+    if (!g_wakePosted.exchange(true)) {
+        glfwPostEmptyEvent(); // any thread may call it
+    }
+}
+
 // Why the config folder (layout, settings, autosave) cannot be used, or "" when it can. It
 // is checked before a window opens, so a bad one is a message rather than an abort.
 std::string configDirProblem(const std::filesystem::path& dir) {
@@ -228,7 +238,7 @@ int main(int argc, char** argv) {
         appOptions.openFiles = o.open;
         appOptions.fontScale = static_cast<float>(o.fontScale);
         appOptions.demo = demo;
-        appOptions.wake = [] { glfwPostEmptyEvent(); }; // any thread may call it
+        appOptions.wake = wakeTheLoop;
         appOptions.engine = std::move(remoteEngine); // the window's alone: switched away, it goes
         if (!run.common.connect.empty()) {
             appOptions.connectAddress = run.common.connect;
@@ -307,6 +317,9 @@ int main(int argc, char** argv) {
                                    ? recorder->seconds()
                                    : std::chrono::duration<double>(frameStart - launched).count());
             glfwPollEvents();
+            // After the poll, before the frame drains the engine: an event published from
+            // now on posts a wake the next wait sees; one published earlier is drained now.
+            g_wakePosted.store(false);
             // Events of the first frames are the window being set up (focus, the pointer's
             // first position), not a person using it.
             const bool input = ImGui::GetCurrentContext()->InputEventsQueue.Size > 0;
