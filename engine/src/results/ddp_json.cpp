@@ -72,32 +72,6 @@ DdpRank rankFrom(const json& j, const std::string& path, int totalSteps) {
 
 } // namespace
 
-json ddpRequestJson(const std::optional<DdpRequest>& request) {
-    if (!request) {
-        return nullptr;
-    }
-    return {{"world_size", request->worldSize},
-            {"backend", toString(request->backend)},
-            {"strategy", toString(request->strategy)},
-            {"bucket_mb", request->bucketMb},
-            {"timeout_s", request->timeoutS}};
-}
-
-std::optional<DdpRequest> ddpRequestFrom(const json& config, const std::string& path) {
-    const json* j = member(config, path, "ddp", false);
-    if (!j) {
-        return std::nullopt;
-    }
-    const std::string p = path + ".ddp";
-    DdpRequest r;
-    read(*j, p, "world_size", r.worldSize, true);
-    readEnum(*j, p, "backend", r.backend, parseDdpBackend, true);
-    readEnum(*j, p, "strategy", r.strategy, parseDdpStrategy, true);
-    read(*j, p, "bucket_mb", r.bucketMb);
-    read(*j, p, "timeout_s", r.timeoutS);
-    return r;
-}
-
 void writeDdp(json& run, const RunResult& r) {
     if (!r.ddp) {
         return;

@@ -268,17 +268,13 @@ TelemetrySample telemetrySampleFrom(const json& j, const std::string& path);
 void writeMemory(json& run, const RunResult& r);
 void readMemory(const json& run, const std::string& path, RunResult& r);
 
-// The op profile: the request in a run's config ("op_profile", null when none) and the
-// result in the run ("op_profile", absent when none). op_profile_json.cpp.
-json opProfileRequestJson(const std::optional<OpProfileRequest>& request);
-std::optional<OpProfileRequest> opProfileRequestFrom(const json& config, const std::string& path);
+// The op profile of a run ("op_profile", absent when none). op_profile_json.cpp; the
+// request is part of the config (result_json.cpp).
 void writeOpProfile(json& run, const RunResult& r);
 void readOpProfile(const json& run, const std::string& path, RunResult& r);
 
-// A data-parallel run: the request in a run's config ("ddp", null when none) and every
-// rank's steps in the run ("ddp", absent when none). ddp_json.cpp.
-json ddpRequestJson(const std::optional<DdpRequest>& request);
-std::optional<DdpRequest> ddpRequestFrom(const json& config, const std::string& path);
+// A data-parallel run: every rank's steps in the run ("ddp", absent when none).
+// ddp_json.cpp; the request is part of the config (result_json.cpp).
 void writeDdp(json& run, const RunResult& r);
 void readDdp(const json& run, const std::string& path, RunResult& r);
 

@@ -4,7 +4,7 @@
 // Sections: run memory fields · allocation trace file · largest allocations.
 
 #include "lmprof/engine/alloc_trace.h"
-#include "results/json_access.h"
+#include "results/fields.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -17,155 +17,88 @@ namespace json_io {
 // ---------------------------------------------------------------------------------------
 // Run memory fields
 
-namespace {
-
-template <typename T>
-void putIf(json& j, const char* key, const std::optional<T>& v) {
-    if (v) {
-        j[key] = *v;
-    }
+template <typename Io>
+void fields(Io& io, Ref<AllocationRecord, Io> a) {
+    io.required("bytes", a.bytes);
+    io.field("t_ms", a.tMs);
+    io.field("lifetime_ms", a.lifetimeMs);
+    io.enumeration("phase", a.phase, parsePhase);
+    io.field("step", a.step);
 }
 
-json allocationJson(const AllocationRecord& a) {
-    return {{"bytes", a.bytes},
-            {"t_ms", a.tMs},
-            {"lifetime_ms", a.lifetimeMs},
-            {"phase", toString(a.phase)},
-            {"step", a.step}};
+template <typename Io>
+void fields(Io& io, Ref<MemorySample, Io> m) {
+    io.field("t_ms", m.tMs);
+    io.field("allocated", m.allocated);
+    io.field("reserved", m.reserved);
+    io.field("rss", m.rss);
+    io.enumeration("phase", m.phase, parsePhase);
+    io.field("step", m.step);
+    io.field("boundary", m.boundary);
+    // The whole device's use, on CUDA only.
+    io.when(m.deviceTotal > 0, "device_used", m.deviceUsed);
+    io.when(m.deviceTotal > 0, "device_total", m.deviceTotal);
 }
 
-AllocationRecord allocationFrom(const json& j, const std::string& path) {
-    AllocationRecord a;
-    read(j, path, "bytes", a.bytes, true);
-    read(j, path, "t_ms", a.tMs);
-    read(j, path, "lifetime_ms", a.lifetimeMs);
-    readEnum(j, path, "phase", a.phase, parsePhase);
-    read(j, path, "step", a.step);
-    return a;
+template <typename Io>
+void fields(Io& io, Ref<TelemetrySample, Io> t) {
+    io.field("t_ms", t.tMs);
+    io.field("cpu_percent", t.cpuPercent);
+    io.field("rss", t.rss);
+    io.optional("gpu_util_percent", t.gpuUtilPercent);
+    io.optional("mem_util_percent", t.memUtilPercent);
+    io.optional("power_w", t.powerW);
+    io.optional("sm_clock_mhz", t.smClockMHz);
+    io.optional("mem_clock_mhz", t.memClockMHz);
+    io.optional("temperature_c", t.temperatureC);
+    io.optional("throttle_reasons", t.throttleReasons);
 }
 
-} // namespace
+template <typename Io>
+void fields(Io& io, Ref<MemorySnapshotInfo, Io> s) {
+    io.required("path", s.path);
+    io.field("format", s.format);
+    io.field("first_step", s.firstStep);
+    io.field("step_count", s.stepCount);
+    io.field("entries", s.entries);
+    io.field("truncated", s.truncated);
+    io.nullable("error", s.error);
+    io.array("largest_allocations", s.largest);
+}
+
+// The memory parts of a run object, in the run's own list (result_json.cpp).
+template <typename Io>
+void memoryFields(Io& io, Ref<RunResult, Io> r) {
+    io.array("memory_timeline", r.memoryTimeline);
+    io.array("telemetry", r.telemetry);
+    io.optional("telemetry_note", r.telemetryNote);
+    io.field("sampler_cpu_ms", r.samplerCpuMs);
+    io.optional("sampler_error", r.samplerError);
+    io.nullableObject("memory_snapshot", r.memorySnapshot);
+}
 
 json memorySampleJson(const MemorySample& m) {
-    json j = {{"t_ms", m.tMs},         {"allocated", m.allocated},   {"reserved", m.reserved},
-              {"rss", m.rss},          {"phase", toString(m.phase)}, {"step", m.step},
-              {"boundary", m.boundary}};
-    if (m.deviceTotal > 0) {
-        j["device_used"] = m.deviceUsed;
-        j["device_total"] = m.deviceTotal;
-    }
-    return j;
+    return toObject(m);
 }
-
 MemorySample memorySampleFrom(const json& j, const std::string& path) {
-    MemorySample m;
-    read(j, path, "t_ms", m.tMs);
-    read(j, path, "allocated", m.allocated);
-    read(j, path, "reserved", m.reserved);
-    read(j, path, "rss", m.rss);
-    read(j, path, "device_used", m.deviceUsed);
-    read(j, path, "device_total", m.deviceTotal);
-    readEnum(j, path, "phase", m.phase, parsePhase);
-    read(j, path, "step", m.step);
-    read(j, path, "boundary", m.boundary);
-    return m;
+    return fromObject<MemorySample>(j, path);
 }
-
 json telemetrySampleJson(const TelemetrySample& t) {
-    json j = {{"t_ms", t.tMs}, {"cpu_percent", t.cpuPercent}, {"rss", t.rss}};
-    putIf(j, "gpu_util_percent", t.gpuUtilPercent);
-    putIf(j, "mem_util_percent", t.memUtilPercent);
-    putIf(j, "power_w", t.powerW);
-    putIf(j, "sm_clock_mhz", t.smClockMHz);
-    putIf(j, "mem_clock_mhz", t.memClockMHz);
-    putIf(j, "temperature_c", t.temperatureC);
-    putIf(j, "throttle_reasons", t.throttleReasons);
-    return j;
+    return toObject(t);
 }
-
 TelemetrySample telemetrySampleFrom(const json& e, const std::string& path) {
-    TelemetrySample t;
-    read(e, path, "t_ms", t.tMs);
-    read(e, path, "cpu_percent", t.cpuPercent);
-    read(e, path, "rss", t.rss);
-    readOptional(e, path, "gpu_util_percent", t.gpuUtilPercent);
-    readOptional(e, path, "mem_util_percent", t.memUtilPercent);
-    readOptional(e, path, "power_w", t.powerW);
-    readOptional(e, path, "sm_clock_mhz", t.smClockMHz);
-    readOptional(e, path, "mem_clock_mhz", t.memClockMHz);
-    readOptional(e, path, "temperature_c", t.temperatureC);
-    readOptional(e, path, "throttle_reasons", t.throttleReasons);
-    return t;
+    return fromObject<TelemetrySample>(e, path);
 }
 
 void writeMemory(json& run, const RunResult& r) {
-    json timeline = json::array();
-    for (const auto& m : r.memoryTimeline) {
-        timeline.push_back(memorySampleJson(m));
-    }
-    run["memory_timeline"] = std::move(timeline);
-
-    json telemetry = json::array();
-    for (const auto& t : r.telemetry) {
-        telemetry.push_back(telemetrySampleJson(t));
-    }
-    run["telemetry"] = std::move(telemetry);
-    if (r.telemetryNote) {
-        run["telemetry_note"] = *r.telemetryNote;
-    }
-    run["sampler_cpu_ms"] = r.samplerCpuMs;
-    if (r.samplerError) {
-        run["sampler_error"] = *r.samplerError;
-    }
-
-    if (const auto& s = r.memorySnapshot) {
-        json largest = json::array();
-        for (const auto& a : s->largest) {
-            largest.push_back(allocationJson(a));
-        }
-        run["memory_snapshot"] = {{"path", s->path},
-                                  {"format", s->format},
-                                  {"first_step", s->firstStep},
-                                  {"step_count", s->stepCount},
-                                  {"entries", s->entries},
-                                  {"truncated", s->truncated},
-                                  {"error", nullable(s->error)},
-                                  {"largest_allocations", std::move(largest)}};
-    } else {
-        run["memory_snapshot"] = nullptr;
-    }
+    Writer w{std::move(run)};
+    memoryFields(w, r);
+    run = std::move(w.out);
 }
 
 void readMemory(const json& j, const std::string& path, RunResult& r) {
-    const json& timeline = arrayMember(j, path, "memory_timeline");
-    for (size_t i = 0; i < timeline.size(); ++i) {
-        r.memoryTimeline.push_back(
-            memorySampleFrom(timeline[i], indexed(path, "memory_timeline", i)));
-    }
-    const json& telemetry = arrayMember(j, path, "telemetry");
-    for (size_t i = 0; i < telemetry.size(); ++i) {
-        r.telemetry.push_back(telemetrySampleFrom(telemetry[i], indexed(path, "telemetry", i)));
-    }
-    readOptional(j, path, "telemetry_note", r.telemetryNote);
-    read(j, path, "sampler_cpu_ms", r.samplerCpuMs);
-    readOptional(j, path, "sampler_error", r.samplerError);
-    if (const json* s = member(j, path, "memory_snapshot", false)) {
-        const std::string sp = path + ".memory_snapshot";
-        MemorySnapshotInfo info;
-        read(*s, sp, "path", info.path, true);
-        read(*s, sp, "format", info.format);
-        read(*s, sp, "first_step", info.firstStep);
-        read(*s, sp, "step_count", info.stepCount);
-        read(*s, sp, "entries", info.entries);
-        read(*s, sp, "truncated", info.truncated);
-        readOptional(*s, sp, "error", info.error);
-        const json& largest = arrayMember(*s, sp, "largest_allocations");
-        for (size_t i = 0; i < largest.size(); ++i) {
-            info.largest.push_back(
-                allocationFrom(largest[i], indexed(sp, "largest_allocations", i)));
-        }
-        r.memorySnapshot = std::move(info);
-    }
+    Reader reader{j, path};
+    memoryFields(reader, r);
 }
 
 } // namespace json_io

@@ -178,27 +178,6 @@ OpTimeline timelineFrom(const json& j, const std::string& path, int steps) {
 
 } // namespace
 
-json opProfileRequestJson(const std::optional<OpProfileRequest>& r) {
-    if (!r) {
-        return nullptr;
-    }
-    return {
-        {"first_step", r->firstStep}, {"step_count", r->stepCount}, {"trace_path", r->tracePath}};
-}
-
-std::optional<OpProfileRequest> opProfileRequestFrom(const json& config, const std::string& path) {
-    const json* j = member(config, path, "op_profile", false);
-    if (!j) {
-        return std::nullopt;
-    }
-    const std::string rp = path + ".op_profile";
-    OpProfileRequest r;
-    read(*j, rp, "first_step", r.firstStep, true);
-    read(*j, rp, "step_count", r.stepCount);
-    read(*j, rp, "trace_path", r.tracePath);
-    return r;
-}
-
 void writeOpProfile(json& run, const RunResult& r) {
     if (!r.opProfile) {
         return;
