@@ -42,7 +42,7 @@ out=$(LMPROF_CONFIG_DIR="$work/memory-config" xvfb-run -a -s "-screen 0 1600x100
   --export-plots heatmapp --export-dir "$work" --autorun --exit-when-done 2>&1)
 rc=$?
 set -e
-[ "$rc" -eq 1 ] && echo "$out" | grep -q "'heatmapp' is not a chart (step-times, distribution" ||
+[ "$rc" -eq 1 ] && echo "$out" | grep -q "'heatmapp' is not a chart (step-times, memory" ||
   { echo "unknown chart not refused ($rc): $out"; exit 1; }
 grep -q '"schema": "lmprof.alloc-trace/1"' "$work/snapshot.json" || { echo "no allocation trace"; exit 1; }
 grep -q "$work/snapshot.json" "$work/memory-run.json" || { echo "run does not name its snapshot"; exit 1; }

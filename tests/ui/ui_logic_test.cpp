@@ -9,7 +9,8 @@
 #include "lmprof/ui/demo_script.h"
 #include "lmprof/ui/run_store.h"
 #include "settings.h"
-#include "views/views.h"
+#include "views/files_view.h"
+#include "views/plot_helpers.h"
 
 #include <cmath>
 #include <filesystem>

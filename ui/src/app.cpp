@@ -117,11 +117,6 @@ void App::setupStyle(float contentScale) {
 }
 
 namespace {
-template <typename View>
-Window window(View& view, DockSlot slot, float roomShare = 0.0f) {
-    return {View::kTitle, slot, [&view](ViewContext& ctx) { view.draw(ctx); }, roomShare};
-}
-
 // Makes `node` take at least `share` of its vertical split (the rest stays with its
 // sibling), through the sizes ImGui's docking keeps for the split's next layout.
 void growInSplit(ImGuiDockNode* node, float share) {
@@ -165,29 +160,27 @@ void App::Impl::giveRoomToWindowsBroughtForward() {
     }
 }
 
+std::vector<std::unique_ptr<View>> makeViews() {
+    std::vector<std::unique_ptr<View>> views;
+    for (const WindowEntry& entry : windowRegistry()) {
+        views.push_back(entry.make());
+    }
+    return views;
+}
+
 void App::Impl::registerWindows() {
-    // The draw order matters on a first launch: a dock place shows the first window drawn
-    // into it, and the last new window takes the focus, so the run views come before the
-    // sweep and summary windows that share their places as tabs.
-    windows = {window(configView, DockSlot::Left),
-               window(filesView, DockSlot::LeftBottom),
-               window(stepTimesView, DockSlot::ChartTopLeft),
-               window(memoryView, DockSlot::ChartTopRight),
-               window(telemetryView, DockSlot::ChartBottomLeft), // same time axis as above
-               window(histogramView, DockSlot::ChartTopRight),
-               window(throughputView, DockSlot::ChartBottomRight),
-               window(sweepView, DockSlot::Left),
-               window(summaryTableView, DockSlot::Bottom),
-               window(heatmapView, DockSlot::ChartTopRight),
-               window(precisionView, DockSlot::Bottom),
-               window(precisionLabView, DockSlot::Bottom),
-               window(distributedView, DockSlot::Bottom),
-               window(warmupView, DockSlot::ChartBottomRight),
-               window(compareView, DockSlot::Bottom),
-               // Full width, the tree beside the timeline; in front, it takes 55% of the
-               // height (the tree and the timeline need rows, not a strip).
-               window(opsView, DockSlot::Bottom, 0.55f),
-               window(runsTableView, DockSlot::Bottom)};
+    const auto& registry = windowRegistry();
+    for (size_t i = 0; i < registry.size(); ++i) {
+        const WindowEntry& entry = registry[i];
+        View* view = views[i].get();
+        windows.push_back({entry.title, entry.slot, [view](ViewContext& c) { view->draw(c); },
+                           entry.roomShare});
+        for (const ChartEntry& chart : entry.charts) {
+            charts.push_back({chart.name, chart.title, [view, draw = chart.draw](ViewContext& c) {
+                                  draw(*view, c, ImVec2(-1, -1));
+                              }});
+        }
+    }
 }
 
 bool App::Impl::isWindow(const std::string& title) const {

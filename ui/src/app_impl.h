@@ -8,7 +8,10 @@
 #include "lmprof/engine/session.h"
 #include "lmprof/ui/app.h"
 #include "settings.h"
-#include "views/views.h"
+#include "views/files_view.h"
+#include "views/precision_lab_view.h"
+#include "views/sweep_view.h"
+#include "views/view.h"
 
 #include <filesystem>
 #include <functional>
@@ -16,22 +19,11 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace lmprof::ui {
-
-// Where the default layout docks a window: a left column (with a small place under it),
-// four chart places in a 2 × 2 grid, and a strip along the bottom.
-enum class DockSlot {
-    Left,
-    LeftBottom,
-    ChartTopLeft,
-    ChartBottomLeft,
-    ChartTopRight,
-    ChartBottomRight,
-    Bottom
-};
 
 // One window of the registry: its title (the view's kTitle), its place in the default
 // layout and how to draw it. The registry drives the default layout, the View menu, --show
@@ -55,6 +47,19 @@ struct Chart {
     std::function<void(ViewContext&)> draw;
 };
 
+// One view per registry entry, in its order (app.cpp).
+std::vector<std::unique_ptr<View>> makeViews();
+// The view of class V among them: the app drives a few directly.
+template <typename V>
+V& viewOf(const std::vector<std::unique_ptr<View>>& views) {
+    for (const auto& v : views) {
+        if (auto* view = dynamic_cast<V*>(v.get())) {
+            return *view;
+        }
+    }
+    throw std::logic_error(std::string(V::kTitle) + " is not in the window registry");
+}
+
 // Frames drawn after the autorun run finished before it counts as settled (the charts'
 // auto-fit needs a frame or two to take the final data into account).
 inline constexpr int kSettleFrames = 5;
@@ -68,7 +73,6 @@ struct App::Impl {
           layoutProblem(options.freshLayout ? std::string() : setAsideOversizedLayout(iniFile)),
           hadLayout(std::filesystem::exists(iniFile)), autosave(options.configDir) {
         registerWindows();
-        registerCharts();
         activeEngine->setWaker(options.wake);
     }
 
@@ -119,24 +123,12 @@ struct App::Impl {
     // A request to export chart `stem` to `path` at the export size (exportRequest's rule).
     PngRequest exportRequest(const std::string& stem, std::string path) const;
 
-    // The views, and the windows they draw (registry order = draw order; see windows()).
-    ConfigView configView;
-    SweepView sweepView;
-    SummaryTableView summaryTableView;
-    HeatmapView heatmapView;
-    PrecisionView precisionView;
-    PrecisionLabView precisionLabView;
-    DistributedView distributedView;
-    WarmupView warmupView;
-    CompareView compareView;
-    OpsView opsView;
-    StepTimesView stepTimesView;
-    HistogramView histogramView;
-    MemoryView memoryView;
-    TelemetryView telemetryView;
-    ThroughputView throughputView;
-    RunsTableView runsTableView;
-    FilesView filesView;
+    // The views of the registry (views/registry.cpp), in its order, and the three the app
+    // also drives.
+    std::vector<std::unique_ptr<View>> views = makeViews();
+    FilesView& filesView = viewOf<FilesView>(views);
+    SweepView& sweepView = viewOf<SweepView>(views);
+    PrecisionLabView& precisionLabView = viewOf<PrecisionLabView>(views);
     std::vector<Window> windows;
     // Grows the dock place of a window with a roomShare as it comes to the front.
     void giveRoomToWindowsBroughtForward();
@@ -146,7 +138,6 @@ struct App::Impl {
     // Steps of the demo naming a window or chart that is none, said before it plays.
     void checkDemoTargets();
     std::vector<Chart> charts;
-    void registerCharts();
     const Chart* findChart(const std::string& stem) const;
     std::string chartNames() const;             // "step-times, distribution, ..." for messages
     std::unique_ptr<OffscreenCharts> offscreen; // made at the first export

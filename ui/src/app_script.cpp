@@ -45,37 +45,6 @@ std::string runsLine(const std::vector<RunView*>& runs) {
 
 } // namespace
 
-void App::Impl::registerCharts() {
-    charts = {
-        {"step-times", "Step times, ms per step",
-         [this](ViewContext& ctx) { stepTimesView.drawChart(ctx, ImVec2(-1, -1)); }},
-        {"distribution", "Distribution of the measured step times",
-         [this](ViewContext& ctx) { histogramView.drawChart(ctx, ImVec2(-1, -1)); }},
-        {"memory", "Memory over the run, MiB",
-         [this](ViewContext& ctx) {
-             memoryView.drawTimeline(ctx, ctx.selectedRuns(), ImVec2(-1, -1));
-         }},
-        {"memory-breakdown", "Peak memory: predicted and measured, MiB",
-         [this](ViewContext& ctx) { memoryView.drawBreakdown(ctx, ImVec2(-1, -1)); }},
-        {"throughput", "Throughput, tokens per second",
-         [this](ViewContext& ctx) { throughputView.drawChart(ctx, ImVec2(-1, -1)); }},
-        {"telemetry", "Telemetry: step time, CPU use and RSS over the run",
-         [this](ViewContext& ctx) { telemetryView.drawChart(ctx, ImVec2(-1, -1)); }},
-        {"accumulation", "Precision lab: relative error of a sum against its number of terms",
-         [this](ViewContext& ctx) { precisionLabView.drawAccumulationChart(ctx, ImVec2(-1, -1)); }},
-        {"loss", "Precision lab: loss per step of runs that differ in precision",
-         [this](ViewContext& ctx) { precisionLabView.drawLossChart(ctx, ImVec2(-1, -1)); }},
-        {"loss-scale", "Precision lab: fp16 loss scale per step, skipped updates marked",
-         [this](ViewContext& ctx) { precisionLabView.drawLossScaleChart(ctx, ImVec2(-1, -1)); }},
-        {"grad-norms", "Precision lab: a layer's gradient norm per step",
-         [this](ViewContext& ctx) { precisionLabView.drawGradNormChart(ctx, ImVec2(-1, -1)); }},
-        {"ddp-strategies", "Distributed: communication overhead and bus bandwidth per strategy",
-         [this](ViewContext& ctx) { distributedView.drawStrategiesChart(ctx, ImVec2(-1, -1)); }},
-        {"ddp-lanes", "Distributed: each rank's steps, compute and exposed communication",
-         [this](ViewContext& ctx) { distributedView.drawLanesChart(ctx, ImVec2(-1, -1)); }},
-    };
-}
-
 const Chart* App::Impl::findChart(const std::string& stem) const {
     // A telemetry chart's own "Save PNG" exports the linked charts together.
     const bool telemetryPart = stem == "telemetry-step-time" || stem == "telemetry-cpu" ||

@@ -8,7 +8,8 @@
 #include "summary_model.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +18,26 @@
 #include <implot.h>
 
 namespace lmprof::ui {
+
+// A/B comparison: the current runs (or a file A) against a file B, matched by
+// configuration, ratio with 95% interval and verdict, step-time histograms of a row.
+class CompareView final : public View {
+public:
+    static constexpr const char* kTitle = "Compare";
+    void draw(ViewContext& ctx) override;
+
+private:
+    void load(ViewContext& ctx);
+
+    char m_pathA[1024] = "";
+    char m_pathB[1024] = "";
+    std::vector<engine::RunResult> m_fileA; // when a path A is given
+    std::vector<engine::RunResult> m_runsB;
+    std::string m_loadedA, m_loadedB; // what was loaded, for the header line
+    bool m_haveB = false;
+    int m_selected = -1;
+    std::vector<double> m_valuesA, m_valuesB;
+};
 
 using namespace lmprof::engine;
 
@@ -163,6 +184,11 @@ void CompareView::draw(ViewContext& ctx) {
         plot::endPlot(ctx, "compare");
     }
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry compareWindow() {
+    return windowOf<CompareView>(DockSlot::Bottom);
 }
 
 } // namespace lmprof::ui

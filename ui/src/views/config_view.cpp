@@ -7,7 +7,8 @@
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <algorithm>
 #include <array>
@@ -16,6 +17,17 @@
 #include <type_traits>
 
 namespace lmprof::ui {
+
+class ConfigView final : public View {
+public:
+    static constexpr const char* kTitle = "Configure";
+    void draw(ViewContext& ctx) override;
+
+private:
+    bool m_customContext = false; // "custom" picked in the context combo
+    std::string m_deviceBytesFor; // the engine and device m_deviceBytes was asked for
+    int64_t m_deviceBytes = 0;
+};
 
 using namespace lmprof::engine;
 
@@ -283,6 +295,11 @@ void ConfigView::draw(ViewContext& ctx) {
     ImGui::EndDisabled();
     drawProgress(ctx);
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry configWindow() {
+    return windowOf<ConfigView>(DockSlot::Left);
 }
 
 } // namespace lmprof::ui

@@ -7,7 +7,8 @@
 #include "lmprof/engine/report.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -16,6 +17,28 @@
 #include <map>
 
 namespace lmprof::ui {
+
+// Data-parallel runs (docs/DISTRIBUTED.md): the strategies side by side (overhead and bus
+// bandwidth), each rank's steps as lanes of compute and exposed communication, the seeds'
+// per-step table; runs all three strategies of Configure's configuration.
+class DistributedView final : public View {
+public:
+    static constexpr const char* kTitle = "Distributed";
+    void draw(ViewContext& ctx) override;
+    // The charts alone, filling `size` (the window's, or an exported PNG's).
+    void drawStrategiesChart(ViewContext& ctx, ImVec2 size);
+    void drawLanesChart(ViewContext& ctx, ImVec2 size);
+
+private:
+    void drawLauncher(ViewContext& ctx);
+    void drawLanesControls(ViewContext& ctx);
+    // The run whose lanes and steps are shown: the one chosen, else the newest finished.
+    RunView* lanesRun(ViewContext& ctx);
+
+    std::string m_lanesRunId;
+    bool m_showWarmup = false;
+    plot::FollowAxis m_lanesX;
+};
 
 using namespace lmprof::engine;
 
@@ -367,6 +390,14 @@ void DistributedView::drawLanesControls(ViewContext& ctx) {
     ImGui::Checkbox("warmup steps", &m_showWarmup);
     ImGui::SameLine();
     plot::helpMarker();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry distributedWindow() {
+    return windowOf<DistributedView>(DockSlot::Bottom, {chart<DistributedView>("ddp-strategies", "Distributed: communication overhead and bus bandwidth per strategy",
+                 &DistributedView::drawStrategiesChart),
+             chart<DistributedView>("ddp-lanes", "Distributed: each rank's steps, compute and exposed communication",
+                 &DistributedView::drawLanesChart)});
 }
 
 } // namespace lmprof::ui

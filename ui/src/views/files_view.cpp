@@ -5,7 +5,7 @@
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
 #include "theme.h"
-#include "views.h"
+#include "files_view.h"
 
 #include <cstring>
 #include <filesystem>
@@ -158,6 +158,11 @@ void FilesView::draw(ViewContext& ctx) {
         ImGui::PopStyleColor();
     }
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry filesWindow() {
+    return windowOf<FilesView>(DockSlot::LeftBottom);
 }
 
 } // namespace lmprof::ui

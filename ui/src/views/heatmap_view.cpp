@@ -3,7 +3,8 @@
 // (oom, skipped). The colour scale spans the cells that have values.
 
 #include "summary_model.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include "lmprof/engine/columns.h"
 
@@ -14,6 +15,20 @@
 #include <implot.h>
 
 namespace lmprof::ui {
+
+// One metric over model × context for a chosen precision and mode.
+class HeatmapView final : public View {
+public:
+    static constexpr const char* kTitle = "Heatmap";
+    void draw(ViewContext& ctx) override;
+
+private:
+    int m_metric = 0;
+    int m_precision = 0;
+    int m_mode = 2;                        // train
+    std::vector<double> m_filled;          // the grid with gaps filled, for PlotHeatmap
+    std::vector<std::string> m_tickLabels; // storage behind the axis tick labels
+};
 
 using namespace lmprof::engine;
 
@@ -147,6 +162,11 @@ void HeatmapView::draw(ViewContext& ctx) {
     ImPlot::ColormapScale(metric.chartName.c_str(), lo, hi, ImVec2(scaleWidth, -1), "%g", 0,
                           ImPlotColormap_Viridis);
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry heatmapWindow() {
+    return windowOf<HeatmapView>(DockSlot::ChartTopRight);
 }
 
 } // namespace lmprof::ui

@@ -5,12 +5,25 @@
 
 #include "lmprof/engine/report.h"
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <imgui.h>
 #include <implot.h>
 
 namespace lmprof::ui {
+
+class HistogramView final : public View {
+public:
+    static constexpr const char* kTitle = "Distribution";
+    void draw(ViewContext& ctx) override;
+    // The chart alone, filling `size` (the window's, or an exported PNG's).
+    void drawChart(ViewContext& ctx, ImVec2 size);
+
+private:
+    plot::FollowAxis m_x, m_y;
+    std::vector<double> m_values;
+};
 
 namespace {
 
@@ -137,6 +150,12 @@ void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
         }
         plot::endPlot(ctx, "distribution");
     }
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry histogramWindow() {
+    return windowOf<HistogramView>(DockSlot::ChartTopRight, {chart<HistogramView>("distribution", "Distribution of the measured step times",
+                 &HistogramView::drawChart)});
 }
 
 } // namespace lmprof::ui

@@ -8,7 +8,8 @@
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/report.h"
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <algorithm>
 #include <imgui.h>
@@ -16,6 +17,19 @@
 #include <implot_internal.h>
 
 namespace lmprof::ui {
+
+class MemoryView final : public View {
+public:
+    static constexpr const char* kTitle = "Memory";
+    void draw(ViewContext& ctx) override;
+    // The timeline of the selected runs, and the first one's peak breakdown (for exports).
+    void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, ImVec2 size);
+    void drawBreakdown(ViewContext& ctx, ImVec2 size);
+
+private:
+    plot::FollowAxis m_x, m_y;
+    Decimated m_scratch;
+};
 
 namespace {
 
@@ -369,6 +383,14 @@ void MemoryView::draw(ViewContext& ctx) {
         ImGui::EndChild();
     }
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry memoryWindow() {
+    return windowOf<MemoryView>(DockSlot::ChartTopRight, {chart<MemoryView>("memory", "Memory over the run, MiB",
+                 [](MemoryView& v, ViewContext& ctx, ImVec2 size) { v.drawTimeline(ctx, ctx.selectedRuns(), size); }),
+             chart<MemoryView>("memory-breakdown", "Peak memory: predicted and measured, MiB",
+                 &MemoryView::drawBreakdown)});
 }
 
 } // namespace lmprof::ui

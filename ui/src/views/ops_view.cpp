@@ -7,7 +7,8 @@
 #include "lmprof/engine/report.h"
 #include "ops_model.h"
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +16,38 @@
 #include <implot.h>
 
 namespace lmprof::ui {
+
+// Where a profiled step's time goes (docs/OP_PROFILE.md): headline, tree, timeline,
+// attention, two runs' regions side by side.
+class OpsView final : public View {
+public:
+    static constexpr const char* kTitle = "Ops";
+    void draw(ViewContext& ctx) override;
+
+private:
+    struct Selection {
+        engine::Phase phase = engine::Phase::Forward;
+        std::string region; // empty: nothing chosen
+        std::string name;   // empty: the whole region
+        bool matches(const engine::OpEvent& e) const;
+    };
+    void drawHeadline(const engine::OpProfile& p);
+    void drawTable(const engine::OpProfile& p);
+    void drawNode(const OpsNode& node, bool openAll);
+    void drawTimeline(const engine::OpProfile& p);
+    void drawAttention(ViewContext& ctx, const engine::OpProfile& p);
+    void drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& runs, const RunView& run);
+
+    std::string m_runId, m_lastSelected, m_otherId;
+    engine::OpKind m_kind = engine::OpKind::Kernel;
+    char m_filter[128] = "";
+    OpsSort m_sort = OpsSort::Self;
+    bool m_descending = true;
+    std::string m_kindFor; // the run m_kind was set for (its headline kind, then the user's)
+    Selection m_selection;
+    std::string m_timelineFor; // the run the zoom below belongs to
+    double m_t0 = 0.0, m_t1 = 0.0;
+};
 
 using namespace lmprof::engine;
 
@@ -517,6 +550,11 @@ void OpsView::drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& r
         plot::endPlot(ctx, "ops-regions");
     }
     ImGui::EndChild();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry opsWindow() {
+    return windowOf<OpsView>(DockSlot::Bottom, {}, 0.55f);
 }
 
 } // namespace lmprof::ui

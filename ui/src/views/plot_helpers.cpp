@@ -3,7 +3,7 @@
 // a plot with a "Save PNG" item in its right-click menu.
 
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
 
 #include <imgui.h>
 #include <imgui_internal.h>

@@ -11,7 +11,7 @@
 #include "summary_model.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "views.h"
+#include "precision_lab_view.h"
 
 #include <chrono>
 #include <cstdio>
@@ -638,6 +638,18 @@ void PrecisionLabView::drawGradNormChart(ViewContext& ctx, ImVec2 size) {
                       }
                       return std::nullopt;
                   });
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry precisionLabWindow() {
+    return windowOf<PrecisionLabView>(DockSlot::Bottom, {chart<PrecisionLabView>("accumulation", "Precision lab: relative error of a sum against its number of terms",
+                 &PrecisionLabView::drawAccumulationChart),
+             chart<PrecisionLabView>("loss", "Precision lab: loss per step of runs that differ in precision",
+                 &PrecisionLabView::drawLossChart),
+             chart<PrecisionLabView>("loss-scale", "Precision lab: fp16 loss scale per step, skipped updates marked",
+                 &PrecisionLabView::drawLossScaleChart),
+             chart<PrecisionLabView>("grad-norms", "Precision lab: a layer's gradient norm per step",
+                 &PrecisionLabView::drawGradNormChart)});
 }
 
 } // namespace lmprof::ui

@@ -6,11 +6,20 @@
 #include "summary_model.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <imgui.h>
 
 namespace lmprof::ui {
+
+// Speedup of bf16 / fp16 / bf16-pure over fp32 per cell, with interval, p and verdict from one
+// test.
+class PrecisionView final : public View {
+public:
+    static constexpr const char* kTitle = "Precision";
+    void draw(ViewContext& ctx) override;
+};
 
 using namespace lmprof::engine;
 
@@ -68,6 +77,11 @@ void PrecisionView::draw(ViewContext& ctx) {
         ImGui::EndTable();
     }
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry precisionWindow() {
+    return windowOf<PrecisionView>(DockSlot::Bottom);
 }
 
 } // namespace lmprof::ui

@@ -7,12 +7,22 @@
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <algorithm>
 #include <imgui.h>
 
 namespace lmprof::ui {
+
+class RunsTableView final : public View {
+public:
+    static constexpr const char* kTitle = "Runs";
+    void draw(ViewContext& ctx) override;
+
+private:
+    std::vector<std::vector<std::string>> m_cells; // the cells of the frame being drawn
+};
 
 using namespace lmprof::engine;
 
@@ -148,6 +158,11 @@ void RunsTableView::draw(ViewContext& ctx) {
         ImGui::EndTable();
     }
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry runsTableWindow() {
+    return windowOf<RunsTableView>(DockSlot::Bottom);
 }
 
 } // namespace lmprof::ui

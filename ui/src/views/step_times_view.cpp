@@ -5,12 +5,27 @@
 // the y range leaves the (often far slower) warmup steps out by default.
 
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <imgui.h>
 #include <implot.h>
 
 namespace lmprof::ui {
+
+class StepTimesView final : public View {
+public:
+    static constexpr const char* kTitle = "Step times";
+    void draw(ViewContext& ctx) override;
+    // The chart alone, filling `size` (the window's, or an exported PNG's).
+    void drawChart(ViewContext& ctx, ImVec2 size);
+
+private:
+    bool m_measuredOnly = true; // y range over the measured steps (where there are some)
+    plot::FollowAxis m_x, m_y;
+    Decimated m_scratch;
+    Decimated m_scratchHigh;
+};
 
 namespace {
 
@@ -157,6 +172,12 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
         drawTooltip(runs);
         plot::endPlot(ctx, "step-times");
     }
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry stepTimesWindow() {
+    return windowOf<StepTimesView>(DockSlot::ChartTopLeft, {chart<StepTimesView>("step-times", "Step times, ms per step",
+                 &StepTimesView::drawChart)});
 }
 
 } // namespace lmprof::ui

@@ -6,13 +6,22 @@
 #include "summary_model.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <algorithm>
 #include <imgui.h>
 #include <sstream>
 
 namespace lmprof::ui {
+
+// The benchmark matrix (model × context rows with phase times ± std, peak memory,
+// tokens/s), failed and skipped cells marked, filling live.
+class SummaryTableView final : public View {
+public:
+    static constexpr const char* kTitle = "Summary";
+    void draw(ViewContext& ctx) override;
+};
 
 using namespace lmprof::engine;
 
@@ -131,6 +140,11 @@ void SummaryTableView::draw(ViewContext& ctx) {
         ImGui::EndTable();
     }
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry summaryWindow() {
+    return windowOf<SummaryTableView>(DockSlot::Bottom);
 }
 
 } // namespace lmprof::ui

@@ -6,7 +6,7 @@
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/report.h"
 #include "theme.h"
-#include "views.h"
+#include "sweep_view.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -288,6 +288,11 @@ void SweepView::draw(ViewContext& ctx) {
     ImGui::EndDisabled();
     drawProgress();
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry sweepWindow() {
+    return windowOf<SweepView>(DockSlot::Left);
 }
 
 } // namespace lmprof::ui

@@ -6,12 +6,27 @@
 // each, in their colour; a run's secondary series (RSS, temperature) are drawn faint.
 
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <imgui.h>
 #include <implot.h>
 
 namespace lmprof::ui {
+
+class TelemetryView final : public View {
+public:
+    static constexpr const char* kTitle = "Telemetry";
+    void draw(ViewContext& ctx) override;
+    // The chart alone, filling `size` (the window's, or an exported PNG's).
+    void drawChart(ViewContext& ctx, ImVec2 size);
+
+private:
+    plot::FollowAxis m_x;     // shared by the linked charts
+    plot::FollowAxis m_y[4];  // per chart: step ms, CPU % / GPU util, clocks, power
+    plot::FollowAxis m_y2[4]; // per chart's right axis: -, RSS, -, temperature
+    Decimated m_scratch;
+};
 
 namespace {
 
@@ -217,6 +232,12 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
         // The grid's rectangle: the size "telemetry" exports at, as the window shows it.
         plot::rememberRect(ctx, "telemetry", ImGui::GetItemRectMin(), ImGui::GetItemRectMax());
     }
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry telemetryWindow() {
+    return windowOf<TelemetryView>(DockSlot::ChartBottomLeft, {chart<TelemetryView>("telemetry", "Telemetry: step time, CPU use and RSS over the run",
+                 &TelemetryView::drawChart)});
 }
 
 } // namespace lmprof::ui

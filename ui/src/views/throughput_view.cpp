@@ -2,12 +2,25 @@
 // with the values of the step under the mouse in a tooltip.
 
 #include "theme.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <imgui.h>
 #include <implot.h>
 
 namespace lmprof::ui {
+
+class ThroughputView final : public View {
+public:
+    static constexpr const char* kTitle = "Throughput";
+    void draw(ViewContext& ctx) override;
+    // The chart alone, filling `size` (the window's, or an exported PNG's).
+    void drawChart(ViewContext& ctx, ImVec2 size);
+
+private:
+    plot::FollowAxis m_x, m_y;
+    Decimated m_scratch;
+};
 
 void ThroughputView::draw(ViewContext& ctx) {
     if (!ImGui::Begin(kTitle)) {
@@ -53,6 +66,12 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
         }
         plot::endPlot(ctx, "throughput");
     }
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry throughputWindow() {
+    return windowOf<ThroughputView>(DockSlot::ChartBottomRight, {chart<ThroughputView>("throughput", "Throughput, tokens per second",
+                 &ThroughputView::drawChart)});
 }
 
 } // namespace lmprof::ui

@@ -4,12 +4,27 @@
 
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
-#include "views.h"
+#include "plot_helpers.h"
+#include "view.h"
 
 #include <imgui.h>
 #include <implot.h>
 
 namespace lmprof::ui {
+
+// Warmup study: per configuration, step time by step index for each warmup count, and the
+// std of the measured steps against the warmup count.
+class WarmupView final : public View {
+public:
+    static constexpr const char* kTitle = "Warmup study";
+    void draw(ViewContext& ctx) override;
+
+private:
+    int m_group = 0;
+    bool m_logScale = true;
+    std::vector<double> m_xs, m_ys;
+    std::vector<double> m_ticks; // the log axis's tick values
+};
 
 using namespace lmprof::engine;
 
@@ -130,6 +145,11 @@ void WarmupView::draw(ViewContext& ctx) {
     }
     ImGui::EndChild();
     ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp) and the charts it exports.
+WindowEntry warmupWindow() {
+    return windowOf<WarmupView>(DockSlot::ChartBottomRight);
 }
 
 } // namespace lmprof::ui

@@ -1,0 +1,136 @@
+// What the views share for drawing: layout helpers and the plot helpers (plot_helpers.cpp).
+#pragma once
+
+#include "lmprof/engine/compare.h"
+#include "lmprof/engine/precision_lab.h"
+#include "lmprof/ui/decimate.h"
+#include "ops_model.h"
+#include "summary_model.h"
+#include "sweep_driver.h"
+#include "view_context.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <implot.h>
+#include <initializer_list>
+#include <limits>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace lmprof::ui {
+
+// Puts the next item on the same line as the last one if `width` more pixels fit there.
+void sameLineIfFits(float width);
+// A combo choosing one of `groups` ("label (n run(s))"), `widthEm` font sizes wide; keeps
+// `index` inside the list.
+void groupCombo(const char* label, const std::vector<RunGroup>& groups, int& index, float widthEm);
+
+// Shared drawing helpers for the plot views.
+namespace plot {
+
+// A range of values being gathered; empty until a finite value is added.
+struct Range {
+    double lo = std::numeric_limits<double>::infinity();
+    double hi = -std::numeric_limits<double>::infinity();
+    void add(double v) {
+        if (std::isfinite(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    }
+    void add(const Range& r) {
+        add(r.lo);
+        add(r.hi);
+    }
+    bool empty() const { return !(lo <= hi); }
+    bool contains(double v) const { return v >= lo && v <= hi; }
+};
+// The range of ys[i] over the points from index `first` on whose xs[i] lies in `window`.
+Range extent(const std::vector<double>& xs, const std::vector<double>& ys, const Range& window,
+             size_t first = 0);
+// What an axis shows for data in `data`: padded by `pad` of the span on each side (not below
+// zero for data that is not), a single value widened to ±5% (at least ±0.5; 0 alone shows
+// as 0 to 1), nothing at all shown as 0 to 1.
+Range fitted(const Range& data, double pad);
+
+// One axis of a chart that follows its data (fitted every frame as runs grow) until the user
+// zooms, pans or box-selects the chart; then it keeps the user's range until a double-click
+// on the chart returns it to following.
+class FollowAxis {
+public:
+    // While a chart is drawn for a file (ExportScope), the axis shows what the window showed
+    // last: the fitted data while following, else the user's range.
+    // Between BeginPlot (after SetupAxes) and the first item: sets the axis to
+    // fitted(data, pad) while following.
+    void setup(ImAxis axis, const Range& data, double pad);
+    bool following() const { return m_following; }
+    void follow() { m_following = true; }
+    void release() { m_following = false; }
+
+private:
+    bool m_following = true;
+    Range m_shown; // what the axis showed in the window's last frame
+};
+// Marks a chart drawn for a file (OffscreenCharts) for as long as it lives.
+class ExportScope {
+public:
+    ExportScope();
+    ~ExportScope();
+    ExportScope(const ExportScope&) = delete;
+    ExportScope& operator=(const ExportScope&) = delete;
+};
+bool exporting();
+// Call once per chart before its FollowAxis::setup calls: releases the axes when the user
+// drags or scrolls over the current plot this frame, makes them follow on a double-click.
+void watchInput(std::initializer_list<FollowAxis*> axes);
+// The range an axis of the current plot shows (last frame's, during setup).
+Range shownRange(ImAxis axis);
+
+// A chart's rectangle (in window coordinates) as a PNG request, and kept as the chart's place
+// (ctx.plotRects: the size it exports at) unless it is being drawn for a file.
+PngRequest rectRequest(const char* fileStem, ImVec2 min, ImVec2 max);
+void rememberRect(ViewContext& ctx, const char* fileStem, ImVec2 min, ImVec2 max);
+// The step under the mouse in a step-indexed plot (the nearest whole x), or -1 when the plot
+// is not hovered or the mouse is left of step 0.
+long hoveredStep();
+// Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
+// menu, which queues a capture of the plot's rectangle (saved after the frame renders).
+void endPlot(ViewContext& ctx, const char* fileStem);
+// The style of one run's line: its colour (RunView::color), full or faint.
+ImPlotSpec runSpec(const RunView& run, float alpha = 1.0f);
+ImPlotSpec colorSpec(const ImVec4& color);
+// Draws ys against xs, decimated to the plot's pixel width when long.
+void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
+          Decimated& scratch, const ImPlotSpec& spec = ImPlotSpec());
+// The area between lo and hi (a smooth band such as mean ± std), subsampled by stride to
+// about two points per pixel column when long.
+void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,
+            const std::vector<double>& hi, Decimated& scratchLo, Decimated& scratchHi,
+            const ImPlotSpec& spec);
+// A translucent vertical band from x0 to x1 across the whole plot (warmup, phases).
+void band(double x0, double x1, unsigned int color);
+// A line of text centred in the plot area: what an empty chart is waiting for.
+void hint(const char* text);
+// The hint of a chart with nothing to draw: no run selected (how to get one), or why the
+// selected runs have no `what` ("steps", "samples") yet: still starting, or how they ended.
+void emptyHint(const std::vector<RunView*>& runs, const char* what);
+// Text in the plot area's top-left corner, under the legend's usual place (a note about
+// what the chart leaves out).
+void cornerNote(const char* text);
+// The index of the point of xs nearest the mouse when the plot is hovered, else -1.
+long hoveredIndex(const std::vector<double>& xs);
+// The x range of a step-indexed chart: every step the runs will have (known from their
+// configuration, so the axis does not jump as steps arrive), ±0.5 around the step numbers.
+Range stepRange(const std::vector<RunView*>& runs);
+// "(?)" explaining how to zoom, pan and return to following the runs.
+void helpMarker();
+// Tick values for a log axis over r: 1, 2 and 5 × 10^k inside it (every integer multiple
+// when that gives fewer than three); empty for an empty or non-positive range.
+std::vector<double> logTicks(const Range& r);
+// A small square of a run's colour before the next item (tooltips, tables).
+void swatch(const ImVec4& color);
+} // namespace plot
+
+} // namespace lmprof::ui

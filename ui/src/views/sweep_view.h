@@ -1,0 +1,41 @@
+// The Sweep window; the app also feeds it every frame's events and asks whether a sweep
+// runs (demo scripts start one through it).
+#pragma once
+
+#include "sweep_driver.h"
+#include "view.h"
+
+#include <string>
+#include <vector>
+
+namespace lmprof::ui {
+
+// Sweep builder: lists of models, contexts, precisions, modes and warmup counts, the run
+// count and cost, Run sweep / Cancel, progress with ETA. Owns the SweepDriver, which must
+// see every frame's events (observe) even while the window is hidden.
+class SweepView final : public View {
+public:
+    static constexpr const char* kTitle = "Sweep";
+    void observe(const std::vector<engine::SessionEvent>& events);
+    void draw(ViewContext& ctx) override;
+    bool running() const { return m_driver.running(); }
+    // Starts a sweep over these configurations (validated), as "Run sweep" does.
+    void start(ViewContext& ctx, std::vector<engine::RunConfig> configs);
+
+private:
+    void initFrom(const engine::RunConfig& c);
+    std::vector<engine::RunConfig> buildConfigs(const engine::RunConfig& base,
+                                                const engine::SessionInterface& engine,
+                                                std::string& error) const;
+    void drawProgress();
+
+    SweepDriver m_driver;
+    bool m_initialised = false;
+    std::vector<char> m_models, m_precisions, m_modes; // ticked, index-aligned with options
+    bool m_customModel = false;
+    bool m_runAfterOom = false;
+    char m_contexts[256] = "";
+    char m_warmups[128] = "";
+};
+
+} // namespace lmprof::ui
