@@ -146,6 +146,10 @@ std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options,
                                                 std::optional<engine::DdpRequest> ddp = {},
                                                 const engine::SessionInterface* engine = nullptr);
 
+// Hands every event of the engine to `handle` until it says the job it follows has ended
+// (true); the first Ctrl+C asks the engine to cancel, naming `what` ("the current run").
+void waitForJob(engine::SessionInterface& engine, const char* what,
+                const std::function<bool(engine::SessionEvent&)>& handle);
 // The session driver run and sweep share (cli_session.cpp).
 // Every problem of the configuration, each naming its flag and field, on stderr.
 void printConfigErrors(const std::vector<engine::ConfigError>& errors);

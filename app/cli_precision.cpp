@@ -35,20 +35,16 @@ bool refuse(const std::vector<ConfigError>& errors) {
 // Asks the engine for one experiment and waits for its report; Ctrl+C cancels it.
 LabReport runOnEngine(SessionInterface& engine, const LabRequest& request) {
     const int index = engine.submitLab(request);
-    bool cancelSent = false;
-    for (;;) {
-        engine.waitForEvents(std::chrono::milliseconds(100));
-        if (interrupted() && !cancelSent) {
-            std::fprintf(stderr, "lmprof-cli: interrupted, cancelling the experiment\n");
-            engine.cancel();
-            cancelSent = true;
+    LabReport report;
+    waitForJob(engine, "the experiment", [&](SessionEvent& event) {
+        auto* fin = std::get_if<LabFinished>(&event);
+        if (fin && fin->labIndex == index) {
+            report = std::move(fin->report);
+            return true;
         }
-        for (auto& event : engine.drain()) {
-            if (auto* fin = std::get_if<LabFinished>(&event); fin && fin->labIndex == index) {
-                return std::move(fin->report);
-            }
-        }
-    }
+        return false;
+    });
+    return report;
 }
 
 int save(const PrecisionOptions& o, PrecisionLab lab, const SessionInterface& engine) {

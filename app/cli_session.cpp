@@ -229,6 +229,24 @@ void assignTracePaths(std::vector<RunConfig>& configs, const CommonOptions& o) {
     }
 }
 
+void waitForJob(SessionInterface& engine, const char* what,
+                const std::function<bool(SessionEvent&)>& handle) {
+    bool cancelSent = false;
+    for (;;) {
+        engine.waitForEvents(std::chrono::milliseconds(100));
+        if (g_interrupts.load() > 0 && !cancelSent) {
+            std::fprintf(stderr, "lmprof-cli: interrupted, cancelling %s\n", what);
+            engine.cancel();
+            cancelSent = true;
+        }
+        for (auto& event : engine.drain()) {
+            if (handle(event)) {
+                return;
+            }
+        }
+    }
+}
+
 // Runs configs in order on the engine; `skip` may turn a config into a skipped result
 // without running it. Calls `finished` as each run ends.
 std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunConfig>& configs,
@@ -258,35 +276,25 @@ std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunCo
             std::fprintf(stderr, "%s warning: %s\n", label.c_str(), fit.c_str());
         }
         const int index = session.submit(configs[i]);
-        bool done = false;
-        bool cancelSent = false;
-        while (!done) {
-            session.waitForEvents(std::chrono::milliseconds(100));
-            if (g_interrupts.load() > 0 && !cancelSent) {
-                std::fprintf(stderr, "lmprof-cli: interrupted, cancelling the current run\n");
-                session.cancel();
-                cancelSent = true;
-            }
-            for (auto& event : session.drain()) {
-                // A remote engine's other clients' runs are theirs: only this one counts.
-                if (auto* step = std::get_if<StepFinished>(&event);
-                    step && step->runIndex == index && !quiet) {
-                    printStep(label, step->step, configs[i]);
-                } else if (auto* fin = std::get_if<RunFinished>(&event);
-                           fin && fin->runIndex == index) {
-                    // A local run is named by its place in this invocation; a server's
-                    // keeps the server's id, unique among every client's runs there.
-                    if (!session.info().remote) {
-                        fin->result.id = runIdFor(configs[i], i);
-                    }
-                    results.push_back(std::move(fin->result));
-                    if (finished) {
-                        finished(results.back());
-                    }
-                    done = true;
+        waitForJob(session, "the current run", [&](SessionEvent& event) {
+            // A remote engine's other clients' runs are theirs: only this one counts.
+            if (auto* step = std::get_if<StepFinished>(&event);
+                step && step->runIndex == index && !quiet) {
+                printStep(label, step->step, configs[i]);
+            } else if (auto* fin = std::get_if<RunFinished>(&event); fin && fin->runIndex == index) {
+                // A local run is named by its place in this invocation; a server's keeps
+                // the server's id, unique among every client's runs there.
+                if (!session.info().remote) {
+                    fin->result.id = runIdFor(configs[i], i);
                 }
+                results.push_back(std::move(fin->result));
+                if (finished) {
+                    finished(results.back());
+                }
+                return true;
             }
-        }
+            return false;
+        });
     }
     return results;
 }

@@ -157,14 +157,7 @@ void ConfigView::draw(ViewContext& ctx) {
     fieldError(errors, "warmup_steps");
     ImGui::InputInt("measured steps", &c.measureSteps);
     fieldError(errors, "measure_steps");
-    if (ImGui::BeginCombo("device", c.device.c_str())) {
-        for (const auto& d : ctx.session.devices()) {
-            if (ImGui::Selectable(d.c_str(), d == c.device)) {
-                c.device = d;
-            }
-        }
-        ImGui::EndCombo();
-    }
+    deviceCombo("device", ctx.session.devices(), c.device);
     fieldError(errors, "device");
     ImGui::InputScalar("seed", ImGuiDataType_U64, &c.seed);
 

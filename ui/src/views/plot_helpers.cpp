@@ -20,6 +20,17 @@ void sameLineIfFits(float width) {
     }
 }
 
+void deviceCombo(const char* label, const std::vector<std::string>& devices, std::string& chosen) {
+    if (ImGui::BeginCombo(label, chosen.c_str())) {
+        for (const auto& d : devices) {
+            if (ImGui::Selectable(d.c_str(), d == chosen)) {
+                chosen = d;
+            }
+        }
+        ImGui::EndCombo();
+    }
+}
+
 void groupCombo(const char* label, const std::vector<RunGroup>& groups, int& index, float widthEm) {
     if (groups.empty()) {
         return;

@@ -26,6 +26,10 @@ void sameLineIfFits(float width);
 // A combo choosing one of `groups` ("label (n run(s))"), `widthEm` font sizes wide; keeps
 // `index` inside the list.
 void groupCombo(const char* label, const std::vector<RunGroup>& groups, int& index, float widthEm);
+// A combo choosing one of the engine's devices (SessionInterface::devices) into `chosen`,
+// which keeps a value the list lacks (a "cuda:3" given on the command line) until one is
+// picked. The width is the caller's (SetNextItemWidth).
+void deviceCombo(const char* label, const std::vector<std::string>& devices, std::string& chosen);
 
 // Shared drawing helpers for the plot views.
 namespace plot {

@@ -29,19 +29,15 @@ namespace {
 
 // The engine's device choices as a combo ("auto", "cpu", "cuda:0", ...): `chosen` keeps its
 // name while the list changes (another engine, a GPU that appears), else falls back to auto.
-void deviceCombo(const char* label, const std::vector<std::string>& devices, std::string& chosen) {
+// The lab's device combo: one of the engine's devices (a remote engine's list replaces the
+// local one, and a device it lacks gives way to its first).
+void labDeviceCombo(const char* label, const std::vector<std::string>& devices,
+                    std::string& chosen) {
     if (std::find(devices.begin(), devices.end(), chosen) == devices.end()) {
         chosen = devices.empty() ? "auto" : devices.front();
     }
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
-    if (ImGui::BeginCombo(label, chosen.c_str())) {
-        for (const auto& d : devices) {
-            if (ImGui::Selectable(d.c_str(), d == chosen)) {
-                chosen = d;
-            }
-        }
-        ImGui::EndCombo();
-    }
+    deviceCombo(label, devices, chosen);
 }
 
 // Each accumulator its colour, each addend its marker; LibTorch's sum() grey.
@@ -126,7 +122,7 @@ void PrecisionLabView::draw(ViewContext& ctx) {
 // Accumulation
 
 void PrecisionLabView::drawAccumulation(ViewContext& ctx) {
-    deviceCombo("device##acc", ctx.session.devices(), m_device);
+    labDeviceCombo("device##acc", ctx.session.devices(), m_device);
     ImGui::SameLine();
     const char* sizes[] = {"1e4", "1e5", "1e6", "1e7"};
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.0f);
@@ -285,7 +281,7 @@ void PrecisionLabView::drawDtypes(ViewContext& ctx) {
         ImGui::EndCombo();
     }
     ImGui::SameLine();
-    deviceCombo("device##dtypes", ctx.session.devices(), m_device);
+    labDeviceCombo("device##dtypes", ctx.session.devices(), m_device);
     ImGui::SameLine();
     ImGui::BeginDisabled(busy() || ctx.session.busy());
     if (ImGui::Button("Inspect")) {
