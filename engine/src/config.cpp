@@ -311,6 +311,14 @@ std::optional<ModelConfig> pickPreset(const ModelConfig& current, std::string_vi
     return m;
 }
 
+std::string modelLabel(const ModelConfig& m) {
+    if (m.preset != "custom") {
+        return m.preset;
+    }
+    return "custom d" + std::to_string(m.dModel) + " L" + std::to_string(m.numLayers) + " h" +
+           std::to_string(m.numHeads);
+}
+
 std::string runLabel(const RunConfig& c) {
     std::string label = c.model.preset + "-ctx" + std::to_string(c.contextLength) + "-" +
                         std::string(toString(c.precision)) + "-" + std::string(toString(c.mode));

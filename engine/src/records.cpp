@@ -98,6 +98,11 @@ std::vector<double> measuredStepTimes(const std::vector<StepRecord>& steps,
     return out;
 }
 
+double tokensPerSecond(const RunConfig& config, double stepMs) {
+    const double tokens = static_cast<double>(config.batchSize * config.contextLength);
+    return stepMs > 0.0 ? tokens / (stepMs / 1000.0) : 0.0;
+}
+
 RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& steps,
                      std::optional<double> devicePeakFlops) {
     RunSummary summary;
@@ -122,8 +127,7 @@ RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& ste
     summary.totalMs = computeStats(measuredStepTimes(steps));
     const double meanS = summary.totalMs.mean / 1000.0;
     if (meanS > 0.0) {
-        const double tokens = static_cast<double>(config.batchSize * config.contextLength);
-        summary.tokensPerS = tokens / meanS;
+        summary.tokensPerS = tokensPerSecond(config, summary.totalMs.mean);
         const double flopsPerS = stepFlops(config) / meanS;
         summary.tflops = flopsPerS / 1e12;
         if (devicePeakFlops && *devicePeakFlops > 0.0) {

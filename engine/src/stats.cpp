@@ -16,6 +16,10 @@ double quantileSorted(std::span<const double> sorted, double q) {
     return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
 
+double RunningStats::std() const {
+    return m_n > 1 ? std::sqrt(m_m2 / (m_n - 1)) : 0.0;
+}
+
 PhaseStats computeStats(std::span<const double> values) {
     PhaseStats s;
     s.n = static_cast<int>(values.size());

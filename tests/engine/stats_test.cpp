@@ -73,6 +73,26 @@ TEST(Stats, SummaryExcludesWarmupAndDerivesThroughput) {
     EXPECT_FALSE(summarize(c, steps, std::nullopt).mfu);
 }
 
+TEST(Stats, RunningStatsAgreeWithTheSummaryAtEveryStep) {
+    // The window's live band (RunningStats) and the summary (computeStats) must show the
+    // same mean and std for the same steps, one at a time.
+    const std::vector<double> v = {12.5, 11.0, 30.25, 10.0, 10.5, 1e-3, 9.75};
+    RunningStats running;
+    EXPECT_EQ(running.std(), 0.0);
+    for (size_t n = 1; n <= v.size(); ++n) {
+        running.add(v[n - 1]);
+        const PhaseStats s = computeStats(std::span(v).first(n));
+        EXPECT_EQ(running.n(), static_cast<int>(n));
+        EXPECT_NEAR(running.mean(), s.mean, 1e-12 * s.mean);
+        EXPECT_NEAR(running.std(), s.std, 1e-9 * (s.std + 1.0));
+    }
+    RunConfig c;
+    c.batchSize = 4;
+    c.contextLength = 128;
+    EXPECT_DOUBLE_EQ(tokensPerSecond(c, 256.0), 2000.0);
+    EXPECT_EQ(tokensPerSecond(c, 0.0), 0.0);
+}
+
 TEST(Stats, StudentTMatchesTableValues) {
     // Two-sided 95% critical values from the t table: df 10 -> 2.228, df 9 -> 2.262.
     EXPECT_NEAR(studentTCdf(2.228, 10), 0.975, 1e-4);

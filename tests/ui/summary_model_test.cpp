@@ -169,7 +169,7 @@ TEST(SummaryModel, TheLabTravelsWithTheStoreIntoResultSets) {
 // CSV layout), the grid and Markdown tables and the window's Runs table (the tables' layout),
 // and the Heatmap's metric list and grid, with nothing else written for it. This test's
 // process keeps the column; every other test runs in a process of its own under ctest.
-TEST(MetricRegistry, AThrowawayMetricReachesEveryWriterAndTheHeatmap) {
+TEST(MetricRegistry, AThrowawayMetricReachesEveryWriterTheMatrixAndTheHeatmap) {
     using R = const engine::RunResult&;
     using S = const engine::RunSummary&;
     engine::RunColumn c;
@@ -205,6 +205,9 @@ TEST(MetricRegistry, AThrowawayMetricReachesEveryWriterAndTheHeatmap) {
         EXPECT_NE(text.find(perLayer), std::string::npos) << text;
     }
     EXPECT_EQ(engine::reportLayout().back()->key, "throwaway_ms_per_layer"); // the Runs table
+    const MatrixColumns matrix = matrixColumns(); // the Summary matrix, among its figures
+    EXPECT_EQ(matrix.columns.back()->key, "throwaway_ms_per_layer");
+    EXPECT_GT(matrix.columns.size() - 1, matrix.firstFigure);
 
     const auto metrics = engine::chartMetrics();
     ASSERT_EQ(metrics.back()->chartName, "step ms per layer");

@@ -26,22 +26,16 @@ void RunView::addStep(const StepRecord& s) {
     series.backward.push_back(s.backwardMs);
     series.optimizer.push_back(s.optimizerMs);
     series.total.push_back(s.totalMs);
-    const double tokens =
-        static_cast<double>(result.config.batchSize * result.config.contextLength);
-    series.tokensPerS.push_back(s.totalMs > 0.0 ? tokens / (s.totalMs / 1000.0) : 0.0);
+    series.tokensPerS.push_back(tokensPerSecond(result.config, s.totalMs));
     if (!isMeasured(s)) {
         series.runMean.push_back(kNaN);
         series.runLow.push_back(kNaN);
         series.runHigh.push_back(kNaN);
     } else {
-        ++m_measured;
-        const double delta = s.totalMs - m_mean;
-        m_mean += delta / m_measured;
-        m_m2 += delta * (s.totalMs - m_mean);
-        const double sd = m_measured > 1 ? std::sqrt(m_m2 / (m_measured - 1)) : 0.0;
-        series.runMean.push_back(m_mean);
-        series.runLow.push_back(m_mean - sd);
-        series.runHigh.push_back(m_mean + sd);
+        m_running.add(s.totalMs);
+        series.runMean.push_back(m_running.mean());
+        series.runLow.push_back(m_running.mean() - m_running.std());
+        series.runHigh.push_back(m_running.mean() + m_running.std());
     }
     // Files from before t_end_ms was recorded: the end of the previous step plus this one.
     const double previousEnd = stepEndS.empty() ? 0.0 : stepEndS.back();

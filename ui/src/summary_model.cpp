@@ -33,12 +33,19 @@ auto sortKey(const RunConfig& c) {
 
 } // namespace
 
-std::string modelLabel(const ModelConfig& m) {
-    if (m.preset != "custom") {
-        return m.preset;
+MatrixColumns matrixColumns() {
+    MatrixColumns out;
+    for (const RunColumn* c : reportLayout()) {
+        if (c->key == "status") {
+            continue;
+        }
+        out.columns.push_back(c);
+        if (c->key == "mode") {
+            out.columns.push_back(&runColumn("warmup_steps"));
+            out.firstFigure = out.columns.size();
+        }
     }
-    return "custom d" + std::to_string(m.dModel) + " L" + std::to_string(m.numLayers) + " h" +
-           std::to_string(m.numHeads);
+    return out;
 }
 
 std::vector<int> matrixRows(const RunStore& store) {

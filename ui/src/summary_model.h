@@ -15,8 +15,14 @@
 
 namespace lmprof::ui {
 
-// Row label of a model: the preset name, or "custom d768 L12 h12" for custom dimensions.
-std::string modelLabel(const engine::ModelConfig& model);
+// The Summary matrix's columns: the report's (columns.h, so a metric added to the tables
+// is here too) less the status, which marks a failed row's figures instead, with the
+// warmup after the mode (one row per warmup count). Figures start at firstFigure.
+struct MatrixColumns {
+    std::vector<const engine::RunColumn*> columns;
+    size_t firstFigure = 0;
+};
+MatrixColumns matrixColumns();
 
 // The matrix table: indices into store.runs(), the newest run of each configuration
 // (model, context, batch, precision, mode, warmup), ordered by precision, mode, model size,

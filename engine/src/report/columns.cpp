@@ -134,7 +134,9 @@ std::deque<RunColumn> buildColumns() {
     std::deque<RunColumn> c;
     // The configuration and the outcome.
     c.push_back(text("id", "", [](R r, S) { return r.id; }));
-    c.push_back(text("model", "Model", [](R r, S) { return r.config.model.preset; }));
+    c.push_back(text(
+        "model", "Model", [](R r, S) { return r.config.model.preset; },
+        [](R r, S) { return modelLabel(r.config.model); }));
     c.push_back(count("d_model", "", [](R r) { return r.config.model.dModel; }));
     c.push_back(count("d_ff", "", [](R r) { return r.config.model.dFf; }));
     c.push_back(count("num_layers", "", [](R r) { return r.config.model.numLayers; }));

@@ -1,7 +1,9 @@
 // Summary: the benchmark table for the whole session, one row per configuration
-// (its newest run): Model | Context | Fwd / Bwd / Opt ms ± std | peak memory | tokens/s.
+// (its newest run), in the report's columns (matrixColumns): Model | Context | Batch | ...
+// | Fwd / Bwd / Opt / Step ms ± std | peak memory | tokens/s, and any metric added there.
 // Rows fill in live as a sweep runs; out-of-memory, failed and skipped cells say so.
 
+#include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
 #include "table_cells.h"
@@ -26,15 +28,6 @@ public:
 using namespace lmprof::engine;
 
 namespace {
-
-void statsCell(const PhaseStats& s, bool hasPhase) {
-    ImGui::TableNextColumn();
-    if (!hasPhase || s.n == 0) {
-        ImGui::TextDisabled("-");
-    } else {
-        ImGui::TextUnformatted(formatMeanStd(s).c_str());
-    }
-}
 
 // What a run without figures shows in its timing cells: "OOM (backward)", "skipped (after
 // oom)", "error", "cancelled".
@@ -73,66 +66,61 @@ void SummaryTableView::draw(ViewContext& ctx) {
     ImGui::SameLine();
     ImGui::TextDisabled("%zu configuration(s); the newest run of each", rows.size());
 
-    // Data-parallel runs add a column saying how they ran (world size, backend, strategy);
-    // their times are rank 0's.
+    // Data-parallel runs add a column saying how they ran (world size, backend, strategy;
+    // their times are rank 0's) before the warmup.
     const bool parallel = std::any_of(rows.begin(), rows.end(),
                                       [&](int i) { return runs[i].result.config.ddp.has_value(); });
-    std::vector<const char*> headers = {"Model", "Context", "Precision", "Mode"};
-    if (parallel) {
-        headers.push_back("Parallel");
-    }
-    for (const char* h : {"Warmup", "Fwd ms ± std", "Bwd ms ± std", "Opt ms ± std", "Step ms ± std",
-                          "Peak memory", "Tokens/s"}) {
-        headers.push_back(h);
-    }
+    const auto [columns, firstFigure] = matrixColumns();
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                   ImGuiTableFlags_SizingFixedFit;
-    if (ImGui::BeginTable("summary", static_cast<int>(headers.size()), flags)) {
+    const int count = static_cast<int>(columns.size()) + (parallel ? 1 : 0);
+    if (ImGui::BeginTable("summary", count, flags)) {
         ImGui::TableSetupScrollFreeze(2, 1);
-        for (const char* h : headers) {
-            ImGui::TableSetupColumn(h);
+        for (size_t k = 0; k < columns.size(); ++k) {
+            if (parallel && k == firstFigure - 1) {
+                ImGui::TableSetupColumn("Parallel");
+            }
+            const RunColumn& c = *columns[k];
+            ImGui::TableSetupColumn((k >= firstFigure && c.unit == "ms" ? c.header + " ± std"
+                                                                        : c.header)
+                                        .c_str());
         }
         ImGui::TableHeadersRow();
         for (int i : rows) {
             RunView& v = runs[i];
             const RunConfig& c = v.result.config;
-            ImGui::TableNextRow();
-            cell::text(modelLabel(c.model));
-            cell::integer(c.contextLength);
-            cell::text(toString(c.precision));
-            cell::text(toString(c.mode));
-            if (parallel) {
-                cell::text(c.ddp ? describe(*c.ddp) : "-");
-            }
-            cell::integer(c.warmupSteps);
-            const bool failed = v.finished && v.result.status != RunStatus::Ok;
-            if (failed) {
-                // Mark the timing cells instead of showing partial figures.
-                const ImVec4 color =
-                    v.result.status == RunStatus::Skipped || v.result.status == RunStatus::Cancelled
-                        ? palette().skipped
-                        : palette().error;
-                const std::string note = statusNote(v.result);
-                for (int col = 0; col < 6; ++col) {
-                    ImGui::TableNextColumn();
-                    ImGui::TextColored(color, "%s", col == 0 ? note.c_str() : "-");
-                    if (col == 0 && v.result.error && ImGui::IsItemHovered()) {
-                        ImGui::SetTooltip("%s", v.result.error->c_str());
-                    }
-                }
-                continue;
-            }
             const RunSummary& s = v.liveSummary();
-            const size_t phases = phasesOf(c.mode).size();
+            const bool failed = v.finished && v.result.status != RunStatus::Ok;
+            ImGui::TableNextRow();
             if (!v.finished) {
                 ImGui::PushStyleColor(ImGuiCol_Text, palette().live); // live figures, still moving
             }
-            statsCell(s.forwardMs, true);
-            statsCell(s.backwardMs, phases > 1);
-            statsCell(s.optimizerMs, phases > 2);
-            statsCell(s.totalMs, true);
-            cell::peakAndTokens(s);
+            for (size_t k = 0; k < columns.size(); ++k) {
+                if (parallel && k == firstFigure - 1) {
+                    cell::text(c.ddp ? describe(*c.ddp) : "-");
+                }
+                ImGui::TableNextColumn();
+                if (failed && k >= firstFigure) {
+                    // Mark the figures instead of showing partial ones.
+                    const ImVec4 color = v.result.status == RunStatus::Skipped ||
+                                                 v.result.status == RunStatus::Cancelled
+                                             ? palette().skipped
+                                             : palette().error;
+                    const std::string note = k == firstFigure ? statusNote(v.result) : "-";
+                    ImGui::TextColored(color, "%s", note.c_str());
+                    if (k == firstFigure && v.result.error && ImGui::IsItemHovered()) {
+                        ImGui::SetTooltip("%s", v.result.error->c_str());
+                    }
+                    continue;
+                }
+                const std::string text = columns[k]->cellOf(v.result, s);
+                if (text == "-") {
+                    ImGui::TextDisabled("-");
+                } else {
+                    ImGui::TextUnformatted(text.c_str());
+                }
+            }
             if (!v.finished) {
                 ImGui::PopStyleColor();
             }

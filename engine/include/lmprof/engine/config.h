@@ -172,6 +172,9 @@ int64_t parameterCount(const ModelConfig& model);
 double forwardFlops(const RunConfig& config);
 double stepFlops(const RunConfig& config);
 
+// A model for people: the preset's name, or "custom d512 L4 h8" (d_model, layers, heads).
+std::string modelLabel(const ModelConfig& model);
+
 // Run id like "small-ctx128-bf16-train"; the session appends a sequence number.
 std::string runLabel(const RunConfig& config);
 

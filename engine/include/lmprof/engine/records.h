@@ -98,6 +98,10 @@ struct MemorySnapshotInfo {
     std::vector<AllocationRecord> largest; // largest first
 };
 
+// Tokens a step of `config` processes per second when it takes stepMs (0 for no time):
+// the summary's tokens/s (from the mean step time) and the window's per-step throughput.
+double tokensPerSecond(const RunConfig& config, double stepMs);
+
 struct RunSummary {
     PhaseStats forwardMs;
     PhaseStats backwardMs;

@@ -28,6 +28,26 @@ double quantileSorted(std::span<const double> sorted, double q);
 
 PhaseStats computeStats(std::span<const double> values);
 
+// The mean and sample standard deviation of values seen one at a time (Welford's update),
+// equal to computeStats' mean and std over the same values: a live chart's running band.
+class RunningStats {
+public:
+    void add(double v) {
+        ++m_n;
+        const double delta = v - m_mean;
+        m_mean += delta / m_n;
+        m_m2 += delta * (v - m_mean);
+    }
+    int n() const { return m_n; }
+    double mean() const { return m_mean; }
+    double std() const; // 0 when n < 2
+
+private:
+    int m_n = 0;
+    double m_mean = 0.0;
+    double m_m2 = 0.0;
+};
+
 // Student's t distribution: CDF at t with df degrees of freedom (df > 0, may be fractional),
 // and its inverse for p in (0, 1).
 double studentTCdf(double t, double df);

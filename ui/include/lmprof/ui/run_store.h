@@ -6,6 +6,7 @@
 
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/session_interface.h"
+#include "lmprof/engine/stats.h"
 
 #include <optional>
 #include <string>
@@ -83,9 +84,7 @@ private:
     void finish(const engine::RunResult& result);
     bool m_summaryDirty = true;
     engine::RunSummary m_liveSummary;
-    // Welford accumulators for the running band.
-    int m_measured = 0;
-    double m_mean = 0.0, m_m2 = 0.0;
+    engine::RunningStats m_running; // the measured steps so far: the running band
     std::optional<double> m_openSpanS; // a phase's start boundary seen, its end not yet
     size_t m_spansWithPeaks = 0;
 };
