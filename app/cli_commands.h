@@ -12,6 +12,7 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -50,6 +51,9 @@ struct CommonOptions {
     // of in this process (run, sweep and the window take them).
     std::string connect;
     std::string tokenFile;
+    // The execution variants' flags (ChoiceField, config.h) by field key: one value for run, a
+    // list for sweep; empty when not given.
+    std::map<std::string, std::vector<std::string>> choices;
 };
 
 struct RunOptions {

@@ -5,6 +5,7 @@
 
 #include "cli_options.h"
 
+
 #include "lmprof/ui/app.h"
 
 #include <algorithm>
@@ -290,6 +291,9 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
               "memory sampler rate in Hz, 0: phase boundaries only");
     addNumber(cmd, "--telemetry-hz", o.telemetryHz,
               "GPU (NVML) / CPU telemetry rate in Hz, at most 10; 0: off");
+    for (const engine::ChoiceField& f : engine::choiceFields()) {
+        addList(cmd, f.flag, o.choices[f.key], f.help + " (default " + f.values.front() + ")");
+    }
     cmd.add_flag("--grad-norms", o.gradNorms,
                  "record each layer's gradient norm every step (the precision lab)");
     auto* ops = cmd.add_flag("--profile-ops", o.profileOps,

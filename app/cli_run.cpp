@@ -2,6 +2,7 @@
 // (this process's or, with --connect, a server's), with progress, reports and result sets.
 
 #include "cli_commands.h"
+
 #include "cli_options.h"
 #include "cli_registry.h"
 
@@ -101,6 +102,21 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o, const SessionInterfac
     }
     CommonOptions common = o.common;
     common.warmup = o.warmups.front();
+    // The variants' lists: each value checked here, the first one the base's.
+    SweepSpec spec;
+    for (const auto& [key, values] : o.common.choices) {
+        if (values.empty()) {
+            continue;
+        }
+        for (const auto& v : values) {
+            if (auto why = choiceField(key)->unknown(v)) {
+                printConfigErrors({{key, *why}});
+                return std::nullopt;
+            }
+        }
+        common.choices[key] = {values.front()};
+        spec.choices.emplace_back(key, values);
+    }
     // The base is checked in a mode with a backward when one is listed, so --grad-norms
     // goes with forward,train (expandSweep leaves it out of the forward runs).
     std::string baseMode = o.modes.front();
@@ -109,7 +125,6 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o, const SessionInterfac
                                                [](const std::string& m) { return m != "forward"; });
         baseMode = withBackward != o.modes.end() ? *withBackward : baseMode;
     }
-    SweepSpec spec;
     for (const auto& model : o.models) {
         auto c = buildConfig(model, o.ctx.front(), o.precisions.front(), baseMode, common,
                              std::nullopt, std::nullopt, &engine);

@@ -74,7 +74,11 @@ std::string flagFor(const std::string& field) {
         {"ddp", "--mode"},
         {"fault_oom_phase", "LMPROF_FAULT_OOM"}};
     const auto it = kFlags.find(field);
-    return it == kFlags.end() ? field : it->second;
+    if (it != kFlags.end()) {
+        return it->second;
+    }
+    const ChoiceField* choice = choiceField(field);
+    return choice ? choice->flag : field;
 }
 
 } // namespace
@@ -168,6 +172,18 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
         c.mode = *m;
     } else {
         errors.push_back({"mode", "'" + mode + "' is not one of " + joinNames(kModes)});
+    }
+    for (const auto& [key, values] : o.choices) {
+        const ChoiceField& field = *choiceField(key);
+        if (values.size() > 1) {
+            errors.push_back({key, "takes one value here (lmprof-cli sweep takes a list)"});
+        } else if (values.size() == 1) {
+            if (auto why = field.unknown(values.front())) {
+                errors.push_back({key, *why});
+            } else {
+                field.set(c, values.front());
+            }
+        }
     }
     if (const char* fault = std::getenv("LMPROF_FAULT_OOM"); fault && *fault) {
         if (auto phase = parsePhase(fault)) {

@@ -32,6 +32,13 @@ int Comparison::regressions() const {
 
 std::string configKey(const RunConfig& c) {
     const auto& m = c.model;
+    // The execution variants a run changes from their defaults (attention, tf32, ...).
+    std::string variants;
+    for (const ChoiceField& f : choiceFields()) {
+        if (!f.isDefault(c)) {
+            variants += " " + f.key + "=" + f.get(c);
+        }
+    }
     return std::to_string(m.dModel) + "/" + std::to_string(m.dFf) + "/" +
            std::to_string(m.numLayers) + "/" + std::to_string(m.numHeads) + "/" +
            std::to_string(m.vocabSize) + " T" + std::to_string(c.contextLength) + " B" +
@@ -43,7 +50,8 @@ std::string configKey(const RunConfig& c) {
                         (c.ddp->strategy == DdpStrategy::Bucketed
                              ? " " + std::to_string(c.ddp->bucketMb)
                              : std::string())
-                  : std::string());
+                  : std::string()) +
+           variants;
 }
 
 std::string numericsKey(const RunResult& run) {

@@ -5,6 +5,7 @@
 #include "enum_names.h"
 
 #include <algorithm>
+#include <functional>
 #include <array>
 #include <charconv>
 #include <cstdio>
@@ -73,6 +74,15 @@ std::optional<ConfigError> deviceError(const std::string& device) {
     return ConfigError{"device", "'" + device + "' is not one of auto, cpu, cuda, cuda:N"};
 }
 
+constexpr EnumNames<AttentionKind, 6> kAttentionNames{{
+    {AttentionKind::Naive, "naive"},
+    {AttentionKind::Sdpa, "sdpa"},
+    {AttentionKind::SdpaFlash, "sdpa-flash"},
+    {AttentionKind::SdpaEfficient, "sdpa-efficient"},
+    {AttentionKind::SdpaMath, "sdpa-math"},
+    {AttentionKind::SdpaCudnn, "sdpa-cudnn"},
+}};
+
 constexpr EnumNames<Mode, 3> kModeNames{{
     {Mode::Forward, "forward"},
     {Mode::ForwardBackward, "forward-backward"},
@@ -90,6 +100,10 @@ std::string_view toString(Mode m) {
 
 std::string_view toString(Phase p) {
     return nameIn(kPhaseNames, p);
+}
+
+std::string_view toString(AttentionKind a) {
+    return nameIn(kAttentionNames, a);
 }
 
 std::optional<int> parseCudaIndex(std::string_view d) {
@@ -127,6 +141,10 @@ std::optional<Mode> parseMode(std::string_view s) {
 
 std::optional<Phase> parsePhase(std::string_view s) {
     return parseByName(s, kPhases);
+}
+
+std::optional<AttentionKind> parseAttention(std::string_view s) {
+    return parseByName(s, kAttentionKinds);
 }
 
 std::vector<Phase> phasesOf(Mode m) {
@@ -208,6 +226,12 @@ std::vector<ConfigError> validate(const RunConfig& c) {
     requireRange(errors, "threads", c.threads, 0, 4096);
     if (auto e = deviceError(c.device)) {
         errors.push_back(*e);
+    }
+    // A variant the named device cannot run ("auto" is checked once resolved: checkRunnable).
+    if (c.device != "auto" && !deviceError(c.device)) {
+        for (auto& e : choiceRefusals(c, c.device != "cpu")) {
+            errors.push_back(std::move(e));
+        }
     }
     if (c.gradNorms && c.mode == Mode::Forward) {
         errors.push_back({"grad_norms", "needs a backward pass (mode forward has none)"});
@@ -326,6 +350,13 @@ std::string runLabel(const RunConfig& c) {
         label += "-ddp" + std::to_string(c.ddp->worldSize) + "-" +
                  std::string(toString(c.ddp->strategy));
     }
+    for (const auto& f : choiceFields()) {
+        if (!f.isDefault(c)) { // "-sdpa-flash", "-tf32"
+            std::string name = f.shortName(c);
+            std::replace(name.begin(), name.end(), ' ', '-');
+            label += "-" + name;
+        }
+    }
     return label;
 }
 
@@ -335,6 +366,108 @@ std::string describe(const std::vector<ConfigError>& errors) {
         out += (out.empty() ? "" : "; ") + e.message();
     }
     return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// The choice fields (ChoiceField, config.h), each declared once
+
+
+namespace {
+
+const std::vector<std::string> kOffOn = {"off", "on"};
+
+std::vector<std::string> attentionNames() {
+    std::vector<std::string> out;
+    for (AttentionKind a : kAttentionKinds) {
+        out.emplace_back(toString(a));
+    }
+    return out;
+}
+
+std::vector<ChoiceField> buildFields() {
+    std::vector<ChoiceField> f;
+
+    ChoiceField attention;
+    attention.key = "attention";
+    attention.flag = "--attention";
+    attention.label = "Attention";
+    attention.help = "naive (the CS336 math) or sdpa (scaled_dot_product_attention; on CUDA "
+                     "also sdpa-flash, sdpa-efficient, sdpa-math, sdpa-cudnn)";
+    attention.values = attentionNames();
+    attention.shortNames = {"naive",     "sdpa",      "sdpa flash",
+                            "sdpa eff.", "sdpa math", "sdpa cudnn"};
+    attention.get = [](const RunConfig& c) { return std::string(toString(c.attention)); };
+    attention.set = [](RunConfig& c, const std::string& v) { c.attention = *parseAttention(v); };
+    attention.deviceRefusal = [](const std::string& v, bool cuda) -> std::optional<std::string> {
+        if (!cuda && v != "naive" && v != "sdpa") {
+            return "'" + v + "' forces a CUDA backend of scaled_dot_product_attention; on the "
+                             "CPU use sdpa (LibTorch chooses)";
+        }
+        return std::nullopt;
+    };
+    f.push_back(std::move(attention));
+
+    ChoiceField tf32;
+    tf32.key = "tf32";
+    tf32.flag = "--tf32";
+    tf32.label = "TF32";
+    tf32.help = "off|on: fp32 matmuls on TF32 tensor cores (CUDA; MFU then uses the TF32 peak)";
+    tf32.values = kOffOn;
+    tf32.shortNames = {"no tf32", "tf32"};
+    tf32.get = [](const RunConfig& c) { return std::string(c.tf32 ? "on" : "off"); };
+    tf32.set = [](RunConfig& c, const std::string& v) { c.tf32 = v == "on"; };
+    tf32.deviceRefusal = [](const std::string& v, bool cuda) -> std::optional<std::string> {
+        if (!cuda && v == "on") {
+            return std::string("TF32 is a mode of CUDA tensor cores; the CPU computes fp32 "
+                               "matmuls in fp32");
+        }
+        return std::nullopt;
+    };
+    f.push_back(std::move(tf32));
+    return f;
+}
+
+} // namespace
+
+std::string ChoiceField::shortName(const RunConfig& c) const {
+    const std::string v = get(c);
+    const auto it = std::find(values.begin(), values.end(), v);
+    return it == values.end() ? v : shortNames[static_cast<size_t>(it - values.begin())];
+}
+
+std::optional<std::string> ChoiceField::unknown(const std::string& value) const {
+    if (std::find(values.begin(), values.end(), value) != values.end()) {
+        return std::nullopt;
+    }
+    std::string names;
+    for (const auto& v : values) {
+        names += (names.empty() ? "" : ", ") + v;
+    }
+    return "'" + value + "' is not one of " + names;
+}
+
+const std::vector<ChoiceField>& choiceFields() {
+    static const std::vector<ChoiceField> fields = buildFields();
+    return fields;
+}
+
+const ChoiceField* choiceField(std::string_view key) {
+    for (const auto& f : choiceFields()) {
+        if (f.key == key) {
+            return &f;
+        }
+    }
+    return nullptr;
+}
+
+std::vector<ConfigError> choiceRefusals(const RunConfig& config, bool cuda) {
+    std::vector<ConfigError> errors;
+    for (const auto& f : choiceFields()) {
+        if (auto why = f.deviceRefusal(f.get(config), cuda)) {
+            errors.push_back({f.key, *why});
+        }
+    }
+    return errors;
 }
 
 } // namespace lmprof::engine

@@ -2,14 +2,45 @@
 
 #include "lmprof/engine/sweep.h"
 
+
 #include <algorithm>
+#include <stdexcept>
 
 namespace lmprof::engine {
 
 size_t sweepSize(const SweepSpec& s) {
-    return s.models.size() * s.contexts.size() * s.precisions.size() * s.modes.size() *
-           std::max<size_t>(1, s.warmups.size());
+    size_t n = s.models.size() * s.contexts.size() * s.precisions.size() * s.modes.size() *
+               std::max<size_t>(1, s.warmups.size());
+    for (const auto& [key, values] : s.choices) {
+        n *= values.size();
+    }
+    return n;
 }
+
+namespace {
+
+// Every config times every value of each listed variant, in the lists' order.
+std::vector<RunConfig> withChoices(std::vector<RunConfig> configs, const SweepSpec& s) {
+    for (const auto& [key, values] : s.choices) {
+        const ChoiceField* field = choiceField(key);
+        if (!field) {
+            throw std::invalid_argument("a sweep lists '" + key + "', which is no choice field");
+        }
+        std::vector<RunConfig> out;
+        out.reserve(configs.size() * values.size());
+        for (const RunConfig& c : configs) {
+            for (const std::string& v : values) {
+                RunConfig copy = c;
+                field->set(copy, v);
+                out.push_back(std::move(copy));
+            }
+        }
+        configs = std::move(out);
+    }
+    return configs;
+}
+
+} // namespace
 
 std::vector<RunConfig> expandSweep(const SweepSpec& s) {
     const std::vector<int> warmups =
@@ -40,6 +71,7 @@ std::vector<RunConfig> expandSweep(const SweepSpec& s) {
             }
         }
     }
+    configs = withChoices(std::move(configs), s);
     orderCheapestFirst(configs);
     return configs;
 }
@@ -67,6 +99,11 @@ double totalFlops(std::span<const RunConfig> configs) {
 }
 
 bool exceedsOom(const RunConfig& failed, const RunConfig& candidate) {
+    for (const ChoiceField& f : choiceFields()) {
+        if (f.get(failed) != f.get(candidate)) {
+            return false;
+        }
+    }
     return failed.precision == candidate.precision && failed.mode == candidate.mode &&
            failed.batchSize <= candidate.batchSize &&
            parameterCount(failed.model) <= parameterCount(candidate.model) &&

@@ -514,3 +514,61 @@ TEST_F(Gpu, LossAndGradientNormsAreRecordedEveryStepOnCuda) {
         EXPECT_LT(*r.steps.back().loss, *r.steps.front().loss) << toString(p);
     }
 }
+
+// --- execution variants (docs/MEASUREMENT.md, "Execution variants") ----------------------
+
+// Each scaled_dot_product_attention backend trains like the naive math: the same weights
+// and batch give per-step losses within bf16's rounding over three steps. A backend the
+// GPU cannot run for this configuration must be refused before the run (checkRunnable),
+// with its reason printed; math, LibTorch's reference, always runs.
+TEST_F(Gpu, EachSdpaBackendTrainsLikeTheNaiveMath) {
+    RunConfig naive = gpuConfig("tiny", Precision::Bf16, Mode::Train, 128, 4, 0, 3);
+    const RunResult reference = runOn(naive);
+    ASSERT_EQ(reference.status, RunStatus::Ok) << reference.error.value_or("");
+    for (AttentionKind kind : kAttentionKinds) {
+        if (kind == AttentionKind::Naive) {
+            continue;
+        }
+        SCOPED_TRACE(std::string(toString(kind)));
+        RunConfig c = naive;
+        c.attention = kind;
+        if (auto refusal = checkRunnable(c)) {
+            std::cout << toString(kind) << " refused: " << refusal->message() << "\n";
+            EXPECT_NE(kind, AttentionKind::SdpaMath);
+            EXPECT_NE(kind, AttentionKind::Sdpa);
+            continue;
+        }
+        const RunResult r = runOn(c);
+        ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+        ASSERT_EQ(r.steps.size(), reference.steps.size());
+        for (size_t i = 0; i < r.steps.size(); ++i) {
+            ASSERT_TRUE(r.steps[i].loss && reference.steps[i].loss);
+            EXPECT_NEAR(*r.steps[i].loss, *reference.steps[i].loss, 2e-2 * *reference.steps[i].loss)
+                << "step " << i;
+        }
+        std::cout << toString(kind) << ": step " << r.summary.totalMs.mean << " ms (naive "
+                  << reference.summary.totalMs.mean << " ms)\n";
+    }
+}
+
+// tf32 on: fp32 matmuls on tensor cores, losses within TF32's rounding of fp32's, MFU
+// against the TF32 peak, and cuBLAS's setting back as it was after the run.
+TEST_F(Gpu, Tf32RunsOnTensorCoresAndItsMfuUsesTheTf32Peak) {
+    RunConfig c = gpuConfig("small", Precision::Fp32, Mode::Train, 256, 8, 1, 3);
+    const bool before = at::globalContext().allowTF32CuBLAS();
+    const RunResult fp32 = runOn(c);
+    c.tf32 = true;
+    const RunResult tf32 = runOn(c);
+    ASSERT_EQ(fp32.status, RunStatus::Ok) << fp32.error.value_or("");
+    ASSERT_EQ(tf32.status, RunStatus::Ok) << tf32.error.value_or("");
+    EXPECT_EQ(at::globalContext().allowTF32CuBLAS(), before);
+    ASSERT_TRUE(fp32.steps.back().loss && tf32.steps.back().loss);
+    EXPECT_NEAR(*tf32.steps.back().loss, *fp32.steps.back().loss, 1e-2 * *fp32.steps.back().loss);
+    ASSERT_TRUE(fp32.summary.mfu && tf32.summary.mfu) << "no peak entry for this GPU";
+    // tflops / mfu is the peak the MFU was taken against: TF32's is several times fp32's.
+    const double fp32Peak = fp32.summary.tflops / *fp32.summary.mfu;
+    const double tf32Peak = tf32.summary.tflops / *tf32.summary.mfu;
+    EXPECT_GT(tf32Peak, 4.0 * fp32Peak);
+    std::cout << "small fp32 ctx 256 b8: " << fp32.summary.totalMs.mean << " ms, tf32 "
+              << tf32.summary.totalMs.mean << " ms\n";
+}

@@ -2,6 +2,7 @@
 // causality, RoPE, RMSNorm precision, parameter counts, gradient flow, AdamW.
 
 #include "bench/adamw.h"
+#include "bench/autocast_scope.h"
 #include "model/transformer.h"
 
 #include <ATen/ATen.h>
@@ -155,6 +156,57 @@ TEST(Model, AutocastRunsMatmulsInBf16AndKeepsLossFp32) {
     EXPECT_EQ(logits.scalar_type(), at::kBFloat16);
     EXPECT_EQ(loss.scalar_type(), at::kFloat);
     EXPECT_EQ(lm->lmHead->weight.scalar_type(), at::kFloat); // fp32 master weights
+}
+
+namespace {
+
+// The loss and every parameter's gradient of one forward and backward, attention computed
+// as `kind`, under autocast to `autocast` when given.
+std::pair<at::Tensor, std::vector<at::Tensor>> lossAndGrads(TransformerLM& lm, AttentionKind kind,
+                                                             const at::Tensor& ids,
+                                                             std::optional<at::ScalarType> autocast) {
+    lm->setAttention(kind);
+    lm->zero_grad();
+    at::Tensor loss;
+    {
+        bench::AutocastScope scope(at::kCPU, autocast);
+        loss = lmLoss(lm->forward(ids), ids);
+    }
+    loss.backward();
+    std::vector<at::Tensor> grads;
+    for (const auto& p : lm->parameters()) {
+        grads.push_back(p.grad().clone());
+    }
+    return {loss.detach(), grads};
+}
+
+} // namespace
+
+TEST(Model, SdpaAttentionEqualsTheNaiveMathForwardAndGradients) {
+    // attention = sdpa is the same function: the loss and every gradient within rounding,
+    // in fp32 and under bf16 autocast (whose tolerance is bf16's: 8 bits of mantissa).
+    for (auto [autocast, tolerance] :
+         {std::pair{std::optional<at::ScalarType>(), 1e-5},
+          std::pair{std::optional<at::ScalarType>(at::kBFloat16), 3e-2}}) {
+        SCOPED_TRACE(autocast ? "bf16 autocast" : "fp32");
+        at::manual_seed(11);
+        TransformerLM lm(tinyModel(), 32);
+        const at::Tensor ids = randomTokens(2, 32, 10000);
+        const auto [naiveLoss, naiveGrads] = lossAndGrads(lm, AttentionKind::Naive, ids, autocast);
+        const auto [sdpaLoss, sdpaGrads] = lossAndGrads(lm, AttentionKind::Sdpa, ids, autocast);
+        EXPECT_NEAR(sdpaLoss.item<double>(), naiveLoss.item<double>(),
+                    tolerance * std::abs(naiveLoss.item<double>()));
+        ASSERT_EQ(sdpaGrads.size(), naiveGrads.size());
+        double worst = 0.0;
+        for (size_t i = 0; i < naiveGrads.size(); ++i) {
+            // Relative to the gradient's own scale, so that tiny gradients are not judged by
+            // the absolute rounding of large ones.
+            const double scale = naiveGrads[i].abs().max().item<double>() + 1e-12;
+            worst = std::max(worst,
+                             (sdpaGrads[i] - naiveGrads[i]).abs().max().item<double>() / scale);
+        }
+        EXPECT_LT(worst, tolerance * 10) << "largest gradient difference, relative to its scale";
+    }
 }
 
 TEST(Model, FusedAdamWMatchesTorchOptimAdamW) {

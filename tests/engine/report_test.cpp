@@ -176,7 +176,7 @@ TEST(Report, ColumnRegistryFeedsTheCsvAndTheTables) {
     for (const RunColumn* c : reportLayout()) {
         EXPECT_FALSE(c->header.empty()) << c->key;
     }
-    EXPECT_EQ(summaryHeader().size(), reportLayout().size());
+    EXPECT_EQ(summaryHeader(reportLayout()).size(), reportLayout().size());
     EXPECT_THROW(runColumn("no_such_column"), std::out_of_range);
 
     RunResult r;

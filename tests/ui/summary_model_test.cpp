@@ -205,7 +205,7 @@ TEST(MetricRegistry, AThrowawayMetricReachesEveryWriterTheMatrixAndTheHeatmap) {
         EXPECT_NE(text.find(perLayer), std::string::npos) << text;
     }
     EXPECT_EQ(engine::reportLayout().back()->key, "throwaway_ms_per_layer"); // the Runs table
-    const MatrixColumns matrix = matrixColumns(); // the Summary matrix, among its figures
+    const MatrixColumns matrix = matrixColumns({}); // the Summary matrix, among its figures
     EXPECT_EQ(matrix.columns.back()->key, "throwaway_ms_per_layer");
     EXPECT_GT(matrix.columns.size() - 1, matrix.firstFigure);
 

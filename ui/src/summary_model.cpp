@@ -33,18 +33,31 @@ auto sortKey(const RunConfig& c) {
 
 } // namespace
 
-MatrixColumns matrixColumns() {
+std::vector<const RunResult*> resultsOf(const std::vector<RunView>& runs) {
+    std::vector<const RunResult*> out;
+    out.reserve(runs.size());
+    for (const auto& v : runs) {
+        out.push_back(&v.result);
+    }
+    return out;
+}
+
+MatrixColumns matrixColumns(std::span<const RunResult* const> runs) {
+    // The figures start with the first time column (after the configuration's columns).
     MatrixColumns out;
-    for (const RunColumn* c : reportLayout()) {
+    for (const RunColumn* c : reportLayout(runs)) {
         if (c->key == "status") {
             continue;
         }
         out.columns.push_back(c);
         if (c->key == "mode") {
             out.columns.push_back(&runColumn("warmup_steps"));
-            out.firstFigure = out.columns.size();
         }
     }
+    out.firstFigure = static_cast<size_t>(
+        std::find_if(out.columns.begin(), out.columns.end(),
+                     [](const RunColumn* c) { return c->unit == "ms"; }) -
+        out.columns.begin());
     return out;
 }
 

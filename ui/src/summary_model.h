@@ -10,19 +10,23 @@
 #include "lmprof/ui/run_store.h"
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace lmprof::ui {
 
-// The Summary matrix's columns: the report's (columns.h, so a metric added to the tables
-// is here too) less the status, which marks a failed row's figures instead, with the
-// warmup after the mode (one row per warmup count). Figures start at firstFigure.
+// The Summary matrix's columns for these runs: the report's (columns.h, so a metric added
+// to the tables is here too) less the status, which marks a failed row's figures instead,
+// with the warmup after the mode (one row per warmup count). Figures start at firstFigure.
 struct MatrixColumns {
     std::vector<const engine::RunColumn*> columns;
     size_t firstFigure = 0;
 };
-MatrixColumns matrixColumns();
+MatrixColumns matrixColumns(std::span<const engine::RunResult* const> runs);
+
+// The results of these runs, for the layouts that depend on them (reportLayout(runs)).
+std::vector<const engine::RunResult*> resultsOf(const std::vector<RunView>& runs);
 
 // The matrix table: indices into store.runs(), the newest run of each configuration
 // (model, context, batch, precision, mode, warmup), ordered by precision, mode, model size,

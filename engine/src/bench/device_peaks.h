@@ -8,7 +8,8 @@
 
 namespace lmprof::engine::bench {
 
-// FLOP/s the device can reach at most in this precision, or nullopt if unknown.
-std::optional<double> peakFlops(const DeviceInfo& device, Precision precision);
+// FLOP/s the device can reach at most in this precision, or nullopt if unknown; fp32
+// matmuls on TF32 tensor cores (RunConfig::tf32) use the TF32 figure.
+std::optional<double> peakFlops(const DeviceInfo& device, Precision precision, bool tf32 = false);
 
 } // namespace lmprof::engine::bench

@@ -14,6 +14,7 @@
 #include <ATen/autocast_mode.h>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 namespace lmprof::engine {
 
@@ -63,6 +64,63 @@ std::optional<std::string> probePrecision(const DeviceTarget& target, Precision 
     return reason;
 }
 
+// Runs the forced scaled_dot_product_attention backend on the run's head size, dtype and
+// device, forward and backward, on a few tokens; the reason if it cannot. Cached like the
+// precision probe (the answer depends on these only, not on the length).
+std::optional<std::string> probeSdpa(const DeviceTarget& target, const RunConfig& config) {
+    if (config.attention == AttentionKind::Naive || config.attention == AttentionKind::Sdpa) {
+        return std::nullopt; // no backend forced: LibTorch always has one
+    }
+    static std::mutex mutex;
+    static std::map<std::tuple<std::string, AttentionKind, Precision, int64_t>,
+                    std::optional<std::string>>
+        cache;
+    const int64_t headDim = config.model.dModel / std::max<int64_t>(1, config.model.numHeads);
+    const auto key = std::tuple(target.name(), config.attention, config.precision, headDim);
+    {
+        std::lock_guard lock(mutex);
+        if (auto it = cache.find(key); it != cache.end()) {
+            return it->second;
+        }
+    }
+    std::optional<std::string> reason;
+    try {
+        // The backend's own op, not the dispatcher with flags: the flags are process-wide
+        // and a run may be using them on the engine thread (bench/execution_scope.h).
+        const PrecisionTraits& traits = traitsOf(config.precision);
+        const auto dtype = bench::scalarType(traits.autocast.value_or(traits.weights));
+        const auto opts =
+            at::TensorOptions().device(bench::torchDevice(target)).dtype(dtype).requires_grad(true);
+        const at::Tensor q = at::randn({1, 2, 16, headDim}, opts);
+        at::Tensor out;
+        switch (config.attention) {
+        case AttentionKind::SdpaFlash:
+            out = std::get<0>(at::_scaled_dot_product_flash_attention(q, q, q, 0.0, true));
+            break;
+        case AttentionKind::SdpaEfficient:
+            out = std::get<0>(
+                at::_scaled_dot_product_efficient_attention(q, q, q, std::nullopt, true, 0.0, true));
+            break;
+        case AttentionKind::SdpaCudnn:
+            out = std::get<0>(
+                at::_scaled_dot_product_cudnn_attention(q, q, q, std::nullopt, true, 0.0, true));
+            break;
+        default:
+            out = std::get<0>(at::_scaled_dot_product_attention_math(q, q, q, std::nullopt, 0.0, true));
+        }
+        out.sum().backward();
+        (void)q.grad().sum().item<float>();
+    } catch (const std::exception& e) {
+        const std::string what = e.what();
+        reason = "'" + std::string(toString(config.attention)) + "' cannot run head size " +
+                 std::to_string(headDim) + " in " + std::string(toString(config.precision)) +
+                 " on " + target.name() + ": " + what.substr(0, what.find('\n'));
+    }
+    std::lock_guard lock(mutex);
+    cache[key] = reason;
+    return reason;
+}
+
 } // namespace
 
 std::optional<ConfigError> checkRunnable(const RunConfig& config) {
@@ -87,6 +145,12 @@ std::optional<ConfigError> checkRunnable(const RunConfig& config, const DeviceTa
     }
     if (auto reason = probePrecision(target, config.precision)) {
         return ConfigError{"precision", *reason};
+    }
+    if (auto refusals = choiceRefusals(config, target.cuda); !refusals.empty()) {
+        return refusals.front();
+    }
+    if (auto reason = probeSdpa(target, config)) {
+        return ConfigError{"attention", *reason};
     }
     if (config.ddp && config.ddp->backend == DdpBackend::Nccl && !target.cuda) {
         return ConfigError{"ddp.backend", "nccl all-reduces CUDA tensors, but device '" +

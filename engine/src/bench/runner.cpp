@@ -8,6 +8,7 @@
 
 #include "bench/autocast_scope.h"
 #include "bench/device_peaks.h"
+#include "bench/execution_scope.h"
 #include "bench/memory_sampler.h"
 #include "bench/op_profiler.h"
 #include "bench/snapshot.h"
@@ -265,6 +266,7 @@ RunResult bench::runBenchmarkWith(const RunConfig& config, const std::string& ru
         at::set_num_threads(config.threads);
     }
 
+    const bench::ExecutionScope execution(config); // SDPA backends, TF32: until the run ends
     auto cpuReporter = std::make_shared<bench::CpuMemoryReporter>();
     MemoryMeter meter(target, cpuReporter);
     bench::RunPosition position;
@@ -462,7 +464,8 @@ RunResult bench::runBenchmarkWith(const RunConfig& config, const std::string& ru
     const std::optional<DeviceInfo> info =
         target.cuda ? std::optional(cuda::deviceInfo(target.index)) : std::nullopt;
     result.summary = summarize(config, result.steps,
-                               info ? bench::peakFlops(*info, config.precision) : std::nullopt);
+                               info ? bench::peakFlops(*info, config.precision, config.tf32)
+                                    : std::nullopt);
     return result;
 }
 

@@ -73,6 +73,7 @@ StepContext::StepContext(const RunConfig& config, DeviceTarget target) {
     at::manual_seed(config.seed);
     const PrecisionTraits& traits = traitsOf(config.precision);
     model = model::TransformerLM(config.model, config.contextLength, device);
+    model->setAttention(config.attention);
     if (traits.weights != NumberFormat::Fp32) {
         model->to(scalarType(traits.weights));
     }

@@ -118,21 +118,27 @@ at::Tensor AttentionImpl::forward(const at::Tensor& x, const at::Tensor& phases,
         k = applyRotary(k, phases);
     }
 
-    at::Tensor scores; // (B, h, T, T)
-    {
-        nvtx::Region range(region::kScores);
-        scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(headDim));
-        scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
-    }
-    at::Tensor probs; // (B, h, T, T), rows sum to 1
-    {
-        nvtx::Region range(region::kSoftmax);
-        const at::Tensor shifted = scores - scores.amax(-1, /*keepdim=*/true);
-        const at::Tensor e = shifted.exp();
-        probs = e / e.sum(-1, /*keepdim=*/true);
-    }
     at::Tensor out; // (B, h, T, dh)
-    {
+    if (kind != AttentionKind::Naive) {
+        // The same math fused; which kernel runs is LibTorch's choice, or the one the run
+        // forces (bench/execution_scope.h).
+        nvtx::Region range(region::kSdpa);
+        out = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/std::nullopt,
+                                               /*dropout_p=*/0.0, /*is_causal=*/true);
+    } else {
+        at::Tensor scores; // (B, h, T, T)
+        {
+            nvtx::Region range(region::kScores);
+            scores = at::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(headDim));
+            scores = scores.masked_fill(mask, -std::numeric_limits<double>::infinity());
+        }
+        at::Tensor probs; // (B, h, T, T), rows sum to 1
+        {
+            nvtx::Region range(region::kSoftmax);
+            const at::Tensor shifted = scores - scores.amax(-1, /*keepdim=*/true);
+            const at::Tensor e = shifted.exp();
+            probs = e / e.sum(-1, /*keepdim=*/true);
+        }
         nvtx::Region range(region::kValue);
         out = at::matmul(probs.to(v.scalar_type()), v);
     }
@@ -188,6 +194,12 @@ TransformerLMImpl::TransformerLMImpl(const ModelConfig& cfg, int64_t maxSeqLen, 
     causalMask =
         at::ones({maxSeqLen, maxSeqLen}, at::TensorOptions().dtype(at::kBool).device(device))
             .triu(1);
+}
+
+void TransformerLMImpl::setAttention(AttentionKind kind) {
+    for (auto& block : blocks) {
+        block->attn->kind = kind;
+    }
 }
 
 at::Tensor TransformerLMImpl::forward(const at::Tensor& ids) {

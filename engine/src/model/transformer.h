@@ -62,8 +62,10 @@ at::Tensor applyRotary(const at::Tensor& x, const at::Tensor& phases);
 struct AttentionImpl : torch::nn::Module {
     AttentionImpl(int64_t dModel, int64_t numHeads, at::Device device = at::kCPU);
     // x (B, T, d), phases (T, dh/2) complex, mask (T, T) bool, true where a key is hidden.
+    // With kind sdpa*, the mask is left to scaled_dot_product_attention's is_causal.
     at::Tensor forward(const at::Tensor& x, const at::Tensor& phases, const at::Tensor& mask);
     int64_t numHeads, headDim;
+    AttentionKind kind = AttentionKind::Naive; // how scores, softmax and PV are computed
     Linear qProj{nullptr}, kProj{nullptr}, vProj{nullptr}, oProj{nullptr};
 };
 TORCH_MODULE(Attention);
@@ -93,6 +95,8 @@ struct TransformerLMImpl : torch::nn::Module {
     // weights on every run on one kind of device, not across CPU and CUDA.
     TransformerLMImpl(const ModelConfig& config, int64_t maxSeqLen, at::Device device = at::kCPU);
     at::Tensor forward(const at::Tensor& ids); // (B, T) int64 -> logits (B, T, V)
+    // Every block's attention computed as `kind` (RunConfig::attention); naive until set.
+    void setAttention(AttentionKind kind);
     ModelConfig config;
     Embedding embedding{nullptr};
     torch::nn::ModuleList layers{nullptr}; // of Block

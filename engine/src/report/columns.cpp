@@ -148,6 +148,11 @@ std::deque<RunColumn> buildColumns() {
     c.push_back(text("precision", "Precision",
                      [](R r, S) { return std::string(toString(r.config.precision)); }));
     c.push_back(text("mode", "Mode", [](R r, S) { return std::string(toString(r.config.mode)); }));
+    // The execution variants (ChoiceField, config.h), one column each.
+    for (const ChoiceField& f : choiceFields()) {
+        c.push_back(text(f.key, f.label, [&f](R r, S) { return f.get(r.config); }));
+        c.back().differsFromDefault = [&f](R r) { return !f.isDefault(r.config); };
+    }
     c.push_back(text("device", "", [](R r, S) {
         return r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice;
     }));
@@ -218,13 +223,24 @@ std::string_view toString(ColumnKind kind) {
 
 namespace {
 
+// The tables' columns: the configuration (with every execution variant), the figures, the
+// outcome.
+std::vector<std::string> defaultTableKeys() {
+    std::vector<std::string> keys{"model", "context_length", "batch_size", "precision", "mode"};
+    for (const ChoiceField& f : choiceFields()) {
+        keys.push_back(f.key);
+    }
+    for (const char* k : {"forward_ms", "backward_ms", "optimizer_ms", "total_ms", "peak_bytes",
+                          "tokens_per_s", "status"}) {
+        keys.emplace_back(k);
+    }
+    return keys;
+}
+
 // The registry and its layouts, rebuilt when a column is added.
 struct Registry {
     std::deque<RunColumn> columns = buildColumns();
-    std::vector<std::string> tableKeys{"model",        "context_length", "batch_size",
-                                       "precision",    "mode",           "forward_ms",
-                                       "backward_ms",  "optimizer_ms",   "total_ms",
-                                       "peak_bytes",   "tokens_per_s",   "status"};
+    std::vector<std::string> tableKeys = defaultTableKeys();
     std::vector<std::string> chartKeys{"total_ms_mean",     "forward_ms_mean", "backward_ms_mean",
                                        "optimizer_ms_mean", "tokens_per_s",    "peak_bytes",
                                        "total_ms_cv"};
@@ -280,6 +296,26 @@ std::span<const RunColumn* const> csvLayout() {
 
 std::span<const RunColumn* const> reportLayout() {
     return registry().tables;
+}
+
+std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> runs) {
+    std::vector<const RunColumn*> out;
+    for (const RunColumn* c : reportLayout()) {
+        if (!c->differsFromDefault ||
+            std::any_of(runs.begin(), runs.end(),
+                        [&](const RunResult* r) { return c->differsFromDefault(*r); })) {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+std::vector<const RunColumn*> reportLayout(std::span<const RunResult> runs) {
+    std::vector<const RunResult*> pointers;
+    for (const auto& r : runs) {
+        pointers.push_back(&r);
+    }
+    return reportLayout(pointers);
 }
 
 std::span<const RunColumn* const> chartMetrics() {

@@ -2,6 +2,8 @@
 
 #include "lmprof/engine/report.h"
 
+#include <algorithm>
+
 namespace lmprof::engine {
 
 namespace {
@@ -43,12 +45,16 @@ void writeMarkdownRows(std::ostream& out, const Rows& rows, size_t textColumns) 
 }
 
 void writeMarkdown(std::ostream& out, std::span<const RunResult> runs) {
-    Rows rows = {summaryHeader()};
+    const auto layout = reportLayout(runs);
+    Rows rows = {summaryHeader(layout)};
     for (const auto& r : runs) {
-        rows.push_back(summaryRow(r));
+        rows.push_back(summaryRow(r, layout));
     }
-    // Model, context, batch, precision and mode are text; the figures align right.
-    writeMarkdownRows(out, rows, 5);
+    // The configuration (model, context, ..., mode and the variants shown) is text; the
+    // figures, from the first time on, align right.
+    const auto firstFigure = std::find_if(layout.begin(), layout.end(),
+                                          [](const RunColumn* c) { return c->unit == "ms"; });
+    writeMarkdownRows(out, rows, static_cast<size_t>(firstFigure - layout.begin()));
 }
 
 } // namespace lmprof::engine

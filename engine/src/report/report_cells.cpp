@@ -38,17 +38,18 @@ std::optional<ReportFormat> parseReportFormat(std::string_view s) {
     return std::nullopt;
 }
 
-std::vector<std::string> summaryHeader() {
+std::vector<std::string> summaryHeader(std::span<const RunColumn* const> layout) {
     std::vector<std::string> out;
-    for (const RunColumn* c : reportLayout()) {
+    for (const RunColumn* c : layout) {
         out.push_back(c->header);
     }
     return out;
 }
 
-std::vector<std::string> summaryRow(const RunResult& run) {
+std::vector<std::string> summaryRow(const RunResult& run,
+                                    std::span<const RunColumn* const> layout) {
     std::vector<std::string> out;
-    for (const RunColumn* c : reportLayout()) {
+    for (const RunColumn* c : layout) {
         out.push_back(c->cellOf(run, run.summary));
     }
     return out;

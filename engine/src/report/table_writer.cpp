@@ -55,9 +55,10 @@ void writeGridRows(std::ostream& out, const Rows& rows) {
 }
 
 void writeTable(std::ostream& out, std::span<const RunResult> runs) {
-    Rows rows = {summaryHeader()};
+    const auto layout = reportLayout(runs);
+    Rows rows = {summaryHeader(layout)};
     for (const auto& r : runs) {
-        rows.push_back(summaryRow(r));
+        rows.push_back(summaryRow(r, layout));
     }
     writeGridRows(out, rows);
     for (const auto& r : runs) {

@@ -35,7 +35,7 @@ void fields(Io& io, Ref<MemorySample, Io> m) {
     io.enumeration("phase", m.phase, parsePhase);
     io.field("step", m.step);
     io.field("boundary", m.boundary);
-    // The whole device's use, on CUDA only.
+    // The whole device's use, on a GPU only.
     io.when(m.deviceTotal > 0, "device_used", m.deviceUsed);
     io.when(m.deviceTotal > 0, "device_total", m.deviceTotal);
 }

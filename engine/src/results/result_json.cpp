@@ -106,6 +106,19 @@ void fields(Io& io, Ref<ConfigRecord, Io> record) {
     io.nullableObject("op_profile", c.opProfile);
     io.field("grad_norms", c.gradNorms);
     io.nullableObject("ddp", c.ddp);
+    // The execution variants (ChoiceField, config.h), absent from files before 1.4: the defaults.
+    for (const ChoiceField& f : choiceFields()) {
+        if constexpr (Io::kReads) {
+            std::string value = f.get(c);
+            io.field(f.key.c_str(), value);
+            if (auto why = f.unknown(value)) {
+                fail(io.path + "." + f.key, *why);
+            }
+            f.set(c, value);
+        } else {
+            io.field(f.key.c_str(), f.get(c));
+        }
+    }
 }
 
 template <typename Io>

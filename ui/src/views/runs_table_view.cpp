@@ -70,8 +70,9 @@ void RunsTableView::draw(ViewContext& ctx) {
                                   ImGuiTableFlags_SizingFixedFit;
     // "#" and the status (coloured, its message on hover), then the report's columns
     // (columns.h) with the live summary of a running run.
+    auto& runs = ctx.store.runs();
     std::vector<const RunColumn*> columns;
-    for (const RunColumn* c : reportLayout()) {
+    for (const RunColumn* c : reportLayout(resultsOf(runs))) {
         if (c->key != "status") {
             columns.push_back(c);
         }
@@ -81,7 +82,6 @@ void RunsTableView::draw(ViewContext& ctx) {
         }
     }
     columns.push_back(&runColumn("op_profile")); // the Ops window reads these runs
-    auto& runs = ctx.store.runs();
     m_cells.assign(runs.size(), {});
     for (size_t i = 0; i < runs.size(); ++i) {
         const RunSummary& s = runs[i].liveSummary();

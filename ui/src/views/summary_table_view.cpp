@@ -70,7 +70,11 @@ void SummaryTableView::draw(ViewContext& ctx) {
     // their times are rank 0's) before the warmup.
     const bool parallel = std::any_of(rows.begin(), rows.end(),
                                       [&](int i) { return runs[i].result.config.ddp.has_value(); });
-    const auto [columns, firstFigure] = matrixColumns();
+    std::vector<const RunResult*> shown;
+    for (int i : rows) {
+        shown.push_back(&runs[i].result);
+    }
+    const auto [columns, firstFigure] = matrixColumns(shown);
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                   ImGuiTableFlags_SizingFixedFit;

@@ -41,6 +41,10 @@ struct RunColumn {
     using Number = std::function<std::optional<double>(const RunResult&, const RunSummary&)>;
     Number number;
     std::string chartName; // "step ms (mean)", "peak memory (MiB)"
+    // A setting most runs leave at its default (an execution variant): true for a run that
+    // does not. Tables show such a column only when one of their runs does
+    // (reportLayout(runs)); the CSV always has it.
+    std::function<bool(const RunResult&)> differsFromDefault;
     std::string cellOf(const RunResult& run, const RunSummary& summary) const {
         return cell ? cell(run, summary) : value(run, summary);
     }
@@ -55,6 +59,10 @@ const RunColumn& runColumn(std::string_view key);
 // these names; `lmprof-cli columns` lists them). The grid and Markdown tables' columns.
 std::span<const RunColumn* const> csvLayout();
 std::span<const RunColumn* const> reportLayout();
+// The tables' columns for these runs: reportLayout() less the settings none of them changes
+// from its default (differsFromDefault).
+std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> runs);
+std::vector<const RunColumn*> reportLayout(std::span<const RunResult> runs);
 // The columns with a number, in the order charts list them (step time first).
 std::span<const RunColumn* const> chartMetrics();
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,10 @@ namespace lmprof::engine {
 enum class Precision { Fp32, Bf16, Fp16, Bf16Pure };
 enum class Mode { Forward, ForwardBackward, Train };
 enum class Phase { Forward, Backward, Optimizer };
+// How attention is computed (docs/MEASUREMENT.md, "Execution variants"): the CS336 math
+// (scores, masked softmax, PV), or at::scaled_dot_product_attention, causal, letting
+// LibTorch choose its backend or, on CUDA, forcing one.
+enum class AttentionKind { Naive, Sdpa, SdpaFlash, SdpaEfficient, SdpaMath, SdpaCudnn };
 
 // Every value of each enum, in order: the one list that combo boxes, sweeps, parsers and
 // help texts iterate. A precision's traits are in precision.h.
@@ -24,13 +29,18 @@ inline constexpr std::array kPrecisions{Precision::Fp32, Precision::Bf16, Precis
                                         Precision::Bf16Pure};
 inline constexpr std::array kModes{Mode::Forward, Mode::ForwardBackward, Mode::Train};
 inline constexpr std::array kPhases{Phase::Forward, Phase::Backward, Phase::Optimizer};
+inline constexpr std::array kAttentionKinds{AttentionKind::Naive,         AttentionKind::Sdpa,
+                                            AttentionKind::SdpaFlash,     AttentionKind::SdpaEfficient,
+                                            AttentionKind::SdpaMath,      AttentionKind::SdpaCudnn};
 
 std::string_view toString(Precision p);
 std::string_view toString(Mode m);
 std::string_view toString(Phase p);
+std::string_view toString(AttentionKind a); // "naive", "sdpa", "sdpa-flash", ...
 std::optional<Precision> parsePrecision(std::string_view s);
 std::optional<Mode> parseMode(std::string_view s);
 std::optional<Phase> parsePhase(std::string_view s);
+std::optional<AttentionKind> parseAttention(std::string_view s);
 
 // "fp32, bf16, fp16, bf16-pure": the names of every value, for help texts and errors.
 template <typename Enum, size_t N>
@@ -126,6 +136,9 @@ struct RunConfig {
     bool gradNorms = false;
     // Data-parallel over ddp->worldSize ranks (data_parallel.h); a single process when unset.
     std::optional<DdpRequest> ddp;
+    // Execution variants, each a choice field (ChoiceField below: its names, flag, checks).
+    AttentionKind attention = AttentionKind::Naive;
+    bool tf32 = false; // fp32 matmuls on TF32 tensor cores (CUDA)
 
     // Test-only fault switch: raise a real c10::OutOfMemoryError at the start of this
     // phase of the first step that runs it. Never set by the GUI; the CLI reads it from
@@ -177,5 +190,41 @@ std::string modelLabel(const ModelConfig& model);
 
 // Run id like "small-ctx128-bf16-train"; the session appends a sequence number.
 std::string runLabel(const RunConfig& config);
+
+// The run configuration's choice fields: execution variants whose value is one of a few
+// names (attention, tf32, ...). Each is declared once, in config.cpp, and every part
+// of lmprof reads the declaration: the result set's JSON (written, read, checked), the
+// CLI's flag (a list for sweeps), the sweep's axis and its out-of-memory rule, the
+// configuration's checks, the report's columns and run names, and Configure's combo with
+// the values the device cannot run disabled and why. A new variant is its RunConfig member,
+// its entry here and the engine code that honours it (docs/ARCHITECTURE.md).
+struct ChoiceField {
+    std::string key;   // "attention": the JSON key, the error's field, the CSV column
+    std::string flag;  // "--attention"
+    std::string label; // "Attention": Configure's label and the tables' header
+    std::string help;  // one line for --help and Configure's tooltip
+    // Every value's name, the default first; and each one's short form for run names and
+    // legends ("sdpa flash"), in the same order.
+    std::vector<std::string> values;
+    std::vector<std::string> shortNames;
+    std::function<std::string(const RunConfig&)> get;
+    std::function<void(RunConfig&, const std::string&)> set; // `value` is one of values
+    // Why `value` cannot run on a device of this type ("cpu" or "cuda"), or nullopt.
+    std::function<std::optional<std::string>(const std::string& value, bool cuda)> deviceRefusal;
+
+    bool isDefault(const RunConfig& c) const { return get(c) == values.front(); }
+    std::string shortName(const RunConfig& c) const;
+    // "'x' is not one of a, b, c": the message for a name outside `values`.
+    std::optional<std::string> unknown(const std::string& value) const;
+};
+
+// Every choice field, in the order tables and names list them.
+const std::vector<ChoiceField>& choiceFields();
+// The field of a key; nullptr for none.
+const ChoiceField* choiceField(std::string_view key);
+
+// The config's choices that a device of this type cannot run, each as the field's error
+// (validate() with an explicit device, checkRunnable() once "auto" is resolved).
+std::vector<ConfigError> choiceRefusals(const RunConfig& config, bool cuda);
 
 } // namespace lmprof::engine

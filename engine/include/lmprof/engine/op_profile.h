@@ -23,6 +23,8 @@ inline constexpr const char* kRope = "attention.rope";
 inline constexpr const char* kScores = "attention.scores";
 inline constexpr const char* kSoftmax = "attention.softmax";
 inline constexpr const char* kValue = "attention.value";
+// attention = sdpa: the fused scaled_dot_product_attention, in place of scores, softmax, value.
+inline constexpr const char* kSdpa = "attention.sdpa";
 inline constexpr const char* kAttnOutput = "attention.output";
 inline constexpr const char* kResidual = "residual";
 inline constexpr const char* kMlp = "mlp";
@@ -37,9 +39,10 @@ inline constexpr const char* kZeroGrad = "optimizer.zero_grad";
 inline constexpr const char* kUnattributed = "unattributed";
 } // namespace region
 
-inline constexpr std::array<std::string_view, 16> kRegions{
+inline constexpr std::array<std::string_view, 17> kRegions{
     region::kEmbedding,      region::kNorm,       region::kQkv,    region::kRope,
-    region::kScores,         region::kSoftmax,    region::kValue,  region::kAttnOutput,
+    region::kScores,         region::kSoftmax,    region::kValue,  region::kSdpa,
+    region::kAttnOutput,
     region::kResidual,       region::kMlp,        region::kLmHead, region::kLoss,
     region::kAccumulateGrad, region::kGradScaler, region::kAdamW,  region::kZeroGrad};
 

@@ -2,6 +2,8 @@
 // GitHub Markdown, and CSV (RFC 4180). One writer per file under engine/src/report/.
 #pragma once
 
+#include "lmprof/engine/columns.h"
+
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/precision_lab.h"
@@ -28,9 +30,11 @@ void writeReport(std::ostream& out, std::span<const RunResult> runs, ReportForma
 void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format);
 
 // The cells shared by the table and Markdown writers: header names and one row per run,
-// e.g. {"small", "128", ..., "22.11 ± 0.09", ...}.
-std::vector<std::string> summaryHeader();
-std::vector<std::string> summaryRow(const RunResult& run);
+// e.g. {"small", "128", ..., "22.11 ± 0.09", ...}, in a layout (columns.h: the tables'
+// layout for the runs written, reportLayout(runs)).
+std::vector<std::string> summaryHeader(std::span<const RunColumn* const> layout);
+std::vector<std::string> summaryRow(const RunResult& run,
+                                    std::span<const RunColumn* const> layout);
 
 // Layouts the writers share; rows[0] is the header. The grid counts characters, not bytes
 // ("±" is one column). Markdown left-aligns the first `textColumns` columns and the last

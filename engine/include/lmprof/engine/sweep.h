@@ -1,5 +1,5 @@
 // Sweeps: the cartesian product of models × context lengths × precisions × modes × warmup
-// counts, ordered cheaper first, and the rule that skips configurations an out-of-memory
+// counts × the execution variants listed, ordered cheaper first, and the rule that skips configurations an out-of-memory
 // run has shown to be too large. Plain data; the CLI and the GUI's sweep driver share it.
 //
 // Usage:
@@ -17,6 +17,8 @@
 
 #include <optional>
 #include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace lmprof::engine {
@@ -28,6 +30,9 @@ struct SweepSpec {
     std::vector<Precision> precisions;
     std::vector<Mode> modes;
     std::vector<int> warmups; // warmup step counts; empty means base.warmupSteps only
+    // Execution variants swept (ChoiceField, config.h): a field's key and its values' names; a
+    // field not listed keeps the base's value.
+    std::vector<std::pair<std::string, std::vector<std::string>>> choices;
 };
 
 // Number of configurations expandSweep() returns: the product of the list sizes.
@@ -52,7 +57,8 @@ void orderCheapestFirst(std::vector<RunConfig>& configs);
 double runFlops(const RunConfig& config);
 double totalFlops(std::span<const RunConfig> configs);
 
-// True if `candidate` is in the same family as `failed` (same precision and mode) and at
+// True if `candidate` is in the same family as `failed` (same precision, mode and execution
+// variants: fused attention or graphs change what a step holds) and at
 // least as large in batch, parameters and context, so it would run out of memory as well.
 // Warmup and measured step counts do not change the memory a step needs.
 bool exceedsOom(const RunConfig& failed, const RunConfig& candidate);
