@@ -66,6 +66,38 @@ void enumCombo(const char* label, Enum& value, const std::array<Enum, N>& option
     }
 }
 
+// Whether the configuration's device is a GPU: the device named, or for "auto" whether the
+// engine has one (its device list names a cuda device).
+bool runsOnCuda(const std::string& device, const std::vector<std::string>& devices) {
+    if (device == "auto") {
+        return std::any_of(devices.begin(), devices.end(),
+                           [](const std::string& d) { return d.rfind("cuda", 0) == 0; });
+    }
+    return device.rfind("cuda", 0) == 0;
+}
+
+// A combo of a choice field (ChoiceField, config.h): its values, those the device cannot
+// run disabled with the reason on hover, the field's help on the combo.
+void choiceCombo(const ChoiceField& field, RunConfig& c, bool cuda) {
+    const std::string current = field.get(c);
+    if (ImGui::BeginCombo(field.key.c_str(), current.c_str())) {
+        for (const std::string& v : field.values) {
+            const auto refusal = field.deviceRefusal(v, cuda);
+            if (ImGui::Selectable(v.c_str(), v == current,
+                                  refusal ? ImGuiSelectableFlags_Disabled : 0)) {
+                field.set(c, v);
+            }
+            if (refusal && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+                ImGui::SetTooltip("%s", refusal->c_str());
+            }
+        }
+        ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s", field.help.c_str());
+    }
+}
+
 void drawProgress(ViewContext& ctx) {
     RunView* active = ctx.store.active();
     if (!active) {
@@ -159,6 +191,12 @@ void ConfigView::draw(ViewContext& ctx) {
     fieldError(errors, "measure_steps");
     deviceCombo("device", ctx.session.devices(), c.device);
     fieldError(errors, "device");
+    // The execution variants, after the device that decides which of their values can run.
+    const bool cuda = runsOnCuda(c.device, ctx.session.devices());
+    for (const ChoiceField& field : choiceFields()) {
+        choiceCombo(field, c, cuda);
+        fieldError(errors, field.key.c_str());
+    }
     ImGui::InputScalar("seed", ImGuiDataType_U64, &c.seed);
 
     ImGui::SeparatorText("Data parallel");
