@@ -8,13 +8,17 @@ the direction of every ratio in bench/README.md), the step ratio's 95% interval 
 rounds (lmprof-cli ratio, the project's log-ratio test)
 and the engine's harness overhead (step wall time outside the three phases).
 
-Two Python variants: `reference` is the independent reference as written (separate Q, K, V
-projections, the hand-written softmax of docs/MODEL.md); `fused` is what a practical user
-writes (one fused QKV GEMM, torch.softmax), the same math.
+Three Python variants: `reference` is the independent reference as written (separate Q, K,
+V projections, the hand-written softmax of docs/MODEL.md); `fused` is what a practical user
+writes (one fused QKV GEMM, torch.softmax), the same math; `sdpa` is the fused script with
+F.scaled_dot_product_attention (causal) in place of scores, mask, softmax and PV. The
+engine runs with --attention (naive, the default, or sdpa: compare it with the `sdpa`
+script).
 
 Usage: .venv/bin/python bench/compare_python.py [--models tiny,small] [--ctx 128]
          [--batch 4] [--threads 2] [--warmup 3] [--steps 10] [--rounds 3]
-         [--mode train|forward-backward] [--variants reference,fused]
+         [--mode train|forward-backward] [--variants reference,fused,sdpa]
+         [--attention naive|sdpa]
 """
 import argparse
 import json
@@ -58,13 +62,31 @@ class FusedAttention(ref.Attention):
         return self.output_proj(out.permute(0, 2, 1, 3).reshape(b, t, d))
 
 
+class SdpaAttention(ref.Attention):
+    """The fused script's attention with F.scaled_dot_product_attention (same weights)."""
+
+    def forward(self, x):  # (B, T, d)
+        b, t, d = x.shape
+        dh = d // self.heads
+        w = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])
+        q, k, v = (x @ w.T).split(d, dim=-1)
+
+        def split(y):  # (B, T, d) -> (B, h, T, dh)
+            return y.reshape(b, t, self.heads, dh).permute(0, 2, 1, 3)
+
+        q = ref.rope(split(q), self.theta)
+        k = ref.rope(split(k), self.theta)
+        out = torch.nn.functional.scaled_dot_product_attention(q, k, split(v), is_causal=True)
+        return self.output_proj(out.permute(0, 2, 1, 3).reshape(b, t, d))
+
+
 def build_python(model, variant):
     d, f, layers, heads = PRESETS[model]
     torch.manual_seed(0)
     lm = ref.TransformerLM(d, f, layers, heads, 10000)
-    if variant == "fused":
+    if variant in ("fused", "sdpa"):
         for block in lm.layers:
-            block.attn.__class__ = FusedAttention
+            block.attn.__class__ = FusedAttention if variant == "fused" else SdpaAttention
     return lm
 
 
@@ -74,7 +96,8 @@ def run_cpp(cli, model, args):
         subprocess.run([cli, "run", "--model", model, "--ctx", str(args.ctx), "--batch",
                         str(args.batch), "--mode", args.mode, "--device", "cpu", "--threads",
                         str(args.threads), "--warmup", str(args.warmup), "--steps",
-                        str(args.steps), "--json", str(out), "-q"],
+                        str(args.steps), "--attention", args.attention, "--json", str(out),
+                        "-q"],
                        check=True, stdout=subprocess.DEVNULL)
         run = json.loads(out.read_text())["runs"][0]
     measured = [s for s in run["steps"] if not s["warmup"]]
@@ -120,6 +143,7 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--mode", choices=["train", "forward-backward"], default="train")
     parser.add_argument("--variants", default="reference")
+    parser.add_argument("--attention", choices=["naive", "sdpa"], default="naive")
     args = parser.parse_args()
     variants = args.variants.split(",")
     torch.set_num_threads(args.threads)
