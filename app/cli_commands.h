@@ -72,6 +72,7 @@ struct SweepOptions {
     CommonOptions common;
     std::vector<std::string> models = {"tiny"};
     std::vector<int64_t> ctx = {128};
+    std::vector<int64_t> batches = {4}; // --batch takes a list here: batch × context scaling
     std::vector<std::string> precisions = {"fp32"};
     std::vector<std::string> modes = {"train"};
     std::vector<int> warmups = {5}; // --warmup takes a list here: the warmup study

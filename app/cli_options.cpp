@@ -279,7 +279,6 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
     addOptionalNumber(cmd, "--layers", o.layers, "custom model: number of blocks");
     addOptionalNumber(cmd, "--heads", o.heads, "custom model: attention heads");
     addNumber(cmd, "--vocab", o.vocab, "vocabulary size");
-    addNumber(cmd, "--batch", o.batch, "batch size");
     addNumber(cmd, "--steps", o.steps, "measured steps");
     addText(cmd, "--device", o.device, "auto|cpu|cuda[:i]");
     addNumber(cmd, "--seed", o.seed, "seed for weights and tokens");
@@ -323,6 +322,7 @@ void addConnectOptions(CLI::App& cmd, std::string& connect, std::string& tokenFi
 void addRunOptions(CLI::App& cmd, RunOptions& o) {
     addText(cmd, "--model", o.model, "tiny|small|medium|large|xl|2.7B|custom");
     addNumber(cmd, "--ctx", o.ctx, "context length");
+    addNumber(cmd, "--batch", o.common.batch, "batch size");
     addText(cmd, "--precision", o.precision, engine::joinNames(engine::kPrecisions, "|"));
     addText(cmd, "--mode", o.mode, engine::joinNames(engine::kModes, "|"));
     addNumber(cmd, "--warmup", o.common.warmup, "warmup steps (recorded, not summarised)");

@@ -92,6 +92,7 @@ namespace {
 std::optional<SweepSpec> buildSweep(const SweepOptions& o, const SessionInterface& engine) {
     for (auto [empty, flag] : {std::pair{o.models.empty(), "--models"},
                                {o.ctx.empty(), "--ctx"},
+                               {o.batches.empty(), "--batch"},
                                {o.precisions.empty(), "--precision"},
                                {o.modes.empty(), "--mode"},
                                {o.warmups.empty(), "--warmup"}}) {
@@ -102,6 +103,7 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o, const SessionInterfac
     }
     CommonOptions common = o.common;
     common.warmup = o.warmups.front();
+    common.batch = o.batches.front();
     // The variants' lists: each value checked here, the first one the base's.
     SweepSpec spec;
     for (const auto& [key, values] : o.common.choices) {
@@ -153,6 +155,7 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o, const SessionInterfac
     }
     spec.contexts = o.ctx;
     spec.warmups = o.warmups;
+    spec.batches = o.batches;
     return spec;
 }
 
@@ -242,6 +245,7 @@ CliCommand sweepEntry() {
                 auto o = std::make_shared<SweepOptions>();
                 addList(cmd, "--models", o->models, "comma-separated presets");
                 addList(cmd, "--ctx", o->ctx, "comma-separated context lengths");
+                addList(cmd, "--batch", o->batches, "comma-separated batch sizes");
                 addList(cmd, "--precision", o->precisions,
                         "comma-separated, of " + joinNames(kPrecisions, ","));
                 addList(cmd, "--mode", o->modes, "comma-separated, of " + joinNames(kModes, ","));

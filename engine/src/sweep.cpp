@@ -10,7 +10,7 @@ namespace lmprof::engine {
 
 size_t sweepSize(const SweepSpec& s) {
     size_t n = s.models.size() * s.contexts.size() * s.precisions.size() * s.modes.size() *
-               std::max<size_t>(1, s.warmups.size());
+               std::max<size_t>(1, s.warmups.size()) * std::max<size_t>(1, s.batches.size());
     for (const auto& [key, values] : s.choices) {
         n *= values.size();
     }
@@ -19,8 +19,21 @@ size_t sweepSize(const SweepSpec& s) {
 
 namespace {
 
-// Every config times every value of each listed variant, in the lists' order.
+// Every config times every batch size and every value of each listed variant, in the
+// lists' order.
 std::vector<RunConfig> withChoices(std::vector<RunConfig> configs, const SweepSpec& s) {
+    if (!s.batches.empty()) {
+        std::vector<RunConfig> out;
+        out.reserve(configs.size() * s.batches.size());
+        for (const RunConfig& c : configs) {
+            for (int64_t b : s.batches) {
+                RunConfig copy = c;
+                copy.batchSize = b;
+                out.push_back(std::move(copy));
+            }
+        }
+        configs = std::move(out);
+    }
     for (const auto& [key, values] : s.choices) {
         const ChoiceField* field = choiceField(key);
         if (!field) {

@@ -4,6 +4,9 @@
 #include "lmprof/engine/sweep.h"
 
 #include <gtest/gtest.h>
+#include <set>
+#include <stdexcept>
+#include <tuple>
 
 using namespace lmprof::engine;
 
@@ -154,4 +157,44 @@ TEST(Sweep, OpProfileKeepsItsPlaceAfterEachWarmup) {
         ASSERT_TRUE(c.opProfile);
         EXPECT_EQ(c.opProfile->firstStep, c.warmupSteps + 1) << c.warmupSteps;
     }
+}
+
+TEST(Sweep, BatchSizesAndExecutionVariantsAreAxesAndPartOfTheOomFamily) {
+    SweepSpec s;
+    s.base.measureSteps = 2;
+    s.models = {preset("tiny")};
+    s.contexts = {128};
+    s.precisions = {Precision::Fp32};
+    s.modes = {Mode::Train};
+    s.batches = {1, 8, 64};
+    s.choices = {{"attention", {"naive", "sdpa"}}, {"tf32", {"off", "on"}}};
+    EXPECT_EQ(sweepSize(s), 3u * 2 * 2);
+    const auto configs = expandSweep(s);
+    ASSERT_EQ(configs.size(), 12u);
+    std::set<std::tuple<int64_t, AttentionKind, bool>> seen;
+    for (const auto& c : configs) {
+        seen.insert({c.batchSize, c.attention, c.tf32});
+    }
+    EXPECT_EQ(seen.size(), 12u); // every combination once
+    // Cheapest first: the batch-1 runs before any batch-64 one.
+    EXPECT_EQ(configs.front().batchSize, 1);
+    EXPECT_EQ(configs.back().batchSize, 64);
+
+    // An OOM at batch 8 with naive attention says nothing about sdpa (another memory
+    // profile), nor about batch 1; it covers batch 64 with the same variants.
+    RunConfig failed = configs.front();
+    failed.batchSize = 8;
+    failed.attention = AttentionKind::Naive;
+    failed.tf32 = false;
+    RunConfig larger = failed;
+    larger.batchSize = 64;
+    EXPECT_TRUE(exceedsOom(failed, larger));
+    larger.attention = AttentionKind::Sdpa;
+    EXPECT_FALSE(exceedsOom(failed, larger));
+    RunConfig smaller = failed;
+    smaller.batchSize = 1;
+    EXPECT_FALSE(exceedsOom(failed, smaller));
+
+    s.choices = {{"no_such_field", {"x"}}};
+    EXPECT_THROW(expandSweep(s), std::invalid_argument);
 }

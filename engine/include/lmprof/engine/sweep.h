@@ -1,5 +1,5 @@
-// Sweeps: the cartesian product of models × context lengths × precisions × modes × warmup
-// counts × the execution variants listed, ordered cheaper first, and the rule that skips configurations an out-of-memory
+// Sweeps: the cartesian product of models × context lengths × batch sizes × precisions ×
+// modes × warmup counts × the execution variants listed, ordered cheaper first, and the rule that skips configurations an out-of-memory
 // run has shown to be too large. Plain data; the CLI and the GUI's sweep driver share it.
 //
 // Usage:
@@ -24,12 +24,13 @@
 namespace lmprof::engine {
 
 struct SweepSpec {
-    RunConfig base; // everything not swept: batch, measured steps, device, seed, threads
+    RunConfig base; // everything not swept: measured steps, device, seed, threads
     std::vector<ModelConfig> models;
     std::vector<int64_t> contexts;
     std::vector<Precision> precisions;
     std::vector<Mode> modes;
     std::vector<int> warmups; // warmup step counts; empty means base.warmupSteps only
+    std::vector<int64_t> batches; // batch sizes; empty means base.batchSize only
     // Execution variants swept (ChoiceField, config.h): a field's key and its values' names; a
     // field not listed keeps the base's value.
     std::vector<std::pair<std::string, std::vector<std::string>>> choices;
