@@ -9,6 +9,7 @@
 #include "sweep_view.h"
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 #include <imgui.h>
 
@@ -109,7 +110,16 @@ void SweepView::initFrom(const RunConfig& c) {
     std::snprintf(m_contexts, sizeof(m_contexts), "%lld, %lld",
                   static_cast<long long>(c.contextLength),
                   static_cast<long long>(2 * c.contextLength));
+    std::snprintf(m_batches, sizeof(m_batches), "%lld", static_cast<long long>(c.batchSize));
     std::snprintf(m_warmups, sizeof(m_warmups), "0, 1, 2, 5");
+    m_choices.clear();
+    for (const ChoiceField& f : choiceFields()) {
+        std::vector<char> ticked(f.values.size(), 0);
+        for (size_t i = 0; i < f.values.size(); ++i) {
+            ticked[i] = f.values[i] == f.get(c);
+        }
+        m_choices.push_back(std::move(ticked));
+    }
     m_initialised = true;
 }
 
@@ -144,6 +154,26 @@ std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base,
         return {};
     }
     spec.contexts = *contexts;
+    const auto batches = parseIntList(m_batches, 1, &listError);
+    if (!batches) {
+        error = "batch sizes: " + listError;
+        return {};
+    }
+    spec.batches = *batches;
+    const auto& fields = choiceFields();
+    for (size_t f = 0; f < fields.size(); ++f) {
+        std::vector<std::string> values;
+        for (size_t i = 0; i < fields[f].values.size(); ++i) {
+            if (m_choices[f][i]) {
+                values.push_back(fields[f].values[i]);
+            }
+        }
+        if (values.empty()) {
+            error = "tick at least one " + fields[f].key + " value";
+            return {};
+        }
+        spec.choices.emplace_back(fields[f].key, std::move(values));
+    }
     const auto warmups = parseIntList(m_warmups, 0, &listError);
     if (!warmups) {
         error = "warmup counts: " + listError;
@@ -155,13 +185,16 @@ std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base,
         return {};
     }
     auto configs = expandSweep(spec);
-    // Runs each frame: the device/precision check (which asks the runtime) once per precision.
-    std::vector<Precision> checked;
+    // Runs each frame: the device check (which asks the runtime) once per precision and
+    // set of variants (a forced attention backend is probed for each).
+    std::set<std::string> checked;
     for (const auto& c : configs) {
         auto problems = validate(c);
-        if (problems.empty() &&
-            std::find(checked.begin(), checked.end(), c.precision) == checked.end()) {
-            checked.push_back(c.precision);
+        std::string family(toString(c.precision));
+        for (const ChoiceField& f : fields) {
+            family += " " + f.get(c);
+        }
+        if (problems.empty() && checked.insert(family).second) {
             if (auto refusal = engine.checkRunnable(c)) {
                 problems.push_back(*refusal);
             }
@@ -238,20 +271,33 @@ void SweepView::draw(ViewContext& ctx) {
     if (base.model.preset == "custom") {
         ImGui::Checkbox("custom (the Configure panel's dimensions)", &m_customModel);
     }
-    ImGui::SeparatorText("Contexts, precisions, modes, warmups");
+    ImGui::SeparatorText("Contexts, precisions, modes, warmups, batches");
     ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
     ImGui::InputText("context lengths", m_contexts, sizeof(m_contexts));
     checkboxRow(kPrecisions, m_precisions);
     checkboxRow(kModes, m_modes);
     ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
     ImGui::InputText("warmup counts", m_warmups, sizeof(m_warmups));
+    ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
+    ImGui::InputText("batch sizes", m_batches, sizeof(m_batches));
+    ImGui::SeparatorText("Execution variants");
+    const auto& fields = choiceFields();
+    for (size_t f = 0; f < fields.size(); ++f) {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextDisabled("%s", fields[f].key.c_str());
+        ImGui::SetItemTooltip("%s", fields[f].help.c_str());
+        for (size_t i = 0; i < fields[f].values.size(); ++i) {
+            ImGui::PushID(static_cast<int>(f));
+            checkbox(fields[f].values[i], m_choices[f][i], false);
+            ImGui::PopID();
+        }
+    }
     ImGui::Checkbox("run after OOM", &m_runAfterOom);
     ImGui::SetItemTooltip("Also run configurations at least as large as one that ran out of "
                           "memory (same precision and mode). Otherwise they are marked "
                           "skipped (after oom).");
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("batch %lld, %d measured steps, device %s: from Configure",
-                       static_cast<long long>(base.batchSize), base.measureSteps,
+    ImGui::TextWrapped("%d measured steps, device %s: from Configure", base.measureSteps,
                        base.device.c_str());
     ImGui::PopStyleColor();
 

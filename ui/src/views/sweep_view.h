@@ -35,7 +35,10 @@ private:
     bool m_customModel = false;
     bool m_runAfterOom = false;
     char m_contexts[256] = "";
+    char m_batches[128] = "";
     char m_warmups[128] = "";
+    // Per choice field (choiceFields(), config.h), its values ticked, index-aligned.
+    std::vector<std::vector<char>> m_choices;
 };
 
 } // namespace lmprof::ui
