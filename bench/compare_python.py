@@ -55,29 +55,22 @@ class FusedAttention(ref.Attention):
 
         q = ref.rope(split(q), self.theta)
         k = ref.rope(split(k), self.theta)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(dh)
-        pos = torch.arange(t, device=x.device)
-        scores = scores.masked_fill(pos[None, :] > pos[:, None], float("-inf"))
-        out = torch.softmax(scores, dim=-1) @ split(v)
+        out = self.attend(q, k, split(v))
         return self.output_proj(out.permute(0, 2, 1, 3).reshape(b, t, d))
 
+    def attend(self, q, k, v):  # (B, h, T, dh) each
+        t, dh = q.shape[-2], q.shape[-1]
+        scores = q @ k.transpose(-1, -2) / math.sqrt(dh)
+        pos = torch.arange(t, device=q.device)
+        scores = scores.masked_fill(pos[None, :] > pos[:, None], float("-inf"))
+        return torch.softmax(scores, dim=-1) @ v
 
-class SdpaAttention(ref.Attention):
+
+class SdpaAttention(FusedAttention):
     """The fused script's attention with F.scaled_dot_product_attention (same weights)."""
 
-    def forward(self, x):  # (B, T, d)
-        b, t, d = x.shape
-        dh = d // self.heads
-        w = torch.cat([self.q_proj.weight, self.k_proj.weight, self.v_proj.weight])
-        q, k, v = (x @ w.T).split(d, dim=-1)
-
-        def split(y):  # (B, T, d) -> (B, h, T, dh)
-            return y.reshape(b, t, self.heads, dh).permute(0, 2, 1, 3)
-
-        q = ref.rope(split(q), self.theta)
-        k = ref.rope(split(k), self.theta)
-        out = torch.nn.functional.scaled_dot_product_attention(q, k, split(v), is_causal=True)
-        return self.output_proj(out.permute(0, 2, 1, 3).reshape(b, t, d))
+    def attend(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
 def build_python(model, variant):
