@@ -532,3 +532,33 @@ TEST(ResultIo, HostileOpProfileLabAndDdpValuesAreRefusedWithTheirPath) {
     j["runs"][0]["ddp"]["buckets"] = -1;
     EXPECT_NE(rejection(j.dump()).find("$.runs[0].ddp.buckets"), std::string::npos);
 }
+
+TEST(ResultIo, ExecutionVariantsRoundTripDefaultWhenAbsentAndRefuseUnknownNames) {
+    ResultSet set = sampleSet();
+    set.runs[0].config.attention = AttentionKind::SdpaFlash;
+    set.runs[0].config.tf32 = true;
+    std::string text = toJson(set);
+    EXPECT_NE(text.find("\"attention\": \"sdpa-flash\""), std::string::npos);
+    EXPECT_NE(text.find("\"tf32\": \"on\""), std::string::npos);
+    const ResultSet back = parseResultSet(text);
+    EXPECT_EQ(back.runs[0].config.attention, AttentionKind::SdpaFlash);
+    EXPECT_TRUE(back.runs[0].config.tf32);
+    EXPECT_EQ(back.runs[1].config.attention, AttentionKind::Naive);
+
+    // A file from before 1.4 has neither: the defaults.
+    nlohmann::ordered_json old = nlohmann::ordered_json::parse(toJson(sampleSet()));
+    for (auto& run : old["runs"]) {
+        run["config"].erase("attention");
+        run["config"].erase("tf32");
+    }
+    const std::string stripped = old.dump(1);
+    ASSERT_EQ(stripped.find("\"attention\""), std::string::npos);
+    const ResultSet legacy = parseResultSet(stripped);
+    EXPECT_EQ(legacy.runs[0].config.attention, AttentionKind::Naive);
+    EXPECT_FALSE(legacy.runs[0].config.tf32);
+
+    const size_t at = text.find("\"sdpa-flash\"");
+    text.replace(at, 12, "\"fastest\"");
+    EXPECT_EQ(rejection(text), "$.runs[0].config.attention: 'fastest' is not one of naive, sdpa, "
+                               "sdpa-flash, sdpa-efficient, sdpa-math, sdpa-cudnn");
+}
