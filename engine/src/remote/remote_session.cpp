@@ -536,6 +536,11 @@ std::optional<ConfigError> RemoteSession::checkRunnable(const RunConfig& config)
         it != d->refusals.end()) {
         return ConfigError{"precision", it->second};
     }
+    // A variant the server's device cannot run (a forced attention backend is probed by the
+    // server when the run starts, and refused there with its reason).
+    if (auto refusals = choiceRefusals(config, d->cuda); !refusals.empty()) {
+        return refusals.front();
+    }
     return std::nullopt;
 }
 

@@ -24,7 +24,7 @@ namespace lmprof::engine::remote {
 
 // Raised by a server and a client that do not share it: the hello says which it speaks.
 // 2: the non-fatal `limit` error; 3: precision-lab experiments (lab, lab_finished).
-inline constexpr int kProtocolVersion = 3;
+inline constexpr int kProtocolVersion = 4;
 // The longest message either side reads (a whole run with its memory timeline is a few MB):
 // a longer line is refused before it is buffered further.
 inline constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
