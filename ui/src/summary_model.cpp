@@ -54,10 +54,7 @@ MatrixColumns matrixColumns(std::span<const RunResult* const> runs) {
             out.columns.push_back(&runColumn("warmup_steps"));
         }
     }
-    out.firstFigure = static_cast<size_t>(
-        std::find_if(out.columns.begin(), out.columns.end(),
-                     [](const RunColumn* c) { return c->unit == "ms"; }) -
-        out.columns.begin());
+    out.firstFigure = firstFigure(out.columns);
     return out;
 }
 

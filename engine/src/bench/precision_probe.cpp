@@ -20,21 +20,30 @@ namespace lmprof::engine {
 
 namespace {
 
-// Runs a small matmul in the requested precision on the device; a refusal reason if the
-// build or the device cannot. Cached: the answer does not change within a process. The
-// probe itself (which may start CUDA) runs without the lock, so a window asking about a
-// cached answer never waits on another thread's probe; two first probes of one key may
-// both run, and agree.
-std::optional<std::string> probePrecision(const DeviceTarget& target, Precision precision) {
+// A probe's answer (a refusal reason, or none) by its key, probed once per process: the
+// answer does not change within one. The probe itself (which may start CUDA) runs without
+// the lock, so a window asking about a cached answer never waits on another thread's probe;
+// two first probes of one key may both run, and agree. One cache per call site.
+template <typename Key, typename Probe>
+std::optional<std::string> cachedProbe(const Key& key, Probe&& probe) {
     static std::mutex mutex;
-    static std::map<std::pair<std::string, Precision>, std::optional<std::string>> cache;
-    const std::string key = target.name();
+    static std::map<Key, std::optional<std::string>> cache;
     {
         std::lock_guard lock(mutex);
-        if (auto it = cache.find({key, precision}); it != cache.end()) {
+        if (auto it = cache.find(key); it != cache.end()) {
             return it->second;
         }
     }
+    std::optional<std::string> reason = probe();
+    std::lock_guard lock(mutex);
+    cache[key] = reason;
+    return reason;
+}
+
+// Runs a small matmul in the requested precision on the device; a refusal reason if the
+// build or the device cannot.
+std::optional<std::string> runPrecisionProbe(const DeviceTarget& target, Precision precision) {
+    const std::string key = target.name();
     std::optional<std::string> reason;
     const at::Device device = bench::torchDevice(target);
     try {
@@ -59,30 +68,19 @@ std::optional<std::string> probePrecision(const DeviceTarget& target, Precision 
     } catch (const std::exception& e) {
         reason = std::string(toString(precision)) + " is not supported on " + key + ": " + e.what();
     }
-    std::lock_guard lock(mutex);
-    cache[{key, precision}] = reason;
     return reason;
 }
 
+std::optional<std::string> probePrecision(const DeviceTarget& target, Precision precision) {
+    return cachedProbe(std::pair(target.name(), precision),
+                       [&] { return runPrecisionProbe(target, precision); });
+}
+
 // Runs the forced scaled_dot_product_attention backend on the run's head size, dtype and
-// device, forward and backward, on a few tokens; the reason if it cannot. Cached like the
-// precision probe (the answer depends on these only, not on the length).
-std::optional<std::string> probeSdpa(const DeviceTarget& target, const RunConfig& config) {
-    if (config.attention == AttentionKind::Naive || config.attention == AttentionKind::Sdpa) {
-        return std::nullopt; // no backend forced: LibTorch always has one
-    }
-    static std::mutex mutex;
-    static std::map<std::tuple<std::string, AttentionKind, Precision, int64_t>,
-                    std::optional<std::string>>
-        cache;
-    const int64_t headDim = config.model.dModel / std::max<int64_t>(1, config.model.numHeads);
-    const auto key = std::tuple(target.name(), config.attention, config.precision, headDim);
-    {
-        std::lock_guard lock(mutex);
-        if (auto it = cache.find(key); it != cache.end()) {
-            return it->second;
-        }
-    }
+// device, forward and backward, on a few tokens; the reason if it cannot. The answer depends
+// on these only, not on the length.
+std::optional<std::string> runSdpaProbe(const DeviceTarget& target, const RunConfig& config,
+                                        int64_t headDim) {
     std::optional<std::string> reason;
     try {
         // The backend's own op, not the dispatcher with flags: the flags are process-wide
@@ -116,9 +114,16 @@ std::optional<std::string> probeSdpa(const DeviceTarget& target, const RunConfig
                  std::to_string(headDim) + " in " + std::string(toString(config.precision)) +
                  " on " + target.name() + ": " + what.substr(0, what.find('\n'));
     }
-    std::lock_guard lock(mutex);
-    cache[key] = reason;
     return reason;
+}
+
+std::optional<std::string> probeSdpa(const DeviceTarget& target, const RunConfig& config) {
+    if (config.attention == AttentionKind::Naive || config.attention == AttentionKind::Sdpa) {
+        return std::nullopt; // no backend forced: LibTorch always has one
+    }
+    const int64_t headDim = config.model.dModel / std::max<int64_t>(1, config.model.numHeads);
+    return cachedProbe(std::tuple(target.name(), config.attention, config.precision, headDim),
+                       [&] { return runSdpaProbe(target, config, headDim); });
 }
 
 } // namespace
@@ -146,8 +151,11 @@ std::optional<ConfigError> checkRunnable(const RunConfig& config, const DeviceTa
     if (auto reason = probePrecision(target, config.precision)) {
         return ConfigError{"precision", *reason};
     }
-    if (auto refusals = choiceRefusals(config, target.cuda); !refusals.empty()) {
-        return refusals.front();
+    // validate() refused the variants a named device cannot run; "auto" is known only now.
+    if (config.device == "auto") {
+        if (auto refusals = choiceRefusals(config, target.cuda); !refusals.empty()) {
+            return refusals.front();
+        }
     }
     if (auto reason = probeSdpa(target, config)) {
         return ConfigError{"attention", *reason};

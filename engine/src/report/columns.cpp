@@ -298,6 +298,12 @@ std::span<const RunColumn* const> reportLayout() {
     return registry().tables;
 }
 
+size_t firstFigure(std::span<const RunColumn* const> layout) {
+    return static_cast<size_t>(std::find_if(layout.begin(), layout.end(),
+                                            [](const RunColumn* c) { return c->unit == "ms"; }) -
+                               layout.begin());
+}
+
 std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> runs) {
     std::vector<const RunColumn*> out;
     for (const RunColumn* c : reportLayout()) {

@@ -50,11 +50,8 @@ void writeMarkdown(std::ostream& out, std::span<const RunResult> runs) {
     for (const auto& r : runs) {
         rows.push_back(summaryRow(r, layout));
     }
-    // The configuration (model, context, ..., mode and the variants shown) is text; the
-    // figures, from the first time on, align right.
-    const auto firstFigure = std::find_if(layout.begin(), layout.end(),
-                                          [](const RunColumn* c) { return c->unit == "ms"; });
-    writeMarkdownRows(out, rows, static_cast<size_t>(firstFigure - layout.begin()));
+    // The configuration is text; the figures align right.
+    writeMarkdownRows(out, rows, firstFigure(layout));
 }
 
 } // namespace lmprof::engine

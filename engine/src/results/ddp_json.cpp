@@ -2,127 +2,108 @@
 // in a run's config ("ddp", null when none) and every rank's steps in the run ("ddp",
 // absent when none). The rank object is also what ranks send rank 0 at the end of a run.
 
-#include "results/json_access.h"
+#include "results/fields.h"
 
 #include <limits>
-
 #include <set>
 
 namespace lmprof::engine::json_io {
 
 namespace {
 
-json ddpStepJson(const DdpStepRecord& s, int worldSize) {
-    return {{"index", s.index},
-            {"warmup", s.warmup},
-            {"step_ms", s.stepMs},
-            {"compute_ms", computeMs(s)},
-            {"comm_ms", s.commMs},
-            {"exposed_comm_ms", s.exposedCommMs},
-            {"overhead", overheadShare(s)},
-            {"bytes", s.bytes},
-            {"algbw_gbps", nullable(algorithmBandwidthGBps(s))},
-            {"busbw_gbps", nullable(busBandwidthGBps(s, worldSize))}};
-}
+// What a data-parallel record's fields need besides themselves: the world size for the
+// bus bandwidth written, the run's step count for the steps read.
+struct DdpContext {
+    int worldSize = 1;
+    int totalSteps = 0;
+};
 
-// compute_ms, overhead and the bandwidths are derived: read back from the times and bytes.
-DdpStepRecord ddpStepFrom(const json& j, const std::string& path) {
-    DdpStepRecord s;
-    read(j, path, "index", s.index, true);
-    read(j, path, "warmup", s.warmup);
-    readDuration(j, path, "step_ms", s.stepMs, true);
-    readDuration(j, path, "comm_ms", s.commMs, true);
-    readDuration(j, path, "exposed_comm_ms", s.exposedCommMs, true);
-    readBetween(j, path, "bytes", s.bytes, int64_t{0}, std::numeric_limits<int64_t>::max());
-    if (s.exposedCommMs > s.stepMs) {
-        fail(path + ".exposed_comm_ms", "is longer than the step (step_ms)");
-    }
-    return s;
-}
+constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max();
 
-json rankJson(const DdpRank& r, int worldSize) {
-    json steps = json::array();
-    for (const auto& s : r.steps) {
-        steps.push_back(ddpStepJson(s, worldSize));
-    }
-    return {{"rank", r.rank},
-            {"host", r.host},
-            {"device", r.device},
-            {"error", nullable(r.error)},
-            {"parameter_hash", nullable(r.parameterHash)},
-            {"steps", steps}};
-}
-
-DdpRank rankFrom(const json& j, const std::string& path, int totalSteps) {
-    DdpRank r;
-    read(j, path, "rank", r.rank, true);
-    read(j, path, "host", r.host);
-    read(j, path, "device", r.device);
-    readOptional(j, path, "error", r.error);
-    readOptional(j, path, "parameter_hash", r.parameterHash);
-    const json& steps = arrayMember(j, path, "steps");
-    checkStepCount(steps.size(), path + ".steps", totalSteps);
-    for (size_t i = 0; i < steps.size(); ++i) {
-        const std::string sp = indexed(path, "steps", i);
-        r.steps.push_back(ddpStepFrom(steps[i], sp));
-        checkStepIndex(r.steps.back().index, sp, totalSteps);
-    }
-    return r;
+DdpContext contextOf(const RunResult& r) {
+    return {r.config.ddp ? r.config.ddp->worldSize : 1,
+            r.config.warmupSteps + r.config.measureSteps};
 }
 
 } // namespace
 
-void writeDdp(json& run, const RunResult& r) {
-    if (!r.ddp) {
-        return;
+// compute_ms, overhead and the bandwidths are derived: read back from the times and bytes.
+template <typename Io>
+void fields(Io& io, Ref<DdpStepRecord, Io> s, const DdpContext& context) {
+    io.required("index", s.index);
+    io.field("warmup", s.warmup);
+    io.duration("step_ms", s.stepMs, true);
+    io.derived("compute_ms", [&] { return computeMs(s); });
+    io.duration("comm_ms", s.commMs, true);
+    io.duration("exposed_comm_ms", s.exposedCommMs, true);
+    io.derived("overhead", [&] { return overheadShare(s); });
+    io.between("bytes", s.bytes, int64_t{0}, kMaxBytes);
+    io.derived("algbw_gbps", [&] { return nullable(algorithmBandwidthGBps(s)); });
+    io.derived("busbw_gbps", [&] { return nullable(busBandwidthGBps(s, context.worldSize)); });
+    if constexpr (Io::kReads) {
+        if (s.exposedCommMs > s.stepMs) {
+            io.refuse("exposed_comm_ms", "is longer than the step (step_ms)");
+        }
     }
-    const int world = r.config.ddp ? r.config.ddp->worldSize : 1;
-    json ranks = json::array();
-    for (const auto& rank : r.ddp->ranks) {
-        ranks.push_back(rankJson(rank, world));
-    }
-    run["ddp"] = {{"gradient_bytes", r.ddp->gradientBytes},
-                  {"buckets", r.ddp->buckets},
-                  {"parameters_identical",
-                   r.ddp->parametersIdentical ? json(*r.ddp->parametersIdentical) : json(nullptr)},
-                  {"ranks", ranks}};
 }
 
-void readDdp(const json& run, const std::string& path, RunResult& r) {
-    const json* j = member(run, path, "ddp", false);
-    if (!j) {
-        return;
+template <typename Io>
+void fields(Io& io, Ref<DdpRank, Io> r, const DdpContext& context) {
+    io.required("rank", r.rank);
+    io.field("host", r.host);
+    io.field("device", r.device);
+    io.nullable("error", r.error);
+    io.nullable("parameter_hash", r.parameterHash);
+    if constexpr (Io::kReads) {
+        checkStepCount(arrayMember(io.in, io.path, "steps").size(), io.path + ".steps",
+                       context.totalSteps);
     }
-    const std::string p = path + ".ddp";
-    if (!r.config.ddp) {
-        fail(p, "a data-parallel block, but the config has no ddp request");
-    }
-    DdpReport report;
-    readBetween(*j, p, "gradient_bytes", report.gradientBytes, int64_t{0},
-                std::numeric_limits<int64_t>::max());
-    readBetween(*j, p, "buckets", report.buckets, 0, std::numeric_limits<int>::max());
-    readOptional(*j, p, "parameters_identical", report.parametersIdentical);
-    const json& ranks = arrayMember(*j, p, "ranks");
-    const int world = r.config.ddp->worldSize;
-    if (ranks.size() > static_cast<size_t>(world)) {
-        fail(p + ".ranks", std::to_string(ranks.size()) + " ranks, but the world size is " +
-                               std::to_string(world));
-    }
-    std::set<int> seen;
-    for (size_t i = 0; i < ranks.size(); ++i) {
-        const std::string rp = indexed(p, "ranks", i);
-        report.ranks.push_back(
-            rankFrom(ranks[i], rp, r.config.warmupSteps + r.config.measureSteps));
-        const int rank = report.ranks.back().rank;
-        if (rank < 0 || rank >= world) {
-            fail(rp + ".rank",
-                 std::to_string(rank) + " is not a rank of world size " + std::to_string(world));
-        }
-        if (!seen.insert(rank).second) {
-            fail(rp + ".rank", "rank " + std::to_string(rank) + " appears twice");
+    io.array("steps", r.steps, context);
+    if constexpr (Io::kReads) {
+        for (size_t i = 0; i < r.steps.size(); ++i) {
+            checkStepIndex(r.steps[i].index, indexed(io.path, "steps", i), context.totalSteps);
         }
     }
-    r.ddp = std::move(report);
+}
+
+template <typename Io>
+void fields(Io& io, Ref<DdpReport, Io> report, const DdpContext& context) {
+    io.between("gradient_bytes", report.gradientBytes, int64_t{0}, kMaxBytes);
+    io.between("buckets", report.buckets, 0, std::numeric_limits<int>::max());
+    io.nullable("parameters_identical", report.parametersIdentical);
+    if constexpr (Io::kReads) {
+        const size_t ranks = arrayMember(io.in, io.path, "ranks").size();
+        if (ranks > static_cast<size_t>(context.worldSize)) {
+            io.refuse("ranks", std::to_string(ranks) + " ranks, but the world size is " +
+                                   std::to_string(context.worldSize));
+        }
+    }
+    io.array("ranks", report.ranks, context);
+    if constexpr (Io::kReads) {
+        std::set<int> seen;
+        for (size_t i = 0; i < report.ranks.size(); ++i) {
+            const int rank = report.ranks[i].rank;
+            if (rank < 0 || rank >= context.worldSize) {
+                io.refuse("ranks", i, "rank",
+                          std::to_string(rank) + " is not a rank of world size " +
+                              std::to_string(context.worldSize));
+            }
+            if (!seen.insert(rank).second) {
+                io.refuse("ranks", i, "rank", "rank " + std::to_string(rank) + " appears twice");
+            }
+        }
+    }
+}
+
+void ddpFields(Writer& io, const RunResult& r) {
+    io.optionalObject("ddp", r.ddp, contextOf(r));
+}
+
+void ddpFields(Reader& io, RunResult& r) {
+    if (io.has("ddp") && !r.config.ddp) {
+        io.refuse("ddp", "a data-parallel block, but the config has no ddp request");
+    }
+    io.optionalObject("ddp", r.ddp, contextOf(r));
 }
 
 } // namespace lmprof::engine::json_io
@@ -130,12 +111,13 @@ void readDdp(const json& run, const std::string& path, RunResult& r) {
 namespace lmprof::engine {
 
 std::string ddpRankToJson(const DdpRank& rank, int worldSize) {
-    return json_io::rankJson(rank, worldSize)
+    return json_io::toObject(rank, json_io::DdpContext{worldSize, 0})
         .dump(-1, ' ', false, json_io::json::error_handler_t::replace);
 }
 
 DdpRank ddpRankFromJson(std::string_view text, int totalSteps) {
-    return json_io::rankFrom(json_io::parseDocument(text), "$", totalSteps);
+    return json_io::fromObject<DdpRank>(json_io::parseDocument(text), "$",
+                                        json_io::DdpContext{1, totalSteps});
 }
 
 } // namespace lmprof::engine

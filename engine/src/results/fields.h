@@ -17,6 +17,8 @@
 
 #include "results/json_access.h"
 
+#include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 namespace lmprof::engine::json_io {
@@ -25,10 +27,10 @@ namespace lmprof::engine::json_io {
 template <typename T, typename Io>
 using Ref = std::conditional_t<Io::kReads, T&, const T&>;
 
-template <typename T>
-json toObject(const T& value);
-template <typename T>
-T fromObject(const json& j, const std::string& path);
+template <typename T, typename... Context>
+json toObject(const T& value, const Context&... context);
+template <typename T, typename... Context>
+T fromObject(const json& j, const std::string& path, const Context&... context);
 
 // Builds an object in the order `fields` names its members.
 struct Writer {
@@ -44,7 +46,23 @@ struct Writer {
     void required(const char* key, const T& v) {
         out[key] = v;
     }
-    void duration(const char* key, double v) { out[key] = v; }
+    // What the reader holds to a range is written within it (a self time computed as a
+    // difference can come out a hair below 0; a share summed in another order a hair above 1).
+    void duration(const char* key, double v, bool = false) {
+        out[key] = std::isfinite(v) ? std::clamp(v, 0.0, kMaxDurationMs) : 0.0;
+    }
+    template <typename T>
+    void between(const char* key, T v, T lo, T hi, bool = false) {
+        if constexpr (std::is_floating_point_v<T>) {
+            v = std::isfinite(v) ? std::clamp(v, lo, hi) : lo;
+        }
+        out[key] = v;
+    }
+    // Written for people and other tools, recomputed from the other fields when read.
+    template <typename Fn>
+    void derived(const char* key, Fn&& value) {
+        out[key] = value();
+    }
     // Written only when `present` (e.g. a bool only when true); read whenever there.
     template <typename T>
     void when(bool present, const char* key, const T& v) {
@@ -72,23 +90,31 @@ struct Writer {
     void nullableEnumeration(const char* key, const std::optional<Enum>& v, Parse) {
         out[key] = v ? json(toString(*v)) : json(nullptr);
     }
-    // A nested record with its own `fields`.
-    template <typename T>
-    void object(const char* key, const T& v, bool = false) {
-        out[key] = toObject(v);
+    // A nested record with its own `fields` (and what else they need: a count, a size).
+    template <typename T, typename... Context>
+    void object(const char* key, const T& v, bool = false, const Context&... context) {
+        out[key] = toObject(v, context...);
+    }
+    // Omitted when absent.
+    template <typename T, typename... Context>
+    void optionalObject(const char* key, const std::optional<T>& v, const Context&... context) {
+        if (v) {
+            out[key] = toObject(*v, context...);
+        }
     }
     template <typename T>
     void nullableObject(const char* key, const std::optional<T>& v) {
         out[key] = v ? toObject(*v) : json(nullptr);
     }
-    template <typename T>
-    void array(const char* key, const std::vector<T>& values) {
+    template <typename T, typename... Context>
+    void array(const char* key, const std::vector<T>& values, const Context&... context) {
         json a = json::array();
         for (const auto& v : values) {
-            a.push_back(toObject(v));
+            a.push_back(toObject(v, context...));
         }
         out[key] = std::move(a);
     }
+    void strings(const char* key, const std::vector<std::string>& values) { out[key] = values; }
     // A nested object of fields that are not a record of their own ({"cpu": {...}}).
     template <typename Fn>
     void group(const char* key, Fn&& fn, bool = false) {
@@ -113,7 +139,15 @@ struct Reader {
     void required(const char* key, T& v) {
         read(in, path, key, v, true);
     }
-    void duration(const char* key, double& v) { readDuration(in, path, key, v); }
+    void duration(const char* key, double& v, bool isRequired = false) {
+        readDuration(in, path, key, v, isRequired);
+    }
+    template <typename T>
+    void between(const char* key, T& v, T lo, T hi, bool isRequired = false) {
+        readBetween(in, path, key, v, lo, hi, isRequired);
+    }
+    template <typename Fn>
+    void derived(const char*, Fn&&) {}
     template <typename T>
     void when(bool, const char* key, T& v) {
         read(in, path, key, v);
@@ -138,10 +172,16 @@ struct Reader {
             v = value;
         }
     }
-    template <typename T>
-    void object(const char* key, T& v, bool isRequired = false) {
+    template <typename T, typename... Context>
+    void object(const char* key, T& v, bool isRequired = false, const Context&... context) {
         if (const json* m = member(in, path, key, isRequired)) {
-            v = fromObject<T>(*m, path + "." + key);
+            v = fromObject<T>(*m, path + "." + key, context...);
+        }
+    }
+    template <typename T, typename... Context>
+    void optionalObject(const char* key, std::optional<T>& v, const Context&... context) {
+        if (const json* m = member(in, path, key, false)) {
+            v = fromObject<T>(*m, path + "." + key, context...);
         }
     }
     template <typename T>
@@ -150,12 +190,31 @@ struct Reader {
             v = fromObject<T>(*m, path + "." + key);
         }
     }
-    template <typename T>
-    void array(const char* key, std::vector<T>& values) {
+    template <typename T, typename... Context>
+    void array(const char* key, std::vector<T>& values, const Context&... context) {
         const json& a = arrayMember(in, path, key);
         for (size_t i = 0; i < a.size(); ++i) {
-            values.push_back(fromObject<T>(a[i], indexed(path, key, i)));
+            values.push_back(fromObject<T>(a[i], indexed(path, key, i), context...));
         }
+    }
+    void strings(const char* key, std::vector<std::string>& values) {
+        const json& a = arrayMember(in, path, key);
+        for (size_t i = 0; i < a.size(); ++i) {
+            if (!a[i].is_string()) {
+                fail(indexed(path, key, i), "expected a string");
+            }
+            values.push_back(a[i].get<std::string>());
+        }
+    }
+    // For the checks a rule cannot say: whether a member is there, and a refusal at a member
+    // or at an array element.
+    bool has(const char* key) const { return member(in, path, key, false) != nullptr; }
+    [[noreturn]] void refuse(const std::string& key, const std::string& why) const {
+        fail(key.empty() ? path : path + "." + key, why);
+    }
+    [[noreturn]] void refuse(const char* array, size_t i, const std::string& key,
+                             const std::string& why) const {
+        fail(indexed(path, array, i) + (key.empty() ? "" : "." + key), why);
     }
     template <typename Fn>
     void group(const char* key, Fn&& fn, bool isRequired = false) {
@@ -166,21 +225,21 @@ struct Reader {
     }
 };
 
-template <typename T>
-json toObject(const T& value) {
+template <typename T, typename... Context>
+json toObject(const T& value, const Context&... context) {
     Writer w;
-    fields(w, value);
+    fields(w, value, context...);
     return std::move(w.out);
 }
 
-template <typename T>
-T fromObject(const json& j, const std::string& path) {
+template <typename T, typename... Context>
+T fromObject(const json& j, const std::string& path, const Context&... context) {
     if (!j.is_object()) {
         fail(path, "expected an object");
     }
     T value{};
     Reader r{j, path};
-    fields(r, value);
+    fields(r, value, context...);
     return value;
 }
 

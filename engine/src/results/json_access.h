@@ -264,23 +264,23 @@ MemorySample memorySampleFrom(const json& j, const std::string& path);
 json telemetrySampleJson(const TelemetrySample& t);
 TelemetrySample telemetrySampleFrom(const json& j, const std::string& path);
 
-// The memory parts of a run object: "memory_timeline", "telemetry", "memory_snapshot".
-void writeMemory(json& run, const RunResult& r);
-void readMemory(const json& run, const std::string& path, RunResult& r);
 
-// The op profile of a run ("op_profile", absent when none). op_profile_json.cpp; the
-// request is part of the config (result_json.cpp).
-void writeOpProfile(json& run, const RunResult& r);
-void readOpProfile(const json& run, const std::string& path, RunResult& r);
-
-// A data-parallel run: every rank's steps in the run ("ddp", absent when none).
-// ddp_json.cpp; the request is part of the config (result_json.cpp).
-void writeDdp(json& run, const RunResult& r);
-void readDdp(const json& run, const std::string& path, RunResult& r);
-
-// The precision lab of a result set ("precision_lab", absent when empty). lab_json.cpp.
-void writePrecisionLab(json& set, const PrecisionLab& lab);
-PrecisionLab readPrecisionLab(const json& set);
+// The parts of a run and a set that have files of their own, called from the run's and the
+// set's field lists (fields.h) in both directions: the memory parts ("memory_timeline",
+// "telemetry", "memory_snapshot"; memory_json.cpp), the op profile ("op_profile", absent
+// when none; op_profile_json.cpp; its request is part of the config), a data-parallel
+// run's ranks ("ddp", absent when none; ddp_json.cpp) and the set's precision lab
+// ("precision_lab", absent when empty; lab_json.cpp).
+struct Writer;
+struct Reader;
+void memoryFields(Writer& io, const RunResult& r);
+void memoryFields(Reader& io, RunResult& r);
+void opProfileFields(Writer& io, const RunResult& r);
+void opProfileFields(Reader& io, RunResult& r);
+void ddpFields(Writer& io, const RunResult& r);
+void ddpFields(Reader& io, RunResult& r);
+void precisionLabFields(Writer& io, const PrecisionLab& lab);
+void precisionLabFields(Reader& io, PrecisionLab& lab);
 // A lab experiment's request and its report, as the remote engine's messages carry them:
 // {"experiment": "accumulation" | "dtypes", ...the request's fields} and
 // {"experiment": ..., "report": the object the result set's precision_lab holds}.

@@ -68,7 +68,7 @@ void fields(Io& io, Ref<MemorySnapshotInfo, Io> s) {
 
 // The memory parts of a run object, in the run's own list (result_json.cpp).
 template <typename Io>
-void memoryFields(Io& io, Ref<RunResult, Io> r) {
+void memoryFieldsOf(Io& io, Ref<RunResult, Io> r) {
     io.array("memory_timeline", r.memoryTimeline);
     io.array("telemetry", r.telemetry);
     io.optional("telemetry_note", r.telemetryNote);
@@ -90,41 +90,68 @@ TelemetrySample telemetrySampleFrom(const json& e, const std::string& path) {
     return fromObject<TelemetrySample>(e, path);
 }
 
-void writeMemory(json& run, const RunResult& r) {
-    Writer w{std::move(run)};
-    memoryFields(w, r);
-    run = std::move(w.out);
+void memoryFields(Writer& io, const RunResult& r) {
+    memoryFieldsOf(io, r);
 }
-
-void readMemory(const json& j, const std::string& path, RunResult& r) {
-    Reader reader{j, path};
-    memoryFields(reader, r);
+void memoryFields(Reader& io, RunResult& r) {
+    memoryFieldsOf(io, r);
 }
-
-} // namespace json_io
 
 // ---------------------------------------------------------------------------------------
 // Allocation trace file
 
-using json_io::json;
+// An event is written as an action and a size ("free", 4096) and read back as a signed size;
+// its address is hexadecimal text, as allocators print it.
+template <typename Io>
+void fields(Io& io, Ref<AllocationEvent, Io> e) {
+    io.required("t_ms", e.tMs);
+    if constexpr (Io::kReads) {
+        std::string action, address;
+        io.required("action", action);
+        io.required("bytes", e.bytes);
+        io.required("address", address);
+        if (action != "alloc" && action != "free") {
+            io.refuse("action", "expected \"alloc\" or \"free\", got \"" + action + "\"");
+        }
+        if (e.bytes < 0) {
+            io.refuse("bytes", "must not be negative");
+        }
+        e.bytes = action == "alloc" ? e.bytes : -e.bytes;
+        try {
+            e.address = std::stoull(address, nullptr, 16);
+        } catch (const std::exception&) {
+            io.refuse("address", "expected a hexadecimal address, got \"" + address + "\"");
+        }
+    } else {
+        char address[32];
+        std::snprintf(address, sizeof(address), "0x%llx",
+                      static_cast<unsigned long long>(e.address));
+        io.required("action", std::string(e.bytes >= 0 ? "alloc" : "free"));
+        io.required("bytes", e.bytes >= 0 ? e.bytes : -e.bytes);
+        io.required("address", std::string(address));
+    }
+    io.enumeration("phase", e.phase, parsePhase, true);
+    io.required("step", e.step);
+}
+
+template <typename Io>
+void fields(Io& io, Ref<AllocationTrace, Io> t) {
+    if constexpr (!Io::kReads) {
+        io.out["schema"] = kAllocTraceSchema; // checked before reading
+    }
+    io.field("run_id", t.runId);
+    io.field("device", t.device);
+    io.field("first_step", t.firstStep);
+    io.field("step_count", t.stepCount);
+    io.field("max_entries", t.maxEntries);
+    io.field("truncated", t.truncated);
+    io.array("events", t.events);
+}
+
+} // namespace json_io
 
 std::string allocationTraceToJson(const AllocationTrace& t) {
-    json events = json::array();
-    char addr[32];
-    for (const auto& e : t.events) {
-        std::snprintf(addr, sizeof(addr), "0x%llx", static_cast<unsigned long long>(e.address));
-        events.push_back({{"t_ms", e.tMs},
-                          {"action", e.bytes >= 0 ? "alloc" : "free"},
-                          {"bytes", e.bytes >= 0 ? e.bytes : -e.bytes},
-                          {"address", addr},
-                          {"phase", toString(e.phase)},
-                          {"step", e.step}});
-    }
-    const json doc = {{"schema", kAllocTraceSchema}, {"run_id", t.runId},
-                      {"device", t.device},          {"first_step", t.firstStep},
-                      {"step_count", t.stepCount},   {"max_entries", t.maxEntries},
-                      {"truncated", t.truncated},    {"events", std::move(events)}};
-    return doc.dump(1, ' ', false, json::error_handler_t::replace);
+    return json_io::toObject(t).dump(1, ' ', false, json_io::json::error_handler_t::replace);
 }
 
 AllocationTrace parseAllocationTrace(std::string_view text) {
@@ -141,39 +168,7 @@ AllocationTrace parseAllocationTrace(std::string_view text) {
         throw ResultFormatError("not an lmprof allocation trace: schema is \"" + schema +
                                 "\", expected \"" + kAllocTraceSchema + "\"");
     }
-    AllocationTrace t;
-    read(doc, "$", "run_id", t.runId);
-    read(doc, "$", "device", t.device);
-    read(doc, "$", "first_step", t.firstStep);
-    read(doc, "$", "step_count", t.stepCount);
-    read(doc, "$", "max_entries", t.maxEntries);
-    read(doc, "$", "truncated", t.truncated);
-    const json& events = arrayMember(doc, "$", "events");
-    for (size_t i = 0; i < events.size(); ++i) {
-        const std::string ep = "$.events[" + std::to_string(i) + "]";
-        AllocationEvent e;
-        std::string action, address;
-        read(events[i], ep, "t_ms", e.tMs, true);
-        read(events[i], ep, "action", action, true);
-        read(events[i], ep, "bytes", e.bytes, true);
-        read(events[i], ep, "address", address, true);
-        readEnum(events[i], ep, "phase", e.phase, parsePhase, true);
-        read(events[i], ep, "step", e.step, true);
-        if (action != "alloc" && action != "free") {
-            fail(ep + ".action", "expected \"alloc\" or \"free\", got \"" + action + "\"");
-        }
-        if (e.bytes < 0) {
-            fail(ep + ".bytes", "must not be negative");
-        }
-        e.bytes = action == "alloc" ? e.bytes : -e.bytes;
-        try {
-            e.address = std::stoull(address, nullptr, 16);
-        } catch (const std::exception&) {
-            fail(ep + ".address", "expected a hexadecimal address, got \"" + address + "\"");
-        }
-        t.events.push_back(e);
-    }
-    return t;
+    return fromObject<AllocationTrace>(doc, "$");
 }
 
 // ---------------------------------------------------------------------------------------

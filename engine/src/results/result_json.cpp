@@ -217,15 +217,9 @@ void fields(Io& io, Ref<RunResult, Io> r) {
         checkSteps(r, io.path);
     }
     io.object("summary", r.summary);
-    if constexpr (Io::kReads) {
-        readMemory(io.in, io.path, r);
-        readOpProfile(io.in, io.path, r);
-        readDdp(io.in, io.path, r);
-    } else {
-        writeMemory(io.out, r);
-        writeOpProfile(io.out, r);
-        writeDdp(io.out, r);
-    }
+    memoryFields(io, r);
+    opProfileFields(io, r);
+    ddpFields(io, r);
 }
 
 template <typename Io>
@@ -266,11 +260,7 @@ void fields(Io& io, Ref<ResultSet, Io> set) {
         arrayOrFail(io.in, io.path, "runs");
     }
     io.array("runs", set.runs);
-    if constexpr (Io::kReads) {
-        set.precisionLab = readPrecisionLab(io.in);
-    } else {
-        writePrecisionLab(io.out, set.precisionLab);
-    }
+    precisionLabFields(io, set.precisionLab);
 }
 
 json configJson(const RunConfig& c, const std::string& resolvedDevice) {

@@ -63,6 +63,9 @@ std::span<const RunColumn* const> reportLayout();
 // from its default (differsFromDefault).
 std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> runs);
 std::vector<const RunColumn*> reportLayout(std::span<const RunResult> runs);
+// Where a layout's figures begin: the configuration (model, context, ..., mode and the
+// variants shown) is text before it; from the first time on the columns are measurements.
+size_t firstFigure(std::span<const RunColumn* const> layout);
 // The columns with a number, in the order charts list them (step time first).
 std::span<const RunColumn* const> chartMetrics();
 
