@@ -125,7 +125,7 @@ CLI::Option* addList(CLI::App& cmd, const std::string& name, std::vector<T>& tar
     return cmd
         .add_option_function<std::string>(
             name, [&target, flag](const std::string& s) { target = parseList<T>(flag, s); },
-            help + " [" + shown(target) + "]")
+            target.empty() ? help : help + " [" + shown(target) + "]")
         ->type_name("LIST");
 }
 
@@ -290,8 +290,14 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
               "memory sampler rate in Hz, 0: phase boundaries only");
     addNumber(cmd, "--telemetry-hz", o.telemetryHz,
               "GPU (NVML) / CPU telemetry rate in Hz, at most 10; 0: off");
+    // One value for run, a comma-separated list for sweep (checked by each command).
     for (const engine::ChoiceField& f : engine::choiceFields()) {
-        addList(cmd, f.flag, o.choices[f.key], f.help + " (default " + f.values.front() + ")");
+        std::string names;
+        for (const auto& v : f.values) {
+            names += (names.empty() ? "" : "|") + v;
+        }
+        addList(cmd, f.flag, o.choices[f.key], f.help + " (default " + f.values.front() + ")")
+            ->type_name(names);
     }
     cmd.add_flag("--grad-norms", o.gradNorms,
                  "record each layer's gradient norm every step (the precision lab)");

@@ -217,6 +217,37 @@ std::vector<ConfigError> validate(const ModelConfig& m) {
     return errors;
 }
 
+namespace {
+
+// What a captured step cannot do (docs/MEASUREMENT.md, "CUDA graphs"): the measured steps
+// are replays, which neither the allocator's history nor the profiler sees step by step.
+void validateGraphs(const RunConfig& c, std::vector<ConfigError>& errors) {
+    if (c.warmupSteps < kGraphWarmupSteps) {
+        errors.push_back({"warmup_steps",
+                          "cuda_graphs captures after the warmup: it needs at least " +
+                              std::to_string(kGraphWarmupSteps) +
+                              " warmup steps, so that lazy initialisation and the optimizer's "
+                              "first allocations happen before the capture"});
+    }
+    if (c.memorySnapshot && c.memorySnapshot->firstStep + c.memorySnapshot->stepCount >
+                                c.warmupSteps) {
+        errors.push_back({"memory_snapshot", "cuda_graphs replays the measured steps, which "
+                                             "allocate nothing the snapshot could record; "
+                                             "snapshot warmup steps only, or cuda_graphs off"});
+    }
+    if (c.opProfile && c.opProfile->firstStep + c.opProfile->stepCount > c.warmupSteps) {
+        errors.push_back({"op_profile", "cuda_graphs replays the measured steps as one graph "
+                                        "launch, with no ops to attribute; profile warmup "
+                                        "steps only, or cuda_graphs off"});
+    }
+    if (c.ddp) {
+        errors.push_back({"ddp", "cuda_graphs does not capture data-parallel steps (their "
+                                 "all-reduces run from hooks on the host)"});
+    }
+}
+
+} // namespace
+
 std::vector<ConfigError> validate(const RunConfig& c) {
     std::vector<ConfigError> errors = validate(c.model);
     requireRange(errors, "context_length", c.contextLength, 1, kMaxContext);
@@ -278,6 +309,9 @@ std::vector<ConfigError> validate(const RunConfig& c) {
         if (c.ddp->backend == DdpBackend::Nccl && c.device == "cpu") {
             errors.push_back({"ddp.backend", "nccl all-reduces CUDA tensors; use gloo on the CPU"});
         }
+    }
+    if (c.cudaGraphs) {
+        validateGraphs(c, errors);
     }
     if (c.faultOomPhase) {
         auto phases = phasesOf(c.mode);
@@ -411,7 +445,7 @@ std::vector<ChoiceField> buildFields() {
     tf32.key = "tf32";
     tf32.flag = "--tf32";
     tf32.label = "TF32";
-    tf32.help = "off|on: fp32 matmuls on TF32 tensor cores (CUDA; MFU then uses the TF32 peak)";
+    tf32.help = "fp32 matmuls on TF32 tensor cores (CUDA; MFU then uses the TF32 peak)";
     tf32.values = kOffOn;
     tf32.shortNames = {"no tf32", "tf32"};
     tf32.get = [](const RunConfig& c) { return std::string(c.tf32 ? "on" : "off"); };
@@ -424,6 +458,25 @@ std::vector<ChoiceField> buildFields() {
         return std::nullopt;
     };
     f.push_back(std::move(tf32));
+
+    ChoiceField graphs;
+    graphs.key = "cuda_graphs";
+    graphs.flag = "--cuda-graphs";
+    graphs.label = "CUDA graphs";
+    graphs.help = "capture the whole step once after the warmup and replay it for the "
+                  "measured steps (CUDA; needs 2 warmup steps)";
+    graphs.values = kOffOn;
+    graphs.shortNames = {"eager", "graphs"};
+    graphs.get = [](const RunConfig& c) { return std::string(c.cudaGraphs ? "on" : "off"); };
+    graphs.set = [](RunConfig& c, const std::string& v) { c.cudaGraphs = v == "on"; };
+    graphs.deviceRefusal = [](const std::string& v, bool cuda) -> std::optional<std::string> {
+        if (!cuda && v == "on") {
+            return std::string("CUDA graphs record and replay GPU work; the CPU has none to "
+                               "replay (use a CUDA device, or cuda_graphs off)");
+        }
+        return std::nullopt;
+    };
+    f.push_back(std::move(graphs));
     return f;
 }
 

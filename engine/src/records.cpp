@@ -125,6 +125,17 @@ RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& ste
     summary.backwardMs = computeStats(measuredStepTimes(steps, &StepRecord::backwardMs));
     summary.optimizerMs = computeStats(measuredStepTimes(steps, &StepRecord::optimizerMs));
     summary.totalMs = computeStats(measuredStepTimes(steps));
+    // The busy share of the steps the summary's times come from, where they have kernel time.
+    double kernelMs = 0.0, stepMs = 0.0;
+    for (const auto& s : steps) {
+        if (s.kernelMs && !s.warmup && !s.memorySnapshot && !s.opProfiled) {
+            kernelMs += *s.kernelMs;
+            stepMs += s.totalMs;
+        }
+    }
+    if (stepMs > 0.0) {
+        summary.gpuBusy = std::clamp(kernelMs / stepMs, 0.0, 1.0);
+    }
     const double meanS = summary.totalMs.mean / 1000.0;
     if (meanS > 0.0) {
         summary.tokensPerS = tokensPerSecond(config, summary.totalMs.mean);
@@ -135,6 +146,35 @@ RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& ste
         }
     }
     return summary;
+}
+
+std::optional<double> busyShare(const RunSummary& s) {
+    return s.gpuBusy ? s.gpuBusy : s.gpuBusyNvml;
+}
+
+std::optional<bool> hostBound(const RunSummary& s) {
+    const auto busy = busyShare(s);
+    return busy ? std::optional(*busy < kHostBoundBelow) : std::nullopt;
+}
+
+std::optional<double> nvmlBusyShare(const RunResult& run) {
+    double sum = 0.0;
+    int n = 0;
+    for (const auto& t : run.telemetry) {
+        if (!t.gpuUtilPercent) {
+            continue;
+        }
+        // Within a measured step that counts (the sample's time is when it was read).
+        const bool inside = std::any_of(run.steps.begin(), run.steps.end(), [&](const auto& s) {
+            return !s.warmup && !s.memorySnapshot && !s.opProfiled &&
+                   t.tMs >= s.endMs - s.totalMs && t.tMs <= s.endMs;
+        });
+        if (inside) {
+            sum += *t.gpuUtilPercent / 100.0;
+            ++n;
+        }
+    }
+    return n > 0 ? std::optional(std::clamp(sum / n, 0.0, 1.0)) : std::nullopt;
 }
 
 } // namespace lmprof::engine

@@ -246,3 +246,50 @@ TEST(Config, DataParallelRequestsAreValidatedByField) {
     EXPECT_EQ(runLabel(flat), "tiny-ctx128-fp32-train-ddp2-flat");
     EXPECT_NE(runLabel(naive), runLabel(flat));
 }
+
+// cuda_graphs: refused on the CPU, and with what cannot see a replayed step (a snapshot or op
+// profile of measured steps, data-parallel hooks); a warmup short of the capture's needs is
+// named. Each refusal names its field.
+TEST(Config, CudaGraphsAreRefusedWhereAReplayCannotBeMeasured) {
+    RunConfig c;
+    c.device = "cuda:0";
+    c.cudaGraphs = true;
+    c.warmupSteps = kGraphWarmupSteps;
+    EXPECT_TRUE(validate(c).empty()) << describe(validate(c));
+    const auto fieldsOf = [](const RunConfig& config) {
+        std::vector<std::string> fields;
+        for (const auto& e : validate(config)) {
+            fields.push_back(e.field);
+        }
+        return fields;
+    };
+    RunConfig cpu = c;
+    cpu.device = "cpu";
+    EXPECT_EQ(fieldsOf(cpu), std::vector<std::string>{"cuda_graphs"});
+    EXPECT_NE(validate(cpu).front().reason.find("the CPU"), std::string::npos);
+
+    RunConfig hurried = c;
+    hurried.warmupSteps = 1;
+    EXPECT_EQ(fieldsOf(hurried), std::vector<std::string>{"warmup_steps"});
+
+    RunConfig snapshot = c;
+    snapshot.memorySnapshot = SnapshotRequest{};
+    snapshot.memorySnapshot->path = "s.pickle";
+    snapshot.memorySnapshot->firstStep = 0;
+    snapshot.memorySnapshot->stepCount = 1; // a warmup step: eager, allowed
+    EXPECT_TRUE(validate(snapshot).empty()) << describe(validate(snapshot));
+    snapshot.memorySnapshot->firstStep = c.warmupSteps; // the first replay
+    EXPECT_EQ(fieldsOf(snapshot), std::vector<std::string>{"memory_snapshot"});
+
+    RunConfig ops = c;
+    ops.opProfile = OpProfileRequest{};
+    ops.opProfile->firstStep = c.warmupSteps;
+    ops.opProfile->stepCount = 1;
+    EXPECT_EQ(fieldsOf(ops), std::vector<std::string>{"op_profile"});
+
+    RunConfig ddp = c;
+    ddp.ddp = DdpRequest{};
+    EXPECT_EQ(fieldsOf(ddp), std::vector<std::string>{"ddp"});
+
+    EXPECT_EQ(runLabel(c), "tiny-ctx128-fp32-train-graphs");
+}

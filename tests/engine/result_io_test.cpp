@@ -84,7 +84,7 @@ TEST(ResultIo, RoundTripPreservesEveryField) {
 
 TEST(ResultIo, SchemaComesFirstAndMatchesTheSpec) {
     const std::string text = toJson(sampleSet());
-    EXPECT_EQ(text.find("\"schema\": \"lmprof.results/1.4\""), 4u);
+    EXPECT_EQ(text.find("\"schema\": \"lmprof.results/1.5\""), 4u);
     for (const char* key : {"\"forward_ms\"", "\"peak_reserved_bytes\"", "\"memory_timeline\"",
                             "\"tokens_per_s\"", "\"failed_phase\"", "\"p95\"", "\"cv\""}) {
         EXPECT_NE(text.find(key), std::string::npos) << key;
@@ -94,7 +94,7 @@ TEST(ResultIo, SchemaComesFirstAndMatchesTheSpec) {
 TEST(ResultIo, FilesOfTheFirstVersionStillLoad) {
     // 1.0 files have no op profile, no op_profiled steps and no config.op_profile.
     std::string text = toJson(sampleSet());
-    text.replace(text.find("lmprof.results/1.4"), 18, "lmprof.results/1");
+    text.replace(text.find("lmprof.results/1.5"), 18, "lmprof.results/1");
     const ResultSet back = parseResultSet(text);
     ASSERT_EQ(back.runs.size(), 2u);
     EXPECT_FALSE(back.runs[0].opProfile);
@@ -103,7 +103,7 @@ TEST(ResultIo, FilesOfTheFirstVersionStillLoad) {
 
 TEST(ResultIo, UnknownFieldsAndMinorVersionsAreAccepted) {
     std::string text = toJson(sampleSet());
-    text.replace(text.find("lmprof.results/1.4"), 18, "lmprof.results/1.9");
+    text.replace(text.find("lmprof.results/1.5"), 18, "lmprof.results/1.9");
     text.insert(text.rfind('}'), ", \"future_field\": {\"x\": [1, 2]}");
     const ResultSet back = parseResultSet(text);
     EXPECT_EQ(back.runs.size(), 2u);
@@ -561,4 +561,41 @@ TEST(ResultIo, ExecutionVariantsRoundTripDefaultWhenAbsentAndRefuseUnknownNames)
     text.replace(at, 12, "\"fastest\"");
     EXPECT_EQ(rejection(text), "$.runs[0].config.attention: 'fastest' is not one of naive, sdpa, "
                                "sdpa-flash, sdpa-efficient, sdpa-math, sdpa-cudnn");
+}
+
+// A CUDA graph run and the GPU's busy share: the capture, each replay's mark and kernel time,
+// the two shares, written with the host-bound mark (recomputed when read, never trusted) and
+// absent from CPU runs, so their files do not grow.
+TEST(ResultIo, GraphCaptureAndBusySharesRoundTripAndAreBounded) {
+    ResultSet set = sampleSet();
+    RunResult& r = set.runs[0];
+    r.graph = GraphCapture{41.5, 123456789};
+    r.steps.back().graphReplay = true;
+    r.steps.back().kernelMs = 0.5 * r.steps.back().totalMs;
+    r.summary.gpuBusy = 0.42;
+    r.summary.gpuBusyNvml = 0.5;
+    set.runs[1].busyNote = "no kernel time: CUPTI is missing";
+    std::string text = toJson(set);
+    EXPECT_NE(text.find("\"host_bound\": true"), std::string::npos);
+    EXPECT_EQ(text.find("host_bound"), text.rfind("host_bound")) << "only the run with a share";
+    const ResultSet back = parseResultSet(text);
+    ASSERT_TRUE(back.runs[0].graph);
+    EXPECT_DOUBLE_EQ(back.runs[0].graph->captureMs, 41.5);
+    EXPECT_EQ(back.runs[0].graph->poolBytes, 123456789);
+    EXPECT_TRUE(back.runs[0].steps.back().graphReplay);
+    EXPECT_FALSE(back.runs[0].steps.front().graphReplay);
+    EXPECT_EQ(back.runs[0].steps.back().kernelMs, r.steps.back().kernelMs);
+    EXPECT_EQ(back.runs[0].summary.gpuBusy, 0.42);
+    EXPECT_EQ(back.runs[0].summary.gpuBusyNvml, 0.5);
+    EXPECT_EQ(hostBound(back.runs[0].summary), std::optional(true));
+    EXPECT_FALSE(back.runs[1].graph);
+    EXPECT_EQ(back.runs[1].busyNote, std::optional<std::string>("no kernel time: CUPTI is missing"));
+    EXPECT_EQ(hostBound(back.runs[1].summary), std::nullopt);
+
+    text.replace(text.find("\"gpu_busy\": 0.42"), 16, "\"gpu_busy\": 1.42");
+    EXPECT_EQ(rejection(text), "$.runs[0].summary.gpu_busy: a share must be between 0 and 1");
+    text = toJson(set);
+    text.replace(text.find("\"pool_bytes\": 123456789"), 23, "\"pool_bytes\": -1");
+    EXPECT_NE(rejection(text).find("$.runs[0].cuda_graph.pool_bytes"), std::string::npos)
+        << rejection(text);
 }

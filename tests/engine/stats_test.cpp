@@ -162,3 +162,52 @@ TEST(Stats, RatioIntervalAndItsPAgreeOnEverySample) {
     EXPECT_GT(significant, 100);
     EXPECT_LT(significant, tested - 100);
 }
+
+// The busy share: kernel time over step time of the measured, unperturbed steps only; NVML's
+// mean over the telemetry read while those steps ran; host-bound below kHostBoundBelow,
+// judged by CUPTI's share before NVML's.
+TEST(Stats, BusyShareCountsMeasuredStepsAndNvmlSamplesWithinThem) {
+    RunConfig config;
+    std::vector<StepRecord> steps(4);
+    double end = 0.0;
+    for (int i = 0; i < 4; ++i) {
+        steps[i].index = i;
+        steps[i].warmup = i == 0;
+        steps[i].totalMs = 10.0;
+        end += 10.0;
+        steps[i].endMs = end;
+        steps[i].kernelMs = i == 0 ? 10.0 : 5.0; // the warmup step's share does not count
+    }
+    steps[3].opProfiled = true; // perturbed: left out
+    steps[3].kernelMs = 0.0;
+    RunSummary s = summarize(config, steps, std::nullopt);
+    ASSERT_TRUE(s.gpuBusy);
+    EXPECT_DOUBLE_EQ(*s.gpuBusy, 0.5);
+    EXPECT_EQ(hostBound(s), std::optional(true));
+    s.gpuBusy = kHostBoundBelow;
+    EXPECT_EQ(hostBound(s), std::optional(false));
+
+    RunResult run;
+    run.steps = steps;
+    // At 5 ms (warmup), 15 and 25 ms (measured), 35 ms (the profiled step) and one without GPU.
+    for (double t : {5.0, 15.0, 25.0, 35.0}) {
+        TelemetrySample sample;
+        sample.tMs = t;
+        sample.gpuUtilPercent = t == 15.0 ? 60.0 : (t == 25.0 ? 100.0 : 0.0);
+        run.telemetry.push_back(sample);
+    }
+    run.telemetry.push_back(TelemetrySample{});
+    run.telemetry.back().tMs = 20.0;
+    ASSERT_TRUE(nvmlBusyShare(run));
+    EXPECT_NEAR(*nvmlBusyShare(run), 0.8, 1e-12);
+    RunSummary nvmlOnly;
+    nvmlOnly.gpuBusyNvml = 0.3;
+    EXPECT_EQ(busyShare(nvmlOnly), std::optional(0.3));
+    EXPECT_EQ(hostBound(nvmlOnly), std::optional(true));
+    // The CPU: no kernel time, no share, no mark.
+    for (auto& step : steps) {
+        step.kernelMs.reset();
+    }
+    EXPECT_FALSE(summarize(config, steps, std::nullopt).gpuBusy);
+    EXPECT_EQ(hostBound(RunSummary{}), std::nullopt);
+}

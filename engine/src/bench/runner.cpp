@@ -16,6 +16,7 @@
 #include "bench/step_hooks.h"
 #include "nvtx/region.h"
 #include "platform/cuda_backend.h"
+#include "platform/kernel_clock.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -125,6 +126,12 @@ struct StepEnv {
     std::vector<std::unique_ptr<cuda::EventTimer>> eventTimers; // one per phase on CUDA
     bench::StepHooks* hooks = nullptr;
     bool faultFired = false;
+    cupti::KernelClock* kernels = nullptr; // CUDA: kernel time per step, when CUPTI is there
+    // cuda_graphs: the captured step, what it reports, and the outputs the replays refill.
+    std::unique_ptr<cuda::StepGraph> graph{};
+    std::optional<GraphCapture>* capture = nullptr; // the run's result.graph
+    at::Tensor graphLoss{};
+    at::Tensor graphNorms{};
 };
 
 void sample(StepEnv& env, Phase phase, int step) {
@@ -136,10 +143,118 @@ bool cancelled(const StepEnv& env) {
     return env.cancel && env.cancel->load(std::memory_order_relaxed);
 }
 
+// The figures a finished step reads from the device after its timing: the loss, the
+// gradient norms, whether fp16 skipped the update.
+void readStepOutputs(const StepEnv& env, const at::Tensor& lossValue, const at::Tensor& norms,
+                     StepRecord& rec) {
+    if (lossValue.defined()) {
+        rec.loss = lossValue.item<double>();
+    }
+    if (norms.defined()) {
+        const at::Tensor host = norms.to(at::kCPU).to(at::kDouble);
+        const double scale = rec.lossScale.value_or(1.0); // the scale the backward used
+        for (int64_t g = 0; g < host.size(0); ++g) {
+            rec.gradNorms.push_back(host[g].item<double>() / scale);
+        }
+    }
+    if (env.ctx.scaler && env.config.mode == Mode::Train) {
+        rec.skippedUpdate = env.ctx.scaler->foundInf.item<double>() != 0.0;
+    }
+}
+
+// cuda_graphs: the whole step of the mode captured once, on the first measured step, before
+// its replay (docs/MEASUREMENT.md, "CUDA graphs"). The phase timers are recorded inside the
+// capture, so every replay times its phases. Nothing runs while capturing: the parameters
+// are where the warmup left them.
+void captureStep(StepEnv& env, std::optional<Phase>& currentPhase) {
+    const auto phases = phasesOf(env.config.mode);
+    cuda::synchronize(env.target.index);
+    const int64_t reservedBefore = env.meter.reserved();
+    const auto t0 = Clock::now();
+    env.graph = std::make_unique<cuda::StepGraph>(env.target.index);
+    try {
+        env.graph->capture([&] {
+            if (env.config.mode == Mode::ForwardBackward) {
+                for (auto& p : env.ctx.model->parameters()) {
+                    p.mutable_grad() = at::Tensor();
+                }
+            }
+            at::Tensor loss;
+            for (size_t i = 0; i < phases.size(); ++i) {
+                currentPhase = phases[i];
+                env.eventTimers[i]->start();
+                runPhase(phases[i], env.ctx, loss);
+                env.eventTimers[i]->stop();
+                if (phases[i] == Phase::Forward) {
+                    env.graphLoss = loss.detach();
+                } else if (phases[i] == Phase::Backward && !env.ctx.gradNormGroups.empty()) {
+                    env.graphNorms = bench::gradNorms(env.ctx.gradNormGroups);
+                }
+            }
+        });
+    } catch (const c10::OutOfMemoryError&) {
+        throw;
+    } catch (const std::exception& e) {
+        env.graph.reset();
+        throw std::runtime_error(std::string("capturing the step in a CUDA graph failed: ") +
+                                 e.what());
+    }
+    cuda::synchronize(env.target.index);
+    *env.capture = GraphCapture{msBetween(t0, Clock::now()),
+                                std::max<int64_t>(0, env.meter.reserved() - reservedBefore)};
+}
+
+// A measured step of a cuda_graphs run: one replay of the captured step, timed as a whole on
+// the host and by phase with the events inside it. The allocator sees no allocation in a
+// replay, so the step's peaks are what the run holds, the graph's pool included.
+void replayStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRecord& rec) {
+    const auto phases = phasesOf(env.config.mode);
+    if (!env.graph) {
+        captureStep(env, currentPhase);
+    }
+    rec.graphReplay = true;
+    if (env.ctx.scaler) {
+        rec.lossScale = env.ctx.scaler->scale.item<double>();
+    }
+    currentPhase = phases.front();
+    sample(env, phases.front(), index);
+    env.meter.resetPeak();
+    const uint64_t k0 = env.kernels ? env.kernels->now() : 0;
+    const auto stepStart = Clock::now();
+    {
+        nvtx::Region stepRange(kStepRange);
+        env.graph->replay();
+        cuda::synchronize(env.target.index);
+    }
+    const auto stepEnd = Clock::now();
+    const uint64_t k1 = env.kernels ? env.kernels->now() : 0;
+    rec.totalMs = msBetween(stepStart, stepEnd);
+    rec.endMs = msBetween(env.runStart, stepEnd);
+    for (size_t i = 0; i < phases.size(); ++i) {
+        (phases[i] == Phase::Forward    ? rec.forwardMs
+         : phases[i] == Phase::Backward ? rec.backwardMs
+                                        : rec.optimizerMs) = env.eventTimers[i]->elapsedMs();
+    }
+    rec.peakAllocatedBytes = env.meter.peakAllocated();
+    rec.peakReservedBytes = env.meter.peakReserved();
+    for (Phase phase : phases) {
+        rec.phasePeakBytes.of(phase) = rec.peakAllocatedBytes;
+    }
+    sample(env, phases.back(), index);
+    if (env.kernels) {
+        rec.kernelMs = std::min(env.kernels->busyMs(k0, k1), rec.totalMs);
+    }
+    readStepOutputs(env, env.graphLoss, env.graphNorms, rec);
+}
+
 bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRecord& rec) {
     const auto phases = phasesOf(env.config.mode);
     rec.index = index;
     rec.warmup = index < env.config.warmupSteps;
+    if (env.config.cudaGraphs && !rec.warmup) {
+        replayStep(env, index, currentPhase, rec);
+        return true;
+    }
     if (env.ctx.scaler) {
         rec.lossScale = env.ctx.scaler->scale.item<double>();
     }
@@ -155,6 +270,7 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
     at::Tensor norms;     // the same
     std::vector<double> hostMs(phases.size(), 0.0);
     PeakBytes phasePeaks;
+    const uint64_t k0 = env.kernels ? env.kernels->now() : 0;
     const auto stepStart = Clock::now();
     {
         nvtx::Region stepRange(rec.warmup ? kWarmupStepRange : kStepRange);
@@ -201,6 +317,7 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
         }
     }
     const auto stepEnd = Clock::now();
+    const uint64_t k1 = env.kernels ? env.kernels->now() : 0;
     rec.totalMs = msBetween(stepStart, stepEnd);
     rec.endMs = msBetween(env.runStart, stepEnd);
     for (size_t i = 0; i < phases.size(); ++i) {
@@ -210,19 +327,10 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
                                         : rec.optimizerMs) = ms;
     }
     rec.phasePeakBytes = phasePeaks;
-    if (lossValue.defined()) {
-        rec.loss = lossValue.item<double>();
+    if (env.kernels) {
+        rec.kernelMs = std::min(env.kernels->busyMs(k0, k1), rec.totalMs);
     }
-    if (norms.defined()) {
-        const at::Tensor host = norms.to(at::kCPU).to(at::kDouble);
-        const double scale = rec.lossScale.value_or(1.0); // the scale the backward used
-        for (int64_t g = 0; g < host.size(0); ++g) {
-            rec.gradNorms.push_back(host[g].item<double>() / scale);
-        }
-    }
-    if (env.ctx.scaler && env.config.mode == Mode::Train) {
-        rec.skippedUpdate = env.ctx.scaler->foundInf.item<double>() != 0.0;
-    }
+    readStepOutputs(env, lossValue, norms, rec);
     return true;
 }
 
@@ -332,6 +440,20 @@ RunResult bench::runBenchmarkWith(const RunConfig& config, const std::string& ru
             }
             StepEnv env{config, target, *ctx,     meter, cancel,
                         runStart, position, *sampler, {},    hooks};
+            env.capture = &result.graph;
+            // Kernel time for the busy share; an op-profiled run has LibTorch's profiler on
+            // CUPTI instead (docs/MEASUREMENT.md).
+            std::unique_ptr<cupti::KernelClock> kernels;
+            if (target.cuda && !config.opProfile) {
+                std::string whyNot;
+                kernels = cupti::KernelClock::start(whyNot);
+                if (!kernels) {
+                    result.busyNote = "no kernel time: " + whyNot;
+                }
+            } else if (target.cuda) {
+                result.busyNote = "no kernel time: the op profiler holds CUPTI during this run";
+            }
+            env.kernels = kernels.get();
             if (target.cuda) {
                 for (size_t i = 0; i < phasesOf(config.mode).size(); ++i) {
                     env.eventTimers.push_back(std::make_unique<cuda::EventTimer>());
@@ -466,6 +588,7 @@ RunResult bench::runBenchmarkWith(const RunConfig& config, const std::string& ru
     result.summary = summarize(config, result.steps,
                                info ? bench::peakFlops(*info, config.precision, config.tf32)
                                     : std::nullopt);
+    result.summary.gpuBusyNvml = nvmlBusyShare(result);
     return result;
 }
 

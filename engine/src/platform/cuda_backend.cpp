@@ -5,6 +5,7 @@
 
 #include <ATen/Context.h>
 #include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -147,9 +148,11 @@ void setAllocationListener(AllocationListener listener) {
     g_listener = std::move(listener);
 }
 
+// cudaEventExternal is LibTorch's flag (c10/cuda/CUDAEvent.h): record with
+// cudaEventRecordExternal while a capture is under way, as a plain record otherwise.
 struct EventTimer::Impl {
-    c10::cuda::CUDAEvent begin{cudaEventDefault};
-    c10::cuda::CUDAEvent end{cudaEventDefault};
+    c10::cuda::CUDAEvent begin{cudaEventDefault | cudaEventExternal};
+    c10::cuda::CUDAEvent end{cudaEventDefault | cudaEventExternal};
 };
 
 EventTimer::EventTimer() : m_impl(std::make_unique<Impl>()) {}
@@ -163,6 +166,46 @@ void EventTimer::stop() {
 double EventTimer::elapsedMs() const {
     m_impl->end.synchronize();
     return static_cast<double>(m_impl->begin.elapsed_time(m_impl->end));
+}
+
+struct StepGraph::Impl {
+    at::cuda::CUDAGraph graph;
+    c10::cuda::CUDAStream stream;
+    explicit Impl(int device)
+        : stream(c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(device))) {}
+};
+
+StepGraph::StepGraph(int device) : m_impl(std::make_unique<Impl>(device)) {}
+StepGraph::~StepGraph() = default;
+
+void StepGraph::capture(const std::function<void()>& body) {
+    // The side stream starts after everything the eager steps queued.
+    const auto device = m_impl->stream.device_index();
+    c10::cuda::CUDAEvent eagerDone;
+    eagerDone.record(c10::cuda::getCurrentCUDAStream(device));
+    eagerDone.block(m_impl->stream);
+    {
+        c10::cuda::CUDAStreamGuard onSide(m_impl->stream);
+        m_impl->graph.capture_begin(); // a private pool of its own
+        try {
+            body();
+        } catch (...) {
+            try {
+                m_impl->graph.capture_end(); // ends the capture; its error is the body's
+            } catch (...) {
+            }
+            throw;
+        }
+        m_impl->graph.capture_end();
+    }
+    // Replays run on the current stream, which must not overtake the capture's setup.
+    c10::cuda::CUDAEvent captured;
+    captured.record(m_impl->stream);
+    captured.block(c10::cuda::getCurrentCUDAStream(device));
+}
+
+void StepGraph::replay() {
+    m_impl->graph.replay();
 }
 
 } // namespace lmprof::engine::cuda

@@ -57,7 +57,9 @@ void stopMemoryHistory();
 using AllocationListener = std::function<void(uint64_t address, int64_t bytes)>;
 void setAllocationListener(AllocationListener listener);
 
-// A pair of timing events recorded on the current stream of the current device.
+// A pair of timing events recorded on the current stream of the current device. Recorded
+// while a CUDA graph is being captured, they become event nodes of the graph (external
+// events), so each replay records them again and times the phase inside the replay.
 class EventTimer {
 public:
     EventTimer();
@@ -68,6 +70,26 @@ public:
     void stop();
     // Milliseconds between start and stop; blocks until stop has completed.
     double elapsedMs() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+// A CUDA graph of one whole step (docs/MEASUREMENT.md, "CUDA graphs"): captured once on a
+// side stream into a private pool of the caching allocator, then replayed on the current
+// stream. The tensors the captured work allocated live in that pool for as long as the
+// graph does; the caller keeps the ones it reads (the loss) alive.
+class StepGraph {
+public:
+    explicit StepGraph(int device);
+    ~StepGraph();
+    StepGraph(const StepGraph&) = delete;
+    StepGraph& operator=(const StepGraph&) = delete;
+    // Captures what `body` launches (it must not read device values on the host). Throws
+    // with CUDA's reason if the capture fails; the graph is then unusable.
+    void capture(const std::function<void()>& body);
+    void replay();
 
 private:
     struct Impl;

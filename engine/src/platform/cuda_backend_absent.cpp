@@ -69,4 +69,16 @@ double EventTimer::elapsedMs() const {
     unavailable();
 }
 
+struct StepGraph::Impl {};
+StepGraph::StepGraph(int) {
+    unavailable();
+}
+StepGraph::~StepGraph() = default;
+void StepGraph::capture(const std::function<void()>&) {
+    unavailable();
+}
+void StepGraph::replay() {
+    unavailable();
+}
+
 } // namespace lmprof::engine::cuda

@@ -190,8 +190,47 @@ std::deque<RunColumn> buildColumns() {
     c.back().chartName = "tokens/s";
     c.push_back(
         column("tflops", "", "TFLOP/s", ColumnKind::Real, [](R, S s) { return num(s.tflops); }));
-    c.push_back(column("mfu", "", "", ColumnKind::Real,
-                       [](R, S s) { return s.mfu ? num(*s.mfu) : std::string(); }));
+    // Where the GPU waits (docs/MEASUREMENT.md): the busy share, and MFU only beside it. The
+    // tables show both only when a run has a busy share (a CUDA run).
+    const auto measuredBusy = [](R r) { return busyShare(r.summary).has_value(); };
+    const auto percent = [](std::optional<double> v) {
+        return v ? formatFixed(100.0 * *v, 0) + "%" : std::string("-");
+    };
+    c.push_back(column(
+        "mfu", "MFU", "", ColumnKind::Real,
+        [](R, S s) { return s.mfu ? num(*s.mfu) : std::string(); },
+        [percent](R, S s) { return percent(s.mfu); }));
+    c.back().differsFromDefault = measuredBusy;
+    c.back().number = [](R, S s) {
+        return s.mfu ? std::optional(100.0 * *s.mfu) : std::nullopt;
+    };
+    c.back().chartName = "MFU (%)";
+    c.push_back(column(
+        "gpu_busy", "GPU busy", "", ColumnKind::Real,
+        [](R, S s) { return s.gpuBusy ? num(*s.gpuBusy) : std::string(); },
+        [percent](R, S s) {
+            const auto bound = hostBound(s);
+            return percent(busyShare(s)) + (bound && *bound ? " host-bound" : "");
+        }));
+    c.back().differsFromDefault = measuredBusy;
+    c.back().number = [](R, S s) {
+        const auto busy = busyShare(s);
+        return busy ? std::optional(100.0 * *busy) : std::nullopt;
+    };
+    c.back().chartName = "GPU busy (%)";
+    c.push_back(column("gpu_busy_nvml", "", "", ColumnKind::Real, [](R, S s) {
+        return s.gpuBusyNvml ? num(*s.gpuBusyNvml) : std::string();
+    }));
+    c.push_back(text("host_bound", "", [](R, S s) {
+        const auto bound = hostBound(s);
+        return bound ? std::string(*bound ? "true" : "false") : std::string();
+    }));
+    c.push_back(column("graph_capture_ms", "", "ms", ColumnKind::Real, [](R r, S) {
+        return r.graph ? num(r.graph->captureMs) : std::string();
+    }));
+    c.push_back(column("graph_pool_bytes", "", "bytes", ColumnKind::Integer, [](R r, S) {
+        return r.graph ? integer(r.graph->poolBytes) : std::string();
+    }));
     c.push_back(bytes(
         "peak_bytes", "Peak mem", [](S s) { return s.peakBytes.max(); },
         [](R, S s) {
@@ -231,7 +270,7 @@ std::vector<std::string> defaultTableKeys() {
         keys.push_back(f.key);
     }
     for (const char* k : {"forward_ms", "backward_ms", "optimizer_ms", "total_ms", "peak_bytes",
-                          "tokens_per_s", "status"}) {
+                          "tokens_per_s", "gpu_busy", "mfu", "status"}) {
         keys.emplace_back(k);
     }
     return keys;
@@ -243,7 +282,7 @@ struct Registry {
     std::vector<std::string> tableKeys = defaultTableKeys();
     std::vector<std::string> chartKeys{"total_ms_mean",     "forward_ms_mean", "backward_ms_mean",
                                        "optimizer_ms_mean", "tokens_per_s",    "peak_bytes",
-                                       "total_ms_cv"};
+                                       "total_ms_cv",       "mfu",             "gpu_busy"};
     std::vector<const RunColumn*> csv, tables, charts;
     Registry() { relayout(); }
     void relayout() {

@@ -158,6 +158,13 @@ void fields(Io& io, Ref<StepRecord, Io> s) {
     }
     io.optional("loss_scale", s.lossScale);
     io.when(s.lossScale.has_value(), "skipped_update", s.skippedUpdate);
+    io.optional("kernel_ms", s.kernelMs);
+    io.when(s.graphReplay, "graph_replay", s.graphReplay);
+    if constexpr (Io::kReads) {
+        if (s.kernelMs && !(*s.kernelMs >= 0.0 && *s.kernelMs <= s.totalMs * 1.001 + 1e-3)) {
+            io.refuse("kernel_ms", "must be between 0 and the step's total_ms");
+        }
+    }
 }
 
 template <typename Io>
@@ -170,6 +177,27 @@ void fields(Io& io, Ref<RunSummary, Io> s) {
     io.field("tflops", s.tflops);
     io.nullable("mfu", s.mfu);
     io.object("peak_bytes", s.peakBytes);
+    io.optional("gpu_busy", s.gpuBusy);
+    io.optional("gpu_busy_nvml", s.gpuBusyNvml);
+    if constexpr (Io::kReads) {
+        for (const auto& [key, v] : {std::pair{"gpu_busy", s.gpuBusy},
+                                     std::pair{"gpu_busy_nvml", s.gpuBusyNvml}}) {
+            if (v && !(*v >= 0.0 && *v <= 1.0)) {
+                io.refuse(key, "a share must be between 0 and 1");
+            }
+        }
+    }
+    if constexpr (!Io::kReads) { // for readers of the file; recomputed from the shares
+        if (const auto bound = hostBound(s)) {
+            io.out["host_bound"] = *bound;
+        }
+    }
+}
+
+template <typename Io>
+void fields(Io& io, Ref<GraphCapture, Io> g) {
+    io.duration("capture_ms", g.captureMs, true);
+    io.between("pool_bytes", g.poolBytes, int64_t{0}, std::numeric_limits<int64_t>::max());
 }
 
 // Each step read belongs to the run: its index within the configured steps, one gradient
@@ -217,6 +245,8 @@ void fields(Io& io, Ref<RunResult, Io> r) {
         checkSteps(r, io.path);
     }
     io.object("summary", r.summary);
+    io.optionalObject("cuda_graph", r.graph);
+    io.optional("busy_note", r.busyNote);
     memoryFields(io, r);
     opProfileFields(io, r);
     ddpFields(io, r);

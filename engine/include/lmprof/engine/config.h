@@ -29,6 +29,8 @@ inline constexpr std::array kPrecisions{Precision::Fp32, Precision::Bf16, Precis
                                         Precision::Bf16Pure};
 inline constexpr std::array kModes{Mode::Forward, Mode::ForwardBackward, Mode::Train};
 inline constexpr std::array kPhases{Phase::Forward, Phase::Backward, Phase::Optimizer};
+// Warmup steps a run with cuda_graphs needs before its capture.
+inline constexpr int kGraphWarmupSteps = 2;
 inline constexpr std::array kAttentionKinds{AttentionKind::Naive,         AttentionKind::Sdpa,
                                             AttentionKind::SdpaFlash,     AttentionKind::SdpaEfficient,
                                             AttentionKind::SdpaMath,      AttentionKind::SdpaCudnn};
@@ -139,6 +141,9 @@ struct RunConfig {
     // Execution variants, each a choice field (ChoiceField below: its names, flag, checks).
     AttentionKind attention = AttentionKind::Naive;
     bool tf32 = false; // fp32 matmuls on TF32 tensor cores (CUDA)
+    // Capture the whole step in a CUDA graph after the warmup and replay it for the measured
+    // steps (docs/MEASUREMENT.md, "CUDA graphs").
+    bool cudaGraphs = false;
 
     // Test-only fault switch: raise a real c10::OutOfMemoryError at the start of this
     // phase of the first step that runs it. Never set by the GUI; the CLI reads it from

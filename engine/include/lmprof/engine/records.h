@@ -42,6 +42,11 @@ struct StepRecord {
     bool memorySnapshot = false;
     // Every op of this step was recorded by the op profiler: also perturbed, also left out.
     bool opProfiled = false;
+    // CUDA: how long kernels ran during the step (CUPTI; overlapping kernels once), for the
+    // GPU's busy share. Absent on the CPU or without CUPTI.
+    std::optional<double> kernelMs;
+    // A replay of the run's CUDA graph (RunConfig::cudaGraphs), not an eager step.
+    bool graphReplay = false;
 };
 
 // One reading of the memory sampler: periodic (default 100 Hz) or at a phase boundary.
@@ -111,6 +116,26 @@ struct RunSummary {
     double tflops = 0.0;       // achieved, from the analytic FLOPs and the mean step time
     std::optional<double> mfu; // null when the device's peak is unknown (CPU)
     PeakBytes peakBytes;
+    // Where the GPU waits (docs/MEASUREMENT.md): kernel time over step time of the measured
+    // steps (CUPTI), and NVML's utilisation over the same steps; null on the CPU or when the
+    // source was missing.
+    std::optional<double> gpuBusy;
+    std::optional<double> gpuBusyNvml;
+};
+
+// Below this busy share the GPU waits for the host more than a fifth of each step: the run
+// measures the host (launches, Python-free as it is), not the GPU (docs/MEASUREMENT.md).
+inline constexpr double kHostBoundBelow = 0.8;
+// The busy share a run is judged by (CUPTI's, else NVML's) and whether it is host-bound;
+// nullopt when the run has neither.
+std::optional<double> busyShare(const RunSummary& s);
+std::optional<bool> hostBound(const RunSummary& s);
+
+// A run's CUDA graph (RunConfig::cudaGraphs): captured once after the warmup, replayed for
+// every measured step.
+struct GraphCapture {
+    double captureMs = 0.0; // capture and instantiation, wall time
+    int64_t poolBytes = 0;  // what the graph's private memory pool reserved
 };
 
 // Skipped: never started (a sweep skips configurations larger than one that ran out of memory).
@@ -138,7 +163,14 @@ struct RunResult {
     std::optional<MemorySnapshotInfo> memorySnapshot;
     std::optional<OpProfile> opProfile; // when op profiling was asked for and started
     std::optional<DdpReport> ddp;       // a data-parallel run (config.ddp): every rank's steps
+    std::optional<GraphCapture> graph;  // cuda_graphs: the capture, once it succeeded
+    // Why a CUDA run has no kernel time (CUPTI missing or taken), if it has none.
+    std::optional<std::string> busyNote;
 };
+
+// NVML's mean GPU utilisation (0..1) over the run's measured, unperturbed steps, from the
+// telemetry samples taken while they ran; nullopt without such samples.
+std::optional<double> nvmlBusyShare(const RunResult& run);
 
 struct DeviceInfo {
     std::string type = "cpu"; // "cpu" or "cuda"
