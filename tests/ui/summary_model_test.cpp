@@ -42,9 +42,9 @@ TEST(SummaryModel, HeatmapGridOverModelsAndContextsMarksFailedCells) {
                      finished(cfg("small", 256), RunStatus::Oom, {}),
                      finished(cfg("small", 128), RunStatus::Ok, {40, 44}),
                      finished(cfg("tiny", 128, Precision::Bf16), RunStatus::Ok, {1, 1})});
-    const HeatmapGrid g = heatmapGrid(store, engine::runColumn("total_ms_mean"), Precision::Fp32, Mode::Train);
-    EXPECT_EQ(g.models, (std::vector<std::string>{"tiny", "small"}));
-    EXPECT_EQ(g.contexts, (std::vector<int64_t>{128, 256}));
+    const HeatmapGrid g = heatmapGrid(store, engine::runColumn("total_ms_mean"), HeatmapQuery{});
+    EXPECT_EQ(g.rows, (std::vector<std::string>{"tiny", "small"}));
+    EXPECT_EQ(g.columns, (std::vector<std::string>{"128", "256"}));
     EXPECT_DOUBLE_EQ(g.at(0, 0), 11.0);
     EXPECT_DOUBLE_EQ(g.at(0, 1), 21.0);
     EXPECT_DOUBLE_EQ(g.at(1, 0), 42.0);
@@ -55,6 +55,52 @@ TEST(SummaryModel, HeatmapGridOverModelsAndContextsMarksFailedCells) {
     auto fwd = finished(cfg("tiny", 128, Precision::Fp32, Mode::Forward), RunStatus::Ok, {3, 3});
     EXPECT_FALSE(metricValue(fwd, engine::runColumn("backward_ms_mean")));
     EXPECT_DOUBLE_EQ(*metricValue(fwd, engine::runColumn("total_ms_mean")), 3.0);
+}
+
+// Batch × context scaling: batch on an axis, one model; a variant the runs differ in is
+// offered as a filter, and filtering on it picks that variant's runs; metrics such as MFU
+// and the busy share colour the grid where the runs have them.
+TEST(SummaryModel, HeatmapPutsBatchOnAnAxisAndFiltersByVariant) {
+    auto run = [](int64_t ctx, int64_t batch, bool sdpa, double ms) {
+        engine::RunConfig c = cfg("tiny", ctx);
+        c.batchSize = batch;
+        c.attention = sdpa ? engine::AttentionKind::Sdpa : engine::AttentionKind::Naive;
+        return finished(c, RunStatus::Ok, {ms, ms});
+    };
+    RunStore store;
+    store.addLoaded({run(128, 1, false, 10), run(128, 8, false, 40), run(256, 1, false, 20),
+                     run(256, 8, false, 80), run(128, 8, true, 30)});
+    HeatmapQuery q;
+    q.rows = HeatmapAxis::Batch;
+    q.columns = HeatmapAxis::Context;
+    q.variants["attention"] = "naive";
+    const auto& step = engine::runColumn("total_ms_mean");
+    HeatmapGrid g = heatmapGrid(store, step, q);
+    EXPECT_EQ(g.rows, (std::vector<std::string>{"1", "8"}));
+    EXPECT_EQ(g.columns, (std::vector<std::string>{"128", "256"}));
+    EXPECT_DOUBLE_EQ(g.at(1, 0), 40.0);
+    q.variants["attention"] = "sdpa";
+    g = heatmapGrid(store, step, q);
+    EXPECT_EQ(g.rows, (std::vector<std::string>{"8"}));
+    EXPECT_DOUBLE_EQ(g.at(0, 0), 30.0);
+    const auto inUse = variantsInUse(store, Precision::Fp32, Mode::Train);
+    ASSERT_EQ(inUse.size(), 1u);
+    EXPECT_EQ(inUse[0].first->key, "attention");
+    EXPECT_EQ(inUse[0].second, (std::vector<std::string>{"naive", "sdpa"}));
+    // The charts' metrics include MFU and the busy share, in percent where a run has them.
+    const auto metrics = engine::chartMetrics();
+    const auto named = [&](const std::string& name) {
+        return std::find_if(metrics.begin(), metrics.end(),
+                            [&](const auto* m) { return m->chartName == name; });
+    };
+    ASSERT_NE(named("GPU busy (%)"), metrics.end());
+    ASSERT_NE(named("MFU (%)"), metrics.end());
+    engine::RunResult gpu = run(128, 1, false, 10);
+    gpu.summary.gpuBusy = 0.25;
+    gpu.summary.mfu = 0.1;
+    EXPECT_DOUBLE_EQ(*metricValue(gpu, **named("GPU busy (%)")), 25.0);
+    EXPECT_DOUBLE_EQ(*metricValue(gpu, **named("MFU (%)")), 10.0);
+    EXPECT_FALSE(metricValue(run(128, 1, false, 10), **named("GPU busy (%)")));
 }
 
 TEST(SummaryModel, PrecisionSpeedupIsFp32OverOtherWithWelchVerdict) {
@@ -213,7 +259,7 @@ TEST(MetricRegistry, AThrowawayMetricReachesEveryWriterTheMatrixAndTheHeatmap) {
     ASSERT_EQ(metrics.back()->chartName, "step ms per layer");
     RunStore store;
     store.addLoaded(runs);
-    const HeatmapGrid g = heatmapGrid(store, *metrics.back(), Precision::Fp32, Mode::Train);
+    const HeatmapGrid g = heatmapGrid(store, *metrics.back(), HeatmapQuery{});
     ASSERT_EQ(g.values.size(), 1u);
     EXPECT_DOUBLE_EQ(g.at(0, 0), 12.0 / static_cast<double>(run.config.model.numLayers));
 }

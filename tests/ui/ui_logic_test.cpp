@@ -169,6 +169,12 @@ TEST(RunStore, RunsAreNamedByWhatDiffersBetweenThem) {
     b.config.contextLength = 256;
     EXPECT_EQ(distinguishingNames({&a, &b}),
               (std::vector<std::string>{"ctx 128 fp32 warmup 0", "ctx 256 bf16 warmup 2"}));
+    // Execution variants by their short names, as the "sdpa flash / naive".
+    engine::RunResult flash = a, graphs = a;
+    flash.config.attention = engine::AttentionKind::SdpaFlash;
+    graphs.config.cudaGraphs = true;
+    EXPECT_EQ(distinguishingNames({&a, &flash, &graphs}),
+              (std::vector<std::string>{"naive eager", "sdpa flash eager", "naive graphs"}));
     // The same configuration twice: nothing differs, so the ids tell them apart.
     c.config = a.config;
     EXPECT_EQ(distinguishingNames({&a, &c}), (std::vector<std::string>{a.id, c.id}));

@@ -360,21 +360,29 @@ const FieldText kNameFields[] = {
 
 std::vector<std::string> distinguishingNames(const std::vector<const RunResult*>& runs) {
     std::vector<std::string> names(runs.size());
+    // A field's text goes into every name when the runs differ in it.
+    const auto nameBy = [&](const auto& field) {
+        const std::string first = field(runs.front()->config);
+        const bool differs = std::any_of(runs.begin(), runs.end(), [&](const RunResult* r) {
+            return field(r->config) != first;
+        });
+        if (!differs) {
+            return;
+        }
+        for (size_t k = 0; k < runs.size(); ++k) {
+            const std::string text = field(runs[k]->config);
+            if (!text.empty()) {
+                names[k] += (names[k].empty() ? "" : " ") + text;
+            }
+        }
+    };
     if (runs.size() > 1) {
         for (FieldText field : kNameFields) {
-            const std::string first = field(runs.front()->config);
-            const bool differs = std::any_of(runs.begin(), runs.end(), [&](const RunResult* r) {
-                return field(r->config) != first;
-            });
-            if (!differs) {
-                continue;
-            }
-            for (size_t k = 0; k < runs.size(); ++k) {
-                const std::string text = field(runs[k]->config);
-                if (!text.empty()) {
-                    names[k] += (names[k].empty() ? "" : " ") + text;
-                }
-            }
+            nameBy(field);
+        }
+        // The execution variants by their short names: "sdpa flash", "graphs", "no tf32".
+        for (const ChoiceField& f : choiceFields()) {
+            nameBy([&f](const RunConfig& c) { return f.shortName(c); });
         }
     }
     std::vector<int> uses(runs.size(), 0);

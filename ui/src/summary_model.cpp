@@ -83,36 +83,74 @@ std::optional<double> metricValue(const RunResult& r, const RunColumn& metric) {
     return metric.number(r, r.summary);
 }
 
-HeatmapGrid heatmapGrid(const RunStore& store, const RunColumn& metric, Precision precision,
-                        Mode mode) {
+std::string_view toString(HeatmapAxis axis) {
+    switch (axis) {
+    case HeatmapAxis::Model:
+        return "model";
+    case HeatmapAxis::Context:
+        return "context length";
+    case HeatmapAxis::Batch:
+        return "batch size";
+    }
+    return "";
+}
+
+namespace {
+
+// Where a run lies on an axis: a sort key (parameters for models) and its label.
+std::pair<int64_t, std::string> axisKey(const RunConfig& c, HeatmapAxis axis) {
+    switch (axis) {
+    case HeatmapAxis::Model:
+        return {parameterCount(c.model), modelLabel(c.model)};
+    case HeatmapAxis::Context:
+        return {c.contextLength, std::to_string(c.contextLength)};
+    case HeatmapAxis::Batch:
+        return {c.batchSize, std::to_string(c.batchSize)};
+    }
+    return {};
+}
+
+bool inQuery(const RunView& v, const HeatmapQuery& q) {
+    const RunConfig& c = v.result.config;
+    if (!v.finished || c.precision != q.precision || c.mode != q.mode) {
+        return false;
+    }
+    for (const auto& [key, value] : q.variants) {
+        const ChoiceField* f = choiceField(key);
+        if (f && f->get(c) != value) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+HeatmapGrid heatmapGrid(const RunStore& store, const RunColumn& metric, const HeatmapQuery& q) {
     HeatmapGrid g;
-    std::map<std::pair<int64_t, std::string>, int> modelRows; // (parameters, label)
-    std::set<int64_t> contexts;
+    std::map<std::pair<int64_t, std::string>, size_t> rows, columns;
     const auto& runs = store.runs();
     for (const auto& v : runs) {
-        const RunConfig& c = v.result.config;
-        if (v.finished && c.precision == precision && c.mode == mode) {
-            modelRows[{parameterCount(c.model), modelLabel(c.model)}] = 0;
-            contexts.insert(c.contextLength);
+        if (inQuery(v, q)) {
+            rows[axisKey(v.result.config, q.rows)] = 0;
+            columns[axisKey(v.result.config, q.columns)] = 0;
         }
     }
-    int row = 0;
-    for (auto& [key, index] : modelRows) {
-        index = row++;
-        g.models.push_back(key.second);
+    for (auto* axis : {&rows, &columns}) {
+        auto& labels = axis == &rows ? g.rows : g.columns;
+        for (auto& [key, index] : *axis) {
+            index = labels.size();
+            labels.push_back(key.second);
+        }
     }
-    g.contexts.assign(contexts.begin(), contexts.end());
-    g.values.assign(g.models.size() * g.contexts.size(), kNaN);
+    g.values.assign(g.rows.size() * g.columns.size(), kNaN);
     g.marks.assign(g.values.size(), std::string());
     for (const auto& v : runs) {
-        const RunConfig& c = v.result.config;
-        if (!v.finished || c.precision != precision || c.mode != mode) {
+        if (!inQuery(v, q)) {
             continue;
         }
-        const size_t r = modelRows[{parameterCount(c.model), modelLabel(c.model)}];
-        const size_t col = std::lower_bound(g.contexts.begin(), g.contexts.end(), c.contextLength) -
-                           g.contexts.begin();
-        const size_t cell = r * g.contexts.size() + col;
+        const size_t cell = rows[axisKey(v.result.config, q.rows)] * g.columns.size() +
+                            columns[axisKey(v.result.config, q.columns)];
         // The newest run of a cell wins, so a rerun that succeeds clears an old OOM mark.
         if (const auto value = metricValue(v.result, metric)) {
             g.values[cell] = *value;
@@ -123,6 +161,32 @@ HeatmapGrid heatmapGrid(const RunStore& store, const RunColumn& metric, Precisio
         }
     }
     return g;
+}
+
+std::vector<std::pair<const ChoiceField*, std::vector<std::string>>>
+variantsInUse(const RunStore& store, Precision precision, Mode mode) {
+    std::vector<std::pair<const ChoiceField*, std::vector<std::string>>> out;
+    HeatmapQuery all;
+    all.precision = precision;
+    all.mode = mode;
+    for (const ChoiceField& f : choiceFields()) {
+        std::set<std::string> seen;
+        for (const auto& v : store.runs()) {
+            if (inQuery(v, all)) {
+                seen.insert(f.get(v.result.config));
+            }
+        }
+        if (seen.size() > 1) {
+            std::vector<std::string> values;
+            for (const auto& name : f.values) { // in the field's order
+                if (seen.count(name)) {
+                    values.push_back(name);
+                }
+            }
+            out.emplace_back(&f, std::move(values));
+        }
+    }
+    return out;
 }
 
 std::vector<PrecisionCell> precisionComparison(const RunStore& store) {

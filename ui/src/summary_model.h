@@ -9,6 +9,8 @@
 #include "lmprof/engine/report.h"
 #include "lmprof/ui/run_store.h"
 
+#include <array>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,18 +40,40 @@ std::vector<int> matrixRows(const RunStore& store);
 // the mode lacks.
 std::optional<double> metricValue(const engine::RunResult& run, const engine::RunColumn& metric);
 
-// A metric over models (rows, smallest first) × contexts (columns, ascending) for one
-// precision and mode; the newest ok run of each cell. NaN where no run has finished ok.
+// The Heatmap's axes: what its rows and columns range over.
+enum class HeatmapAxis { Model, Context, Batch };
+inline constexpr std::array kHeatmapAxes{HeatmapAxis::Model, HeatmapAxis::Context,
+                                         HeatmapAxis::Batch};
+std::string_view toString(HeatmapAxis axis); // "model", "context length", "batch size"
+
+// Which runs a Heatmap shows and how: two axes, one precision and mode, and for each
+// execution variant (ChoiceField key) one value, or all values when absent.
+struct HeatmapQuery {
+    HeatmapAxis rows = HeatmapAxis::Model;
+    HeatmapAxis columns = HeatmapAxis::Context;
+    engine::Precision precision = engine::Precision::Fp32;
+    engine::Mode mode = engine::Mode::Train;
+    std::map<std::string, std::string> variants;
+};
+
+// A metric over the query's rows (smallest first) × columns (ascending); the newest run of
+// each cell (runs that differ in what neither axis shows share a cell). NaN where no run has
+// finished ok.
 struct HeatmapGrid {
-    std::vector<std::string> models;
-    std::vector<int64_t> contexts;
-    std::vector<double> values; // row-major, models.size() × contexts.size()
+    std::vector<std::string> rows;    // "tiny", "small"; "128"; "4"
+    std::vector<std::string> columns;
+    std::vector<double> values; // row-major, rows.size() × columns.size()
     // Per cell, why it has no value: "oom", "skipped", "error", "cancelled"; empty otherwise.
     std::vector<std::string> marks;
-    double at(size_t row, size_t col) const { return values[row * contexts.size() + col]; }
+    double at(size_t row, size_t col) const { return values[row * columns.size() + col]; }
 };
 HeatmapGrid heatmapGrid(const RunStore& store, const engine::RunColumn& metric,
-                        engine::Precision precision, engine::Mode mode);
+                        const HeatmapQuery& query);
+
+// Each execution variant's values among the finished runs of this precision and mode, for
+// the variants where they differ (the Heatmap offers a filter for those only).
+std::vector<std::pair<const engine::ChoiceField*, std::vector<std::string>>>
+variantsInUse(const RunStore& store, engine::Precision precision, engine::Mode mode);
 
 // One precision against fp32 for the same model, context, batch, mode and warmup count:
 // speedup = fp32 mean step time / this precision's, its 95% interval, Welch's test.

@@ -1,6 +1,7 @@
-// Heatmap: one metric (step time, a phase, tokens/s, peak memory, CV) over model × context
-// for a chosen precision and mode, each cell labelled with its value, or why it has none
-// (oom, skipped). The colour scale spans the cells that have values.
+// Heatmap: one metric (step time, a phase, tokens/s, MFU, GPU busy share, peak memory, CV)
+// over two of model, context and batch for a chosen precision and mode (and execution
+// variant, where the runs differ in one), each cell labelled with its value, or why it has
+// none (oom, skipped). The colour scale spans the cells that have values.
 
 #include "summary_model.h"
 #include "plot_helpers.h"
@@ -12,20 +13,27 @@
 #include <cmath>
 #include <cstdio>
 #include <imgui.h>
+#include <iterator>
+#include <map>
 #include <implot.h>
 
 namespace lmprof::ui {
 
-// One metric over model × context for a chosen precision and mode.
+// One metric over two axes for a chosen precision, mode and variants.
 class HeatmapView final : public View {
 public:
     static constexpr const char* kTitle = "Heatmap";
     void draw(ViewContext& ctx) override;
 
 private:
+    void drawVariantFilters(const RunStore& store);
+
     int m_metric = 0;
     int m_precision = 0;
-    int m_mode = 2;                        // train
+    int m_mode = 2; // train
+    int m_rows = 0; // model
+    int m_columns = 1; // context
+    std::map<std::string, std::string> m_variants; // key -> value; absent: every value
     std::vector<double> m_filled;          // the grid with gaps filled, for PlotHeatmap
     std::vector<std::string> m_tickLabels; // storage behind the axis tick labels
 };
@@ -49,6 +57,38 @@ void enumCombo(const char* label, int& index, const std::array<T, N>& options) {
 }
 
 } // namespace
+
+// A combo per execution variant whose value differs among the runs: "all" or one value.
+void HeatmapView::drawVariantFilters(const RunStore& store) {
+    const auto inUse = variantsInUse(store, kPrecisions[m_precision], kModes[m_mode]);
+    for (auto it = m_variants.begin(); it != m_variants.end();) { // forget vanished ones
+        const bool shown = std::any_of(inUse.begin(), inUse.end(),
+                                       [&](const auto& v) { return v.first->key == it->first; });
+        it = shown ? std::next(it) : m_variants.erase(it);
+    }
+    const float comboWidth = ImGui::GetFontSize() * 9.0f + ImGui::GetStyle().ItemInnerSpacing.x;
+    for (const auto& [field, values] : inUse) {
+        sameLineIfFits(comboWidth + ImGui::CalcTextSize(field->label.c_str()).x);
+        const auto chosen = m_variants.find(field->key);
+        const std::string current = chosen == m_variants.end() ? "all" : chosen->second;
+        ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
+        if (ImGui::BeginCombo(field->label.c_str(), current.c_str())) {
+            if (ImGui::Selectable("all", current == "all")) {
+                m_variants.erase(field->key);
+            }
+            for (const auto& v : values) {
+                if (ImGui::Selectable(v.c_str(), v == current)) {
+                    m_variants[field->key] = v;
+                }
+            }
+            ImGui::EndCombo();
+        }
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("all: runs that differ only in %s share a cell (the newest shows)",
+                              field->label.c_str());
+        }
+    }
+}
 
 void HeatmapView::draw(ViewContext& ctx) {
     if (!ImGui::Begin(kTitle)) {
@@ -74,10 +114,23 @@ void HeatmapView::draw(ViewContext& ctx) {
     enumCombo("precision", m_precision, kPrecisions);
     sameLineIfFits(comboWidth + ImGui::CalcTextSize("mode").x);
     enumCombo("mode", m_mode, kModes);
+    sameLineIfFits(comboWidth + ImGui::CalcTextSize("rows").x);
+    enumCombo("rows", m_rows, kHeatmapAxes);
+    sameLineIfFits(comboWidth + ImGui::CalcTextSize("columns").x);
+    enumCombo("columns", m_columns, kHeatmapAxes);
+    if (m_columns == m_rows) { // two different axes: the other one moves
+        m_columns = (m_rows + 1) % static_cast<int>(kHeatmapAxes.size());
+    }
+    drawVariantFilters(ctx.store);
 
-    const HeatmapGrid g =
-        heatmapGrid(ctx.store, metric, kPrecisions[m_precision], kModes[m_mode]);
-    if (g.models.empty()) {
+    HeatmapQuery query;
+    query.rows = kHeatmapAxes[m_rows];
+    query.columns = kHeatmapAxes[m_columns];
+    query.precision = kPrecisions[m_precision];
+    query.mode = kModes[m_mode];
+    query.variants = m_variants;
+    const HeatmapGrid g = heatmapGrid(ctx.store, metric, query);
+    if (g.rows.empty()) {
         ImGui::TextDisabled("no finished %s %s runs yet",
                             std::string(toString(kPrecisions[m_precision])).c_str(),
                             std::string(toString(kModes[m_mode])).c_str());
@@ -101,8 +154,8 @@ void HeatmapView::draw(ViewContext& ctx) {
     for (double& v : m_filled) {
         v = std::isnan(v) ? lo : v;
     }
-    const int rows = static_cast<int>(g.models.size());
-    const int cols = static_cast<int>(g.contexts.size());
+    const int rows = static_cast<int>(g.rows.size());
+    const int cols = static_cast<int>(g.columns.size());
 
     const float scaleWidth = ImGui::GetFontSize() * 5.0f;
     if (ImPlot::BeginPlot("##heatmap", ImVec2(ImGui::GetContentRegionAvail().x - scaleWidth, -1),
@@ -111,18 +164,19 @@ void HeatmapView::draw(ViewContext& ctx) {
         std::vector<double> xTicks, yTicks;
         for (int c = 0; c < cols; ++c) {
             xTicks.push_back(c + 0.5);
-            m_tickLabels.push_back(std::to_string(g.contexts[c]));
+            m_tickLabels.push_back(g.columns[c]);
         }
         for (int r = 0; r < rows; ++r) {
             yTicks.push_back(rows - r - 0.5); // row 0 is drawn at the top
-            m_tickLabels.push_back(g.models[r]);
+            m_tickLabels.push_back(g.rows[r]);
         }
         std::vector<const char*> labels;
         for (const auto& l : m_tickLabels) {
             labels.push_back(l.c_str());
         }
         const ImPlotAxisFlags axisFlags = ImPlotAxisFlags_Lock | ImPlotAxisFlags_NoGridLines;
-        ImPlot::SetupAxes("context length", "model", axisFlags, axisFlags);
+        ImPlot::SetupAxes(std::string(toString(query.columns)).c_str(),
+                          std::string(toString(query.rows)).c_str(), axisFlags, axisFlags);
         ImPlot::SetupAxisLimits(ImAxis_X1, 0, cols, ImPlotCond_Always);
         ImPlot::SetupAxisLimits(ImAxis_Y1, 0, rows, ImPlotCond_Always);
         ImPlot::SetupAxisTicks(ImAxis_X1, xTicks.data(), cols, labels.data());
