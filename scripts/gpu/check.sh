@@ -12,6 +12,10 @@
 #            strategies
 #   remote   lmprof-cli serve on loopback and run --connect --device cuda --precision bf16:
 #            the result set names the GPU
+#   variants the execution variants (issue 28's GPU set): lmprof-cli sweeps of batch ×
+#            context for small, xl and 2.7B over attention naive/sdpa, eager/graphs, fp32,
+#            TF32 and bf16 (tokens/s, MFU, busy share), then small at context 128 against
+#            Python (idiomatic, SDPA, torch.compile, reduce-overhead) in alternating rounds
 #   bench    bench/gpu_bench.py: C++ and the Python reference in alternating rounds (fresh
 #            processes, the order flipped each round), the ratio's 95% interval from
 #            lmprof-cli ratio
@@ -43,10 +47,10 @@ stages=()
 save_cli=0
 smoke=0
 cli=""
-all_stages="build test profile lab ddp remote bench"
+all_stages="build test profile lab ddp remote variants bench"
 while [ $# -gt 0 ]; do
   case "$1" in
-    build | test | profile | lab | ddp | remote | bench) stages+=("$1") ;;
+    build | test | profile | lab | ddp | remote | variants | bench) stages+=("$1") ;;
     --save-cli) save_cli=1 ;;
     --cpu-smoke) smoke=1 ;;
     --budget | --rounds | --cli)
@@ -337,6 +341,49 @@ stage_remote() {
   checks remote "$art/remote.json" "$device_name" --precision bf16 || rc=1
   return $rc
 }
+# Each sweep is one lmprof-cli process (a configuration that runs out of memory skips the
+# larger ones of its family); a sweep cut by the budget keeps the runs it finished (--autosave
+# appends each). Then the C++/Python comparison of the issue's goals.
+stage_variants() {
+  local rc=0 sweeps
+  if [ $smoke -eq 1 ]; then
+    sweeps=("--models tiny --ctx 32,64 --batch 1,4 --precision fp32 --attention naive,sdpa")
+  else
+    sweeps=(
+      "--models small --ctx 128 --batch 1,4,16,64 --precision bf16 --attention naive,sdpa --cuda-graphs off,on"
+      "--models small --ctx 128,256,512,1024 --batch 4,16 --precision fp32 --tf32 off,on --attention sdpa"
+      "--models xl --ctx 512,1024 --batch 4,16,32 --precision bf16 --attention naive,sdpa"
+      "--models 2.7B --ctx 512 --batch 1,4,8 --precision bf16,fp32 --tf32 on --attention sdpa"
+    )
+  fi
+  local i=0
+  for sweep in "${sweeps[@]}"; do
+    i=$((i + 1))
+    # shellcheck disable=SC2086
+    tmo "$cli" sweep $sweep --warmup 3 --steps 10 --device "$device" --telemetry-hz 10 \
+      --autosave "$art/variants-$i.jsonl" -q > /dev/null || rc=1
+  done
+  to_report
+  for f in "$art"/variants-*.jsonl; do
+    [ -f "$f" ] && "$cli" show "$f" --format markdown
+  done
+  local py_cfg=(--device "$device" --models small --ctx 128 --batch 4 --precision bf16
+                --attention sdpa --rounds "$rounds" --warmup 5 --steps 20 --threads 8)
+  [ $smoke -eq 1 ] && py_cfg=(--device cpu --models tiny --ctx 64 --batch 2 --attention sdpa
+                              --rounds 2 --warmup 2 --steps 3)
+  echo
+  echo "Engine eager against the idiomatic eager script:"
+  tmo "$py" bench/compare_python.py --cli "$cli" "${py_cfg[@]}" --variants idiomatic,idiomatic-sdpa \
+    || rc=1
+  if [ $smoke -eq 0 ]; then
+    echo
+    echo "Engine with CUDA graphs against idiomatic, SDPA, torch.compile and reduce-overhead:"
+    tmo "$py" bench/compare_python.py --cli "$cli" "${py_cfg[@]}" --cuda-graphs on \
+      --variants idiomatic,idiomatic-sdpa,compile,reduce-overhead || rc=1
+  fi
+  echo "${#sweeps[@]} sweeps, $rounds alternating rounds" > "$art/variants.detail"
+  return $rc
+}
 stage_bench() {
   local left=$((budget - $(elapsed) - 15)) extra=()
   [ $smoke -eq 1 ] && extra=(--quick)
@@ -372,4 +419,5 @@ gpu_stage profile stage_profile
 gpu_stage lab stage_lab
 gpu_stage ddp stage_ddp
 gpu_stage remote stage_remote
+gpu_stage variants stage_variants
 gpu_stage bench stage_bench
