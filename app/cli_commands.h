@@ -127,6 +127,7 @@ struct PrecisionOptions {
     std::string precision = "all";                             // dtypes: one, or all
     std::string connect; // --connect, --token-file: on an lmprof-cli serve's device
     std::string tokenFile;
+    bool quiet = false; // -q: no "connected to" or "saved" lines on stderr
 };
 
 // lmprof-cli ddp (docs/DISTRIBUTED.md): the run options plus the data-parallel ones. Run

@@ -56,7 +56,9 @@ int save(const PrecisionOptions& o, PrecisionLab lab, const SessionInterface& en
         ResultSet set = makeSet({}, o.device, &environment);
         set.precisionLab = std::move(lab);
         saveResultSetAtomic(set, o.jsonPath);
-        std::fprintf(stderr, "saved the precision lab to %s\n", o.jsonPath.c_str());
+        if (!o.quiet) {
+            std::fprintf(stderr, "saved the precision lab to %s\n", o.jsonPath.c_str());
+        }
         return kExitOk;
     } catch (const std::exception& e) {
         std::cerr << "lmprof-cli: " << e.what() << "\n";
@@ -73,7 +75,7 @@ int precisionAccumulateCommand(const PrecisionOptions& o) {
     if (!refuse(validate(request)) || !checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
         return kExitUsage;
     }
-    const auto engine = openEngine(o.connect, o.tokenFile, false);
+    const auto engine = openEngine(o.connect, o.tokenFile, o.quiet);
     if (!engine) {
         return kExitUsage;
     }
@@ -103,7 +105,7 @@ int precisionDtypesCommand(const PrecisionOptions& o) {
     if (!refuse(validate(request)) || !checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
         return kExitUsage;
     }
-    const auto engine = openEngine(o.connect, o.tokenFile, false);
+    const auto engine = openEngine(o.connect, o.tokenFile, o.quiet);
     if (!engine) {
         return kExitUsage;
     }
@@ -142,6 +144,7 @@ CliCommand precisionEntry() {
                     addText(*sub, "--json", o->jsonPath, "save the tables in a result set (.json)");
                     addText(*sub, "--format", o->format, "table|markdown|csv");
                     addConnectOptions(*sub, o->connect, o->tokenFile);
+                    sub->add_flag("--quiet,-q", o->quiet, "no progress lines on stderr");
                 }
                 addNumberIn(*accumulate, "--max-terms", o->maxTerms, kMinGridTerms, kMaxGridTerms,
                             "the grid's largest number of terms");

@@ -9,7 +9,10 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <signal.h>
 #include <string>
 #include <arpa/inet.h>
@@ -903,4 +906,65 @@ TEST(Cli, ServeUnderALowDescriptorLimitLosesNoRun) {
     EXPECT_TRUE(run0["memory_snapshot"]["error"].is_null()) << run0["memory_snapshot"];
     EXPECT_TRUE(std::filesystem::exists(run0["memory_snapshot"]["path"].get<std::string>()));
     EXPECT_EQ(readJson(json)["runs"][0]["status"], "ok");
+}
+
+namespace {
+
+// Each option of a command, by long name, with the kind of value its --help shows: INT,
+// NUMBER, LIST, TEXT (free text or one of named choices) or FLAG (none).
+std::map<std::string, std::string> optionsOf(const std::string& command) {
+    std::map<std::string, std::string> out;
+    std::istringstream help(cli(command + " --help").output);
+    const std::regex option(R"(^  (?:-[a-zA-Z],)?(--[a-z0-9-]+)(?: (\S+))?)");
+    for (std::string line; std::getline(help, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, option)) {
+            const std::string type = m[2];
+            out[m[1]] = type.empty() ? "FLAG"
+                        : (type == "INT" || type == "NUMBER" || type == "LIST") ? type
+                                                                                 : "TEXT";
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+// The flags commands share mean the same everywhere: every command that starts engine work
+// (it takes --device) takes -q, and a shared flag takes the same kind of value in each
+// command (a sweep may take a LIST of what the others take one of).
+TEST(Cli, CommonFlagsAreConsistentAcrossEverySubcommand) {
+    const std::vector<std::string> commands{"run",  "sweep", "ddp",   "serve", "precision accumulate",
+                                            "precision dtypes", "show", "ops", "compare", "merge",
+                                            "columns", "ratio", "devices"};
+    std::map<std::string, std::map<std::string, std::string>> byOption; // option -> command -> type
+    for (const auto& command : commands) {
+        const auto options = optionsOf(command);
+        ASSERT_TRUE(options.count("--help")) << command << ": no --help parsed";
+        if (options.count("--device")) {
+            EXPECT_TRUE(options.count("--quiet")) << command << " starts engine work but has no -q";
+        }
+        for (const auto& [name, type] : options) {
+            byOption[name][command] = type;
+        }
+    }
+    // ratio prints its own two formats (table, json); every other --format is a report's.
+    byOption["--format"].erase("ratio");
+    for (const auto& [name, types] : byOption) {
+        std::string first, firstCommand;
+        for (const auto& [command, type] : types) {
+            if (command == "sweep" && type == "LIST") {
+                continue;
+            }
+            if (firstCommand.empty()) {
+                first = type, firstCommand = command;
+            } else {
+                EXPECT_EQ(type, first) << name << " takes " << type << " in " << command
+                                       << " but " << first << " in " << firstCommand;
+            }
+        }
+    }
+    // A quiet precision run prints nothing but its table.
+    const Result quiet = cli("precision accumulate --device cpu --max-terms 1000 -q");
+    EXPECT_EQ(quiet.code, 0) << quiet.output;
 }

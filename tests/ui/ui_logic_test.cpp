@@ -163,18 +163,32 @@ TEST(RunStore, RunsAreNamedByWhatDiffersBetweenThem) {
     b.config.warmupSteps = 2;
     c.config.warmupSteps = 5;
     EXPECT_EQ(distinguishingNames({&a, &b, &c}),
-              (std::vector<std::string>{"warmup 0", "warmup 2", "warmup 5"}));
+              (std::vector<std::string>{"w0", "w2", "w5"}));
     // Two fields differ: both are named, in the order of the configuration.
     b.config.precision = engine::Precision::Bf16;
     b.config.contextLength = 256;
     EXPECT_EQ(distinguishingNames({&a, &b}),
-              (std::vector<std::string>{"ctx 128 fp32 warmup 0", "ctx 256 bf16 warmup 2"}));
+              (std::vector<std::string>{"ctx 128 \u00B7 fp32 \u00B7 w0",
+                                        "ctx 256 \u00B7 bf16 \u00B7 w2"}));
     // Execution variants by their short names, as the "sdpa flash / naive".
     engine::RunResult flash = a, graphs = a;
     flash.config.attention = engine::AttentionKind::SdpaFlash;
     graphs.config.cudaGraphs = true;
     EXPECT_EQ(distinguishingNames({&a, &flash, &graphs}),
-              (std::vector<std::string>{"naive eager", "sdpa flash eager", "naive graphs"}));
+              (std::vector<std::string>{"naive \u00B7 eager", "sdpa flash \u00B7 eager",
+                                        "naive \u00B7 graphs"}));
+    // A long name is cut at kMaxNameLength (the tooltip has the whole configuration).
+    engine::RunResult custom = a;
+    custom.config.model.preset = "custom";
+    custom.config.model.dModel = 1536;
+    custom.config.seed = 7;
+    custom.config.threads = 3;
+    const auto cut = distinguishingNames({&a, &custom});
+    EXPECT_LE(cut[1].size(), kMaxNameLength + 3) << cut[1]; // "…" is three bytes
+    EXPECT_GT(cut[1].size(), kMaxNameLength - 4) << cut[1];
+    EXPECT_NE(static_cast<unsigned char>(cut[1][cut[1].size() - 4]), 0xC2) << "a cut character";
+    EXPECT_EQ(cut[1].substr(cut[1].size() - 3), "\u2026");
+    EXPECT_NE(describeRun(custom.config).find("seed 7"), std::string::npos);
     // The same configuration twice: nothing differs, so the ids tell them apart.
     c.config = a.config;
     EXPECT_EQ(distinguishingNames({&a, &c}), (std::vector<std::string>{a.id, c.id}));

@@ -3,6 +3,7 @@
 
 #include "app_impl.h"
 #include "lmprof/engine/result_io.h"
+#include "views/plot_helpers.h"
 
 #include <ctime>
 #include <imgui.h>
@@ -35,12 +36,25 @@ std::string runsLine(const std::vector<RunView*>& runs) {
                std::to_string(r.config.measureSteps) + " measured steps on " +
                (r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice) + ")";
     }
-    std::string line;
-    for (const RunView* run : runs) {
-        line += (line.empty() ? "" : " / ") + run->name;
+    if (runs.empty()) {
+        return "no run selected";
     }
-    return runs.empty() ? "no run selected"
-                        : line + " (" + runLabel(runs.front()->result.config) + ")";
+    // A few runs by name; more are counted (the legend names each).
+    constexpr size_t kNamed = 3;
+    const size_t named = runs.size() <= kNamed + 1 ? runs.size() : kNamed;
+    std::string line;
+    for (size_t i = 0; i < named; ++i) {
+        line += (line.empty() ? "" : " / ") + plot::legendName(*runs[i]);
+    }
+    if (named < runs.size()) {
+        line += " and " + std::to_string(runs.size() - named) + " more (named in the legend)";
+    }
+    const bool oneModel = std::all_of(runs.begin(), runs.end(), [&](const RunView* r) {
+        return modelLabel(r->result.config.model) == modelLabel(runs.front()->result.config.model);
+    });
+    return std::to_string(runs.size()) + " runs" +
+           (oneModel ? " of " + modelLabel(runs.front()->result.config.model) : std::string()) +
+           ": " + line;
 }
 
 } // namespace

@@ -34,7 +34,8 @@ void RunView::addStep(const StepRecord& s) {
     } else {
         m_running.add(s.totalMs);
         series.runMean.push_back(m_running.mean());
-        series.runLow.push_back(m_running.mean() - m_running.std());
+        // A time is never negative: the band stops at 0 (and the axis with it).
+        series.runLow.push_back(std::max(0.0, m_running.mean() - m_running.std()));
         series.runHigh.push_back(m_running.mean() + m_running.std());
     }
     // Files from before t_end_ms was recorded: the end of the previous step plus this one.
@@ -289,20 +290,29 @@ void RunStore::refreshSelection() {
     // First the runs that keep their colour (the first selected of each colour), then each
     // run whose colour was taken gets one no selected run has: only clashing runs change.
     std::vector<bool> taken(kRunColorCount, false);
-    std::vector<RunView*> clashing;
+    std::vector<RunView*> clashing; // each run whose colour an earlier selected run has
     for (RunView* v : selected) {
         if (taken[v->color]) {
             clashing.push_back(v);
         }
         taken[v->color] = true;
     }
-    for (RunView* v : clashing) {
-        const auto free = std::find(taken.begin(), taken.end(), false);
-        if (free == taken.end()) {
-            break; // more than kRunColorCount runs selected: colours repeat
+    // Past kRunColorCount runs colours repeat: each clashing run takes the colour fewest
+    // selected runs have (and a marker below tells them apart).
+    std::vector<int> holders(kRunColorCount, 0);
+    for (const RunView* v : selected) {
+        if (std::find(clashing.begin(), clashing.end(), v) == clashing.end()) {
+            ++holders[v->color];
         }
-        v->color = static_cast<int>(free - taken.begin());
-        *free = true;
+    }
+    for (RunView* v : clashing) {
+        const auto least = std::min_element(holders.begin(), holders.end());
+        v->color = static_cast<int>(least - holders.begin());
+        ++*least;
+    }
+    std::vector<int> uses(kRunColorCount, 0);
+    for (RunView* v : selected) {
+        v->style = uses[v->color]++;
     }
     std::vector<const RunResult*> results;
     for (const RunView* v : selected) {
@@ -316,8 +326,11 @@ void RunStore::refreshSelection() {
 
 namespace {
 
-// One configuration field as it reads in a legend ("ctx 256").
+// One configuration field as it reads in a legend ("ctx 256"), in the names' order; the
+// execution variants follow the mode (kModeField).
 using FieldText = std::string (*)(const RunConfig&);
+constexpr size_t kModeField = 4;
+constexpr size_t kDdpField = 12; // the world size; the request's other parts follow it
 const FieldText kNameFields[] = {
     [](const RunConfig& c) {
         if (c.model.preset != "custom") {
@@ -328,10 +341,10 @@ const FieldText kNameFields[] = {
                " d_ff " + std::to_string(c.model.dFf);
     },
     [](const RunConfig& c) { return "ctx " + std::to_string(c.contextLength); },
-    [](const RunConfig& c) { return "batch " + std::to_string(c.batchSize); },
+    [](const RunConfig& c) { return "b" + std::to_string(c.batchSize); },
     [](const RunConfig& c) { return std::string(toString(c.precision)); },
     [](const RunConfig& c) { return std::string(toString(c.mode)); },
-    [](const RunConfig& c) { return "warmup " + std::to_string(c.warmupSteps); },
+    [](const RunConfig& c) { return "w" + std::to_string(c.warmupSteps); },
     [](const RunConfig& c) { return std::to_string(c.measureSteps) + " steps"; },
     [](const RunConfig& c) { return c.device; },
     [](const RunConfig& c) { return "seed " + std::to_string(c.seed); },
@@ -358,31 +371,62 @@ const FieldText kNameFields[] = {
 
 } // namespace
 
+std::string describeRun(const RunConfig& c) {
+    std::string out;
+    for (FieldText field : kNameFields) {
+        const std::string text = field(c);
+        if (!text.empty()) {
+            out += (out.empty() ? "" : " \u00B7 ") + text;
+        }
+    }
+    for (const ChoiceField& f : choiceFields()) {
+        out += " \u00B7 " + f.label + " " + f.get(c);
+    }
+    return out;
+}
+
 std::vector<std::string> distinguishingNames(const std::vector<const RunResult*>& runs) {
     std::vector<std::string> names(runs.size());
-    // A field's text goes into every name when the runs differ in it.
-    const auto nameBy = [&](const auto& field) {
+    // A field's text goes into every name when the runs differ in it; the parts of one
+    // data-parallel request read as one ("gloo naive").
+    const auto nameBy = [&](const auto& field, bool partOfPrevious = false) {
         const std::string first = field(runs.front()->config);
         const bool differs = std::any_of(runs.begin(), runs.end(), [&](const RunResult* r) {
             return field(r->config) != first;
         });
         if (!differs) {
-            return;
+            return false;
         }
         for (size_t k = 0; k < runs.size(); ++k) {
             const std::string text = field(runs[k]->config);
             if (!text.empty()) {
-                names[k] += (names[k].empty() ? "" : " ") + text;
+                const char* joint = partOfPrevious ? " " : " \u00B7 ";
+                names[k] += (names[k].empty() ? "" : joint) + text;
             }
         }
+        return true;
     };
     if (runs.size() > 1) {
-        for (FieldText field : kNameFields) {
-            nameBy(field);
+        bool ddpNamed = false;
+        for (size_t i = 0; i < std::size(kNameFields); ++i) {
+            const bool named = nameBy(kNameFields[i], i > kDdpField && ddpNamed);
+            ddpNamed = ddpNamed || (i >= kDdpField && named);
+            if (i == kModeField) {
+                // After the mode, the execution variants by their short names: "sdpa flash",
+                // "graphs", "no tf32".
+                for (const ChoiceField& f : choiceFields()) {
+                    nameBy([&f](const RunConfig& c) { return f.shortName(c); });
+                }
+            }
         }
-        // The execution variants by their short names: "sdpa flash", "graphs", "no tf32".
-        for (const ChoiceField& f : choiceFields()) {
-            nameBy([&f](const RunConfig& c) { return f.shortName(c); });
+    }
+    for (auto& name : names) {
+        if (name.size() > kMaxNameLength) {
+            size_t cut = kMaxNameLength;
+            while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) {
+                --cut; // not inside a character
+            }
+            name = name.substr(0, cut) + "\u2026";
         }
     }
     std::vector<int> uses(runs.size(), 0);

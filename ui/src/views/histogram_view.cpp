@@ -44,7 +44,7 @@ double tallestBin(const std::vector<double>& values, int bins, double lo, double
 
 void drawSummaryLine(RunView& run) {
     const auto& t = run.liveSummary().totalMs;
-    plot::swatch(runColor(run.color));
+    plot::swatch(run);
     if (t.n == 0) {
         ImGui::TextDisabled("%s: no measured steps yet", run.name.c_str());
         return;
@@ -84,7 +84,7 @@ void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
     if (ImPlot::BeginPlot("##histogram", size)) {
         ImPlot::SetupAxes("step ms (measured steps)", "steps");
-        ImPlot::SetupLegend(ImPlotLocation_NorthEast);
+        const bool legendShown = plot::setupLegend(runs);
         plot::watchInput({&m_x, &m_y});
         plot::Range x, y;
         for (RunView* run : runs) {
@@ -113,7 +113,7 @@ void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
             const double half = *hi > *lo ? 0.0 : std::max(std::abs(*lo) * 0.005, 0.01);
             ImPlotSpec spec = plot::runSpec(*run);
             spec.FillAlpha = runs.size() > 1 ? 0.5f : 0.8f;
-            ImPlot::PlotHistogram(run->name.c_str(), m_values.data(),
+            ImPlot::PlotHistogram(plot::legendName(*run).c_str(), m_values.data(),
                                   static_cast<int>(m_values.size()), binCount(m_values.size()), 1.0,
                                   ImPlotRange(*lo - half, *hi + half), spec);
             const auto& t = run->liveSummary().totalMs;
@@ -141,12 +141,17 @@ void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
                     }
                 }
                 if (nearest) {
-                    plot::swatch(runColor(run->color));
+                    plot::swatch(*run);
                     ImGui::Text("%s: step %d, %.2f ms", run->name.c_str(), nearest->index,
                                 nearest->totalMs);
                 }
             }
             ImGui::EndTooltip();
+        }
+        if (legendShown) {
+            plot::legendTooltips(runs);
+        } else {
+            plot::hiddenLegendNote(runs);
         }
         plot::endPlot(ctx, "distribution");
     }

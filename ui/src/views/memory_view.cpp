@@ -87,7 +87,7 @@ void timelineTooltip(const std::vector<RunView*>& runs) {
         }
         const auto k = static_cast<size_t>(i);
         const MemorySeries& m = run->memory;
-        plot::swatch(runColor(run->color));
+        plot::swatch(*run);
         if (onCuda(*run)) {
             ImGui::Text("%s: allocated %.1f MiB, reserved %.1f MiB, RSS %.1f MiB",
                         run->name.c_str(), m.allocatedMiB[k], m.reservedMiB[k], m.rssMiB[k]);
@@ -101,18 +101,20 @@ void timelineTooltip(const std::vector<RunView*>& runs) {
 
 } // namespace
 
-void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, ImVec2 size) {
+void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& selected,
+                              ImVec2 size) {
     if (!ImPlot::BeginPlot("##memory", size)) {
         return;
     }
+    const std::vector<RunView*> runs = plot::timelineRuns(selected);
     ImPlot::SetupAxes("time since run start (s)", "MiB");
-    ImPlot::SetupLegend(ImPlotLocation_North,
-                        ImPlotLegendFlags_Outside | ImPlotLegendFlags_Horizontal);
+    const bool legendShown = plot::setupLegend(runs);
     const bool comparing = runs.size() > 1;
     // Compared runs: one legend entry per run (allocated, reserved), and one "RSS" entry
     // for every run's RSS line (each in its run's colour, faint).
     const auto label = [&](const RunView& run, const char* series) {
-        return comparing && std::string(series) != "RSS" ? run.name : std::string(series);
+        return comparing && std::string(series) != "RSS" ? plot::legendName(run)
+                                                          : std::string(series);
     };
     plot::watchInput({&m_x, &m_y});
     plot::Range x;
@@ -182,6 +184,12 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& run
         plot::emptyHint(runs, "samples");
     }
     timelineTooltip(runs);
+    if (legendShown) {
+        plot::legendTooltips(runs);
+    } else {
+        plot::hiddenLegendNote(runs);
+    }
+    plot::timelineNote(selected);
     plot::endPlot(ctx, "memory");
 }
 

@@ -144,10 +144,39 @@ Range shownRange(ImAxis axis) {
 Range stepRange(const std::vector<RunView*>& runs) {
     Range x;
     for (const RunView* run : runs) {
-        x.add(-0.5);
-        x.add(std::max(run->totalSteps(), static_cast<int>(run->series.index.size())) - 0.5);
+        x.add(0.0);
+        x.add(std::max(run->totalSteps(), static_cast<int>(run->series.index.size())) - 1.0);
     }
     return x;
+}
+
+void stepTicks(ImAxis axis) {
+    const Range r = shownRange(axis);
+    if (r.empty()) {
+        return;
+    }
+    // About one tick per 80 pixels (of the plot area's last frame: asking for this frame's
+    // would end the setup), at 1, 2 or 5 × 10^k steps apart.
+    const float width = ImPlot::GetCurrentPlot()->PlotRect.GetWidth();
+    const double pixels = std::max(80.0f, width > 0.0f ? width : 400.0f);
+    const double wanted = std::max(1.0, (r.hi - r.lo) / (pixels / 80.0));
+    double spacing = 1.0;
+    for (double decade = 1.0; spacing < wanted; decade *= 10.0) {
+        for (double m : {1.0, 2.0, 5.0}) {
+            spacing = m * decade;
+            if (spacing >= wanted) {
+                break;
+            }
+        }
+    }
+    std::vector<double> ticks;
+    for (double t = std::ceil(std::max(0.0, r.lo) / spacing) * spacing; t <= r.hi + 1e-9;
+         t += spacing) {
+        ticks.push_back(t);
+    }
+    if (!ticks.empty()) {
+        ImPlot::SetupAxisTicks(axis, ticks.data(), static_cast<int>(ticks.size()));
+    }
 }
 
 void helpMarker() {
@@ -194,8 +223,69 @@ ImPlotSpec colorSpec(const ImVec4& color) {
     return spec;
 }
 
+namespace {
+
+// Markers by RunView::style, and the shapes legend entries name them by (DejaVu Sans has
+// them): none for the first run of a colour, then seven shapes, repeating past eight runs of
+// one colour (64 selected runs).
+constexpr ImPlotMarker kStyleMarkers[] = {ImPlotMarker_None, ImPlotMarker_Circle,
+                                          ImPlotMarker_Square, ImPlotMarker_Diamond,
+                                          ImPlotMarker_Up,     ImPlotMarker_Down,
+                                          ImPlotMarker_Left,   ImPlotMarker_Right};
+constexpr const char* kStyleGlyphs[] = {"", " \u25CF", " \u25A0", " \u25C6",
+                                        " \u25B2", " \u25BC", " \u25C0", " \u25B6"};
+constexpr int kStyles = static_cast<int>(std::size(kStyleMarkers));
+
+int styleOf(const RunView& run) {
+    return run.style <= 0 ? 0 : 1 + (run.style - 1) % (kStyles - 1);
+}
+
+} // namespace
+
 ImPlotSpec runSpec(const RunView& run, float alpha) {
-    return colorSpec(withAlpha(runColor(run.color), alpha));
+    ImPlotSpec spec = colorSpec(withAlpha(runColor(run.color), alpha));
+    spec.Marker = kStyleMarkers[styleOf(run)];
+    spec.MarkerSize = 3.5f;
+    return spec;
+}
+
+std::string legendName(const RunView& run) {
+    return run.name + kStyleGlyphs[styleOf(run)];
+}
+
+bool setupLegend(const std::vector<RunView*>& runs) {
+    // The widest entry: its icon, name and padding.
+    float widest = 0.0f;
+    for (const RunView* run : runs) {
+        widest = std::max(widest, ImGui::CalcTextSize(legendName(*run).c_str()).x);
+    }
+    const float legendWidth = widest + ImGui::GetTextLineHeight() * 2.0f;
+    ImPlotPlot* plot = ImPlot::GetCurrentPlot();
+    if (runs.size() > 1 && legendWidth > 0.45f * plot->FrameRect.GetWidth()) {
+        plot->Flags |= ImPlotFlags_NoLegend; // the plot would be narrower than its legend
+        return false;
+    }
+    ImPlot::SetupLegend(ImPlotLocation_NorthEast, ImPlotLegendFlags_Outside);
+    return true;
+}
+
+void hiddenLegendNote(const std::vector<RunView*>& runs) {
+    const std::string note = "legend hidden in a pane this narrow: widen it, or hover a line";
+    cornerNote(note.c_str());
+}
+
+void legendTooltips(const std::vector<RunView*>& runs) {
+    for (const RunView* run : runs) {
+        if (ImPlot::IsLegendEntryHovered(legendName(*run).c_str())) {
+            ImGui::BeginTooltip();
+            swatch(*run);
+            ImGui::TextUnformatted(run->result.id.c_str());
+            ImGui::TextUnformatted(describeRun(run->result.config).c_str());
+            ImGui::TextDisabled("click the entry to hide or show the run");
+            ImGui::EndTooltip();
+            return;
+        }
+    }
 }
 
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
@@ -205,11 +295,26 @@ void line(const char* label, const std::vector<double>& xs, const std::vector<do
     decimateMinMax(xs, ys, budget, scratch);
     ImPlotSpec shown = spec;
     if (scratch.x.size() == 1) { // a line of one point draws nothing: a dot instead
-        shown.Marker = ImPlotMarker_Circle;
+        shown.Marker = shown.Marker == ImPlotMarker_None ? ImPlotMarker_Circle : shown.Marker;
         shown.MarkerSize = 3.0f;
+    }
+    // A long line with a marker (RunView::style) carries it every few dozen pixels, not at
+    // every point, where markers would merge into a thick line.
+    constexpr size_t kMarkers = 24;
+    const bool sparse = shown.Marker != ImPlotMarker_None && scratch.x.size() > kMarkers;
+    const ImPlotMarker marker = shown.Marker;
+    if (sparse) {
+        shown.Marker = ImPlotMarker_None;
     }
     ImPlot::PlotLine(label, scratch.x.data(), scratch.y.data(), static_cast<int>(scratch.x.size()),
                      shown);
+    if (sparse) {
+        ImPlotSpec marks = spec;
+        marks.Marker = marker;
+        marks.Stride = static_cast<int>(sizeof(double) * (scratch.x.size() / kMarkers));
+        ImPlot::PlotScatter(label, scratch.x.data(), scratch.y.data(), static_cast<int>(kMarkers),
+                            marks);
+    }
 }
 
 void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,
@@ -278,12 +383,39 @@ void emptyHint(const std::vector<RunView*>& runs, const char* what) {
 }
 
 void cornerNote(const char* text) {
+    // Several notes of one plot in one frame stack downwards; each wraps at the plot's width.
+    static const void* plot = nullptr;
+    static int frame = -1;
+    static float below = 0.0f;
+    if (plot != ImPlot::GetCurrentPlot() || frame != ImGui::GetFrameCount()) {
+        plot = ImPlot::GetCurrentPlot();
+        frame = ImGui::GetFrameCount();
+        below = 0.0f;
+    }
     const ImVec2 pos = ImPlot::GetPlotPos();
     const ImVec2 pad = ImGui::GetStyle().FramePadding;
+    const float wrap = std::max(40.0f, ImPlot::GetPlotSize().x - 2.0f * pad.x);
     ImPlot::PushPlotClipRect();
-    ImPlot::GetPlotDrawList()->AddText(ImVec2(pos.x + pad.x, pos.y + pad.y),
-                                       ImGui::GetColorU32(ImGuiCol_TextDisabled), text);
+    ImPlot::GetPlotDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(),
+                                       ImVec2(pos.x + pad.x, pos.y + pad.y + below),
+                                       ImGui::GetColorU32(ImGuiCol_TextDisabled), text, nullptr,
+                                       wrap);
     ImPlot::PopPlotClipRect();
+    below += ImGui::CalcTextSize(text, nullptr, false, wrap).y;
+}
+
+std::vector<RunView*> timelineRuns(const std::vector<RunView*>& selected) {
+    return {selected.begin(),
+            selected.begin() + static_cast<std::ptrdiff_t>(std::min(selected.size(), kTimelineRuns))};
+}
+
+void timelineNote(const std::vector<RunView*>& selected) {
+    if (selected.size() > kTimelineRuns) {
+        const std::string note = "the first " + std::to_string(kTimelineRuns) + " of " +
+                                 std::to_string(selected.size()) +
+                                 " runs (select fewer in Runs to choose)";
+        cornerNote(note.c_str());
+    }
 }
 
 long hoveredIndex(const std::vector<double>& xs) {
@@ -301,15 +433,63 @@ long hoveredIndex(const std::vector<double>& xs) {
     return static_cast<long>(it - xs.begin());
 }
 
-void swatch(const ImVec4& color) {
+namespace {
+
+// The chip, and where it is, for a marker drawn on it.
+ImRect chip(const ImVec4& color) {
     const float side = ImGui::GetTextLineHeight() * 0.8f;
     const ImVec2 at = ImGui::GetCursorScreenPos();
     const float inset = (ImGui::GetTextLineHeight() - side) / 2.0f;
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(at.x, at.y + inset),
-                                              ImVec2(at.x + side, at.y + inset + side),
-                                              ImGui::GetColorU32(color), 2.0f);
+    const ImRect r(ImVec2(at.x, at.y + inset), ImVec2(at.x + side, at.y + inset + side));
+    ImGui::GetWindowDrawList()->AddRectFilled(r.Min, r.Max, ImGui::GetColorU32(color), 2.0f);
     ImGui::Dummy(ImVec2(side, ImGui::GetTextLineHeight()));
     ImGui::SameLine();
+    return r;
+}
+
+} // namespace
+
+void swatch(const ImVec4& color) {
+    chip(color);
+}
+
+// The run's marker in the chip's middle, dark on its colour, in the shape its lines carry.
+void swatch(const RunView& run) {
+    const ImRect r = chip(runColor(run.color));
+    const ImVec2 c = r.GetCenter();
+    const float h = r.GetWidth() * 0.3f;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImU32 ink = IM_COL32(20, 20, 20, 230);
+    switch (kStyleMarkers[styleOf(run)]) {
+    case ImPlotMarker_Circle:
+        draw->AddCircleFilled(c, h, ink);
+        break;
+    case ImPlotMarker_Square:
+        draw->AddRectFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y + h), ink);
+        break;
+    case ImPlotMarker_Diamond:
+        draw->AddQuadFilled(ImVec2(c.x, c.y - h), ImVec2(c.x + h, c.y), ImVec2(c.x, c.y + h),
+                            ImVec2(c.x - h, c.y), ink);
+        break;
+    case ImPlotMarker_Up:
+        draw->AddTriangleFilled(ImVec2(c.x, c.y - h), ImVec2(c.x + h, c.y + h),
+                                ImVec2(c.x - h, c.y + h), ink);
+        break;
+    case ImPlotMarker_Down:
+        draw->AddTriangleFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y - h),
+                                ImVec2(c.x, c.y + h), ink);
+        break;
+    case ImPlotMarker_Left:
+        draw->AddTriangleFilled(ImVec2(c.x - h, c.y), ImVec2(c.x + h, c.y - h),
+                                ImVec2(c.x + h, c.y + h), ink);
+        break;
+    case ImPlotMarker_Right:
+        draw->AddTriangleFilled(ImVec2(c.x - h, c.y - h), ImVec2(c.x + h, c.y),
+                                ImVec2(c.x - h, c.y + h), ink);
+        break;
+    default:
+        break;
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -102,8 +102,18 @@ long hoveredStep();
 // Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
 // menu, which queues a capture of the plot's rectangle (saved after the frame renders).
 void endPlot(ViewContext& ctx, const char* fileStem);
-// The style of one run's line: its colour (RunView::color), full or faint.
+// The style of one run's line: its colour (RunView::color), full or faint, and the marker
+// that tells it from runs of the same colour (RunView::style).
 ImPlotSpec runSpec(const RunView& run, float alpha = 1.0f);
+// A run's legend entry: its name and, past eight runs, its marker's shape ("… ▲").
+std::string legendName(const RunView& run);
+// Where legends of runs go in every chart: outside the plot area, at its right, so they
+// never cover data; in a pane too narrow for that (the legend would take more than 45% of
+// it) the legend is hidden and false returned: say so with hiddenLegendNote after the items.
+// Entries show the run's whole configuration when hovered (legendTooltips, after the items).
+bool setupLegend(const std::vector<RunView*>& runs);
+void hiddenLegendNote(const std::vector<RunView*>& runs);
+void legendTooltips(const std::vector<RunView*>& runs);
 ImPlotSpec colorSpec(const ImVec4& color);
 // Draws ys against xs, decimated to the plot's pixel width when long.
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
@@ -126,15 +136,25 @@ void cornerNote(const char* text);
 // The index of the point of xs nearest the mouse when the plot is hovered, else -1.
 long hoveredIndex(const std::vector<double>& xs);
 // The x range of a step-indexed chart: every step the runs will have (known from their
-// configuration, so the axis does not jump as steps arrive), ±0.5 around the step numbers.
+// configuration, so the axis does not jump as steps arrive), from step 0 to the last.
 Range stepRange(const std::vector<RunView*>& runs);
+// Whole-number ticks on a step axis (steps are whole numbers), a few per plot width. Call
+// after the axis's setup.
+void stepTicks(ImAxis axis);
+// Timelines (memory, telemetry) of many runs overlaid are noise: they draw the first
+// kTimelineRuns selected runs, and timelineNote says so and how to choose (docs/WINDOW.md).
+inline constexpr size_t kTimelineRuns = 6;
+std::vector<RunView*> timelineRuns(const std::vector<RunView*>& selected);
+void timelineNote(const std::vector<RunView*>& selected);
 // "(?)" explaining how to zoom, pan and return to following the runs.
 void helpMarker();
 // Tick values for a log axis over r: 1, 2 and 5 × 10^k inside it (every integer multiple
 // when that gives fewer than three); empty for an empty or non-positive range.
 std::vector<double> logTicks(const Range& r);
-// A small square of a run's colour before the next item (tooltips, tables).
+// A small square of a colour before the next item (tooltips, tables); a run's carries its
+// marker (RunView::style) too.
 void swatch(const ImVec4& color);
+void swatch(const RunView& run);
 } // namespace plot
 
 } // namespace lmprof::ui

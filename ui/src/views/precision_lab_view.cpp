@@ -504,7 +504,8 @@ void PrecisionLabView::drawStepChart(
         }
     }
     plot::watchInput({&ax, &ay});
-    ax.setup(ImAxis_X1, plot::stepRange(views), 0.0);
+    ax.setup(ImAxis_X1, plot::stepRange(views), 0.02);
+    plot::stepTicks(ImAxis_X1);
     const plot::Range yFit = logY && !ys.empty() ? plot::Range{ys.lo / 1.5, ys.hi * 1.5} : ys;
     ay.setup(ImAxis_Y1, yFit, logY ? 0.0 : 0.05);
     if (logY) {

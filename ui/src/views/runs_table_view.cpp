@@ -114,7 +114,7 @@ void RunsTableView::draw(ViewContext& ctx) {
             ImGui::PushID(i);
             const bool selected = ctx.store.isSelected(i);
             if (selected) {
-                plot::swatch(runColor(v.color));
+                plot::swatch(v);
             } else {
                 ImGui::Dummy(ImVec2(ImGui::GetTextLineHeight() * 0.8f, 0.0f));
                 ImGui::SameLine();

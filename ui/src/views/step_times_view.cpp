@@ -66,7 +66,7 @@ void drawTooltip(const std::vector<RunView*>& runs) {
             any = true;
         }
         const engine::StepRecord& r = run->result.steps[static_cast<size_t>(step)];
-        plot::swatch(runColor(run->color));
+        plot::swatch(*run);
         ImGui::Text("%s%s: %.2f ms (forward %.2f, backward %.2f, optimizer %.2f)",
                     run->name.c_str(), r.warmup ? " (warmup)" : "", r.totalMs, r.forwardMs,
                     r.backwardMs, r.optimizerMs);
@@ -98,11 +98,12 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
     if (ImPlot::BeginPlot("##steptimes", size)) {
         ImPlot::SetupAxes("step", "ms");
-        ImPlot::SetupLegend(ImPlotLocation_NorthEast);
+        const bool legendShown = plot::setupLegend(runs);
         const bool comparing = runs.size() > 1;
         plot::watchInput({&m_x, &m_y});
         const plot::Range x = plot::stepRange(runs);
-        m_x.setup(ImAxis_X1, x, 0.0);
+        m_x.setup(ImAxis_X1, x, 0.02);
+        plot::stepTicks(ImAxis_X1);
         const plot::Range window = m_x.following() ? x : plot::shownRange(ImAxis_X1);
         const plot::Range y = timeAxis(runs, window, m_measuredOnly, comparing);
         m_y.setup(ImAxis_Y1, y, 0.06);
@@ -147,14 +148,17 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
                 }
             }
             // Compared runs get one legend entry each (their step, band and mean share it).
-            const std::string stepLabel = comparing ? run->name : std::string("step");
-            const std::string bandLabel = comparing ? run->name : std::string("mean ± std");
+            const std::string stepLabel = comparing ? plot::legendName(*run) : std::string("step");
+            const std::string bandLabel =
+                comparing ? plot::legendName(*run) : std::string("mean ± std");
             // The step line last: the legend shows the colour of its entry's last item.
             ImPlotSpec bandSpec = plot::runSpec(*run);
             bandSpec.FillAlpha = 0.22f;
             plot::shaded(bandLabel.c_str(), s.index, s.runLow, s.runHigh, m_scratch, m_scratchHigh,
                          bandSpec);
-            plot::line(bandLabel.c_str(), s.index, s.runMean, m_scratch, plot::runSpec(*run, 0.6f));
+            ImPlotSpec meanSpec = plot::runSpec(*run, 0.6f);
+            meanSpec.Marker = ImPlotMarker_None; // the step line carries the run's marker
+            plot::line(bandLabel.c_str(), s.index, s.runMean, m_scratch, meanSpec);
             ImPlotSpec stepSpec = plot::runSpec(*run);
             stepSpec.LineWeight = 2.0f;
             plot::line(stepLabel.c_str(), s.index, s.total, m_scratch, stepSpec);
@@ -170,6 +174,11 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
             }
         }
         drawTooltip(runs);
+        if (legendShown) {
+            plot::legendTooltips(runs);
+        } else {
+            plot::hiddenLegendNote(runs);
+        }
         plot::endPlot(ctx, "step-times");
     }
 }

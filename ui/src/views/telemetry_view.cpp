@@ -62,7 +62,7 @@ void sampleTooltip(const std::vector<RunView*>& runs, const char* unit,
     for (const RunView* run : runs) {
         const long i = plot::hoveredIndex(xs(*run));
         if (i >= 0 && static_cast<size_t>(i) < ys(*run).size()) {
-            plot::swatch(runColor(run->color));
+            plot::swatch(*run);
             ImGui::Text("%s: %.1f %s at %.2f s", run->name.c_str(),
                         ys(*run)[static_cast<size_t>(i)], unit, xs(*run)[static_cast<size_t>(i)]);
         }
@@ -105,7 +105,8 @@ void TelemetryView::draw(ViewContext& ctx) {
 }
 
 void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
-    const auto runs = ctx.selectedRuns();
+    const auto selected = ctx.selectedRuns();
+    const std::vector<RunView*> runs = plot::timelineRuns(selected);
     const bool gpu = !runs.empty() && runs.front()->telemetry.anyGpu;
     // One x range for all the charts: from the run start to the last step or sample.
     plot::Range x;
@@ -119,20 +120,20 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
     }
     const int rows = gpu ? 4 : 2;
     const bool comparing = runs.size() > 1;
-    // Compared runs: one legend above the first chart names them for all (the others would
-    // repeat it); a single run's charts each name their own series inside the chart.
+    // Compared runs: each chart's legend at its right, outside the data (every row has one,
+    // so the rows' time axes stay aligned); a single run's charts each name their own series
+    // inside the chart.
     const auto setupX = [&](int row) {
         plot::watchInput({&m_x, &m_y[row], &m_y2[row]});
         m_x.setup(ImAxis_X1, x, 0.0);
-        if (row == 0 && comparing) {
-            ImPlot::SetupLegend(ImPlotLocation_North,
-                                ImPlotLegendFlags_Outside | ImPlotLegendFlags_Horizontal);
+        if (comparing) {
+            plot::setupLegend(runs);
         } else {
             ImPlot::SetupLegend(ImPlotLocation_NorthWest);
         }
         return m_x.following() ? x : plot::shownRange(ImAxis_X1);
     };
-    const ImPlotFlags later = comparing ? ImPlotFlags_NoLegend : ImPlotFlags_None;
+    const ImPlotFlags later = ImPlotFlags_None;
     if (ImPlot::BeginSubplots("##telemetry", rows, 1, size,
                               ImPlotSubplotFlags_LinkAllX | ImPlotSubplotFlags_NoTitle)) {
         // Step time at each step's end.
@@ -145,7 +146,8 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
             }
             m_y[0].setup(ImAxis_Y1, y, 0.06);
             for (RunView* run : runs) {
-                const std::string label = comparing ? run->name : std::string("step time");
+                const std::string label =
+                    comparing ? plot::legendName(*run) : std::string("step time");
                 plot::line(label.c_str(), run->stepEndS, run->series.total, m_scratch,
                            plot::runSpec(*run));
             }
@@ -156,6 +158,8 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
                 plot::emptyHint(runs, "steps");
             }
             sampleTooltip(runs, "ms", stepEnds, stepTotals);
+            plot::legendTooltips(runs);
+            plot::timelineNote(selected);
             plot::endPlot(ctx, "telemetry-step-time");
         }
         // Process CPU use (and GPU utilisation) on the left axis, RSS on the right.
@@ -174,7 +178,7 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
             for (RunView* run : runs) {
                 const TelemetrySeries& t = run->telemetry;
                 const auto label = [&](const char* series) {
-                    return comparing ? run->name : std::string(series);
+                    return comparing ? plot::legendName(*run) : std::string(series);
                 };
                 ImPlot::SetAxes(ImAxis_X1, ImAxis_Y1);
                 plot::line(label("process CPU %").c_str(), t.tS, t.cpuPercent, m_scratch,
@@ -197,6 +201,7 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
                 plot::emptyHint(runs, "samples");
             }
             sampleTooltip(runs, "% CPU", sampleTimes, cpuPercent);
+            plot::legendTooltips(runs);
             plot::endPlot(ctx, "telemetry-cpu");
         }
         if (gpu) {

@@ -35,9 +35,11 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
     if (ImPlot::BeginPlot("##throughput", size)) {
         ImPlot::SetupAxes("step", "tokens/s");
+        const bool legendShown = plot::setupLegend(runs);
         plot::watchInput({&m_x, &m_y});
         const plot::Range x = plot::stepRange(runs);
-        m_x.setup(ImAxis_X1, x, 0.0);
+        m_x.setup(ImAxis_X1, x, 0.02);
+        plot::stepTicks(ImAxis_X1);
         const plot::Range window = m_x.following() ? x : plot::shownRange(ImAxis_X1);
         plot::Range y;
         for (const RunView* run : runs) {
@@ -45,8 +47,8 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
         }
         m_y.setup(ImAxis_Y1, y, 0.06);
         for (RunView* run : runs) {
-            plot::line(run->name.c_str(), run->series.index, run->series.tokensPerS, m_scratch,
-                       plot::runSpec(*run));
+            plot::line(plot::legendName(*run).c_str(), run->series.index,
+                       run->series.tokensPerS, m_scratch, plot::runSpec(*run));
         }
         if (y.empty()) {
             plot::emptyHint(runs, "steps");
@@ -57,12 +59,17 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
             ImGui::Text("step %ld", step);
             for (const RunView* run : runs) {
                 if (step < static_cast<long>(run->series.tokensPerS.size())) {
-                    plot::swatch(runColor(run->color));
+                    plot::swatch(*run);
                     ImGui::Text("%s: %.0f tokens/s", run->name.c_str(),
                                 run->series.tokensPerS[static_cast<size_t>(step)]);
                 }
             }
             ImGui::EndTooltip();
+        }
+        if (legendShown) {
+            plot::legendTooltips(runs);
+        } else {
+            plot::hiddenLegendNote(runs);
         }
         plot::endPlot(ctx, "throughput");
     }

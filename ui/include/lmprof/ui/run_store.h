@@ -69,6 +69,9 @@ struct RunView {
     // it would repeat another selected run's; and its name in legends and tooltips, by what
     // differs between the selected runs. Both set by RunStore::refreshSelection.
     int color = 0;
+    // Past kRunColorCount selected runs colours repeat: the runs sharing one are told apart
+    // by a marker on their lines, in their legend entries and chips (0: the first, none).
+    int style = 0;
     std::string name;
 
     // Summary of the measured steps so far (recomputed lazily after new steps).
@@ -92,9 +95,14 @@ private:
 // How many runs can be told apart by colour at once (ui::runColor's palette).
 inline constexpr int kRunColorCount = 8;
 
-// Legend names for runs shown together: what differs between their configurations
-// ("bf16", "warmup 0", "small ctx 256"), or the run ids when nothing does; a name that still
-// repeats gets its id appended. One run keeps its id.
+// A run's whole configuration on one line, each field as legends name it ("tiny · ctx 128
+// · b4 · fp32 · train · w5 · …"): the tooltip of a legend entry.
+std::string describeRun(const engine::RunConfig& config);
+// Legend names for runs shown together: only the fields that differ between their
+// configurations, in a fixed order, in short forms joined by " · " ("ctx 64 · b2 · bf16"),
+// at most kMaxNameLength characters (cut with "…"; describeRun has the rest); the run ids
+// when nothing differs; a name that still repeats gets its id appended. One run keeps its id.
+inline constexpr size_t kMaxNameLength = 40;
 std::vector<std::string> distinguishingNames(const std::vector<const engine::RunResult*>& runs);
 
 class RunStore {
