@@ -16,11 +16,12 @@ CliCommand ratioEntry();     // cli_ratio.cpp
 CliCommand opsEntry();       // cli_files.cpp
 CliCommand precisionEntry(); // cli_precision.cpp
 CliCommand columnsEntry();   // cli_files.cpp
+CliCommand studyEntry();     // cli_study.cpp
 
 const std::vector<CliCommand>& cliCommands() {
     static const std::vector<CliCommand> commands{
         runEntry(),  sweepEntry(),   mergeEntry(), serveEntry(),     ddpEntry(),    showEntry(),
-        compareEntry(), ratioEntry(), opsEntry(),   precisionEntry(), columnsEntry(),
+        compareEntry(), ratioEntry(), opsEntry(),   precisionEntry(), columnsEntry(), studyEntry(),
     };
     return commands;
 }

@@ -16,6 +16,8 @@
 #            context for small, xl and 2.7B over attention naive/sdpa, eager/graphs, fp32,
 #            TF32 and bf16 (tokens/s, MFU, busy share), then small at context 128 against
 #            Python (idiomatic, SDPA, torch.compile, reduce-overhead) in alternating rounds
+#   study    lmprof-cli study --device cuda --budget 5m: the whole study and its report
+#            (docs/STUDY.md), kept in the archive for bench/results/
 #   bench    bench/gpu_bench.py: C++ and the Python reference in alternating rounds (fresh
 #            processes, the order flipped each round), the ratio's 95% interval from
 #            lmprof-cli ratio
@@ -47,10 +49,10 @@ stages=()
 save_cli=0
 smoke=0
 cli=""
-all_stages="build test profile lab ddp remote variants bench"
+all_stages="build test profile lab ddp remote variants study bench"
 while [ $# -gt 0 ]; do
   case "$1" in
-    build | test | profile | lab | ddp | remote | variants | bench) stages+=("$1") ;;
+    build | test | profile | lab | ddp | remote | variants | study | bench) stages+=("$1") ;;
     --save-cli) save_cli=1 ;;
     --cpu-smoke) smoke=1 ;;
     --budget | --rounds | --cli)
@@ -384,6 +386,16 @@ stage_variants() {
   echo "${#sweeps[@]} sweeps, $rounds alternating rounds" > "$art/variants.detail"
   return $rc
 }
+stage_study() {
+  local budget_arg=5m
+  [ $smoke -eq 1 ] && budget_arg=20s
+  tmo "$cli" study --device "$device" --budget "$budget_arg" --out "$art/study" -q
+  local rc=$?
+  to_report
+  cat "$art/study/report.md" 2>/dev/null
+  echo "budget $budget_arg" > "$art/study.detail"
+  return $rc
+}
 stage_bench() {
   local left=$((budget - $(elapsed) - 15)) extra=()
   [ $smoke -eq 1 ] && extra=(--quick)
@@ -420,4 +432,5 @@ gpu_stage lab stage_lab
 gpu_stage ddp stage_ddp
 gpu_stage remote stage_remote
 gpu_stage variants stage_variants
+gpu_stage study stage_study
 gpu_stage bench stage_bench

@@ -55,6 +55,11 @@ std::filesystem::path tempDir() {
     return dir;
 }
 
+std::string readFile(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 const std::string kTiny = "--model tiny --ctx 16 --batch 1 --warmup 1 --steps 2 --device cpu -q";
 
 } // namespace
@@ -967,4 +972,78 @@ TEST(Cli, CommonFlagsAreConsistentAcrossEverySubcommand) {
     // A quiet precision run prints nothing but its table.
     const Result quiet = cli("precision accumulate --device cpu --max-terms 1000 -q");
     EXPECT_EQ(quiet.code, 0) << quiet.output;
+}
+
+// A whole study on this CPU at its smallest (tiny, 3 measured steps; the budget cuts the
+// rest and says so): a kill mid-study loses no finished run and --resume finishes it without
+// repeating one; the report has every section, its tables are the result sets' figures, and
+// --report writes the same bytes again from the saved runs. A second study into the same
+// folder is refused.
+TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
+    const auto dir = tempDir() / "study";
+    std::filesystem::remove_all(dir);
+    const std::string args = "study --device cpu --budget 20s --threads 2 --out " + dir.string();
+    // Killed (SIGKILL) once two runs have landed, at most 30 s after the start.
+    const std::string jsonl = (dir / "runs.jsonl").string();
+    const std::string script =
+        std::string(LMPROF_CLI_PATH) + " " + args + " > /dev/null 2>&1 & pid=$!; " +
+        "for i in $(seq 600); do [ -f " + jsonl + " ] && [ $(wc -l < " + jsonl +
+        ") -ge 2 ] && break; sleep 0.05; done; kill -9 $pid; wait $pid; echo exit $?";
+    Result killed;
+    if (FILE* pipe = popen(("sh -c '" + script + "'").c_str(), "r")) {
+        std::array<char, 256> buf{};
+        while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) {
+            killed.output.append(buf.data(), n);
+        }
+        pclose(pipe);
+    }
+    ASSERT_NE(killed.output.find("exit 137"), std::string::npos) << "not killed: " << killed.output;
+    const auto lines = [&] {
+        std::ifstream in(dir / "runs.jsonl");
+        std::vector<std::string> ids;
+        for (std::string line; std::getline(in, line);) {
+            if (!line.empty()) {
+                ids.push_back(nlohmann::json::parse(line).at("id").get<std::string>());
+            }
+        }
+        return ids;
+    };
+    const auto before = lines();
+    ASSERT_FALSE(before.empty()) << "no run finished in 10 s: " << killed.output;
+
+    const Result refused = cli(args);
+    EXPECT_EQ(refused.code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("--resume"), std::string::npos) << refused.output;
+
+    const Result resumed = cli(args + " --resume -q");
+    ASSERT_EQ(resumed.code, 0) << resumed.output;
+    const auto after = lines();
+    EXPECT_EQ(std::set<std::string>(after.begin(), after.end()).size(), after.size())
+        << "a finished run ran again";
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), after.begin()));
+    EXPECT_GT(after.size(), before.size());
+
+    const std::string report = readFile(dir / "report.md");
+    for (const char* title : {"## Forward and backward time by model size", "## Warmup steps",
+                              "## bf16 mixed precision", "## Where the time goes",
+                              "## Memory of the largest model", "## Data-parallel training",
+                              "## Execution variants", "## Mixed-precision accumulation"}) {
+        EXPECT_NE(report.find(title), std::string::npos) << title;
+    }
+    EXPECT_NE(report.find("every section: 3 measured steps"), std::string::npos) << report;
+    // The sizes table's forward cell is the run's summary, as the tables print it.
+    std::ifstream in(dir / "runs.jsonl");
+    for (std::string line; std::getline(in, line);) {
+        const auto run = nlohmann::json::parse(line);
+        if (run["id"] == "sizes-tiny-ctx128-fp32-forward") {
+            const auto& f = run["summary"]["forward_ms"];
+            char cell[64];
+            std::snprintf(cell, sizeof(cell), "%.2f ± %.2f", f["mean"].get<double>(),
+                          f["std"].get<double>());
+            EXPECT_NE(readFile(dir / "sizes.csv").find(cell), std::string::npos) << cell;
+        }
+    }
+    ASSERT_EQ(cli("study --report " + dir.string()).code, 0);
+    EXPECT_EQ(readFile(dir / "report.md"), report);
+    std::filesystem::remove_all(dir);
 }

@@ -26,9 +26,9 @@ done
 if nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
   exit 0 # a GPU machine: the stages run for real in check.sh itself
 fi
-OUT="$work/skip" bash "$kit" profile lab ddp remote variants bench --cli "$cli" > "$work/skip.log" 2>&1 ||
+OUT="$work/skip" bash "$kit" profile lab ddp remote variants study bench --cli "$cli" > "$work/skip.log" 2>&1 ||
   { cat "$work/skip.log"; echo "kit_smoke: a skipping run failed"; exit 1; }
-for stage in profile lab ddp remote variants bench; do
+for stage in profile lab ddp remote variants study bench; do
   grep -q "^| $stage | skipped | – | no GPU here" "$work/skip/report.md" ||
     { cat "$work/skip/report.md"; echo "kit_smoke: $stage was not skipped with its reason"; exit 1; }
 done

@@ -1,0 +1,398 @@
+// lmprof-cli study (docs/STUDY.md): the seeds' whole study for the device and the budget at
+// hand, run section by section into DIR/runs.jsonl (resumable: a finished run is never run
+// again), then written up as DIR/report.md with each table as CSV beside it.
+//   lmprof-cli study --out DIR [--device D] [--budget 20m] [--dry-run] [--resume]
+//   lmprof-cli study --report DIR      (the write-up again, from the saved runs alone)
+#include "cli_commands.h"
+#include "cli_options.h"
+#include "cli_registry.h"
+
+#include "lmprof/engine/config.h"
+#include "lmprof/engine/file_io.h"
+#include "lmprof/engine/precision_lab.h"
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/study.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace lmprof::app {
+
+using namespace engine;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct StudyOptions {
+    std::string plan{kStudyPlanName};
+    std::string device = "auto";
+    std::string budget = "20m";
+    std::string out;
+    std::string report; // --report DIR
+    bool dryRun = false;
+    bool resume = false;
+    bool quiet = false;
+    int threads = 0;
+    std::string connect;
+    std::string tokenFile;
+};
+
+// "20m", "90s", "1h", "45": seconds; nullopt for anything else.
+std::optional<double> parseBudget(const std::string& text) {
+    if (text.empty()) {
+        return std::nullopt;
+    }
+    double scale = 1.0;
+    std::string number = text;
+    switch (text.back()) {
+    case 's':
+        number.pop_back();
+        break;
+    case 'm':
+        scale = 60.0, number.pop_back();
+        break;
+    case 'h':
+        scale = 3600.0, number.pop_back();
+        break;
+    default:
+        break;
+    }
+    try {
+        size_t used = 0;
+        const double v = std::stod(number, &used);
+        if (used != number.size() || !(v > 0.0) || v * scale > 7 * 24 * 3600.0) {
+            return std::nullopt;
+        }
+        return v * scale;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::string minutes(double seconds) {
+    char text[32];
+    if (seconds < 90.0) {
+        std::snprintf(text, sizeof(text), "%.0f s", seconds);
+    } else {
+        std::snprintf(text, sizeof(text), "%.1f min", seconds / 60.0);
+    }
+    return text;
+}
+
+// The plan's request as saved in DIR/plan.json, so a resumed study plans the same runs.
+json requestJson(const StudyRequest& r) {
+    return {{"device", r.device},         {"cuda", r.cuda},           {"gpus", r.gpus},
+            {"memory_bytes", r.memoryBytes}, {"flops_per_s", r.flopsPerS}, {"budget_s", r.budgetS},
+            {"threads", r.threads}};
+}
+StudyRequest requestFrom(const json& j) {
+    StudyRequest r;
+    r.device = j.at("device").get<std::string>();
+    r.cuda = j.at("cuda").get<bool>();
+    r.gpus = j.at("gpus").get<int>();
+    r.memoryBytes = j.at("memory_bytes").get<int64_t>();
+    r.flopsPerS = j.at("flops_per_s").get<double>();
+    r.budgetS = j.at("budget_s").get<double>();
+    r.threads = j.at("threads").get<int>();
+    return r;
+}
+
+// A short training run of tiny measures the device's rate (FLOP/s) for the estimates.
+std::optional<double> calibrate(SessionInterface& engine, const StudyRequest& r, bool quiet) {
+    RunConfig c;
+    c.device = r.device;
+    c.threads = r.threads;
+    c.warmupSteps = 1;
+    c.measureSteps = 3;
+    c.sampleHz = 0.0;
+    c.telemetryHz = 0.0;
+    if (!quiet) {
+        std::fprintf(stderr, "study: calibrating on %s (tiny, 4 steps)\n", r.device.c_str());
+    }
+    const auto runs = runAll(engine, {c}, true, {}, {});
+    if (runs.empty() || runs.front().status != RunStatus::Ok || runs.front().summary.totalMs.n == 0) {
+        std::cerr << "lmprof-cli study: the calibration run failed: "
+                  << (runs.empty() ? "interrupted" : runs.front().error.value_or("no steps"))
+                  << "\n";
+        return std::nullopt;
+    }
+    return stepFlops(c) / (runs.front().summary.totalMs.median / 1000.0);
+}
+
+void printPlan(const StudyPlan& plan, const StudyRequest& r) {
+    std::printf("study %s on %s: %zu runs%s, about %s of a %s budget\n",
+                std::string(kStudyPlanName).c_str(), r.device.c_str(), plan.runs.size(),
+                plan.lab ? " and the precision lab" : "", minutes(plan.estimateS()).c_str(),
+                minutes(r.budgetS).c_str());
+    for (StudySection s : kStudySections) {
+        double total = 0.0;
+        size_t n = 0;
+        for (const auto& run : plan.runs) {
+            if (run.section == s) {
+                total += run.estimateS, ++n;
+            }
+        }
+        std::printf("  %-14s %2zu run(s)  %8s\n", std::string(toString(s)).c_str(), n,
+                    minutes(total).c_str());
+        for (const auto& run : plan.runs) {
+            if (run.section == s) {
+                std::printf("      %-48s %8s\n", run.id.c_str(), minutes(run.estimateS).c_str());
+            }
+        }
+    }
+    if (plan.lab) {
+        std::printf("  %-14s %8s\n", "precision lab", minutes(plan.labEstimateS).c_str());
+    }
+    for (const auto& c : plan.cuts) {
+        std::printf("  cut: %s\n", c.c_str());
+    }
+    for (const auto& l : plan.leftOut) {
+        std::printf("  left out: %s\n", l.c_str());
+    }
+}
+
+// One lab experiment on the engine, waited for.
+LabReport runLab(SessionInterface& engine, const LabRequest& request) {
+    const int index = engine.submitLab(request);
+    LabReport report = unstartedLab(request, "interrupted");
+    waitForJob(engine, "the precision lab", [&](SessionEvent& event) {
+        auto* fin = std::get_if<LabFinished>(&event);
+        if (fin && fin->labIndex == index) {
+            report = std::move(fin->report);
+            return true;
+        }
+        return false;
+    });
+    return report;
+}
+
+// The write-up from DIR's saved runs, lab and plan: report.md and a CSV per table.
+int writeReport(const fs::path& dir, const std::string& command) {
+    JsonlRuns runs;
+    try {
+        runs = loadRunsJsonl(dir / "runs.jsonl");
+    } catch (const std::exception& e) {
+        std::cerr << "lmprof-cli study: " << e.what() << "\n";
+        return kExitUsage;
+    }
+    for (const auto& w : runs.warnings) {
+        std::cerr << "lmprof-cli study: runs.jsonl: " << w << "\n";
+    }
+    ResultSet set;
+    set.runs = std::move(runs.runs);
+    StudyHeader header;
+    if (fs::exists(dir / "lab.json")) {
+        const ResultSet lab = loadResultSet(dir / "lab.json");
+        set.precisionLab = lab.precisionLab;
+        header.device = lab.environment.device.name;
+        header.torch = lab.environment.torch;
+        header.commit = lab.tool.git;
+    }
+    if (fs::exists(dir / "plan.json")) {
+        const json plan = json::parse(readInputFile(dir / "plan.json", 1 << 20));
+        header.budgetS = plan.at("request").at("budget_s").get<double>();
+        header.cuts = plan.at("cuts").get<std::vector<std::string>>();
+        header.leftOut = plan.at("left_out").get<std::vector<std::string>>();
+        header.device = plan.value("device_name", header.device);
+        header.torch = plan.value("torch", header.torch);
+        header.commit = plan.value("commit", header.commit);
+        header.date = plan.value("created", std::string());
+    }
+    header.command = command;
+    const StudyReport report = writeStudyReport(set, header);
+    writeFileAtomic(dir / "report.md", report.markdown);
+    for (const auto& table : report.tables) {
+        std::ostringstream csv;
+        Rows rows{table.header};
+        rows.insert(rows.end(), table.rows.begin(), table.rows.end());
+        writeRows(csv, rows, ReportFormat::Csv, 1);
+        writeFileAtomic(dir / table.file, csv.str());
+    }
+    std::fprintf(stderr, "study: wrote %s and %zu table(s)\n", (dir / "report.md").c_str(),
+                 report.tables.size());
+    return kExitOk;
+}
+
+int studyCommand(const StudyOptions& o) {
+    if (!o.report.empty()) {
+        return writeReport(o.report, "lmprof-cli study --report " + o.report);
+    }
+    if (o.plan != kStudyPlanName) {
+        std::cerr << "lmprof-cli study: --plan: '" << o.plan << "' is not a plan (there is "
+                  << kStudyPlanName << ")\n";
+        return kExitUsage;
+    }
+    const auto budget = parseBudget(o.budget);
+    if (!budget) {
+        std::cerr << "lmprof-cli study: --budget: '" << o.budget
+                  << "' is not a time (e.g. 20m, 90s, 1h)\n";
+        return kExitUsage;
+    }
+    if (o.out.empty() && !o.dryRun) {
+        std::cerr << "lmprof-cli study: --out DIR is required (where the runs and report go)\n";
+        return kExitUsage;
+    }
+    const fs::path dir = o.out;
+    const bool started = !o.out.empty() && fs::exists(dir / "runs.jsonl");
+    if (started && !o.resume && !o.dryRun) {
+        std::cerr << "lmprof-cli study: " << dir.string()
+                  << " holds a study already: --resume continues it (finished runs are kept), "
+                     "or choose another --out\n";
+        return kExitUsage;
+    }
+    const auto engine = openEngine(o.connect, o.tokenFile, o.quiet);
+    if (!engine) {
+        return kExitUsage;
+    }
+    StudyRequest request;
+    if (o.resume && fs::exists(dir / "plan.json")) {
+        request = requestFrom(json::parse(readInputFile(dir / "plan.json", 1 << 20)).at("request"));
+    } else {
+        RunConfig probe;
+        probe.device = o.device;
+        if (auto refusal = engine->checkRunnable(probe)) {
+            std::cerr << "lmprof-cli study: --device: " << refusal->reason << "\n";
+            return kExitUsage;
+        }
+        request.device = o.device == "auto" ? (engine->isCuda("auto") ? "cuda:0" : "cpu") : o.device;
+        request.cuda = engine->isCuda(request.device);
+        for (const auto& d : engine->devices()) {
+            request.gpus += engine->isCuda(d) && d != "auto" && d != "cuda" ? 1 : 0;
+        }
+        request.memoryBytes = engine->deviceMemoryBytes(request.device);
+        request.budgetS = *budget;
+        request.threads = o.threads;
+        const auto rate = calibrate(*engine, request, o.quiet);
+        if (!rate) {
+            return kExitFailure;
+        }
+        request.flopsPerS = *rate;
+    }
+    const StudyPlan plan = planStudy(request);
+    printPlan(plan, request);
+    if (o.dryRun) {
+        return kExitOk;
+    }
+    fs::create_directories(dir);
+    const Environment env = engine->environment(request.device);
+    const json planJson = {{"plan", std::string(kStudyPlanName)},
+                           {"request", requestJson(request)},
+                           {"cuts", plan.cuts},
+                           {"left_out", plan.leftOut},
+                           {"device_name", env.device.name},
+                           {"torch", env.torch},
+                           {"commit", toolInfo().git},
+                           {"created", makeSet({}, request.device, &env).created}};
+    writeFileAtomic(dir / "plan.json", planJson.dump(2) + "\n");
+
+    // What is done already: every run in runs.jsonl, whatever its outcome (an OOM is data).
+    std::set<std::string> done;
+    if (fs::exists(dir / "runs.jsonl")) {
+        for (const auto& r : loadRunsJsonl(dir / "runs.jsonl").runs) {
+            done.insert(r.id);
+        }
+    }
+    const auto start = std::chrono::steady_clock::now();
+    double plannedLeft = 0.0;
+    for (const auto& run : plan.runs) {
+        plannedLeft += done.count(run.id) ? 0.0 : run.estimateS;
+    }
+    size_t index = 0;
+    for (const auto& run : plan.runs) {
+        ++index;
+        if (done.count(run.id)) {
+            continue;
+        }
+        if (interrupted()) {
+            break;
+        }
+        if (!o.quiet) {
+            size_t inSection = 0, ofSection = 0;
+            for (const auto& r : plan.runs) {
+                if (r.section == run.section) {
+                    ++ofSection;
+                    inSection += &r <= &run ? 1 : 0;
+                }
+            }
+            const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                               start).count();
+            std::fprintf(stderr, "study [%zu/%zu, %s %zu/%zu, about %s left] %s\n", index,
+                         plan.runs.size(), std::string(toString(run.section)).c_str(), inSection,
+                         ofSection, minutes(std::max(0.0, plannedLeft - spent)).c_str(),
+                         run.id.c_str());
+        }
+        auto results = runAll(*engine, {run.config}, true, {}, {});
+        if (results.empty()) {
+            break; // interrupted before it started
+        }
+        RunResult& result = results.front();
+        result.id = run.id;
+        appendRunJsonl(dir / "runs.jsonl", result);
+        done.insert(run.id);
+        if (!o.quiet && result.status != RunStatus::Ok) {
+            std::fprintf(stderr, "study: %s ended %s: %s (kept as data)\n", run.id.c_str(),
+                         std::string(toString(result.status)).c_str(),
+                         result.error.value_or("").c_str());
+        }
+    }
+    if (plan.lab && !interrupted() && !fs::exists(dir / "lab.json")) {
+        if (!o.quiet) {
+            std::fprintf(stderr, "study: the precision lab\n");
+        }
+        PrecisionLab lab;
+        AccumulationRequest accumulate;
+        accumulate.device = request.device;
+        lab.accumulation = std::get<AccumulationReport>(runLab(*engine, accumulate));
+        for (Precision p : {Precision::Fp16, Precision::Bf16}) {
+            DtypeRequest dtypes;
+            dtypes.device = request.device;
+            dtypes.precision = p;
+            lab.dtypes.push_back(std::get<DtypeReport>(runLab(*engine, dtypes)));
+        }
+        if (!interrupted()) {
+            ResultSet set = makeSet({}, request.device, &env);
+            set.precisionLab = std::move(lab);
+            saveResultSetAtomic(set, dir / "lab.json");
+        }
+    }
+    if (interrupted()) {
+        std::fprintf(stderr, "study: interrupted; the finished runs are in %s: --resume "
+                             "continues\n",
+                     (dir / "runs.jsonl").c_str());
+        return kExitFailure;
+    }
+    return writeReport(dir, "lmprof-cli study --report " + dir.string());
+}
+
+} // namespace
+
+CliCommand studyEntry() {
+    return {"study", "the seeds' whole study for this device and budget, and its write-up", true,
+            [](CLI::App& cmd) {
+                auto o = std::make_shared<StudyOptions>();
+                addText(cmd, "--plan", o->plan, "the study to run [cs336-systems]");
+                addText(cmd, "--device", o->device, "auto|cpu|cuda[:i]");
+                addText(cmd, "--budget", o->budget, "the time to spend, e.g. 20m, 90s, 1h [20m]");
+                addText(cmd, "--out", o->out, "the study's folder: runs.jsonl, report.md, CSV");
+                addText(cmd, "--report", o->report,
+                        "write DIR's report again from its saved runs, and run nothing");
+                cmd.add_flag("--dry-run", o->dryRun, "print the plan and its cuts, run nothing");
+                cmd.add_flag("--resume", o->resume, "continue the study in --out, skipping "
+                                                    "finished runs");
+                addNumber(cmd, "--threads", o->threads, "CPU intra-op threads (0: LibTorch default)");
+                cmd.add_flag("--quiet,-q", o->quiet, "no progress lines on stderr");
+                addConnectOptions(cmd, o->connect, o->tokenFile);
+                return std::function<int()>([o] { return studyCommand(*o); });
+            }};
+}
+
+} // namespace lmprof::app

@@ -1,0 +1,96 @@
+// lmprof study (docs/STUDY.md): the seeds' whole study as one plan of runs for the device and
+// the time at hand, and its write-up generated from the result sets alone. Torch-free: the
+// plan needs the device's memory and a measured rate, the report needs the runs.
+#pragma once
+
+#include "lmprof/engine/records.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lmprof::engine {
+
+// The questions of the seeds, in the order the write-up answers them.
+enum class StudySection { Sizes, Warmup, Precision, Ops, Memory, DataParallel, Variants };
+inline constexpr std::array kStudySections{
+    StudySection::Sizes,  StudySection::Warmup,       StudySection::Precision, StudySection::Ops,
+    StudySection::Memory, StudySection::DataParallel, StudySection::Variants};
+std::string_view toString(StudySection s); // "sizes", "warmup", ..., "data-parallel"
+std::optional<StudySection> parseStudySection(std::string_view s);
+std::string_view sectionTitle(StudySection s); // "Forward and backward time by model size"
+
+inline constexpr std::string_view kStudyPlanName = "cs336-systems";
+
+// What a plan is made for: the device, its memory, how fast it computes (a calibration
+// run's FLOP/s), and the time to spend.
+struct StudyRequest {
+    std::string device = "cpu";  // "cpu", "cuda:0": what the runs name
+    bool cuda = false;           // the device is a GPU
+    int gpus = 0;                // GPUs present (data-parallel world size with NCCL)
+    int64_t memoryBytes = 0;     // the device's memory (host memory on the CPU)
+    double flopsPerS = 0.0;      // measured by a calibration run
+    double budgetS = 20.0 * 60.0;
+    int threads = 0;             // CPU intra-op threads of every run (0: LibTorch's)
+};
+
+struct StudyRun {
+    StudySection section = StudySection::Sizes;
+    RunConfig config;
+    double estimateS = 0.0;
+    std::string id; // "sizes-small-ctx128-fp32-forward": unique in the plan, kept in results
+};
+
+struct StudyPlan {
+    std::vector<StudyRun> runs;
+    bool lab = true;              // the precision lab's two experiments (a few seconds)
+    double labEstimateS = 0.0;
+    std::vector<std::string> cuts;     // what the budget took out, one sentence each
+    std::vector<std::string> leftOut;  // what the device's memory cannot hold, and why
+    double estimateS() const;
+};
+
+// The cs336-systems plan for the request, scaled down until its estimate fits the budget.
+// Never silently: each cut is named in `cuts`, each configuration the memory model says
+// cannot fit in `leftOut`.
+StudyPlan planStudy(const StudyRequest& request);
+
+// A run's estimated wall time on a device computing `flopsPerS`: its steps' FLOPs, plus the
+// model's construction and the process's start (a data-parallel run starts its ranks).
+double estimateRunSeconds(const RunConfig& config, double flopsPerS);
+
+// The section a study run belongs to, from its id ("warmup-..."): nullopt for other runs.
+std::optional<StudySection> sectionOf(const RunResult& run);
+
+// The write-up's facts that are not in the runs.
+struct StudyHeader {
+    std::string device;  // "NVIDIA H100 80GB HBM3", or the CPU model
+    std::string driver;  // empty on the CPU
+    std::string torch;
+    std::string commit;
+    std::string date;    // of the newest run
+    double budgetS = 0.0;
+    std::vector<std::string> cuts;
+    std::vector<std::string> leftOut;
+    std::string command; // the command that regenerates this report
+};
+
+// One table of the write-up, also written beside it as CSV.
+struct StudyTable {
+    std::string file; // "sizes.csv"
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+};
+
+struct StudyReport {
+    std::string markdown;
+    std::vector<StudyTable> tables;
+};
+
+// The write-up of a study's result set: one section per question, each with its table and
+// sentences stated from the data (every comparison with its ratio's 95% interval and
+// verdict); a section without runs says so. Deterministic: the same set gives the same bytes.
+StudyReport writeStudyReport(const ResultSet& set, const StudyHeader& header);
+
+} // namespace lmprof::engine

@@ -1,0 +1,276 @@
+// The cs336-systems study plan (study.h, docs/STUDY.md): the seeds' runs for the device at
+// hand, left out where its memory cannot hold them, scaled down to the budget.
+
+#include "lmprof/engine/study.h"
+
+#include "enum_names.h"
+
+#include "lmprof/engine/config.h"
+#include "lmprof/engine/ddp.h"
+#include "lmprof/engine/format.h"
+#include "lmprof/engine/memory_model.h"
+#include "lmprof/engine/sweep.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+namespace lmprof::engine {
+
+namespace {
+
+constexpr EnumNames<StudySection, 7> kSectionNames{{
+    {StudySection::Sizes, "sizes"},
+    {StudySection::Warmup, "warmup"},
+    {StudySection::Precision, "precision"},
+    {StudySection::Ops, "ops"},
+    {StudySection::Memory, "memory"},
+    {StudySection::DataParallel, "data-parallel"},
+    {StudySection::Variants, "variants"},
+}};
+
+// The seeds' settings: batch 4, context 128, 5 warmup and 10 measured steps, warmup counts
+// 0/1/2/5, contexts 128/256/512 for the memory of the largest model.
+constexpr int64_t kBatch = 4;
+constexpr int64_t kContext = 128;
+constexpr int kWarmup = 5;
+constexpr int kSteps = 10;
+constexpr int kWarmupCounts[] = {0, 1, 2, 5};
+constexpr int64_t kMemoryContexts[] = {128, 256, 512};
+// The memory model's peak may be off by a little; a run is planned only well inside memory.
+constexpr double kMemoryHeadroom = 0.9;
+
+RunConfig base(const StudyRequest& r, const std::string& preset) {
+    RunConfig c;
+    c.model = *presetModel(preset);
+    c.contextLength = kContext;
+    c.batchSize = kBatch;
+    c.warmupSteps = kWarmup;
+    c.measureSteps = kSteps;
+    c.device = r.device;
+    c.threads = r.threads;
+    return c;
+}
+
+std::string idOf(StudySection section, const RunConfig& c) {
+    std::string id = std::string(toString(section)) + "-" + runLabel(c);
+    if (section == StudySection::Warmup) {
+        id += "-w" + std::to_string(c.warmupSteps);
+    }
+    return id;
+}
+
+} // namespace
+
+std::string_view toString(StudySection s) {
+    return nameIn(kSectionNames, s);
+}
+
+std::optional<StudySection> parseStudySection(std::string_view s) {
+    return parseByName(s, kStudySections);
+}
+
+std::string_view sectionTitle(StudySection s) {
+    switch (s) {
+    case StudySection::Sizes:
+        return "Forward and backward time by model size";
+    case StudySection::Warmup:
+        return "Warmup steps and the spread of the measured steps";
+    case StudySection::Precision:
+        return "bf16 mixed precision against fp32";
+    case StudySection::Ops:
+        return "Where the time goes: operators and kernels";
+    case StudySection::Memory:
+        return "Memory of the largest model by context length";
+    case StudySection::DataParallel:
+        return "Data-parallel training: the cost of communication";
+    case StudySection::Variants:
+        return "Execution variants: fused attention and CUDA graphs";
+    }
+    return "";
+}
+
+double StudyPlan::estimateS() const {
+    double total = lab ? labEstimateS : 0.0;
+    for (const auto& r : runs) {
+        total += r.estimateS;
+    }
+    return total;
+}
+
+double estimateRunSeconds(const RunConfig& c, double flopsPerS) {
+    const double rate = flopsPerS > 0.0 ? flopsPerS : 1e9;
+    double seconds = runFlops(c) / rate;
+    if (c.mode == Mode::Forward) {
+        seconds *= 1.5; // a forward pass runs below the rate of a training step's GEMMs
+    }
+    if (c.opProfile) {
+        seconds += 2.0 * c.opProfile->stepCount * stepFlops(c) / rate; // the profiler's cost
+    }
+    // Building the model and starting: about a second, plus initialising its parameters.
+    seconds += 1.0 + static_cast<double>(parameterCount(c.model)) * 2e-8;
+    if (c.ddp) {
+        seconds = seconds * 1.3 + 2.0 * c.ddp->worldSize; // the ranks start, communicate
+    }
+    return seconds;
+}
+
+std::optional<StudySection> sectionOf(const RunResult& run) {
+    const auto dash = run.id.find('-');
+    for (StudySection s : kStudySections) {
+        const std::string prefix = std::string(toString(s)) + "-";
+        if (run.id.rfind(prefix, 0) == 0 && dash != std::string::npos) {
+            return s;
+        }
+    }
+    return std::nullopt;
+}
+
+StudyPlan planStudy(const StudyRequest& r) {
+    StudyPlan plan;
+    // The sizes: the seeds' five on a GPU; on a CPU the two its memory and time allow.
+    std::vector<std::string> sizes = r.cuda ? std::vector<std::string>{"small", "medium", "large",
+                                                                          "xl", "2.7B"}
+                                            : std::vector<std::string>{"tiny", "small"};
+    const std::string smallest = sizes.front();
+    std::vector<int64_t> memoryContexts(std::begin(kMemoryContexts), std::end(kMemoryContexts));
+    int steps = kSteps;
+    bool variants = true;
+    std::vector<DdpStrategy> strategies(kDdpStrategies.begin(), kDdpStrategies.end());
+
+    const auto build = [&] {
+        std::vector<StudyRun> runs;
+        const auto add = [&](StudySection section, RunConfig c) {
+            c.measureSteps = std::min(c.measureSteps, steps);
+            runs.push_back({section, c, 0.0, idOf(section, c)});
+        };
+        for (const auto& size : sizes) {
+            for (Mode mode : {Mode::Forward, Mode::ForwardBackward}) {
+                RunConfig c = base(r, size);
+                c.mode = mode;
+                add(StudySection::Sizes, c);
+            }
+        }
+        for (int warmup : kWarmupCounts) {
+            RunConfig c = base(r, smallest);
+            c.mode = Mode::ForwardBackward;
+            c.warmupSteps = warmup;
+            add(StudySection::Warmup, c);
+        }
+        for (const auto& size : sizes) {
+            RunConfig c = base(r, size);
+            c.mode = Mode::ForwardBackward;
+            c.precision = Precision::Bf16;
+            add(StudySection::Precision, c);
+        }
+        {
+            RunConfig c = base(r, smallest);
+            c.warmupSteps = 2;
+            c.measureSteps = 3;
+            c.opProfile = defaultOpProfileRequest(c.warmupSteps);
+            add(StudySection::Ops, c);
+        }
+        for (int64_t ctx : memoryContexts) {
+            for (Mode mode : {Mode::Forward, Mode::Train}) {
+                RunConfig c = base(r, sizes.back()); // the largest size kept
+                c.contextLength = ctx;
+                c.mode = mode;
+                c.warmupSteps = 1;
+                c.measureSteps = 2;
+                add(StudySection::Memory, c);
+            }
+        }
+        for (DdpStrategy s : strategies) {
+            RunConfig c = base(r, smallest);
+            c.warmupSteps = 2;
+            c.measureSteps = 5;
+            DdpRequest ddp;
+            ddp.backend = r.cuda ? DdpBackend::Nccl : DdpBackend::Gloo;
+            ddp.worldSize = r.cuda ? std::max(1, std::min(r.gpus, 2)) : 2;
+            ddp.strategy = s;
+            c.ddp = ddp;
+            add(StudySection::DataParallel, c);
+        }
+        if (variants) {
+            for (AttentionKind a : {AttentionKind::Naive, AttentionKind::Sdpa}) {
+                for (bool graphs : r.cuda ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                    RunConfig c = base(r, smallest);
+                    c.precision = r.cuda ? Precision::Bf16 : Precision::Fp32;
+                    c.attention = a;
+                    c.cudaGraphs = graphs;
+                    add(StudySection::Variants, c);
+                }
+            }
+        }
+        return runs;
+    };
+
+    // What the device cannot hold is left out, each named once with the model's estimate.
+    const auto fits = [&](const RunConfig& c) {
+        if (r.memoryBytes <= 0) {
+            return true;
+        }
+        const int64_t peak = predictPeak(c).total();
+        return static_cast<double>(peak) <= kMemoryHeadroom * static_cast<double>(r.memoryBytes);
+    };
+    const auto finish = [&] {
+        plan.runs.clear();
+        plan.leftOut.clear();
+        for (StudyRun& run : build()) {
+            if (!fits(run.config)) {
+                plan.leftOut.push_back(run.id + ": the memory model predicts " +
+                                       formatBytes(predictPeak(run.config).total()) + " of " +
+                                       formatBytes(r.memoryBytes));
+                continue;
+            }
+            run.estimateS = estimateRunSeconds(run.config, r.flopsPerS);
+            plan.runs.push_back(std::move(run));
+        }
+        plan.labEstimateS = r.cuda ? 10.0 : 20.0;
+    };
+    finish();
+
+    // Scaled down until it fits, in the order that keeps most of the study: the largest
+    // sizes first (beyond two), fewer measured steps, fewer memory contexts, no variants,
+    // one data-parallel strategy, the fewest steps; each cut said.
+    char text[160];
+    while (plan.estimateS() > r.budgetS) {
+        if (sizes.size() > 2) {
+            std::snprintf(text, sizeof(text), "sizes and precision: %s left out",
+                          sizes.back().c_str());
+            sizes.pop_back();
+        } else if (steps > 5) {
+            steps = 5;
+            std::snprintf(text, sizeof(text), "every section: 5 measured steps instead of %d",
+                          kSteps);
+        } else if (memoryContexts.size() > 1) {
+            std::snprintf(text, sizeof(text), "memory: context %lld left out",
+                          static_cast<long long>(memoryContexts.back()));
+            memoryContexts.pop_back();
+        } else if (variants) {
+            variants = false;
+            std::snprintf(text, sizeof(text), "execution variants left out");
+        } else if (strategies.size() > 1) {
+            strategies = {DdpStrategy::Bucketed};
+            std::snprintf(text, sizeof(text), "data-parallel: the bucketed strategy only");
+        } else if (sizes.size() > 1) {
+            std::snprintf(text, sizeof(text), "sizes and precision: %s left out",
+                          sizes.back().c_str());
+            sizes.pop_back();
+        } else if (steps > 3) {
+            steps = 3;
+            std::snprintf(text, sizeof(text), "every section: 3 measured steps");
+        } else {
+            std::snprintf(text, sizeof(text),
+                          "the smallest plan still takes about %.0f s, over the budget of %.0f s",
+                          plan.estimateS(), r.budgetS);
+            plan.cuts.emplace_back(text);
+            break;
+        }
+        plan.cuts.emplace_back(text);
+        finish();
+    }
+    return plan;
+}
+
+} // namespace lmprof::engine

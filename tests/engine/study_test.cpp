@@ -1,0 +1,163 @@
+// lmprof study without running it: the plan for a device and a budget (what is cut, what the
+// memory leaves out), and the write-up's sentences from result sets whose answers are known.
+
+#include "lmprof/engine/config.h"
+#include "lmprof/engine/study.h"
+
+#include <algorithm>
+#include <gtest/gtest.h>
+#include <string>
+
+using namespace lmprof::engine;
+
+namespace {
+
+StudyRequest cpu(double budgetS) {
+    StudyRequest r;
+    r.device = "cpu";
+    r.memoryBytes = int64_t{16} << 30;
+    r.flopsPerS = 50e9;
+    r.budgetS = budgetS;
+    return r;
+}
+
+size_t count(const StudyPlan& plan, StudySection s) {
+    return static_cast<size_t>(std::count_if(plan.runs.begin(), plan.runs.end(),
+                                             [&](const StudyRun& r) { return r.section == s; }));
+}
+
+// A finished run of a study section with these measured step times (and a warmup step).
+RunResult studyRun(StudySection section, const std::string& preset, Mode mode,
+                   Precision precision, std::vector<double> stepMs) {
+    RunResult r;
+    r.config.model = *presetModel(preset);
+    r.config.mode = mode;
+    r.config.precision = precision;
+    r.config.warmupSteps = 1;
+    r.config.measureSteps = static_cast<int>(stepMs.size());
+    r.parameterCount = parameterCount(r.config.model);
+    r.id = std::string(toString(section)) + "-" + runLabel(r.config);
+    stepMs.insert(stepMs.begin(), stepMs.front() * 3.0);
+    for (size_t i = 0; i < stepMs.size(); ++i) {
+        StepRecord s;
+        s.index = static_cast<int>(i);
+        s.warmup = i == 0;
+        s.forwardMs = stepMs[i] / 3.0;
+        s.backwardMs = mode == Mode::Forward ? 0.0 : 2.0 * stepMs[i] / 3.0;
+        s.totalMs = stepMs[i];
+        r.steps.push_back(s);
+    }
+    r.summary = summarize(r.config, r.steps, std::nullopt);
+    return r;
+}
+
+} // namespace
+
+// With time to spare every section is planned and nothing is cut; the estimate is the runs'.
+TEST(Study, AGenerousBudgetPlansEverySectionAndCutsNothing) {
+    const StudyPlan plan = planStudy(cpu(3600.0 * 24));
+    EXPECT_TRUE(plan.cuts.empty());
+    EXPECT_TRUE(plan.leftOut.empty());
+    for (StudySection s : kStudySections) {
+        EXPECT_GT(count(plan, s), 0u) << toString(s);
+    }
+    EXPECT_EQ(count(plan, StudySection::Warmup), 4u); // the seeds' 0, 1, 2, 5
+    EXPECT_LE(plan.estimateS(), 3600.0 * 24);
+    for (const auto& run : plan.runs) {
+        EXPECT_TRUE(validate(run.config).empty()) << run.id << ": " << describe(validate(run.config));
+        EXPECT_EQ(sectionOf(RunResult{run.id}), run.section) << run.id;
+    }
+    // Ids are unique: they are what --resume skips by.
+    for (size_t i = 0; i < plan.runs.size(); ++i) {
+        for (size_t j = i + 1; j < plan.runs.size(); ++j) {
+            EXPECT_NE(plan.runs[i].id, plan.runs[j].id);
+        }
+    }
+}
+
+// A tight budget scales the plan down and names every cut; the estimate then fits, or the
+// last cut says by how much the smallest plan is over.
+TEST(Study, ATightBudgetIsMetByNamedCuts) {
+    const StudyPlan full = planStudy(cpu(3600.0 * 24));
+    for (double budget : {600.0, 120.0, 30.0, 1.0}) {
+        const StudyPlan plan = planStudy(cpu(budget));
+        if (full.estimateS() > budget) {
+            EXPECT_FALSE(plan.cuts.empty()) << budget;
+        }
+        if (plan.estimateS() > budget) {
+            ASSERT_FALSE(plan.cuts.empty());
+            EXPECT_NE(plan.cuts.back().find("over the budget"), std::string::npos)
+                << plan.cuts.back();
+        }
+        EXPECT_LE(plan.runs.size(), full.runs.size());
+    }
+}
+
+// On a GPU the seeds' five sizes; what the device's memory cannot hold is left out, each
+// with the memory model's figure, never silently.
+TEST(Study, TheMemoryModelLeavesOutWhatTheDeviceCannotHold) {
+    StudyRequest gpu;
+    gpu.device = "cuda:0";
+    gpu.cuda = true;
+    gpu.gpus = 1;
+    gpu.memoryBytes = int64_t{16} << 30;
+    gpu.flopsPerS = 100e12;
+    gpu.budgetS = 3600.0 * 24;
+    const StudyPlan plan = planStudy(gpu);
+    ASSERT_FALSE(plan.leftOut.empty());
+    EXPECT_NE(plan.leftOut.front().find("the memory model predicts"), std::string::npos);
+    for (const auto& run : plan.runs) {
+        EXPECT_NE(run.config.model.preset, "2.7B") << run.id << " would not fit in 16 GiB";
+    }
+    gpu.memoryBytes = int64_t{80} << 30;
+    const StudyPlan big = planStudy(gpu);
+    EXPECT_LT(big.leftOut.size(), plan.leftOut.size());
+    EXPECT_EQ(count(big, StudySection::Variants), 4u); // naive/sdpa × eager/graphs
+}
+
+// Sentences come from the data: where bf16 is slower the write-up says slower, where it is
+// faster it says faster, and an interval that straddles 1 is "cannot be told apart".
+TEST(Study, TheWriteUpSaysWhatTheNumbersSay) {
+    ResultSet set;
+    set.runs = {
+        studyRun(StudySection::Sizes, "tiny", Mode::ForwardBackward, Precision::Fp32,
+                 {10.0, 10.2, 9.9, 10.1, 10.0}),
+        studyRun(StudySection::Precision, "tiny", Mode::ForwardBackward, Precision::Bf16,
+                 {14.0, 14.3, 13.8, 14.1, 14.0}),
+        studyRun(StudySection::Sizes, "small", Mode::ForwardBackward, Precision::Fp32,
+                 {40.0, 40.5, 39.6, 40.2, 40.0}),
+        studyRun(StudySection::Precision, "small", Mode::ForwardBackward, Precision::Bf16,
+                 {20.0, 20.1, 19.9, 20.2, 20.0}),
+    };
+    StudyHeader header;
+    header.device = "a test machine";
+    const StudyReport report = writeStudyReport(set, header);
+    const std::string& md = report.markdown;
+    EXPECT_NE(md.find("For tiny a bf16 forward-backward step takes 1.40"), std::string::npos) << md;
+    EXPECT_NE(md.find("bf16 is slower"), std::string::npos) << md;
+    EXPECT_NE(md.find("bf16 is faster"), std::string::npos) << md;
+    EXPECT_NE(md.find("faster for 1, slower for 1"), std::string::npos) << md;
+    // Every section is there, a missing one says so.
+    for (StudySection s : kStudySections) {
+        EXPECT_NE(md.find(std::string("## ") + std::string(sectionTitle(s))), std::string::npos)
+            << toString(s);
+    }
+    EXPECT_NE(md.find("No runs of this section"), std::string::npos);
+    // The precision table's cells are the runs' figures.
+    const auto table = std::find_if(report.tables.begin(), report.tables.end(),
+                                    [](const StudyTable& t) { return t.file == "precision.csv"; });
+    ASSERT_NE(table, report.tables.end());
+    ASSERT_EQ(table->rows.size(), 2u);
+    EXPECT_EQ(table->rows[0][0], "tiny");
+    EXPECT_EQ(table->rows[0][4], "slower");
+    EXPECT_EQ(table->rows[1][4], "faster");
+    // Byte-identical for the same data.
+    EXPECT_EQ(writeStudyReport(set, header).markdown, md);
+
+    // Within noise: the same times give no verdict either way.
+    set.runs[1] = studyRun(StudySection::Precision, "tiny", Mode::ForwardBackward,
+                           Precision::Bf16, {10.1, 9.8, 10.2, 10.0, 9.9});
+    const std::string same = writeStudyReport(set, header).markdown;
+    EXPECT_NE(same.find("the two cannot be told apart"), std::string::npos) << same;
+    EXPECT_EQ(same.find("bf16 is slower"), std::string::npos) << same;
+}
