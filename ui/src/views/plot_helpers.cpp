@@ -260,13 +260,20 @@ bool setupLegend(const std::vector<RunView*>& runs) {
         widest = std::max(widest, ImGui::CalcTextSize(legendName(*run).c_str()).x);
     }
     const float legendWidth = widest + ImGui::GetTextLineHeight() * 2.0f;
+    // ImPlot keeps a plot's flags from frame to frame (the user's choices in its menu), so
+    // the legend hidden here is shown again here once it fits, and only that one.
+    static std::set<ImGuiID> hiddenHere;
     ImPlotPlot* plot = ImPlot::GetCurrentPlot();
     if (runs.size() > 1 && legendWidth > 0.45f * plot->FrameRect.GetWidth()) {
         plot->Flags |= ImPlotFlags_NoLegend; // the plot would be narrower than its legend
+        hiddenHere.insert(plot->ID);
         return false;
     }
+    if (hiddenHere.erase(plot->ID) > 0) {
+        plot->Flags &= ~ImPlotFlags_NoLegend;
+    }
     ImPlot::SetupLegend(ImPlotLocation_NorthEast, ImPlotLegendFlags_Outside);
-    return true;
+    return true; // shown, or hidden by the user from the plot's menu: no note
 }
 
 void hiddenLegendNote(const std::vector<RunView*>& runs) {

@@ -119,7 +119,9 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
             }
         }
         if (longestWarmup > 0) {
-            ImPlot::PlotText("warmup", -0.5, plot::shownRange(ImAxis_Y1).lo,
+            // At the plot's left edge (the step axis starts at step 0, the band before it).
+            ImPlot::PlotText("warmup", std::max(-0.5, plot::shownRange(ImAxis_X1).lo),
+                             plot::shownRange(ImAxis_Y1).lo,
                              ImVec2(ImGui::CalcTextSize("warmup").x / 2.0f + 6.0f, -12.0f));
         }
         // Op-profiled steps run slower under the profiler and are left out of the band (shaded

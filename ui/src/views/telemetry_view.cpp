@@ -123,11 +123,12 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
     // Compared runs: each chart's legend at its right, outside the data (every row has one,
     // so the rows' time axes stay aligned); a single run's charts each name their own series
     // inside the chart.
+    bool legendShown = true;
     const auto setupX = [&](int row) {
         plot::watchInput({&m_x, &m_y[row], &m_y2[row]});
         m_x.setup(ImAxis_X1, x, 0.0);
         if (comparing) {
-            plot::setupLegend(runs);
+            legendShown = plot::setupLegend(runs);
         } else {
             ImPlot::SetupLegend(ImPlotLocation_NorthWest);
         }
@@ -160,6 +161,9 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
             sampleTooltip(runs, "ms", stepEnds, stepTotals);
             plot::legendTooltips(runs);
             plot::timelineNote(selected);
+            if (!legendShown) {
+                plot::hiddenLegendNote(runs);
+            }
             plot::endPlot(ctx, "telemetry-step-time");
         }
         // Process CPU use (and GPU utilisation) on the left axis, RSS on the right.
