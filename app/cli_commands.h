@@ -154,6 +154,9 @@ std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options,
 
 // Hands every event of the engine to `handle` until it says the job it follows has ended
 // (true); the first Ctrl+C asks the engine to cancel, naming `what` ("the current run").
+// Asks the engine for one precision-lab experiment and waits for its report; Ctrl+C
+// cancels it.
+engine::LabReport runOnEngine(engine::SessionInterface& engine, const engine::LabRequest& request);
 void waitForJob(engine::SessionInterface& engine, const char* what,
                 const std::function<bool(engine::SessionEvent&)>& handle);
 // The session driver run and sweep share (cli_session.cpp).

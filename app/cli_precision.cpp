@@ -32,21 +32,6 @@ bool refuse(const std::vector<ConfigError>& errors) {
     return errors.empty();
 }
 
-// Asks the engine for one experiment and waits for its report; Ctrl+C cancels it.
-LabReport runOnEngine(SessionInterface& engine, const LabRequest& request) {
-    const int index = engine.submitLab(request);
-    LabReport report;
-    waitForJob(engine, "the experiment", [&](SessionEvent& event) {
-        auto* fin = std::get_if<LabFinished>(&event);
-        if (fin && fin->labIndex == index) {
-            report = std::move(fin->report);
-            return true;
-        }
-        return false;
-    });
-    return report;
-}
-
 int save(const PrecisionOptions& o, PrecisionLab lab, const SessionInterface& engine) {
     if (o.jsonPath.empty()) {
         return kExitOk;

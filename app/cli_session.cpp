@@ -263,6 +263,20 @@ void waitForJob(SessionInterface& engine, const char* what,
     }
 }
 
+LabReport runOnEngine(SessionInterface& engine, const LabRequest& request) {
+    const int index = engine.submitLab(request);
+    LabReport report = unstartedLab(request, "interrupted before it started");
+    waitForJob(engine, "the experiment", [&](SessionEvent& event) {
+        auto* fin = std::get_if<LabFinished>(&event);
+        if (fin && fin->labIndex == index) {
+            report = std::move(fin->report);
+            return true;
+        }
+        return false;
+    });
+    return report;
+}
+
 // Runs configs in order on the engine; `skip` may turn a config into a skipped result
 // without running it. Calls `finished` as each run ends.
 std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunConfig>& configs,

@@ -160,21 +160,6 @@ void printPlan(const StudyPlan& plan, const StudyRequest& r) {
     }
 }
 
-// One lab experiment on the engine, waited for.
-LabReport runLab(SessionInterface& engine, const LabRequest& request) {
-    const int index = engine.submitLab(request);
-    LabReport report = unstartedLab(request, "interrupted");
-    waitForJob(engine, "the precision lab", [&](SessionEvent& event) {
-        auto* fin = std::get_if<LabFinished>(&event);
-        if (fin && fin->labIndex == index) {
-            report = std::move(fin->report);
-            return true;
-        }
-        return false;
-    });
-    return report;
-}
-
 // The write-up from DIR's saved runs, lab and plan: report.md and a CSV per table.
 int writeReport(const fs::path& dir, const std::string& command) {
     JsonlRuns runs;
@@ -351,12 +336,12 @@ int studyCommand(const StudyOptions& o) {
         PrecisionLab lab;
         AccumulationRequest accumulate;
         accumulate.device = request.device;
-        lab.accumulation = std::get<AccumulationReport>(runLab(*engine, accumulate));
+        lab.accumulation = std::get<AccumulationReport>(runOnEngine(*engine, accumulate));
         for (Precision p : {Precision::Fp16, Precision::Bf16}) {
             DtypeRequest dtypes;
             dtypes.device = request.device;
             dtypes.precision = p;
-            lab.dtypes.push_back(std::get<DtypeReport>(runLab(*engine, dtypes)));
+            lab.dtypes.push_back(std::get<DtypeReport>(runOnEngine(*engine, dtypes)));
         }
         if (!interrupted()) {
             ResultSet set = makeSet({}, request.device, &env);

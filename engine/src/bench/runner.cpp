@@ -143,6 +143,13 @@ bool cancelled(const StepEnv& env) {
     return env.cancel && env.cancel->load(std::memory_order_relaxed);
 }
 
+// The record's time of a phase.
+double& phaseMs(StepRecord& rec, Phase phase) {
+    return phase == Phase::Forward    ? rec.forwardMs
+           : phase == Phase::Backward ? rec.backwardMs
+                                      : rec.optimizerMs;
+}
+
 // The figures a finished step reads from the device after its timing: the loss, the
 // gradient norms, whether fp16 skipped the update.
 void readStepOutputs(const StepEnv& env, const at::Tensor& lossValue, const at::Tensor& norms,
@@ -231,9 +238,7 @@ void replayStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, Ste
     rec.totalMs = msBetween(stepStart, stepEnd);
     rec.endMs = msBetween(env.runStart, stepEnd);
     for (size_t i = 0; i < phases.size(); ++i) {
-        (phases[i] == Phase::Forward    ? rec.forwardMs
-         : phases[i] == Phase::Backward ? rec.backwardMs
-                                        : rec.optimizerMs) = env.eventTimers[i]->elapsedMs();
+        phaseMs(rec, phases[i]) = env.eventTimers[i]->elapsedMs();
     }
     rec.peakAllocatedBytes = env.meter.peakAllocated();
     rec.peakReservedBytes = env.meter.peakReserved();
@@ -321,10 +326,7 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
     rec.totalMs = msBetween(stepStart, stepEnd);
     rec.endMs = msBetween(env.runStart, stepEnd);
     for (size_t i = 0; i < phases.size(); ++i) {
-        const double ms = env.target.cuda ? env.eventTimers[i]->elapsedMs() : hostMs[i];
-        (phases[i] == Phase::Forward    ? rec.forwardMs
-         : phases[i] == Phase::Backward ? rec.backwardMs
-                                        : rec.optimizerMs) = ms;
+        phaseMs(rec, phases[i]) = env.target.cuda ? env.eventTimers[i]->elapsedMs() : hostMs[i];
     }
     rec.phasePeakBytes = phasePeaks;
     if (env.kernels) {
