@@ -20,7 +20,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -28,7 +27,6 @@ namespace lmprof::app {
 
 using namespace engine;
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
@@ -88,24 +86,6 @@ std::string minutes(double seconds) {
     return text;
 }
 
-// The plan's request as saved in DIR/plan.json, so a resumed study plans the same runs.
-json requestJson(const StudyRequest& r) {
-    return {{"device", r.device},         {"cuda", r.cuda},           {"gpus", r.gpus},
-            {"memory_bytes", r.memoryBytes}, {"flops_per_s", r.flopsPerS}, {"budget_s", r.budgetS},
-            {"threads", r.threads}};
-}
-StudyRequest requestFrom(const json& j) {
-    StudyRequest r;
-    r.device = j.at("device").get<std::string>();
-    r.cuda = j.at("cuda").get<bool>();
-    r.gpus = j.at("gpus").get<int>();
-    r.memoryBytes = j.at("memory_bytes").get<int64_t>();
-    r.flopsPerS = j.at("flops_per_s").get<double>();
-    r.budgetS = j.at("budget_s").get<double>();
-    r.threads = j.at("threads").get<int>();
-    return r;
-}
-
 // A short training run of tiny measures the device's rate (FLOP/s) for the estimates.
 std::optional<double> calibrate(SessionInterface& engine, const StudyRequest& r, bool quiet) {
     RunConfig c;
@@ -162,49 +142,15 @@ void printPlan(const StudyPlan& plan, const StudyRequest& r) {
 
 // The write-up from DIR's saved runs, lab and plan: report.md and a CSV per table.
 int writeReport(const fs::path& dir, const std::string& command) {
-    JsonlRuns runs;
     try {
-        runs = loadRunsJsonl(dir / "runs.jsonl");
+        const StudyReport report = writeStudyFolder(dir, command);
+        std::fprintf(stderr, "study: wrote %s and %zu table(s)\n", (dir / "report.md").c_str(),
+                     report.tables.size());
+        return kExitOk;
     } catch (const std::exception& e) {
         std::cerr << "lmprof-cli study: " << e.what() << "\n";
         return kExitUsage;
     }
-    for (const auto& w : runs.warnings) {
-        std::cerr << "lmprof-cli study: runs.jsonl: " << w << "\n";
-    }
-    ResultSet set;
-    set.runs = std::move(runs.runs);
-    StudyHeader header;
-    if (fs::exists(dir / "lab.json")) {
-        const ResultSet lab = loadResultSet(dir / "lab.json");
-        set.precisionLab = lab.precisionLab;
-        header.device = lab.environment.device.name;
-        header.torch = lab.environment.torch;
-        header.commit = lab.tool.git;
-    }
-    if (fs::exists(dir / "plan.json")) {
-        const json plan = json::parse(readInputFile(dir / "plan.json", 1 << 20));
-        header.budgetS = plan.at("request").at("budget_s").get<double>();
-        header.cuts = plan.at("cuts").get<std::vector<std::string>>();
-        header.leftOut = plan.at("left_out").get<std::vector<std::string>>();
-        header.device = plan.value("device_name", header.device);
-        header.torch = plan.value("torch", header.torch);
-        header.commit = plan.value("commit", header.commit);
-        header.date = plan.value("created", std::string());
-    }
-    header.command = command;
-    const StudyReport report = writeStudyReport(set, header);
-    writeFileAtomic(dir / "report.md", report.markdown);
-    for (const auto& table : report.tables) {
-        std::ostringstream csv;
-        Rows rows{table.header};
-        rows.insert(rows.end(), table.rows.begin(), table.rows.end());
-        writeRows(csv, rows, ReportFormat::Csv, 1);
-        writeFileAtomic(dir / table.file, csv.str());
-    }
-    std::fprintf(stderr, "study: wrote %s and %zu table(s)\n", (dir / "report.md").c_str(),
-                 report.tables.size());
-    return kExitOk;
 }
 
 int studyCommand(const StudyOptions& o) {
@@ -239,8 +185,15 @@ int studyCommand(const StudyOptions& o) {
         return kExitUsage;
     }
     StudyRequest request;
-    if (o.resume && fs::exists(dir / "plan.json")) {
-        request = requestFrom(json::parse(readInputFile(dir / "plan.json", 1 << 20)).at("request"));
+    std::optional<StudyRequest> saved;
+    try {
+        saved = o.resume ? loadStudyRequest(dir) : std::nullopt;
+    } catch (const std::exception& e) {
+        std::cerr << "lmprof-cli study: " << e.what() << "\n";
+        return kExitUsage;
+    }
+    if (saved) {
+        request = *saved;
     } else {
         RunConfig probe;
         probe.device = o.device;
@@ -267,25 +220,11 @@ int studyCommand(const StudyOptions& o) {
     if (o.dryRun) {
         return kExitOk;
     }
-    fs::create_directories(dir);
     const Environment env = engine->environment(request.device);
-    const json planJson = {{"plan", std::string(kStudyPlanName)},
-                           {"request", requestJson(request)},
-                           {"cuts", plan.cuts},
-                           {"left_out", plan.leftOut},
-                           {"device_name", env.device.name},
-                           {"torch", env.torch},
-                           {"commit", toolInfo().git},
-                           {"created", makeSet({}, request.device, &env).created}};
-    writeFileAtomic(dir / "plan.json", planJson.dump(2) + "\n");
+    saveStudyPlan(dir, request, plan, env);
 
     // What is done already: every run in runs.jsonl, whatever its outcome (an OOM is data).
-    std::set<std::string> done;
-    if (fs::exists(dir / "runs.jsonl")) {
-        for (const auto& r : loadRunsJsonl(dir / "runs.jsonl").runs) {
-            done.insert(r.id);
-        }
-    }
+    std::set<std::string> done = finishedStudyRuns(dir);
     const auto start = std::chrono::steady_clock::now();
     double plannedLeft = 0.0;
     for (const auto& run : plan.runs) {

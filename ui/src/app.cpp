@@ -443,8 +443,12 @@ void App::frame() {
             s.stepsPublishedNs.push_back(step->publishedNs);
         }
     }
-    s.sweepView.observe(events); // before the store moves the events' contents
-    s.precisionLabView.observe(events);
+    {
+        ViewContext ctx = s.context();
+        for (auto& view : s.views) { // before the store moves the events' contents
+            view->observe(ctx, events);
+        }
+    }
     s.reportFinished(events);
     s.autosaveFinished(events); // an autosave error is the last word of the frame
     s.store.apply(events);

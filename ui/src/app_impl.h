@@ -187,6 +187,7 @@ struct App::Impl {
                         &pngRequests, options.configDir / "snapshots",
                         &plotRects,   options.configDir / "traces"};
         ctx.experimentRunning = precisionLabView.busy();
+        ctx.studyDir = options.configDir / "studies";
         return ctx;
     }
     void buildDefaultLayout(ImGuiID dockspace);

@@ -144,7 +144,7 @@ void MemorySampler::sampleMemory(bool boundary) {
     s.allocated = m_meter.allocated();
     s.reserved = m_meter.reserved();
     s.rss = platform::residentBytes();
-    if (m_target.cuda) {
+    if (m_target.cuda && !cuda::capturing()) {
         const auto device = cuda::deviceMemory(m_target.index);
         s.deviceUsed = device.used;
         s.deviceTotal = device.total;

@@ -132,6 +132,7 @@ struct StepEnv {
     std::optional<GraphCapture>* capture = nullptr; // the run's result.graph
     at::Tensor graphLoss{};
     at::Tensor graphNorms{};
+    PeakBytes graphPeaks{}; // each phase's peak during the capture
 };
 
 void sample(StepEnv& env, Phase phase, int step) {
@@ -178,7 +179,9 @@ void captureStep(StepEnv& env, std::optional<Phase>& currentPhase) {
     cuda::synchronize(env.target.index);
     const int64_t reservedBefore = env.meter.reserved();
     const auto t0 = Clock::now();
-    env.graph = std::make_unique<cuda::StepGraph>(env.target.index);
+    if (!env.graph) { // made by the last warmup step (runStep)
+        env.graph = std::make_unique<cuda::StepGraph>(env.target.index);
+    }
     try {
         env.graph->capture([&] {
             if (env.config.mode == Mode::ForwardBackward) {
@@ -189,9 +192,13 @@ void captureStep(StepEnv& env, std::optional<Phase>& currentPhase) {
             at::Tensor loss;
             for (size_t i = 0; i < phases.size(); ++i) {
                 currentPhase = phases[i];
+                // The allocator's statistics follow the capture's allocations in the pool
+                // (host-side bookkeeping): each phase's peak is what a replay reaches.
+                env.meter.resetPeak();
                 env.eventTimers[i]->start();
                 runPhase(phases[i], env.ctx, loss);
                 env.eventTimers[i]->stop();
+                env.graphPeaks.of(phases[i]) = env.meter.peakAllocated();
                 if (phases[i] == Phase::Forward) {
                     env.graphLoss = loss.detach();
                 } else if (phases[i] == Phase::Backward && !env.ctx.gradNormGroups.empty()) {
@@ -213,7 +220,8 @@ void captureStep(StepEnv& env, std::optional<Phase>& currentPhase) {
 
 // A measured step of a cuda_graphs run: one replay of the captured step, timed as a whole on
 // the host and by phase with the events inside it. The allocator sees no allocation in a
-// replay, so the step's peaks are what the run holds, the graph's pool included.
+// replay: each phase's peak is the one measured while capturing (the same blocks of the
+// pool, at the same moments), the reserved peak includes the graph's pool.
 void replayStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRecord& rec) {
     const auto phases = phasesOf(env.config.mode);
     if (!env.graph) {
@@ -240,11 +248,9 @@ void replayStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, Ste
     for (size_t i = 0; i < phases.size(); ++i) {
         phaseMs(rec, phases[i]) = env.eventTimers[i]->elapsedMs();
     }
-    rec.peakAllocatedBytes = env.meter.peakAllocated();
+    rec.phasePeakBytes = env.graphPeaks;
+    rec.peakAllocatedBytes = env.graphPeaks.max();
     rec.peakReservedBytes = env.meter.peakReserved();
-    for (Phase phase : phases) {
-        rec.phasePeakBytes.of(phase) = rec.peakAllocatedBytes;
-    }
     sample(env, phases.back(), index);
     if (env.kernels) {
         rec.kernelMs = std::min(env.kernels->busyMs(k0, k1), rec.totalMs);
@@ -277,12 +283,16 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
     PeakBytes phasePeaks;
     const uint64_t k0 = env.kernels ? env.kernels->now() : 0;
     const auto stepStart = Clock::now();
-    {
-        nvtx::Region stepRange(rec.warmup ? kWarmupStepRange : kStepRange);
+    bool stopped = false;
+    // The phases, on the current stream; cuda_graphs runs its last warmup step on the
+    // graph's stream (StepGraph::onItsStream), so that the libraries' per-stream setup is
+    // done before the capture.
+    const auto runPhases = [&] {
         for (size_t i = 0; i < phases.size(); ++i) {
             const Phase phase = phases[i];
             if (i > 0 && cancelled(env)) {
-                return false;
+                stopped = true;
+                return;
             }
             currentPhase = phase;
             sample(env, phase, index);
@@ -317,6 +327,18 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
             }
         }
         loss = at::Tensor(); // forward mode: release the graph inside the step
+    };
+    {
+        nvtx::Region stepRange(rec.warmup ? kWarmupStepRange : kStepRange);
+        if (env.config.cudaGraphs && index == env.config.warmupSteps - 1) {
+            env.graph = std::make_unique<cuda::StepGraph>(env.target.index);
+            env.graph->onItsStream(runPhases);
+        } else {
+            runPhases();
+        }
+        if (stopped) {
+            return false;
+        }
         if (env.target.cuda) {
             cuda::synchronize(env.target.index);
         }

@@ -11,6 +11,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
+#include <atomic>
 #include <mutex>
 #include <torch/csrc/cuda/memory_snapshot.h>
 
@@ -168,24 +169,50 @@ double EventTimer::elapsedMs() const {
     return static_cast<double>(m_impl->begin.elapsed_time(m_impl->end));
 }
 
+namespace {
+std::atomic<int> g_capturing{0};
+} // namespace
+
+bool capturing() {
+    return g_capturing.load(std::memory_order_relaxed) > 0;
+}
+
 struct StepGraph::Impl {
     at::cuda::CUDAGraph graph;
     c10::cuda::CUDAStream stream;
     explicit Impl(int device)
         : stream(c10::cuda::getStreamFromPool(false, static_cast<c10::DeviceIndex>(device))) {}
+
+    // The current stream's work so far before anything on `stream`, and back.
+    void follow(const c10::cuda::CUDAStream& first, const c10::cuda::CUDAStream& then) {
+        c10::cuda::CUDAEvent done;
+        done.record(first);
+        done.block(then);
+    }
 };
 
 StepGraph::StepGraph(int device) : m_impl(std::make_unique<Impl>(device)) {}
 StepGraph::~StepGraph() = default;
 
-void StepGraph::capture(const std::function<void()>& body) {
-    // The side stream starts after everything the eager steps queued.
-    const auto device = m_impl->stream.device_index();
-    c10::cuda::CUDAEvent eagerDone;
-    eagerDone.record(c10::cuda::getCurrentCUDAStream(device));
-    eagerDone.block(m_impl->stream);
+void StepGraph::onItsStream(const std::function<void()>& body) {
+    const auto current = c10::cuda::getCurrentCUDAStream(m_impl->stream.device_index());
+    m_impl->follow(current, m_impl->stream);
     {
         c10::cuda::CUDAStreamGuard onSide(m_impl->stream);
+        body();
+    }
+    m_impl->follow(m_impl->stream, current);
+}
+
+void StepGraph::capture(const std::function<void()>& body) {
+    const auto current = c10::cuda::getCurrentCUDAStream(m_impl->stream.device_index());
+    m_impl->follow(current, m_impl->stream); // after everything the eager steps queued
+    {
+        c10::cuda::CUDAStreamGuard onSide(m_impl->stream);
+        g_capturing.fetch_add(1);
+        struct Done {
+            ~Done() { g_capturing.fetch_sub(1); }
+        } done;
         m_impl->graph.capture_begin(); // a private pool of its own
         try {
             body();
@@ -198,10 +225,12 @@ void StepGraph::capture(const std::function<void()>& body) {
         }
         m_impl->graph.capture_end();
     }
+    // Uploaded now, so that the first replay does not pay for it inside a measured step.
+    if (cudaGraphUpload(m_impl->graph.raw_cuda_graph_exec(), m_impl->stream) != cudaSuccess) {
+        (void)cudaGetLastError(); // the first replay uploads it then
+    }
     // Replays run on the current stream, which must not overtake the capture's setup.
-    c10::cuda::CUDAEvent captured;
-    captured.record(m_impl->stream);
-    captured.block(c10::cuda::getCurrentCUDAStream(device));
+    m_impl->follow(m_impl->stream, current);
 }
 
 void StepGraph::replay() {

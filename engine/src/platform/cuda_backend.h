@@ -76,6 +76,11 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+// True while a StepGraph is capturing: other threads must not call the CUDA runtime then
+// (a capture in the global mode is invalidated by another thread's unsafe call), so the
+// memory sampler skips the driver's figures for that moment.
+bool capturing();
+
 // A CUDA graph of one whole step (docs/MEASUREMENT.md, "CUDA graphs"): captured once on a
 // side stream into a private pool of the caching allocator, then replayed on the current
 // stream. The tensors the captured work allocated live in that pool for as long as the
@@ -90,6 +95,9 @@ public:
     // with CUDA's reason if the capture fails; the graph is then unusable.
     void capture(const std::function<void()>& body);
     void replay();
+    // Runs `body` on the graph's stream, as the capture will (the last warmup step runs so:
+    // cuBLAS's and cuDNN's per-stream setup then happens before the capture, not in it).
+    void onItsStream(const std::function<void()>& body);
 
 private:
     struct Impl;

@@ -69,6 +69,10 @@ double EventTimer::elapsedMs() const {
     unavailable();
 }
 
+bool capturing() {
+    return false;
+}
+
 struct StepGraph::Impl {};
 StepGraph::StepGraph(int) {
     unavailable();
@@ -78,6 +82,9 @@ void StepGraph::capture(const std::function<void()>&) {
     unavailable();
 }
 void StepGraph::replay() {
+    unavailable();
+}
+void StepGraph::onItsStream(const std::function<void()>&) {
     unavailable();
 }
 

@@ -9,6 +9,7 @@
 #include <cupti_activity.h>
 #include <dlfcn.h>
 #include <mutex>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -80,30 +81,47 @@ constexpr size_t kAlign = 8;
 // kernels; a bound keeps a runaway from holding memory (the rest are counted as dropped).
 constexpr size_t kMaxIntervals = 4'000'000;
 
-// What the callbacks fill (CUPTI calls them from its own threads).
-std::mutex g_mutex;
-std::vector<std::pair<uint64_t, uint64_t>> g_intervals; // kernel [start, end] in ns
-size_t g_dropped = 0;
+// What the callbacks fill (CUPTI calls them from its own threads). On the heap and never
+// freed: CUPTI may complete a buffer after main returns, when statics are gone.
+struct State {
+    std::mutex mutex;
+    std::vector<std::pair<uint64_t, uint64_t>> intervals; // kernel [start, end] in ns
+    size_t dropped = 0;
+    // The buffers this clock handed CUPTI. The callbacks are CUPTI's one pair for the process:
+    // LibTorch's profiler registers its own whenever it starts, and a buffer the other owner
+    // handed out may come back here (or ours go there). Only ours are read and freed.
+    std::set<uint8_t*> ours;
+};
+State& state() {
+    static State* s = new State;
+    return *s;
+}
 
 void CUPTIAPI bufferRequested(uint8_t** buffer, size_t* size, size_t* maxRecords) {
     *buffer = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes));
     *size = *buffer ? kBufferBytes : 0;
     *maxRecords = 0; // as many as fit
+    if (*buffer) {
+        std::lock_guard lock(state().mutex);
+        state().ours.insert(*buffer);
+    }
 }
 
 void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t validSize) {
-    {
-        std::lock_guard lock(g_mutex);
-        CUpti_Activity* record = nullptr;
-        while (api().nextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
-            if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
-                record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
-                const auto* k = reinterpret_cast<const CUpti_ActivityKernel11*>(record);
-                if (g_intervals.size() < kMaxIntervals) {
-                    g_intervals.emplace_back(k->start, k->end);
-                } else {
-                    ++g_dropped;
-                }
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.ours.erase(buffer) == 0) {
+        return; // another owner's buffer (LibTorch's profiler): not ours to read or free
+    }
+    CUpti_Activity* record = nullptr;
+    while (api().nextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
+        if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+            record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
+            const auto* k = reinterpret_cast<const CUpti_ActivityKernel11*>(record);
+            if (s.intervals.size() < kMaxIntervals) {
+                s.intervals.emplace_back(k->start, k->end);
+            } else {
+                ++s.dropped;
             }
         }
     }
@@ -129,10 +147,12 @@ std::unique_ptr<KernelClock> KernelClock::start(std::string& whyNot) {
         whyNot = "another run in this process is measuring kernel time";
         return nullptr;
     }
+    // Whatever a previous owner of the callbacks left in CUPTI's buffers goes back to it first.
+    a.flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     {
-        std::lock_guard lock(g_mutex);
-        g_intervals.clear();
-        g_dropped = 0;
+        std::lock_guard lock(state().mutex);
+        state().intervals.clear();
+        state().dropped = 0;
     }
     if (CUptiResult r = a.registerCallbacks(bufferRequested, bufferCompleted); r != CUPTI_SUCCESS) {
         whyNot = "CUPTI refused its activity callbacks: " + describe(r);
@@ -151,9 +171,9 @@ KernelClock::KernelClock(std::unique_ptr<Impl> impl) : m_impl(std::move(impl)) {
 KernelClock::~KernelClock() {
     api().disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     api().flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    std::lock_guard lock(g_mutex);
-    g_intervals.clear();
-    g_intervals.shrink_to_fit();
+    std::lock_guard lock(state().mutex);
+    state().intervals.clear();
+    state().intervals.shrink_to_fit();
 }
 
 uint64_t KernelClock::now() const {
@@ -166,8 +186,8 @@ double KernelClock::busyMs(uint64_t from, uint64_t to) {
     api().flushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::vector<std::pair<uint64_t, uint64_t>> kernels;
     {
-        std::lock_guard lock(g_mutex);
-        kernels.swap(g_intervals);
+        std::lock_guard lock(state().mutex);
+        kernels.swap(state().intervals);
     }
     std::sort(kernels.begin(), kernels.end());
     // The union of [start, end] clipped to the window.

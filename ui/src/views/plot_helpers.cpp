@@ -277,7 +277,9 @@ bool setupLegend(const std::vector<RunView*>& runs) {
 }
 
 void hiddenLegendNote(const std::vector<RunView*>& runs) {
-    const std::string note = "legend hidden in a pane this narrow: widen it, or hover a line";
+    const std::string note = std::to_string(runs.size()) +
+                             " runs, legend hidden in a pane this narrow: widen it, or hover "
+                             "a line";
     cornerNote(note.c_str());
 }
 

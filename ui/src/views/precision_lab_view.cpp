@@ -53,7 +53,7 @@ ImPlotSpec seriesSpec(const AccumulationSeries& s) {
 
 } // namespace
 
-void PrecisionLabView::observe(const std::vector<SessionEvent>& events) {
+void PrecisionLabView::observe(ViewContext&, const std::vector<SessionEvent>& events) {
     for (const auto& e : events) {
         const auto* fin = std::get_if<LabFinished>(&e);
         if (fin && (fin->labIndex == m_accumulationJob || fin->labIndex == m_dtypesJob)) {

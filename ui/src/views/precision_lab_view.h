@@ -21,7 +21,7 @@ public:
     static constexpr const char* kTitle = "Precision lab";
     void draw(ViewContext& ctx) override;
     // Keeps the reports of the experiments this view asked the engine for (drawn or not).
-    void observe(const std::vector<engine::SessionEvent>& events);
+    void observe(ViewContext& ctx, const std::vector<engine::SessionEvent>& events) override;
     // The charts alone, filling `size` (the window's, or an exported PNG's).
     void drawAccumulationChart(ViewContext& ctx, ImVec2 size);
     void drawLossChart(ViewContext& ctx, ImVec2 size);

@@ -27,6 +27,7 @@ WindowEntry warmupWindow();
 WindowEntry compareWindow();
 WindowEntry opsWindow();
 WindowEntry runsTableWindow();
+WindowEntry studyWindow();
 
 const std::vector<WindowEntry>& windowRegistry() {
     static const std::vector<WindowEntry> all = {
@@ -46,6 +47,7 @@ const std::vector<WindowEntry>& windowRegistry() {
         warmupWindow(),
         compareWindow(),
         opsWindow(),
+        studyWindow(),
         runsTableWindow()};
     return all;
 }

@@ -88,7 +88,7 @@ void checkboxRow(const std::array<T, N>& options, std::vector<char>& ticked) {
 
 } // namespace
 
-void SweepView::observe(const std::vector<SessionEvent>& events) {
+void SweepView::observe(ViewContext&, const std::vector<SessionEvent>& events) {
     m_driver.observe(events);
 }
 

@@ -16,7 +16,7 @@ namespace lmprof::ui {
 class SweepView final : public View {
 public:
     static constexpr const char* kTitle = "Sweep";
-    void observe(const std::vector<engine::SessionEvent>& events);
+    void observe(ViewContext& ctx, const std::vector<engine::SessionEvent>& events) override;
     void draw(ViewContext& ctx) override;
     bool running() const { return m_driver.running(); }
     // Starts a sweep over these configurations (validated), as "Run sweep" does.

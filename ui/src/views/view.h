@@ -24,6 +24,9 @@ class View {
 public:
     virtual ~View() = default;
     virtual void draw(ViewContext& ctx) = 0;
+    // Every frame's engine events, before the run store takes them, whether the window is
+    // drawn or not (a sweep or a study goes on behind another tab); `ctx` is this frame's.
+    virtual void observe(ViewContext&, const std::vector<engine::SessionEvent>&) {}
 };
 
 // Where the default layout docks a window: a left column (with a small place under it),

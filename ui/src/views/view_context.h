@@ -37,6 +37,7 @@ struct ViewContext {
     // Each chart's rectangle in the last frame it was drawn, by file stem (scripted export).
     std::map<std::string, PngRequest>* plotRects = nullptr;
     std::filesystem::path traceDir = {}; // where the op profiles' Chrome traces are saved
+    std::filesystem::path studyDir = {}; // where the Study view's studies go, one folder each
     // A precision-lab experiment is running: benchmark runs wait for it (it would disturb
     // their timings), as it waits for them.
     bool experimentRunning = false;

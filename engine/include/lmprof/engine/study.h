@@ -5,7 +5,9 @@
 
 #include "lmprof/engine/records.h"
 
+#include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -92,5 +94,19 @@ struct StudyReport {
 // sentences stated from the data (every comparison with its ratio's 95% interval and
 // verdict); a section without runs says so. Deterministic: the same set gives the same bytes.
 StudyReport writeStudyReport(const ResultSet& set, const StudyHeader& header);
+
+// A study's folder (docs/STUDY.md), shared by lmprof-cli study and the window's Study view:
+// plan.json (the request, so a resumed study plans the same runs, and the plan's cuts),
+// runs.jsonl (every finished run, appended as it ends), lab.json (the precision lab), and
+// the write-up, report.md with a CSV per table.
+void saveStudyPlan(const std::filesystem::path& dir, const StudyRequest& request,
+                   const StudyPlan& plan, const Environment& environment);
+std::optional<StudyRequest> loadStudyRequest(const std::filesystem::path& dir);
+// The ids of the runs already in runs.jsonl, whatever their outcome (an OOM is data).
+std::set<std::string> finishedStudyRuns(const std::filesystem::path& dir);
+// Writes report.md and the tables' CSV files from the folder's saved files alone; returns
+// the report. `command` is the header's line that regenerates it. Throws with the file's
+// name when one cannot be read or written.
+StudyReport writeStudyFolder(const std::filesystem::path& dir, const std::string& command);
 
 } // namespace lmprof::engine

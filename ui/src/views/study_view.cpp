@@ -1,0 +1,382 @@
+// Study: lmprof study in the window (docs/STUDY.md). Pick the device and the budget, Plan (a
+// calibration run measures the device's rate, then the plan and its cuts show), Run, Cancel
+// or Resume; each section's table fills in as its runs finish (the same write-up as the
+// CLI's, from the study folder), and Show report when it is done. The runs go through the
+// engine like any other, so a study runs on a remote engine's GPU when one is connected.
+
+#include "plot_helpers.h"
+#include "view.h"
+
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/study.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <imgui.h>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace lmprof::ui {
+
+using namespace lmprof::engine;
+namespace fs = std::filesystem;
+
+class StudyView final : public View {
+public:
+    static constexpr const char* kTitle = "Study";
+    void draw(ViewContext& ctx) override;
+    void observe(ViewContext& ctx, const std::vector<SessionEvent>& events) override;
+
+private:
+    enum class Phase { Idle, Calibrating, Planned, Running, Lab, Done };
+    void plan(ViewContext& ctx, bool resume);
+    void submitNext(ViewContext& ctx);
+    void refreshReport();
+    void drawPlan();
+    void drawSections();
+
+    Phase m_phase = Phase::Idle;
+    std::string m_device = "auto";
+    char m_budget[32] = "20m";
+    fs::path m_dir;
+    StudyRequest m_request;
+    StudyPlan m_plan;
+    std::set<std::string> m_done;
+    std::map<int, std::string> m_running;  // session run index -> study id
+    std::map<int, size_t> m_labs;          // session lab index -> slot in m_lab
+    int m_calibration = -1;
+    PrecisionLab m_lab;
+    size_t m_labPending = 0;
+    bool m_cancelled = false;
+    std::optional<StudyReport> m_report;
+    bool m_showReport = false;
+    std::string m_message;
+};
+
+namespace {
+
+// "20m", "90s", "1h": seconds, else nullopt.
+std::optional<double> budgetSeconds(const char* text) {
+    std::string t = text;
+    double scale = 1.0;
+    if (!t.empty() && (t.back() == 's' || t.back() == 'm' || t.back() == 'h')) {
+        scale = t.back() == 'm' ? 60.0 : t.back() == 'h' ? 3600.0 : 1.0;
+        t.pop_back();
+    }
+    try {
+        size_t used = 0;
+        const double v = std::stod(t, &used);
+        return used == t.size() && v > 0.0 ? std::optional(v * scale) : std::nullopt;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::string stamp() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char text[32];
+    std::strftime(text, sizeof(text), "%Y%m%d-%H%M%S", &tm);
+    return text;
+}
+
+std::string duration(double seconds) {
+    char text[32];
+    std::snprintf(text, sizeof(text), seconds < 90.0 ? "%.0f s" : "%.1f min",
+                  seconds < 90.0 ? seconds : seconds / 60.0);
+    return text;
+}
+
+} // namespace
+
+// Plan: a calibration run first (its finish, in observe, makes the plan). Resume: the
+// folder's saved request plans the same runs at once.
+void StudyView::plan(ViewContext& ctx, bool resume) {
+    m_message.clear();
+    m_report.reset();
+    m_cancelled = false;
+    if (resume) {
+        try {
+            if (auto saved = loadStudyRequest(m_dir)) {
+                m_request = *saved;
+                m_plan = planStudy(m_request);
+                m_done = finishedStudyRuns(m_dir);
+                m_phase = Phase::Planned;
+                refreshReport();
+                return;
+            }
+        } catch (const std::exception& e) {
+            m_message = e.what();
+            return;
+        }
+    }
+    const auto budget = budgetSeconds(m_budget);
+    if (!budget) {
+        m_message = "budget: '" + std::string(m_budget) + "' is not a time (20m, 90s, 1h)";
+        return;
+    }
+    SessionInterface& engine = ctx.session;
+    m_request = StudyRequest{};
+    m_request.device = m_device == "auto" ? (engine.isCuda("auto") ? "cuda:0" : "cpu") : m_device;
+    m_request.cuda = engine.isCuda(m_request.device);
+    for (const auto& d : engine.devices()) {
+        m_request.gpus += engine.isCuda(d) && d != "auto" && d != "cuda" ? 1 : 0;
+    }
+    m_request.memoryBytes = engine.deviceMemoryBytes(m_request.device);
+    m_request.budgetS = *budget;
+    RunConfig calibration;
+    calibration.device = m_request.device;
+    calibration.warmupSteps = 1;
+    calibration.measureSteps = 3;
+    if (auto refusal = engine.checkRunnable(calibration)) {
+        m_message = refusal->message();
+        return;
+    }
+    m_dir = ctx.studyDir / ("study-" + stamp());
+    m_done.clear();
+    m_calibration = engine.submit(calibration);
+    m_phase = Phase::Calibrating;
+}
+
+void StudyView::submitNext(ViewContext& ctx) {
+    if (m_cancelled) {
+        m_phase = Phase::Planned;
+        return;
+    }
+    for (const auto& run : m_plan.runs) {
+        if (!m_done.count(run.id)) {
+            m_running[ctx.session.submit(run.config)] = run.id;
+            m_phase = Phase::Running;
+            return;
+        }
+    }
+    if (m_plan.lab && !fs::exists(m_dir / "lab.json")) {
+        m_lab = PrecisionLab{};
+        m_lab.dtypes.resize(2);
+        AccumulationRequest accumulate;
+        accumulate.device = m_request.device;
+        m_labs[ctx.session.submitLab(accumulate)] = 0;
+        size_t slot = 1;
+        for (Precision p : {Precision::Fp16, Precision::Bf16}) {
+            DtypeRequest dtypes;
+            dtypes.device = m_request.device;
+            dtypes.precision = p;
+            m_labs[ctx.session.submitLab(dtypes)] = slot++;
+        }
+        m_labPending = 3;
+        m_phase = Phase::Lab;
+        return;
+    }
+    refreshReport();
+    m_phase = Phase::Done;
+}
+
+void StudyView::refreshReport() {
+    try {
+        if (fs::exists(m_dir / "runs.jsonl")) {
+            m_report = writeStudyFolder(m_dir, "lmprof-cli study --report " + m_dir.string());
+        }
+    } catch (const std::exception& e) {
+        m_message = e.what();
+    }
+}
+
+void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& events) {
+    for (const auto& event : events) {
+        if (const auto* fin = std::get_if<RunFinished>(&event)) {
+            if (fin->runIndex == m_calibration) {
+                m_calibration = -1;
+                const RunResult& r = fin->result;
+                if (r.status != RunStatus::Ok || r.summary.totalMs.n == 0) {
+                    m_message = "the calibration run failed: " + r.error.value_or("no steps");
+                    m_phase = Phase::Idle;
+                    continue;
+                }
+                m_request.flopsPerS = stepFlops(r.config) / (r.summary.totalMs.median / 1000.0);
+                m_plan = planStudy(m_request);
+                saveStudyPlan(m_dir, m_request, m_plan, ctx.session.environment(m_request.device));
+                m_phase = Phase::Planned;
+            } else if (auto it = m_running.find(fin->runIndex); it != m_running.end()) {
+                RunResult result = fin->result;
+                result.id = it->second;
+                m_running.erase(it);
+                try {
+                    appendRunJsonl(m_dir / "runs.jsonl", result);
+                } catch (const std::exception& e) {
+                    m_message = e.what();
+                }
+                m_done.insert(result.id);
+                m_cancelled = m_cancelled || result.status == RunStatus::Cancelled;
+                refreshReport();
+                submitNext(ctx);
+            }
+        } else if (const auto* lab = std::get_if<LabFinished>(&event)) {
+            if (auto it = m_labs.find(lab->labIndex); it != m_labs.end()) {
+                if (it->second == 0) {
+                    m_lab.accumulation = std::get<AccumulationReport>(lab->report);
+                } else {
+                    m_lab.dtypes[it->second - 1] = std::get<DtypeReport>(lab->report);
+                }
+                m_labs.erase(it);
+                if (--m_labPending == 0) {
+                    ResultSet set;
+                    set.environment = ctx.session.environment(m_request.device);
+                    set.tool = toolInfo();
+                    set.precisionLab = m_lab;
+                    try {
+                        saveResultSetAtomic(set, m_dir / "lab.json");
+                    } catch (const std::exception& e) {
+                        m_message = e.what();
+                    }
+                    refreshReport();
+                    m_phase = Phase::Done;
+                }
+            }
+        }
+    }
+}
+
+void StudyView::drawPlan() {
+    ImGui::Text("%zu runs%s, about %s of a %s budget", m_plan.runs.size(),
+                m_plan.lab ? " and the precision lab" : "", duration(m_plan.estimateS()).c_str(),
+                duration(m_request.budgetS).c_str());
+    const size_t done = m_done.size();
+    ImGui::ProgressBar(m_plan.runs.empty() ? 0.0f
+                                           : static_cast<float>(done) /
+                                                 static_cast<float>(m_plan.runs.size()),
+                       ImVec2(-1, 0), (std::to_string(done) + " of " +
+                                       std::to_string(m_plan.runs.size()) + " runs")
+                                          .c_str());
+    for (StudySection s : kStudySections) {
+        size_t n = 0, finished = 0;
+        for (const auto& run : m_plan.runs) {
+            if (run.section == s) {
+                ++n;
+                finished += m_done.count(run.id);
+            }
+        }
+        ImGui::Text("%-14s %zu/%zu", std::string(toString(s)).c_str(), finished, n);
+        ImGui::SameLine(ImGui::GetFontSize() * 11.0f);
+        ImGui::ProgressBar(n ? static_cast<float>(finished) / static_cast<float>(n) : 1.0f,
+                           ImVec2(-1, ImGui::GetTextLineHeight()), "");
+    }
+    for (const auto& c : m_plan.cuts) {
+        ImGui::TextDisabled("cut: %s", c.c_str());
+    }
+    for (const auto& l : m_plan.leftOut) {
+        ImGui::TextDisabled("left out: %s", l.c_str());
+    }
+}
+
+// Each section's table as the write-up has it, filled in as its runs finish.
+void StudyView::drawSections() {
+    if (!m_report) {
+        return;
+    }
+    for (const StudyTable& table : m_report->tables) {
+        if (!ImGui::CollapsingHeader(table.file.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
+            continue;
+        }
+        const int columns = static_cast<int>(table.header.size());
+        if (columns == 0 || !ImGui::BeginTable(table.file.c_str(), columns,
+                                               ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                                   ImGuiTableFlags_SizingFixedFit)) {
+            continue;
+        }
+        for (const auto& h : table.header) {
+            ImGui::TableSetupColumn(h.c_str());
+        }
+        ImGui::TableHeadersRow();
+        for (const auto& row : table.rows) {
+            ImGui::TableNextRow();
+            for (const auto& cell : row) {
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(cell.c_str());
+            }
+        }
+        ImGui::EndTable();
+    }
+}
+
+void StudyView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin(kTitle)) {
+        ImGui::End();
+        return;
+    }
+    const bool busy = m_phase == Phase::Calibrating || m_phase == Phase::Running ||
+                      m_phase == Phase::Lab;
+    ImGui::BeginDisabled(busy);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
+    deviceCombo("device", ctx.session.devices(), m_device);
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
+    ImGui::InputText("budget", m_budget, sizeof(m_budget));
+    ImGui::SameLine();
+    if (ImGui::Button("Plan")) {
+        plan(ctx, false);
+    }
+    if (ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("A short calibration run measures the device's rate; the plan is then "
+                          "cut to the budget (docs/STUDY.md).");
+    }
+    ImGui::SameLine();
+    ImGui::BeginDisabled(m_phase != Phase::Planned || ctx.session.busy());
+    if (ImGui::Button(m_done.empty() ? "Run" : "Resume")) {
+        m_cancelled = false;
+        submitNext(ctx);
+    }
+    ImGui::EndDisabled();
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(!busy);
+    if (ImGui::Button("Cancel")) {
+        m_cancelled = true;
+        ctx.session.cancel();
+    }
+    ImGui::EndDisabled();
+    if (!m_dir.empty()) {
+        ImGui::TextDisabled("folder: %s", m_dir.c_str());
+    }
+    if (!m_message.empty()) {
+        ImGui::TextColored(ImVec4(0.9f, 0.4f, 0.3f, 1.0f), "%s", m_message.c_str());
+    }
+    switch (m_phase) {
+    case Phase::Idle:
+        ImGui::TextDisabled("Plan the study for a device and a budget; it runs through the "
+                            "engine, local or connected.");
+        break;
+    case Phase::Calibrating:
+        ImGui::Text("calibrating on %s ...", m_request.device.c_str());
+        break;
+    case Phase::Lab:
+        ImGui::Text("the precision lab ...");
+        [[fallthrough]];
+    default:
+        drawPlan();
+    }
+    if (m_phase == Phase::Done && m_report) {
+        ImGui::Checkbox("Show report", &m_showReport);
+        ImGui::SameLine();
+        ImGui::TextDisabled("%s", (m_dir / "report.md").c_str());
+        if (m_showReport) {
+            if (ImGui::BeginChild("##report", ImVec2(0, ImGui::GetFontSize() * 20),
+                                  ImGuiChildFlags_Borders)) {
+                ImGui::TextUnformatted(m_report->markdown.c_str());
+            }
+            ImGui::EndChild();
+        }
+    }
+    drawSections();
+    ImGui::End();
+}
+
+// The window's place in the registry (registry.cpp).
+WindowEntry studyWindow() {
+    return windowOf<StudyView>(DockSlot::Bottom);
+}
+
+} // namespace lmprof::ui
