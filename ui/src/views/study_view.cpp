@@ -259,8 +259,10 @@ void StudyView::drawPlan() {
                 finished += m_done.count(run.id);
             }
         }
-        ImGui::Text("%-14s %zu/%zu", std::string(toString(s)).c_str(), finished, n);
-        ImGui::SameLine(ImGui::GetFontSize() * 11.0f);
+        ImGui::TextUnformatted(std::string(toString(s)).c_str());
+        ImGui::SameLine(ImGui::GetFontSize() * 7.0f);
+        ImGui::Text("%zu/%zu", finished, n);
+        ImGui::SameLine(ImGui::GetFontSize() * 10.0f);
         ImGui::ProgressBar(n ? static_cast<float>(finished) / static_cast<float>(n) : 1.0f,
                            ImVec2(-1, ImGui::GetTextLineHeight()), "");
     }
@@ -278,7 +280,11 @@ void StudyView::drawSections() {
         return;
     }
     for (const StudyTable& table : m_report->tables) {
-        if (!ImGui::CollapsingHeader(table.file.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
+        // "sizes.csv" is the sizes section's table: headed by its question.
+        const auto section = parseStudySection(fs::path(table.file).stem().string());
+        const std::string title =
+            section ? std::string(sectionTitle(*section)) + "##" + table.file : table.file;
+        if (!ImGui::CollapsingHeader(title.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
             continue;
         }
         const int columns = static_cast<int>(table.header.size());
@@ -325,7 +331,8 @@ void StudyView::draw(ViewContext& ctx) {
     }
     ImGui::SameLine();
     ImGui::BeginDisabled(m_phase != Phase::Planned || ctx.session.busy());
-    if (ImGui::Button(m_done.empty() ? "Run" : "Resume")) {
+    const bool started = !m_done.empty() && m_done.size() < m_plan.runs.size();
+    if (ImGui::Button(started ? "Resume" : "Run")) {
         m_cancelled = false;
         submitNext(ctx);
     }
