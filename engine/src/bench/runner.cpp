@@ -151,6 +151,16 @@ double& phaseMs(StepRecord& rec, Phase phase) {
                                       : rec.optimizerMs;
 }
 
+// The step's end, once its work has finished: its wall time, when it ended in the run, and
+// the end of its kernel-time window (CUPTI's clock; 0 without one).
+uint64_t endStep(const StepEnv& env, Clock::time_point start, StepRecord& rec) {
+    const auto end = Clock::now();
+    const uint64_t kernelsEnd = env.kernels ? env.kernels->now() : 0;
+    rec.totalMs = msBetween(start, end);
+    rec.endMs = msBetween(env.runStart, end);
+    return kernelsEnd;
+}
+
 // The figures a finished step reads from the device after its timing: the loss, the
 // gradient norms, whether fp16 skipped the update.
 void readStepOutputs(const StepEnv& env, const at::Tensor& lossValue, const at::Tensor& norms,
@@ -241,10 +251,7 @@ void replayStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, Ste
         env.graph->replay();
         cuda::synchronize(env.target.index);
     }
-    const auto stepEnd = Clock::now();
-    const uint64_t k1 = env.kernels ? env.kernels->now() : 0;
-    rec.totalMs = msBetween(stepStart, stepEnd);
-    rec.endMs = msBetween(env.runStart, stepEnd);
+    const uint64_t k1 = endStep(env, stepStart, rec);
     for (size_t i = 0; i < phases.size(); ++i) {
         phaseMs(rec, phases[i]) = env.eventTimers[i]->elapsedMs();
     }
@@ -343,10 +350,7 @@ bool runStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRe
             cuda::synchronize(env.target.index);
         }
     }
-    const auto stepEnd = Clock::now();
-    const uint64_t k1 = env.kernels ? env.kernels->now() : 0;
-    rec.totalMs = msBetween(stepStart, stepEnd);
-    rec.endMs = msBetween(env.runStart, stepEnd);
+    const uint64_t k1 = endStep(env, stepStart, rec);
     for (size_t i = 0; i < phases.size(); ++i) {
         phaseMs(rec, phases[i]) = env.target.cuda ? env.eventTimers[i]->elapsedMs() : hostMs[i];
     }
