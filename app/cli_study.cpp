@@ -44,75 +44,25 @@ struct StudyOptions {
     std::string tokenFile;
 };
 
-// "20m", "90s", "1h", "45": seconds; nullopt for anything else.
-std::optional<double> parseBudget(const std::string& text) {
-    if (text.empty()) {
-        return std::nullopt;
-    }
-    double scale = 1.0;
-    std::string number = text;
-    switch (text.back()) {
-    case 's':
-        number.pop_back();
-        break;
-    case 'm':
-        scale = 60.0, number.pop_back();
-        break;
-    case 'h':
-        scale = 3600.0, number.pop_back();
-        break;
-    default:
-        break;
-    }
-    try {
-        size_t used = 0;
-        const double v = std::stod(number, &used);
-        if (used != number.size() || !(v > 0.0) || v * scale > 7 * 24 * 3600.0) {
-            return std::nullopt;
-        }
-        return v * scale;
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
-
-std::string minutes(double seconds) {
-    char text[32];
-    if (seconds < 90.0) {
-        std::snprintf(text, sizeof(text), "%.0f s", seconds);
-    } else {
-        std::snprintf(text, sizeof(text), "%.1f min", seconds / 60.0);
-    }
-    return text;
-}
-
 // A short training run of tiny measures the device's rate (FLOP/s) for the estimates.
 std::optional<double> calibrate(SessionInterface& engine, const StudyRequest& r, bool quiet) {
-    RunConfig c;
-    c.device = r.device;
-    c.threads = r.threads;
-    c.warmupSteps = 1;
-    c.measureSteps = 3;
-    c.sampleHz = 0.0;
-    c.telemetryHz = 0.0;
     if (!quiet) {
         std::fprintf(stderr, "study: calibrating on %s (tiny, 4 steps)\n", r.device.c_str());
     }
-    const auto runs = runAll(engine, {c}, true, {}, {});
-    if (runs.empty() || runs.front().status != RunStatus::Ok || runs.front().summary.totalMs.n == 0) {
-        std::cerr << "lmprof-cli study: the calibration run failed: "
-                  << (runs.empty() ? "interrupted" : runs.front().error.value_or("no steps"))
-                  << "\n";
-        return std::nullopt;
+    const auto runs = runAll(engine, {calibrationRun(r)}, true, {}, {});
+    std::string why = "the calibration run failed: interrupted";
+    const auto rate = runs.empty() ? std::nullopt : calibratedRate(runs.front(), why);
+    if (!rate) {
+        std::cerr << "lmprof-cli study: " << why << "\n";
     }
-    return stepFlops(c) / (runs.front().summary.totalMs.median / 1000.0);
+    return rate;
 }
 
 void printPlan(const StudyPlan& plan, const StudyRequest& r) {
     std::printf("study %s on %s: %zu runs%s, about %s of a %s budget\n",
                 std::string(kStudyPlanName).c_str(), r.device.c_str(), plan.runs.size(),
-                plan.lab ? " and the precision lab" : "", minutes(plan.estimateS()).c_str(),
-                minutes(r.budgetS).c_str());
+                plan.lab ? " and the precision lab" : "", formatStudyTime(plan.estimateS()).c_str(),
+                formatStudyTime(r.budgetS).c_str());
     for (StudySection s : kStudySections) {
         double total = 0.0;
         size_t n = 0;
@@ -122,15 +72,15 @@ void printPlan(const StudyPlan& plan, const StudyRequest& r) {
             }
         }
         std::printf("  %-14s %2zu run(s)  %8s\n", std::string(toString(s)).c_str(), n,
-                    minutes(total).c_str());
+                    formatStudyTime(total).c_str());
         for (const auto& run : plan.runs) {
             if (run.section == s) {
-                std::printf("      %-48s %8s\n", run.id.c_str(), minutes(run.estimateS).c_str());
+                std::printf("      %-48s %8s\n", run.id.c_str(), formatStudyTime(run.estimateS).c_str());
             }
         }
     }
     if (plan.lab) {
-        std::printf("  %-14s %8s\n", "precision lab", minutes(plan.labEstimateS).c_str());
+        std::printf("  %-14s %8s\n", "precision lab", formatStudyTime(plan.labEstimateS).c_str());
     }
     for (const auto& c : plan.cuts) {
         std::printf("  cut: %s\n", c.c_str());
@@ -162,7 +112,7 @@ int studyCommand(const StudyOptions& o) {
                   << kStudyPlanName << ")\n";
         return kExitUsage;
     }
-    const auto budget = parseBudget(o.budget);
+    const auto budget = parseStudyBudget(o.budget);
     if (!budget) {
         std::cerr << "lmprof-cli study: --budget: '" << o.budget
                   << "' is not a time (e.g. 20m, 90s, 1h)\n";
@@ -201,14 +151,7 @@ int studyCommand(const StudyOptions& o) {
             std::cerr << "lmprof-cli study: --device: " << refusal->reason << "\n";
             return kExitUsage;
         }
-        request.device = o.device == "auto" ? (engine->isCuda("auto") ? "cuda:0" : "cpu") : o.device;
-        request.cuda = engine->isCuda(request.device);
-        for (const auto& d : engine->devices()) {
-            request.gpus += engine->isCuda(d) && d != "auto" && d != "cuda" ? 1 : 0;
-        }
-        request.memoryBytes = engine->deviceMemoryBytes(request.device);
-        request.budgetS = *budget;
-        request.threads = o.threads;
+        request = studyRequestFor(*engine, o.device, *budget, o.threads);
         const auto rate = calibrate(*engine, request, o.quiet);
         if (!rate) {
             return kExitFailure;
@@ -251,7 +194,7 @@ int studyCommand(const StudyOptions& o) {
                                                                start).count();
             std::fprintf(stderr, "study [%zu/%zu, %s %zu/%zu, about %s left] %s\n", index,
                          plan.runs.size(), std::string(toString(run.section)).c_str(), inSection,
-                         ofSection, minutes(std::max(0.0, plannedLeft - spent)).c_str(),
+                         ofSection, formatStudyTime(std::max(0.0, plannedLeft - spent)).c_str(),
                          run.id.c_str());
         }
         auto results = runAll(*engine, {run.config}, true, {}, {});

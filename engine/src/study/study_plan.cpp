@@ -9,6 +9,7 @@
 #include "lmprof/engine/ddp.h"
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/memory_model.h"
+#include "lmprof/engine/session_interface.h"
 #include "lmprof/engine/sweep.h"
 
 #include <algorithm>
@@ -88,6 +89,80 @@ std::string_view sectionTitle(StudySection s) {
         return "Execution variants: fused attention and CUDA graphs";
     }
     return "";
+}
+
+std::optional<double> parseStudyBudget(std::string_view text) {
+    if (text.empty()) {
+        return std::nullopt;
+    }
+    double scale = 1.0;
+    std::string number(text);
+    switch (text.back()) {
+    case 's':
+        number.pop_back();
+        break;
+    case 'm':
+        scale = 60.0, number.pop_back();
+        break;
+    case 'h':
+        scale = 3600.0, number.pop_back();
+        break;
+    default:
+        break;
+    }
+    try {
+        size_t used = 0;
+        const double v = std::stod(number, &used);
+        if (used != number.size() || !(v > 0.0) || v * scale > 7 * 24 * 3600.0) {
+            return std::nullopt;
+        }
+        return v * scale;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::string formatStudyTime(double seconds) {
+    char text[32];
+    if (seconds < 90.0) {
+        std::snprintf(text, sizeof(text), "%.0f s", seconds);
+    } else {
+        std::snprintf(text, sizeof(text), "%.1f min", seconds / 60.0);
+    }
+    return text;
+}
+
+StudyRequest studyRequestFor(const SessionInterface& engine, const std::string& device,
+                             double budgetS, int threads) {
+    StudyRequest r;
+    r.device = device == "auto" ? (engine.isCuda("auto") ? "cuda:0" : "cpu") : device;
+    r.cuda = engine.isCuda(r.device);
+    for (const auto& d : engine.devices()) {
+        r.gpus += engine.isCuda(d) && d != "auto" && d != "cuda" ? 1 : 0;
+    }
+    r.memoryBytes = engine.deviceMemoryBytes(r.device);
+    r.budgetS = budgetS;
+    r.threads = threads;
+    return r;
+}
+
+RunConfig calibrationRun(const StudyRequest& r) {
+    RunConfig c;
+    c.device = r.device;
+    c.threads = r.threads;
+    c.warmupSteps = 1;
+    c.measureSteps = 3;
+    c.sampleHz = 0.0;
+    c.telemetryHz = 0.0;
+    return c;
+}
+
+std::optional<double> calibratedRate(const RunResult& run, std::string& why) {
+    if (run.status != RunStatus::Ok || run.summary.totalMs.n == 0) {
+        why = "the calibration run failed: " + run.error.value_or("no steps");
+        return std::nullopt;
+    }
+    return stepFlops(run.config) / (run.summary.totalMs.median / 1000.0);
 }
 
 double StudyPlan::estimateS() const {

@@ -58,36 +58,12 @@ private:
 
 namespace {
 
-// "20m", "90s", "1h": seconds, else nullopt.
-std::optional<double> budgetSeconds(const char* text) {
-    std::string t = text;
-    double scale = 1.0;
-    if (!t.empty() && (t.back() == 's' || t.back() == 'm' || t.back() == 'h')) {
-        scale = t.back() == 'm' ? 60.0 : t.back() == 'h' ? 3600.0 : 1.0;
-        t.pop_back();
-    }
-    try {
-        size_t used = 0;
-        const double v = std::stod(t, &used);
-        return used == t.size() && v > 0.0 ? std::optional(v * scale) : std::nullopt;
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
-
 std::string stamp() {
     const std::time_t now = std::time(nullptr);
     std::tm tm{};
     gmtime_r(&now, &tm);
     char text[32];
     std::strftime(text, sizeof(text), "%Y%m%d-%H%M%S", &tm);
-    return text;
-}
-
-std::string duration(double seconds) {
-    char text[32];
-    std::snprintf(text, sizeof(text), seconds < 90.0 ? "%.0f s" : "%.1f min",
-                  seconds < 90.0 ? seconds : seconds / 60.0);
     return text;
 }
 
@@ -114,24 +90,14 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
             return;
         }
     }
-    const auto budget = budgetSeconds(m_budget);
+    const auto budget = parseStudyBudget(m_budget);
     if (!budget) {
         m_message = "budget: '" + std::string(m_budget) + "' is not a time (20m, 90s, 1h)";
         return;
     }
     SessionInterface& engine = ctx.session;
-    m_request = StudyRequest{};
-    m_request.device = m_device == "auto" ? (engine.isCuda("auto") ? "cuda:0" : "cpu") : m_device;
-    m_request.cuda = engine.isCuda(m_request.device);
-    for (const auto& d : engine.devices()) {
-        m_request.gpus += engine.isCuda(d) && d != "auto" && d != "cuda" ? 1 : 0;
-    }
-    m_request.memoryBytes = engine.deviceMemoryBytes(m_request.device);
-    m_request.budgetS = *budget;
-    RunConfig calibration;
-    calibration.device = m_request.device;
-    calibration.warmupSteps = 1;
-    calibration.measureSteps = 3;
+    m_request = studyRequestFor(engine, m_device, *budget, 0);
+    const RunConfig calibration = calibrationRun(m_request);
     if (auto refusal = engine.checkRunnable(calibration)) {
         m_message = refusal->message();
         return;
@@ -190,13 +156,12 @@ void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& event
         if (const auto* fin = std::get_if<RunFinished>(&event)) {
             if (fin->runIndex == m_calibration) {
                 m_calibration = -1;
-                const RunResult& r = fin->result;
-                if (r.status != RunStatus::Ok || r.summary.totalMs.n == 0) {
-                    m_message = "the calibration run failed: " + r.error.value_or("no steps");
+                const auto rate = calibratedRate(fin->result, m_message);
+                if (!rate) {
                     m_phase = Phase::Idle;
                     continue;
                 }
-                m_request.flopsPerS = stepFlops(r.config) / (r.summary.totalMs.median / 1000.0);
+                m_request.flopsPerS = *rate;
                 m_plan = planStudy(m_request);
                 saveStudyPlan(m_dir, m_request, m_plan, ctx.session.environment(m_request.device));
                 m_phase = Phase::Planned;
@@ -242,8 +207,8 @@ void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& event
 
 void StudyView::drawPlan() {
     ImGui::Text("%zu runs%s, about %s of a %s budget", m_plan.runs.size(),
-                m_plan.lab ? " and the precision lab" : "", duration(m_plan.estimateS()).c_str(),
-                duration(m_request.budgetS).c_str());
+                m_plan.lab ? " and the precision lab" : "", formatStudyTime(m_plan.estimateS()).c_str(),
+                formatStudyTime(m_request.budgetS).c_str());
     const size_t done = m_done.size();
     ImGui::ProgressBar(m_plan.runs.empty() ? 0.0f
                                            : static_cast<float>(done) /

@@ -53,6 +53,21 @@ struct StudyPlan {
     double estimateS() const;
 };
 
+// "20m", "90s", "1h", "45" (seconds): a budget of at most a week; nullopt for anything else.
+std::optional<double> parseStudyBudget(std::string_view text);
+// "47 s", "2.8 min": the plan's and the progress's durations.
+std::string formatStudyTime(double seconds);
+
+class SessionInterface;
+// The request for a device of this engine ("auto" resolved to its GPU, else the CPU), its
+// memory and the GPUs there; the rate is the calibration's (below).
+StudyRequest studyRequestFor(const SessionInterface& engine, const std::string& device,
+                             double budgetS, int threads);
+// The calibration run: tiny, one warmup and three measured training steps, no sampling.
+RunConfig calibrationRun(const StudyRequest& request);
+// The rate (FLOP/s) a finished calibration run measured; nullopt and `why` when it did not.
+std::optional<double> calibratedRate(const RunResult& run, std::string& why);
+
 // The cs336-systems plan for the request, scaled down until its estimate fits the budget.
 // Never silently: each cut is named in `cuts`, each configuration the memory model says
 // cannot fit in `leftOut`.
