@@ -12,6 +12,9 @@
 #include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
+#ifdef LMPROF_STUDY_CHARTS
+#include "lmprof/ui/study_charts.h"
+#endif
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +43,7 @@ struct StudyOptions {
     bool resume = false;
     bool quiet = false;
     int threads = 0;
+    double rate = 0.0; // --rate: FLOP/s to plan with instead of a calibration run
     std::string connect;
     std::string tokenFile;
 };
@@ -75,7 +79,7 @@ void printPlan(const StudyPlan& plan, const StudyRequest& r) {
                     formatStudyTime(total).c_str());
         for (const auto& run : plan.runs) {
             if (run.section == s) {
-                std::printf("      %-48s %8s\n", run.id.c_str(), formatStudyTime(run.estimateS).c_str());
+                std::printf("      %-52s %8s\n", run.id.c_str(), formatStudyTime(run.estimateS).c_str());
             }
         }
     }
@@ -93,9 +97,18 @@ void printPlan(const StudyPlan& plan, const StudyRequest& r) {
 // The write-up from DIR's saved runs, lab and plan: report.md and a CSV per table.
 int writeReport(const fs::path& dir, const std::string& command) {
     try {
-        const StudyReport report = writeStudyFolder(dir, command);
-        std::fprintf(stderr, "study: wrote %s and %zu table(s)\n", (dir / "report.md").c_str(),
-                     report.tables.size());
+#ifdef LMPROF_STUDY_CHARTS
+        const StudyChartDrawer drawCharts = ui::drawStudyChartsHeadless;
+#else
+        const StudyChartDrawer drawCharts; // built without the chart renderer: the report says so
+#endif
+        const StudyReport report = writeStudyFolder(dir, command, drawCharts);
+        std::fprintf(stderr, "study: wrote %s, %zu table(s) and %zu chart(s)\n",
+                     (dir / "report.md").c_str(), report.tables.size(),
+                     report.chartsMissing.empty() ? report.charts.size() : size_t{0});
+        if (!report.chartsMissing.empty()) {
+            std::fprintf(stderr, "study: charts not drawn: %s\n", report.chartsMissing.c_str());
+        }
         return kExitOk;
     } catch (const std::exception& e) {
         std::cerr << "lmprof-cli study: " << e.what() << "\n";
@@ -152,7 +165,7 @@ int studyCommand(const StudyOptions& o) {
             return kExitUsage;
         }
         request = studyRequestFor(*engine, o.device, *budget, o.threads);
-        const auto rate = calibrate(*engine, request, o.quiet);
+        const auto rate = o.rate > 0.0 ? std::optional(o.rate) : calibrate(*engine, request, o.quiet);
         if (!rate) {
             return kExitFailure;
         }
@@ -256,6 +269,9 @@ CliCommand studyEntry() {
                 cmd.add_flag("--resume", o->resume, "continue the study in --out, skipping "
                                                     "finished runs");
                 addNumber(cmd, "--threads", o->threads, "CPU intra-op threads (0: LibTorch default)");
+                addNumberIn(cmd, "--rate", o->rate, 1e6, 1e18,
+                            "plan for this rate in FLOP/s instead of calibrating (a plan.json's "
+                            "flops_per_s), so the same budget plans the same runs");
                 cmd.add_flag("--quiet,-q", o->quiet, "no progress lines on stderr");
                 addConnectOptions(cmd, o->connect, o->tokenFile);
                 return std::function<int()>([o] { return studyCommand(*o); });

@@ -16,6 +16,7 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 packages=(build-essential cmake ninja-build git pkg-config python3 python3-venv
           libgtest-dev nlohmann-json3-dev libcli11-dev
           libglfw3-dev libgl-dev libgl1-mesa-dri libstb-dev fonts-dejavu-core xvfb xauth
+          libegl-dev libopengl-dev libegl-mesa0
           clang libclang-rt-dev ffmpeg libgloo-dev libasio-dev)
 missing=()
 for p in "${packages[@]}"; do

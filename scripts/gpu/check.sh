@@ -158,7 +158,11 @@ fi
 configure_and_build() { # targets...
   local torch_prefix
   torch_prefix=$("$py" -c "import torch.utils; print(torch.utils.cmake_prefix_path)") || return 1
+  # The charts without the window (the study's report): ImGui's sources carried, EGL's and
+  # OpenGL's headers and libraries among the carried packages (the build's RUNPATH names
+  # them); the GPU driver's EGL draws, when the machine has it (docs/STUDY.md).
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLMPROF_BUILD_GUI=OFF \
+    -DLMPROF_BUILD_CHARTS=ON -DLMPROF_IMGUI_BUNDLE_DIR="$root/$carry/imgui-bundle" \
     -DLMPROF_BUILD_TESTS=ON -DTorch_DIR="$torch_prefix/Torch" -DLMPROF_PYTHON="$(command -v "$py")" \
     -DCMAKE_PREFIX_PATH="$prefix/usr" -DTORCH_CUDA_ARCH_LIST=9.0 -DCMAKE_POLICY_VERSION_MINIMUM=3.5 \
     -DLMPROF_GIT_REVISION_OVERRIDE="$(cat "$carry/revision" 2>/dev/null || echo unknown)" &&

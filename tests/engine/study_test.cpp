@@ -154,6 +154,30 @@ TEST(Study, TheWriteUpSaysWhatTheNumbersSay) {
     // Byte-identical for the same data.
     EXPECT_EQ(writeStudyReport(set, header).markdown, md);
 
+    // Each section with runs has its chart, of its runs in the table's order, linked.
+    const auto chart = [&](const StudyReport& r, const std::string& file) {
+        const auto it = std::find_if(r.charts.begin(), r.charts.end(),
+                                     [&](const StudyChart& c) { return c.file == file; });
+        return it == r.charts.end() ? nullptr : &*it;
+    };
+    ASSERT_EQ(report.charts.size(), 2u);
+    ASSERT_NE(chart(report, "sizes.png"), nullptr);
+    EXPECT_EQ(chart(report, "sizes.png")->chart, "step-times");
+    EXPECT_EQ(chart(report, "sizes.png")->runs,
+              (std::vector<std::string>{set.runs[0].id, set.runs[2].id}));
+    ASSERT_NE(chart(report, "precision.png"), nullptr);
+    EXPECT_EQ(chart(report, "precision.png")->runs,
+              (std::vector<std::string>{set.runs[0].id, set.runs[1].id, set.runs[2].id,
+                                        set.runs[3].id}));
+    EXPECT_NE(md.find("](sizes.png)"), std::string::npos) << md;
+    // Charts that could not be drawn are not linked, and the header says why.
+    header.chartsMissing = "no OpenGL here";
+    const StudyReport undrawn = writeStudyReport(set, header);
+    EXPECT_NE(undrawn.markdown.find("- Charts: not drawn (no OpenGL here)"), std::string::npos);
+    EXPECT_EQ(undrawn.markdown.find(".png)"), std::string::npos) << undrawn.markdown;
+    EXPECT_EQ(undrawn.charts.size(), 2u);
+    header.chartsMissing.clear();
+
     // Within noise: the same times give no verdict either way.
     set.runs[1] = studyRun(StudySection::Precision, "tiny", Mode::ForwardBackward,
                            Precision::Bf16, {10.1, 9.8, 10.2, 10.0, 9.9});

@@ -39,6 +39,9 @@ KIT_OPTIONS = {"LMPROF_BUILD_GUI": False, "LMPROF_BUILD_TESTS": True,
 SERVED_PACKAGES = {"Torch": "the GPU machine's torch", "Threads": "the C library",
                    "Git": "optional (QUIET); the kit passes the revision instead",
                    "Python3": "the GPU machine's Python", "CUDAToolkit": "the CUDA toolkit"}
+# CMake's own find modules: every file each asked-for component needs (by path ending).
+FIND_MODULES = {"OpenGL": {"OpenGL": ["GL/gl.h", "libOpenGL.so"], "EGL": ["EGL/egl.h", "libEGL.so"],
+                           "GLX": ["GL/glx.h", "libGLX.so"]}}
 # A find_path/find_library whose hints name one of these looks in torch or CUDA.
 SERVED_HINTS = re.compile(r"TORCH_|Torch|CUDA|/usr/local/cuda|_nvidia_dir|nvidia")
 KEYWORDS = {"NAMES", "HINTS", "PATHS", "PATH_SUFFIXES", "DOC", "NO_DEFAULT_PATH", "REQUIRED",
@@ -221,6 +224,20 @@ def main():
             continue
         if kind in ("find_path", "find_library") and SERVED_HINTS.search(raw):
             print(f"served   {what:48} torch or the CUDA toolkit (its hints)  [{where}]")
+            continue
+        if kind == "find_package" and words[0] in FIND_MODULES:
+            module = FIND_MODULES[words[0]]
+            parts = words[words.index("COMPONENTS") + 1:] if "COMPONENTS" in words else ["OpenGL"]
+            for part in parts:
+                for w in module.get(part, []):
+                    holder = next((p for p in carried if files[p] and any(
+                        f.endswith("/" + w) for f in files[p])), None)
+                    if holder:
+                        print(f"carried  {what + ' ' + part + ': ' + w:48} {holder}  [{where}]")
+                    else:
+                        problems.append(f"{what} at {where} needs {w} for {part}, which no "
+                                        f"carried package holds: add its Debian package to "
+                                        f"scripts/gpu/carried-packages.txt")
             continue
         wanted = wanted_files(kind, words)
         holder = next((p for p in carried if files[p] and any(

@@ -188,6 +188,14 @@ struct App::Impl {
                         &plotRects,   options.configDir / "traces"};
         ctx.experimentRunning = precisionLabView.busy();
         ctx.studyDir = options.configDir / "studies";
+        ctx.drawStudyCharts = [this](const engine::ResultSet& set,
+                                     const std::vector<engine::StudyChart>& charts,
+                                     const std::filesystem::path& dir) {
+            if (!offscreen) {
+                offscreen = std::make_unique<OffscreenCharts>(darkTheme(), options.fontScale);
+            }
+            drawStudyCharts(*offscreen, session(), set, charts, dir);
+        };
         return ctx;
     }
     void buildDefaultLayout(ImGuiID dockspace);

@@ -28,35 +28,6 @@ std::string runsLabel(const std::vector<RunView*>& runs) {
     return label;
 }
 
-// The line under an exported chart's title: the run, or the runs by their legend names.
-std::string runsLine(const std::vector<RunView*>& runs) {
-    if (runs.size() == 1) {
-        const RunResult& r = runs.front()->result;
-        return r.id + " (batch " + std::to_string(r.config.batchSize) + ", " +
-               std::to_string(r.config.measureSteps) + " measured steps on " +
-               (r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice) + ")";
-    }
-    if (runs.empty()) {
-        return "no run selected";
-    }
-    // A few runs by name; more are counted (the legend names each).
-    constexpr size_t kNamed = 3;
-    const size_t named = runs.size() <= kNamed + 1 ? runs.size() : kNamed;
-    std::string line;
-    for (size_t i = 0; i < named; ++i) {
-        line += (line.empty() ? "" : " / ") + plot::legendName(*runs[i]);
-    }
-    if (named < runs.size()) {
-        line += " and " + std::to_string(runs.size() - named) + " more (named in the legend)";
-    }
-    const bool oneModel = std::all_of(runs.begin(), runs.end(), [&](const RunView* r) {
-        return modelLabel(r->result.config.model) == modelLabel(runs.front()->result.config.model);
-    });
-    return std::to_string(runs.size()) + " runs" +
-           (oneModel ? " of " + modelLabel(runs.front()->result.config.model) : std::string()) +
-           ": " + line;
-}
-
 } // namespace
 
 const Chart* App::Impl::findChart(const std::string& stem) const {
@@ -94,7 +65,7 @@ bool App::Impl::exportChart(const Chart& chart, const PngRequest& request) {
         }
         const plot::ExportScope exporting; // axes show what the window shows
         offscreen->render(path, static_cast<int>(request.width), static_cast<int>(request.height),
-                          darkTheme(), chart.title, runsLine(runs), [&] { chart.draw(ctx); });
+                          darkTheme(), chart.title, chartRunsLine(runs), [&] { chart.draw(ctx); });
         status = "chart saved to " + path.string();
         statusIsError = false;
         return true;

@@ -3,9 +3,13 @@
 #define GL_GLEXT_PROTOTYPES 1
 #include "chart_export.h"
 
+#include "lmprof/engine/config.h"
+#include "lmprof/ui/run_store.h"
 #include "theme.h"
+#include "views/plot_helpers.h"
 
 #include <GL/gl.h>
+#include <algorithm>
 #include <GL/glext.h>
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
@@ -16,6 +20,9 @@
 #include <vector>
 
 namespace lmprof::ui {
+
+using engine::RunResult;
+using engine::modelLabel;
 
 namespace {
 
@@ -40,6 +47,34 @@ private:
 };
 
 } // namespace
+
+std::string chartRunsLine(const std::vector<RunView*>& runs) {
+    if (runs.size() == 1) {
+        const RunResult& r = runs.front()->result;
+        return r.id + " (batch " + std::to_string(r.config.batchSize) + ", " +
+               std::to_string(r.config.measureSteps) + " measured steps on " +
+               (r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice) + ")";
+    }
+    if (runs.empty()) {
+        return "no run selected";
+    }
+    // A few runs by name; more are counted (the legend names each).
+    constexpr size_t kNamed = 3;
+    const size_t named = runs.size() <= kNamed + 1 ? runs.size() : kNamed;
+    std::string line;
+    for (size_t i = 0; i < named; ++i) {
+        line += (line.empty() ? "" : " / ") + plot::legendName(*runs[i]);
+    }
+    if (named < runs.size()) {
+        line += " and " + std::to_string(runs.size() - named) + " more (named in the legend)";
+    }
+    const bool oneModel = std::all_of(runs.begin(), runs.end(), [&](const RunView* r) {
+        return modelLabel(r->result.config.model) == modelLabel(runs.front()->result.config.model);
+    });
+    return std::to_string(runs.size()) + " runs" +
+           (oneModel ? " of " + modelLabel(runs.front()->result.config.model) : std::string()) +
+           ": " + line;
+}
 
 OffscreenCharts::OffscreenCharts(bool dark, float fontScale) : m_dark(dark) {
     ImGuiContext* window = ImGui::GetCurrentContext();
@@ -115,12 +150,17 @@ void OffscreenCharts::render(const std::filesystem::path& path, int width, int h
     io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);
     io.DeltaTime = 1.0f / 60.0f;
     // Whatever happens below, the window draws into its own framebuffer again afterwards.
+    // (A headless context has no default framebuffer: its read buffer is GL_NONE.)
     struct RestoreWindowTarget {
         GLint viewport[4];
-        RestoreWindowTarget() { glGetIntegerv(GL_VIEWPORT, viewport); }
+        GLint readBuffer = GL_BACK;
+        RestoreWindowTarget() {
+            glGetIntegerv(GL_VIEWPORT, viewport);
+            glGetIntegerv(GL_READ_BUFFER, &readBuffer);
+        }
         ~RestoreWindowTarget() {
             glBindFramebuffer(GL_FRAMEBUFFER, 0);
-            glReadBuffer(GL_BACK);
+            glReadBuffer(static_cast<GLenum>(readBuffer));
             glViewport(viewport[0], viewport[1], viewport[2], viewport[3]);
         }
     } restore;

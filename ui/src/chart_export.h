@@ -5,14 +5,24 @@
 // itself (docs/WINDOW.md, "Exporting charts").
 #pragma once
 
+#include "lmprof/engine/session_interface.h"
+#include "lmprof/engine/study.h"
+
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 struct ImGuiContext;
 struct ImPlotContext;
 
 namespace lmprof::ui {
+
+struct RunView;
+
+// The line under an exported chart's title: the run (its id, batch, steps and device), or
+// the runs by their legend names, a few named and the rest counted.
+std::string chartRunsLine(const std::vector<RunView*>& runs);
 
 class OffscreenCharts {
 public:
@@ -41,5 +51,12 @@ private:
     int m_width = 0, m_height = 0;
     bool m_dark;
 };
+
+// The study report's charts drawn with `offscreen` (the window's own, or a headless
+// context's: lmprof/ui/study_charts.h); `engine` answers the views' questions (busy?).
+void drawStudyCharts(OffscreenCharts& offscreen, engine::SessionInterface& engine,
+                     const engine::ResultSet& set,
+                     const std::vector<engine::StudyChart>& charts,
+                     const std::filesystem::path& dir);
 
 } // namespace lmprof::ui

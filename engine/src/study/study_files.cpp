@@ -79,7 +79,8 @@ std::set<std::string> finishedStudyRuns(const fs::path& dir) {
     return done;
 }
 
-StudyReport writeStudyFolder(const fs::path& dir, const std::string& command) {
+StudyReport writeStudyFolder(const fs::path& dir, const std::string& command,
+                             const StudyChartDrawer& drawCharts) {
     ResultSet set;
     set.runs = loadRunsJsonl(dir / "runs.jsonl").runs;
     StudyHeader header;
@@ -106,6 +107,19 @@ StudyReport writeStudyFolder(const fs::path& dir, const std::string& command) {
     }
     header.command = command;
     StudyReport report = writeStudyReport(set, header);
+    // The charts first: a report links them only once they are drawn.
+    if (!drawCharts) {
+        header.chartsMissing = "this build of lmprof has no chart renderer";
+    } else if (!report.charts.empty()) {
+        try {
+            drawCharts(set, report.charts, dir);
+        } catch (const std::exception& e) {
+            header.chartsMissing = e.what();
+        }
+    }
+    if (!header.chartsMissing.empty()) {
+        report = writeStudyReport(set, header);
+    }
     writeFileAtomic(dir / "report.md", report.markdown);
     for (const auto& table : report.tables) {
         std::ostringstream csv;

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <sstream>
 
 namespace lmprof::engine {
@@ -76,24 +77,49 @@ Ratio ratioOf(const RunResult& a, const RunResult& b) {
     return r;
 }
 
-// Collects a section's table and writes it in Markdown.
+// The report being written, and whether its charts are drawn (linked from the Markdown).
+struct Draft {
+    StudyReport& report;
+    bool chartLinks;
+};
+
+// Collects a section's table and chart and writes them in Markdown.
 class Section {
 public:
-    Section(StudyReport& report, StudySection s) : m_report(report) {
+    Section(Draft& draft, StudySection s) : m_draft(draft), m_name(toString(s)) {
         m_out << "## " << sectionTitle(s) << "\n\n";
-        m_table.file = std::string(toString(s)) + ".csv";
+        m_table.file = m_name + ".csv";
     }
     void header(std::vector<std::string> columns) { m_table.header = std::move(columns); }
     void row(std::vector<std::string> cells) { m_table.rows.push_back(std::move(cells)); }
     void say(const std::string& sentence) { m_sentences.push_back(sentence); }
     void text(const std::string& markdown) { m_extra += markdown; }
+    // The section's chart: the window's chart `chart` of those of `runs` with steps to draw.
+    void chart(const char* chart, const std::string& title,
+               const std::vector<const RunResult*>& runs) {
+        StudyChart c{m_name + ".png", chart, title, {}};
+        for (const auto* r : runs) {
+            if (!r->steps.empty()) {
+                c.runs.push_back(r->id);
+            }
+        }
+        if (!c.runs.empty()) {
+            m_chart = std::move(c);
+        }
+    }
     ~Section() {
         if (!m_table.rows.empty()) {
             Rows rows{m_table.header};
             rows.insert(rows.end(), m_table.rows.begin(), m_table.rows.end());
             writeMarkdownRows(m_out, rows, 1);
             m_out << "\n(Table: `" << m_table.file << "`.)\n\n";
-            m_report.tables.push_back(std::move(m_table));
+            m_draft.report.tables.push_back(std::move(m_table));
+        }
+        if (m_chart) {
+            if (m_draft.chartLinks) {
+                m_out << "![" << m_chart->title << "](" << m_chart->file << ")\n\n";
+            }
+            m_draft.report.charts.push_back(std::move(*m_chart));
         }
         for (const auto& s : m_sentences) {
             m_out << s << "\n";
@@ -102,15 +128,17 @@ public:
             m_out << "\n";
         }
         m_out << m_extra;
-        m_report.markdown += m_out.str();
+        m_draft.report.markdown += m_out.str();
     }
     Section(const Section&) = delete;
     Section& operator=(const Section&) = delete;
 
 private:
-    StudyReport& m_report;
+    Draft& m_draft;
+    std::string m_name;
     std::ostringstream m_out;
     StudyTable m_table;
+    std::optional<StudyChart> m_chart;
     std::vector<std::string> m_sentences;
     std::string m_extra;
 };
@@ -160,8 +188,8 @@ void noRuns(Section& s, const char* why) {
 // ---------------------------------------------------------------------------------------
 // The sections
 
-void sizes(StudyReport& report, const ResultSet& set) {
-    Section s(report, StudySection::Sizes);
+void sizes(Draft& draft, const ResultSet& set) {
+    Section s(draft, StudySection::Sizes);
     const auto runs = runsOf(set, StudySection::Sizes);
     if (runs.empty()) {
         return noRuns(s, " (cut from the plan, or not run yet)");
@@ -170,9 +198,13 @@ void sizes(StudyReport& report, const ResultSet& set) {
               "Backward / forward"});
     double lowest = 1e300, highest = 0.0;
     std::vector<std::string> failures;
+    std::vector<const RunResult*> charted;
     for (const auto& model : modelsOf(runs)) {
         const RunResult* fwd = find(runs, model, Mode::Forward);
         const RunResult* both = find(runs, model, Mode::ForwardBackward);
+        if (both) {
+            charted.push_back(both);
+        }
         std::string ratio = "-";
         if (both && measured(*both) && both->summary.forwardMs.mean > 0.0) {
             const double r = both->summary.backwardMs.mean / both->summary.forwardMs.mean;
@@ -201,10 +233,11 @@ void sizes(StudyReport& report, const ResultSet& set) {
     for (const auto& f : failures) {
         s.say("Not measured: " + f + ".");
     }
+    s.chart("step-times", "Forward-backward step time by size, every step", charted);
 }
 
-void warmup(StudyReport& report, const ResultSet& set) {
-    Section s(report, StudySection::Warmup);
+void warmup(Draft& draft, const ResultSet& set) {
+    Section s(draft, StudySection::Warmup);
     auto runs = runsOf(set, StudySection::Warmup);
     if (runs.empty()) {
         return noRuns(s, " (cut from the plan, or not run yet)");
@@ -246,10 +279,16 @@ void warmup(StudyReport& report, const ResultSet& set) {
     } else {
         s.say("No warmup count tried brings the CV below " + percent(kNoiseCv) + ".");
     }
+    std::string counts;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        counts += (i == 0 ? "" : i + 1 == runs.size() ? " and " : ", ") +
+                  std::to_string(runs[i]->config.warmupSteps);
+    }
+    s.chart("step-times", "Every step of the runs with " + counts + " warmup steps", runs);
 }
 
-void precision(StudyReport& report, const ResultSet& set) {
-    Section s(report, StudySection::Precision);
+void precision(Draft& draft, const ResultSet& set) {
+    Section s(draft, StudySection::Precision);
     const auto bf16 = runsOf(set, StudySection::Precision);
     const auto fp32 = runsOf(set, StudySection::Sizes);
     if (bf16.empty()) {
@@ -257,9 +296,15 @@ void precision(StudyReport& report, const ResultSet& set) {
     }
     s.header({"Model", "fp32 step, ms", "bf16 step, ms", "bf16 / fp32 [95%]", "Verdict"});
     int faster = 0, slower = 0, same = 0;
+    std::vector<const RunResult*> charted;
     for (const auto& model : modelsOf(bf16)) {
         const RunResult* b = find(bf16, model, Mode::ForwardBackward, Precision::Bf16);
         const RunResult* a = find(fp32, model, Mode::ForwardBackward, Precision::Fp32);
+        for (const auto* r : {a, b}) {
+            if (r) {
+                charted.push_back(r);
+            }
+        }
         if (!b || !a || !measured(*a) || !measured(*b)) {
             s.row({model, a ? (measured(*a) ? ms(a->summary.totalMs) : outcome(*a)) : "-",
                    b ? (measured(*b) ? ms(b->summary.totalMs) : outcome(*b)) : "-", "-",
@@ -290,10 +335,11 @@ void precision(StudyReport& report, const ResultSet& set) {
               std::to_string(slower) + " and indistinguishable for " + std::to_string(same) +
               ".");
     }
+    s.chart("step-times", "fp32 and bf16 forward-backward step times by size", charted);
 }
 
-void ops(StudyReport& report, const ResultSet& set) {
-    Section s(report, StudySection::Ops);
+void ops(Draft& draft, const ResultSet& set) {
+    Section s(draft, StudySection::Ops);
     const RunResult* profiled = nullptr;
     for (const auto* r : runsOf(set, StudySection::Ops)) {
         if (r->opProfile) {
@@ -324,8 +370,8 @@ void ops(StudyReport& report, const ResultSet& set) {
     }
 }
 
-void memory(StudyReport& report, const ResultSet& set) {
-    Section s(report, StudySection::Memory);
+void memory(Draft& draft, const ResultSet& set) {
+    Section s(draft, StudySection::Memory);
     auto runs = runsOf(set, StudySection::Memory);
     if (runs.empty()) {
         return noRuns(s, " (cut from the plan, or left out by the device's memory)");
@@ -368,10 +414,17 @@ void memory(StudyReport& report, const ResultSet& set) {
                   " fit " + what + ": it ran out of memory.");
         }
     }
+    std::vector<const RunResult*> steps;
+    for (const auto* r : runs) {
+        if (r->config.mode == Mode::Train) {
+            steps.push_back(r);
+        }
+    }
+    s.chart("memory", "Memory over the training steps, by context", steps);
 }
 
-void dataParallel(StudyReport& report, const ResultSet& set) {
-    Section s(report, StudySection::DataParallel);
+void dataParallel(Draft& draft, const ResultSet& set) {
+    Section s(draft, StudySection::DataParallel);
     const auto runs = runsOf(set, StudySection::DataParallel);
     if (runs.empty()) {
         return noRuns(s, " (cut from the plan, or not run yet)");
@@ -415,10 +468,11 @@ void dataParallel(StudyReport& report, const ResultSet& set) {
         s.say("The " + std::string(toString(best->config.ddp->strategy)) +
               " strategy hides the most communication.");
     }
+    s.chart("ddp-strategies", "Communication overhead and bus bandwidth by strategy", runs);
 }
 
-void variants(StudyReport& report, const ResultSet& set) {
-    Section s(report, StudySection::Variants);
+void variants(Draft& draft, const ResultSet& set) {
+    Section s(draft, StudySection::Variants);
     const auto runs = runsOf(set, StudySection::Variants);
     if (runs.empty()) {
         return noRuns(s, " (cut from the plan, or not run yet)");
@@ -454,9 +508,11 @@ void variants(StudyReport& report, const ResultSet& set) {
                : ratio.verdict == Verdict::Slower ? "slower."
                                                   : "the two " + ratio.verdictWords() + "."));
     }
+    s.chart("step-times", "Step times of the execution variants", runs);
 }
 
-void lab(StudyReport& report, const ResultSet& set) {
+void lab(Draft& draft, const ResultSet& set) {
+    StudyReport& report = draft.report;
     report.markdown += "## Mixed-precision accumulation and autocast dtypes\n\n";
     const PrecisionLab& lab = set.precisionLab;
     if (lab.empty()) {
@@ -474,6 +530,12 @@ void lab(StudyReport& report, const ResultSet& set) {
             }
         }
         out << "\n";
+        StudyChart chart{"lab-accumulation.png", "accumulation",
+                         "Relative error of a sum against its number of terms", {}};
+        if (draft.chartLinks) {
+            out << "![" << chart.title << "](" << chart.file << ")\n\n";
+        }
+        report.charts.push_back(std::move(chart));
     }
     for (size_t i = 0; i < lab.dtypes.size(); ++i) {
         writeDtypeReport(out, lab.dtypes[i], ReportFormat::Markdown, i == 0);
@@ -489,6 +551,7 @@ void lab(StudyReport& report, const ResultSet& set) {
 
 StudyReport writeStudyReport(const ResultSet& set, const StudyHeader& h) {
     StudyReport report;
+    report.chartsMissing = h.chartsMissing;
     std::ostringstream head;
     head << "# The CS336 systems study on " << (h.device.empty() ? "this machine" : h.device)
          << "\n\n";
@@ -507,19 +570,23 @@ StudyReport writeStudyReport(const ResultSet& set, const StudyHeader& h) {
     for (const auto& l : h.leftOut) {
         head << "  - " << l << "\n";
     }
+    if (!h.chartsMissing.empty()) {
+        head << "- Charts: not drawn (" << h.chartsMissing << ")\n";
+    }
     if (!h.command.empty()) {
         head << "- Regenerate this report: `" << h.command << "`\n";
     }
     head << "\n";
     report.markdown = head.str();
-    sizes(report, set);
-    warmup(report, set);
-    precision(report, set);
-    ops(report, set);
-    memory(report, set);
-    dataParallel(report, set);
-    variants(report, set);
-    lab(report, set);
+    Draft draft{report, h.chartsMissing.empty()};
+    sizes(draft, set);
+    warmup(draft, set);
+    precision(draft, set);
+    ops(draft, set);
+    memory(draft, set);
+    dataParallel(draft, set);
+    variants(draft, set);
+    lab(draft, set);
     return report;
 }
 

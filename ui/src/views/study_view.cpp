@@ -5,11 +5,15 @@
 // engine like any other, so a study runs on a remote engine's GPU when one is connected.
 
 #include "plot_helpers.h"
+#include "study_scene.h"
 #include "view.h"
+
+#include "lmprof/engine/session.h"
 
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -34,9 +38,10 @@ private:
     enum class Phase { Idle, Calibrating, Planned, Running, Lab, Done };
     void plan(ViewContext& ctx, bool resume);
     void submitNext(ViewContext& ctx);
-    void refreshReport();
+    void refreshReport(ViewContext& ctx);
     void drawPlan();
     void drawSections();
+    void drawChart(const std::string& file);
 
     Phase m_phase = Phase::Idle;
     std::string m_device = "auto";
@@ -52,6 +57,10 @@ private:
     size_t m_labPending = 0;
     bool m_cancelled = false;
     std::optional<StudyReport> m_report;
+    // The report's charts drawn live under their sections, over the folder's runs; an idle
+    // engine of their own answers their views (the window's may be replaced by a connect).
+    std::vector<std::unique_ptr<StudyChartScene>> m_scenes;
+    std::unique_ptr<Session> m_idle;
     bool m_showReport = false;
     std::string m_message;
 };
@@ -82,7 +91,7 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
                 m_plan = planStudy(m_request);
                 m_done = finishedStudyRuns(m_dir);
                 m_phase = Phase::Planned;
-                refreshReport();
+                refreshReport(ctx);
                 return;
             }
         } catch (const std::exception& e) {
@@ -137,14 +146,27 @@ void StudyView::submitNext(ViewContext& ctx) {
         m_phase = Phase::Lab;
         return;
     }
-    refreshReport();
+    refreshReport(ctx);
     m_phase = Phase::Done;
 }
 
-void StudyView::refreshReport() {
+void StudyView::refreshReport(ViewContext& ctx) {
     try {
         if (fs::exists(m_dir / "runs.jsonl")) {
-            m_report = writeStudyFolder(m_dir, "lmprof-cli study --report " + m_dir.string());
+            m_report = writeStudyFolder(m_dir, "lmprof-cli study --report " + m_dir.string(),
+                                        ctx.drawStudyCharts);
+            ResultSet set;
+            set.runs = loadRunsJsonl(m_dir / "runs.jsonl").runs;
+            if (fs::exists(m_dir / "lab.json")) {
+                set.precisionLab = loadResultSet(m_dir / "lab.json").precisionLab;
+            }
+            if (!m_idle) {
+                m_idle = std::make_unique<Session>();
+            }
+            m_scenes.clear();
+            for (const StudyChart& chart : m_report->charts) {
+                m_scenes.push_back(std::make_unique<StudyChartScene>(set, chart, *m_idle));
+            }
         }
     } catch (const std::exception& e) {
         m_message = e.what();
@@ -176,7 +198,7 @@ void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& event
                 }
                 m_done.insert(result.id);
                 m_cancelled = m_cancelled || result.status == RunStatus::Cancelled;
-                refreshReport();
+                refreshReport(ctx);
                 submitNext(ctx);
             }
         } else if (const auto* lab = std::get_if<LabFinished>(&event)) {
@@ -197,7 +219,7 @@ void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& event
                     } catch (const std::exception& e) {
                         m_message = e.what();
                     }
-                    refreshReport();
+                    refreshReport(ctx);
                     m_phase = Phase::Done;
                 }
             }
@@ -270,6 +292,28 @@ void StudyView::drawSections() {
             }
         }
         ImGui::EndTable();
+        drawChart(fs::path(table.file).stem().string() + ".png");
+    }
+    // Charts of no table: the precision lab's.
+    for (const auto& scene : m_scenes) {
+        if (!std::any_of(m_report->tables.begin(), m_report->tables.end(), [&](const auto& t) {
+                return fs::path(t.file).stem() == fs::path(scene->chart().file).stem();
+            }) &&
+            ImGui::CollapsingHeader(scene->chart().title.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
+            drawChart(scene->chart().file);
+        }
+    }
+}
+
+// A section's chart (by its file name), live: the window's chart of the section's runs.
+void StudyView::drawChart(const std::string& file) {
+    for (const auto& scene : m_scenes) {
+        if (scene->chart().file == file) {
+            ImGui::PushID(file.c_str());
+            ImGui::TextDisabled("%s", scene->chart().title.c_str());
+            scene->draw(ImVec2(-1, ImGui::GetFontSize() * 18.0f));
+            ImGui::PopID();
+        }
     }
 }
 
@@ -348,7 +392,7 @@ void StudyView::draw(ViewContext& ctx) {
 
 // The window's place in the registry (registry.cpp).
 WindowEntry studyWindow() {
-    return windowOf<StudyView>(DockSlot::Bottom);
+    return windowOf<StudyView>(DockSlot::Bottom, {}, 0.6f);
 }
 
 } // namespace lmprof::ui

@@ -3,6 +3,8 @@
 // (zoom, scratch buffers) as members; nothing here is per-view.
 #pragma once
 
+#include "lmprof/engine/study.h"
+
 #include "lmprof/engine/session_interface.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/run_store.h"
@@ -38,6 +40,9 @@ struct ViewContext {
     std::map<std::string, PngRequest>* plotRects = nullptr;
     std::filesystem::path traceDir = {}; // where the op profiles' Chrome traces are saved
     std::filesystem::path studyDir = {}; // where the Study view's studies go, one folder each
+    // Draws a study report's charts with the window's OpenGL context (the window's chart
+    // exporter); empty where there is none (tests): the report then says so.
+    engine::StudyChartDrawer drawStudyCharts = {};
     // A precision-lab experiment is running: benchmark runs wait for it (it would disturb
     // their timings), as it waits for them.
     bool experimentRunning = false;

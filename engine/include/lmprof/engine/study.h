@@ -6,6 +6,7 @@
 #include "lmprof/engine/records.h"
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -91,6 +92,8 @@ struct StudyHeader {
     std::vector<std::string> cuts;
     std::vector<std::string> leftOut;
     std::string command; // the command that regenerates this report
+    // Why the charts were not drawn (no OpenGL context to be had, ...); empty when they were.
+    std::string chartsMissing;
 };
 
 // One table of the write-up, also written beside it as CSV.
@@ -100,9 +103,23 @@ struct StudyTable {
     std::vector<std::vector<std::string>> rows;
 };
 
+// One chart of the write-up: one of the window's exportable charts (docs/WINDOW.md, "Exporting
+// charts") drawn with the given runs into `file` beside report.md, kStudyChartWidth x
+// kStudyChartHeight pixels, by the window's chart exporter (lmprof_ui's drawStudyCharts).
+struct StudyChart {
+    std::string file;              // "sizes.png"
+    std::string chart;             // the window's name for it: "step-times", "memory-breakdown"
+    std::string title;             // the line above it
+    std::vector<std::string> runs; // the runs' ids in legend order; none for the lab's charts
+};
+inline constexpr int kStudyChartWidth = 1200;
+inline constexpr int kStudyChartHeight = 700;
+
 struct StudyReport {
     std::string markdown;
     std::vector<StudyTable> tables;
+    std::vector<StudyChart> charts; // listed whether drawn or not
+    std::string chartsMissing;      // the header's: why they were not drawn, or empty
 };
 
 // The write-up of a study's result set: one section per question, each with its table and
@@ -119,9 +136,17 @@ void saveStudyPlan(const std::filesystem::path& dir, const StudyRequest& request
 std::optional<StudyRequest> loadStudyRequest(const std::filesystem::path& dir);
 // The ids of the runs already in runs.jsonl, whatever their outcome (an OOM is data).
 std::set<std::string> finishedStudyRuns(const std::filesystem::path& dir);
-// Writes report.md and the tables' CSV files from the folder's saved files alone; returns
-// the report. `command` is the header's line that regenerates it. Throws with the file's
-// name when one cannot be read or written.
-StudyReport writeStudyFolder(const std::filesystem::path& dir, const std::string& command);
+// Draws a report's charts from the study's runs into the folder; throws std::runtime_error
+// with the reason when it cannot (no headless OpenGL context, ...).
+using StudyChartDrawer = std::function<void(const ResultSet& set,
+                                            const std::vector<StudyChart>& charts,
+                                            const std::filesystem::path& dir)>;
+// Writes report.md, the tables' CSV files and (with `drawCharts`) the charts' PNG files from
+// the folder's saved files alone; returns the report. `command` is the header's line that
+// regenerates it. Charts that cannot be drawn are reported in the header, not fatal; without
+// a drawer the header says this build has none. Throws with the file's name when a saved
+// file cannot be read or the report written.
+StudyReport writeStudyFolder(const std::filesystem::path& dir, const std::string& command,
+                             const StudyChartDrawer& drawCharts);
 
 } // namespace lmprof::engine
