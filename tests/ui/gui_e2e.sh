@@ -274,7 +274,32 @@ LMPROF_CONFIG_DIR="$remote_dir/config" xvfb-run -a -s "-screen 0 1600x1000x24" \
   --export-plots step-times,memory --export-dir "$remote_dir" --export-size 900x500 \
   --autorun --screenshot "$remote_dir/window.png" --exit-when-done --discard-last \
   --save-on-exit "$remote_dir/saved.json"
+# A study on the remote engine (docs/STUDY.md): the window plans and runs it through the
+# server (a demo's "study" step is Plan then Run), the server measures, the window writes the
+# study's folder with its report and the charts it drew.
+cat > "$remote_dir/study.json" <<'JSON'
+{"lmprof_demo": 1, "steps": [
+  {"do": "show", "window": "Study"},
+  {"do": "study", "device": "cpu", "budget": "20s"},
+  {"do": "wait", "for": "study", "timeout_s": 240}]}
+JSON
+LMPROF_CONFIG_DIR="$remote_dir/study-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+  "$lmprof" --window-size 1600x1000 --connect "127.0.0.1:$port" \
+  --token-file "$remote_dir/server/server/token" --demo "$remote_dir/study.json" \
+  --screenshot "$remote_dir/study-window.png" --exit-when-done > "$remote_dir/study.log" 2>&1 ||
+  { cat "$remote_dir/study.log"; echo "the remote study failed"; exit 1; }
 kill -INT "$serve_pid"; wait "$serve_pid" || true
+study=$(ls -d "$remote_dir"/study-config/studies/study-* | head -1)
+[ -f "$study/report.md" ] || { echo "the remote study wrote no report"; exit 1; }
+grep -q "^## Data-parallel training" "$study/report.md" || { echo "the report lacks sections"; exit 1; }
+grep -q "Charts: not drawn" "$study/report.md" && { echo "the window drew no chart"; exit 1; }
+charts=$(grep -o '](\([a-z-]*\.png\))' "$study/report.md" | tr -d '()]' | sort -u)
+[ "$(echo "$charts" | wc -w)" -ge 4 ] || { echo "too few charts: $charts"; exit 1; }
+for chart in $charts; do "$png_check" "$study/$chart" 1200 700; done
+[ "$(wc -l < "$study/runs.jsonl")" -ge 5 ] || { echo "the study ran too few runs"; exit 1; }
+[ "$(grep -c 'submitted 1 run' "$remote_dir/serve.log")" -ge 6 ] ||
+  { echo "the server did not run the study's runs"; exit 1; }
+"$png_check" "$remote_dir/study-window.png" 1600 1000
 "$png_check" "$remote_dir/window.png" 1600 1000
 for chart in step-times memory; do
   "$png_check" "$remote_dir/$chart-"*.png 900 500

@@ -528,8 +528,14 @@ TEST(DemoScript, StepsParseAndMistakesNameTheStepAndField) {
         {"do": "pause", "seconds": 1.5},
         {"do": "save_chart", "chart": "step-times", "path": "a.png"},
         {"do": "caption", "text": ""},
-        {"do": "theme", "theme": "light"}]})");
-    ASSERT_EQ(ok.steps.size(), 11u);
+        {"do": "theme", "theme": "light"},
+        {"do": "study", "device": "cpu", "budget": "90s"},
+        {"do": "wait", "for": "study"}]})");
+    ASSERT_EQ(ok.steps.size(), 13u);
+    EXPECT_EQ(ok.steps[11].kind, DemoStep::Kind::Study);
+    EXPECT_EQ(ok.steps[11].target, "cpu");
+    EXPECT_EQ(ok.steps[11].text, "90s");
+    EXPECT_EQ(ok.steps[12].target, "study");
     EXPECT_EQ(ok.steps[0].kind, DemoStep::Kind::Configure);
     EXPECT_EQ(ok.steps[2].seconds, 60.0);
     EXPECT_EQ(ok.steps[3].contexts, (std::vector<int64_t>{16, 32}));
@@ -560,6 +566,8 @@ TEST(DemoScript, StepsParseAndMistakesNameTheStepAndField) {
     says(R"({"do": "sweep", "contexts": []})", "steps[0].contexts: must be a non-empty array");
     says(R"({"do": "select"})", "steps[0]: needs \"runs\"");
     says(R"({"do": "theme", "theme": "pink"})", "steps[0].theme");
+    says(R"({"do": "study", "budget": "soon"})", "steps[0].budget: 'soon' is not a time");
+    says(R"({"do": "study"})", "steps[0]: needs \"budget\"");
     says(R"(7)", "steps[0]: must be an object");
     // A field the step does not have (a typo would otherwise be ignored: "timeout" for
     // "timeout_s" waited the default hour), both ways of selecting, a repeated run, and a

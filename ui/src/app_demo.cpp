@@ -157,6 +157,12 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
             // stopped there: demoRunIndex is the run's.
             const RunView* v = store.findBySessionIndex(demoRunIndex);
             done = v && v->finished;
+        } else if (step.target == "study") {
+            done = !studyView.busy();
+            if (done && !studyView.message().empty()) {
+                failDemo(where, "the study stopped: " + studyView.message());
+                return true;
+            }
         } else {
             done = !sweepView.running() && !session().busy();
         }
@@ -222,6 +228,15 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
     case Kind::Theme:
         themeOverride = step.target == "dark";
         applyTheme(*themeOverride, ImGui::GetStyle().FontScaleDpi);
+        return true;
+    case Kind::Study:
+        if (session().busy() || sweepView.running() || studyView.busy()) {
+            return false; // as the Plan button, it waits for the engine
+        }
+        studyView.start(ctx, step.target, step.text);
+        if (!studyView.busy()) {
+            failDemo(where, studyView.message());
+        }
         return true;
     }
     return true;

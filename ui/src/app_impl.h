@@ -11,6 +11,7 @@
 #include "views/files_view.h"
 #include "views/precision_lab_view.h"
 #include "views/sweep_view.h"
+#include "views/study_view.h"
 #include "views/view.h"
 
 #include <filesystem>
@@ -129,6 +130,7 @@ struct App::Impl {
     FilesView& filesView = viewOf<FilesView>(views);
     SweepView& sweepView = viewOf<SweepView>(views);
     PrecisionLabView& precisionLabView = viewOf<PrecisionLabView>(views);
+    StudyView& studyView = viewOf<StudyView>(views);
     std::vector<Window> windows;
     // Grows the dock place of a window with a roomShare as it comes to the front.
     void giveRoomToWindowsBroughtForward();

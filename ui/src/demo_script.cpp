@@ -3,6 +3,7 @@
 #include "lmprof/ui/demo_script.h"
 
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/study.h"
 
 #include <algorithm>
 #include <initializer_list>
@@ -33,6 +34,7 @@ const KindName kKinds[] = {
     {"save_chart", Kind::SaveChart, {"chart", "path"}},
     {"caption", Kind::Caption, {"text"}},
     {"theme", Kind::Theme, {"theme"}},
+    {"study", Kind::Study, {"device", "budget"}},
 };
 
 // The most a script may hold, and the longest a wait or pause may last: a demo, not a job.
@@ -179,8 +181,8 @@ DemoStep parseStep(const json& j, const std::string& where) {
         break;
     case Kind::Wait:
         s.target = text(j, where, "for", false);
-        if (s.target != "run" && s.target != "sweep") {
-            fail(where + ".for", "'" + s.target + "' is not \"run\" or \"sweep\"");
+        if (s.target != "run" && s.target != "sweep" && s.target != "study") {
+            fail(where + ".for", "'" + s.target + "' is not \"run\", \"sweep\" or \"study\"");
         }
         s.seconds = j.contains("timeout_s") ? seconds(j, where, "timeout_s") : 3600.0;
         break;
@@ -223,6 +225,13 @@ DemoStep parseStep(const json& j, const std::string& where) {
         s.target = text(j, where, "theme", false);
         if (s.target != "dark" && s.target != "light") {
             fail(where + ".theme", "'" + s.target + "' is not \"dark\" or \"light\"");
+        }
+        break;
+    case Kind::Study:
+        s.target = j.contains("device") ? text(j, where, "device", false) : "auto";
+        s.text = text(j, where, "budget", false);
+        if (!engine::parseStudyBudget(s.text)) {
+            fail(where + ".budget", "'" + s.text + "' is not a time (e.g. 20m, 90s, 1h)");
         }
         break;
     }

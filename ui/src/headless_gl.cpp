@@ -147,7 +147,8 @@ HeadlessGl::HeadlessGl() {
                 "Mesa surfaceless")) {
         return;
     }
-    throw std::runtime_error("no headless OpenGL context: " + tried);
+    throw std::runtime_error("no headless OpenGL context (" + tried +
+                             "): it needs a GPU driver's EGL or Mesa's (Debian: libegl-mesa0)");
 }
 
 HeadlessGl::~HeadlessGl() {

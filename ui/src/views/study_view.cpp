@@ -1,69 +1,29 @@
-// Study: lmprof study in the window (docs/STUDY.md). Pick the device and the budget, Plan (a
-// calibration run measures the device's rate, then the plan and its cuts show), Run, Cancel
-// or Resume; each section's table fills in as its runs finish (the same write-up as the
-// CLI's, from the study folder), and Show report when it is done. The runs go through the
-// engine like any other, so a study runs on a remote engine's GPU when one is connected.
+// The Study window (study_view.h, docs/STUDY.md): planning, running and resuming through
+// the engine, the progress bars, and each section's table and live chart.
+
+#include "study_view.h"
 
 #include "plot_helpers.h"
-#include "study_scene.h"
-#include "view.h"
-
-#include "lmprof/engine/session.h"
 
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <imgui.h>
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lmprof::ui {
 
 using namespace lmprof::engine;
 namespace fs = std::filesystem;
-
-class StudyView final : public View {
-public:
-    static constexpr const char* kTitle = "Study";
-    void draw(ViewContext& ctx) override;
-    void observe(ViewContext& ctx, const std::vector<SessionEvent>& events) override;
-
-private:
-    enum class Phase { Idle, Calibrating, Planned, Running, Lab, Done };
-    void plan(ViewContext& ctx, bool resume);
-    void submitNext(ViewContext& ctx);
-    void refreshReport(ViewContext& ctx);
-    void drawPlan();
-    void drawSections();
-    void drawChart(const std::string& file);
-
-    Phase m_phase = Phase::Idle;
-    std::string m_device = "auto";
-    char m_budget[32] = "20m";
-    fs::path m_dir;
-    StudyRequest m_request;
-    StudyPlan m_plan;
-    std::set<std::string> m_done;
-    std::map<int, std::string> m_running;  // session run index -> study id
-    std::map<int, size_t> m_labs;          // session lab index -> slot in m_lab
-    int m_calibration = -1;
-    PrecisionLab m_lab;
-    size_t m_labPending = 0;
-    bool m_cancelled = false;
-    std::optional<StudyReport> m_report;
-    // The report's charts drawn live under their sections, over the folder's runs; an idle
-    // engine of their own answers their views (the window's may be replaced by a connect).
-    std::vector<std::unique_ptr<StudyChartScene>> m_scenes;
-    std::unique_ptr<Session> m_idle;
-    bool m_showReport = false;
-    std::string m_message;
-};
 
 namespace {
 
@@ -115,6 +75,17 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
     m_done.clear();
     m_calibration = engine.submit(calibration);
     m_phase = Phase::Calibrating;
+}
+
+void StudyView::start(ViewContext& ctx, const std::string& device, const std::string& budget) {
+    m_device = device;
+    std::snprintf(m_budget, sizeof(m_budget), "%s", budget.c_str());
+    plan(ctx, false);
+    m_runWhenPlanned = m_phase == Phase::Calibrating;
+}
+
+bool StudyView::busy() const {
+    return m_phase == Phase::Calibrating || m_phase == Phase::Running || m_phase == Phase::Lab;
 }
 
 void StudyView::submitNext(ViewContext& ctx) {
@@ -181,12 +152,16 @@ void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& event
                 const auto rate = calibratedRate(fin->result, m_message);
                 if (!rate) {
                     m_phase = Phase::Idle;
+                    m_runWhenPlanned = false;
                     continue;
                 }
                 m_request.flopsPerS = *rate;
                 m_plan = planStudy(m_request);
                 saveStudyPlan(m_dir, m_request, m_plan, ctx.session.environment(m_request.device));
                 m_phase = Phase::Planned;
+                if (std::exchange(m_runWhenPlanned, false)) {
+                    submitNext(ctx);
+                }
             } else if (auto it = m_running.find(fin->runIndex); it != m_running.end()) {
                 RunResult result = fin->result;
                 result.id = it->second;
@@ -250,7 +225,11 @@ void StudyView::drawPlan() {
         ImGui::SameLine(ImGui::GetFontSize() * 7.0f);
         ImGui::Text("%zu/%zu", finished, n);
         ImGui::SameLine(ImGui::GetFontSize() * 10.0f);
-        ImGui::ProgressBar(n ? static_cast<float>(finished) / static_cast<float>(n) : 1.0f,
+        if (n == 0) {
+            ImGui::TextDisabled("not in the plan (see its cuts)");
+            continue;
+        }
+        ImGui::ProgressBar(static_cast<float>(finished) / static_cast<float>(n),
                            ImVec2(-1, ImGui::GetTextLineHeight()), "");
     }
     for (const auto& c : m_plan.cuts) {
@@ -322,8 +301,7 @@ void StudyView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
-    const bool busy = m_phase == Phase::Calibrating || m_phase == Phase::Running ||
-                      m_phase == Phase::Lab;
+    const bool busy = this->busy();
     ImGui::BeginDisabled(busy);
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8.0f);
     deviceCombo("device", ctx.session.devices(), m_device);

@@ -25,12 +25,13 @@ struct DemoStep {
         SaveChart, // save the chart `target` as a PNG at `path`
         Caption,   // show `text` in a banner over the window ("" hides it)
         Theme,     // switch to the `target` theme ("dark" or "light")
+        Study,     // plan and run a study on the device `target` within the budget `text`
     };
     Kind kind = Kind::Pause;
     std::string patch;  // Configure / Run: a JSON object in the result schema's names
-    std::string target; // Wait, Show, SaveChart, Theme
+    std::string target; // Wait, Show, SaveChart, Theme, Study (the device)
     std::string path;   // SaveChart
-    std::string text;   // Caption
+    std::string text;   // Caption, Study (the budget)
     double seconds = 0; // Pause; Wait's time limit
     std::vector<int> runs;
     int last = 0;

@@ -1,0 +1,72 @@
+// The Study window (docs/STUDY.md); the app also drives it from demo scripts (a "study"
+// step plans and runs one, a "wait" for "study" waits for it).
+#pragma once
+
+#include "study_scene.h"
+#include "view.h"
+
+#include "lmprof/engine/session.h"
+#include "lmprof/engine/study.h"
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace lmprof::ui {
+
+// Study: lmprof study in the window. Pick the device and the budget, Plan (a calibration
+// run measures the device's rate, then the plan and its cuts show), Run, Cancel or Resume;
+// each section's table and chart fill in as its runs finish (the same write-up as the CLI's,
+// from the study folder), and Show report when it is done. The runs go through the engine
+// like any other, so a study runs on a remote engine's GPU when one is connected.
+class StudyView final : public View {
+public:
+    static constexpr const char* kTitle = "Study";
+    void draw(ViewContext& ctx) override;
+    void observe(ViewContext& ctx, const std::vector<engine::SessionEvent>& events) override;
+    // Plans for `device` and `budget` ("20s", "20m"), then runs the study, as Plan and then
+    // Run do (a demo's "study" step). A refusal (a bad budget, a device the engine cannot
+    // run) is left in message().
+    void start(ViewContext& ctx, const std::string& device, const std::string& budget);
+    // Calibrating, running or in the lab.
+    bool busy() const;
+    const std::string& message() const { return m_message; }
+    const std::filesystem::path& folder() const { return m_dir; }
+
+private:
+    enum class Phase { Idle, Calibrating, Planned, Running, Lab, Done };
+    void plan(ViewContext& ctx, bool resume);
+    void submitNext(ViewContext& ctx);
+    void refreshReport(ViewContext& ctx);
+    void drawPlan();
+    void drawSections();
+    void drawChart(const std::string& file);
+
+    Phase m_phase = Phase::Idle;
+    std::string m_device = "auto";
+    char m_budget[32] = "20m";
+    std::filesystem::path m_dir;
+    engine::StudyRequest m_request;
+    engine::StudyPlan m_plan;
+    std::set<std::string> m_done;
+    std::map<int, std::string> m_running;  // session run index -> study id
+    std::map<int, size_t> m_labs;          // session lab index -> slot in m_lab
+    int m_calibration = -1;
+    engine::PrecisionLab m_lab;
+    size_t m_labPending = 0;
+    bool m_cancelled = false;
+    bool m_runWhenPlanned = false; // start(): Run follows the plan
+    std::optional<engine::StudyReport> m_report;
+    // The report's charts drawn live under their sections, over the folder's runs; an idle
+    // engine of their own answers their views (the window's may be replaced by a connect).
+    std::vector<std::unique_ptr<StudyChartScene>> m_scenes;
+    std::unique_ptr<engine::Session> m_idle;
+    bool m_showReport = false;
+    std::string m_message;
+};
+
+} // namespace lmprof::ui
