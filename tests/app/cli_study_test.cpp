@@ -1,0 +1,149 @@
+// lmprof-cli study end to end (docs/STUDY.md): the whole plan, a kill and a resume, the
+// write-up's tables and charts, and its regeneration byte for byte.
+
+#include "cli_test_util.h"
+
+using namespace lmprof_cli_test;
+
+#ifndef LMPROF_STUDY_BUDGET
+#define LMPROF_STUDY_BUDGET "20s" // under the sanitizers: tiny alone, 3 measured steps
+#endif
+
+// The study of the CPU check: with --budget 3m every section runs (sizes tiny and
+// small, warmup, precision, ops, memory, 2-rank Gloo, variants, the lab); killed with SIGKILL
+// once two runs landed, it resumes without running one again; its tables hold the result
+// sets' figures and its charts are PNGs of the stated size that are not blank.
+TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
+    const auto dir = tempDir() / "study";
+    std::filesystem::remove_all(dir);
+    const std::string budget = LMPROF_STUDY_BUDGET;
+    // The 3m plan at a pinned rate (this machine's, calibrated alone): a calibration among
+    // ctest's parallel tests measures less and would cut sections.
+    const std::string args = "study --device cpu --budget " + budget + " --threads 2 --out " +
+                             dir.string() + (budget == "3m" ? " --rate 1.4e11" : "");
+    // Killed (SIGKILL) once two runs have landed, at most 30 s after the start.
+    const std::string jsonl = (dir / "runs.jsonl").string();
+    const std::string script =
+        std::string(LMPROF_CLI_PATH) + " " + args + " > /dev/null 2>&1 & pid=$!; " +
+        "for i in $(seq 600); do [ -f " + jsonl + " ] && [ $(wc -l < " + jsonl +
+        ") -ge 2 ] && break; sleep 0.05; done; kill -9 $pid; wait $pid; echo exit $?";
+    Result killed;
+    if (FILE* pipe = popen(("sh -c '" + script + "'").c_str(), "r")) {
+        std::array<char, 256> buf{};
+        while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) {
+            killed.output.append(buf.data(), n);
+        }
+        pclose(pipe);
+    }
+    ASSERT_NE(killed.output.find("exit 137"), std::string::npos) << "not killed: " << killed.output;
+    const auto runs = [&] {
+        std::ifstream in(dir / "runs.jsonl");
+        std::vector<nlohmann::json> out;
+        for (std::string line; std::getline(in, line);) {
+            if (!line.empty()) {
+                out.push_back(nlohmann::json::parse(line));
+            }
+        }
+        return out;
+    };
+    const auto ids = [&] {
+        std::vector<std::string> out;
+        for (const auto& run : runs()) {
+            out.push_back(run.at("id").get<std::string>());
+        }
+        return out;
+    };
+    const auto before = ids();
+    ASSERT_FALSE(before.empty()) << "no run finished in 30 s: " << killed.output;
+
+    const Result refused = cli(args);
+    EXPECT_EQ(refused.code, 2) << refused.output;
+    EXPECT_NE(refused.output.find("--resume"), std::string::npos) << refused.output;
+
+    const Result resumed = cli(args + " --resume -q");
+    ASSERT_EQ(resumed.code, 0) << resumed.output;
+    const auto after = ids();
+    EXPECT_EQ(std::set<std::string>(after.begin(), after.end()).size(), after.size())
+        << "a finished run ran again";
+    EXPECT_TRUE(std::equal(before.begin(), before.end(), after.begin()));
+    EXPECT_GT(after.size(), before.size());
+
+    const std::string report = readFile(dir / "report.md");
+    for (const char* title : {"## Forward and backward time by model size", "## Warmup steps",
+                              "## bf16 mixed precision", "## Where the time goes",
+                              "## Memory of the largest model", "## Data-parallel training",
+                              "## Execution variants", "## Mixed-precision accumulation"}) {
+        EXPECT_NE(report.find(title), std::string::npos) << title;
+    }
+    // Every table's figures are its runs' summaries as the tables print them: the sizes
+    // table's forward and backward, the other sections' whole step.
+    const auto cell = [](const nlohmann::json& stats) {
+        char text[64];
+        std::snprintf(text, sizeof(text), "%.2f ± %.2f", stats.at("mean").get<double>(),
+                      stats.at("std").get<double>());
+        return std::string(text);
+    };
+    std::set<std::string> sections;
+    for (const auto& run : runs()) {
+        const std::string id = run.at("id");
+        std::string section;
+        for (const char* name : {"sizes", "warmup", "precision", "ops", "memory",
+                                 "data-parallel", "variants"}) {
+            if (id.rfind(std::string(name) + "-", 0) == 0) {
+                section = name;
+            }
+        }
+        ASSERT_FALSE(section.empty()) << id << " is in no section";
+        sections.insert(section);
+        if (run.at("status") != "ok" || section == "memory" || section == "ops") {
+            continue;
+        }
+        const std::string csv = readFile(dir / (section + ".csv"));
+        const auto& summary = run.at("summary");
+        if (section == "sizes") {
+            EXPECT_NE(csv.find(cell(summary.at("forward_ms"))), std::string::npos) << id;
+        } else {
+            EXPECT_NE(csv.find(cell(summary.at("total_ms"))), std::string::npos) << id << csv;
+        }
+    }
+    if (budget == "3m") {
+        EXPECT_EQ(sections, (std::set<std::string>{"sizes", "warmup", "precision", "ops", "memory",
+                                                   "data-parallel", "variants"}))
+            << report;
+        EXPECT_NE(std::find(after.begin(), after.end(), "sizes-small-ctx128-fp32-forward"),
+                  after.end());
+        EXPECT_NE(report.find("| naive | 2 gloo |"), std::string::npos) << report;
+    } else {
+        EXPECT_NE(report.find("every section: 3 measured steps"), std::string::npos) << report;
+    }
+    EXPECT_NE(report.find("### Accumulating"), std::string::npos) << report;
+#ifdef LMPROF_PNG_CHECK
+    // Each chart the report links is there, 1200 x 700, and not blank.
+    EXPECT_EQ(report.find("Charts: not drawn"), std::string::npos) << report;
+    size_t charts = 0;
+    for (size_t at = report.find("]("); at != std::string::npos; at = report.find("](", at + 1)) {
+        const std::string file = report.substr(at + 2, report.find(')', at) - at - 2);
+        ++charts;
+        EXPECT_EQ(std::system((std::string(LMPROF_PNG_CHECK) + " " + (dir / file).string() +
+                               " 1200 700")
+                                  .c_str()),
+                  0)
+            << file;
+    }
+    EXPECT_GE(charts, budget == "3m" ? 7u : 4u) << report;
+#else
+    EXPECT_NE(report.find("Charts: not drawn (this build of lmprof has no chart renderer)"),
+              std::string::npos)
+        << report;
+#endif
+    // The write-up again from the saved files alone: the same bytes, charts included.
+    std::map<std::string, std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        files[entry.path().filename()] = readFile(entry.path());
+    }
+    ASSERT_EQ(cli("study --report " + dir.string()).code, 0);
+    for (const auto& [name, bytes] : files) {
+        EXPECT_EQ(readFile(dir / name), bytes) << name << " changed";
+    }
+    std::filesystem::remove_all(dir);
+}
