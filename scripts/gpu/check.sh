@@ -141,7 +141,9 @@ else
 fi
 
 # --- dependencies: the carried Debian packages, unpacked into a prefix -------------------
-if wants build || [ -z "$cli" ]; then
+# Always: lmprof-cli (built here or carried) loads glvnd's libEGL and libOpenGL from it, and
+# they load libGLdispatch, which a RUNPATH does not reach (LD_LIBRARY_PATH below does).
+if true; then
   rm -rf "$prefix" && mkdir -p "$prefix"
   debs=("$carry"/debs/*.deb)
   if [ -e "${debs[0]}" ]; then
@@ -151,6 +153,10 @@ if wants build || [ -z "$cli" ]; then
     say "- dependencies: none carried (run scripts/gpu/prepare.sh here first); using the system's"
   fi
 fi
+export LD_LIBRARY_PATH="$prefix/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The report's charts need an EGL vendor (the NVIDIA driver's); a machine without one writes
+# the report without them, which the CLI's study test then accepts (docs/STUDY.md).
+export LMPROF_TEST_CHARTS_MAY_BE_MISSING=1
 
 # --- build ---------------------------------------------------------------------------------
 # TORCH_CUDA_ARCH_LIST only tells LibTorch's CMake not to probe the GPU (lmprof compiles no

@@ -3,6 +3,9 @@
 
 #include "cli_test_util.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 using namespace lmprof_cli_test;
 
 #ifndef LMPROF_STUDY_BUDGET
@@ -118,8 +121,15 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
     }
     EXPECT_NE(report.find("### Accumulating"), std::string::npos) << report;
 #ifdef LMPROF_PNG_CHECK
-    // Each chart the report links is there, 1200 x 700, and not blank.
-    EXPECT_EQ(report.find("Charts: not drawn"), std::string::npos) << report;
+    // Each chart the report links is there, 1200 x 700, and not blank. The GPU kit's machine
+    // may have no EGL vendor (LMPROF_TEST_CHARTS_MAY_BE_MISSING): the report must say so.
+    const bool noGl = report.find("Charts: not drawn (no headless OpenGL context") !=
+                      std::string::npos;
+    if (noGl && std::getenv("LMPROF_TEST_CHARTS_MAY_BE_MISSING")) {
+        std::printf("no EGL vendor here: the report says why its charts are missing\n");
+    } else {
+        EXPECT_EQ(report.find("Charts: not drawn"), std::string::npos) << report;
+    }
     size_t charts = 0;
     for (size_t at = report.find("]("); at != std::string::npos; at = report.find("](", at + 1)) {
         const std::string file = report.substr(at + 2, report.find(')', at) - at - 2);
@@ -130,7 +140,7 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
                   0)
             << file;
     }
-    EXPECT_GE(charts, budget == "3m" ? 7u : 4u) << report;
+    EXPECT_GE(charts, noGl ? 0u : budget == "3m" ? 8u : 5u) << report;
 #else
     EXPECT_NE(report.find("Charts: not drawn (this build of lmprof has no chart renderer)"),
               std::string::npos)

@@ -143,6 +143,7 @@ struct App::Impl {
     const Chart* findChart(const std::string& stem) const;
     std::string chartNames() const;             // "step-times, distribution, ..." for messages
     std::unique_ptr<OffscreenCharts> offscreen; // made at the first export
+    std::unique_ptr<OffscreenCharts> studyOffscreen; // the Study view's report charts
     // Draws the chart for a PNG request; false (status says why) when it cannot.
     bool exportChart(const Chart& chart, const PngRequest& request);
 
@@ -193,10 +194,11 @@ struct App::Impl {
         ctx.drawStudyCharts = [this](const engine::ResultSet& set,
                                      const std::vector<engine::StudyChart>& charts,
                                      const std::filesystem::path& dir) {
-            if (!offscreen) {
-                offscreen = std::make_unique<OffscreenCharts>(darkTheme(), options.fontScale);
+            // Light and at font scale 1, as lmprof-cli study draws them.
+            if (!studyOffscreen) {
+                studyOffscreen = std::make_unique<OffscreenCharts>(false, 1.0f);
             }
-            drawStudyCharts(*offscreen, session(), set, charts, dir);
+            drawStudyCharts(*studyOffscreen, session(), set, charts, dir);
         };
         return ctx;
     }

@@ -83,6 +83,7 @@ OffscreenCharts::OffscreenCharts(bool dark, float fontScale) : m_dark(dark) {
     m_implot = ImPlot::CreateContext(); // becomes current
     ImGui::SetCurrentContext(window);
     ImPlot::SetCurrentContext(windowPlot);
+    const bool windowPalette = paletteIsDark();
     ContextSwitch use(m_imgui, m_implot);
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;
@@ -90,7 +91,12 @@ OffscreenCharts::OffscreenCharts(bool dark, float fontScale) : m_dark(dark) {
     loadFonts(1.0f);
     ImGui::GetStyle().FontScaleMain = fontScale;
     applyTheme(dark, 1.0f);
-    ImGui_ImplOpenGL3_Init("#version 330");
+    usePalette(windowPalette);
+    if (!ImGui_ImplOpenGL3_Init("#version 330")) { // before it holds anything
+        ImPlot::DestroyContext(m_implot);
+        ImGui::DestroyContext(m_imgui);
+        throw std::runtime_error("the OpenGL 3.3 renderer could not start (no OpenGL loaded)");
+    }
 }
 
 OffscreenCharts::~OffscreenCharts() {
@@ -140,11 +146,17 @@ void OffscreenCharts::render(const std::filesystem::path& path, int width, int h
         m_height = height;
     }
     const bool themeChanged = dark != m_dark;
+    // The window's palette (run colours, phases, warnings) is its own again afterwards.
+    struct RestorePalette {
+        bool dark = paletteIsDark();
+        ~RestorePalette() { usePalette(dark); }
+    } restorePalette;
     ContextSwitch use(m_imgui, m_implot);
     if (themeChanged) {
         applyTheme(dark, 1.0f);
         m_dark = dark;
     }
+    usePalette(dark);
     ImGuiIO& io = ImGui::GetIO();
     io.DisplaySize = ImVec2(static_cast<float>(width), static_cast<float>(height));
     io.DisplayFramebufferScale = ImVec2(1.0f, 1.0f);

@@ -155,6 +155,7 @@ HeadlessGl::~HeadlessGl() {
     eglMakeCurrent(m_display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
     eglDestroyContext(m_display, m_context);
     eglTerminate(m_display);
+    eglReleaseThread(); // this thread's EGL state
 }
 
 } // namespace lmprof::ui

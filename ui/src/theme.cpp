@@ -60,6 +60,14 @@ void loadFonts(float contentScale) {
     io.Fonts->AddFontDefault();
 }
 
+bool paletteIsDark() {
+    return g_dark;
+}
+
+void usePalette(bool dark) {
+    g_dark = dark;
+}
+
 void applyTheme(bool dark, float contentScale) {
     g_dark = dark;
     ImGuiStyle& style = ImGui::GetStyle();

@@ -42,5 +42,9 @@ ImVec4 withAlpha(ImVec4 c, float alpha);
 void loadFonts(float contentScale);
 // Colours and sizes for ImGui and ImPlot; call again to switch themes.
 void applyTheme(bool dark, float contentScale);
+// The palette the colour functions above answer from (applyTheme's), without restyling:
+// a chart drawn for a file on the other theme uses it for as long as it draws.
+bool paletteIsDark();
+void usePalette(bool dark);
 
 } // namespace lmprof::ui

@@ -279,12 +279,18 @@ void warmup(Draft& draft, const ResultSet& set) {
     } else {
         s.say("No warmup count tried brings the CV below " + percent(kNoiseCv) + ".");
     }
-    std::string counts;
-    for (size_t i = 0; i < runs.size(); ++i) {
-        counts += (i == 0 ? "" : i + 1 == runs.size() ? " and " : ", ") +
-                  std::to_string(runs[i]->config.warmupSteps);
+    std::vector<const RunResult*> charted; // the runs with steps to draw, named in the title
+    for (const auto* r : runs) {
+        if (!r->steps.empty()) {
+            charted.push_back(r);
+        }
     }
-    s.chart("step-times", "Every step of the runs with " + counts + " warmup steps", runs);
+    std::string counts;
+    for (size_t i = 0; i < charted.size(); ++i) {
+        counts += (i == 0 ? "" : i + 1 == charted.size() ? " and " : ", ") +
+                  std::to_string(charted[i]->config.warmupSteps);
+    }
+    s.chart("step-times", "Every step of the runs with " + counts + " warmup steps", charted);
 }
 
 void precision(Draft& draft, const ResultSet& set) {
@@ -368,6 +374,8 @@ void ops(Draft& draft, const ResultSet& set) {
     for (const auto& sentence : headlineSentences(p)) {
         s.say(sentence);
     }
+    s.chart("ops-attention", "Softmax against the attention matmuls, per forward pass",
+            {profiled});
 }
 
 void memory(Draft& draft, const ResultSet& set) {

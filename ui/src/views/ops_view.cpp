@@ -11,6 +11,7 @@
 #include "view.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <imgui.h>
 #include <implot.h>
@@ -23,6 +24,9 @@ class OpsView final : public View {
 public:
     static constexpr const char* kTitle = "Ops";
     void draw(ViewContext& ctx) override;
+    // The Attention tab's two charts alone (the "ops-attention" export, the study's ops
+    // chart): the selected run with a profile, else the newest profiled one.
+    void drawAttentionChart(ViewContext& ctx, ImVec2 size);
 
 private:
     struct Selection {
@@ -35,7 +39,7 @@ private:
     void drawTable(const engine::OpProfile& p);
     void drawNode(const OpsNode& node, bool openAll);
     void drawTimeline(const engine::OpProfile& p);
-    void drawAttention(ViewContext& ctx, const engine::OpProfile& p);
+    void drawAttention(ViewContext& ctx, const engine::OpProfile& p, ImVec2 size);
     void drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& runs, const RunView& run);
 
     std::string m_runId, m_lastSelected, m_otherId;
@@ -184,7 +188,7 @@ void OpsView::draw(ViewContext& ctx) {
             ImGui::EndTabItem();
         }
         if (ImGui::BeginTabItem("Attention")) {
-            drawAttention(ctx, p);
+            drawAttention(ctx, p, ImVec2(-1, -1));
             ImGui::EndTabItem();
         }
         if (ImGui::BeginTabItem("Compare runs")) {
@@ -460,7 +464,24 @@ void OpsView::drawTimeline(const OpProfile& p) {
 // ---------------------------------------------------------------------------------------
 // Attention: softmax against QKᵀ and PV, time next to FLOPs.
 
-void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p) {
+void OpsView::drawAttentionChart(ViewContext& ctx, ImVec2 size) {
+    const std::vector<const RunView*> runs = profiledRuns(ctx);
+    if (runs.empty()) {
+        ImGui::TextDisabled("No run has an op profile.");
+        return;
+    }
+    const RunView* run = runs.back();
+    for (RunView* v : ctx.selectedRuns()) {
+        run = v->result.opProfile ? v : run;
+    }
+    const OpProfile& p = *run->result.opProfile;
+    if (m_kindFor != run->result.id) { // the window's choice of kind for its run, else the headline's
+        m_kind = p.headline.kind;
+    }
+    drawAttention(ctx, p, size);
+}
+
+void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p, ImVec2 size) {
     const AttentionParts a = attentionParts(p, m_kind);
     if (auto t = p.headline.timeRatio(), f = p.headline.flopRatio(); t && f) {
         ImGui::TextWrapped("Per forward pass, softmax takes %.2fx the time of the two attention "
@@ -471,12 +492,18 @@ void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p) {
     const double ms[] = {a.softmaxMs, a.scoresMs, a.valueMs};
     const double gflop[] = {a.softmaxFlops / 1e9, a.scoresFlops / 1e9, a.valueFlops / 1e9};
     const double positions[] = {0, 1, 2};
-    const float w = ImGui::GetContentRegionAvail().x * 0.5f - ImGui::GetStyle().ItemSpacing.x;
-    const float h = std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 10);
+    const float w = (size.x > 0 ? size.x : ImGui::GetContentRegionAvail().x) * 0.5f -
+                    ImGui::GetStyle().ItemSpacing.x;
+    const float h = std::max(size.y > 0 ? size.y : ImGui::GetContentRegionAvail().y,
+                             ImGui::GetFontSize() * 10);
     auto bars = [&](const char* title, const char* axis, const double* values, const char* stem) {
         if (ImPlot::BeginPlot(title, ImVec2(w, h), ImPlotFlags_NoLegend)) {
-            ImPlot::SetupAxes(nullptr, axis, ImPlotAxisFlags_AutoFit,
-                              ImPlotAxisFlags_AutoFit | ImPlotAxisFlags_RangeFit);
+            // Fixed ranges: room beside the outer bars and above the tallest for its figure.
+            const double most = *std::max_element(values, values + 3);
+            ImPlot::SetupAxes(nullptr, axis, 0, 0);
+            ImPlot::SetupAxisLimits(ImAxis_X1, -0.6, 2.6, ImPlotCond_Always);
+            ImPlot::SetupAxisLimits(ImAxis_Y1, 0.0, most > 0.0 ? most * 1.2 : 1.0,
+                                    ImPlotCond_Always);
             ImPlot::SetupAxisTicks(ImAxis_X1, positions, 3, kParts);
             for (int i = 0; i < 3; ++i) {
                 const std::string region = i == 0   ? region::kSoftmax
@@ -485,6 +512,9 @@ void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p) {
                 ImPlotSpec spec;
                 spec.FillColor = ImGui::ColorConvertU32ToFloat4(regionColor(region));
                 ImPlot::PlotBars(kParts[i], &values[i], 1, 0.6, positions[i], spec);
+                char figure[32];
+                std::snprintf(figure, sizeof(figure), "%.3g", values[i]);
+                ImPlot::PlotText(figure, positions[i], values[i], ImVec2(0, -8));
             }
             plot::endPlot(ctx, stem);
         }
@@ -554,7 +584,12 @@ void OpsView::drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& r
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
 WindowEntry opsWindow() {
-    return windowOf<OpsView>(DockSlot::Bottom, {}, 0.55f);
+    return windowOf<OpsView>(
+        DockSlot::Bottom,
+        {chart<OpsView>("ops-attention",
+                        "Ops: softmax against the attention matmuls, time and FLOPs per forward pass",
+                        &OpsView::drawAttentionChart)},
+        0.55f);
 }
 
 } // namespace lmprof::ui

@@ -16,6 +16,7 @@
 #include <imgui.h>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,15 +118,19 @@ void StudyView::submitNext(ViewContext& ctx) {
         m_phase = Phase::Lab;
         return;
     }
-    refreshReport(ctx);
+    refreshReport(ctx, true);
     m_phase = Phase::Done;
 }
 
-void StudyView::refreshReport(ViewContext& ctx) {
+void StudyView::refreshReport(ViewContext& ctx, bool final) {
+    const StudyChartDrawer later = [](const ResultSet&, const std::vector<StudyChart>&,
+                                      const fs::path&) {
+        throw std::runtime_error("drawn when the study ends; the Study window shows them live");
+    };
     try {
         if (fs::exists(m_dir / "runs.jsonl")) {
             m_report = writeStudyFolder(m_dir, "lmprof-cli study --report " + m_dir.string(),
-                                        ctx.drawStudyCharts);
+                                        final ? ctx.drawStudyCharts : later);
             ResultSet set;
             set.runs = loadRunsJsonl(m_dir / "runs.jsonl").runs;
             if (fs::exists(m_dir / "lab.json")) {
@@ -157,7 +162,15 @@ void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& event
                 }
                 m_request.flopsPerS = *rate;
                 m_plan = planStudy(m_request);
-                saveStudyPlan(m_dir, m_request, m_plan, ctx.session.environment(m_request.device));
+                try {
+                    saveStudyPlan(m_dir, m_request, m_plan,
+                                  ctx.session.environment(m_request.device));
+                } catch (const std::exception& e) { // a full disk: nothing runs unrecorded
+                    m_message = e.what();
+                    m_phase = Phase::Idle;
+                    m_runWhenPlanned = false;
+                    continue;
+                }
                 m_phase = Phase::Planned;
                 if (std::exchange(m_runWhenPlanned, false)) {
                     submitNext(ctx);
@@ -194,7 +207,7 @@ void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& event
                     } catch (const std::exception& e) {
                         m_message = e.what();
                     }
-                    refreshReport(ctx);
+                    refreshReport(ctx, true);
                     m_phase = Phase::Done;
                 }
             }
@@ -278,7 +291,7 @@ void StudyView::drawSections() {
         if (!std::any_of(m_report->tables.begin(), m_report->tables.end(), [&](const auto& t) {
                 return fs::path(t.file).stem() == fs::path(scene->chart().file).stem();
             }) &&
-            ImGui::CollapsingHeader(scene->chart().title.c_str(), ImGuiTreeNodeFlags_DefaultOpen)) {
+            ImGui::CollapsingHeader("Mixed-precision accumulation", ImGuiTreeNodeFlags_DefaultOpen)) {
             drawChart(scene->chart().file);
         }
     }

@@ -41,7 +41,9 @@ private:
     enum class Phase { Idle, Calibrating, Planned, Running, Lab, Done };
     void plan(ViewContext& ctx, bool resume);
     void submitNext(ViewContext& ctx);
-    void refreshReport(ViewContext& ctx);
+    // The write-up again from the folder, and the live charts; the PNG files only when the
+    // study has ended (`final`), so a finished run does not stall the window drawing them.
+    void refreshReport(ViewContext& ctx, bool final = false);
     void drawPlan();
     void drawSections();
     void drawChart(const std::string& file);
@@ -63,8 +65,8 @@ private:
     std::optional<engine::StudyReport> m_report;
     // The report's charts drawn live under their sections, over the folder's runs; an idle
     // engine of their own answers their views (the window's may be replaced by a connect).
+    std::unique_ptr<engine::Session> m_idle; // before the scenes: they outlive it not
     std::vector<std::unique_ptr<StudyChartScene>> m_scenes;
-    std::unique_ptr<engine::Session> m_idle;
     bool m_showReport = false;
     std::string m_message;
 };
