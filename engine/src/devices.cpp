@@ -4,6 +4,7 @@
 #include "lmprof/engine/devices.h"
 
 #include "platform/cuda_backend.h"
+#include "platform/nvml.h"
 #include "platform/process_info.h"
 
 #include <ATen/ATen.h>
@@ -49,6 +50,15 @@ Environment probeEnvironment(const DeviceTarget& target) {
     env.host = platform::hostName();
     if (target.cuda && target.index < cuda::deviceCount()) {
         env.device = cuda::deviceInfo(target.index);
+        // Asked once: loading NVML for every result set would cost each save its init.
+        static const std::string driver = [] {
+            std::string why;
+            const auto nvml = platform::Nvml::load(why);
+            return nvml ? nvml->driverVersion() : std::string();
+        }();
+        if (!driver.empty()) {
+            env.driver = driver;
+        }
     } else {
         env.device.type = "cpu";
         env.device.name = env.cpuModel;

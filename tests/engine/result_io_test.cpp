@@ -21,6 +21,7 @@ ResultSet sampleSet() {
     set.environment.cpuModel = "AMD EPYC";
     set.environment.cpuThreads = 16;
     set.environment.host = "gpu-1";
+    set.environment.driver = "580.65.06";
     RunResult r;
     r.id = "small-ctx128-bf16-train-1";
     r.config.model = *presetModel("small");
@@ -80,6 +81,7 @@ TEST(ResultIo, RoundTripPreservesEveryField) {
     EXPECT_EQ(back.runs[1].failedPhase, Phase::Backward);
     EXPECT_FALSE(back.runs[1].summary.mfu);
     EXPECT_EQ(back.environment.device.name, "NVIDIA H100 80GB HBM3");
+    EXPECT_EQ(back.environment.driver, std::optional<std::string>("580.65.06"));
 }
 
 TEST(ResultIo, SchemaComesFirstAndMatchesTheSpec) {

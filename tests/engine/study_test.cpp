@@ -131,8 +131,10 @@ TEST(Study, TheWriteUpSaysWhatTheNumbersSay) {
     };
     StudyHeader header;
     header.device = "a test machine";
+    header.driver = "580.65.06";
     const StudyReport report = writeStudyReport(set, header);
     const std::string& md = report.markdown;
+    EXPECT_NE(md.find("- Device: a test machine, driver 580.65.06"), std::string::npos) << md;
     EXPECT_NE(md.find("For tiny a bf16 forward-backward step takes 1.40"), std::string::npos) << md;
     EXPECT_NE(md.find("bf16 is slower"), std::string::npos) << md;
     EXPECT_NE(md.find("bf16 is faster"), std::string::npos) << md;

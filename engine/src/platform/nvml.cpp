@@ -35,6 +35,7 @@ struct Nvml::Api {
     NvmlReturn (*clock)(NvmlDevice, int, unsigned int*) = nullptr;
     NvmlReturn (*temperature)(NvmlDevice, int, unsigned int*) = nullptr;
     NvmlReturn (*eventReasons)(NvmlDevice, unsigned long long*) = nullptr;
+    NvmlReturn (*driverVersion)(char*, unsigned int) = nullptr; // optional
 
     std::string describe(NvmlReturn r) const {
         const char* s = errorString ? errorString(r) : nullptr;
@@ -80,6 +81,9 @@ std::unique_ptr<Nvml> Nvml::load(std::string& error, const char* library) {
     // Renamed in newer drivers; the older name is kept as an alias for a while.
     resolve(api->eventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
             "nvmlDeviceGetCurrentClocksThrottleReasons");
+    // Optional: a header's fact, not a reading.
+    api->driverVersion = reinterpret_cast<decltype(api->driverVersion)>(
+        dlsym(handle, "nvmlSystemGetDriverVersion"));
     if (!missing.empty()) {
         error = std::string(library) + " lacks " + missing + " (not NVML, or too old)";
         dlclose(handle);
@@ -105,6 +109,14 @@ bool Nvml::selectDevice(const std::string& pciBusId, int index, std::string& err
     }
     m_device = device;
     return true;
+}
+
+std::string Nvml::driverVersion() const {
+    char text[96] = {}; // NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE is 80
+    if (m_api->driverVersion && m_api->driverVersion(text, sizeof(text)) == kSuccess) {
+        return text;
+    }
+    return {};
 }
 
 void Nvml::read(TelemetrySample& out) const {

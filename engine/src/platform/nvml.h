@@ -27,6 +27,8 @@ public:
 
     // Fills the GPU fields of `out` that the device reports; others stay empty.
     void read(TelemetrySample& out) const;
+    // The driver's version ("580.65.06"); empty if this NVML cannot say.
+    std::string driverVersion() const;
 
 private:
     struct Api;

@@ -264,6 +264,7 @@ void fields(Io& io, Ref<Environment, Io> e) {
     io.field("torch", e.torch);
     io.field("cuda", e.cuda);
     io.object("device", e.device);
+    io.optional("driver", e.driver);
     io.group("cpu", [&](auto& cpu) {
         cpu.field("model", e.cpuModel);
         cpu.field("threads", e.cpuThreads);

@@ -42,6 +42,7 @@ void saveStudyPlan(const fs::path& dir, const StudyRequest& r, const StudyPlan& 
                     {"cuts", plan.cuts},
                     {"left_out", plan.leftOut},
                     {"device_name", env.device.name},
+                    {"driver", env.driver.value_or("")},
                     {"torch", env.torch},
                     {"commit", toolInfo().git},
                     {"created", utcNow()}};
@@ -88,6 +89,7 @@ StudyReport writeStudyFolder(const fs::path& dir, const std::string& command,
         const ResultSet lab = loadResultSet(dir / "lab.json");
         set.precisionLab = lab.precisionLab;
         header.device = lab.environment.device.name;
+        header.driver = lab.environment.driver.value_or("");
         header.torch = lab.environment.torch;
         header.commit = lab.tool.git;
     }
@@ -98,6 +100,7 @@ StudyReport writeStudyFolder(const fs::path& dir, const std::string& command,
             header.cuts = plan.at("cuts").get<std::vector<std::string>>();
             header.leftOut = plan.at("left_out").get<std::vector<std::string>>();
             header.device = plan.value("device_name", header.device);
+            header.driver = plan.value("driver", header.driver);
             header.torch = plan.value("torch", header.torch);
             header.commit = plan.value("commit", header.commit);
             header.date = plan.value("created", std::string());

@@ -182,6 +182,7 @@ struct Environment {
     std::string torch;
     std::string cuda; // CUDA version LibTorch was built with, empty for CPU-only builds
     DeviceInfo device;
+    std::optional<std::string> driver; // the GPU driver's version (NVML), for a CUDA device
     std::string cpuModel;
     int cpuThreads = 0;
     std::string host;
