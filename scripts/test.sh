@@ -1,10 +1,27 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs the whole test suite (ctest). Used by .ci/run. Then the hardening
-# checks of docs/LIMITS.md: the engine and CLI tests again under ASan + UBSan (build-asan),
-# and every fuzz target for LMPROF_FUZZ_SECONDS (default 30) from its seed corpus.
+# The README's test command, and CI's (.ci/run): sets up and builds (scripts/setup.sh), runs
+# the whole ctest suite and then the hardening checks of
+# docs/LIMITS.md: the engine and CLI tests again under ASan + UBSan (build-asan), and every
+# fuzz target for LMPROF_FUZZ_SECONDS (default 30) from its seed corpus. Prints the time of
+# each stage and the slowest tests beside their limits (docs/TESTING.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh default
-ctest --preset default
-scripts/sanitize.sh
-scripts/fuzz.sh "${LMPROF_FUZZ_SECONDS:-30}"
+
+stages=()
+stage() { # stage NAME COMMAND...: runs it, remembers how long it took
+  local name=$1 start=$SECONDS
+  shift
+  printf '[test] %s\n' "$name" >&2
+  "$@"
+  stages+=("$(printf '%-28s %5d s' "$name" $((SECONDS - start)))")
+}
+
+stage "set-up and build" scripts/setup.sh default
+stage "ctest" ctest --preset default --output-junit "$PWD/build/ctest-junit.xml"
+.venv/bin/python scripts/slowest_tests.py build/ctest-junit.xml build 10 || true
+stage "ASan + UBSan build and tests" scripts/sanitize.sh
+stage "fuzz targets" scripts/fuzz.sh "${LMPROF_FUZZ_SECONDS:-30}"
+
+printf '[test] passed; time by stage:\n' >&2
+printf '  %s\n' "${stages[@]}" >&2
+printf '  %-28s %5d s\n' "total" "$SECONDS" >&2

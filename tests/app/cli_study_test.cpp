@@ -8,27 +8,32 @@
 
 using namespace lmprof_cli_test;
 
-#ifndef LMPROF_STUDY_BUDGET
-#define LMPROF_STUDY_BUDGET "20s" // under the sanitizers: tiny alone, 3 measured steps
-#endif
+// The plan is fixed by its content, never by this machine's speed: a budget at a pinned rate
+// (the rate only sizes the plan; a calibration among ctest's parallel tests would measure
+// less and cut more). "20s" is tiny alone with 3 measured steps in every section but the
+// variants. bench/study_estimate.sh runs the 3-minute plan (LMPROF_STUDY_BUDGET=3m) with
+// every section and reports its estimate against the real time.
+static std::string studyBudget() {
+    const char* budget = std::getenv("LMPROF_STUDY_BUDGET");
+    return budget && *budget ? budget : "20s";
+}
 
-// The study of the CPU check: with --budget 3m every section runs (sizes tiny and
-// small, warmup, precision, ops, memory, 2-rank Gloo, variants, the lab); killed with SIGKILL
-// once two runs landed, it resumes without running one again; its tables hold the result
-// sets' figures and its charts are PNGs of the stated size that are not blank.
+// The study of the CPU check: killed with SIGKILL once two runs landed, it resumes
+// without running one again; its tables hold the result sets' figures and its charts are
+// PNGs of the stated size that are not blank. With the 3m budget every section runs (sizes
+// tiny and small, warmup, precision, ops, memory, 2-rank Gloo, variants, the lab).
 TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
     const auto dir = tempDir() / "study";
     std::filesystem::remove_all(dir);
-    const std::string budget = LMPROF_STUDY_BUDGET;
-    // The 3m plan at a pinned rate (this machine's, calibrated alone): a calibration among
-    // ctest's parallel tests measures less and would cut sections.
+    const std::string budget = studyBudget();
     const std::string args = "study --device cpu --budget " + budget + " --threads 2 --out " +
-                             dir.string() + (budget == "3m" ? " --rate 1.4e11" : "");
-    // Killed (SIGKILL) once two runs have landed, at most 30 s after the start.
+                             dir.string() + " --rate 1.4e11";
+    // Killed (SIGKILL) once two runs have landed, however long that takes here (the test's
+    // limit bounds it); the loop ends if the study itself does.
     const std::string jsonl = (dir / "runs.jsonl").string();
     const std::string script =
         std::string(LMPROF_CLI_PATH) + " " + args + " > /dev/null 2>&1 & pid=$!; " +
-        "for i in $(seq 600); do [ -f " + jsonl + " ] && [ $(wc -l < " + jsonl +
+        "while kill -0 $pid 2>/dev/null; do [ -f " + jsonl + " ] && [ $(wc -l < " + jsonl +
         ") -ge 2 ] && break; sleep 0.05; done; kill -9 $pid; wait $pid; echo exit $?";
     Result killed;
     if (FILE* pipe = popen(("sh -c '" + script + "'").c_str(), "r")) {
@@ -57,7 +62,7 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
         return out;
     };
     const auto before = ids();
-    ASSERT_FALSE(before.empty()) << "no run finished in 30 s: " << killed.output;
+    ASSERT_GE(before.size(), 2u) << killed.output;
 
     const Result refused = cli(args);
     EXPECT_EQ(refused.code, 2) << refused.output;
@@ -118,6 +123,9 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
         EXPECT_NE(report.find("| naive | 2 gloo |"), std::string::npos) << report;
     } else {
         EXPECT_NE(report.find("every section: 3 measured steps"), std::string::npos) << report;
+        EXPECT_EQ(sections, (std::set<std::string>{"sizes", "warmup", "precision", "ops", "memory",
+                                                   "data-parallel"}))
+            << report;
     }
     EXPECT_NE(report.find("### Accumulating"), std::string::npos) << report;
 #ifdef LMPROF_PNG_CHECK
