@@ -3,7 +3,8 @@
 #   Debian packages (compiler, CMake, Ninja, GoogleTest, nlohmann-json, CLI11, GLFW,
 #   Mesa OpenGL, stb, standalone Asio, the DejaVu font, Xvfb for the window's tests, clang with libFuzzer
 #   for the fuzz targets),
-#   the pinned torch wheel in a project-local virtual environment (.venv),
+#   the pinned torch wheel in a project-local virtual environment (.venv), and the lmprof
+#   Python package (python/) into it, editable,
 #   then configures and builds with CMake presets.
 # Idempotent: steps already done are skipped. Usage: scripts/setup.sh [preset]
 set -euo pipefail
@@ -43,6 +44,12 @@ if ! cmp -s requirements.txt "$stamp"; then
   .venv/bin/python -m pip install --quiet --upgrade pip
   .venv/bin/python -m pip install --quiet -r requirements.txt
   cp requirements.txt "$stamp"
+fi
+
+# --- the lmprof Python package (python/), editable, so the checkout's code is what runs ---
+if ! .venv/bin/python -c "import lmprof, sys; sys.exit(not lmprof.__file__.startswith('$PWD/python/'))" 2>/dev/null; then
+  log "installing the lmprof Python package (python/) into .venv, editable"
+  .venv/bin/python -m pip install --quiet --no-build-isolation --no-deps -e python
 fi
 
 # --- torch's CUDA must match the toolkit's major version --------------------------------

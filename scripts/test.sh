@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's test command, and CI's (.ci/run): sets up and builds (scripts/setup.sh), runs
-# the whole ctest suite and then the hardening checks of
+# the whole ctest suite and the Python package's tests (pytest), then the hardening checks of
 # docs/LIMITS.md: the engine and CLI tests again under ASan + UBSan (build-asan), and every
 # fuzz target for LMPROF_FUZZ_SECONDS (default 30) from its seed corpus. Prints the time of
 # each stage and the slowest tests beside their limits (docs/TESTING.md).
@@ -19,6 +19,7 @@ stage() { # stage NAME COMMAND...: runs it, remembers how long it took
 stage "set-up and build" scripts/setup.sh default
 stage "ctest" ctest --preset default --output-junit "$PWD/build/ctest-junit.xml"
 .venv/bin/python scripts/slowest_tests.py build/ctest-junit.xml build 10 || true
+stage "pytest (python/)" .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 stage "ASan + UBSan build and tests" scripts/sanitize.sh
 stage "fuzz targets" scripts/fuzz.sh "${LMPROF_FUZZ_SECONDS:-30}"
 

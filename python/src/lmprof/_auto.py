@@ -1,0 +1,89 @@
+"""The zero-code mode: `lmprof-cli watch -- python train.py` starts the script with
+`_bootstrap/` on PYTHONPATH, whose sitecustomize calls `arm()`. Once the script imports
+torch, a Run watches it with no model or optimizer named: the first module with parameters
+called at the top is the model, and each optimizer step ends a step (docs/WATCH.md).
+
+The environment carries the options: LMPROF_WATCH=1, LMPROF_WATCH_SAVE (the result set;
+under torchrun `.rank<N>` is added before its suffix), LMPROF_WATCH_NAME,
+LMPROF_TOKENS_PER_STEP and LMPROF_WARMUP_STEPS.
+
+The bootstrap loads this file on its own, before the package (whose import would import
+torch): it imports nothing of lmprof until torch is there."""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import warnings
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Optional, Sequence
+
+
+def _save_path() -> Optional[Path]:
+    text = os.environ.get("LMPROF_WATCH_SAVE", "")
+    if not text:
+        return None
+    path = Path(text)
+    rank = os.environ.get("RANK")
+    if rank is not None and os.environ.get("WORLD_SIZE", "1") != "1":
+        path = path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
+    return path
+
+
+def _tokens() -> Optional[int]:
+    text = os.environ.get("LMPROF_TOKENS_PER_STEP", "")
+    if not text:
+        return None
+    if not text.isdigit() or int(text) <= 0:
+        raise ValueError(f"LMPROF_TOKENS_PER_STEP: {text!r} is not a positive token count")
+    return int(text)
+
+
+def start() -> None:
+    """Watches this process's training loop (torch is imported)."""
+    from lmprof._run import Run
+
+    name = os.environ.get("LMPROF_WATCH_NAME") or None
+    rank = os.environ.get("RANK")
+    if rank is not None and os.environ.get("WORLD_SIZE", "1") != "1":
+        name = f"{name or 'watched'}-rank{rank}"
+    script = next((a for a in sys.argv if a and not a.startswith("-")), "")
+    Run(None, None, name=name, tokens_per_step=_tokens(), save=_save_path(), script=script)
+
+
+class _AfterTorch(importlib.abc.MetaPathFinder):
+    """Runs start() right after `import torch` completes, so that a script that never
+    imports torch pays nothing, and one that does is watched from its first step."""
+
+    def find_spec(self, name: str, path: Optional[Sequence[str]],
+                  target: Optional[ModuleType] = None) -> Optional[importlib.machinery.ModuleSpec]:
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        loader: Any = spec.loader
+        run_module = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run_module(module)
+            try:
+                start()
+            except Exception as exc:  # noqa: BLE001 - never stop the user's script
+                warnings.warn(f"lmprof could not watch this script: {exc}", RuntimeWarning)
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def arm() -> None:
+    """Called at interpreter start-up when LMPROF_WATCH is set."""
+    if "torch" in sys.modules:
+        start()
+    else:
+        sys.meta_path.insert(0, _AfterTorch())

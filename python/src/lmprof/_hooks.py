@@ -1,0 +1,128 @@
+"""Where a watched loop's phases are seen: hooks on the model and the optimizer, and one
+wrapper around `torch.autograd.backward` shared by every open run (PyTorch has no hook
+for the start and end of a backward pass). Everything here is removed when the last run
+closes."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, Protocol
+
+import torch
+import torch.nn as nn
+from torch.optim.optimizer import (
+    register_optimizer_step_post_hook,
+    register_optimizer_step_pre_hook,
+)
+
+
+class PhaseListener(Protocol):
+    """What a Run hears from the hooks."""
+
+    def on_forward(self, module: nn.Module) -> None: ...
+    def on_backward(self, starting: bool) -> None: ...
+    def on_optimizer(self, starting: bool) -> None: ...
+
+
+_lock = threading.Lock()
+_listeners: list[PhaseListener] = []
+_original_backward: Callable[..., Any] | None = None
+
+
+def _watched_backward(*args: Any, **kwargs: Any) -> Any:
+    listeners = list(_listeners)
+    for listener in listeners:
+        listener.on_backward(True)
+    try:
+        assert _original_backward is not None
+        return _original_backward(*args, **kwargs)
+    finally:
+        for listener in listeners:
+            listener.on_backward(False)
+
+
+class Removable(Protocol):
+    def remove(self) -> None: ...
+
+
+class _Unhook:
+    def __init__(self, remove: Callable[[], None]) -> None:
+        self.remove = remove
+
+
+def listen_to_backward(listener: PhaseListener) -> Removable:
+    """Calls `listener.on_backward` around every `backward()` of this process (Tensor.backward
+    goes through torch.autograd.backward)."""
+    global _original_backward
+    with _lock:
+        if _original_backward is None:
+            _original_backward = torch.autograd.backward
+            torch.autograd.backward = functools.wraps(_original_backward)(_watched_backward)
+        _listeners.append(listener)
+    def remove() -> None:
+        global _original_backward
+        with _lock:
+            if listener in _listeners:
+                _listeners.remove(listener)
+            if not _listeners and _original_backward is not None:
+                torch.autograd.backward = _original_backward
+                _original_backward = None
+
+    return _Unhook(remove)
+
+
+def hook_model(model: nn.Module, listener: PhaseListener) -> list[Removable]:
+    """The outermost module's forward starts a forward phase (one per micro-batch)."""
+    return [model.register_forward_pre_hook(lambda module, args: listener.on_forward(module))]
+
+
+def hook_optimizer(optimizer: torch.optim.Optimizer | None,
+                   listener: PhaseListener) -> list[Removable]:
+    """The optimizer's step() is the optimizer phase; without an optimizer, every
+    optimizer's step() in the process is."""
+    pre = lambda opt, args, kwargs: listener.on_optimizer(True)  # noqa: E731
+    post = lambda opt, args, kwargs: listener.on_optimizer(False)  # noqa: E731
+    if optimizer is None:
+        return [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
+    return [optimizer.register_step_pre_hook(pre), optimizer.register_step_post_hook(post)]
+
+
+class OutermostModule:
+    """Finds the model of a script that names none (the zero-code mode): process-wide
+    forward hooks see every module call, and the first module with parameters called at
+    depth 0 with gradients on is the model. Once a step has ended, the process-wide hooks
+    are removed (they cost a call per module) and the model gets hooks of its own."""
+
+    def __init__(self, listener: PhaseListener) -> None:
+        self._listener = listener
+        self._depth = 0
+        self.found: nn.Module | None = None
+        self._handles = [
+            nn.modules.module.register_module_forward_pre_hook(self._pre),
+            nn.modules.module.register_module_forward_hook(self._post, always_call=True),
+        ]
+
+    def _pre(self, module: nn.Module, args: Any) -> None:
+        self._depth += 1
+        if self._depth != 1 or not torch.is_grad_enabled():
+            return
+        if self.found is None and next(module.parameters(), None) is not None:
+            self.found = module
+        if module is self.found:
+            self._listener.on_forward(module)
+
+    def _post(self, module: nn.Module, args: Any, output: Any) -> None:
+        self._depth = max(0, self._depth - 1)
+
+    def settle(self) -> list[Removable]:
+        """Hands over to the model's own hook once it is known; call between steps."""
+        if self.found is None or not self._handles:
+            return []
+        self.remove()
+        return hook_model(self.found, self._listener)
+
+    def remove(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []

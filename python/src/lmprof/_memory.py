@@ -1,0 +1,79 @@
+"""Peak memory of each phase of a watched step: the CUDA caching allocator's peaks, reset at
+each phase boundary, or the process's resident set read at each boundary on a CPU."""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Protocol
+
+import torch
+
+
+class PhaseMemory(Protocol):
+    """Read at each phase boundary: the peak of the phase that just ended."""
+
+    def boundary(self) -> tuple[int, int]:
+        """(peak allocated, peak reserved) bytes since the previous boundary."""
+
+    def close(self) -> None:
+        """Releases what the reader holds open."""
+
+
+class CudaPeaks:
+    """`torch.cuda.max_memory_allocated` and `max_memory_reserved` since the last boundary.
+    The allocator keeps these on the host: reading and resetting them waits for nothing.
+    Resetting them also resets the peaks the script itself may read (docs/WATCH.md)."""
+
+    def __init__(self, device: torch.device) -> None:
+        self._device = device
+        torch.cuda.reset_peak_memory_stats(device)
+
+    def boundary(self) -> tuple[int, int]:
+        allocated = torch.cuda.max_memory_allocated(self._device)
+        reserved = torch.cuda.max_memory_reserved(self._device)
+        torch.cuda.reset_peak_memory_stats(self._device)
+        return allocated, reserved
+
+    def close(self) -> None:
+        pass
+
+
+class ResidentSet:
+    """The process's resident set (`/proc/self/statm`) at each boundary; a phase's peak is
+    the larger of its two ends. Where /proc is missing, the figures are 0."""
+
+    def __init__(self) -> None:
+        self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+        self._fd: Optional[int]
+        try:
+            self._fd = os.open("/proc/self/statm", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+        self._last = self._read()
+
+    def _read(self) -> int:
+        if self._fd is None:
+            return 0
+        try:
+            fields = os.pread(self._fd, 128, 0).split()
+            return int(fields[1]) * self._page
+        except (OSError, IndexError, ValueError):
+            return 0
+
+    def boundary(self) -> tuple[int, int]:
+        now = self._read()
+        peak = max(now, self._last)
+        self._last = now
+        return peak, peak
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def memory_for(device: Optional[torch.device]) -> PhaseMemory:
+    """The allocator's peaks for a model on a GPU, the resident set otherwise."""
+    if device is not None and device.type == "cuda":
+        return CudaPeaks(device)
+    return ResidentSet()

@@ -1,0 +1,199 @@
+"""A watched run as a result set (docs/RESULTS.md): its summary with the engine's statistics,
+the environment block, the whole file written atomically, and the step journal that a
+killed script leaves behind (docs/WATCH.md, "Faults")."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import socket
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+import torch
+
+from ._steps import PHASES
+
+SCHEMA = "lmprof.results/1.6"
+JOURNAL_SCHEMA = "lmprof.watch-journal/1"
+VERSION = "0.1.0"
+# A step is noisy when its phase's interquartile range exceeds this share of the median:
+# the engine's rule (docs/MEASUREMENT.md).
+NOISY_IQR_RATIO = 0.1
+
+
+def _quantile(sorted_values: list[float], q: float) -> float:
+    pos = q * (len(sorted_values) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def phase_stats(values: list[float]) -> dict[str, Any]:
+    """n, mean, sample std, median, min, max, p95, cv, iqr and noisy: the engine's
+    definitions (linear interpolation between order statistics)."""
+    n = len(values)
+    if n == 0:
+        return {"n": 0, "mean": 0.0, "std": 0.0, "median": 0.0, "min": 0.0, "max": 0.0,
+                "p95": 0.0, "cv": 0.0, "iqr": 0.0, "noisy": False}
+    ordered = sorted(values)
+    mean = sum(ordered) / n
+    std = math.sqrt(sum((v - mean) ** 2 for v in ordered) / (n - 1)) if n > 1 else 0.0
+    median = _quantile(ordered, 0.5)
+    iqr = _quantile(ordered, 0.75) - _quantile(ordered, 0.25)
+    return {"n": n, "mean": mean, "std": std, "median": median, "min": ordered[0],
+            "max": ordered[-1], "p95": _quantile(ordered, 0.95),
+            "cv": std / mean if mean else 0.0, "iqr": iqr,
+            "noisy": bool(median > 0 and iqr / median > NOISY_IQR_RATIO)}
+
+
+def summarize(steps: list[dict[str, Any]], tokens_per_step: Optional[int]) -> dict[str, Any]:
+    """The run's summary over its measured steps (not warmup, not compiled)."""
+    measured = [s for s in steps if not s["warmup"]]
+    summary: dict[str, Any] = {
+        f"{phase}_ms": phase_stats([s[f"{phase}_ms"] for s in measured])
+        for phase in (*PHASES, "total")
+    }
+    total = summary["total_ms"]
+    summary["tokens_per_s"] = (
+        tokens_per_step / (total["mean"] / 1000.0) if tokens_per_step and total["mean"] > 0 else 0.0
+    )
+    summary["tflops"] = 0.0
+    summary["mfu"] = None
+    summary["peak_bytes"] = {
+        phase: max((s["peak_allocated_by_phase"][phase] for s in measured), default=0)
+        for phase in PHASES
+    }
+    return summary
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def environment(device: Optional[torch.device]) -> dict[str, Any]:
+    """The result set's environment block for the watched process."""
+    info: dict[str, Any] = {"type": "cpu", "name": _cpu_model(), "memory_bytes": 0}
+    if device is not None and device.type == "cuda":
+        props = torch.cuda.get_device_properties(device)
+        info = {"type": "cuda", "name": props.name, "memory_bytes": int(props.total_memory)}
+    elif hasattr(os, "sysconf"):
+        try:
+            info["memory_bytes"] = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError):
+            pass
+    return {
+        "torch": torch.__version__.split("+")[0],
+        "cuda": torch.version.cuda or "",
+        "device": info,
+        "cpu": {"model": _cpu_model(), "threads": torch.get_num_threads()},
+        "host": socket.gethostname(),
+    }
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def result_set(runs: Iterable[dict[str, Any]], env: dict[str, Any], created: str) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "created": created,
+        "tool": {"name": "lmprof-python", "version": VERSION, "git": ""},
+        "environment": env,
+        "runs": list(runs),
+    }
+
+
+def write_atomically(path: Path, document: dict[str, Any]) -> None:
+    """A temporary file beside `path`, fsynced, then renamed over it: a reader sees the old
+    file or the new one, never half of one."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(document, f, indent=1, allow_nan=False)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class Journal:
+    """`<save>.steps.jsonl`: the run's header, then one line per finished step, then its end.
+    Each line is written through to the operating system as it is made, so a script killed
+    with SIGKILL leaves every step it finished (`lmprof.recover()` turns it into a result
+    set). close() replaces it by the result set."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file = open(path, "w", encoding="utf-8", buffering=1)
+
+    def write(self, kind: str, body: dict[str, Any]) -> None:
+        self._file.write(json.dumps({"kind": kind, **body}, allow_nan=False) + "\n")
+
+    def close(self, *, remove: bool) -> None:
+        self._file.close()
+        if remove:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+
+
+def journal_path(save: Path) -> Path:
+    return save.with_name(save.name + ".steps.jsonl")
+
+
+def recover(journal: "os.PathLike[str] | str") -> dict[str, Any]:
+    """The result set of a journal left by a script that was killed: the run with every step
+    the journal holds, ended `cancelled` unless the journal recorded its end. A cut last
+    line (the kill came mid-write) is skipped."""
+    header: Optional[dict[str, Any]] = None
+    steps: list[dict[str, Any]] = []
+    end: Optional[dict[str, Any]] = None
+    with open(journal, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the line being written when the script died
+            if not isinstance(entry, dict):
+                raise ValueError(f"{journal}:{number}: not an lmprof watch journal line")
+            kind = entry.get("kind")
+            if kind == "header":
+                if entry.get("schema") != JOURNAL_SCHEMA:
+                    raise ValueError(f"{journal}:{number}: schema is {entry.get('schema')!r}, "
+                                     f"expected {JOURNAL_SCHEMA!r}")
+                header = entry
+            elif kind == "step":
+                steps.append(entry["step"])
+            elif kind == "end":
+                end = entry
+    if header is None:
+        raise ValueError(f"{journal}: no header line: not an lmprof watch journal")
+    run = dict(header["run"])
+    run["steps"] = steps
+    run["status"] = end["status"] if end else "cancelled"
+    run["error"] = end.get("error") if end else "the watched process ended without closing its run"
+    run["config"]["measure_steps"] = sum(1 for s in steps if not s["warmup"])
+    run["config"]["warmup_steps"] = len(steps) - run["config"]["measure_steps"]
+    run["summary"] = summarize(steps, run["source"].get("tokens_per_step"))
+    return result_set([run], header["environment"], header["created"])

@@ -1,0 +1,499 @@
+"""The Run that `lmprof.watch()` returns: it hears the loop's phases from the hooks
+(_hooks.py), keeps each step open until its marks can be read without waiting for the
+device (_steps.py), and records, journals and summarises the finished steps
+(_results.py). docs/WATCH.md describes what it measures and what it costs.
+
+Sections: the public API (watch, Run) · phases from the hooks · steps and their records."""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import os
+import sys
+import time
+import warnings
+from array import array
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional, TypeVar
+
+import torch
+import torch.nn as nn
+
+from . import _hooks, _results
+from ._clocks import clock_for
+from ._memory import memory_for
+from ._steps import PHASES, OpenStep, finish
+
+# The first steps pay for lazy initialisation (allocator growth, kernels' first launches,
+# autotuning); they are flagged and left out of the summary, as the engine's warmup steps
+# are. A watched script can change the count with LMPROF_WARMUP_STEPS.
+DEFAULT_WARMUP_STEPS = 5
+# Finished step records held in memory (Run.steps); the summary keeps every step's phase
+# times (48 bytes a step), and `save` keeps every record on disk.
+RECENT_STEPS = 10_000
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _guarded(method: F) -> F:
+    """The watcher's own failure never stops the training: it warns once and stops watching."""
+
+    @functools.wraps(method)
+    def call(self: "Run", *args: Any, **kwargs: Any) -> Any:
+        if self._broken is not None:
+            return None
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - any failure of ours, never the user's
+            self._break(exc)
+            return None
+
+    return call  # type: ignore[return-value]
+
+
+def _device_of(model: Optional[nn.Module]) -> Optional[torch.device]:
+    if model is None:
+        return None
+    for tensor in model.parameters():
+        return tensor.device
+    for tensor in model.buffers():
+        return tensor.device
+    return torch.device("cpu")
+
+
+def _compiled_graphs() -> int:
+    """Graphs torch.compile has made so far (0 before torch._dynamo is imported)."""
+    utils = sys.modules.get("torch._dynamo.utils")
+    if utils is None:
+        return 0
+    try:
+        return int(utils.counters["stats"]["unique_graphs"])
+    except (AttributeError, KeyError, TypeError):
+        return 0
+
+
+def _warmup_steps() -> int:
+    text = os.environ.get("LMPROF_WARMUP_STEPS", "")
+    if not text:
+        return DEFAULT_WARMUP_STEPS
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"LMPROF_WARMUP_STEPS: {text!r} is not a step count (0 or more)")
+    return value
+
+
+# ---------------------------------------------------------------------------------------
+# The public API
+
+
+def watch(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None, *,
+          name: Optional[str] = None, tokens_per_step: Optional[int] = None,
+          listen: Optional[str] = None, token_file: Optional[str] = None,
+          save: Optional["os.PathLike[str] | str"] = None) -> "Run":
+    """Starts watching a training loop and returns its Run.
+
+    Args:
+        model: the model the loop trains; its forward starts each forward phase (one per
+            micro-batch with gradient accumulation).
+        optimizer: its ``step()`` is the optimizer phase; ``None`` watches every
+            optimizer's ``step()``.
+        name: the run's id in result sets and the window (default: the model's class).
+        tokens_per_step: tokens one step trains on (batch × context), for tokens/s.
+        listen: ``"HOST:PORT"`` to serve the steps live to lmprof's window or CLI.
+        token_file: the token viewers must present (with ``listen``).
+        save: a result-set file written by ``close()``; until then each finished step is
+            appended to ``<save>.steps.jsonl``, which ``lmprof.recover()`` reads after a kill.
+
+    Use ``with run.step():`` around each step, then ``run.close()`` (or use the Run as a
+    context manager). Raises ValueError naming the argument that is wrong.
+    """
+    return Run(model, optimizer, name=name, tokens_per_step=tokens_per_step, listen=listen,
+               token_file=token_file, save=save)
+
+
+class Run:
+    """One watched training run: its steps, phases, memory peaks and logged scalars.
+
+    Made by :func:`lmprof.watch`. Not thread-safe: use it from the training thread.
+    """
+
+    def __init__(self, model: Optional[nn.Module],
+                 optimizer: Optional[torch.optim.Optimizer] = None, *,
+                 name: Optional[str] = None, tokens_per_step: Optional[int] = None,
+                 listen: Optional[str] = None, token_file: Optional[str] = None,
+                 save: Optional["os.PathLike[str] | str"] = None,
+                 script: Optional[str] = None) -> None:
+        if model is not None and not isinstance(model, nn.Module):
+            raise ValueError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+        if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
+            raise ValueError(
+                f"optimizer: expected a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        if tokens_per_step is not None and (
+                isinstance(tokens_per_step, bool) or not isinstance(tokens_per_step, int)
+                or tokens_per_step <= 0):
+            raise ValueError(f"tokens_per_step: expected a positive int, got {tokens_per_step!r}")
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ValueError(f"name: expected a non-empty string, got {name!r}")
+        if listen is not None or token_file is not None:
+            raise ValueError("listen: serving a watched run live is not in this version of "
+                             "lmprof; save the run with save= and open it with lmprof-cli show")
+        self._save = Path(save) if save is not None else None
+        if self._save is not None and not self._save.parent.is_dir():
+            raise ValueError(f"save: the folder {str(self._save.parent)!r} does not exist")
+        self._warmup = _warmup_steps()
+
+        self._model = model
+        self._optimizer = optimizer
+        self._tokens_per_step = tokens_per_step
+        self._name = name
+        self._script = script
+        self._device = _device_of(model)
+        self._autocast: Optional[str] = None
+        self._broken: Optional[str] = None
+        self._closed = False
+        self._status = "ok"
+        self._error: Optional[str] = None
+        self._open: Optional[OpenStep] = None
+        self._ended: deque[OpenStep] = deque()  # ended, not yet recorded
+        self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT_STEPS)
+        self._times = {f"{p}_ms": array("d") for p in (*PHASES, "total")}
+        self._warmup_flags = array("b")
+        self._peaks = {p: 0 for p in PHASES}
+        self._count = 0
+        self._graphs = 0
+        self._start_ns = time.perf_counter_ns()
+        self._last_end_ns = self._start_ns
+        self._created = _results.now_iso()
+        self._environment: Optional[dict[str, Any]] = None
+        self._journal: Optional[_results.Journal] = None
+        self._nvtx = False
+        self._handles: list[_hooks.Removable] = []
+        self._finder: Optional[_hooks.OutermostModule] = None
+        self._bind(self._device)
+        if model is not None:
+            self._handles += _hooks.hook_model(model, self)
+        else:
+            self._finder = _hooks.OutermostModule(self)
+        self._handles += _hooks.hook_optimizer(optimizer, self)
+        self._handles.append(_hooks.listen_to_backward(self))
+        _open_runs.append(self)
+
+    # --- what users call -----------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        """The run's id: the name given, else the model's class."""
+        if self._name:
+            return self._name
+        model = self._watched_model()
+        return type(model).__name__ if model is not None else "watched"
+
+    def _watched_model(self) -> Optional[nn.Module]:
+        if self._model is not None:
+            return self._model
+        return self._finder.found if self._finder is not None else None
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """The recorded steps (the last 10,000), in the result set's encoding."""
+        return list(self._recent)
+
+    @contextlib.contextmanager
+    def step(self) -> Iterator[None]:
+        """Around one training step: the time before it is the step's data phase."""
+        if self._open is not None and self._broken is None:
+            raise RuntimeError("run.step(): a step is already open (steps do not nest)")
+        self._begin()
+        try:
+            yield
+        except BaseException as exc:
+            self._abandon(exc)
+            raise
+        self._end_step()
+
+    @_guarded
+    def log(self, **scalars: Any) -> None:
+        """Records scalars (``loss=loss``) for the open step, else the last one that ended.
+        A tensor is copied to the host without waiting for the device and read later."""
+        step = self._open or (self._ended[-1] if self._ended else None)
+        if step is None:
+            return
+        for key, value in scalars.items():
+            if isinstance(value, torch.Tensor):
+                value = value.detach()
+                if value.is_cuda:
+                    host = torch.empty(value.shape, dtype=value.dtype, pin_memory=True)
+                    host.copy_(value, non_blocking=True)
+                    step.waits.append(self._clock.mark())
+                    value = host
+            elif not isinstance(value, (int, float)):
+                raise ValueError(f"log({key}=...): expected a number or a tensor, "
+                                 f"got {type(value).__name__}")
+            step.scalars[key] = value
+
+    def close(self) -> None:
+        """Ends the run: reads the last steps (waiting for the device only now), writes
+        ``save`` and removes every hook. Calling it again does nothing."""
+        self._finish(None)
+
+    def summary(self) -> dict[str, Any]:
+        """The run's statistics over its measured steps, as the result set's summary."""
+        return self._summary()
+
+    def result_set(self) -> dict[str, Any]:
+        """The run as a result set (the recent steps in memory; ``save`` holds them all)."""
+        return _results.result_set([self._run_record(self.steps)], self._env(), self._created)
+
+    def __enter__(self) -> "Run":
+        return self
+
+    def __exit__(self, kind: Any, exc: Optional[BaseException], tb: Any) -> None:
+        self._finish(exc)
+
+    # --- phases from the hooks -----------------------------------------------------------
+
+    def on_forward(self, module: nn.Module) -> None:
+        if self._broken is not None:
+            return
+        if self._open is None:
+            if self._model is not None or not torch.is_grad_enabled():
+                return  # a forward outside any step (evaluation): not watched
+            self._begin()  # zero-code mode: the model's forward begins a step
+        self._forward(module)
+
+    @_guarded
+    def _forward(self, module: nn.Module) -> None:
+        step = self._open
+        assert step is not None
+        step.micro_batches += 1
+        if self._autocast is None:
+            self._autocast = self._autocast_dtype()
+        if step.phase != "forward":
+            self._switch("forward")
+
+    @_guarded
+    def on_backward(self, starting: bool) -> None:
+        if self._open is not None:
+            self._switch("backward" if starting else "rest")
+
+    @_guarded
+    def on_optimizer(self, starting: bool) -> None:
+        if self._open is None:
+            return
+        self._switch("optimizer" if starting else "rest")
+        if not starting and self._finder is not None:
+            self._end_step()  # zero-code mode: a step ends at each optimizer step
+
+    def _autocast_dtype(self) -> str:
+        device_type = self._device.type if self._device is not None else "cpu"
+        if torch.is_autocast_enabled(device_type):
+            return str(torch.get_autocast_dtype(device_type)).replace("torch.", "")
+        return "none"
+
+    # --- steps and their records ---------------------------------------------------------
+
+    def _bind(self, device: Optional[torch.device]) -> None:
+        self._device = device
+        self._clock = clock_for(device)
+        self._memory = memory_for(device)
+        self._nvtx = device is not None and device.type == "cuda"
+
+    @_guarded
+    def _begin(self) -> None:
+        if self._open is not None:
+            return
+        self._record_ready(everything=True)
+        if self._finder is not None and self._count == 1:
+            self._handles += self._finder.settle()
+        now = time.perf_counter_ns()
+        step = OpenStep(index=self._count, start_ns=now, data_ms=(now - self._last_end_ns) / 1e6,
+                        marks=[(None, self._clock.mark())])
+        step.note_peaks("data", self._memory.boundary())
+        self._graphs = _compiled_graphs()
+        self._count += 1
+        self._open = step
+        if self._nvtx:
+            torch.cuda.nvtx.range_push("step")
+            torch.cuda.nvtx.range_push("rest")
+
+    def _switch(self, phase: str) -> None:
+        step = self._open
+        if step is None or step.phase == phase:
+            return
+        step.switch(phase, self._clock, self._memory.boundary())
+        if self._nvtx:
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.nvtx.range_push(phase)
+
+    @_guarded
+    def _end_step(self) -> None:
+        step = self._open
+        if step is None:
+            return
+        step.switch("end", self._clock, self._memory.boundary())
+        step.end_ns = self._last_end_ns = time.perf_counter_ns()
+        step.compiled = _compiled_graphs() > self._graphs
+        self._open = None
+        self._ended.append(step)
+        if self._nvtx:
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.nvtx.range_pop()
+
+    def _abandon(self, exc: BaseException) -> None:
+        """A step that raised is not recorded; the run remembers why."""
+        self._open = None
+        if self._nvtx and self._broken is None:
+            torch.cuda.nvtx.range_pop()
+            torch.cuda.nvtx.range_pop()
+        self._error = f"{type(exc).__name__}: {exc}"
+
+    def _record_ready(self, *, everything: bool = False, wait: bool = False) -> None:
+        """Records ended steps whose marks can be read, oldest first. The newest ended step
+        waits for the next one to begin (log() may still add to it) unless `everything`."""
+        while self._ended and (everything or len(self._ended) > 1):
+            step = self._ended[0]
+            if wait:
+                for _, mark in step.marks:
+                    self._clock.wait(mark)
+                for mark in step.waits:
+                    self._clock.wait(mark)
+            elif not (self._clock.ready(step.marks[-1][1])
+                      and all(self._clock.ready(m) for m in step.waits)):
+                return
+            self._ended.popleft()
+            self._clock.release(step.waits)
+            self._publish(finish(step, self._clock, warmup=step.index < self._warmup,
+                                 run_start_ns=self._start_ns))
+
+    def _publish(self, record: dict[str, Any]) -> None:
+        self._recent.append(record)
+        self._warmup_flags.append(1 if record["warmup"] else 0)
+        for key, values in self._times.items():
+            values.append(record[key])
+        for phase in PHASES:
+            self._peaks[phase] = max(self._peaks[phase], record["peak_allocated_by_phase"][phase])
+        if self._save is not None:
+            if self._journal is None:
+                self._journal = _results.Journal(_results.journal_path(self._save))
+                self._journal.write("header", {"schema": _results.JOURNAL_SCHEMA,
+                                               "created": self._created,
+                                               "environment": self._env(),
+                                               "run": self._run_record([])})
+            self._journal.write("step", {"step": record})
+
+    def _env(self) -> dict[str, Any]:
+        if self._environment is None:
+            self._environment = _results.environment(self._device)
+        return self._environment
+
+    def _summary(self) -> dict[str, Any]:
+        measured = [i for i, w in enumerate(self._warmup_flags) if not w]
+        summary: dict[str, Any] = {
+            key: _results.phase_stats([values[i] for i in measured])
+            for key, values in self._times.items()
+        }
+        mean = summary["total_ms"]["mean"]
+        summary["tokens_per_s"] = (self._tokens_per_step / (mean / 1000.0)
+                                   if self._tokens_per_step and mean > 0 else 0.0)
+        summary["tflops"] = 0.0
+        summary["mfu"] = None
+        summary["peak_bytes"] = dict(self._peaks)
+        return summary
+
+    def _run_record(self, steps: list[dict[str, Any]]) -> dict[str, Any]:
+        model = self._watched_model()
+        parameters = sum(p.numel() for p in model.parameters()) if model is not None else 0
+        device = str(self._device) if self._device is not None else "cpu"
+        measured = sum(1 for s in steps if not s["warmup"])
+        precision = {"bfloat16": "bf16", "float16": "fp16"}.get(self._autocast or "", "fp32")
+        return {
+            "id": self.name,
+            "config": {"mode": "train", "precision": precision,
+                       "warmup_steps": len(steps) - measured, "measure_steps": measured,
+                       "device": device},
+            "source": {"kind": "watched",
+                       "script": self._script or (sys.argv[0] if sys.argv else ""),
+                       "model_class": type(model).__qualname__ if model is not None else None,
+                       "parameter_count": parameters, "device": device,
+                       "autocast": self._autocast, "tokens_per_step": self._tokens_per_step,
+                       "optimizer": type(self._optimizer).__name__ if self._optimizer else None,
+                       "torch_compile": any(s.get("compiled") for s in steps),
+                       "pid": os.getpid()},
+            "parameter_count": parameters,
+            "status": self._status, "error": self._error, "failed_phase": None,
+            "steps": steps,
+            "summary": self._summary(),
+        }
+
+    def _finish(self, exc: Optional[BaseException]) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self in _open_runs:
+            _open_runs.remove(self)
+        for handle in self._handles:
+            handle.remove()
+        if self._finder is not None:
+            self._finder.remove()
+        if exc is not None:
+            self._status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "error"
+            self._error = f"{type(exc).__name__}: {exc}"
+        elif self._error is not None and self._status == "ok":
+            self._status = "error"  # a step raised and the loop went on to close()
+        if self._open is not None:
+            self._open = None  # a step cut short is not recorded
+        if self._broken is None:
+            self._record_ready(everything=True, wait=True)
+        self._memory.close()
+        if self._save is None:
+            return
+        steps = self._journal_steps()
+        document = _results.result_set([self._run_record(steps)], self._env(), self._created)
+        _results.write_atomically(self._save, document)
+        if self._journal is not None:
+            self._journal.close(remove=True)
+
+    def _journal_steps(self) -> list[dict[str, Any]]:
+        """Every recorded step: from memory, or from the journal once the ring has dropped some."""
+        if self._journal is None or len(self._recent) == len(self._warmup_flags):
+            return list(self._recent)
+        return _results.recover(self._journal.path)["runs"][0]["steps"]
+
+    def _break(self, exc: Exception) -> None:
+        self._broken = f"{type(exc).__name__}: {exc}"
+        warnings.warn(f"lmprof stopped watching this run after its own error ({self._broken}); "
+                      "training goes on", RuntimeWarning, stacklevel=3)
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
+        if self._finder is not None:
+            self._finder.remove()
+
+
+# Runs not yet closed: an uncaught exception ends them `error` (KeyboardInterrupt:
+# `cancelled`), and the interpreter's exit closes the rest.
+_open_runs: list[Run] = []
+
+
+def _close_open_runs(exc: Optional[BaseException] = None) -> None:
+    for run in list(_open_runs):
+        try:
+            run._finish(exc)
+        except Exception as failure:  # noqa: BLE001 - the script is ending either way
+            warnings.warn(f"lmprof could not close run {run.name!r}: {failure}", RuntimeWarning)
+
+
+def _excepthook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+    _close_open_runs(exc)
+    _previous_excepthook(kind, exc, tb)
+
+
+_previous_excepthook = sys.excepthook
+sys.excepthook = _excepthook
+atexit.register(_close_open_runs)

@@ -1,0 +1,98 @@
+"""A watched step from its first mark to its record: the phase it is in, the marks at its
+boundaries, its memory peaks and logged scalars, and the record made once every mark can
+be read (docs/WATCH.md, "What a step records")."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import torch
+
+from ._clocks import Clock
+
+# The phases of a watched step, in the order a plain loop runs them. "data" is the host's
+# time between the previous step's end and this one's start (the loader); "rest" is what
+# the step runs outside the other three (zero_grad, clipping, logging, the scaler).
+PHASES: tuple[str, ...] = ("data", "forward", "backward", "optimizer", "rest")
+
+
+@dataclass
+class OpenStep:
+    """A step in progress, or finished and waiting for its marks to be readable."""
+
+    index: int
+    start_ns: int  # host clock when the step's data phase ended
+    data_ms: float  # host time since the previous step ended
+    marks: list[tuple[Optional[str], object]]  # (phase that ended here, mark); first: (None, start)
+    phase: str = "rest"
+    micro_batches: int = 0
+    compiled: bool = False
+    peak_allocated: dict[str, int] = field(default_factory=dict)
+    peak_reserved: int = 0
+    scalars: dict[str, Any] = field(default_factory=dict)
+    waits: list[object] = field(default_factory=list)  # marks after copies of logged tensors
+    end_ns: int = 0
+
+    def switch(self, phase: str, clock: Clock, peaks: tuple[int, int]) -> None:
+        """Ends the current phase here and starts `phase`."""
+        self.marks.append((self.phase, clock.mark()))
+        self.note_peaks(self.phase, peaks)
+        self.phase = phase
+
+    def note_peaks(self, phase: str, peaks: tuple[int, int]) -> None:
+        allocated, reserved = peaks
+        if allocated > self.peak_allocated.get(phase, 0):
+            self.peak_allocated[phase] = allocated
+        self.peak_reserved = max(self.peak_reserved, reserved)
+
+
+def read_scalar(value: Any) -> float:
+    """A logged value as a float: tensors were copied to the host when logged (log())."""
+    if isinstance(value, torch.Tensor):
+        return float(value.reshape(-1)[0].item()) if value.numel() else math.nan
+    return float(value)
+
+
+def json_number(value: float) -> Any:
+    """JSON has no NaN or infinity: the result set writes them as names (docs/RESULTS.md)."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> dict[str, Any]:
+    """The step's record, in the result set's encoding of a step (docs/RESULTS.md)."""
+    phase_ms = {phase: 0.0 for phase in PHASES}
+    phase_ms["data"] = step.data_ms
+    for (_, start), (phase, end) in zip(step.marks, step.marks[1:]):
+        assert phase is not None
+        phase_ms[phase] += clock.elapsed_ms(start, end)
+    clock.release([mark for _, mark in step.marks])
+    by_phase = {p: step.peak_allocated.get(p, 0) for p in PHASES}
+    record: dict[str, Any] = {
+        "index": step.index,
+        "warmup": warmup or step.compiled,
+        "data_ms": phase_ms["data"],
+        "forward_ms": phase_ms["forward"],
+        "backward_ms": phase_ms["backward"],
+        "optimizer_ms": phase_ms["optimizer"],
+        "rest_ms": phase_ms["rest"],
+        "total_ms": sum(phase_ms.values()),
+        "peak_allocated_bytes": max(step.peak_allocated.values(), default=0),
+        "peak_reserved_bytes": step.peak_reserved,
+        "peak_allocated_by_phase": by_phase,
+        "t_end_ms": (step.end_ns - run_start_ns) / 1e6,
+        "micro_batches": step.micro_batches,
+    }
+    if step.compiled:
+        record["compiled"] = True
+    scalars = {name: read_scalar(value) for name, value in step.scalars.items()}
+    if "loss" in scalars:
+        record["loss"] = json_number(scalars.pop("loss"))
+    if scalars:
+        record["scalars"] = {name: json_number(v) for name, v in scalars.items()}
+    return record

@@ -1,0 +1,187 @@
+"""lmprof.watch() on real training loops on the CPU: the phases, their agreement with the
+script's own clock, gradient accumulation, the data phase, logged scalars, the result set,
+bad arguments, and the watcher's bounds."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+import lmprof
+from lmprof import _run
+from conftest import BATCH, CTX, TinyGPT, batches, loss_of
+
+
+def test_a_plain_loop_records_every_step_with_its_phases(model: TinyGPT, tmp_path: Path) -> None:
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    save = tmp_path / "run.json"
+    losses = []
+    with lmprof.watch(model, opt, name="tiny-gpt", tokens_per_step=BATCH * CTX, save=save) as run:
+        for x, y in batches(8):
+            with run.step():
+                loss = loss_of(model, x, y)
+                loss.backward()
+                opt.step()
+                opt.zero_grad()
+                run.log(loss=loss)
+                losses.append(loss.item())
+    document = json.loads(save.read_text())
+    assert document["schema"] == lmprof.SCHEMA
+    (record,) = document["runs"]
+    assert record["id"] == "tiny-gpt" and record["status"] == "ok"
+    steps = record["steps"]
+    assert [s["index"] for s in steps] == list(range(8))
+    assert [s["warmup"] for s in steps] == [True] * 5 + [False] * 3
+    for s in steps:
+        assert s["forward_ms"] > 0 and s["backward_ms"] > 0 and s["optimizer_ms"] > 0
+        phases = sum(s[f"{p}_ms"] for p in ("data", "forward", "backward", "optimizer", "rest"))
+        assert math.isclose(s["total_ms"], phases)
+        assert s["micro_batches"] == 1
+    assert [s["loss"] for s in steps] == losses
+    source = record["source"]
+    assert source["model_class"] == "TinyGPT" and source["optimizer"] == "AdamW"
+    assert source["parameter_count"] == sum(p.numel() for p in model.parameters())
+    assert source["device"] == "cpu" and source["autocast"] == "none"
+    summary = record["summary"]
+    assert summary["total_ms"]["n"] == 3
+    assert summary["tokens_per_s"] == pytest.approx(BATCH * CTX / (summary["total_ms"]["mean"] / 1e3))
+    # The journal is replaced by the result set.
+    assert not (tmp_path / "run.json.steps.jsonl").exists()
+
+
+def test_phase_times_agree_with_perf_counter_around_the_same_calls(model: TinyGPT) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+    theirs: dict[str, list[float]] = {"forward": [], "backward": [], "optimizer": []}
+    for x, y in batches(12):
+        with run.step():
+            t0 = time.perf_counter()
+            loss = loss_of(model, x, y)
+            t1 = time.perf_counter()
+            loss.backward()
+            t2 = time.perf_counter()
+            opt.step()
+            t3 = time.perf_counter()
+        theirs["forward"].append((t1 - t0) * 1e3)
+        theirs["backward"].append((t2 - t1) * 1e3)
+        theirs["optimizer"].append((t3 - t2) * 1e3)
+    run.close()
+    for phase, values in theirs.items():
+        ours = statistics.median(s[f"{phase}_ms"] for s in run.steps)
+        mine = statistics.median(values)
+        # The watcher's marks sit inside the script's by the hooks' own few microseconds.
+        assert abs(ours - mine) <= 0.5 + 0.1 * mine, (phase, ours, mine)
+
+
+def test_gradient_accumulation_counts_micro_batches(model: TinyGPT) -> None:
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    run = lmprof.watch(model, opt)
+    data = batches(4 * 3)
+    for _ in range(4):
+        with run.step():
+            for _ in range(3):
+                x, y = next(data)
+                (loss_of(model, x, y) / 3).backward()
+            opt.step()
+            opt.zero_grad()
+    run.close()
+    assert [s["micro_batches"] for s in run.steps] == [3, 3, 3, 3]
+    assert all(s["forward_ms"] > 0 and s["backward_ms"] > 0 for s in run.steps)
+
+
+def test_the_data_phase_holds_the_loaders_time(model: TinyGPT) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+
+    def slow_loader():
+        for batch in batches(6):
+            time.sleep(0.03)
+            yield batch
+
+    for x, y in slow_loader():
+        with run.step():
+            loss_of(model, x, y).backward()
+            opt.step()
+    run.close()
+    for s in run.steps[1:]:
+        assert s["data_ms"] >= 30.0
+        assert s["forward_ms"] < s["data_ms"] + s["forward_ms"] <= s["total_ms"]
+
+
+def test_a_step_that_raises_ends_the_run_failed_with_the_steps_so_far(model: TinyGPT,
+                                                                      tmp_path: Path) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    save = tmp_path / "failed.json"
+    with pytest.raises(RuntimeError, match="diverged"):
+        with lmprof.watch(model, opt, save=save) as run:
+            for i, (x, y) in enumerate(batches(5)):
+                with run.step():
+                    loss_of(model, x, y).backward()
+                    opt.step()
+                    if i == 3:
+                        raise RuntimeError("loss diverged")
+    (record,) = json.loads(save.read_text())["runs"]
+    assert record["status"] == "error"
+    assert record["error"] == "RuntimeError: loss diverged"
+    assert len(record["steps"]) == 3
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [({"tokens_per_step": 0}, "tokens_per_step"), ({"tokens_per_step": 2.5}, "tokens_per_step"),
+     ({"name": ""}, "name"), ({"save": "/no/such/folder/run.json"}, "save")])
+def test_bad_arguments_name_the_argument(model: TinyGPT, kwargs: dict, field: str) -> None:
+    with pytest.raises(ValueError, match=f"^{field}:"):
+        lmprof.watch(model, **kwargs)
+
+
+def test_bad_model_and_optimizer_name_the_argument(model: TinyGPT) -> None:
+    with pytest.raises(ValueError, match="^model:"):
+        lmprof.watch("not a model")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="^optimizer:"):
+        lmprof.watch(model, optimizer=model)  # type: ignore[arg-type]
+
+
+def test_a_forward_outside_any_step_is_not_watched(model: TinyGPT) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+    for x, y in batches(3):
+        with run.step():
+            loss_of(model, x, y).backward()
+            opt.step()
+        with torch.no_grad():
+            model(x)  # evaluation between steps
+    run.close()
+    assert [s["micro_batches"] for s in run.steps] == [1, 1, 1]
+
+
+def test_hooks_are_gone_after_close(model: TinyGPT) -> None:
+    original = torch.autograd.backward
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+    assert torch.autograd.backward is not original
+    run.close()
+    assert torch.autograd.backward is original
+    assert not model._forward_pre_hooks
+    assert not opt._optimizer_step_pre_hooks and not opt._optimizer_step_post_hooks
+
+
+def test_memory_stays_bounded_over_many_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_run, "RECENT_STEPS", 500)
+    model = torch.nn.Linear(4, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    run = lmprof.watch(model, opt)
+    x = torch.randn(2, 4)
+    for _ in range(5_000):
+        with run.step():
+            model(x).sum().backward()
+            opt.step()
+    run.close()
+    assert len(run.steps) == 500 and run.steps[-1]["index"] == 4_999
+    assert run.summary()["total_ms"]["n"] == 5_000 - _run.DEFAULT_WARMUP_STEPS
