@@ -90,7 +90,8 @@ for x, y in batches(10**9):
     journal = tmp_path / "killed.json.steps.jsonl"
     child = subprocess.Popen([sys.executable, str(script)], env=env, cwd=tmp_path)
     try:
-        while child.poll() is None:  # bounded by the test's own timeout
+        deadline = time.monotonic() + 600  # a hang guard, far above the few seconds it takes
+        while child.poll() is None and time.monotonic() < deadline:
             if journal.exists() and journal.read_text().count('"kind": "step"') >= 4:
                 break
             time.sleep(0.05)
@@ -132,3 +133,13 @@ with lmprof.watch(model, opt, save=%r) as run:
     assert not any(s.get("compiled") for s in steps[1:])
     assert record["source"]["torch_compile"] is True
     assert record["source"]["model_class"] == "OptimizedModule"
+
+
+def test_a_process_that_never_trains_writes_no_run(tmp_path: Path) -> None:
+    # A torchrun launcher or a DataLoader worker imports torch but never steps: it must not
+    # replace the training process's result set with an empty run.
+    save = tmp_path / "launcher.json"
+    done = run_script("import torch\nprint(torch.ones(2).sum().item())", tmp_path, watch=True,
+                      env={"LMPROF_WATCH_SAVE": str(save)})
+    assert done.returncode == 0, done.stderr
+    assert not save.exists()

@@ -109,9 +109,9 @@ def test_the_data_phase_holds_the_loaders_time(model: TinyGPT) -> None:
             loss_of(model, x, y).backward()
             opt.step()
     run.close()
+    # Each step after the first waited 30 ms for its batch, in the data phase alone.
     for s in run.steps[1:]:
         assert s["data_ms"] >= 30.0
-        assert s["forward_ms"] < s["data_ms"] + s["forward_ms"] <= s["total_ms"]
 
 
 def test_a_step_that_raises_ends_the_run_failed_with_the_steps_so_far(model: TinyGPT,

@@ -264,6 +264,8 @@ class Run:
         if self._open is None:
             if self._model is not None or not torch.is_grad_enabled():
                 return  # a forward outside any step (evaluation): not watched
+            if self._count == 0:
+                self._bind(_device_of(module))  # zero-code mode: the model is known now
             self._begin()  # zero-code mode: the model's forward begins a step
         self._forward(module)
 
@@ -299,6 +301,10 @@ class Run:
     # --- steps and their records ---------------------------------------------------------
 
     def _bind(self, device: Optional[torch.device]) -> None:
+        if hasattr(self, "_memory"):
+            if device == self._device:
+                return
+            self._memory.close()
         self._device = device
         self._clock = clock_for(device)
         self._memory = memory_for(device)
@@ -309,6 +315,8 @@ class Run:
         if self._open is not None:
             return
         self._record_ready(everything=True)
+        if self._count == 0 and self._model is not None:
+            self._bind(_device_of(self._model))  # it may have moved since watch()
         if self._finder is not None and self._count == 1:
             self._handles += self._finder.settle()
         now = time.perf_counter_ns()
@@ -451,8 +459,8 @@ class Run:
         if self._broken is None:
             self._record_ready(everything=True, wait=True)
         self._memory.close()
-        if self._save is None:
-            return
+        if self._save is None or not self._warmup_flags:
+            return  # nothing to save: a process that never trained (a launcher, a worker)
         steps = self._journal_steps()
         document = _results.result_set([self._run_record(steps)], self._env(), self._created)
         _results.write_atomically(self._save, document)
