@@ -185,3 +185,24 @@ def test_memory_stays_bounded_over_many_steps(monkeypatch: pytest.MonkeyPatch) -
     run.close()
     assert len(run.steps) == 500 and run.steps[-1]["index"] == 4_999
     assert run.summary()["total_ms"]["n"] == 5_000 - _run.DEFAULT_WARMUP_STEPS
+
+
+def test_the_summary_is_the_same_whether_kept_live_or_rebuilt_from_steps(model: TinyGPT) -> None:
+    # The live run and recover() share one summary (peaks from the measured steps, as the
+    # engine's): rebuilding it from the recorded steps gives the same figures.
+    from lmprof._results import Tally
+
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt, tokens_per_step=BATCH * CTX)
+    for x, y in batches(7):
+        with run.step():
+            loss_of(model, x, y).backward()
+            opt.step()
+    run.close()
+    tally = Tally()
+    for step in run.steps:
+        tally.add(step)
+    assert tally.summary(BATCH * CTX) == run.summary()
+    measured = [s for s in run.steps if not s["warmup"]]
+    assert run.summary()["peak_bytes"]["forward"] == max(
+        s["peak_allocated_by_phase"]["forward"] for s in measured)

@@ -23,13 +23,19 @@ from types import ModuleType
 from typing import Any, Optional, Sequence
 
 
+def _rank() -> Optional[str]:
+    """This process's rank under torchrun with more than one rank, else None."""
+    rank = os.environ.get("RANK")
+    return rank if rank is not None and os.environ.get("WORLD_SIZE", "1") != "1" else None
+
+
 def _save_path() -> Optional[Path]:
     text = os.environ.get("LMPROF_WATCH_SAVE", "")
     if not text:
         return None
     path = Path(text)
-    rank = os.environ.get("RANK")
-    if rank is not None and os.environ.get("WORLD_SIZE", "1") != "1":
+    rank = _rank()
+    if rank is not None:
         path = path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
     return path
 
@@ -48,8 +54,8 @@ def start() -> None:
     from lmprof._run import Run
 
     name = os.environ.get("LMPROF_WATCH_NAME") or None
-    rank = os.environ.get("RANK")
-    if rank is not None and os.environ.get("WORLD_SIZE", "1") != "1":
+    rank = _rank()
+    if rank is not None:
         name = f"{name or 'watched'}-rank{rank}"
     script = next((a for a in sys.argv if a and not a.startswith("-")), "")
     Run(None, None, name=name, tokens_per_step=_tokens(), save=_save_path(), script=script)

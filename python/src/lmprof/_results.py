@@ -11,6 +11,7 @@ import os
 import platform
 import socket
 import tempfile
+from array import array
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -51,24 +52,41 @@ def phase_stats(values: list[float]) -> dict[str, Any]:
             "noisy": bool(median > 0 and iqr / median > NOISY_IQR_RATIO)}
 
 
-def summarize(steps: list[dict[str, Any]], tokens_per_step: Optional[int]) -> dict[str, Any]:
-    """The run's summary over its measured steps (not warmup, not compiled)."""
-    measured = [s for s in steps if not s["warmup"]]
-    summary: dict[str, Any] = {
-        f"{phase}_ms": phase_stats([s[f"{phase}_ms"] for s in measured])
-        for phase in (*PHASES, "total")
-    }
-    total = summary["total_ms"]
-    summary["tokens_per_s"] = (
-        tokens_per_step / (total["mean"] / 1000.0) if tokens_per_step and total["mean"] > 0 else 0.0
-    )
-    summary["tflops"] = 0.0
-    summary["mfu"] = None
-    summary["peak_bytes"] = {
-        phase: max((s["peak_allocated_by_phase"][phase] for s in measured), default=0)
-        for phase in PHASES
-    }
-    return summary
+class Tally:
+    """What a run's summary needs of every recorded step: its phase times (48 bytes a step)
+    and the largest per-phase peaks of its warmup and its measured steps. A Run keeps one as
+    steps are recorded; recover() builds one from a journal."""
+
+    def __init__(self) -> None:
+        self.times = {f"{p}_ms": array("d") for p in (*PHASES, "total")}
+        self.warmup = array("b")
+        self._peaks = {True: dict.fromkeys(PHASES, 0), False: dict.fromkeys(PHASES, 0)}
+
+    def __len__(self) -> int:
+        return len(self.warmup)
+
+    def add(self, step: dict[str, Any]) -> None:
+        self.warmup.append(1 if step["warmup"] else 0)
+        for key, values in self.times.items():
+            values.append(step[key])
+        peaks = self._peaks[bool(step["warmup"])]
+        for phase, value in step["peak_allocated_by_phase"].items():
+            peaks[phase] = max(peaks[phase], value)
+
+    def summary(self, tokens_per_step: Optional[int]) -> dict[str, Any]:
+        """Statistics over the measured steps (not warmup, not compiled). Peaks come from the
+        measured steps, or from the warmup steps when none finished: the engine's rule."""
+        measured = [i for i, w in enumerate(self.warmup) if not w]
+        summary: dict[str, Any] = {
+            key: phase_stats([values[i] for i in measured]) for key, values in self.times.items()
+        }
+        mean = summary["total_ms"]["mean"]
+        summary["tokens_per_s"] = (tokens_per_step / (mean / 1000.0)
+                                   if tokens_per_step and mean > 0 else 0.0)
+        summary["tflops"] = 0.0
+        summary["mfu"] = None
+        summary["peak_bytes"] = dict(self._peaks[not measured])
+        return summary
 
 
 def _cpu_model() -> str:
@@ -84,7 +102,8 @@ def _cpu_model() -> str:
 
 def environment(device: Optional[torch.device]) -> dict[str, Any]:
     """The result set's environment block for the watched process."""
-    info: dict[str, Any] = {"type": "cpu", "name": _cpu_model(), "memory_bytes": 0}
+    cpu = _cpu_model()
+    info: dict[str, Any] = {"type": "cpu", "name": cpu, "memory_bytes": 0}
     if device is not None and device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
         info = {"type": "cuda", "name": props.name, "memory_bytes": int(props.total_memory)}
@@ -97,7 +116,7 @@ def environment(device: Optional[torch.device]) -> dict[str, Any]:
         "torch": torch.__version__.split("+")[0],
         "cuda": torch.version.cuda or "",
         "device": info,
-        "cpu": {"model": _cpu_model(), "threads": torch.get_num_threads()},
+        "cpu": {"model": cpu, "threads": torch.get_num_threads()},
         "host": socket.gethostname(),
     }
 
@@ -195,5 +214,8 @@ def recover(journal: "os.PathLike[str] | str") -> dict[str, Any]:
     run["error"] = end.get("error") if end else "the watched process ended without closing its run"
     run["config"]["measure_steps"] = sum(1 for s in steps if not s["warmup"])
     run["config"]["warmup_steps"] = len(steps) - run["config"]["measure_steps"]
-    run["summary"] = summarize(steps, run["source"].get("tokens_per_step"))
+    tally = Tally()
+    for step in steps:
+        tally.add(step)
+    run["summary"] = tally.summary(run["source"].get("tokens_per_step"))
     return result_set([run], header["environment"], header["created"])

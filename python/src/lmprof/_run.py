@@ -14,7 +14,6 @@ import os
 import sys
 import time
 import warnings
-from array import array
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, TypeVar
@@ -25,7 +24,7 @@ import torch.nn as nn
 from . import _hooks, _results
 from ._clocks import clock_for
 from ._memory import memory_for
-from ._steps import PHASES, OpenStep, finish
+from ._steps import OpenStep, finish
 
 # The first steps pay for lazy initialisation (allocator growth, kernels' first launches,
 # autotuning); they are flagged and left out of the summary, as the engine's warmup steps
@@ -162,9 +161,7 @@ class Run:
         self._open: Optional[OpenStep] = None
         self._ended: deque[OpenStep] = deque()  # ended, not yet recorded
         self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT_STEPS)
-        self._times = {f"{p}_ms": array("d") for p in (*PHASES, "total")}
-        self._warmup_flags = array("b")
-        self._peaks = {p: 0 for p in PHASES}
+        self._tally = _results.Tally()
         self._count = 0
         self._graphs = 0
         self._start_ns = time.perf_counter_ns()
@@ -244,7 +241,7 @@ class Run:
 
     def summary(self) -> dict[str, Any]:
         """The run's statistics over its measured steps, as the result set's summary."""
-        return self._summary()
+        return self._tally.summary(self._tokens_per_step)
 
     def result_set(self) -> dict[str, Any]:
         """The run as a result set (the recent steps in memory; ``save`` holds them all)."""
@@ -375,17 +372,12 @@ class Run:
                       and all(self._clock.ready(m) for m in step.waits)):
                 return
             self._ended.popleft()
-            self._clock.release(step.waits)
             self._publish(finish(step, self._clock, warmup=step.index < self._warmup,
                                  run_start_ns=self._start_ns))
 
     def _publish(self, record: dict[str, Any]) -> None:
         self._recent.append(record)
-        self._warmup_flags.append(1 if record["warmup"] else 0)
-        for key, values in self._times.items():
-            values.append(record[key])
-        for phase in PHASES:
-            self._peaks[phase] = max(self._peaks[phase], record["peak_allocated_by_phase"][phase])
+        self._tally.add(record)
         if self._save is not None:
             if self._journal is None:
                 self._journal = _results.Journal(_results.journal_path(self._save))
@@ -399,20 +391,6 @@ class Run:
         if self._environment is None:
             self._environment = _results.environment(self._device)
         return self._environment
-
-    def _summary(self) -> dict[str, Any]:
-        measured = [i for i, w in enumerate(self._warmup_flags) if not w]
-        summary: dict[str, Any] = {
-            key: _results.phase_stats([values[i] for i in measured])
-            for key, values in self._times.items()
-        }
-        mean = summary["total_ms"]["mean"]
-        summary["tokens_per_s"] = (self._tokens_per_step / (mean / 1000.0)
-                                   if self._tokens_per_step and mean > 0 else 0.0)
-        summary["tflops"] = 0.0
-        summary["mfu"] = None
-        summary["peak_bytes"] = dict(self._peaks)
-        return summary
 
     def _run_record(self, steps: list[dict[str, Any]]) -> dict[str, Any]:
         model = self._watched_model()
@@ -436,7 +414,7 @@ class Run:
             "parameter_count": parameters,
             "status": self._status, "error": self._error, "failed_phase": None,
             "steps": steps,
-            "summary": self._summary(),
+            "summary": self._tally.summary(self._tokens_per_step),
         }
 
     def _finish(self, exc: Optional[BaseException]) -> None:
@@ -445,10 +423,7 @@ class Run:
         self._closed = True
         if self in _open_runs:
             _open_runs.remove(self)
-        for handle in self._handles:
-            handle.remove()
-        if self._finder is not None:
-            self._finder.remove()
+        self._unhook()
         if exc is not None:
             self._status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "error"
             self._error = f"{type(exc).__name__}: {exc}"
@@ -459,7 +434,7 @@ class Run:
         if self._broken is None:
             self._record_ready(everything=True, wait=True)
         self._memory.close()
-        if self._save is None or not self._warmup_flags:
+        if self._save is None or not self._tally:
             return  # nothing to save: a process that never trained (a launcher, a worker)
         steps = self._journal_steps()
         document = _results.result_set([self._run_record(steps)], self._env(), self._created)
@@ -469,7 +444,7 @@ class Run:
 
     def _journal_steps(self) -> list[dict[str, Any]]:
         """Every recorded step: from memory, or from the journal once the ring has dropped some."""
-        if self._journal is None or len(self._recent) == len(self._warmup_flags):
+        if self._journal is None or len(self._recent) == len(self._tally):
             return list(self._recent)
         return _results.recover(self._journal.path)["runs"][0]["steps"]
 
@@ -477,6 +452,9 @@ class Run:
         self._broken = f"{type(exc).__name__}: {exc}"
         warnings.warn(f"lmprof stopped watching this run after its own error ({self._broken}); "
                       "training goes on", RuntimeWarning, stacklevel=3)
+        self._unhook()
+
+    def _unhook(self) -> None:
         for handle in self._handles:
             handle.remove()
         self._handles = []

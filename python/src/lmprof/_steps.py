@@ -71,7 +71,7 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
     for (_, start), (phase, end) in zip(step.marks, step.marks[1:]):
         assert phase is not None
         phase_ms[phase] += clock.elapsed_ms(start, end)
-    clock.release([mark for _, mark in step.marks])
+    clock.release([mark for _, mark in step.marks] + step.waits)
     by_phase = {p: step.peak_allocated.get(p, 0) for p in PHASES}
     record: dict[str, Any] = {
         "index": step.index,
