@@ -92,8 +92,13 @@ int showCommand(const ShowOptions& o) {
 namespace {
 
 // Two runs measured the same thing: the same configuration, seed, step counts and device.
+// A watched script's run is one of a kind: its script's process, its start.
 std::string sameRunKey(const RunResult& r) {
     const std::string device = r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice;
+    if (r.source) {
+        return pairKey(r) + " pid " + std::to_string(r.source->pid) + " " + r.source->script +
+               " " + r.id + " steps " + std::to_string(r.steps.size()) + " " + device;
+    }
     return configKey(r.config) + " seed " + std::to_string(r.config.seed) + " steps " +
            std::to_string(r.config.warmupSteps) + "+" + std::to_string(r.config.measureSteps) +
            " " + device;
@@ -151,14 +156,59 @@ int mergeCommand(const MergeOptions& o) {
 // ---------------------------------------------------------------------------------------
 // compare
 
+namespace {
+
+// "A.json:ID": a file and one of its runs. A path that exists as it is names a file, even
+// with a colon in it; else the part after the last colon is a run's id.
+struct RunPick {
+    std::string path;
+    std::string id;
+};
+
+RunPick pickRun(const std::string& arg) {
+    std::error_code ec;
+    const size_t colon = arg.rfind(':');
+    if (colon == std::string::npos || std::filesystem::exists(arg, ec)) {
+        return {arg, {}};
+    }
+    return {arg.substr(0, colon), arg.substr(colon + 1)};
+}
+
+RunResult runById(const std::vector<RunResult>& runs, const RunPick& pick) {
+    std::string ids;
+    for (const auto& r : runs) {
+        if (r.id == pick.id) {
+            return r;
+        }
+        ids += (ids.empty() ? "" : ", ") + r.id;
+    }
+    throw ResultFormatError(pick.path + ": no run with id '" + pick.id + "' (its runs: " + ids +
+                            ")");
+}
+
+} // namespace
+
 int compareCommand(const CompareOptions& o) {
     if (!checkFormat(o.format)) {
         return kExitUsage;
     }
     try {
-        const std::vector<RunResult> a = loadRunsWarning(o.pathA); // A's warnings first
-        const std::vector<RunResult> b = loadRunsWarning(o.pathB);
-        const Comparison c = compareRuns(a, b);
+        const RunPick pickA = pickRun(o.pathA);
+        const RunPick pickB = pickRun(o.pathB);
+        if (pickA.id.empty() != pickB.id.empty()) {
+            std::cerr << "lmprof-cli: compare: name a run on both sides (A.json:ID B.json:ID), "
+                         "or on neither\n";
+            return kExitUsage;
+        }
+        std::vector<RunResult> a = loadRunsWarning(pickA.path); // A's warnings first
+        std::vector<RunResult> b = loadRunsWarning(pickB.path);
+        Comparison c;
+        if (!pickA.id.empty()) { // the pair the user named, whatever their configurations
+            c.matched.push_back(compareTwo(runById(a, pickA), runById(b, pickB)));
+            writeComparison(std::cout, c, *parseReportFormat(o.format));
+            return o.failOnRegression && c.regressions() > 0 ? kExitFailure : kExitOk;
+        }
+        c = compareRuns(a, b);
         writeComparison(std::cout, c, *parseReportFormat(o.format));
         if (c.matched.empty()) {
             // Nothing compared is not "no regression": say so and fail.
@@ -268,8 +318,12 @@ CliCommand compareEntry() {
     return {"compare", "compare two result sets run by run (B against A)", false,
             [](CLI::App& cmd) {
                 auto o = std::make_shared<CompareOptions>();
-                cmd.add_option("a", o->pathA, "baseline result set (.json)")->required();
-                cmd.add_option("b", o->pathB, "result set to compare (.json)")->required();
+                cmd.add_option("a", o->pathA,
+                               "baseline result set (.json), or FILE:ID for one of its runs")
+                    ->required();
+                cmd.add_option("b", o->pathB,
+                               "result set to compare (.json), or FILE:ID: the pair named")
+                    ->required();
                 addText(cmd, "--format", o->format, "table|markdown|csv");
                 cmd.add_flag("--fail-on-regression", o->failOnRegression,
                              "exit 1 if a run of B is slower beyond noise");

@@ -17,11 +17,13 @@ CliCommand opsEntry();       // cli_files.cpp
 CliCommand precisionEntry(); // cli_precision.cpp
 CliCommand columnsEntry();   // cli_files.cpp
 CliCommand studyEntry();     // cli_study.cpp
+CliCommand watchEntry();     // cli_watch.cpp
 
 const std::vector<CliCommand>& cliCommands() {
     static const std::vector<CliCommand> commands{
         runEntry(),  sweepEntry(),   mergeEntry(), serveEntry(),     ddpEntry(),    showEntry(),
         compareEntry(), ratioEntry(), opsEntry(),   precisionEntry(), columnsEntry(), studyEntry(),
+        watchEntry(),
     };
     return commands;
 }

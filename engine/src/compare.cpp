@@ -94,6 +94,31 @@ Verdict verdictOf(const RatioInterval& r, size_t na, size_t nb) {
                                      : Verdict::Faster;
 }
 
+std::string pairKey(const RunResult& run) {
+    if (!run.source) {
+        return configKey(run.config);
+    }
+    // A watched script's run: the same model class and size, precision and mode.
+    return "watched " + run.source->modelClass + " N" + std::to_string(run.parameterCount) + " " +
+           std::string(toString(run.config.precision)) + " " +
+           std::string(toString(run.config.mode));
+}
+
+ComparedRun compareTwo(const RunResult& a, const RunResult& b) {
+    ComparedRun cr{a, b, {}, {}, Verdict::Untestable};
+    const auto ta = measuredStepTimes(a.steps);
+    const auto tb = measuredStepTimes(b.steps);
+    cr.stepRatio = meanRatio(ta, tb);
+    // Two measured steps a side at least, and a ratio of two positive means; any other pair
+    // (a run cancelled before measuring, say) is shown untested.
+    if (ta.size() >= 2 && tb.size() >= 2 && std::isfinite(cr.stepRatio.ratio) &&
+        cr.stepRatio.ratio > 0.0) {
+        cr.welch = cr.stepRatio.test; // the interval's own test (stats.h)
+    }
+    cr.verdict = verdictOf(cr.stepRatio, ta.size(), tb.size());
+    return cr;
+}
+
 Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b) {
     Comparison out;
     std::vector<bool> used(b.size(), false);
@@ -104,24 +129,12 @@ Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> 
         }
         bool found = false;
         for (size_t j = 0; j < b.size() && !found; ++j) {
-            if (used[j] || b[j].status != RunStatus::Ok ||
-                configKey(b[j].config) != configKey(ra.config)) {
+            if (used[j] || b[j].status != RunStatus::Ok || pairKey(b[j]) != pairKey(ra)) {
                 continue;
             }
             used[j] = true;
             found = true;
-            ComparedRun cr{ra, b[j], {}, {}, Verdict::Untestable};
-            const auto ta = measuredStepTimes(ra.steps);
-            const auto tb = measuredStepTimes(b[j].steps);
-            cr.stepRatio = meanRatio(ta, tb);
-            // Two measured steps a side at least, and a ratio of two positive means; any
-            // other pair (a run cancelled before measuring, say) is shown untested.
-            if (ta.size() >= 2 && tb.size() >= 2 && std::isfinite(cr.stepRatio.ratio) &&
-                cr.stepRatio.ratio > 0.0) {
-                cr.welch = cr.stepRatio.test; // the interval's own test (stats.h)
-            }
-            cr.verdict = verdictOf(cr.stepRatio, ta.size(), tb.size());
-            out.matched.push_back(std::move(cr));
+            out.matched.push_back(compareTwo(ra, b[j]));
         }
         if (!found) {
             out.onlyA.push_back(ra);

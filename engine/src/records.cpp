@@ -103,6 +103,25 @@ double tokensPerSecond(const RunConfig& config, double stepMs) {
     return stepMs > 0.0 ? tokens / (stepMs / 1000.0) : 0.0;
 }
 
+int64_t tokensPerStep(const RunResult& run) {
+    if (run.source) {
+        return run.source->tokensPerStep.value_or(0);
+    }
+    return run.config.batchSize * run.config.contextLength;
+}
+
+double tokensPerSecond(const RunResult& run, double stepMs) {
+    return stepMs > 0.0 ? static_cast<double>(tokensPerStep(run)) / (stepMs / 1000.0) : 0.0;
+}
+
+std::string runModelLabel(const RunResult& run) {
+    if (run.source) {
+        return (run.source->modelClass.empty() ? std::string("model") : run.source->modelClass) +
+               " (watched)";
+    }
+    return modelLabel(run.config.model);
+}
+
 RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& steps,
                      std::optional<double> devicePeakFlops) {
     RunSummary summary;

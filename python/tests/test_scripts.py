@@ -132,7 +132,8 @@ with lmprof.watch(model, opt, save=%r) as run:
     assert steps[0].get("compiled") is True and steps[0]["warmup"] is True
     assert not any(s.get("compiled") for s in steps[1:])
     assert record["source"]["torch_compile"] is True
-    assert record["source"]["model_class"] == "OptimizedModule"
+    # The user's class, not torch.compile's wrapper around it.
+    assert record["source"]["model_class"] == "TinyGPT" and record["id"] == "TinyGPT"
 
 
 def test_a_process_that_never_trains_writes_no_run(tmp_path: Path) -> None:

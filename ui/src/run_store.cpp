@@ -26,7 +26,7 @@ void RunView::addStep(const StepRecord& s) {
     series.backward.push_back(s.backwardMs);
     series.optimizer.push_back(s.optimizerMs);
     series.total.push_back(s.totalMs);
-    series.tokensPerS.push_back(tokensPerSecond(result.config, s.totalMs));
+    series.tokensPerS.push_back(tokensPerSecond(result, s.totalMs));
     if (!isMeasured(s)) {
         series.runMean.push_back(kNaN);
         series.runLow.push_back(kNaN);

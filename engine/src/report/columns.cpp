@@ -69,6 +69,15 @@ RunColumn count(std::string key, std::string header, std::function<int64_t(const
                   [f](const RunResult& r, const RunSummary&) { return integer(f(r)); });
 }
 
+// A count of the engine's configuration, empty for a watched script's run.
+RunColumn engineCount(std::string key, std::string header,
+                      std::function<int64_t(const RunResult&)> f) {
+    return column(std::move(key), std::move(header), "", ColumnKind::Integer,
+                  [f](const RunResult& r, const RunSummary&) {
+                      return r.source ? std::string() : integer(f(r));
+                  });
+}
+
 RunColumn bytes(std::string key, std::string header, std::function<int64_t(const RunSummary&)> f,
                 RunColumn::Getter cell = {}) {
     return column(
@@ -134,17 +143,20 @@ std::deque<RunColumn> buildColumns() {
     std::deque<RunColumn> c;
     // The configuration and the outcome.
     c.push_back(text("id", "", [](R r, S) { return r.id; }));
+    // A watched script's run (RunResult::source) has no model of the engine's: its model
+    // column is its class, its dimensions, context and batch are empty.
     c.push_back(text(
-        "model", "Model", [](R r, S) { return r.config.model.preset; },
-        [](R r, S) { return modelLabel(r.config.model); }));
-    c.push_back(count("d_model", "", [](R r) { return r.config.model.dModel; }));
-    c.push_back(count("d_ff", "", [](R r) { return r.config.model.dFf; }));
-    c.push_back(count("num_layers", "", [](R r) { return r.config.model.numLayers; }));
-    c.push_back(count("num_heads", "", [](R r) { return r.config.model.numHeads; }));
-    c.push_back(count("vocab_size", "", [](R r) { return r.config.model.vocabSize; }));
+        "model", "Model",
+        [](R r, S) { return r.source ? std::string("watched") : r.config.model.preset; },
+        [](R r, S) { return runModelLabel(r); }));
+    c.push_back(engineCount("d_model", "", [](R r) { return r.config.model.dModel; }));
+    c.push_back(engineCount("d_ff", "", [](R r) { return r.config.model.dFf; }));
+    c.push_back(engineCount("num_layers", "", [](R r) { return r.config.model.numLayers; }));
+    c.push_back(engineCount("num_heads", "", [](R r) { return r.config.model.numHeads; }));
+    c.push_back(engineCount("vocab_size", "", [](R r) { return r.config.model.vocabSize; }));
     c.push_back(count("parameter_count", "", [](R r) { return r.parameterCount; }));
-    c.push_back(count("context_length", "Context", [](R r) { return r.config.contextLength; }));
-    c.push_back(count("batch_size", "Batch", [](R r) { return r.config.batchSize; }));
+    c.push_back(engineCount("context_length", "Context", [](R r) { return r.config.contextLength; }));
+    c.push_back(engineCount("batch_size", "Batch", [](R r) { return r.config.batchSize; }));
     c.push_back(text("precision", "Precision",
                      [](R r, S) { return std::string(toString(r.config.precision)); }));
     c.push_back(text("mode", "Mode", [](R r, S) { return std::string(toString(r.config.mode)); }));

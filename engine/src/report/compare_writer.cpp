@@ -17,26 +17,44 @@ std::vector<std::string> header() {
             "B step ms", "B/A",     "95% CI", "p",         "Verdict"};
 }
 
+// The configuration cells of a pair: one value where the runs agree, "A vs B" where a pair
+// the user named differs (a watched run against the engine's, say). A watched run has no
+// context or batch of the engine's: empty.
+std::vector<std::string> configCells(const RunResult& a, const RunResult& b) {
+    auto cells = [](const RunResult& r) {
+        const auto& c = r.config;
+        return std::vector<std::string>{
+            runModelLabel(r), r.source ? std::string() : std::to_string(c.contextLength),
+            r.source ? std::string() : std::to_string(c.batchSize),
+            std::string(toString(c.precision)), std::string(toString(c.mode))};
+    };
+    std::vector<std::string> out = cells(a);
+    const std::vector<std::string> other = cells(b);
+    for (size_t i = 0; i < out.size(); ++i) {
+        if (out[i] != other[i]) {
+            out[i] = (out[i].empty() ? "-" : out[i]) + " vs " + (other[i].empty() ? "-" : other[i]);
+        }
+    }
+    return out;
+}
+
 std::vector<std::string> row(const ComparedRun& m) {
-    const auto& c = m.a.config;
     const auto& sa = m.a.summary.totalMs;
     const auto& sb = m.b.summary.totalMs;
     // No ratio without measured steps on both sides (a cancelled run has none).
     const bool ratioKnown = !measuredStepTimes(m.a.steps).empty() &&
                             !measuredStepTimes(m.b.steps).empty() &&
                             std::isfinite(m.stepRatio.ratio) && m.stepRatio.ratio > 0.0;
-    return {c.model.preset,
-            std::to_string(c.contextLength),
-            std::to_string(c.batchSize),
-            std::string(toString(c.precision)),
-            std::string(toString(c.mode)),
-            formatMeanStd(sa),
-            formatMeanStd(sb),
-            ratioKnown ? formatFixed(m.stepRatio.ratio, 3) + "x" : "-",
-            ratioKnown ? formatFixed(m.stepRatio.low, 3) + " - " + formatFixed(m.stepRatio.high, 3)
-                       : "-",
-            m.verdict == Verdict::Untestable ? "-" : formatFixed(m.welch.p, 4),
-            std::string(toString(m.verdict))};
+    std::vector<std::string> cells = configCells(m.a, m.b);
+    cells.insert(cells.end(),
+                 {formatMeanStd(sa), formatMeanStd(sb),
+                  ratioKnown ? formatFixed(m.stepRatio.ratio, 3) + "x" : "-",
+                  ratioKnown ? formatFixed(m.stepRatio.low, 3) + " - " +
+                                   formatFixed(m.stepRatio.high, 3)
+                             : "-",
+                  m.verdict == Verdict::Untestable ? "-" : formatFixed(m.welch.p, 4),
+                  std::string(toString(m.verdict))});
+    return cells;
 }
 
 } // namespace

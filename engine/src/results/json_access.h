@@ -100,6 +100,10 @@ void read(const json& obj, const std::string& path, const char* key, T& out,
 // duration in a file is refused, so that sums and ratios over it stay finite.
 inline constexpr double kMaxDurationMs = 1e9;
 
+// The most steps a watched script's run may say it ran (docs/WATCH.md): a bound on what a
+// file can make a reader count, far above any real loop's.
+inline constexpr int kMaxWatchedSteps = 100'000'000;
+
 // A duration in milliseconds: a number from 0 to kMaxDurationMs.
 inline void readDuration(const json& obj, const std::string& path, const char* key, double& out,
                          bool required = false) {

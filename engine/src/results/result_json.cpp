@@ -160,10 +160,72 @@ void fields(Io& io, Ref<StepRecord, Io> s) {
     io.when(s.lossScale.has_value(), "skipped_update", s.skippedUpdate);
     io.optional("kernel_ms", s.kernelMs);
     io.when(s.graphReplay, "graph_replay", s.graphReplay);
+    // A watched script's step (docs/WATCH.md): its data and rest phases, its micro-batches.
+    io.optional("data_ms", s.dataMs);
+    io.optional("rest_ms", s.restMs);
+    io.when(s.microBatches > 0, "micro_batches", s.microBatches);
+    io.when(s.compiled, "compiled", s.compiled);
     if constexpr (Io::kReads) {
         if (s.kernelMs && !(*s.kernelMs >= 0.0 && *s.kernelMs <= s.totalMs * 1.001 + 1e-3)) {
             io.refuse("kernel_ms", "must be between 0 and the step's total_ms");
         }
+        for (const auto& [key, v] : {std::pair{"data_ms", s.dataMs}, std::pair{"rest_ms", s.restMs}}) {
+            if (v && !(*v >= 0.0 && *v <= s.totalMs * 1.001 + 1e-3)) {
+                io.refuse(key, "must be between 0 and the step's total_ms");
+            }
+        }
+        if (s.microBatches < 0) {
+            io.refuse("micro_batches", "must not be negative");
+        }
+    }
+}
+
+template <typename Io>
+void fields(Io& io, Ref<RunSource, Io> s) {
+    io.required("kind", s.kind);
+    if constexpr (Io::kReads) {
+        if (s.kind != "watched") {
+            io.refuse("kind", "unknown source \"" + s.kind + "\" (this lmprof knows \"watched\")");
+        }
+    }
+    io.field("script", s.script);
+    io.field("model_class", s.modelClass);
+    io.field("device", s.device);
+    io.nullable("autocast", s.autocast);
+    io.nullable("optimizer", s.optimizer);
+    io.nullable("tokens_per_step", s.tokensPerStep);
+    io.field("torch_compile", s.torchCompile);
+    io.field("pid", s.pid);
+    if constexpr (Io::kReads) {
+        if (s.tokensPerStep && *s.tokensPerStep < 0) {
+            io.refuse("tokens_per_step", "must not be negative");
+        }
+    }
+}
+
+// A watched run's configuration: what the script ran, not a model of the engine's. Only
+// the precision (from autocast), the mode, the step counts and the device.
+struct WatchedConfigRecord {
+    RunConfig config;
+    std::string resolvedDevice;
+};
+
+template <typename Io>
+void fields(Io& io, Ref<WatchedConfigRecord, Io> record) {
+    auto& c = record.config;
+    io.enumeration("precision", c.precision, parsePrecision, true);
+    io.enumeration("mode", c.mode, parseMode, true);
+    io.between("warmup_steps", c.warmupSteps, 0, kMaxWatchedSteps);
+    io.between("measure_steps", c.measureSteps, 0, kMaxWatchedSteps);
+    if constexpr (Io::kReads) {
+        io.field("device", record.resolvedDevice);
+        c.device = record.resolvedDevice.empty() ? "cpu" : record.resolvedDevice;
+        // No model of the engine's: nothing that reads one may take it for a preset.
+        c.model = ModelConfig{"watched", 0, 0, 0, 0, 0, 0.0};
+        c.contextLength = 0;
+        c.batchSize = 0;
+    } else {
+        io.field("device", record.resolvedDevice.empty() ? c.device : record.resolvedDevice);
     }
 }
 
@@ -219,20 +281,31 @@ void checkSteps(const RunResult& r, const std::string& path) {
 template <typename Io>
 void fields(Io& io, Ref<RunResult, Io> r) {
     io.required("id", r.id);
+    io.optionalObject("source", r.source);
     if constexpr (Io::kReads) {
-        const auto record =
-            fromObject<ConfigRecord>(*member(io.in, io.path, "config", true), io.path + ".config");
-        r.config = record.config;
-        r.resolvedDevice = record.resolvedDevice;
-        // The same rules as a new configuration (which also keep the counts below in range).
-        if (const auto errors = validate(r.config); !errors.empty()) {
-            fail(io.path + ".config." + errors.front().field, errors.front().reason);
+        const json& config = *member(io.in, io.path, "config", true);
+        if (r.source) { // a watched script's run: its own parameter count
+            const auto record = fromObject<WatchedConfigRecord>(config, io.path + ".config");
+            r.config = record.config;
+            r.resolvedDevice = record.resolvedDevice;
+            io.between("parameter_count", r.parameterCount, int64_t{0},
+                       std::numeric_limits<int64_t>::max());
+        } else {
+            const auto record = fromObject<ConfigRecord>(config, io.path + ".config");
+            r.config = record.config;
+            r.resolvedDevice = record.resolvedDevice;
+            // The same rules as a new configuration (which also keep the counts below in
+            // range).
+            if (const auto errors = validate(r.config); !errors.empty()) {
+                fail(io.path + ".config." + errors.front().field, errors.front().reason);
+            }
+            r.parameterCount = parameterCount(r.config.model);
         }
-        r.parameterCount = parameterCount(r.config.model);
     } else {
-        io.out["config"] = toObject(ConfigRecord{r.config, r.resolvedDevice});
+        io.out["config"] = r.source ? toObject(WatchedConfigRecord{r.config, r.resolvedDevice})
+                                    : toObject(ConfigRecord{r.config, r.resolvedDevice});
+        io.field("parameter_count", r.parameterCount);
     }
-    io.field("parameter_count", r.parameterCount);
     io.enumeration("status", r.status, parseRunStatus, true);
     io.nullable("error", r.error);
     io.nullableEnumeration("failed_phase", r.failedPhase, parsePhase);

@@ -55,10 +55,9 @@ def start() -> None:
 
     name = os.environ.get("LMPROF_WATCH_NAME") or None
     rank = _rank()
-    if rank is not None:
-        name = f"{name or 'watched'}-rank{rank}"
     script = next((a for a in sys.argv if a and not a.startswith("-")), "")
-    Run(None, None, name=name, tokens_per_step=_tokens(), save=_save_path(), script=script)
+    Run(None, None, name=name, tokens_per_step=_tokens(), save=_save_path(), script=script,
+        suffix=f"-rank{rank}" if rank is not None else "")
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):

@@ -65,6 +65,10 @@ class Tally:
     def __len__(self) -> int:
         return len(self.warmup)
 
+    def measured(self) -> int:
+        """Steps recorded that are not warmup."""
+        return len(self.warmup) - sum(self.warmup)
+
     def add(self, step: dict[str, Any]) -> None:
         self.warmup.append(1 if step["warmup"] else 0)
         for key, values in self.times.items():

@@ -63,6 +63,18 @@ def _device_of(model: Optional[nn.Module]) -> Optional[torch.device]:
     return torch.device("cpu")
 
 
+def _model_class(model: nn.Module) -> str:
+    """The class of the user's model inside the wrappers PyTorch puts around it:
+    DistributedDataParallel, DataParallel and FSDP (``.module``), torch.compile
+    (``._orig_mod``)."""
+    for _ in range(8):  # wrappers nest (compile around DDP), never deeply
+        inner = getattr(model, "_orig_mod", None) or getattr(model, "module", None)
+        if not isinstance(inner, nn.Module):
+            break
+        model = inner
+    return type(model).__qualname__
+
+
 def _compiled_graphs() -> int:
     """Graphs torch.compile has made so far (0 before torch._dynamo is imported)."""
     utils = sys.modules.get("torch._dynamo.utils")
@@ -127,7 +139,7 @@ class Run:
                  name: Optional[str] = None, tokens_per_step: Optional[int] = None,
                  listen: Optional[str] = None, token_file: Optional[str] = None,
                  save: Optional["os.PathLike[str] | str"] = None,
-                 script: Optional[str] = None) -> None:
+                 script: Optional[str] = None, suffix: str = "") -> None:
         if model is not None and not isinstance(model, nn.Module):
             raise ValueError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
         if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
@@ -152,6 +164,7 @@ class Run:
         self._tokens_per_step = tokens_per_step
         self._name = name
         self._script = script
+        self._suffix = suffix  # "-rank1" under torchrun (_auto.py)
         self._device = _device_of(model)
         self._autocast: Optional[str] = None
         self._broken: Optional[str] = None
@@ -187,9 +200,9 @@ class Run:
     def name(self) -> str:
         """The run's id: the name given, else the model's class."""
         if self._name:
-            return self._name
+            return self._name + self._suffix
         model = self._watched_model()
-        return type(model).__name__ if model is not None else "watched"
+        return (_model_class(model) if model is not None else "watched") + self._suffix
 
     def _watched_model(self) -> Optional[nn.Module]:
         if self._model is not None:
@@ -349,6 +362,11 @@ class Run:
         if self._nvtx:
             torch.cuda.nvtx.range_pop()
             torch.cuda.nvtx.range_pop()
+        if self._model is None:
+            # The zero-code mode: no log() can add to the step now, so it is recorded (and
+            # journaled) as soon as its marks can be read, not at the next step's start,
+            # and a script killed between steps loses none.
+            self._record_ready(everything=True)
 
     def _abandon(self, exc: BaseException) -> None:
         """A step that raised is not recorded; the run remembers why."""
@@ -396,16 +414,18 @@ class Run:
         model = self._watched_model()
         parameters = sum(p.numel() for p in model.parameters()) if model is not None else 0
         device = str(self._device) if self._device is not None else "cpu"
-        measured = sum(1 for s in steps if not s["warmup"])
+        # The run's step counts are every step recorded, not only those in `steps` (the
+        # recent ones in memory): a reader checks each step's index against them.
+        measured = self._tally.measured()
         precision = {"bfloat16": "bf16", "float16": "fp16"}.get(self._autocast or "", "fp32")
         return {
             "id": self.name,
             "config": {"mode": "train", "precision": precision,
-                       "warmup_steps": len(steps) - measured, "measure_steps": measured,
+                       "warmup_steps": len(self._tally) - measured, "measure_steps": measured,
                        "device": device},
             "source": {"kind": "watched",
                        "script": self._script or (sys.argv[0] if sys.argv else ""),
-                       "model_class": type(model).__qualname__ if model is not None else None,
+                       "model_class": _model_class(model) if model is not None else None,
                        "parameter_count": parameters, "device": device,
                        "autocast": self._autocast, "tokens_per_step": self._tokens_per_step,
                        "optimizer": type(self._optimizer).__name__ if self._optimizer else None,

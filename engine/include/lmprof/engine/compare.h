@@ -49,7 +49,17 @@ std::string numericsKey(const RunResult& run);
 // when they share none, NaN when a shared loss is not finite (it overflowed).
 std::optional<double> maxLossDifference(const RunResult& a, const RunResult& b);
 
-// Pairs each ok run of A with the first unused ok run of B with the same key.
+// What compareRuns pairs runs by: configKey for the engine's runs; for a watched script's run
+// (RunResult::source) its model class and parameter count, precision and mode, so that it
+// pairs only with runs of the same script's model.
+std::string pairKey(const RunResult& run);
+
+// One pair, compared whatever their keys: the pairs compareRuns makes, and a pair the user
+// names (compare A.json:ID B.json:ID, the window's pick), such as a watched run against the
+// engine's reference run.
+ComparedRun compareTwo(const RunResult& a, const RunResult& b);
+
+// Pairs each ok run of A with the first unused ok run of B with the same pairKey.
 Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b);
 
 // Its tables: writeComparison in report.h.

@@ -47,6 +47,15 @@ struct StepRecord {
     std::optional<double> kernelMs;
     // A replay of the run's CUDA graph (RunConfig::cudaGraphs), not an eager step.
     bool graphReplay = false;
+    // A step watched in a PyTorch script (RunResult::source, docs/WATCH.md): the loader's
+    // time before it and the time outside forward, backward and the optimizer (zero_grad,
+    // clipping, logging), both inside totalMs and absent from the engine's steps; the
+    // micro-batches it accumulated; whether torch.compile compiled during it (such a step
+    // is flagged warmup as well).
+    std::optional<double> dataMs;
+    std::optional<double> restMs;
+    int microBatches = 0;
+    bool compiled = false;
 };
 
 // One reading of the memory sampler: periodic (default 100 Hz) or at a phase boundary.
@@ -106,6 +115,9 @@ struct MemorySnapshotInfo {
 // Tokens a step of `config` processes per second when it takes stepMs (0 for no time):
 // the summary's tokens/s (from the mean step time) and the window's per-step throughput.
 double tokensPerSecond(const RunConfig& config, double stepMs);
+// The same for a run as it was recorded: a watched run's own tokens per step.
+struct RunResult;
+double tokensPerSecond(const RunResult& run, double stepMs);
 
 struct RunSummary {
     PhaseStats forwardMs;
@@ -145,6 +157,21 @@ inline constexpr std::array kRunStatuses{RunStatus::Ok, RunStatus::Oom, RunStatu
 std::string_view toString(RunStatus s);
 std::optional<RunStatus> parseRunStatus(std::string_view s);
 
+// Where a run came from when the engine did not run it: a PyTorch training script watched
+// by the lmprof Python package (docs/WATCH.md). Its config holds the precision, the mode and
+// the step counts, not a model of the engine's.
+struct RunSource {
+    std::string kind = "watched";
+    std::string script;
+    std::string modelClass;
+    std::string device;
+    std::optional<std::string> autocast;  // the dtype autocast ran forward in
+    std::optional<std::string> optimizer; // the optimizer's class
+    std::optional<int64_t> tokensPerStep; // as the script gave it
+    bool torchCompile = false;            // some step compiled
+    int64_t pid = 0;
+};
+
 struct RunResult {
     std::string id;
     RunConfig config;
@@ -166,7 +193,15 @@ struct RunResult {
     std::optional<GraphCapture> graph;  // cuda_graphs: the capture, once it succeeded
     // Why a CUDA run has no kernel time (CUPTI missing or taken), if it has none.
     std::optional<std::string> busyNote;
+    std::optional<RunSource> source; // a watched script's run, not the engine's
 };
+
+// The model a run measured, for people: the engine's model label, or a watched run's
+// model class ("MyGPT (watched)").
+std::string runModelLabel(const RunResult& run);
+// Tokens a step of the run processes: batch × context for the engine's runs, the script's
+// tokens_per_step for a watched one (0 when it gave none).
+int64_t tokensPerStep(const RunResult& run);
 
 // NVML's mean GPU utilisation (0..1) over the run's measured, unperturbed steps, from the
 // telemetry samples taken while they ran; nullopt without such samples.

@@ -15,7 +15,7 @@
 
 namespace lmprof::engine {
 
-inline constexpr std::string_view kResultSchema = "lmprof.results/1.5";
+inline constexpr std::string_view kResultSchema = "lmprof.results/1.6";
 
 class ResultFormatError : public std::runtime_error {
 public:

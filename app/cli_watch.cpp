@@ -1,0 +1,351 @@
+// lmprof-cli watch [--json OUT] -- python train.py ARGS: runs an unmodified PyTorch script
+// with the lmprof Python package watching it (docs/WATCH.md, "No code change"), prints each
+// step as the script's journal grows, and reports and saves its run(s) when it ends. Under
+// torchrun every rank is its own run.
+
+#include "cli_commands.h"
+#include "cli_registry.h"
+#include "lmprof/engine/format.h"
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/watch_journal.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace lmprof::app {
+
+using namespace lmprof::engine;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct WatchOptions {
+    std::vector<std::string> command;
+    std::string jsonPath;
+    std::string format = "table";
+    std::string name;
+    int64_t tokensPerStep = 0;
+    int warmup = -1; // the package's default
+    bool quiet = false;
+};
+
+// Where the package's sources are: $LMPROF_PYTHON_PACKAGE (a folder holding lmprof/), else
+// this checkout's python/src.
+std::optional<fs::path> packageDir(std::string& why) {
+    const char* env = std::getenv("LMPROF_PYTHON_PACKAGE");
+    const fs::path dir = env && *env ? fs::path(env) : fs::path(LMPROF_PYTHON_SOURCE);
+    std::error_code ec;
+    if (fs::exists(dir / "lmprof" / "_bootstrap" / "sitecustomize.py", ec)) {
+        return dir;
+    }
+    why = "the lmprof Python package was not found in " + dir.string() +
+          " (set LMPROF_PYTHON_PACKAGE to the folder that holds lmprof/, e.g. python/src)";
+    return std::nullopt;
+}
+
+std::vector<std::string> childEnvironment(const WatchOptions& o, const fs::path& package,
+                                          const fs::path& save) {
+    std::vector<std::string> env;
+    std::string pythonPath;
+    for (char** e = environ; *e; ++e) {
+        const std::string_view entry(*e);
+        if (entry.rfind("PYTHONPATH=", 0) == 0) {
+            pythonPath = std::string(entry.substr(11));
+        } else if (entry.rfind("LMPROF_WATCH", 0) != 0 &&
+                   entry.rfind("LMPROF_TOKENS_PER_STEP=", 0) != 0) {
+            env.emplace_back(entry);
+        }
+    }
+    const std::string ours = (package / "lmprof" / "_bootstrap").string() + ":" + package.string();
+    env.push_back("PYTHONPATH=" + ours + (pythonPath.empty() ? "" : ":" + pythonPath));
+    env.push_back("LMPROF_WATCH=1");
+    env.push_back("LMPROF_WATCH_SAVE=" + save.string());
+    if (!o.name.empty()) {
+        env.push_back("LMPROF_WATCH_NAME=" + o.name);
+    }
+    if (o.tokensPerStep > 0) {
+        env.push_back("LMPROF_TOKENS_PER_STEP=" + std::to_string(o.tokensPerStep));
+    }
+    if (o.warmup >= 0) {
+        env.push_back("LMPROF_WARMUP_STEPS=" + std::to_string(o.warmup));
+    }
+    return env;
+}
+
+// A private folder for the script's result files and journals, removed at the end.
+struct ScratchDir {
+    fs::path path;
+    ScratchDir() {
+        std::error_code ec;
+        std::string pattern = (fs::temp_directory_path(ec) / "lmprof-watch-XXXXXX").string();
+        if (ec || !mkdtemp(pattern.data())) {
+            throw std::runtime_error("cannot make a folder for the watched script's files: " +
+                                     std::string(std::strerror(errno)));
+        }
+        path = pattern;
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+// Every rank's journal in the folder (run.steps.jsonl, run.rank1.json.steps.jsonl, ...).
+void findJournals(const fs::path& dir, std::map<std::string, WatchJournal>& journals) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.size() > kWatchJournalSuffix.size() && name.ends_with(kWatchJournalSuffix) &&
+            !journals.contains(name)) {
+            journals.emplace(name, WatchJournal(entry.path()));
+        }
+    }
+}
+
+std::string ms(const std::optional<double>& v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f", v.value_or(0.0));
+    return text;
+}
+
+// One line a step: the phases as the watcher split them, the loss when logged.
+void printWatchedStep(const std::string& label, const StepRecord& s) {
+    std::string line = "  [" + label + "] step " + std::to_string(s.index + 1) +
+                       (s.warmup ? (s.compiled ? " (compiled)" : " (warmup)") : "") + "  data " +
+                       ms(s.dataMs) + "  fwd " + ms(s.forwardMs) + "  bwd " + ms(s.backwardMs) +
+                       "  opt " + ms(s.optimizerMs) + "  rest " + ms(s.restMs) + "  step " +
+                       ms(s.totalMs) + " ms";
+    if (s.microBatches > 1) {
+        line += "  x" + std::to_string(s.microBatches) + " micro-batches";
+    }
+    if (s.loss) {
+        char loss[32];
+        std::snprintf(loss, sizeof loss, "  loss %.4g", *s.loss);
+        line += loss;
+    }
+    if (s.peakAllocatedBytes > 0) {
+        line += "  peak " + formatBytes(s.peakAllocatedBytes);
+    }
+    std::fprintf(stderr, "%s\n", line.c_str());
+}
+
+// Prints at most kLinesPerSecond step lines: a fast loop shows its latest steps and how many
+// went by unprinted. `flush` prints what is given whatever the time.
+class StepPrinter {
+public:
+    explicit StepPrinter(bool quiet) : m_quiet(quiet) {}
+    void operator()(const std::string& label, const std::vector<StepRecord>& steps,
+                    bool flush = false) {
+        if (m_quiet || steps.empty()) {
+            return;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (!flush && now - m_last < std::chrono::milliseconds(1000 / kLinesPerSecond)) {
+            m_unprinted += steps.size();
+            return;
+        }
+        const size_t from = steps.size() > kBurst ? steps.size() - 1 : 0;
+        m_unprinted += from;
+        if (m_unprinted > 0) {
+            std::fprintf(stderr, "  (%zu step(s) not shown)\n", m_unprinted);
+            m_unprinted = 0;
+        }
+        for (size_t i = from; i < steps.size(); ++i) {
+            printWatchedStep(label, steps[i]);
+        }
+        m_last = now;
+    }
+
+private:
+    static constexpr int kLinesPerSecond = 20;
+    static constexpr size_t kBurst = 5;
+    bool m_quiet;
+    std::chrono::steady_clock::time_point m_last{};
+    size_t m_unprinted = 0;
+};
+
+// The rank's result set when the script closed its run; else the run its journal holds.
+std::optional<RunResult> finalRun(const fs::path& dir, const std::string& journalName,
+                                  WatchJournal& journal, const std::string& ended,
+                                  std::optional<Environment>& environment) {
+    const fs::path result = dir / journalName.substr(0, journalName.size() - kWatchJournalSuffix.size());
+    std::error_code ec;
+    if (fs::exists(result, ec)) {
+        ResultSet set = loadResultSet(result);
+        if (!environment) {
+            environment = set.environment;
+        }
+        if (!set.runs.empty()) {
+            return std::move(set.runs.front());
+        }
+    }
+    journal.poll();
+    if (!journal.started()) {
+        return std::nullopt;
+    }
+    if (!environment) {
+        environment = journal.environment();
+    }
+    return journal.run("the watched script " + ended + " before its run was closed");
+}
+
+std::string describeExit(int status) {
+    if (WIFSIGNALED(status)) {
+        return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+               strsignal(WTERMSIG(status)) + ")";
+    }
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
+int watchCommand(const WatchOptions& o) {
+    if (!checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
+        return kExitUsage;
+    }
+    std::string why;
+    const auto package = packageDir(why);
+    if (!package) {
+        std::cerr << "lmprof-cli: watch: " << why << "\n";
+        return kExitUsage;
+    }
+    std::unique_ptr<ScratchDir> scratch;
+    try {
+        scratch = std::make_unique<ScratchDir>();
+    } catch (const std::exception& e) {
+        std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
+        return kExitFailure;
+    }
+    const fs::path dir = scratch->path;
+    std::vector<std::string> env = childEnvironment(o, *package, dir / "run.json");
+    std::vector<char*> envp;
+    for (auto& e : env) {
+        envp.push_back(e.data());
+    }
+    envp.push_back(nullptr);
+    std::vector<std::string> args = o.command;
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    // Its own process group: a terminal's Ctrl+C reaches lmprof-cli alone, which passes it
+    // on once, and then waits for the script to close its run.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    pid_t pid = 0;
+    const int spawned = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+    posix_spawnattr_destroy(&attr);
+    if (spawned != 0) {
+        std::cerr << "lmprof-cli: watch: cannot start '" << o.command.front()
+                  << "': " << std::strerror(spawned) << "\n";
+        return kExitUsage;
+    }
+
+    std::map<std::string, WatchJournal> journals;
+    StepPrinter print(o.quiet);
+    auto pollAll = [&] {
+        findJournals(dir, journals);
+        for (auto& [name, journal] : journals) {
+            try {
+                const auto steps = journal.poll();
+                print(journal.started() ? journal.runId() : name, steps);
+            } catch (const ResultFormatError& e) {
+                std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
+            }
+        }
+    };
+    int status = 0;
+    bool forwarded = false;
+    while (waitpid(pid, &status, WNOHANG) != pid) {
+        if (interrupted() && !forwarded) {
+            forwarded = true;
+            kill(-pid, SIGINT);
+            std::fprintf(stderr, "lmprof-cli: watch: passed the interrupt on to the script; "
+                                 "waiting for it to close its run\n");
+        }
+        pollAll();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    pollAll();
+
+    const std::string ended = describeExit(status);
+    std::vector<RunResult> runs;
+    std::optional<Environment> environment;
+    findJournals(dir, journals);
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) { // ranks that closed their run
+        const std::string name = entry.path().filename().string();
+        if (entry.path().extension() == ".json" && !journals.contains(name + std::string(kWatchJournalSuffix))) {
+            journals.emplace(name + std::string(kWatchJournalSuffix),
+                             WatchJournal(entry.path().string() + std::string(kWatchJournalSuffix)));
+        }
+    }
+    for (auto& [name, journal] : journals) {
+        try {
+            const size_t seen = journal.stepCount();
+            if (auto run = finalRun(dir, name, journal, ended, environment)) {
+                // The steps recorded as the script closed its run, after the last poll.
+                if (run->steps.size() > seen) {
+                    print(run->id, std::vector<StepRecord>(run->steps.begin() + static_cast<std::ptrdiff_t>(seen),
+                                                           run->steps.end()),
+                          true);
+                }
+                runs.push_back(std::move(*run));
+            }
+        } catch (const std::exception& e) {
+            std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
+        }
+    }
+    const int scriptCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (runs.empty()) {
+        std::cerr << "lmprof-cli: watch: the script " << ended
+                  << " and lmprof saw no training step (no optimizer step after a forward of a "
+                     "module with parameters; docs/WATCH.md)\n";
+        return scriptCode != 0 ? scriptCode : kExitFailure;
+    }
+    std::fprintf(stderr, "lmprof-cli: watch: the script %s; %zu run(s)\n", ended.c_str(),
+                 runs.size());
+    CommonOptions common;
+    common.jsonPath = o.jsonPath;
+    common.format = o.format;
+    reportRuns(runs, common, &*environment);
+    return scriptCode;
+}
+
+} // namespace
+
+CliCommand watchEntry() {
+    return {"watch",
+            "run a PyTorch training script unchanged and profile its steps (-- python train.py)",
+            true, [](CLI::App& cmd) {
+                auto o = std::make_shared<WatchOptions>();
+                cmd.add_option("command", o->command,
+                               "the script's command line, after --: python train.py ARGS")
+                    ->required();
+                cmd.add_option("--json", o->jsonPath, "write the run(s) as a result set here");
+                cmd.add_option("--format", o->format, "table|markdown|csv");
+                cmd.add_option("--name", o->name, "the run's id (default: the script's name)");
+                cmd.add_option("--tokens-per-step", o->tokensPerStep,
+                               "tokens one step trains on, for tokens/s")
+                    ->check(CLI::PositiveNumber);
+                cmd.add_option("--warmup", o->warmup, "steps flagged warmup (default 5)")
+                    ->check(CLI::NonNegativeNumber);
+                cmd.add_flag("--quiet", o->quiet, "no line per step");
+                return std::function<int()>([o] { return watchCommand(*o); });
+            }};
+}
+
+} // namespace lmprof::app

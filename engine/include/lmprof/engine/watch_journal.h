@@ -1,0 +1,56 @@
+// A watched script's step journal, <save>.steps.jsonl (docs/WATCH.md, "Faults"): a header
+// line with the run and its environment, then one line per finished step, written by the
+// lmprof Python package as the script trains. lmprof-cli watch reads it as it grows; after a
+// script that was killed, its steps are the run.
+#pragma once
+
+#include "lmprof/engine/records.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lmprof::engine {
+
+inline constexpr std::string_view kWatchJournalSchema = "lmprof.watch-journal/1";
+inline constexpr std::string_view kWatchJournalSuffix = ".steps.jsonl";
+
+class WatchJournal {
+public:
+    explicit WatchJournal(std::filesystem::path path);
+
+    // Reads what was appended since the last call and returns the steps among it; a line
+    // still being written waits for the next call, and at most kMaxReadBytes are read per
+    // call. A line that is not JSON is skipped (counted in skipped()). Throws
+    // ResultFormatError when the file is not a watch journal: its first line is not the
+    // header, or the header names another schema.
+    std::vector<StepRecord> poll();
+
+    bool started() const { return m_header.has_value(); }
+    const std::string& runId() const { return m_header->id; } // started() only
+    const std::filesystem::path& path() const { return m_path; }
+    int skipped() const { return m_skipped; }
+    size_t stepCount() const { return m_steps.size(); } // steps read so far
+    // The run as the journal has it (started() only): every step so far, its step counts
+    // and summary made from them, ended `cancelled` with `why`, since its script never
+    // closed it.
+    RunResult run(const std::string& why) const;
+    const Environment& environment() const;
+
+    static constexpr size_t kMaxReadBytes = size_t{16} << 20;
+    static constexpr size_t kMaxLineBytes = size_t{1} << 20;
+
+private:
+    void take(std::string_view line, std::vector<StepRecord>& out);
+
+    std::filesystem::path m_path;
+    uintmax_t m_offset = 0;
+    std::optional<RunResult> m_header; // the run without its steps
+    Environment m_environment;
+    std::vector<StepRecord> m_steps;
+    int m_skipped = 0;
+};
+
+} // namespace lmprof::engine

@@ -1,0 +1,112 @@
+// Reading a watched script's step journal as it grows (watch_journal.h, docs/WATCH.md).
+
+#include "lmprof/engine/watch_journal.h"
+
+#include "lmprof/engine/result_io.h"
+#include "results/json_access.h"
+
+#include <fstream>
+
+namespace lmprof::engine {
+
+using namespace json_io;
+
+WatchJournal::WatchJournal(std::filesystem::path path) : m_path(std::move(path)) {}
+
+std::vector<StepRecord> WatchJournal::poll() {
+    std::vector<StepRecord> steps;
+    std::ifstream in(m_path, std::ios::binary);
+    if (!in) {
+        return steps; // not there yet
+    }
+    in.seekg(static_cast<std::streamoff>(m_offset));
+    std::string chunk(kMaxReadBytes, '\0');
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    chunk.resize(static_cast<size_t>(in.gcount()));
+    size_t start = 0;
+    for (size_t end; (end = chunk.find('\n', start)) != std::string::npos; start = end + 1) {
+        take(std::string_view(chunk).substr(start, end - start), steps);
+    }
+    if (start == 0 && chunk.size() == kMaxReadBytes) {
+        // A whole read without a line end: no line of the journal is that long.
+        ++m_skipped;
+        start = chunk.size();
+    }
+    m_offset += start;
+    return steps;
+}
+
+void WatchJournal::take(std::string_view line, std::vector<StepRecord>& out) {
+    if (line.size() > kMaxLineBytes) {
+        ++m_skipped;
+        return;
+    }
+    json entry;
+    try {
+        entry = parseDocument(line);
+    } catch (const ResultFormatError&) {
+        ++m_skipped; // cut short by a kill mid-write
+        return;
+    }
+    const std::string where = m_path.string() + ": ";
+    const auto kind = entry.is_object() && entry.contains("kind") && entry["kind"].is_string()
+                          ? entry["kind"].get<std::string>()
+                          : std::string();
+    if (!m_header) {
+        const auto schema = entry.is_object() && entry.contains("schema") &&
+                                    entry["schema"].is_string()
+                                ? entry["schema"].get<std::string>()
+                                : std::string();
+        if (kind != "header" || schema != kWatchJournalSchema) {
+            throw ResultFormatError(where + "not an lmprof watch journal (its first line is "
+                                            "not a header of schema \"" +
+                                    std::string(kWatchJournalSchema) + "\")");
+        }
+        try {
+            m_environment = environmentFrom(*member(entry, "$", "environment", true), "$.environment");
+            m_header = runFrom(*member(entry, "$", "run", true), "$.run");
+        } catch (const json::exception& e) {
+            throw ResultFormatError(where + "malformed header: " + e.what());
+        } catch (const ResultFormatError& e) {
+            throw ResultFormatError(where + "header: " + e.what());
+        }
+        if (!m_header->source) {
+            throw ResultFormatError(where + "header: the run has no \"source\" block");
+        }
+        return;
+    }
+    if (kind != "step") {
+        return; // a kind this reader does not know: newer writers may add some
+    }
+    if (m_steps.size() >= static_cast<size_t>(kMaxWatchedSteps)) {
+        ++m_skipped;
+        return;
+    }
+    try {
+        StepRecord step = stepFrom(*member(entry, "$", "step", true), "$.step");
+        m_steps.push_back(step);
+        out.push_back(std::move(step));
+    } catch (const std::exception&) {
+        ++m_skipped;
+    }
+}
+
+RunResult WatchJournal::run(const std::string& why) const {
+    RunResult run = *m_header;
+    run.steps = m_steps;
+    const auto warmup = std::count_if(m_steps.begin(), m_steps.end(),
+                                      [](const StepRecord& s) { return s.warmup; });
+    run.config.warmupSteps = static_cast<int>(warmup);
+    run.config.measureSteps = static_cast<int>(m_steps.size()) - run.config.warmupSteps;
+    run.status = RunStatus::Cancelled;
+    run.error = why;
+    run.summary = summarize(run.config, run.steps, std::nullopt);
+    run.summary.tokensPerS = tokensPerSecond(run, run.summary.totalMs.mean);
+    return run;
+}
+
+const Environment& WatchJournal::environment() const {
+    return m_environment;
+}
+
+} // namespace lmprof::engine

@@ -1,0 +1,186 @@
+"""lmprof-cli watch end to end (docs/WATCH.md): real PyTorch training scripts, unmodified,
+run under `lmprof-cli watch -- python train.py`. Checks the live step lines, the result set
+it writes and what show and compare make of it, a script that raises, one killed with
+SIGKILL, and a 2-rank torchrun script on Gloo.
+
+    watch_check.py --cli build/app/lmprof-cli --workdir DIR [--python PYTHON]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# A plain loop over a model of PyTorch's own layers, written for this check. --sleep S
+# sleeps before each step (a slow loader); --kill-after N
+# kills the process with SIGKILL after N optimizer steps; --raise-after N raises there;
+# --ddp runs under torchrun with DistributedDataParallel on Gloo.
+TRAIN = '''
+import argparse, os, signal, time
+import torch
+import torch.nn as nn
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--steps", type=int, default=6)
+parser.add_argument("--kill-after", type=int, default=0)
+parser.add_argument("--raise-after", type=int, default=0)
+parser.add_argument("--ddp", action="store_true")
+parser.add_argument("--sleep", type=float, default=0.0)  # a slow loader, before each step
+args = parser.parse_args()
+
+class SmallLM(nn.Module):
+    def __init__(self, vocab=128, d=32, ctx=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.layer = nn.TransformerEncoderLayer(d, 2, 64, batch_first=True, norm_first=True)
+        self.head = nn.Linear(d, vocab)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(ctx))
+
+    def forward(self, tokens):
+        return self.head(self.layer(self.embed(tokens), src_mask=self.mask, is_causal=True))
+
+torch.manual_seed(0)
+model = SmallLM()
+if args.ddp:
+    import torch.distributed as dist
+    dist.init_process_group("gloo")
+    model = nn.parallel.DistributedDataParallel(model)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(args.steps):
+    time.sleep(args.sleep)
+    x = torch.randint(0, 128, (4, 16))
+    loss = nn.functional.cross_entropy(model(x).flatten(0, 1), x.roll(-1, 1).flatten())
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+    if args.kill_after and step + 1 == args.kill_after:
+        time.sleep(0.5)  # the watcher's journal line for this step is written by now
+        os.kill(os.getpid(), signal.SIGKILL)
+    if args.raise_after and step + 1 == args.raise_after:
+        raise RuntimeError("the loss went to the moon")
+if args.ddp:
+    dist.destroy_process_group()
+print("trained", args.steps)
+'''
+
+
+def run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    """Runs a command to its end, 240 s at most: then SIGTERM, which lmprof-cli watch passes
+    on to the script it runs in its own process group, and SIGKILL 30 s later."""
+    process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = process.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        process.terminate()
+        try:
+            out, err = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            out, err = process.communicate()
+        sys.exit(f"FAILED: timed out: {' '.join(cmd)}\nstdout:\n{out}\nstderr:\n{err}")
+    print("$", " ".join(cmd), "->", process.returncode, flush=True)
+    return subprocess.CompletedProcess(cmd, process.returncode, out, err)
+
+
+def check(condition: bool, what: str, done: subprocess.CompletedProcess[str] | None = None) -> None:
+    if not condition:
+        detail = f"\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}" if done else ""
+        sys.exit(f"FAILED: {what}{detail}")
+
+
+def only_run(path: Path) -> dict:
+    document = json.loads(path.read_text())
+    check(document["schema"] == "lmprof.results/1.6", f"{path}: schema {document['schema']}")
+    (record,) = document["runs"]
+    check(record["source"]["kind"] == "watched", f"{path}: a watched run")
+    return record
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--workdir", required=True, type=Path)
+    parser.add_argument("--python", default=sys.executable)
+    a = parser.parse_args()
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    a.workdir.mkdir(parents=True)
+    script = a.workdir / "train.py"
+    script.write_text(TRAIN)
+    watch = [a.cli, "watch", "--warmup", "1", "--tokens-per-step", "64"]
+
+    # An unmodified script: a line per step as it trains, its run in the result set.
+    out = a.workdir / "watched.json"
+    # The loader sleeps 0.3 s a step, so that lmprof-cli (polling every 0.1 s) sees the steps
+    # while the script runs, whatever the machine's speed.
+    done = run(watch + ["--json", str(out), "--", a.python, str(script), "--steps", "6",
+                        "--sleep", "0.3"])
+    check(done.returncode == 0, "watch of a plain script exits 0", done)
+    check("trained 6" in done.stdout, "the script's own output passes through", done)
+    check("] step 6" in done.stderr and "fwd" in done.stderr, "a live line per step", done)
+    record = only_run(out)
+    check(record["status"] == "ok" and len(record["steps"]) == 6, "six steps, ok", done)
+    check(record["source"]["model_class"] == "SmallLM", "the model's class")
+    check(record["summary"]["tokens_per_s"] > 0, "tokens/s from --tokens-per-step")
+    check([s["warmup"] for s in record["steps"]] == [True] + [False] * 5, "--warmup 1")
+    check(all(s["data_ms"] >= 300 for s in record["steps"][1:]), "the loader's sleep is data")
+    run_id = record["id"]
+
+    # show prints it; compare pairs it with itself by key, and with the engine's run by id.
+    done = run([a.cli, "show", str(out)])
+    check(done.returncode == 0 and run_id in done.stdout and "SmallLM (watched)" in done.stdout,
+          "show prints the watched run", done)
+    done = run([a.cli, "compare", str(out), str(out)])
+    check(done.returncode == 0 and "SmallLM (watched)" in done.stdout and "1 matched" in done.stdout,
+          "compare pairs watched runs", done)
+    engine = a.workdir / "engine.json"
+    done = run([a.cli, "run", "--model", "tiny", "--ctx", "16", "--batch", "4",
+                "--warmup", "1", "--steps", "3", "--device", "cpu", "--quiet",
+                "--json", str(engine)])
+    check(done.returncode == 0, "the engine's reference run", done)
+    engine_id = json.loads(engine.read_text())["runs"][0]["id"]
+    done = run([a.cli, "compare", f"{engine}:{engine_id}", f"{out}:{run_id}"])
+    check(done.returncode == 0 and "tiny vs SmallLM (watched)" in done.stdout
+          and "1 matched" in done.stdout,
+          "compare A.json:ID B.json:ID pairs the engine's run with the watched one", done)
+    done = run([a.cli, "compare", f"{engine}:nope", f"{out}:{run_id}"])
+    check(done.returncode == 2 and "no run with id 'nope'" in done.stderr,
+          "an unknown id is a usage error naming it", done)
+
+    # A script that raises: its run ends `error` with the exception, every step kept.
+    out = a.workdir / "raised.json"
+    done = run(watch + ["--json", str(out), "--", a.python, str(script), "--raise-after", "3"])
+    check(done.returncode == 1, "the script's exit status", done)
+    record = only_run(out)
+    check(record["status"] == "error" and "the loss went to the moon" in record["error"],
+          "status error with the exception's message", done)
+    check(len(record["steps"]) == 3, "the three steps before it", done)
+
+    # A script killed with SIGKILL: the steps its journal holds, `cancelled`.
+    out = a.workdir / "killed.json"
+    done = run(watch + ["--json", str(out), "--", a.python, str(script), "--kill-after", "4"])
+    check(done.returncode == 128 + 9, "128 + SIGKILL", done)
+    record = only_run(out)
+    check(record["status"] == "cancelled" and "signal 9" in record["error"],
+          "a killed script's run is cancelled, saying so", done)
+    check(len(record["steps"]) == 4, "every step it finished", done)
+
+    # torchrun with two ranks on Gloo: one run per rank.
+    out = a.workdir / "ranks.json"
+    done = run(watch + ["--json", str(out), "--", a.python, "-m", "torch.distributed.run",
+                        "--standalone", "--nproc-per-node", "2", str(script), "--ddp",
+                        "--steps", "4"])
+    check(done.returncode == 0, "watch of a 2-rank torchrun script", done)
+    runs = json.loads(out.read_text())["runs"]
+    check(sorted(r["id"] for r in runs) == ["SmallLM-rank0", "SmallLM-rank1"], "a run per rank",
+          done)
+    check(all(len(r["steps"]) == 4 and r["source"]["model_class"] == "SmallLM"
+              for r in runs), "each rank's four steps", done)
+    print("watch end to end: ok")
+
+
+if __name__ == "__main__":
+    main()

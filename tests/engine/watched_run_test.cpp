@@ -1,0 +1,256 @@
+// Runs watched in a PyTorch script (docs/WATCH.md): the result set's source block read and
+// written, their place in reports and comparisons, and the step journal read as it grows.
+
+#include "lmprof/engine/compare.h"
+#include "lmprof/engine/report.h"
+#include "lmprof/engine/result_io.h"
+#include "lmprof/engine/watch_journal.h"
+
+#include <filesystem>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+
+using namespace lmprof::engine;
+using nlohmann::json;
+
+namespace {
+
+// A step as the Python package writes it (python/src/lmprof/_steps.py).
+json watchedStep(int index, bool warmup, double forward) {
+    return {{"index", index},
+            {"warmup", warmup},
+            {"data_ms", 1.0},
+            {"forward_ms", forward},
+            {"backward_ms", 2.0 * forward},
+            {"optimizer_ms", 0.5},
+            {"rest_ms", 0.25},
+            {"total_ms", 1.75 + 3.0 * forward},
+            {"peak_allocated_bytes", 4096},
+            {"peak_reserved_bytes", 8192},
+            {"peak_allocated_by_phase",
+             {{"data", 0}, {"forward", 4096}, {"backward", 2048}, {"optimizer", 1024}, {"rest", 0}}},
+            {"t_end_ms", 10.0 * (index + 1)},
+            {"micro_batches", 2},
+            {"loss", 3.5}};
+}
+
+json watchedRun(const std::string& id, const std::string& modelClass, int steps) {
+    json run = {{"id", id},
+                {"config",
+                 {{"mode", "train"}, {"precision", "bf16"}, {"warmup_steps", std::min(steps, 1)},
+                  {"measure_steps", std::max(steps - 1, 0)}, {"device", "cpu"}}},
+                {"source",
+                 {{"kind", "watched"}, {"script", "train.py"}, {"model_class", modelClass},
+                  {"parameter_count", 1234}, {"device", "cpu"}, {"autocast", "bfloat16"},
+                  {"tokens_per_step", 64}, {"optimizer", "AdamW"}, {"torch_compile", false},
+                  {"pid", 42}}},
+                {"parameter_count", 1234},
+                {"status", "ok"},
+                {"error", nullptr},
+                {"failed_phase", nullptr},
+                {"steps", json::array()}};
+    for (int i = 0; i < steps; ++i) {
+        run["steps"].push_back(watchedStep(i, i == 0, 4.0 + i % 2));
+    }
+    return run;
+}
+
+json watchedSet(json runs) {
+    return {{"schema", "lmprof.results/1.6"},
+            {"created", "2026-11-25T12:00:00Z"},
+            {"tool", {{"name", "lmprof-python"}, {"version", "0.1.0"}, {"git", ""}}},
+            {"environment",
+             {{"torch", "2.11.0"}, {"cuda", ""}, {"device", {{"type", "cpu"}, {"name", "x86"}}},
+              {"cpu", {{"model", "x86"}, {"threads", 2}}}, {"host", "desk"}}},
+            {"runs", std::move(runs)}};
+}
+
+std::string refusal(const json& document) {
+    try {
+        parseResultSet(document.dump());
+    } catch (const ResultFormatError& e) {
+        return e.what();
+    }
+    return "accepted";
+}
+
+} // namespace
+
+TEST(WatchedRun, ReadsTheSourceStepsAndTheirExtraPhases) {
+    const ResultSet set = parseResultSet(watchedSet({watchedRun("MyGPT", "MyGPT", 4)}).dump());
+    ASSERT_EQ(set.runs.size(), 1u);
+    const RunResult& r = set.runs[0];
+    ASSERT_TRUE(r.source.has_value());
+    EXPECT_EQ(r.source->modelClass, "MyGPT");
+    EXPECT_EQ(r.source->tokensPerStep, 64);
+    EXPECT_EQ(r.source->autocast, "bfloat16");
+    EXPECT_EQ(r.parameterCount, 1234); // the file's, not a model of the engine's
+    EXPECT_EQ(r.config.precision, Precision::Bf16);
+    EXPECT_EQ(r.config.model.preset, "watched");
+    EXPECT_EQ(r.config.warmupSteps + r.config.measureSteps, 4);
+    ASSERT_EQ(r.steps.size(), 4u);
+    EXPECT_EQ(r.steps[1].dataMs, 1.0);
+    EXPECT_EQ(r.steps[1].restMs, 0.25);
+    EXPECT_EQ(r.steps[1].microBatches, 2);
+    EXPECT_EQ(r.steps[1].phasePeakBytes.backward, 2048);
+    EXPECT_EQ(runModelLabel(r), "MyGPT (watched)");
+    EXPECT_EQ(tokensPerStep(r), 64);
+}
+
+TEST(WatchedRun, RoundTripsThroughTheEnginesWriter) {
+    const ResultSet set = parseResultSet(watchedSet({watchedRun("MyGPT", "MyGPT", 3)}).dump());
+    const json written = json::parse(toJson(set));
+    EXPECT_EQ(written["schema"], "lmprof.results/1.6");
+    const json& run = written["runs"][0];
+    EXPECT_FALSE(run["config"].contains("model")) << "no model of the engine's is made up";
+    EXPECT_EQ(run["source"]["model_class"], "MyGPT");
+    EXPECT_EQ(run["steps"][0]["data_ms"], 1.0);
+    const ResultSet again = parseResultSet(written.dump());
+    EXPECT_EQ(again.runs[0].source->pid, 42);
+    EXPECT_EQ(again.runs[0].steps[2].restMs, 0.25);
+    EXPECT_EQ(again.runs[0].parameterCount, 1234);
+}
+
+TEST(WatchedRun, HostileSourcesAndPhasesAreRefusedWithTheirPath) {
+    json run = watchedRun("x", "X", 2);
+    run["source"]["kind"] = "alien";
+    EXPECT_NE(refusal(watchedSet({run})).find("$.runs[0].source.kind"), std::string::npos);
+    run = watchedRun("x", "X", 2);
+    run["steps"][1]["data_ms"] = -1.0;
+    EXPECT_NE(refusal(watchedSet({run})).find("$.runs[0].steps[1].data_ms"), std::string::npos);
+    run = watchedRun("x", "X", 2);
+    run["steps"][1]["rest_ms"] = 1e6; // more than the whole step
+    EXPECT_NE(refusal(watchedSet({run})).find("rest_ms"), std::string::npos);
+    run = watchedRun("x", "X", 2);
+    run["source"]["tokens_per_step"] = -5;
+    EXPECT_NE(refusal(watchedSet({run})).find("tokens_per_step"), std::string::npos);
+    run = watchedRun("x", "X", 2);
+    run["config"]["measure_steps"] = 2000000000;
+    EXPECT_NE(refusal(watchedSet({run})).find("measure_steps"), std::string::npos);
+    run = watchedRun("x", "X", 2);
+    run["steps"][0]["index"] = 7; // beyond the run's two steps
+    EXPECT_NE(refusal(watchedSet({run})).find("index"), std::string::npos);
+}
+
+TEST(WatchedRun, PairsWithRunsOfItsOwnModelOrWithAnyRunByName) {
+    const ResultSet a = parseResultSet(
+        watchedSet({watchedRun("mine", "MyGPT", 5), watchedRun("other", "OtherNet", 5)}).dump());
+    const ResultSet b = parseResultSet(watchedSet({watchedRun("mine-2", "MyGPT", 5)}).dump());
+    const Comparison c = compareRuns(a.runs, b.runs);
+    ASSERT_EQ(c.matched.size(), 1u);
+    EXPECT_EQ(c.matched[0].a.id, "mine");
+    EXPECT_EQ(c.onlyA.size(), 1u); // OtherNet pairs with nothing of B
+
+    RunResult engine;
+    engine.id = "tiny-ctx128-fp32-train-1";
+    for (int i = 0; i < 4; ++i) {
+        StepRecord s;
+        s.index = i;
+        s.totalMs = 20.0 + i;
+        engine.steps.push_back(s);
+    }
+    const ComparedRun named = compareTwo(engine, a.runs[0]);
+    EXPECT_LT(named.stepRatio.ratio, 1.0); // the watched steps are about 15 ms
+    EXPECT_NE(named.verdict, Verdict::Untestable);
+}
+
+TEST(WatchedRun, ReportsShowTheModelClassAndLeaveTheEnginesDimensionsEmpty) {
+    const ResultSet set = parseResultSet(watchedSet({watchedRun("mine", "MyGPT", 4)}).dump());
+    std::ostringstream table, csv;
+    writeReport(table, set.runs, ReportFormat::Table);
+    EXPECT_NE(table.str().find("MyGPT (watched)"), std::string::npos) << table.str();
+    writeReport(csv, set.runs, ReportFormat::Csv);
+    const std::string text = csv.str();
+    const std::string header = text.substr(0, text.find('\r'));
+    const std::string row = text.substr(text.find('\n') + 1);
+    // d_model is the third column: empty for a watched run.
+    EXPECT_EQ(header.substr(0, header.find(",d_ff")), "id,model,d_model");
+    EXPECT_EQ(row.substr(0, row.find(",,") + 2), "mine,watched,,");
+}
+
+namespace {
+
+struct JournalFile {
+    std::filesystem::path path;
+    explicit JournalFile(const std::string& tag)
+        : path(std::filesystem::temp_directory_path() /
+               ("lmprof-journal-" + std::to_string(getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" + tag +
+                ".steps.jsonl")) {
+        std::filesystem::remove(path);
+    }
+    ~JournalFile() { std::filesystem::remove(path); }
+    void append(const std::string& text) {
+        std::ofstream out(path, std::ios::app | std::ios::binary);
+        out << text;
+    }
+};
+
+std::string headerLine() {
+    json run = watchedRun("MyGPT", "MyGPT", 0);
+    run.erase("steps");
+    return json{{"kind", "header"},
+                {"schema", "lmprof.watch-journal/1"},
+                {"created", "2026-11-25T12:00:00Z"},
+                {"environment", watchedSet(json::array())["environment"]},
+                {"run", run}}
+               .dump() +
+           "\n";
+}
+
+std::string stepLine(int index) {
+    return json{{"kind", "step"}, {"step", watchedStep(index, index < 1, 4.0)}}.dump() + "\n";
+}
+
+} // namespace
+
+TEST(WatchJournal, ReadsStepsAsTheyAreAppendedAndWaitsForACutLine) {
+    JournalFile file("grows");
+    WatchJournal journal(file.path);
+    EXPECT_TRUE(journal.poll().empty()); // not written yet
+    file.append(headerLine() + stepLine(0));
+    EXPECT_EQ(journal.poll().size(), 1u);
+    ASSERT_TRUE(journal.started());
+    EXPECT_EQ(journal.runId(), "MyGPT");
+    const std::string next = stepLine(1);
+    file.append(next.substr(0, 40)); // being written
+    EXPECT_TRUE(journal.poll().empty());
+    file.append(next.substr(40) + stepLine(2));
+    const auto steps = journal.poll();
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[1].index, 2);
+    file.append("{\"kind\": \"step\", \"st"); // the kill came mid-line
+    const RunResult run = journal.run("the watched script was killed by signal 9");
+    EXPECT_EQ(run.status, RunStatus::Cancelled);
+    EXPECT_EQ(run.error, "the watched script was killed by signal 9");
+    EXPECT_EQ(run.steps.size(), 3u);
+    EXPECT_EQ(run.config.warmupSteps, 1);
+    EXPECT_EQ(run.config.measureSteps, 2);
+    EXPECT_EQ(run.summary.totalMs.n, 2);
+    EXPECT_DOUBLE_EQ(run.summary.tokensPerS, 64.0 / (13.75 / 1000.0));
+    // The run it makes is one the result set's reader takes back.
+    ResultSet set;
+    set.runs = {run};
+    EXPECT_EQ(parseResultSet(toJson(set)).runs[0].steps.size(), 3u);
+}
+
+TEST(WatchJournal, AForeignFileIsRefusedAndBadLinesAreCountedNotFatal) {
+    JournalFile foreign("foreign");
+    foreign.append("{\"schema\": \"lmprof.results/1.6\"}\n");
+    WatchJournal notOurs(foreign.path);
+    try {
+        notOurs.poll();
+        FAIL() << "a result set is not a journal";
+    } catch (const ResultFormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("not an lmprof watch journal"), std::string::npos);
+    }
+    JournalFile file("bad-lines");
+    file.append(headerLine() + "not json\n" + stepLine(0) + "{\"kind\": \"step\", \"step\": 7}\n" +
+                std::string(WatchJournal::kMaxLineBytes + 10, 'x') + "\n" + stepLine(1));
+    WatchJournal journal(file.path);
+    EXPECT_EQ(journal.poll().size(), 2u);
+    EXPECT_EQ(journal.skipped(), 3);
+}
