@@ -148,6 +148,27 @@ def test_bad_model_and_optimizer_name_the_argument(model: TinyGPT) -> None:
         lmprof.watch(model, optimizer=model)  # type: ignore[arg-type]
 
 
+def test_log_refuses_what_is_not_one_number_and_keeps_watching(model: TinyGPT) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+    counter = torch.zeros(())
+    for x, y in batches(2):
+        with run.step():
+            loss = loss_of(model, x, y)
+            loss.backward()
+            opt.step()
+            with pytest.raises(ValueError, match=r"^log\(logits=...\): expected one number"):
+                run.log(logits=torch.ones(3))
+            with pytest.raises(ValueError, match=r"^log\(note=...\): expected a number"):
+                run.log(note="high")
+            run.log(loss=loss, seen=counter)
+            counter += 1  # changed in place after logging: the logged value stays
+    run.close()
+    assert [s["scalars"]["seen"] for s in run.steps] == [0.0, 1.0]
+    assert all(isinstance(s["loss"], float) for s in run.steps)
+    assert run.summary()["total_ms"]["n"] >= 0 and len(run.steps) == 2  # still watching
+
+
 def test_a_forward_outside_any_step_is_not_watched(model: TinyGPT) -> None:
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     run = lmprof.watch(model, opt)

@@ -227,10 +227,22 @@ class Run:
             raise
         self._end_step()
 
-    @_guarded
     def log(self, **scalars: Any) -> None:
         """Records scalars (``loss=loss``) for the open step, else the last one that ended.
-        A tensor is copied to the host without waiting for the device and read later."""
+        A CUDA tensor is copied to the host without waiting for the device and read later;
+        a CPU tensor is read now. A value that is not one number raises ``ValueError``."""
+        for key, value in scalars.items():
+            if isinstance(value, torch.Tensor):
+                if value.numel() != 1:
+                    raise ValueError(f"log({key}=...): expected one number, got a tensor of "
+                                     f"shape {tuple(value.shape)}")
+            elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"log({key}=...): expected a number or a tensor, "
+                                 f"got {type(value).__name__}")
+        self._log(scalars)
+
+    @_guarded
+    def _log(self, scalars: dict[str, Any]) -> None:
         step = self._open or (self._ended[-1] if self._ended else None)
         if step is None:
             return
@@ -242,9 +254,8 @@ class Run:
                     host.copy_(value, non_blocking=True)
                     step.waits.append(self._clock.mark())
                     value = host
-            elif not isinstance(value, (int, float)):
-                raise ValueError(f"log({key}=...): expected a number or a tensor, "
-                                 f"got {type(value).__name__}")
+                else:  # read now: the script may change it in place before the step ends
+                    value = float(value.item())
             step.scalars[key] = value
 
     def close(self) -> None:
