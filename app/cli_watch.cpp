@@ -6,6 +6,7 @@
 #include "cli_commands.h"
 #include "cli_registry.h"
 #include "lmprof/engine/format.h"
+#include "lmprof/engine/remote_protocol.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/watch_journal.h"
 
@@ -39,6 +40,9 @@ struct WatchOptions {
     int64_t tokensPerStep = 0;
     int warmup = -1; // the package's default
     bool quiet = false;
+    std::string listen;    // the script serves its steps live here (docs/WATCH.md, "Live")
+    std::string connect;   // or: show a script that serves, instead of running one
+    std::string tokenFile; // with either
 };
 
 // Where the package's sources are: $LMPROF_PYTHON_PACKAGE (a folder holding lmprof/), else
@@ -80,6 +84,12 @@ std::vector<std::string> childEnvironment(const WatchOptions& o, const fs::path&
     }
     if (o.warmup >= 0) {
         env.push_back("LMPROF_WARMUP_STEPS=" + std::to_string(o.warmup));
+    }
+    if (!o.listen.empty()) {
+        env.push_back("LMPROF_WATCH_LISTEN=" + o.listen);
+    }
+    if (!o.tokenFile.empty()) {
+        env.push_back("LMPROF_WATCH_TOKEN_FILE=" + std::filesystem::absolute(o.tokenFile).string());
     }
     return env;
 }
@@ -209,9 +219,64 @@ std::string describeExit(int status) {
     return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
+// watch --connect: a viewer of a script that serves its run (listen=), through the same
+// client as the window's File > Connect. Ends once every run it saw has finished.
+int viewCommand(const WatchOptions& o) {
+    const auto engine = openEngine(o.connect, o.tokenFile, o.quiet);
+    if (!engine) {
+        return kExitUsage;
+    }
+    StepPrinter print(o.quiet);
+    std::map<int, std::string> ids;
+    std::map<int, RunResult> finished;
+    while (!interrupted() && (ids.empty() || finished.size() < ids.size())) {
+        engine->waitForEvents(std::chrono::milliseconds(200));
+        for (auto& event : engine->drain()) {
+            if (auto* started = std::get_if<RunStarted>(&event)) {
+                ids[started->runIndex] = started->header.id;
+            } else if (auto* step = std::get_if<StepFinished>(&event)) {
+                print(ids.contains(step->runIndex) ? ids[step->runIndex] : "run", {step->step});
+            } else if (auto* done = std::get_if<RunFinished>(&event)) {
+                ids.emplace(done->runIndex, done->result.id);
+                finished[done->runIndex] = std::move(done->result);
+            }
+        }
+    }
+    std::vector<RunResult> runs;
+    for (auto& [index, run] : finished) {
+        runs.push_back(std::move(run));
+    }
+    if (runs.empty()) {
+        std::cerr << "lmprof-cli: watch: interrupted before any run finished\n";
+        return kExitFailure;
+    }
+    CommonOptions common;
+    common.jsonPath = o.jsonPath;
+    common.format = o.format;
+    const Environment environment = engine->environment("");
+    reportRuns(runs, common, &environment);
+    return kExitOk;
+}
+
 int watchCommand(const WatchOptions& o) {
     if (!checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
         return kExitUsage;
+    }
+    if (o.command.empty() == o.connect.empty()) {
+        std::cerr << "lmprof-cli: watch: give a script's command after -- (to run it), or "
+                     "--connect HOST:PORT (to show one that serves its run), not both\n";
+        return kExitUsage;
+    }
+    if (!o.connect.empty()) {
+        return viewCommand(o);
+    }
+    if (!o.listen.empty()) {
+        try {
+            remote::parseEndpoint(o.listen, "--listen", /*allowZero=*/true);
+        } catch (const std::invalid_argument& e) {
+            std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
+            return kExitUsage;
+        }
     }
     std::string why;
     const auto package = packageDir(why);
@@ -333,8 +398,7 @@ CliCommand watchEntry() {
             true, [](CLI::App& cmd) {
                 auto o = std::make_shared<WatchOptions>();
                 cmd.add_option("command", o->command,
-                               "the script's command line, after --: python train.py ARGS")
-                    ->required();
+                               "the script's command line, after --: python train.py ARGS");
                 cmd.add_option("--json", o->jsonPath, "write the run(s) as a result set here");
                 cmd.add_option("--format", o->format, "table|markdown|csv");
                 cmd.add_option("--name", o->name, "the run's id (default: the script's name)");
@@ -344,6 +408,12 @@ CliCommand watchEntry() {
                 cmd.add_option("--warmup", o->warmup, "steps flagged warmup (default 5)")
                     ->check(CLI::NonNegativeNumber);
                 cmd.add_flag("--quiet", o->quiet, "no line per step");
+                cmd.add_option("--listen", o->listen,
+                               "the script serves its steps live on HOST:PORT (loopback)");
+                cmd.add_option("--connect", o->connect,
+                               "show the run of a script that serves on HOST:PORT instead");
+                cmd.add_option("--token-file", o->tokenFile,
+                               "the token (default: <config dir>/server/token)");
                 return std::function<int()>([o] { return watchCommand(*o); });
             }};
 }

@@ -1,7 +1,8 @@
 """lmprof-cli watch end to end (docs/WATCH.md): real PyTorch training scripts, unmodified,
 run under `lmprof-cli watch -- python train.py`. Checks the live step lines, the result set
 it writes and what show and compare make of it, a script that raises, one killed with
-SIGKILL, and a 2-rank torchrun script on Gloo.
+SIGKILL, a 2-rank torchrun script on Gloo, and a script serving its run live to a viewer
+(`watch --listen` and `watch --connect`, the window's client).
 
     watch_check.py --cli build/app/lmprof-cli --workdir DIR [--python PYTHON]
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -179,6 +181,30 @@ def main() -> None:
           done)
     check(all(len(r["steps"]) == 4 and r["source"]["model_class"] == "SmallLM"
               for r in runs), "each rank's four steps", done)
+    # Live: the script serves its run (--listen) and a viewer shows it through the window's
+    # client (watch --connect); it connects while the script starts up, and retries.
+    token = a.workdir / "token"
+    token.write_text("f" * 64 + "\n")
+    token.chmod(0o600)
+    with socket.socket() as probe:  # a free port for the script to take
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    served = a.workdir / "served.json"
+    script_side = subprocess.Popen(
+        watch + ["--listen", f"127.0.0.1:{port}", "--token-file", str(token), "--json",
+                 str(served), "--quiet", "--", a.python, str(script), "--steps", "8", "--sleep",
+                 "0.4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    viewed = a.workdir / "viewed.json"
+    done = run([a.cli, "watch", "--connect", f"127.0.0.1:{port}", "--token-file", str(token),
+                "--json", str(viewed)])
+    out, err = script_side.communicate(timeout=240)
+    check(script_side.returncode == 0, f"the serving script: {err}")
+    check(done.returncode == 0, "watch --connect shows the served run to its end", done)
+    check("] step" in done.stderr, "the viewer prints the steps", done)
+    seen = json.loads(viewed.read_text())["runs"]
+    saved = only_run(served)
+    check(len(seen) == 1 and seen[0]["id"] == saved["id"] and len(seen[0]["steps"]) == 8,
+          "the viewer's run is the script's, all eight steps", done)
     print("watch end to end: ok")
 
 

@@ -5,7 +5,8 @@ called at the top is the model, and each optimizer step ends a step (docs/WATCH.
 
 The environment carries the options: LMPROF_WATCH=1, LMPROF_WATCH_SAVE (the result set;
 under torchrun `.rank<N>` is added before its suffix), LMPROF_WATCH_NAME,
-LMPROF_TOKENS_PER_STEP and LMPROF_WARMUP_STEPS.
+LMPROF_TOKENS_PER_STEP, LMPROF_WARMUP_STEPS, LMPROF_WATCH_LISTEN and
+LMPROF_WATCH_TOKEN_FILE.
 
 The bootstrap loads this file on its own, before the package (whose import would import
 torch): it imports nothing of lmprof until torch is there."""
@@ -40,6 +41,18 @@ def _save_path() -> Optional[Path]:
     return path
 
 
+def _listen() -> Optional[str]:
+    """LMPROF_WATCH_LISTEN; under torchrun rank N listens on its port + N (port 0: any)."""
+    text = os.environ.get("LMPROF_WATCH_LISTEN", "")
+    if not text:
+        return None
+    rank = _rank()
+    host, _, port = text.rpartition(":")
+    if rank is not None and port.isdigit() and int(port) > 0:
+        return f"{host}:{int(port) + int(rank)}"
+    return text
+
+
 def _tokens() -> Optional[int]:
     text = os.environ.get("LMPROF_TOKENS_PER_STEP", "")
     if not text:
@@ -57,7 +70,9 @@ def start() -> None:
     rank = _rank()
     script = next((a for a in sys.argv if a and not a.startswith("-")), "")
     Run(None, None, name=name, tokens_per_step=_tokens(), save=_save_path(), script=script,
-        suffix=f"-rank{rank}" if rank is not None else "")
+        suffix=f"-rank{rank}" if rank is not None else "", listen=_listen(),
+        token_file=os.environ.get("LMPROF_WATCH_TOKEN_FILE") or None,
+        serve_from_first_step=True)
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):

@@ -129,11 +129,15 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def tool() -> dict[str, Any]:
+    return {"name": "lmprof-python", "version": VERSION, "git": ""}
+
+
 def result_set(runs: Iterable[dict[str, Any]], env: dict[str, Any], created: str) -> dict[str, Any]:
     return {
         "schema": SCHEMA,
         "created": created,
-        "tool": {"name": "lmprof-python", "version": VERSION, "git": ""},
+        "tool": tool(),
         "environment": env,
         "runs": list(runs),
     }

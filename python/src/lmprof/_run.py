@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 import torch
 import torch.nn as nn
 
-from . import _hooks, _results
+from . import _hooks, _results, _serve
 from ._clocks import clock_for
 from ._memory import memory_for
 from ._steps import OpenStep, finish
@@ -139,7 +139,8 @@ class Run:
                  name: Optional[str] = None, tokens_per_step: Optional[int] = None,
                  listen: Optional[str] = None, token_file: Optional[str] = None,
                  save: Optional["os.PathLike[str] | str"] = None,
-                 script: Optional[str] = None, suffix: str = "") -> None:
+                 script: Optional[str] = None, suffix: str = "",
+                 serve_from_first_step: bool = False) -> None:
         if model is not None and not isinstance(model, nn.Module):
             raise ValueError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
         if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
@@ -151,9 +152,13 @@ class Run:
             raise ValueError(f"tokens_per_step: expected a positive int, got {tokens_per_step!r}")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
-        if listen is not None or token_file is not None:
-            raise ValueError("listen: serving a watched run live is not in this version of "
-                             "lmprof; save the run with save= and open it with lmprof-cli show")
+        token: Optional[str] = None
+        if listen is not None:
+            _serve.parse_listen(listen)  # ValueError naming `listen`
+            token = (_serve.read_token(token_file) if token_file is not None
+                     else _serve.default_token())
+        elif token_file is not None:
+            raise ValueError("token_file: given without listen")
         self._save = Path(save) if save is not None else None
         if self._save is not None and not self._save.parent.is_dir():
             raise ValueError(f"save: the folder {str(self._save.parent)!r} does not exist")
@@ -192,6 +197,13 @@ class Run:
             self._finder = _hooks.OutermostModule(self)
         self._handles += _hooks.hook_optimizer(optimizer, self)
         self._handles.append(_hooks.listen_to_backward(self))
+        self._server: Optional[_serve.LiveServer] = None
+        # The zero-code mode listens from the first step: a process that never trains (a
+        # torchrun launcher, a loader's worker) must not take the port of the one that does.
+        self._listen = (listen, token) if listen is not None and token is not None else None
+        self._serve_at_first_step = self._listen is not None and serve_from_first_step
+        if self._listen is not None and not serve_from_first_step:
+            self._serve()
         _open_runs.append(self)
 
     # --- what users call -----------------------------------------------------------------
@@ -404,9 +416,22 @@ class Run:
             self._publish(finish(step, self._clock, warmup=step.index < self._warmup,
                                  run_start_ns=self._start_ns))
 
+    @property
+    def port(self) -> Optional[int]:
+        """The port the run is served on (``listen`` with port 0 picks one), else None."""
+        return self._server.port if self._server is not None else None
+
     def _publish(self, record: dict[str, Any]) -> None:
         self._recent.append(record)
         self._tally.add(record)
+        if self._listen is not None and len(self._tally) == 1:  # the device is known now
+            self._environment = None
+            if self._serve_at_first_step:
+                self._serve()
+            if self._server is not None:
+                self._server.started(self._run_record([]), self._env(), self._devices())
+        if self._server is not None:
+            self._server.step(record)
         if self._save is not None:
             if self._journal is None:
                 self._journal = _results.Journal(_results.journal_path(self._save))
@@ -415,6 +440,20 @@ class Run:
                                                "environment": self._env(),
                                                "run": self._run_record([])})
             self._journal.write("step", {"step": record})
+
+    def _serve(self) -> None:
+        assert self._listen is not None
+        listen, token = self._listen
+        self._server = _serve.start(listen, token, tool=_results.tool(),
+                                    environment=self._env(), devices=self._devices())
+
+    def _devices(self) -> list[dict[str, Any]]:
+        """The welcome's device list: the one the run trains on (refusing nothing: a
+        watched script takes no runs at all)."""
+        device = self._device or torch.device("cpu")
+        cuda = device.type == "cuda"
+        memory = int(torch.cuda.get_device_properties(device).total_memory) if cuda else 0
+        return [{"name": str(device), "cuda": cuda, "memory_bytes": memory, "refusals": {}}]
 
     def _env(self) -> dict[str, Any]:
         if self._environment is None:
@@ -465,6 +504,10 @@ class Run:
         if self._broken is None:
             self._record_ready(everything=True, wait=True)
         self._memory.close()
+        if self._server is not None:
+            if self._tally:
+                self._server.finished(self._run_record(list(self._recent)))
+            self._server.close()
         if self._save is None or not self._tally:
             return  # nothing to save: a process that never trained (a launcher, a worker)
         steps = self._journal_steps()

@@ -1,0 +1,407 @@
+"""A watched run served live (docs/WATCH.md, "Live"): the script listens the way
+`lmprof-cli serve` does, with protocol 5 of docs/REMOTE.md, so the window's File > Connect
+and `lmprof-cli watch --connect` show its steps as they are recorded.
+
+One daemon thread owns every socket. The training thread only puts records on a queue and
+wakes it: it never encodes, sends or waits on a viewer. What a peer can make the script hold
+is bounded: connections, a line's length (4 KiB before the hello), a viewer's unsent bytes,
+the ring of steps a late viewer receives."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+import os
+import queue
+import secrets
+import selectors
+import socket
+import stat
+import threading
+import time
+import uuid
+import warnings
+from collections import deque
+from pathlib import Path
+from typing import Any, Optional
+
+PROTOCOL = 5
+DEFAULT_PORT = 7377
+MIN_TOKEN_LENGTH = 16
+MAX_HELLO_BYTES = 4096  # a line before the hello
+MAX_LINE_BYTES = 64 << 10  # a line after it: a viewer sends hello, cancel, fetch, ack
+MAX_CONNECTIONS = 16
+MAX_SILENT = 8  # connections without a hello; a new one closes the oldest
+HELLO_TIMEOUT_S = 10.0
+MAX_UNSENT_BYTES = 64 << 20  # a viewer that stops reading is dropped past this
+RING_STEPS = 10_000  # the steps a viewer that connects late receives
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """"HOST:PORT" checked as `listen`: a loopback host (reach it through an ssh tunnel),
+    a port from 0 (the system picks) to 65535. Raises ValueError naming `listen`."""
+    if not isinstance(text, str):
+        raise ValueError(f"listen: expected 'HOST:PORT', got {type(text).__name__}")
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise ValueError(f"listen: {text!r} is not HOST:PORT with a port from 0 to 65535, "
+                         "e.g. '127.0.0.1:7377'")
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise ValueError(f"listen: {host!r} is not a loopback address; a watched script "
+                         "listens on 127.0.0.1 and is reached through an ssh tunnel "
+                         "(docs/REMOTE.md)")
+    return host, int(port_text)
+
+
+def config_dir() -> Path:
+    """lmprof's own folder, as lmprof-cli finds it (docs/REMOTE.md)."""
+    if os.environ.get("LMPROF_CONFIG_DIR"):
+        return Path(os.environ["LMPROF_CONFIG_DIR"])
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "lmprof"
+
+
+def read_token(path: "os.PathLike[str] | str") -> str:
+    """The token of a token file (its first line), refused as `lmprof-cli serve` refuses it:
+    not a regular file, readable by others, empty or shorter than 16 characters."""
+    path = Path(path)
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise ValueError(f"token_file: cannot read {str(path)!r}: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"token_file: {str(path)!r} is not a regular file")
+    if info.st_mode & 0o077:
+        raise ValueError(f"token_file: {str(path)!r} can be read by others "
+                         f"(mode {stat.S_IMODE(info.st_mode):o}); chmod 600 it")
+    with open(path, encoding="utf-8", errors="replace") as f:
+        token = f.readline().strip()
+    if len(token) < MIN_TOKEN_LENGTH:
+        raise ValueError(f"token_file: the token in {str(path)!r} is shorter than "
+                         f"{MIN_TOKEN_LENGTH} characters")
+    return token
+
+
+def default_token() -> str:
+    """The server's token file (<config dir>/server/token), made as lmprof-cli serve makes it
+    when there is none: 256 random bits in hex, mode 0600."""
+    path = config_dir() / "server" / "token"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_hex(32) + "\n")
+    return read_token(path)
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return (json.dumps(message, allow_nan=False, separators=(",", ":")) + "\n").encode()
+
+
+class _Viewer:
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.inbox = bytearray()
+        self.outbox: deque[bytes] = deque()
+        self.unsent = 0
+        self.hello = False
+        self.since = time.monotonic()
+        self.closing = False  # a fatal error is on its way out
+        self.shut = False  # and has been sent
+
+
+class LiveServer:
+    """Serves one watched run to any number of viewers (MAX_CONNECTIONS)."""
+
+    def __init__(self, host: str, port: int, token: str, *, tool: dict[str, Any],
+                 environment: dict[str, Any], devices: list[dict[str, Any]]) -> None:
+        self._token = token.encode()
+        self._welcome = {"type": "welcome", "protocol": PROTOCOL,
+                         "server_id": uuid.uuid4().hex, "tool": tool,
+                         "environment": environment, "devices": devices}
+        self._listener = socket.create_server((host, port), family=(
+            socket.AF_INET6 if ":" in host else socket.AF_INET), backlog=16)
+        self._listener.setblocking(False)
+        self.port = self._listener.getsockname()[1]
+        self._events: "queue.SimpleQueue[tuple[str, Any]]" = queue.SimpleQueue()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(self._listener, selectors.EVENT_READ, None)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self._viewers: dict[socket.socket, _Viewer] = {}
+        self._header: Optional[bytes] = None
+        self._ring: deque[dict[str, Any]] = deque(maxlen=RING_STEPS)
+        self._finished: Optional[bytes] = None
+        self._stop = False
+        self._stop_deadline = 0.0
+        self._thread = threading.Thread(target=self._loop, name="lmprof-live", daemon=True)
+        self._thread.start()
+
+    # --- the training thread's side: enqueue and wake, nothing more ----------------------
+
+    def started(self, header: dict[str, Any], environment: dict[str, Any],
+                devices: list[dict[str, Any]]) -> None:
+        """The run's first step is recorded: its header, and the device it runs on."""
+        self._post("started", (header, environment, devices))
+
+    def step(self, record: dict[str, Any]) -> None:
+        self._post("step", (record, time.monotonic_ns()))
+
+    def finished(self, run: dict[str, Any]) -> None:
+        self._post("finished", run)
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Sends what is queued (the finished run), then closes every connection."""
+        self._post("stop", None)
+        self._thread.join(timeout)
+
+    def _post(self, kind: str, body: Any) -> None:
+        self._events.put((kind, body))
+        try:
+            self._wake_w.send(b"\0")
+        except (BlockingIOError, OSError):
+            pass  # the wake-up pipe is full: the loop is awake already
+
+    # --- the server thread -----------------------------------------------------------------
+
+    def _loop(self) -> None:
+        try:
+            while not (self._stop and not any(v.outbox for v in self._viewers.values())):
+                for key, mask in self._selector.select(timeout=1.0):
+                    sock = key.fileobj
+                    if sock is self._listener:
+                        self._accept()
+                    elif sock is self._wake_r:
+                        self._drain_wake()
+                    elif isinstance(sock, socket.socket) and sock in self._viewers:
+                        viewer = self._viewers[sock]
+                        if mask & selectors.EVENT_READ:
+                            self._read(viewer)
+                        if mask & selectors.EVENT_WRITE and sock in self._viewers:
+                            self._flush(viewer)
+                self._expire_silent()
+                if self._stop and time.monotonic() > self._stop_deadline:
+                    break
+        finally:
+            for viewer in list(self._viewers.values()):
+                self._drop(viewer)
+            self._selector.close()
+            self._listener.close()
+            self._wake_r.close()
+            self._wake_w.close()
+
+    def _drain_wake(self) -> None:
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+        while True:
+            try:
+                kind, body = self._events.get_nowait()
+            except queue.Empty:
+                return
+            if kind == "started":
+                header, environment, devices = body
+                self._welcome.update(environment=environment, devices=devices)
+                self._header = _line({"type": "run_started", "run": 0, "header": header})
+                self._broadcast(self._header)
+                self._broadcast(_line({"type": "state", "busy": True}))
+            elif kind == "step":
+                record, sent_ns = body
+                self._ring.append(record)
+                self._broadcast(_line({"type": "step", "run": 0, "step": record,
+                                       "sent_ns": sent_ns}))
+            elif kind == "finished":
+                self._finished = _line({"type": "run_finished", "run": 0, "result": body,
+                                        "replay": False, "busy": False})
+                self._broadcast(self._finished)
+            elif kind == "stop":
+                self._stop = True
+                self._stop_deadline = time.monotonic() + 2.0
+                self._selector.unregister(self._listener)
+
+    def _accept(self) -> None:
+        try:
+            sock, _ = self._listener.accept()
+        except OSError:
+            return
+        sock.setblocking(False)
+        if len(self._viewers) >= MAX_CONNECTIONS:
+            sock.close()  # no room; a refusal would itself cost a buffer
+            return
+        silent = sorted((v for v in self._viewers.values() if not v.hello),
+                        key=lambda v: v.since)
+        if len(silent) >= MAX_SILENT:
+            self._refuse(silent[0], "busy", "too many connections without a hello; "
+                         "this one was the oldest")
+        viewer = _Viewer(sock)
+        self._viewers[sock] = viewer
+        self._selector.register(sock, selectors.EVENT_READ, None)
+
+    def _read(self, viewer: _Viewer) -> None:
+        try:
+            data = viewer.sock.recv(65536)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._drop(viewer)  # the viewer went away: nothing changes for the script
+            return
+        if viewer.closing:
+            return  # read and discarded, so that it can read why it was refused
+        viewer.inbox += data
+        limit = MAX_LINE_BYTES if viewer.hello else MAX_HELLO_BYTES
+        while viewer.sock in self._viewers and not viewer.closing:
+            end = viewer.inbox.find(b"\n")
+            if end < 0:
+                if len(viewer.inbox) > limit:
+                    self._refuse(viewer, "too_large", f"a line is longer than {limit} bytes")
+                return
+            line = bytes(viewer.inbox[:end])
+            del viewer.inbox[:end + 1]
+            if len(line) > limit:
+                self._refuse(viewer, "too_large", f"a line is longer than {limit} bytes")
+                return
+            self._message(viewer, line)
+
+    def _message(self, viewer: _Viewer, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            self._refuse(viewer, "malformed", "the line is not JSON")
+            return
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            self._refuse(viewer, "malformed", "$.type: missing, or not a string")
+            return
+        kind = message["type"]
+        if kind not in ("hello", "submit", "cancel", "fetch", "ack", "lab"):
+            self._refuse(viewer, "unknown_type", f"unknown message type {kind[:40]!r}")
+            return
+        if kind == "hello":
+            if viewer.hello:
+                self._send(viewer, _line({"type": "error", "code": "invalid",
+                                          "message": "hello was already sent", "fatal": False}))
+                return
+            self._hello(viewer, message)
+            return
+        if not viewer.hello:
+            self._refuse(viewer, "hello_first", f"{kind} before the hello")
+            return
+        if kind in ("submit", "lab"):
+            why = (f"{kind}: this is a watched training script, not an engine: it runs its own "
+                   "loop and takes no runs or experiments (run them on lmprof-cli serve)")
+            self._send(viewer, _line({"type": "error", "code": "limit", "message": why,
+                                      "fatal": False}))
+        elif kind == "cancel":
+            self._send(viewer, _line({"type": "error", "code": "invalid", "fatal": False,
+                                      "message": "cancel: a watched script is stopped where "
+                                                 "it runs (Ctrl+C), not by a viewer"}))
+        elif kind == "fetch" and self._finished is not None:
+            self._send(viewer, self._finished.replace(b'"replay":false', b'"replay":true', 1))
+
+    def _hello(self, viewer: _Viewer, message: dict[str, Any]) -> None:
+        protocol = message.get("protocol")
+        if protocol != PROTOCOL:
+            self._refuse(viewer, "version",
+                         f"this server speaks protocol {PROTOCOL}, the client {protocol}")
+            return
+        token = message.get("token")
+        if not isinstance(token, str) or not hmac.compare_digest(token.encode(), self._token):
+            self._refuse(viewer, "bad_token", "wrong token")
+            return
+        viewer.hello = True
+        self._send(viewer, _line({**self._welcome, "busy": self._finished is None}))
+        # A late viewer gets the run so far: its header, the ring of recent steps (sent_ns
+        # 0: a replay), and its end if it has ended.
+        if self._header is not None:
+            self._send(viewer, self._header)
+            for record in self._ring:
+                self._send(viewer, _line({"type": "step", "run": 0, "step": record,
+                                          "sent_ns": 0}))
+        if self._finished is not None:
+            self._send(viewer, self._finished.replace(b'"replay":false', b'"replay":true', 1))
+
+    def _refuse(self, viewer: _Viewer, code: str, text: str) -> None:
+        self._send(viewer, _line({"type": "error", "code": code, "message": text,
+                                  "fatal": True}))
+        viewer.closing = True
+        viewer.since = time.monotonic()  # closed once sent, or at the latest 10 s from now
+
+    def _broadcast(self, line: bytes) -> None:
+        for viewer in list(self._viewers.values()):
+            if viewer.hello and not viewer.closing:
+                self._send(viewer, line)
+
+    def _send(self, viewer: _Viewer, line: bytes) -> None:
+        if viewer.unsent + len(line) > MAX_UNSENT_BYTES:
+            self._drop(viewer)  # it stopped reading; the script does not wait for it
+            return
+        viewer.outbox.append(line)
+        viewer.unsent += len(line)
+        self._flush(viewer)
+
+    def _flush(self, viewer: _Viewer) -> None:
+        while viewer.outbox:
+            chunk = viewer.outbox[0]
+            try:
+                sent = viewer.sock.send(chunk)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                self._drop(viewer)
+                return
+            viewer.unsent -= sent
+            if sent < len(chunk):
+                viewer.outbox[0] = chunk[sent:]
+                break
+            viewer.outbox.popleft()
+        if viewer.sock not in self._viewers:
+            return
+        if viewer.closing and not viewer.outbox and not viewer.shut:
+            viewer.shut = True  # the refusal is out; what it still sends is discarded
+            try:
+                viewer.sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+        events = selectors.EVENT_READ | (selectors.EVENT_WRITE if viewer.outbox else 0)
+        self._selector.modify(viewer.sock, events, None)
+
+    def _expire_silent(self) -> None:
+        now = time.monotonic()
+        for viewer in list(self._viewers.values()):
+            if viewer.closing and now - viewer.since > HELLO_TIMEOUT_S:
+                self._drop(viewer)
+            elif not viewer.hello and not viewer.closing and now - viewer.since > HELLO_TIMEOUT_S:
+                self._refuse(viewer, "timeout", f"no hello within {HELLO_TIMEOUT_S:.0f} s")
+
+    def _drop(self, viewer: _Viewer) -> None:
+        if self._viewers.pop(viewer.sock, None) is None:
+            return
+        try:
+            self._selector.unregister(viewer.sock)
+        except (KeyError, ValueError):
+            pass
+        viewer.sock.close()
+
+
+def start(listen: str, token: str, **welcome: Any) -> Optional[LiveServer]:
+    """A LiveServer on `listen`, or None with a warning when the address cannot be bound
+    (the port is taken): the script trains either way."""
+    host, port = parse_listen(listen)
+    try:
+        server = LiveServer(host, port, token, **welcome)
+    except OSError as exc:
+        warnings.warn(f"lmprof could not listen on {listen} ({exc.strerror or exc}); the run "
+                      "is watched and saved, not served live", RuntimeWarning, stacklevel=3)
+        return None
+    return server
