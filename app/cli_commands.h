@@ -10,6 +10,8 @@
 #include "lmprof/engine/session_interface.h"
 
 #include <atomic>
+#include <chrono>
+#include <sys/types.h>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -245,5 +247,45 @@ const std::atomic<bool>* interruptFlag();
 // Installs a SIGINT/SIGTERM handler: the first signal cancels the current run (results so
 // far are still reported and saved); a second one ends the process.
 void installInterruptHandler();
+
+// A PyTorch training script started with the lmprof Python package watching it
+// (docs/WATCH.md): `lmprof-cli watch -- python train.py` and the window's `lmprof -- python
+// train.py`. It runs in its own process group, with a private folder for its result files
+// and step journals, removed with this object.
+struct WatchLaunch {
+    std::vector<std::string> command; // python train.py ARGS
+    std::string name;                 // the run's id; empty: the model's class
+    int64_t tokensPerStep = 0;        // 0: not given
+    int warmup = -1;                  // -1: the package's default
+    std::string listen;               // serve the run live on HOST:PORT (loopback)
+    std::string tokenFile;            // the token viewers present
+    std::string token; // or the token itself: written to a 0600 file in the script's folder
+};
+
+struct ScratchDir;
+
+class WatchedScript {
+public:
+    // Starts it. Throws std::runtime_error (the package is missing, the command cannot be
+    // started) or std::invalid_argument (a bad listen address), saying why.
+    explicit WatchedScript(const WatchLaunch& launch);
+    ~WatchedScript();
+    WatchedScript(const WatchedScript&) = delete;
+    WatchedScript& operator=(const WatchedScript&) = delete;
+
+    pid_t pid() const { return m_pid; }
+    const std::filesystem::path& dir() const;
+    // Its wait status once it has ended (reaped here), else nullopt.
+    std::optional<int> poll();
+    // Passes SIGINT to its process group, as a Ctrl+C would, and waits up to `grace` for it
+    // to close its run; then SIGKILL. Its wait status.
+    int stop(std::chrono::milliseconds grace);
+
+private:
+    std::shared_ptr<ScratchDir> m_dir;
+    pid_t m_pid = 0;
+    int m_rawStatus = 0;
+    std::optional<int> m_status;
+};
 
 } // namespace lmprof::app

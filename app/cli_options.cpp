@@ -377,6 +377,9 @@ void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
             "encode the window's frames to this MP4 with ffmpeg (one frame per 1/fps s of "
             "recording time)");
     addNumberIn(cmd, "--fps", o.fps, 1, 120, "frame rate of --record");
+    cmd.add_option("command", o.watchCommand,
+                   "after --: a PyTorch training script to run and watch live, e.g. -- python "
+                   "train.py (docs/WATCH.md)");
     addNumberIn(cmd, "--world-size", o.worldSize, 0, engine::kMaxWorldSize,
                 "configure a data-parallel run on this many local ranks (0: one process)");
     addChoice(cmd, "--strategy", o.strategy, {"naive", "flat", "bucketed"},

@@ -70,6 +70,9 @@ struct WindowOptions {
     int worldSize = 0;
     std::string strategy = "naive";
     std::string backend = "gloo";
+    // `lmprof -- python train.py`: the window runs this script with the watcher on and shows
+    // its run live (docs/WATCH.md).
+    std::vector<std::string> watchCommand;
 };
 void addWindowOptions(CLI::App& cmd, WindowOptions& o);
 

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -33,16 +34,11 @@ namespace fs = std::filesystem;
 namespace {
 
 struct WatchOptions {
-    std::vector<std::string> command;
+    WatchLaunch launch; // the script and what its watcher is told
     std::string jsonPath;
     std::string format = "table";
-    std::string name;
-    int64_t tokensPerStep = 0;
-    int warmup = -1; // the package's default
     bool quiet = false;
-    std::string listen;    // the script serves its steps live here (docs/WATCH.md, "Live")
     std::string connect;   // or: show a script that serves, instead of running one
-    std::string tokenFile; // with either
 };
 
 // Where the package's sources are: $LMPROF_PYTHON_PACKAGE (a folder holding lmprof/), else
@@ -59,7 +55,7 @@ std::optional<fs::path> packageDir(std::string& why) {
     return std::nullopt;
 }
 
-std::vector<std::string> childEnvironment(const WatchOptions& o, const fs::path& package,
+std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& package,
                                           const fs::path& save) {
     std::vector<std::string> env;
     std::string pythonPath;
@@ -94,6 +90,8 @@ std::vector<std::string> childEnvironment(const WatchOptions& o, const fs::path&
     return env;
 }
 
+} // namespace
+
 // A private folder for the script's result files and journals, removed at the end.
 struct ScratchDir {
     fs::path path;
@@ -112,6 +110,8 @@ struct ScratchDir {
     }
 };
 
+namespace {
+
 // Every rank's journal in the folder (run.steps.jsonl, run.rank1.json.steps.jsonl, ...).
 void findJournals(const fs::path& dir, std::map<std::string, WatchJournal>& journals) {
     std::error_code ec;
@@ -129,6 +129,88 @@ std::string ms(const std::optional<double>& v) {
     std::snprintf(text, sizeof text, "%.2f", v.value_or(0.0));
     return text;
 }
+
+} // namespace
+
+WatchedScript::WatchedScript(const WatchLaunch& launch) {
+    if (!launch.listen.empty()) {
+        remote::parseEndpoint(launch.listen, "--listen", /*allowZero=*/true);
+    }
+    std::string why;
+    const auto package = packageDir(why);
+    if (!package) {
+        throw std::runtime_error(why);
+    }
+    m_dir = std::make_shared<ScratchDir>();
+    WatchLaunch told = launch;
+    if (!launch.token.empty()) {
+        told.tokenFile = (m_dir->path / "token").string();
+        const int fd = ::open(told.tokenFile.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
+        const std::string line = launch.token + "\n";
+        if (fd < 0 || ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
+            if (fd >= 0) {
+                ::close(fd);
+            }
+            throw std::runtime_error("cannot write the script's token file " + told.tokenFile);
+        }
+        ::close(fd);
+    }
+    std::vector<std::string> env = childEnvironment(told, *package, m_dir->path / "run.json");
+    std::vector<char*> envp;
+    for (auto& e : env) {
+        envp.push_back(e.data());
+    }
+    envp.push_back(nullptr);
+    std::vector<std::string> args = launch.command;
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    // Its own process group: a terminal's Ctrl+C reaches lmprof alone, which passes it on
+    // once (stop()), and then waits for the script to close its run.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    const int spawned = posix_spawnp(&m_pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+    posix_spawnattr_destroy(&attr);
+    if (spawned != 0) {
+        throw std::runtime_error("cannot start '" + launch.command.front() +
+                                 "': " + std::strerror(spawned));
+    }
+}
+
+WatchedScript::~WatchedScript() = default;
+
+const std::filesystem::path& WatchedScript::dir() const {
+    return m_dir->path;
+}
+
+std::optional<int> WatchedScript::poll() {
+    if (!m_status && waitpid(m_pid, &m_rawStatus, WNOHANG) == m_pid) {
+        m_status = m_rawStatus;
+    }
+    return m_status;
+}
+
+int WatchedScript::stop(std::chrono::milliseconds grace) {
+    if (!poll()) {
+        kill(-m_pid, SIGINT);
+        const auto deadline = std::chrono::steady_clock::now() + grace;
+        while (!poll() && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        if (!poll()) {
+            kill(-m_pid, SIGKILL);
+            waitpid(m_pid, &m_rawStatus, 0);
+            m_status = m_rawStatus;
+        }
+    }
+    return *m_status;
+}
+
+namespace {
 
 // One line a step: the phases as the watcher split them, the loss when logged.
 void printWatchedStep(const std::string& label, const StepRecord& s) {
@@ -222,7 +304,7 @@ std::string describeExit(int status) {
 // watch --connect: a viewer of a script that serves its run (listen=), through the same
 // client as the window's File > Connect. Ends once every run it saw has finished.
 int viewCommand(const WatchOptions& o) {
-    const auto engine = openEngine(o.connect, o.tokenFile, o.quiet);
+    const auto engine = openEngine(o.connect, o.launch.tokenFile, o.quiet);
     if (!engine) {
         return kExitUsage;
     }
@@ -262,7 +344,7 @@ int watchCommand(const WatchOptions& o) {
     if (!checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
         return kExitUsage;
     }
-    if (o.command.empty() == o.connect.empty()) {
+    if (o.launch.command.empty() == o.connect.empty()) {
         std::cerr << "lmprof-cli: watch: give a script's command after -- (to run it), or "
                      "--connect HOST:PORT (to show one that serves its run), not both\n";
         return kExitUsage;
@@ -270,54 +352,14 @@ int watchCommand(const WatchOptions& o) {
     if (!o.connect.empty()) {
         return viewCommand(o);
     }
-    if (!o.listen.empty()) {
-        try {
-            remote::parseEndpoint(o.listen, "--listen", /*allowZero=*/true);
-        } catch (const std::invalid_argument& e) {
-            std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
-            return kExitUsage;
-        }
-    }
-    std::string why;
-    const auto package = packageDir(why);
-    if (!package) {
-        std::cerr << "lmprof-cli: watch: " << why << "\n";
-        return kExitUsage;
-    }
-    std::unique_ptr<ScratchDir> scratch;
+    std::unique_ptr<WatchedScript> script;
     try {
-        scratch = std::make_unique<ScratchDir>();
+        script = std::make_unique<WatchedScript>(o.launch);
     } catch (const std::exception& e) {
         std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
-        return kExitFailure;
-    }
-    const fs::path dir = scratch->path;
-    std::vector<std::string> env = childEnvironment(o, *package, dir / "run.json");
-    std::vector<char*> envp;
-    for (auto& e : env) {
-        envp.push_back(e.data());
-    }
-    envp.push_back(nullptr);
-    std::vector<std::string> args = o.command;
-    std::vector<char*> argv;
-    for (auto& a : args) {
-        argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    // Its own process group: a terminal's Ctrl+C reaches lmprof-cli alone, which passes it
-    // on once, and then waits for the script to close its run.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    pid_t pid = 0;
-    const int spawned = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
-    posix_spawnattr_destroy(&attr);
-    if (spawned != 0) {
-        std::cerr << "lmprof-cli: watch: cannot start '" << o.command.front()
-                  << "': " << std::strerror(spawned) << "\n";
         return kExitUsage;
     }
+    const fs::path dir = script->dir();
 
     std::map<std::string, WatchJournal> journals;
     StepPrinter print(o.quiet);
@@ -332,12 +374,11 @@ int watchCommand(const WatchOptions& o) {
             }
         }
     };
-    int status = 0;
     bool forwarded = false;
-    while (waitpid(pid, &status, WNOHANG) != pid) {
+    while (!script->poll()) {
         if (interrupted() && !forwarded) {
             forwarded = true;
-            kill(-pid, SIGINT);
+            kill(-script->pid(), SIGINT);
             std::fprintf(stderr, "lmprof-cli: watch: passed the interrupt on to the script; "
                                  "waiting for it to close its run\n");
         }
@@ -345,7 +386,7 @@ int watchCommand(const WatchOptions& o) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     pollAll();
-
+    const int status = *script->poll();
     const std::string ended = describeExit(status);
     std::vector<RunResult> runs;
     std::optional<Environment> environment;
@@ -397,22 +438,22 @@ CliCommand watchEntry() {
             "run a PyTorch training script unchanged and profile its steps (-- python train.py)",
             true, [](CLI::App& cmd) {
                 auto o = std::make_shared<WatchOptions>();
-                cmd.add_option("command", o->command,
+                cmd.add_option("command", o->launch.command,
                                "the script's command line, after --: python train.py ARGS");
                 cmd.add_option("--json", o->jsonPath, "write the run(s) as a result set here");
                 cmd.add_option("--format", o->format, "table|markdown|csv");
-                cmd.add_option("--name", o->name, "the run's id (default: the script's name)");
-                cmd.add_option("--tokens-per-step", o->tokensPerStep,
+                cmd.add_option("--name", o->launch.name, "the run's id (default: the script's name)");
+                cmd.add_option("--tokens-per-step", o->launch.tokensPerStep,
                                "tokens one step trains on, for tokens/s")
                     ->check(CLI::PositiveNumber);
-                cmd.add_option("--warmup", o->warmup, "steps flagged warmup (default 5)")
+                cmd.add_option("--warmup", o->launch.warmup, "steps flagged warmup (default 5)")
                     ->check(CLI::NonNegativeNumber);
                 cmd.add_flag("--quiet", o->quiet, "no line per step");
-                cmd.add_option("--listen", o->listen,
+                cmd.add_option("--listen", o->launch.listen,
                                "the script serves its steps live on HOST:PORT (loopback)");
                 cmd.add_option("--connect", o->connect,
                                "show the run of a script that serves on HOST:PORT instead");
-                cmd.add_option("--token-file", o->tokenFile,
+                cmd.add_option("--token-file", o->launch.tokenFile,
                                "the token (default: <config dir>/server/token)");
                 return std::function<int()>([o] { return watchCommand(*o); });
             }};

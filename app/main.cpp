@@ -5,6 +5,7 @@
 
 #include "cli_commands.h"
 #include "cli_options.h"
+#include "lmprof/engine/remote_session.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/ui/app.h"
 #include "lmprof/ui/video_recorder.h"
@@ -24,8 +25,13 @@
 #include <imgui_internal.h>
 #include <implot.h>
 #include <memory>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <optional>
+#include <random>
 #include <string>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <atomic>
 #include <thread>
 #include <unistd.h>
@@ -106,6 +112,52 @@ int fallBackToCli(const app::WindowOptions& o) {
     return app::runCommand(run);
 }
 
+// A free port on loopback for a watched script to listen on (the system's pick).
+int freeLoopbackPort() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t size = sizeof address;
+    const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), size) == 0 &&
+                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0;
+    if (fd >= 0) {
+        ::close(fd);
+    }
+    if (!ok) {
+        throw std::runtime_error("no free port on 127.0.0.1 for the script to listen on");
+    }
+    return ntohs(address.sin_port);
+}
+
+// `lmprof -- python train.py`: the script runs with the watcher serving its run on a free
+// loopback port, with a token made for it, and the window's engine is the client of that
+// server (it retries until the script's first step opens the port).
+std::unique_ptr<app::WatchedScript> startWatchedScript(
+    const std::vector<std::string>& command, std::shared_ptr<engine::SessionInterface>& engine,
+    std::string& address) {
+    std::random_device random;
+    std::string token;
+    for (int i = 0; i < 8; ++i) {
+        char part[9];
+        std::snprintf(part, sizeof part, "%08x", random());
+        token += part;
+    }
+    app::WatchLaunch launch;
+    launch.command = command;
+    const int port = freeLoopbackPort();
+    launch.listen = "127.0.0.1:" + std::to_string(port);
+    launch.token = token;
+    auto script = std::make_unique<app::WatchedScript>(launch);
+    engine::remote::ConnectOptions options;
+    options.port = port;
+    options.token = token;
+    options.clientName = "lmprof " + engine::toolInfo().version + " (watching a script)";
+    engine = std::make_shared<engine::remote::RemoteSession>(options);
+    address = launch.listen;
+    return script;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -125,15 +177,31 @@ int main(int argc, char** argv) {
         ddp->strategy = *engine::parseDdpStrategy(o.strategy);
         ddp->backend = *engine::parseDdpBackend(o.backend);
     }
-    // --connect: the server's engine from the start, and the configuration is its to check.
+    // -- python train.py: the script serves its run on a loopback port of its own, and the
+    // window is its viewer (docs/WATCH.md).
     std::shared_ptr<engine::SessionInterface> remoteEngine;
+    std::unique_ptr<app::WatchedScript> script;
+    std::string watchAddress;
+    if (!o.watchCommand.empty()) {
+        if (!run.common.connect.empty()) {
+            std::fprintf(stderr, "lmprof: give --connect or a script after --, not both\n");
+            return app::kExitUsage;
+        }
+        try {
+            script = startWatchedScript(o.watchCommand, remoteEngine, watchAddress);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "lmprof: -- %s: %s\n", o.watchCommand.front().c_str(), e.what());
+            return app::kExitUsage;
+        }
+    }
+    // --connect: the server's engine from the start, and the configuration is its to check.
     if (!run.common.connect.empty()) {
         remoteEngine = app::openEngine(run.common);
         if (!remoteEngine) {
             return app::kExitFailure;
         }
     }
-    const auto config = app::buildRunConfig(run, ddp, remoteEngine.get());
+    const auto config = app::buildRunConfig(run, ddp, script ? nullptr : remoteEngine.get());
     if (!config) {
         return app::kExitUsage;
     }
@@ -194,6 +262,16 @@ int main(int argc, char** argv) {
 
     glfwSetErrorCallback([](int, const char* what) { g_glfwError = what; });
     if (!glfwInit()) {
+        if (script) { // no window to show it in: the script trains on, as if run alone
+            std::fprintf(stderr, "lmprof: no display (%s); the watched script runs without "
+                                 "the window (lmprof-cli watch prints its steps)\n",
+                         g_glfwError.c_str());
+            while (!script->poll()) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            }
+            const int status = *script->poll();
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
         return fallBackToCli(o);
     }
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
@@ -216,6 +294,7 @@ int main(int argc, char** argv) {
     ImGui::CreateContext();
     ImPlot::CreateContext();
     int exitCode = app::kExitOk;
+    bool scriptRunEnded = false; // the watched script's run finished in the window
     {
         const auto answer = o.restoreLast   ? ui::RestoreChoice::Restore
                             : o.discardLast ? ui::RestoreChoice::Discard
@@ -242,6 +321,11 @@ int main(int argc, char** argv) {
         appOptions.engine = std::move(remoteEngine); // the window's alone: switched away, it goes
         if (!run.common.connect.empty()) {
             appOptions.connectAddress = run.common.connect;
+        }
+        if (script) { // the script's run is the autorun: awaited, not submitted
+            appOptions.connectAddress = watchAddress;
+            appOptions.autorun = true;
+            appOptions.awaitWatchedRun = true;
         }
         appOptions.connectTokenFile = run.common.tokenFile.empty()
                                           ? (app::configDir() / "server" / "token").string()
@@ -403,6 +487,7 @@ int main(int argc, char** argv) {
             }
         }
         loopEnded.store(true);
+        scriptRunEnded = lmprofApp.autorunSettled();
         closeWatch.join();
         // A demo step that failed (said on stderr when it did) fails the launch, whether the
         // demo closed the window or a person did.
@@ -439,5 +524,17 @@ int main(int argc, char** argv) {
     ImGui::DestroyContext();
     glfwDestroyWindow(window);
     glfwTerminate();
+    if (script) {
+        // A script whose run has finished is given a few seconds to exit on its own; one
+        // still training when the window closed is stopped as a Ctrl+C would stop it.
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (scriptRunEnded && !script->poll() && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        if (!script->poll()) {
+            std::fprintf(stderr, "lmprof: stopping the watched script\n");
+            script->stop(std::chrono::seconds(10));
+        }
+    }
     return exitCode;
 }

@@ -5,6 +5,7 @@
 #include "enum_names.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace lmprof::engine {
@@ -112,6 +113,19 @@ int64_t tokensPerStep(const RunResult& run) {
 
 double tokensPerSecond(const RunResult& run, double stepMs) {
     return stepMs > 0.0 ? static_cast<double>(tokensPerStep(run)) / (stepMs / 1000.0) : 0.0;
+}
+
+std::string runFileLabel(const RunResult& run) {
+    if (!run.source) {
+        return runLabel(run.config);
+    }
+    std::string label = run.id + "-watched";
+    for (char& c : label) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+            c = '-';
+        }
+    }
+    return label;
 }
 
 std::string runModelLabel(const RunResult& run) {

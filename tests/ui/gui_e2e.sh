@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # End to end: the real lmprof window under Xvfb (Mesa software GL) with the scriptable
 # launch; the screenshot must be full-size and not blank. Then the no-display fallback.
-# Usage: gui_e2e.sh LMPROF PNG_CHECK WORKDIR
+# Usage: gui_e2e.sh LMPROF PNG_CHECK WORKDIR [PYTHON (with torch, for a watched script)]
 set -euo pipefail
 # A step that fails says which, with its exit code (a crash of the window under load once
 # failed this test with no message).
 trap 'trap_rc=$?; [[ $- == *e* ]] && echo "gui_e2e.sh: line $LINENO exited $trap_rc" >&2' ERR
-lmprof=$1 png_check=$2 work=$3
+lmprof=$1 png_check=$2 work=$3 python=${4:-}
 rm -rf "$work" && mkdir -p "$work"
 export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
 
@@ -327,9 +327,46 @@ xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --open "$many/sixteen.json" \
 "$png_check" "$many"/memory-*-and-15-more.png 1200 700
 if grep -q "imgui-error" "$many/log"; then cat "$many/log"; echo "ImGui reported an error"; exit 1; fi
 
+# Your own loop (docs/WATCH.md): `lmprof -- python train.py` runs an unmodified PyTorch script
+# with the watcher serving its run, and the window shows it live as its autorun: Step times
+# exported with the script's run, which the window saves.
+if [ -n "$python" ]; then
+  watched="$work/watched"
+  mkdir -p "$watched"
+  cat > "$watched/train.py" <<'PY'
+import time
+import torch
+import torch.nn as nn
+
+torch.manual_seed(0)
+model = nn.Sequential(nn.Embedding(64, 32), nn.Flatten(), nn.Linear(32 * 8, 64))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(8):
+    time.sleep(0.3)  # a slow loader, so the window sees the steps while they come
+    x = torch.randint(0, 64, (4, 8))
+    loss = nn.functional.cross_entropy(model(x), x[:, 0])
+    loss.backward()
+    opt.step()
+    opt.zero_grad()
+print("trained")
+PY
+  LMPROF_CONFIG_DIR="$watched/config" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" \
+    --window-size 1280x720 --export-plots step-times --export-size 900x500 \
+    --export-dir "$watched" --screenshot "$watched/window.png" --exit-when-done --discard-last \
+    --save-on-exit "$watched/saved.json" -- "$python" "$watched/train.py" > "$watched/log" 2>&1 ||
+    { cat "$watched/log"; echo "the window watching a script failed"; exit 1; }
+  grep -q "^trained" "$watched/log" || { cat "$watched/log"; echo "the script did not run"; exit 1; }
+  "$png_check" "$watched/window.png" 1280 720
+  "$png_check" "$watched/step-times-Sequential-watched.png" 900 500
+  grep -q '"model_class": "Sequential"' "$watched/saved.json" ||
+    { echo "the window did not keep the script's run"; exit 1; }
+  [ "$(grep -c '"index":' "$watched/saved.json")" -eq 8 ] ||
+    { echo "the window's run lacks steps"; exit 1; }
+fi
+
 # Without a display the window falls back to the CLI benchmark and says why.
 out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 1 \
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 15 passed, 0 failed"
+echo "gui_e2e: 16 passed, 0 failed"

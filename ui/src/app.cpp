@@ -53,7 +53,10 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
     }
     s.openAtLaunch();
     s.checkDemoTargets();
-    if (s.options.autorun) {
+    if (s.options.autorun && s.options.awaitWatchedRun) {
+        s.autorunIndex = 0; // the script's run: the first this client numbers
+        s.status = "waiting for the watched script's first step";
+    } else if (s.options.autorun) {
         ViewContext ctx = s.context();
         s.autorunIndex = submitRun(ctx, s.form.config(), /*keepGivenFiles=*/true);
         s.autorunAnswered = s.autorunIndex < 0; // refused: the status line says why

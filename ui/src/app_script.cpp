@@ -21,7 +21,7 @@ std::string runsLabel(const std::vector<RunView*>& runs) {
     if (runs.empty()) {
         return "no-run";
     }
-    std::string label = runLabel(runs.front()->result.config);
+    std::string label = engine::runFileLabel(runs.front()->result);
     if (runs.size() > 1) {
         label += "-and-" + std::to_string(runs.size() - 1) + "-more";
     }

@@ -22,7 +22,6 @@
 namespace lmprof::ui {
 
 using engine::RunResult;
-using engine::modelLabel;
 
 namespace {
 
@@ -51,6 +50,11 @@ private:
 std::string chartRunsLine(const std::vector<RunView*>& runs) {
     if (runs.size() == 1) {
         const RunResult& r = runs.front()->result;
+        if (r.source) {
+            return r.id + " (" + engine::runModelLabel(r) + ", " +
+                   std::to_string(r.config.measureSteps) + " measured steps on " +
+                   r.source->device + ")";
+        }
         return r.id + " (batch " + std::to_string(r.config.batchSize) + ", " +
                std::to_string(r.config.measureSteps) + " measured steps on " +
                (r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice) + ")";
@@ -69,10 +73,10 @@ std::string chartRunsLine(const std::vector<RunView*>& runs) {
         line += " and " + std::to_string(runs.size() - named) + " more (named in the legend)";
     }
     const bool oneModel = std::all_of(runs.begin(), runs.end(), [&](const RunView* r) {
-        return modelLabel(r->result.config.model) == modelLabel(runs.front()->result.config.model);
+        return engine::runModelLabel(r->result) == engine::runModelLabel(runs.front()->result);
     });
     return std::to_string(runs.size()) + " runs" +
-           (oneModel ? " of " + modelLabel(runs.front()->result.config.model) : std::string()) +
+           (oneModel ? " of " + engine::runModelLabel(runs.front()->result) : std::string()) +
            ": " + line;
 }
 

@@ -226,6 +226,13 @@ void drawBreakdownTable(const MemoryRow (&rows)[4], bool measuredKnown) {
 void drawBreakdownChart(ViewContext& ctx, RunView& run, ImVec2 size, bool tableWhenNarrow) {
     const engine::RunConfig& c = run.result.config;
     const int64_t measuredPeak = run.liveSummary().peakBytes.max();
+    if (run.result.source) {
+        // The memory model knows the engine's Transformer, not a watched script's model.
+        ImGui::TextWrapped("Peak: measured %s. A watched script's model has no prediction: "
+                           "the memory model knows lmprof's own Transformer only.",
+                           measuredPeak > 0 ? engine::formatBytes(measuredPeak).c_str() : "-");
+        return;
+    }
     const engine::MemoryBreakdown predicted = engine::predictPeak(c);
     const engine::MemoryBreakdown measured = engine::measuredBreakdown(c, measuredPeak);
     ImGui::TextWrapped("Peak: predicted %s, measured %s",

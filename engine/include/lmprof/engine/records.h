@@ -199,6 +199,10 @@ struct RunResult {
 // The model a run measured, for people: the engine's model label, or a watched run's
 // model class ("MyGPT (watched)").
 std::string runModelLabel(const RunResult& run);
+// The run for a file name: runLabel of its configuration ("tiny-ctx16-fp32-train"), or a
+// watched run's id with "-watched" ("MyGPT-watched"), anything but letters, digits, '.',
+// '_' and '-' replaced by '-'.
+std::string runFileLabel(const RunResult& run);
 // Tokens a step of the run processes: batch × context for the engine's runs, the script's
 // tokens_per_step for a watched one (0 when it gave none).
 int64_t tokensPerStep(const RunResult& run);

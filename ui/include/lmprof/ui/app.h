@@ -27,6 +27,10 @@ enum class RestoreChoice { Ask, Restore, Discard };
 struct AppOptions {
     engine::RunConfig initialConfig;
     bool autorun = false;
+    // The engine is a watched training script's server (`lmprof -- python train.py`,
+    // docs/WATCH.md): the autorun submits nothing and waits for the script's run, the first
+    // that appears, to finish.
+    bool awaitWatchedRun = false;
     std::filesystem::path configDir; // imgui.ini, settings.json and autosave.jsonl live here
     RestoreChoice restore = RestoreChoice::Ask;
     std::filesystem::path saveOnExit;     // if set, the finished runs are saved there at exit
