@@ -80,6 +80,38 @@ TEST(RunStore, BuildsSeriesAndTheRunningBandFromEvents) {
     EXPECT_TRUE(store.isSelected(0)); // the newest run is selected when it starts
 }
 
+TEST(RunStore, AWatchedRunCarriesItsDataAndRestPhasesAndItsOwnTokensPerStep) {
+    RunStore store;
+    engine::RunResult header;
+    header.id = "MyGPT";
+    header.config = config(0, 2);
+    header.config.batchSize = 0; // a watched run has no engine batch or context
+    header.config.contextLength = 0;
+    header.source = engine::RunSource{};
+    header.source->modelClass = "MyGPT";
+    header.source->tokensPerStep = 500;
+    std::vector<SessionEvent> events{engine::RunStarted{0, header}};
+    for (int i = 0; i < 2; ++i) {
+        engine::StepRecord s;
+        s.index = i;
+        s.dataMs = 300.0;
+        s.forwardMs = 5.0;
+        s.restMs = 1.0;
+        s.totalMs = 306.0 + i * 4.0;
+        events.emplace_back(engine::StepFinished{0, s});
+    }
+    store.apply(events);
+    const RunView& v = store.runs()[0];
+    EXPECT_EQ(v.series.data, (std::vector<double>{300.0, 300.0}));
+    EXPECT_EQ(v.series.rest, (std::vector<double>{1.0, 1.0}));
+    EXPECT_DOUBLE_EQ(v.series.tokensPerS[1], 500.0 / 0.310);
+    // The engine's runs keep no such series.
+    RunStore engineStore;
+    auto engineEvents = syntheticRun(0, {10.0, 12.0}, 0);
+    engineStore.apply(engineEvents);
+    EXPECT_TRUE(engineStore.runs()[0].series.data.empty());
+}
+
 // One rule decides which steps count (engine::isMeasured): a step recorded under a memory
 // snapshot is left out of the summary, Compare's ratio and verdict, the histogram's values
 // and the running band alike.

@@ -26,6 +26,10 @@ void RunView::addStep(const StepRecord& s) {
     series.backward.push_back(s.backwardMs);
     series.optimizer.push_back(s.optimizerMs);
     series.total.push_back(s.totalMs);
+    if (result.source) {
+        series.data.push_back(s.dataMs.value_or(0.0));
+        series.rest.push_back(s.restMs.value_or(0.0));
+    }
     series.tokensPerS.push_back(tokensPerSecond(result, s.totalMs));
     if (!isMeasured(s)) {
         series.runMean.push_back(kNaN);

@@ -1,4 +1,5 @@
-// Per-step times: forward, backward, optimizer and the whole step for the selected run
+// Per-step times: forward, backward, optimizer (and a watched script's data and rest) and
+// the whole step for the selected run
 // (or the whole step of each selected run when comparing, in the run's colour), the warmup
 // steps shaded, the running mean ± std of the measured steps as a band, and the values of
 // the step under the mouse in a tooltip. The axes follow the runs until the user zooms;
@@ -45,6 +46,9 @@ plot::Range timeAxis(const std::vector<RunView*>& runs, const plot::Range& xWind
         if (!comparing) {
             y.add(plot::extent(s.index, s.forward, xWindow, first));
             y.add(plot::extent(s.index, s.backward, xWindow, first));
+            if (!s.data.empty()) {
+                y.add(plot::extent(s.index, s.data, xWindow, first));
+            }
         }
     }
     return y;
@@ -67,9 +71,16 @@ void drawTooltip(const std::vector<RunView*>& runs) {
         }
         const engine::StepRecord& r = run->result.steps[static_cast<size_t>(step)];
         plot::swatch(*run);
-        ImGui::Text("%s%s: %.2f ms (forward %.2f, backward %.2f, optimizer %.2f)",
-                    run->name.c_str(), r.warmup ? " (warmup)" : "", r.totalMs, r.forwardMs,
-                    r.backwardMs, r.optimizerMs);
+        if (r.dataMs) { // a watched script's step
+            ImGui::Text("%s%s: %.2f ms (data %.2f, forward %.2f, backward %.2f, optimizer "
+                        "%.2f, rest %.2f)",
+                        run->name.c_str(), r.warmup ? " (warmup)" : "", r.totalMs, *r.dataMs,
+                        r.forwardMs, r.backwardMs, r.optimizerMs, r.restMs.value_or(0.0));
+        } else {
+            ImGui::Text("%s%s: %.2f ms (forward %.2f, backward %.2f, optimizer %.2f)",
+                        run->name.c_str(), r.warmup ? " (warmup)" : "", r.totalMs, r.forwardMs,
+                        r.backwardMs, r.optimizerMs);
+        }
     }
     if (any) {
         ImGui::EndTooltip();
@@ -147,6 +158,12 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
                 if (run->result.config.mode == engine::Mode::Train) {
                     plot::line("optimizer", s.index, s.optimizer, m_scratch,
                                plot::colorSpec(phaseColor(Phase::Optimizer)));
+                }
+                // A watched script's step also holds its loader's time and what runs outside
+                // the three phases: without them the step line above the phases is unexplained.
+                if (!s.data.empty()) {
+                    plot::line("data", s.index, s.data, m_scratch, plot::colorSpec(seriesColor(0)));
+                    plot::line("rest", s.index, s.rest, m_scratch, plot::colorSpec(seriesColor(1)));
                 }
             }
             // Compared runs get one legend entry each (their step, band and mean share it).

@@ -18,6 +18,9 @@ namespace lmprof::ui {
 struct StepSeries {
     std::vector<double> index;                               // step number (x axis)
     std::vector<double> forward, backward, optimizer, total; // ms
+    // A watched script's run only (RunResult::source), else empty: the loader's time before
+    // each step and the step outside its three phases (docs/WATCH.md), ms.
+    std::vector<double> data, rest;
     std::vector<double> tokensPerS;
     // Running mean and mean ± sample std of total_ms over the measured steps so far;
     // NaN on warmup steps (ImPlot leaves gaps there).
