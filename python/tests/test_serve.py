@@ -65,7 +65,6 @@ class Viewer:
 
 def train(run: lmprof.Run, model: TinyGPT, steps: int) -> None:
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
-    run._optimizer = None  # every optimizer's step: this one is made here
     for x, y in batches(steps):
         with run.step():
             loss = loss_of(model, x, y)

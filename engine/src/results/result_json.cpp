@@ -81,6 +81,19 @@ struct ConfigRecord {
     std::string resolvedDevice;
 };
 
+// "device": what the run resolved its device to; read back, the configuration's device is
+// that, else `unknown`.
+template <typename Io, typename Record>
+void deviceField(Io& io, Record& record, const char* unknown) {
+    if constexpr (Io::kReads) {
+        io.field("device", record.resolvedDevice);
+        record.config.device = record.resolvedDevice.empty() ? unknown : record.resolvedDevice;
+    } else {
+        io.field("device", record.resolvedDevice.empty() ? record.config.device
+                                                         : record.resolvedDevice);
+    }
+}
+
 template <typename Io>
 void fields(Io& io, Ref<ConfigRecord, Io> record) {
     auto& c = record.config;
@@ -91,12 +104,7 @@ void fields(Io& io, Ref<ConfigRecord, Io> record) {
     io.enumeration("mode", c.mode, parseMode, true);
     io.field("warmup_steps", c.warmupSteps);
     io.field("measure_steps", c.measureSteps);
-    if constexpr (Io::kReads) {
-        io.field("device", record.resolvedDevice);
-        c.device = record.resolvedDevice.empty() ? "auto" : record.resolvedDevice;
-    } else {
-        io.field("device", record.resolvedDevice.empty() ? c.device : record.resolvedDevice);
-    }
+    deviceField(io, record, "auto");
     io.field("device_requested", c.device);
     io.field("seed", c.seed);
     io.field("threads", c.threads);
@@ -205,10 +213,7 @@ void fields(Io& io, Ref<RunSource, Io> s) {
 
 // A watched run's configuration: what the script ran, not a model of the engine's. Only
 // the precision (from autocast), the mode, the step counts and the device.
-struct WatchedConfigRecord {
-    RunConfig config;
-    std::string resolvedDevice;
-};
+struct WatchedConfigRecord : ConfigRecord {};
 
 template <typename Io>
 void fields(Io& io, Ref<WatchedConfigRecord, Io> record) {
@@ -217,15 +222,12 @@ void fields(Io& io, Ref<WatchedConfigRecord, Io> record) {
     io.enumeration("mode", c.mode, parseMode, true);
     io.between("warmup_steps", c.warmupSteps, 0, kMaxWatchedSteps);
     io.between("measure_steps", c.measureSteps, 0, kMaxWatchedSteps);
+    deviceField(io, record, "cpu");
     if constexpr (Io::kReads) {
-        io.field("device", record.resolvedDevice);
-        c.device = record.resolvedDevice.empty() ? "cpu" : record.resolvedDevice;
         // No model of the engine's: nothing that reads one may take it for a preset.
         c.model = ModelConfig{"watched", 0, 0, 0, 0, 0, 0.0};
         c.contextLength = 0;
         c.batchSize = 0;
-    } else {
-        io.field("device", record.resolvedDevice.empty() ? c.device : record.resolvedDevice);
     }
 }
 
@@ -302,7 +304,7 @@ void fields(Io& io, Ref<RunResult, Io> r) {
             r.parameterCount = parameterCount(r.config.model);
         }
     } else {
-        io.out["config"] = r.source ? toObject(WatchedConfigRecord{r.config, r.resolvedDevice})
+        io.out["config"] = r.source ? toObject(WatchedConfigRecord{{r.config, r.resolvedDevice}})
                                     : toObject(ConfigRecord{r.config, r.resolvedDevice});
         io.field("parameter_count", r.parameterCount);
     }
