@@ -16,6 +16,10 @@
 #            context for small, xl and 2.7B over attention naive/sdpa, eager/graphs, fp32,
 #            TF32 and bf16 (tokens/s, MFU, busy share), then small at context 128 against
 #            Python (idiomatic, SDPA, torch.compile, reduce-overhead) in alternating rounds
+#   watch    the Python watcher on CUDA: python/tests/test_gpu.py (no device synchronization,
+#            event phases against a synchronized wall clock, per-phase peaks), then a
+#            CS336-style script of small's size under lmprof-cli watch, compared by id with
+#            the engine's run of small at the same batch and context
 #   study    lmprof-cli study --device cuda --budget 5m: the whole study and its report
 #            (docs/STUDY.md), kept in the archive for bench/results/
 #   bench    bench/gpu_bench.py: C++ and the Python reference in alternating rounds (fresh
@@ -49,10 +53,10 @@ stages=()
 save_cli=0
 smoke=0
 cli=""
-all_stages="build test profile lab ddp remote variants study bench"
+all_stages="build test profile lab ddp remote variants watch study bench"
 while [ $# -gt 0 ]; do
   case "$1" in
-    build | test | profile | lab | ddp | remote | variants | study | bench) stages+=("$1") ;;
+    build | test | profile | lab | ddp | remote | variants | watch | study | bench) stages+=("$1") ;;
     --save-cli) save_cli=1 ;;
     --cpu-smoke) smoke=1 ;;
     --budget | --rounds | --cli)
@@ -396,6 +400,33 @@ stage_variants() {
   echo "${#sweeps[@]} sweeps, $rounds alternating rounds" > "$art/variants.detail"
   return $rc
 }
+stage_watch() {
+  local rc=0 lm=(--steps 20 --batch 4 --ctx 128) engine_id watched_id
+  [ $smoke -eq 1 ] && lm=(--steps 10 --batch 2 --ctx 32 --tiny)
+  # The package from this tree, whichever lmprof-cli runs (a carried one was built elsewhere).
+  export LMPROF_PYTHON_PACKAGE="$root/python/src"
+  tmo "$py" "$root/python/tests/test_gpu.py" > "$art/watch-gpu-tests.txt" 2>&1 || rc=1
+  tmo "$cli" watch --json "$art/watched.json" --tokens-per-step $((${lm[3]} * ${lm[5]})) \
+    --warmup 5 --quiet -- "$py" "$root/scripts/gpu/watched_lm.py" --device "$device" "${lm[@]}" ||
+    rc=1
+  tmo "$cli" run --model "$([ $smoke -eq 1 ] && echo tiny || echo small)" --ctx "${lm[5]}" \
+    --batch "${lm[3]}" --warmup 5 --steps 15 --device "$device" --json "$art/watch-engine.json" -q ||
+    rc=1
+  to_report
+  echo "The watcher's own GPU tests:"; echo; echo '```'; cat "$art/watch-gpu-tests.txt"; echo '```'
+  echo
+  engine_id=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["runs"][0]["id"])' \
+    "$art/watch-engine.json" 2>/dev/null)
+  watched_id=$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["runs"][0]["id"])' \
+    "$art/watched.json" 2>/dev/null)
+  echo "The CS336-style script watched, against the engine's run of the same size:"; echo
+  "$cli" show "$art/watched.json" --format markdown || rc=1
+  echo
+  "$cli" compare "$art/watch-engine.json:$engine_id" "$art/watched.json:$watched_id" \
+    --format markdown || rc=1
+  echo "watched ${lm[*]}" > "$art/watch.detail"
+  return $rc
+}
 stage_study() {
   local budget_arg=5m
   [ $smoke -eq 1 ] && budget_arg=20s
@@ -442,5 +473,6 @@ gpu_stage lab stage_lab
 gpu_stage ddp stage_ddp
 gpu_stage remote stage_remote
 gpu_stage variants stage_variants
+gpu_stage watch stage_watch
 gpu_stage study stage_study
 gpu_stage bench stage_bench

@@ -1,0 +1,136 @@
+"""The watcher's CUDA path on a real GPU (docs/WATCH.md, "What a step records"): a watched
+loop never synchronizes the device, the CUDA event phases agree with a synchronized wall
+clock, and each phase's allocator peak is its own. Skipped without a GPU; the GPU check
+kit's `watch` stage runs this file (scripts/gpu/check.sh), with pytest or, where the lent
+machine has none, as a script."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, str(Path(__file__).parent))
+from conftest import VOCAB, TinyGPT, loss_of  # noqa: E402
+
+import lmprof  # noqa: E402
+
+try:
+    import pytest
+
+    cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+except ImportError:  # the kit's python may lack pytest: __main__ below runs the tests
+    def cuda(test):  # type: ignore[no-redef]
+        return test
+
+
+def device_batches(count: int, batch: int, ctx: int):
+    for _ in range(count):
+        tokens = torch.randint(0, VOCAB, (batch, ctx + 1), device="cuda")
+        yield tokens[:, :-1], tokens[:, 1:]
+
+
+@cuda
+def test_a_watched_loop_never_synchronizes_the_device() -> None:
+    torch.manual_seed(0)
+    model = TinyGPT(d=128, layers=2, ctx=64).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    run = lmprof.watch(model, opt, tokens_per_step=8 * 64)
+    batches = list(device_batches(20, 8, 64))
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")  # any synchronizing call raises
+    try:
+        for x, y in batches:
+            with run.step():
+                loss = loss_of(model, x, y)
+                loss.backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                run.log(loss=loss)  # a pinned non-blocking copy, read later
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    run.close()  # waits for the last events: outside the debug mode
+    assert len(run.steps) == 20
+    assert all(s["forward_ms"] > 0 and s["backward_ms"] > 0 for s in run.steps)
+    assert all(isinstance(s["loss"], float) for s in run.steps)
+
+
+@cuda
+def test_event_phases_agree_with_a_synchronized_wall_clock() -> None:
+    torch.manual_seed(0)
+    model = TinyGPT(d=512, heads=8, layers=4, ctx=256).cuda()  # forward of a few ms
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    run = lmprof.watch(model, opt)
+    walls: list[tuple[float, float]] = []
+    for x, y in device_batches(12, 16, 256):
+        with run.step():
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            loss = loss_of(model, x, y)
+            torch.cuda.synchronize()
+            t1 = time.perf_counter()
+            loss.backward()
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            opt.step()
+            opt.zero_grad()
+        walls.append(((t1 - t0) * 1e3, (t2 - t1) * 1e3))
+    run.close()
+    for step, (forward_wall, backward_wall) in list(zip(run.steps, walls))[5:]:
+        # The events sit where the hooks fire: launch overhead either side of the clock.
+        assert abs(step["forward_ms"] - forward_wall) <= 0.15 * forward_wall + 0.5, step
+        assert abs(step["backward_ms"] - backward_wall) <= 0.15 * backward_wall + 0.5, step
+
+
+class WithScratch(nn.Module):
+    """A model whose forward holds a known scratch tensor, so the forward phase's peak is
+    at least that much above the others'."""
+
+    def __init__(self, inner: nn.Module, scratch_bytes: int) -> None:
+        super().__init__()
+        self.inner = inner
+        self.scratch_elements = scratch_bytes // 4
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        scratch = torch.ones(self.scratch_elements, device=x.device)
+        return self.inner(x) + scratch[:1].sum() * 0
+
+
+@cuda
+def test_each_phase_has_its_own_allocator_peak() -> None:
+    torch.manual_seed(0)
+    scratch = 512 << 20
+    model = WithScratch(TinyGPT(d=128, layers=2, ctx=64), scratch).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+    for x, y in device_batches(8, 8, 64):
+        with run.step():
+            loss = loss_of(model, x, y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+    run.close()
+    for step in run.steps[2:]:
+        peaks = step["peak_allocated_by_phase"]
+        assert peaks["forward"] >= scratch, peaks
+        assert peaks["optimizer"] < peaks["forward"] - scratch // 2, peaks
+        assert step["peak_allocated_bytes"] == max(peaks.values())
+
+
+if __name__ == "__main__":
+    if not torch.cuda.is_available():
+        print("skipped: no CUDA device")
+        sys.exit(0)
+    failed = 0
+    for name, test in sorted(globals().items()):
+        if name.startswith("test_") and callable(test):
+            try:
+                test()
+                print(f"passed: {name}")
+            except Exception as exc:  # noqa: BLE001 - reported, then the next test
+                failed += 1
+                print(f"FAILED: {name}: {type(exc).__name__}: {exc}")
+    sys.exit(1 if failed else 0)
