@@ -113,8 +113,17 @@ void App::Impl::drawEngineIndicator() {
     const EngineInfo info = session().info();
     std::string text;
     ImVec4 color = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
-    if (!info.remote) {
+    if (options.awaitWatchedRun && !info.connected) {
+        // `lmprof -- python train.py`: the server is the script, which listens from its first
+        // step and closes when its run ends; neither is a lost connection.
+        text = autorunAnswered ? "watched script: its run has ended"
+                               : "watched script: waiting for its first step (" + info.where + ")";
+        color = autorunAnswered ? palette().ok : palette().live;
+    } else if (!info.remote) {
         text = "engine: local";
+    } else if (options.awaitWatchedRun) {
+        text = "watched script: " + info.where;
+        color = palette().ok;
     } else if (info.connected) {
         text = "engine: " + info.where;
         color = palette().ok;
