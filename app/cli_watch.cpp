@@ -112,14 +112,20 @@ struct ScratchDir {
 
 namespace {
 
-// Every rank's journal in the folder (run.steps.jsonl, run.rank1.json.steps.jsonl, ...).
+// Every rank in the folder, by its journal (run.json.steps.jsonl, run.rank1.json.steps.jsonl,
+// ...) or, for a rank that closed its run before a poll saw the journal, its result set.
+// Keyed by the journal's name; a journal that is not there reads as empty.
 void findJournals(const fs::path& dir, std::map<std::string, WatchJournal>& journals) {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (name.size() > kWatchJournalSuffix.size() && name.ends_with(kWatchJournalSuffix) &&
-            !journals.contains(name)) {
-            journals.emplace(name, WatchJournal(entry.path()));
+        std::string name = entry.path().filename().string();
+        if (entry.path().extension() == ".json") {
+            name += kWatchJournalSuffix;
+        } else if (name.size() <= kWatchJournalSuffix.size() || !name.ends_with(kWatchJournalSuffix)) {
+            continue;
+        }
+        if (!journals.contains(name)) {
+            journals.emplace(name, WatchJournal(dir / name));
         }
     }
 }
@@ -390,15 +396,6 @@ int watchCommand(const WatchOptions& o) {
     const std::string ended = describeExit(status);
     std::vector<RunResult> runs;
     std::optional<Environment> environment;
-    findJournals(dir, journals);
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) { // ranks that closed their run
-        const std::string name = entry.path().filename().string();
-        if (entry.path().extension() == ".json" && !journals.contains(name + std::string(kWatchJournalSuffix))) {
-            journals.emplace(name + std::string(kWatchJournalSuffix),
-                             WatchJournal(entry.path().string() + std::string(kWatchJournalSuffix)));
-        }
-    }
     for (auto& [name, journal] : journals) {
         try {
             const size_t seen = journal.stepCount();
@@ -442,7 +439,7 @@ CliCommand watchEntry() {
                                "the script's command line, after --: python train.py ARGS");
                 cmd.add_option("--json", o->jsonPath, "write the run(s) as a result set here");
                 cmd.add_option("--format", o->format, "table|markdown|csv");
-                cmd.add_option("--name", o->launch.name, "the run's id (default: the script's name)");
+                cmd.add_option("--name", o->launch.name, "the run's id (default: the model's class)");
                 cmd.add_option("--tokens-per-step", o->launch.tokensPerStep,
                                "tokens one step trains on, for tokens/s")
                     ->check(CLI::PositiveNumber);

@@ -5,6 +5,7 @@
 #include "lmprof/engine/result_io.h"
 #include "results/json_access.h"
 
+#include <algorithm>
 #include <fstream>
 
 namespace lmprof::engine {
@@ -19,8 +20,15 @@ std::vector<StepRecord> WatchJournal::poll() {
     if (!in) {
         return steps; // not there yet
     }
+    // What was appended since the last call, at most kMaxReadBytes: the buffer is sized to
+    // it, not to the bound (a journal is polled ten times a second and grows by a line).
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<uintmax_t>(std::max<std::streamoff>(in.tellg(), 0));
+    if (size <= m_offset) {
+        return steps;
+    }
+    std::string chunk(static_cast<size_t>(std::min<uintmax_t>(size - m_offset, kMaxReadBytes)), '\0');
     in.seekg(static_cast<std::streamoff>(m_offset));
-    std::string chunk(kMaxReadBytes, '\0');
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     chunk.resize(static_cast<size_t>(in.gcount()));
     size_t start = 0;
