@@ -139,7 +139,7 @@ class LiveServer:
         self._viewers: dict[socket.socket, _Viewer] = {}
         self._header: Optional[bytes] = None
         self._ring: deque[dict[str, Any]] = deque(maxlen=RING_STEPS)
-        self._finished: Optional[bytes] = None
+        self._finished: Optional[dict[str, Any]] = None  # the finished run
         self._stop = False
         self._stop_deadline = 0.0
         self._thread = threading.Thread(target=self._loop, name="lmprof-live", daemon=True)
@@ -221,13 +221,17 @@ class LiveServer:
                 self._broadcast(_line({"type": "step", "run": 0, "step": record,
                                        "sent_ns": sent_ns}))
             elif kind == "finished":
-                self._finished = _line({"type": "run_finished", "run": 0, "result": body,
-                                        "replay": False, "busy": False})
-                self._broadcast(self._finished)
+                self._finished = body
+                self._broadcast(self._finished_line(replay=False))
             elif kind == "stop":
                 self._stop = True
                 self._stop_deadline = time.monotonic() + 2.0
                 self._selector.unregister(self._listener)
+
+    def _finished_line(self, *, replay: bool) -> bytes:
+        """run_finished: live when the run ends, a replay for a late viewer or a fetch."""
+        return _line({"type": "run_finished", "run": 0, "result": self._finished,
+                      "replay": replay, "busy": False})
 
     def _accept(self) -> None:
         try:
@@ -307,7 +311,7 @@ class LiveServer:
                                       "message": "cancel: a watched script is stopped where "
                                                  "it runs (Ctrl+C), not by a viewer"}))
         elif kind == "fetch" and self._finished is not None:
-            self._send(viewer, self._finished.replace(b'"replay":false', b'"replay":true', 1))
+            self._send(viewer, self._finished_line(replay=True))
 
     def _hello(self, viewer: _Viewer, message: dict[str, Any]) -> None:
         protocol = message.get("protocol")
@@ -329,7 +333,7 @@ class LiveServer:
                 self._send(viewer, _line({"type": "step", "run": 0, "step": record,
                                           "sent_ns": 0}))
         if self._finished is not None:
-            self._send(viewer, self._finished.replace(b'"replay":false', b'"replay":true', 1))
+            self._send(viewer, self._finished_line(replay=True))
 
     def _refuse(self, viewer: _Viewer, code: str, text: str) -> None:
         self._send(viewer, _line({"type": "error", "code": code, "message": text,
