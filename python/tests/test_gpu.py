@@ -1,6 +1,6 @@
 """The watcher's CUDA path on a real GPU (docs/WATCH.md, "What a step records"): a watched
 loop never synchronizes the device, the CUDA event phases agree with a synchronized wall
-clock, and each phase's allocator peak is its own. Skipped without a GPU; the GPU check
+clock, the data phase is the device's idle time between steps, and each phase's allocator peak is its own. Skipped without a GPU; the GPU check
 kit's `watch` stage runs this file (scripts/gpu/check.sh), with pytest or, where the lent
 machine has none, as a script."""
 
@@ -83,6 +83,37 @@ def test_event_phases_agree_with_a_synchronized_wall_clock() -> None:
         # The events sit where the hooks fire: launch overhead either side of the clock.
         assert abs(step["forward_ms"] - forward_wall) <= 0.15 * forward_wall + 0.5, step
         assert abs(step["backward_ms"] - backward_wall) <= 0.15 * backward_wall + 0.5, step
+
+
+@cuda
+def test_the_data_phase_is_the_devices_idle_gap() -> None:
+    # A loader that sleeps while the device still runs the previous step is hidden: its
+    # time is not the device's. One that the device waits for (the script synchronizes
+    # first) is the data phase. The steps then tile the device's timeline.
+    torch.manual_seed(0)
+    model = TinyGPT(d=1024, heads=8, layers=6, ctx=256).cuda()  # a step of tens of ms
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    batches = list(device_batches(16, 16, 256))
+    for synchronize in (False, True):
+        run = lmprof.watch(model, opt)
+        for x, y in batches:
+            if synchronize:
+                torch.cuda.synchronize()
+            time.sleep(0.005)  # the loader
+            with run.step():
+                loss_of(model, x, y).backward()
+                opt.step()
+                opt.zero_grad()
+        torch.cuda.synchronize()
+        run.close()
+        measured = [s for s in run.steps[5:]]
+        hidden_or_exposed = [s["data_ms"] for s in measured]
+        busy = min(s["forward_ms"] + s["backward_ms"] for s in measured)
+        assert busy > 10.0, busy  # the loader's 5 ms fits in one step's kernels
+        if synchronize:
+            assert all(d >= 5.0 for d in hidden_or_exposed), hidden_or_exposed
+        else:
+            assert all(d < 1.0 for d in hidden_or_exposed), hidden_or_exposed
 
 
 class WithScratch(nn.Module):

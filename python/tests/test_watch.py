@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import lmprof
 from lmprof import _run
@@ -227,3 +228,108 @@ def test_the_summary_is_the_same_whether_kept_live_or_rebuilt_from_steps(model: 
     measured = [s for s in run.steps if not s["warmup"]]
     assert run.summary()["peak_bytes"]["forward"] == max(
         s["peak_allocated_by_phase"]["forward"] for s in measured)
+
+
+def test_a_backward_inside_a_backward_stays_in_the_outer_phase(model: TinyGPT) -> None:
+    # A hook that runs its own backward (as an auxiliary loss might): the outer backward's
+    # time after it returns is still backward, not the rest of the step.
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    aux = torch.nn.Linear(4, 1)
+
+    def inner_backward(grad: torch.Tensor) -> torch.Tensor:
+        with torch.enable_grad():  # hooks run without it
+            aux(torch.randn(2, 4)).sum().backward()
+        time.sleep(0.02)
+        return grad
+
+    run = lmprof.watch(model, opt)
+    for x, y in batches(3):
+        with run.step():
+            logits = model(x)
+            logits.register_hook(inner_backward)
+            F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1)).backward()
+            opt.step()
+    run.close()
+    for s in run.steps:
+        assert s["backward_ms"] >= 20.0 and s["rest_ms"] < 20.0, s
+
+
+def test_the_journal_records_the_runs_end_before_the_result_set(
+        model: TinyGPT, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Should writing the result set fail (a full disk), the journal still says how the run
+    # ended, and recover() reads it as such rather than as a killed run.
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    save = tmp_path / "run.json"
+    run = lmprof.watch(model, opt, save=save)
+    for x, y in batches(4):
+        with run.step():
+            loss_of(model, x, y).backward()
+            opt.step()
+
+    def full_disk(path: Path, document: dict) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_run._results, "write_atomically", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        run.close()
+    (record,) = lmprof.recover(tmp_path / "run.json.steps.jsonl")["runs"]
+    assert record["status"] == "ok" and record["error"] is None
+    assert [s["index"] for s in record["steps"]] == [0, 1, 2, 3]
+
+
+def test_a_device_error_at_close_keeps_the_steps_already_read(model: TinyGPT,
+                                                               tmp_path: Path) -> None:
+    # Reading the last steps waits for the device; a device that fails then (a CUDA error)
+    # ends the run `error` with the steps read before, and the result set is still written.
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    save = tmp_path / "run.json"
+    run = lmprof.watch(model, opt, save=save)
+    for x, y in batches(4):
+        with run.step():
+            loss_of(model, x, y).backward()
+            opt.step()
+
+    def failing_wait(mark: object) -> None:
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    run._clock.wait = failing_wait  # type: ignore[method-assign]
+    run.close()
+    (record,) = json.loads(save.read_text())["runs"]
+    assert record["status"] == "error"
+    assert "illegal memory access" in record["error"]
+    assert [s["index"] for s in record["steps"]] == [0, 1, 2]
+
+
+def test_nvtx_ranges_stay_balanced_when_the_watcher_stops_mid_step(
+        model: TinyGPT, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a GPU each phase is an NVTX range; if the watcher breaks inside a step it closes
+    # the ranges it opened, so the script's own ranges in nsys stay where they were.
+    depth = {"open": 0}
+
+    def push(name: str) -> int:
+        depth["open"] += 1
+        return depth["open"]
+
+    def pop() -> int:
+        depth["open"] -= 1
+        return depth["open"]
+
+    monkeypatch.setattr(torch.cuda.nvtx, "range_push", push)
+    monkeypatch.setattr(torch.cuda.nvtx, "range_pop", pop)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+    run._nvtx = True  # as on a GPU
+    data = batches(3)
+    x, y = next(data)
+    with run.step():
+        loss_of(model, x, y).backward()
+        opt.step()
+    assert depth["open"] == 0
+    x, y = next(data)
+    with pytest.warns(RuntimeWarning, match="stopped watching"):
+        with run.step():
+            assert depth["open"] == 2  # "step" and its phase
+            run._memory.boundary = lambda: 1 / 0  # type: ignore[method-assign]
+            loss_of(model, x, y).backward()
+    assert depth["open"] == 0
+    run.close()

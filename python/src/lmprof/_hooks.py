@@ -28,16 +28,28 @@ class PhaseListener(Protocol):
 _lock = threading.Lock()
 _listeners: list[PhaseListener] = []
 _original_backward: Callable[..., Any] | None = None
+# How deep this thread is in backward() calls: a backward started inside another (from a
+# hook, or a gradient penalty's own backward) is part of the outer one's phase.
+_depth = threading.local()
 
 
 def _watched_backward(*args: Any, **kwargs: Any) -> Any:
+    assert _original_backward is not None
+    depth = getattr(_depth, "value", 0)
+    if depth:
+        _depth.value = depth + 1
+        try:
+            return _original_backward(*args, **kwargs)
+        finally:
+            _depth.value = depth
     listeners = list(_listeners)
     for listener in listeners:
         listener.on_backward(True)
+    _depth.value = 1
     try:
-        assert _original_backward is not None
         return _original_backward(*args, **kwargs)
     finally:
+        _depth.value = 0
         for listener in listeners:
             listener.on_backward(False)
 

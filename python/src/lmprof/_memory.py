@@ -21,19 +21,21 @@ class PhaseMemory(Protocol):
 
 
 class CudaPeaks:
-    """`torch.cuda.max_memory_allocated` and `max_memory_reserved` since the last boundary.
-    The allocator keeps these on the host: reading and resetting them waits for nothing.
-    Resetting them also resets the peaks the script itself may read (docs/WATCH.md)."""
+    """The allocator's peak allocated and reserved bytes since the last boundary, read from
+    one `memory_stats_as_nested_dict` (each of `max_memory_allocated` and
+    `max_memory_reserved` would build the whole statistics table). The allocator keeps
+    these on the host: reading and resetting them waits for nothing. Resetting them also
+    resets the peaks the script itself may read (docs/WATCH.md)."""
 
     def __init__(self, device: torch.device) -> None:
         self._device = device
         torch.cuda.reset_peak_memory_stats(device)
 
     def boundary(self) -> tuple[int, int]:
-        allocated = torch.cuda.max_memory_allocated(self._device)
-        reserved = torch.cuda.max_memory_reserved(self._device)
+        stats = torch.cuda.memory_stats_as_nested_dict(self._device)  # {} before CUDA starts
         torch.cuda.reset_peak_memory_stats(self._device)
-        return allocated, reserved
+        peak = lambda kind: int(stats.get(kind, {}).get("all", {}).get("peak", 0))  # noqa: E731
+        return peak("allocated_bytes"), peak("reserved_bytes")
 
     def close(self) -> None:
         pass

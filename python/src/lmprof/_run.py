@@ -24,7 +24,7 @@ import torch.nn as nn
 from . import _hooks, _results, _serve
 from ._clocks import clock_for
 from ._memory import memory_for
-from ._steps import OpenStep, finish
+from ._steps import OpenStep, finish, readable
 
 # The first steps pay for lazy initialisation (allocator growth, kernels' first launches,
 # autotuning); they are flagged and left out of the summary, as the engine's warmup steps
@@ -184,10 +184,12 @@ class Run:
         self._graphs = 0
         self._start_ns = time.perf_counter_ns()
         self._last_end_ns = self._start_ns
+        self._last_end_mark: Optional[object] = None  # the last step's end, if none raised since
         self._created = _results.now_iso()
         self._environment: Optional[dict[str, Any]] = None
         self._journal: Optional[_results.Journal] = None
         self._nvtx = False
+        self._nvtx_depth = 0  # ranges this run has pushed and not popped
         self._handles: list[_hooks.Removable] = []
         self._finder: Optional[_hooks.OutermostModule] = None
         self._bind(self._device)
@@ -354,23 +356,35 @@ class Run:
             self._handles += self._finder.settle()
         now = time.perf_counter_ns()
         step = OpenStep(index=self._count, start_ns=now, data_ms=(now - self._last_end_ns) / 1e6,
-                        marks=[(None, self._clock.mark())])
+                        marks=[(None, self._clock.mark())], prev_end=self._last_end_mark)
+        self._last_end_mark = None
         step.note_peaks("data", self._memory.boundary())
         self._graphs = _compiled_graphs()
         self._count += 1
         self._open = step
+        self._nvtx_push("step")
+        self._nvtx_push("rest")
+
+    def _nvtx_push(self, name: str) -> None:
         if self._nvtx:
-            torch.cuda.nvtx.range_push("step")
-            torch.cuda.nvtx.range_push("rest")
+            torch.cuda.nvtx.range_push(name)
+            self._nvtx_depth += 1
+
+    def _nvtx_pop_all(self) -> None:
+        """Closes every range this run opened: at a step's end, or when it stops early."""
+        while self._nvtx_depth > 0:
+            self._nvtx_depth -= 1
+            torch.cuda.nvtx.range_pop()
 
     def _switch(self, phase: str) -> None:
         step = self._open
         if step is None or step.phase == phase:
             return
         step.switch(phase, self._clock, self._memory.boundary())
-        if self._nvtx:
+        if self._nvtx_depth > 1:
             torch.cuda.nvtx.range_pop()
-            torch.cuda.nvtx.range_push(phase)
+            self._nvtx_depth -= 1
+            self._nvtx_push(phase)
 
     @_guarded
     def _end_step(self) -> None:
@@ -381,10 +395,9 @@ class Run:
         step.end_ns = self._last_end_ns = time.perf_counter_ns()
         step.compiled = _compiled_graphs() > self._graphs
         self._open = None
+        self._last_end_mark = step.marks[-1][1]
         self._ended.append(step)
-        if self._nvtx:
-            torch.cuda.nvtx.range_pop()
-            torch.cuda.nvtx.range_pop()
+        self._nvtx_pop_all()
         if self._model is None:
             # The zero-code mode: no log() can add to the step now, so it is recorded (and
             # journaled) as soon as its marks can be read, not at the next step's start,
@@ -394,9 +407,8 @@ class Run:
     def _abandon(self, exc: BaseException) -> None:
         """A step that raised is not recorded; the run remembers why."""
         self._open = None
-        if self._nvtx and self._broken is None:
-            torch.cuda.nvtx.range_pop()
-            torch.cuda.nvtx.range_pop()
+        self._last_end_mark = None  # the next step's data phase is the host's time
+        self._nvtx_pop_all()
         self._error = f"{type(exc).__name__}: {exc}"
 
     def _record_ready(self, *, everything: bool = False, wait: bool = False) -> None:
@@ -409,8 +421,7 @@ class Run:
                     self._clock.wait(mark)
                 for mark in step.waits:
                     self._clock.wait(mark)
-            elif not (self._clock.ready(step.marks[-1][1])
-                      and all(self._clock.ready(m) for m in step.waits)):
+            elif not readable(step, self._clock):
                 return
             self._ended.popleft()
             self._publish(finish(step, self._clock, warmup=step.index < self._warmup,
@@ -501,8 +512,15 @@ class Run:
             self._status = "error"  # a step raised and the loop went on to close()
         if self._open is not None:
             self._open = None  # a step cut short is not recorded
+        self._nvtx_pop_all()
         if self._broken is None:
-            self._record_ready(everything=True, wait=True)
+            try:
+                self._record_ready(everything=True, wait=True)
+            except Exception as failure:  # noqa: BLE001 - e.g. a CUDA error: keep what was read
+                self._ended.clear()
+                self._status = "error"
+                self._error = self._error or (
+                    f"the last steps could not be read: {type(failure).__name__}: {failure}")
         self._memory.close()
         if self._server is not None:
             if self._tally:
@@ -510,6 +528,8 @@ class Run:
             self._server.close()
         if self._save is None or not self._tally:
             return  # nothing to save: a process that never trained (a launcher, a worker)
+        if self._journal is not None:  # recover() reads the run's end should the write fail
+            self._journal.write("end", {"status": self._status, "error": self._error})
         steps = self._journal_steps()
         document = _results.result_set([self._run_record(steps)], self._env(), self._created)
         _results.write_atomically(self._save, document)
@@ -526,6 +546,10 @@ class Run:
         self._broken = f"{type(exc).__name__}: {exc}"
         warnings.warn(f"lmprof stopped watching this run after its own error ({self._broken}); "
                       "training goes on", RuntimeWarning, stacklevel=3)
+        try:
+            self._nvtx_pop_all()  # the script's own ranges stay balanced
+        except Exception:  # noqa: BLE001 - already stopping
+            self._nvtx_depth = 0
         self._unhook()
 
     def _unhook(self) -> None:

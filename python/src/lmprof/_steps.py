@@ -26,6 +26,11 @@ class OpenStep:
     start_ns: int  # host clock when the step's data phase ended
     data_ms: float  # host time since the previous step ended
     marks: list[tuple[Optional[str], object]]  # (phase that ended here, mark); first: (None, start)
+    # The previous step's last mark, when it ended just before this one began: the data
+    # phase is the clock's time from it to this step's first mark. On CUDA that is the
+    # device's idle gap between the steps, which tiles the device's timeline; the host's
+    # loader time (data_ms) can overlap the previous step's kernels (docs/WATCH.md).
+    prev_end: Optional[object] = None
     phase: str = "rest"
     micro_batches: int = 0
     compiled: bool = False
@@ -64,14 +69,25 @@ def json_number(value: float) -> Any:
     return value
 
 
+def readable(step: OpenStep, clock: Clock) -> bool:
+    """Whether every mark of the step can be read without waiting. Marks on one stream
+    complete in order, so the last is asked first; marks on other streams (a script's own
+    `torch.cuda.stream`) are asked too."""
+    return (all(clock.ready(mark) for _, mark in reversed(step.marks))
+            and all(clock.ready(mark) for mark in step.waits))
+
+
 def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> dict[str, Any]:
     """The step's record, in the result set's encoding of a step (docs/RESULTS.md)."""
     phase_ms = {phase: 0.0 for phase in PHASES}
-    phase_ms["data"] = step.data_ms
+    phase_ms["data"] = (step.data_ms if step.prev_end is None
+                        else clock.elapsed_ms(step.prev_end, step.marks[0][1]))
     for (_, start), (phase, end) in zip(step.marks, step.marks[1:]):
         assert phase is not None
         phase_ms[phase] += clock.elapsed_ms(start, end)
-    clock.release([mark for _, mark in step.marks] + step.waits)
+    # The last mark is the next step's prev_end: that step releases it.
+    released = [mark for _, mark in step.marks[:-1]] + step.waits
+    clock.release(released + ([step.prev_end] if step.prev_end is not None else []))
     by_phase = {p: step.peak_allocated.get(p, 0) for p in PHASES}
     record: dict[str, Any] = {
         "index": step.index,
