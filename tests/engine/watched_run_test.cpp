@@ -254,3 +254,26 @@ TEST(WatchJournal, AForeignFileIsRefusedAndBadLinesAreCountedNotFatal) {
     EXPECT_EQ(journal.poll().size(), 2u);
     EXPECT_EQ(journal.skipped(), 3);
 }
+
+TEST(WatchJournal, AnEndLineSaysHowTheScriptClosedItsRun) {
+    // The script closed its run (status and error written) but its result set is missing,
+    // e.g. a full disk: the run ends as the script said, not as a killed one.
+    JournalFile file("ended");
+    file.append(headerLine() + stepLine(0) + stepLine(1) +
+                json{{"kind", "end"}, {"status", "error"}, {"error", "RuntimeError: diverged"}}
+                    .dump() +
+                "\n");
+    WatchJournal journal(file.path);
+    EXPECT_EQ(journal.poll().size(), 2u);
+    const RunResult run = journal.run("the watched script exited with status 1");
+    EXPECT_EQ(run.status, RunStatus::Error);
+    EXPECT_EQ(run.error, "RuntimeError: diverged");
+    EXPECT_EQ(run.steps.size(), 2u);
+    // An end line with a status this reader does not know is skipped, not trusted.
+    JournalFile odd("odd-end");
+    odd.append(headerLine() + stepLine(0) + "{\"kind\": \"end\", \"status\": \"exploded\"}\n");
+    WatchJournal oddJournal(odd.path);
+    oddJournal.poll();
+    EXPECT_EQ(oddJournal.skipped(), 1);
+    EXPECT_EQ(oddJournal.run("killed").status, RunStatus::Cancelled);
+}

@@ -83,6 +83,21 @@ void WatchJournal::take(std::string_view line, std::vector<StepRecord>& out) {
         }
         return;
     }
+    if (kind == "end") {
+        const auto* status = entry.contains("status") ? &entry["status"] : nullptr;
+        const auto parsed = status && status->is_string()
+                                ? parseRunStatus(status->get<std::string>())
+                                : std::nullopt;
+        if (!parsed) {
+            ++m_skipped;
+            return;
+        }
+        const auto* error = entry.contains("error") ? &entry["error"] : nullptr;
+        m_end.emplace(*parsed, error && error->is_string()
+                                   ? std::optional<std::string>(error->get<std::string>())
+                                   : std::nullopt);
+        return;
+    }
     if (kind != "step") {
         return; // a kind this reader does not know: newer writers may add some
     }
@@ -106,8 +121,8 @@ RunResult WatchJournal::run(const std::string& why) const {
                                       [](const StepRecord& s) { return s.warmup; });
     run.config.warmupSteps = static_cast<int>(warmup);
     run.config.measureSteps = static_cast<int>(m_steps.size()) - run.config.warmupSteps;
-    run.status = RunStatus::Cancelled;
-    run.error = why;
+    run.status = m_end ? m_end->first : RunStatus::Cancelled;
+    run.error = m_end ? m_end->second : std::optional<std::string>(why);
     run.summary = summarize(run.config, run.steps, std::nullopt);
     run.summary.tokensPerS = tokensPerSecond(run, run.summary.totalMs.mean);
     return run;

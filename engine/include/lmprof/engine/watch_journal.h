@@ -1,6 +1,7 @@
 // A watched script's step journal, <save>.steps.jsonl (docs/WATCH.md, "Faults"): a header
-// line with the run and its environment, then one line per finished step, written by the
-// lmprof Python package as the script trains. lmprof-cli watch reads it as it grows; after a
+// line with the run and its environment, then one line per finished step, then the run's end
+// (its status and error) when the script closes it, written by the lmprof Python package as
+// the script trains. lmprof-cli watch reads it as it grows; after a
 // script that was killed, its steps are the run.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lmprof::engine {
@@ -34,8 +36,8 @@ public:
     int skipped() const { return m_skipped; }
     size_t stepCount() const { return m_steps.size(); } // steps read so far
     // The run as the journal has it (started() only): every step so far, its step counts
-    // and summary made from them, ended `cancelled` with `why`, since its script never
-    // closed it.
+    // and summary made from them, ended as the journal's end line says, else `cancelled`
+    // with `why`, since its script never closed it.
     RunResult run(const std::string& why) const;
     const Environment& environment() const;
 
@@ -50,6 +52,7 @@ private:
     std::optional<RunResult> m_header; // the run without its steps
     Environment m_environment;
     std::vector<StepRecord> m_steps;
+    std::optional<std::pair<RunStatus, std::optional<std::string>>> m_end; // status and error, once closed
     int m_skipped = 0;
 };
 
