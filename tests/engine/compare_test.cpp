@@ -85,3 +85,32 @@ TEST(Compare, SingleStepRunsCannotBeJudged) {
     EXPECT_DOUBLE_EQ(c.matched[0].stepRatio.ratio, 2.0);
     EXPECT_EQ(c.regressions(), 0);
 }
+
+TEST(Compare, RowsShowWhatTellsPairsApartAndWhereAPickedPairDiffers) {
+    // Matched pairs with other batches and warmups must not read alike: the rows carry
+    // batch, warmup and each execution variant a run sets.
+    RunResult a1 = run("tiny", 128, Precision::Fp32, {10, 11, 10});
+    RunResult a2 = run("tiny", 128, Precision::Fp32, {20, 21, 20});
+    a2.config.batchSize = 8;
+    a2.config.warmupSteps = 3;
+    RunResult b1 = a1, b2 = a2;
+    b2.config.attention = AttentionKind::Sdpa;
+    Comparison c;
+    c.matched = {compareTwo(a1, b1), compareTwo(a2, b2)};
+    const Rows rows = comparisonRows(c);
+    const auto column = [&](const std::string& header) {
+        const auto it = std::find(rows[0].begin(), rows[0].end(), header);
+        EXPECT_NE(it, rows[0].end()) << header;
+        return static_cast<size_t>(it - rows[0].begin());
+    };
+    EXPECT_EQ(rows[1][column("Batch")], std::to_string(a1.config.batchSize));
+    EXPECT_EQ(rows[2][column("Batch")], "8");
+    EXPECT_EQ(rows[2][column("Warmup")], "3");
+    EXPECT_EQ(rows[1][column("Attention")], "naive");
+    EXPECT_EQ(rows[2][column("Attention")], "naive vs sdpa"); // a pair the user picked
+    EXPECT_EQ(rows[0].size() - column("A step ms"), kComparisonFigures);
+    // Without a run that sets a variant, its column is left out.
+    c.matched.pop_back();
+    const Rows plain = comparisonRows(c);
+    EXPECT_EQ(std::find(plain[0].begin(), plain[0].end(), "Attention"), plain[0].end());
+}

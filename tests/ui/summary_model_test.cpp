@@ -263,3 +263,36 @@ TEST(MetricRegistry, AThrowawayMetricReachesEveryWriterTheMatrixAndTheHeatmap) {
     ASSERT_EQ(g.values.size(), 1u);
     EXPECT_DOUBLE_EQ(g.at(0, 0), 12.0 / static_cast<double>(run.config.model.numLayers));
 }
+
+TEST(SummaryModel, CompareCanPickAnyTwoRunsFromTheSessionAndBothFiles) {
+    RunStore store;
+    store.addLoaded({finished(cfg("tiny", 64), RunStatus::Ok, {5, 6, 5}, "engine-tiny"),
+                     finished(cfg("small", 64), RunStatus::Oom, {}, "too-big")});
+    engine::RunResult watched = finished(cfg("tiny", 64), RunStatus::Ok, {7, 8}, "MyGPT");
+    watched.source = engine::RunSource{};
+    watched.source->kind = "watched";
+    watched.source->modelClass = "MyGPT";
+    watched.config.model = engine::ModelConfig{};
+    watched.config.model.preset = "watched"; // as the result set's reader makes it
+    const std::vector<engine::RunResult> fileA;
+    const std::vector<engine::RunResult> fileB = {watched};
+    const auto pool = pickableRuns(store.runs(), fileA, "", fileB, "/tmp/mine.json");
+    ASSERT_EQ(pool.size(), 3u);
+    EXPECT_EQ(pool[0].label.rfind("session \u00b7 engine-tiny \u00b7 tiny, 3 measured steps", 0),
+              0u)
+        << pool[0].label;
+    EXPECT_NE(pool[1].label.find("too-big"), std::string::npos);
+    EXPECT_NE(pool[1].label.find("0 measured steps (oom"), std::string::npos) << pool[1].label;
+    EXPECT_EQ(pool[2].label.rfind("B mine.json \u00b7 MyGPT", 0), 0u) << pool[2].label;
+    // Keys name the same runs next frame; a key whose file was replaced names none.
+    EXPECT_EQ(pickedRun(pool, pool[2].key), &fileB[0]);
+    EXPECT_EQ(pickedRun(pool, "B mine.json:0:OtherRun"), nullptr);
+    // The picked pair compares whatever its configurations: the watched run against the
+    // engine's, with its verdict and the settings that differ shown as "A vs B".
+    const engine::ComparedRun m = engine::compareTwo(*pool[0].run, *pool[2].run);
+    EXPECT_NE(m.verdict, engine::Verdict::Untestable);
+    engine::Comparison c;
+    c.matched = {m};
+    const engine::Rows rows = engine::comparisonRows(c);
+    EXPECT_NE(rows[1][0].find(" vs "), std::string::npos) << rows[1][0];
+}

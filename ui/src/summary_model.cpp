@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -312,6 +313,61 @@ std::vector<LossGroup> lossGroups(const RunStore& store) {
         return first == Precision::Fp32 && last != Precision::Fp32;
     });
     return out;
+}
+
+std::vector<PickableRun> pickableRuns(const std::vector<RunView>& session,
+                                      const std::vector<RunResult>& fileA, const std::string& nameA,
+                                      const std::vector<RunResult>& fileB, const std::string& nameB) {
+    std::vector<PickableRun> out;
+    const auto add = [&out](const std::string& origin, size_t place, const RunResult& run) {
+        out.push_back({origin + ":" + std::to_string(place) + ":" + run.id, origin, &run});
+    };
+    for (size_t i = 0; i < session.size(); ++i) {
+        if (session[i].finished) {
+            add("session", i, session[i].result);
+        }
+    }
+    const auto fileName = [](const std::string& path) {
+        return std::filesystem::path(path).filename().string();
+    };
+    for (size_t i = 0; i < fileA.size(); ++i) {
+        add("A " + fileName(nameA), i, fileA[i]);
+    }
+    for (size_t i = 0; i < fileB.size(); ++i) {
+        add("B " + fileName(nameB), i, fileB[i]);
+    }
+    // Ids repeat (two sessions' "tiny-ctx64-fp32-train-1"): the label adds what tells the
+    // runs apart (batch, warmup, variants; legends name runs the same way).
+    std::vector<const RunResult*> runs;
+    for (const PickableRun& p : out) {
+        runs.push_back(p.run);
+    }
+    const std::vector<std::string> names = runs.empty() ? std::vector<std::string>()
+                                                        : distinguishingNames(runs);
+    for (size_t i = 0; i < out.size(); ++i) {
+        const RunResult& run = *out[i].run;
+        const size_t measured = engine::measuredStepTimes(run.steps).size();
+        std::string label = out[i].label + " \u00b7 " + run.id + " \u00b7 ";
+        if (run.source) {
+            label += runModelLabel(run);
+        } else {
+            // A name that is only the id says nothing more: the model then.
+            label += names[i].empty() || names[i].rfind(run.id, 0) == 0 ? runModelLabel(run)
+                                                                        : names[i];
+        }
+        label += ", " + std::to_string(measured) + " measured step" + (measured == 1 ? "" : "s");
+        if (run.status != RunStatus::Ok) {
+            label += " (" + statusText(run) + ")";
+        }
+        out[i].label = std::move(label);
+    }
+    return out;
+}
+
+const RunResult* pickedRun(const std::vector<PickableRun>& runs, std::string_view key) {
+    const auto it = std::find_if(runs.begin(), runs.end(),
+                                 [&](const PickableRun& p) { return p.key == key; });
+    return it == runs.end() ? nullptr : it->run;
 }
 
 } // namespace lmprof::ui

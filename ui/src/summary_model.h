@@ -101,4 +101,20 @@ std::vector<WarmupGroup> warmupGroups(const RunStore& store);
 using LossGroup = RunGroup; // label: "tiny ctx 32 batch 2 train, cpu: fp32 bf16 fp16"
 std::vector<LossGroup> lossGroups(const RunStore& store);
 
+// Compare's "pick two runs": every run it can pick, this session's finished runs first,
+// then those loaded from file A, then file B. The key names a run across frames (its
+// origin, place and id); the label is what the list shows.
+struct PickableRun {
+    std::string key;   // "session:3:tiny-ctx64-fp32-train-1"
+    std::string label; // "session · tiny-ctx64-fp32-train-1 · tiny, 5 measured steps"
+    const engine::RunResult* run = nullptr;
+};
+std::vector<PickableRun> pickableRuns(const std::vector<RunView>& session,
+                                      const std::vector<engine::RunResult>& fileA,
+                                      const std::string& nameA,
+                                      const std::vector<engine::RunResult>& fileB,
+                                      const std::string& nameB);
+// The run a key names, or nullptr once it is gone (the file was replaced).
+const engine::RunResult* pickedRun(const std::vector<PickableRun>& runs, std::string_view key);
+
 } // namespace lmprof::ui

@@ -1,9 +1,11 @@
 // Writes a Comparison through the layouts the run reports use (grid, Markdown, CSV); only
 // the comparison's cells are laid out here.
 
+#include "lmprof/engine/columns.h"
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -12,59 +14,77 @@ namespace lmprof::engine {
 
 namespace {
 
-std::vector<std::string> header() {
-    return {"Model",     "Context", "Batch",  "Precision", "Mode",   "A step ms",
-            "B step ms", "B/A",     "95% CI", "p",         "Verdict"};
-}
+// The settings a comparison shows, by run column key (columns.h): model, context, batch,
+// precision, mode and warmup, then each execution variant that one of its runs sets.
+constexpr std::string_view kSettingKeys[] = {"model",     "context_length", "batch_size",
+                                             "precision", "mode",           "warmup_steps"};
 
-// The configuration cells of a pair: one value where the runs agree, "A vs B" where a pair
-// the user named differs (a watched run against the engine's, say). A watched run has no
-// context or batch of the engine's: empty.
-std::vector<std::string> configCells(const RunResult& a, const RunResult& b) {
-    auto cells = [](const RunResult& r) {
-        const auto& c = r.config;
-        return std::vector<std::string>{
-            runModelLabel(r), r.source ? std::string() : std::to_string(c.contextLength),
-            r.source ? std::string() : std::to_string(c.batchSize),
-            std::string(toString(c.precision)), std::string(toString(c.mode))};
-    };
-    std::vector<std::string> out = cells(a);
-    const std::vector<std::string> other = cells(b);
-    for (size_t i = 0; i < out.size(); ++i) {
-        if (out[i] != other[i]) {
-            out[i] = (out[i].empty() ? "-" : out[i]) + " vs " + (other[i].empty() ? "-" : other[i]);
+std::vector<const RunColumn*> settingColumns(const Comparison& c) {
+    std::vector<const RunResult*> runs;
+    for (const auto& m : c.matched) {
+        runs.push_back(&m.a);
+        runs.push_back(&m.b);
+    }
+    std::vector<const RunColumn*> out;
+    for (std::string_view key : kSettingKeys) {
+        out.push_back(&runColumn(key));
+    }
+    for (const RunColumn* column : reportLayout(runs)) {
+        if (column->differsFromDefault && column->unit.empty() &&
+            std::any_of(runs.begin(), runs.end(),
+                        [&](const RunResult* r) { return column->differsFromDefault(*r); }) &&
+            std::find(out.begin(), out.end(), column) == out.end()) {
+            out.push_back(column);
         }
     }
     return out;
 }
 
-std::vector<std::string> row(const ComparedRun& m) {
-    const auto& sa = m.a.summary.totalMs;
-    const auto& sb = m.b.summary.totalMs;
-    // No ratio without measured steps on both sides (a cancelled run has none).
-    const bool ratioKnown = !measuredStepTimes(m.a.steps).empty() &&
-                            !measuredStepTimes(m.b.steps).empty() &&
-                            std::isfinite(m.stepRatio.ratio) && m.stepRatio.ratio > 0.0;
-    std::vector<std::string> cells = configCells(m.a, m.b);
-    cells.insert(cells.end(),
-                 {formatMeanStd(sa), formatMeanStd(sb),
-                  ratioKnown ? formatFixed(m.stepRatio.ratio, 3) + "x" : "-",
-                  ratioKnown ? formatFixed(m.stepRatio.low, 3) + " - " +
-                                   formatFixed(m.stepRatio.high, 3)
-                             : "-",
-                  m.verdict == Verdict::Untestable ? "-" : formatFixed(m.welch.p, 4),
-                  std::string(toString(m.verdict))});
-    return cells;
+// One value where the two runs agree, "A vs B" where a pair the user named differs (a
+// watched run against the engine's, say). A watched run has no context or batch: "-".
+std::string settingCell(const RunColumn& column, const ComparedRun& m) {
+    const std::string a = column.cellOf(m.a, m.a.summary);
+    const std::string b = column.cellOf(m.b, m.b.summary);
+    return a == b ? a : (a.empty() ? "-" : a) + " vs " + (b.empty() ? "-" : b);
 }
 
 } // namespace
 
-void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format) {
-    std::vector<std::vector<std::string>> rows = {header()};
-    for (const auto& m : c.matched) {
-        rows.push_back(row(m));
+Rows comparisonRows(const Comparison& c) {
+    const std::vector<const RunColumn*> settings = settingColumns(c);
+    Rows rows(1);
+    for (const RunColumn* column : settings) {
+        rows[0].push_back(column->header);
     }
-    writeRows(out, rows, format, 5);
+    rows[0].insert(rows[0].end(),
+                   {"A step ms", "B step ms", "B/A", "95% CI", "p", "Verdict"});
+    for (const ComparedRun& m : c.matched) {
+        std::vector<std::string> cells;
+        for (const RunColumn* column : settings) {
+            cells.push_back(settingCell(*column, m));
+        }
+        const auto& sa = m.a.summary.totalMs;
+        const auto& sb = m.b.summary.totalMs;
+        // No ratio without measured steps on both sides (a cancelled run has none).
+        const bool ratioKnown = !measuredStepTimes(m.a.steps).empty() &&
+                                !measuredStepTimes(m.b.steps).empty() &&
+                                std::isfinite(m.stepRatio.ratio) && m.stepRatio.ratio > 0.0;
+        cells.insert(cells.end(),
+                     {formatMeanStd(sa), formatMeanStd(sb),
+                      ratioKnown ? formatFixed(m.stepRatio.ratio, 3) + "x" : "-",
+                      ratioKnown ? formatFixed(m.stepRatio.low, 3) + " - " +
+                                       formatFixed(m.stepRatio.high, 3)
+                                 : "-",
+                      m.verdict == Verdict::Untestable ? "-" : formatFixed(m.welch.p, 4),
+                      std::string(toString(m.verdict))});
+        rows.push_back(std::move(cells));
+    }
+    return rows;
+}
+
+void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format) {
+    const Rows rows = comparisonRows(c);
+    writeRows(out, rows, format, rows[0].size() - kComparisonFigures);
     if (format == ReportFormat::Csv) {
         return; // CSV carries the matched rows only
     }

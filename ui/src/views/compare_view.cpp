@@ -1,7 +1,11 @@
-// Compare (A/B): the session's finished runs, or a file A, against a file B (result set
-// .json or autosave .jsonl), matched by configuration with the engine's compareRuns: the
-// mean step time of each, the ratio B/A with its 95% interval, the p of the same test and a
-// verdict; regressions beyond noise in red. Selecting a row overlays the two step-time histograms.
+// Compare (A/B), two ways. By configuration: the session's finished runs, or a file A,
+// against a file B (result set .json or autosave .jsonl), matched by the engine's
+// compareRuns. Or two runs the user picks from the session and both files, whatever their
+// configurations: a watched script's run against the engine's at the same size, say. Each
+// row shows what tells the runs apart (engine comparisonRows: batch, warmup, variants; "A vs
+// B" where a picked pair differs), the mean step time of each, the ratio B/A with its 95%
+// interval, the p of the same test and a verdict; regressions beyond noise in red.
+// Selecting a row overlays the two step-time histograms.
 
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
@@ -19,8 +23,6 @@
 
 namespace lmprof::ui {
 
-// A/B comparison: the current runs (or a file A) against a file B, matched by
-// configuration, ratio with 95% interval and verdict, step-time histograms of a row.
 class CompareView final : public View {
 public:
     static constexpr const char* kTitle = "Compare";
@@ -28,6 +30,9 @@ public:
 
 private:
     void load(ViewContext& ctx);
+    void drawPickers(const std::vector<PickableRun>& pool);
+    void drawTable(const engine::Comparison& cmp);
+    void drawHistograms(ViewContext& ctx, const engine::ComparedRun& m);
 
     char m_pathA[1024] = "";
     char m_pathB[1024] = "";
@@ -35,6 +40,8 @@ private:
     std::vector<engine::RunResult> m_runsB;
     std::string m_loadedA, m_loadedB; // what was loaded, for the header line
     bool m_haveB = false;
+    bool m_pickTwo = false;        // two runs the user picks, not pairs matched by configuration
+    std::string m_pickA, m_pickB;  // PickableRun keys
     int m_selected = -1;
     std::vector<double> m_valuesA, m_valuesB;
 };
@@ -52,6 +59,26 @@ std::vector<RunResult> loadRuns(const std::string& path, std::string& notes) {
     return std::move(loaded.runs);
 }
 
+// A list of the pool to pick one run from; `key` keeps the pick.
+void pickOne(const char* label, const std::vector<PickableRun>& pool, std::string& key,
+             float width) {
+    const RunResult* picked = pickedRun(pool, key);
+    const auto shown = std::find_if(pool.begin(), pool.end(),
+                                    [&](const PickableRun& p) { return p.key == key; });
+    ImGui::SetNextItemWidth(width - ImGui::CalcTextSize(label).x -
+                            ImGui::GetStyle().ItemInnerSpacing.x);
+    if (ImGui::BeginCombo(label, picked ? shown->label.c_str() : "pick a run")) {
+        for (const PickableRun& p : pool) {
+            if (ImGui::Selectable(p.label.c_str(), p.key == key)) {
+                key = p.key;
+            }
+        }
+        ImGui::EndCombo();
+    } else if (picked && ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s", shown->label.c_str()); // the whole label, cut in the box
+    }
+}
+
 } // namespace
 
 void CompareView::load(ViewContext& ctx) {
@@ -59,15 +86,15 @@ void CompareView::load(ViewContext& ctx) {
     try {
         // Both files are read before anything changes, so a bad one leaves the view as it was.
         std::vector<RunResult> a = m_pathA[0] ? loadRuns(m_pathA, notes) : std::vector<RunResult>();
-        std::vector<RunResult> b = loadRuns(m_pathB, notes);
+        std::vector<RunResult> b = m_pathB[0] ? loadRuns(m_pathB, notes) : std::vector<RunResult>();
         m_fileA = std::move(a);
         m_runsB = std::move(b);
         m_loadedA = m_pathA[0] ? std::string(m_pathA) : std::string();
         m_loadedB = m_pathB;
-        m_haveB = true;
+        m_haveB = m_pathB[0] != 0;
         m_selected = -1;
-        ctx.report("compare: loaded " + std::to_string(m_runsB.size()) + " run(s) from " +
-                       m_loadedB + (notes.empty() ? "" : " (" + notes + ")"),
+        ctx.report("compare: loaded " + std::to_string(m_fileA.size() + m_runsB.size()) +
+                       " run(s)" + (notes.empty() ? "" : " (" + notes + ")"),
                    false);
     } catch (const std::exception& e) {
         ctx.report(std::string("compare: ") + e.what(), true);
@@ -79,111 +106,159 @@ void CompareView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
-    const float labelWidth = ImGui::GetFontSize() * 6.0f;
-    ImGui::SetNextItemWidth(-labelWidth);
-    ImGui::InputTextWithHint("A (baseline)", "empty: this session's runs", m_pathA,
-                             sizeof(m_pathA));
-    ImGui::SetNextItemWidth(-labelWidth);
-    ImGui::InputTextWithHint("B", "result set .json or autosave .jsonl", m_pathB, sizeof(m_pathB));
-    ImGui::BeginDisabled(m_pathB[0] == 0);
-    if (ImGui::Button("Compare")) {
+    // One line of controls, one of files, (picking) one of runs: the pane is often short.
+    int mode = m_pickTwo ? 1 : 0;
+    ImGui::RadioButton("Match by configuration", &mode, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("Pick two runs", &mode, 1);
+    if ((mode == 1) != m_pickTwo) {
+        m_pickTwo = mode == 1;
+        m_selected = -1;
+    }
+    ImGui::SameLine();
+    ImGui::BeginDisabled(m_pathB[0] == 0 && (!m_pickTwo || m_pathA[0] == 0));
+    if (ImGui::Button(m_pickTwo ? "Load files" : "Compare")) {
         load(ctx);
     }
     ImGui::EndDisabled();
-    if (!m_haveB) {
+    if (!m_pickTwo && !m_haveB) {
         ImGui::SameLine();
-        ImGui::TextDisabled("B is matched against A by model, context, batch, precision, mode");
-        ImGui::End();
-        return;
+        ImGui::TextDisabled("B is matched against A by model, context, batch, precision, "
+                            "mode, warmup and variants");
     }
-
-    std::vector<RunResult> sessionRuns;
-    if (m_loadedA.empty()) {
-        for (const auto& v : ctx.store.runs()) {
-            if (v.finished) {
-                sessionRuns.push_back(v.result);
-            }
-        }
-    }
-    const Comparison cmp = compareRuns(m_loadedA.empty() ? sessionRuns : m_fileA, m_runsB);
+    const float half = ImGui::GetContentRegionAvail().x * 0.5f;
+    const float labelWidth = ImGui::CalcTextSize("A (baseline)").x +
+                             2.0f * ImGui::GetStyle().ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(half - labelWidth - ImGui::GetStyle().ItemSpacing.x);
+    ImGui::InputTextWithHint("A (baseline)",
+                             m_pickTwo ? "optional: a file whose runs join the lists"
+                                       : "empty: this session's runs",
+                             m_pathA, sizeof(m_pathA));
     ImGui::SameLine();
-    ImGui::Text("A: %s   B: %s   %zu matched, %d slower beyond noise, %zu only in A, %zu only in B",
-                m_loadedA.empty() ? "this session" : m_loadedA.c_str(), m_loadedB.c_str(),
-                cmp.matched.size(), cmp.regressions(), cmp.onlyA.size(), cmp.onlyB.size());
+    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("B").x - ImGui::GetStyle().ItemInnerSpacing.x);
+    ImGui::InputTextWithHint("B", m_pickTwo ? "optional: a file whose runs join the lists"
+                                            : "result set .json or autosave .jsonl",
+                             m_pathB, sizeof(m_pathB));
 
-    const float tableHeight = ImGui::GetContentRegionAvail().y * 0.5f;
-    const char* headers[] = {"Model",     "Context",   "Precision", "Mode",   "A step ms",
-                             "B step ms", "B/A [95%]", "p",         "verdict"};
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
-                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-    if (ImGui::BeginTable("compare", IM_ARRAYSIZE(headers), flags, ImVec2(-1, tableHeight))) {
-        ImGui::TableSetupScrollFreeze(0, 1);
-        for (const char* h : headers) {
-            ImGui::TableSetupColumn(h);
+    Comparison cmp;
+    if (m_pickTwo) {
+        const std::vector<PickableRun> pool =
+            pickableRuns(ctx.store.runs(), m_fileA, m_loadedA, m_runsB, m_loadedB);
+        drawPickers(pool);
+        const RunResult* a = pickedRun(pool, m_pickA);
+        const RunResult* b = pickedRun(pool, m_pickB);
+        if (!a || !b) {
+            ImGui::TextDisabled(pool.empty() ? "No runs yet: finish a run, or load a file."
+                                             : "Pick run A (the baseline) and run B.");
+            ImGui::End();
+            return;
         }
-        ImGui::TableHeadersRow();
-        for (int i = 0; i < static_cast<int>(cmp.matched.size()); ++i) {
-            const ComparedRun& m = cmp.matched[i];
-            const RunConfig& c = m.a.config;
-            ImGui::TableNextRow();
-            if (m.verdict == Verdict::Slower) {
-                ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0,
-                                       ImGui::GetColorU32(palette().regression));
-            }
-            ImGui::TableNextColumn();
-            ImGui::PushID(i);
-            if (ImGui::Selectable(modelLabel(c.model).c_str(), i == m_selected,
-                                  ImGuiSelectableFlags_SpanAllColumns)) {
-                m_selected = i;
-            }
-            ImGui::PopID();
-            cell::integer(c.contextLength);
-            cell::text(toString(c.precision));
-            cell::text(toString(c.mode));
-            cell::text(formatMeanStd(m.a.summary.totalMs));
-            cell::text(formatMeanStd(m.b.summary.totalMs));
-            ImGui::TableNextColumn();
-            ImGui::Text("%.3f [%.3f, %.3f]", m.stepRatio.ratio, m.stepRatio.low, m.stepRatio.high);
-            cell::pAndVerdict(m.welch, m.verdict);
+        cmp.matched.push_back(compareTwo(*a, *b));
+        m_selected = 0;
+    } else {
+        if (!m_haveB) {
+            ImGui::End();
+            return;
         }
-        ImGui::EndTable();
+        std::vector<RunResult> sessionRuns;
+        if (m_loadedA.empty()) {
+            for (const auto& v : ctx.store.runs()) {
+                if (v.finished) {
+                    sessionRuns.push_back(v.result);
+                }
+            }
+        }
+        cmp = compareRuns(m_loadedA.empty() ? sessionRuns : m_fileA, m_runsB);
+        ImGui::Text("A: %s   B: %s   %zu matched, %d slower beyond noise, %zu only in A, "
+                    "%zu only in B",
+                    m_loadedA.empty() ? "this session" : m_loadedA.c_str(), m_loadedB.c_str(),
+                    cmp.matched.size(), cmp.regressions(), cmp.onlyA.size(), cmp.onlyB.size());
     }
-
+    drawTable(cmp);
     if (m_selected < 0 || m_selected >= static_cast<int>(cmp.matched.size())) {
         ImGui::TextDisabled("Select a row to overlay its step-time distributions.");
-        ImGui::End();
-        return;
-    }
-    const ComparedRun& m = cmp.matched[m_selected];
-    engine::measuredStepTimes(m.a.steps, m_valuesA);
-    engine::measuredStepTimes(m.b.steps, m_valuesB);
-    if (ImPlot::BeginPlot("step time distributions (measured steps)", ImVec2(-1, -1))) {
-        ImPlot::SetupAxes("step ms", "steps", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
-        // One bin range for both, so the bars line up.
-        double lo = INFINITY, hi = -INFINITY;
-        for (const auto* values : {&m_valuesA, &m_valuesB}) {
-            for (double v : *values) {
-                lo = std::min(lo, v);
-                hi = std::max(hi, v);
-            }
-        }
-        const ImPlotRange range = lo < hi ? ImPlotRange(lo, hi) : ImPlotRange();
-        const size_t n = std::max(m_valuesA.size(), m_valuesB.size());
-        const int bins =
-            std::max(5, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
-        ImPlotSpec spec;
-        spec.FillAlpha = 0.5f;
-        ImPlot::PlotHistogram("A", m_valuesA.data(), static_cast<int>(m_valuesA.size()), bins, 1.0,
-                              range, spec);
-        ImPlot::PlotHistogram("B", m_valuesB.data(), static_cast<int>(m_valuesB.size()), bins, 1.0,
-                              range, spec);
-        const double means[2] = {m.a.summary.totalMs.mean, m.b.summary.totalMs.mean};
-        ImPlotSpec markSpec;
-        markSpec.Flags = ImPlotItemFlags_NoLegend;
-        ImPlot::PlotInfLines("##means", means, 2, markSpec);
-        plot::endPlot(ctx, "compare");
+    } else {
+        drawHistograms(ctx, cmp.matched[m_selected]);
     }
     ImGui::End();
+}
+
+void CompareView::drawPickers(const std::vector<PickableRun>& pool) {
+    const float half = ImGui::GetContentRegionAvail().x * 0.5f;
+    pickOne("run A", pool, m_pickA, half - ImGui::GetStyle().ItemSpacing.x);
+    ImGui::SameLine();
+    pickOne("run B", pool, m_pickB, ImGui::GetContentRegionAvail().x);
+}
+
+void CompareView::drawTable(const Comparison& cmp) {
+    const Rows rows = comparisonRows(cmp);
+    const size_t columns = rows[0].size();
+    const float tableHeight = m_pickTwo ? ImGui::GetFrameHeightWithSpacing() * 2.5f
+                                        : ImGui::GetContentRegionAvail().y * 0.5f;
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                  ImGuiTableFlags_SizingFixedFit;
+    if (!ImGui::BeginTable("compare", static_cast<int>(columns), flags, ImVec2(-1, tableHeight))) {
+        return;
+    }
+    ImGui::TableSetupScrollFreeze(1, 1);
+    for (const std::string& h : rows[0]) {
+        ImGui::TableSetupColumn(h.c_str());
+    }
+    ImGui::TableHeadersRow();
+    for (size_t r = 1; r < rows.size(); ++r) {
+        const ComparedRun& m = cmp.matched[r - 1];
+        const int i = static_cast<int>(r - 1);
+        ImGui::TableNextRow();
+        if (m.verdict == Verdict::Slower) {
+            ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0,
+                                   ImGui::GetColorU32(palette().regression));
+        }
+        ImGui::TableNextColumn();
+        ImGui::PushID(i);
+        if (ImGui::Selectable(rows[r][0].c_str(), i == m_selected,
+                              ImGuiSelectableFlags_SpanAllColumns)) {
+            m_selected = i;
+        }
+        ImGui::PopID();
+        // The settings and figures as written, then p and the verdict in their colours.
+        for (size_t c = 1; c + 2 < columns; ++c) {
+            cell::text(rows[r][c]);
+        }
+        cell::pAndVerdict(m.welch, m.verdict);
+    }
+    ImGui::EndTable();
+}
+
+void CompareView::drawHistograms(ViewContext& ctx, const ComparedRun& m) {
+    engine::measuredStepTimes(m.a.steps, m_valuesA);
+    engine::measuredStepTimes(m.b.steps, m_valuesB);
+    if (!ImPlot::BeginPlot("step time distributions (measured steps)", ImVec2(-1, -1))) {
+        return;
+    }
+    ImPlot::SetupAxes("step ms", "steps", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+    // One bin range for both, so the bars line up.
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto* values : {&m_valuesA, &m_valuesB}) {
+        for (double v : *values) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    }
+    const ImPlotRange range = lo < hi ? ImPlotRange(lo, hi) : ImPlotRange();
+    const size_t n = std::max(m_valuesA.size(), m_valuesB.size());
+    const int bins = std::max(5, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
+    ImPlotSpec spec;
+    spec.FillAlpha = 0.5f;
+    ImPlot::PlotHistogram("A", m_valuesA.data(), static_cast<int>(m_valuesA.size()), bins, 1.0,
+                          range, spec);
+    ImPlot::PlotHistogram("B", m_valuesB.data(), static_cast<int>(m_valuesB.size()), bins, 1.0,
+                          range, spec);
+    const double means[2] = {m.a.summary.totalMs.mean, m.b.summary.totalMs.mean};
+    ImPlotSpec markSpec;
+    markSpec.Flags = ImPlotItemFlags_NoLegend;
+    ImPlot::PlotInfLines("##means", means, 2, markSpec);
+    plot::endPlot(ctx, "compare");
 }
 
 // The window's place in the registry (registry.cpp) and the charts it exports.

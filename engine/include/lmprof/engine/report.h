@@ -45,6 +45,13 @@ void writeMarkdownRows(std::ostream& out, const Rows& rows, size_t textColumns);
 // Rows in a format: the grid, Markdown (textColumns as above) or CSV (CRLF line ends).
 void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t textColumns);
 
+// A comparison's table, shared by `lmprof-cli compare` and the window's Compare: the
+// settings of its pairs (model, context, batch, precision, mode, warmup, and each execution
+// variant one of its runs sets; "A vs B" where a pair differs), then kComparisonFigures
+// columns: A's and B's step ms, the ratio B/A, its 95% interval, p and the verdict.
+Rows comparisonRows(const Comparison& c);
+inline constexpr size_t kComparisonFigures = 6;
+
 // "22.11 ± 0.09": mean ± sample std, two decimals, as benchmark tables print it.
 std::string formatMeanStd(const PhaseStats& stats);
 
