@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <iostream>
 #include <map>
+#include <poll.h>
 #include <memory>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -41,17 +42,105 @@ struct WatchOptions {
     std::string connect;   // or: show a script that serves, instead of running one
 };
 
-// Where the package's sources are: $LMPROF_PYTHON_PACKAGE (a folder holding lmprof/), else
-// this checkout's python/src.
-std::optional<fs::path> packageDir(std::string& why) {
-    const char* env = std::getenv("LMPROF_PYTHON_PACKAGE");
-    const fs::path dir = env && *env ? fs::path(env) : fs::path(LMPROF_PYTHON_SOURCE);
-    std::error_code ec;
-    if (fs::exists(dir / "lmprof" / "_bootstrap" / "sitecustomize.py", ec)) {
-        return dir;
+// The folder from which `python` imports the lmprof package (a pip install, editable or
+// not), asked of the interpreter itself without importing the package, and so torch. Empty
+// when it has none, or does not answer within 20 s.
+std::optional<fs::path> installedPackage(const std::string& python) {
+    static const char* kAsk =
+        "import importlib.util as u, os\n"
+        "s = u.find_spec('lmprof')\n"
+        "if s and s.submodule_search_locations:\n"
+        "    print(os.path.dirname(list(s.submodule_search_locations)[0]))\n";
+    int out[2];
+    if (pipe2(out, O_CLOEXEC) != 0) {
+        return std::nullopt;
     }
-    why = "the lmprof Python package was not found in " + dir.string() +
-          " (set LMPROF_PYTHON_PACKAGE to the folder that holds lmprof/, e.g. python/src)";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    std::vector<std::string> args = {python, "-c", kAsk};
+    std::vector<char*> argv;
+    for (auto& a : args) {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    std::string text;
+    if (spawned == 0) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        char buffer[4096];
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                deadline - std::chrono::steady_clock::now());
+            pollfd pfd{out[0], POLLIN, 0};
+            if (left.count() <= 0 || ::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) {
+                ::kill(pid, SIGKILL);
+                text.clear();
+                break;
+            }
+            const ssize_t n = ::read(out[0], buffer, sizeof buffer);
+            if (n <= 0 || text.size() > 65536) {
+                break;
+            }
+            text.append(buffer, static_cast<size_t>(n));
+        }
+        int status = 0;
+        waitpid(pid, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            text.clear();
+        }
+    }
+    ::close(out[0]);
+    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
+        text.pop_back();
+    }
+    if (text.empty() || text.find('\n') != std::string::npos) {
+        return std::nullopt;
+    }
+    return fs::path(text);
+}
+
+// The interpreter a command runs: its first word when that names a Python ("python",
+// "python3.11", ".venv/bin/python"), else the python3 on PATH (torchrun, a shell script).
+std::string interpreterOf(const std::vector<std::string>& command) {
+    const std::string name = command.empty() ? "" : fs::path(command.front()).filename().string();
+    return name.rfind("python", 0) == 0 ? command.front() : "python3";
+}
+
+bool holdsBootstrap(const fs::path& dir) {
+    std::error_code ec;
+    return fs::exists(dir / "lmprof" / "_bootstrap" / "sitecustomize.py", ec);
+}
+
+// Where the package is: $LMPROF_PYTHON_PACKAGE (a folder holding lmprof/); else where the
+// script's own interpreter imports it from, so that `import lmprof` in the script and the
+// watcher are one package; else this checkout's python/src (docs/WATCH.md, "Install").
+std::optional<fs::path> packageDir(const std::vector<std::string>& command, std::string& why) {
+    const char* env = std::getenv("LMPROF_PYTHON_PACKAGE");
+    if (env && *env) {
+        if (holdsBootstrap(env)) {
+            return fs::path(env);
+        }
+        why = std::string("LMPROF_PYTHON_PACKAGE: ") + env +
+              " does not hold the lmprof package (it should name the folder that holds "
+              "lmprof/, e.g. python/src)";
+        return std::nullopt;
+    }
+    const std::string python = interpreterOf(command);
+    if (const auto installed = installedPackage(python); installed && holdsBootstrap(*installed)) {
+        return installed;
+    }
+    if (holdsBootstrap(LMPROF_PYTHON_SOURCE)) {
+        return fs::path(LMPROF_PYTHON_SOURCE);
+    }
+    why = "the lmprof Python package was not found: " + python +
+          " cannot import it, and this build's " + std::string(LMPROF_PYTHON_SOURCE) +
+          " is gone (pip install the package from the checkout's python/ folder, or set "
+          "LMPROF_PYTHON_PACKAGE to the folder that holds lmprof/)";
     return std::nullopt;
 }
 
@@ -143,7 +232,7 @@ WatchedScript::WatchedScript(const WatchLaunch& launch) {
         remote::parseEndpoint(launch.listen, "--listen", /*allowZero=*/true);
     }
     std::string why;
-    const auto package = packageDir(why);
+    const auto package = packageDir(launch.command, why);
     if (!package) {
         throw std::runtime_error(why);
     }

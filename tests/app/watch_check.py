@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import os
 import socket
 import subprocess
 import sys
@@ -70,10 +71,11 @@ print("trained", args.steps)
 '''
 
 
-def run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+def run(cmd: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Runs a command to its end, 240 s at most: then SIGTERM, which lmprof-cli watch passes
     on to the script it runs in its own process group, and SIGKILL 30 s later."""
-    process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env=env)
     try:
         out, err = process.communicate(timeout=240)
     except subprocess.TimeoutExpired:
@@ -205,7 +207,38 @@ def main() -> None:
     saved = only_run(served)
     check(len(seen) == 1 and seen[0]["id"] == saved["id"] and len(seen[0]["steps"]) == 8,
           "the viewer's run is the script's, all eight steps", done)
+    check_installed_package(a, watch, script)
     print("watch end to end: ok")
+
+
+def check_installed_package(a: argparse.Namespace, watch: list[str], script: Path) -> None:
+    """watch uses the package the script's interpreter imports (a pip install on a GPU server),
+    not the build's checkout: here a copy of the package that says so, on the PYTHONPATH of
+    an interpreter named python-site."""
+    site = a.workdir / "site"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "python" / "src" / "lmprof",
+                    site / "lmprof", ignore=shutil.ignore_patterns("__pycache__"))
+    auto = site / "lmprof" / "_auto.py"
+    auto.write_text(auto.read_text().replace(
+        "def arm() -> None:\n",
+        "def arm() -> None:\n    sys.stderr.write('lmprof: watching from the installed copy\\n')\n", 1))
+    interpreter = a.workdir / "bin" / "python-site"
+    interpreter.parent.mkdir()
+    interpreter.write_text(f'#!/bin/sh\nPYTHONPATH="{site}${{PYTHONPATH:+:$PYTHONPATH}}" '
+                           f'exec "{a.python}" "$@"\n')
+    interpreter.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "LMPROF_PYTHON_PACKAGE"}
+    out = a.workdir / "installed.json"
+    done = run(watch + ["--json", str(out), "--quiet", "--", str(interpreter), str(script),
+                        "--steps", "3"], env)
+    check(done.returncode == 0 and "from the installed copy" in done.stderr,
+          "watch runs the package the script's interpreter imports", done)
+    check(len(only_run(out)["steps"]) == 3, "its three steps", done)
+    # A package folder named by LMPROF_PYTHON_PACKAGE that does not hold it is named.
+    done = run(watch + ["--", str(interpreter), str(script)],
+               {**env, "LMPROF_PYTHON_PACKAGE": str(a.workdir)})
+    check(done.returncode == 2 and "LMPROF_PYTHON_PACKAGE" in done.stderr,
+          "a wrong LMPROF_PYTHON_PACKAGE is an error naming it", done)
 
 
 if __name__ == "__main__":
