@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Optional, Protocol
+from typing import Optional, Protocol, Sequence
 
 import torch
 
@@ -16,8 +16,8 @@ class Clock(Protocol):
     def mark(self) -> object:
         """A mark at this point of the step: a time, or an event on the current stream."""
 
-    def ready(self, mark: object) -> bool:
-        """Whether the mark's time can be read without waiting for the device."""
+    def ready(self, marks: Sequence[object]) -> bool:
+        """Whether every mark's time can be read without waiting for the device."""
 
     def elapsed_ms(self, start: object, end: object) -> float:
         """Milliseconds between two ready marks."""
@@ -35,7 +35,7 @@ class HostClock:
     def mark(self) -> int:
         return time.perf_counter_ns()
 
-    def ready(self, mark: object) -> bool:
+    def ready(self, marks: Sequence[object]) -> bool:
         return True
 
     def elapsed_ms(self, start: object, end: object) -> float:
@@ -63,9 +63,10 @@ class CudaEventClock:
         event.record(torch.cuda.current_stream(self._device))
         return event
 
-    def ready(self, mark: object) -> bool:
-        assert isinstance(mark, torch.cuda.Event)
-        return bool(mark.query())
+    def ready(self, marks: Sequence[object]) -> bool:
+        # Marks on one stream complete in order, so the last is asked first; the others are
+        # asked too, since a script may record on streams of its own.
+        return all(mark.query() for mark in reversed(marks))  # type: ignore[attr-defined]
 
     def elapsed_ms(self, start: object, end: object) -> float:
         assert isinstance(start, torch.cuda.Event) and isinstance(end, torch.cuda.Event)

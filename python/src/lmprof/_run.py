@@ -362,8 +362,9 @@ class Run:
         self._graphs = _compiled_graphs()
         self._count += 1
         self._open = step
-        self._nvtx_push("step")
-        self._nvtx_push("rest")
+        if self._nvtx:
+            self._nvtx_push("step")
+            self._nvtx_push("rest")
 
     def _nvtx_push(self, name: str) -> None:
         if self._nvtx:
@@ -397,7 +398,8 @@ class Run:
         self._open = None
         self._last_end_mark = step.marks[-1][1]
         self._ended.append(step)
-        self._nvtx_pop_all()
+        if self._nvtx_depth:
+            self._nvtx_pop_all()
         if self._model is None:
             # The zero-code mode: no log() can add to the step now, so it is recorded (and
             # journaled) as soon as its marks can be read, not at the next step's start,

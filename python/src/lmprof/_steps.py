@@ -70,11 +70,9 @@ def json_number(value: float) -> Any:
 
 
 def readable(step: OpenStep, clock: Clock) -> bool:
-    """Whether every mark of the step can be read without waiting. Marks on one stream
-    complete in order, so the last is asked first; marks on other streams (a script's own
-    `torch.cuda.stream`) are asked too."""
-    return (all(clock.ready(mark) for _, mark in reversed(step.marks))
-            and all(clock.ready(mark) for mark in step.waits))
+    """Whether every mark of the step, and every copy of a logged tensor, can be read
+    without waiting for the device."""
+    return clock.ready([mark for _, mark in step.marks]) and clock.ready(step.waits)
 
 
 def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> dict[str, Any]:
