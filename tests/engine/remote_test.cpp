@@ -2,6 +2,7 @@
 // driven by RemoteSessions and by raw sockets that misbehave. Runs are the tiny preset on
 // the CPU.
 
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/remote_protocol.h"
 #include "lmprof/engine/remote_server.h"
 #include "lmprof/engine/remote_session.h"
@@ -681,6 +682,47 @@ TEST(Remote, ASubmitOverTheServersLimitsIsRefusedNamingTheFieldAndTheLimit) {
         << r.error.value_or("");
 }
 
+// A configuration the engine refuses is refused at submit, with the reason a local run gets,
+// and nothing of it is kept: a client that left without reading must not leave an error run
+// for every later client to be replayed (and refuse).
+TEST(Remote, ARunTheEngineRefusesIsNotQueuedAndCannotPoisonLaterClients) {
+    Served served(20000ms);
+    std::vector<RunConfig> refusable(3, tinyCpu());
+    refusable[0].attention = AttentionKind::SdpaFlash;
+    refusable[1].cudaGraphs = true;
+    refusable[2].threads = maxRunThreads() + 1;
+    const char* fields[] = {"attention", "cuda_graphs", "threads"};
+    for (size_t i = 0; i < refusable.size(); ++i) {
+        RawClient c(served.server->port());
+        c.send(helloLine(kToken));
+        c.send(submitLine(refusable[i]));
+        bool refused = false;
+        for (const Message& m : received(c, 3000ms)) {
+            EXPECT_NE(m.type, Type::Accepted) << fields[i];
+            if (m.type == Type::Error) {
+                EXPECT_FALSE(m.fatal) << m.text;
+                EXPECT_EQ(m.errorCode, code::kLimit) << m.text;
+                EXPECT_EQ(m.text.rfind(std::string(fields[i]) + ":", 0), 0u) << m.text;
+                EXPECT_EQ(m.text, checkRunnable(refusable[i])->message()); // a local run's words
+                refused = true;
+            }
+        }
+        EXPECT_TRUE(refused) << fields[i];
+    } // each leaves without a word more
+    EXPECT_FALSE(served.session.busy());
+
+    RemoteSession remote(served.client());
+    ASSERT_TRUE(remote.waitConnected(10s)) << remote.info().problem;
+    const int index = remote.submit(tinyCpu());
+    const auto events = collect(remote, 1);
+    const std::vector<RunResult> finished = results(events);
+    ASSERT_EQ(finished.size(), 1u) << "only the good client's own run arrives";
+    EXPECT_EQ(std::get<RunFinished>(events.back()).runIndex, index);
+    EXPECT_EQ(finished[0].status, RunStatus::Ok) << finished[0].error.value_or("");
+    EXPECT_TRUE(remote.info().connected);
+    EXPECT_EQ(remote.info().problem, "");
+}
+
 // Before its hello a peer can make the server hold a few KiB at most, and only so many such
 // connections are let in; one that closes before its hello is logged.
 TEST(Remote, APeerBeforeItsHelloHoldsLittle) {
@@ -842,4 +884,50 @@ TEST(RemoteProtocol, IntegersBeyondTheirFieldsTypeAreRefusedNotWrapped) {
                   std::string::npos)
             << e.what();
     }
+}
+
+// A message the client cannot read (here a run_finished whose run is not a run) is said in
+// the engine's indicator and skipped; the link stays up and later messages are read.
+TEST(Remote, AClientSkipsAnUnreadableMessageAndKeepsTheLink) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof(a)), 0);
+    ASSERT_EQ(::listen(listener, 1), 0);
+    socklen_t length = sizeof(a);
+    ::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &length);
+    ConnectOptions options;
+    options.port = ntohs(a.sin_port);
+    options.token = kToken;
+    options.retry = 200ms;
+    RemoteSession remote(options);
+    pollfd p{listener, POLLIN, 0};
+    ASSERT_GT(::poll(&p, 1, 10000), 0) << "the client never connected";
+    const int peer = ::accept(listener, nullptr, nullptr);
+    ASSERT_GE(peer, 0);
+    Message welcome;
+    welcome.type = Type::Welcome;
+    welcome.serverId = "a test's server";
+    Message state;
+    state.type = Type::State;
+    state.busy = true;
+    const std::string lines = encode(welcome) +
+                              "{\"type\": \"run_finished\", \"run\": 0, \"result\": 7}\n" +
+                              encode(state);
+    ASSERT_EQ(::send(peer, lines.data(), lines.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(lines.size()));
+    ASSERT_TRUE(remote.waitConnected(10s)) << remote.info().problem;
+    const auto until = std::chrono::steady_clock::now() + 10s;
+    while (!remote.busy() && std::chrono::steady_clock::now() < until) {
+        std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(remote.busy()) << "the state after the bad message was read";
+    EXPECT_TRUE(remote.info().connected);
+    EXPECT_EQ(remote.info().problem.rfind("skipped 1 unreadable message(s) from the server", 0),
+              0u)
+        << remote.info().problem;
+    ::close(peer);
+    ::close(listener);
 }

@@ -125,8 +125,9 @@ void App::Impl::drawEngineIndicator() {
         text = "watched script: " + info.where;
         color = palette().ok;
     } else if (info.connected) {
-        text = "engine: " + info.where;
-        color = palette().ok;
+        // Connected, with something to say (a message it skipped, a server's remark).
+        text = "engine: " + info.where + (info.problem.empty() ? "" : " - " + info.problem);
+        color = info.problem.empty() ? palette().ok : palette().warning;
     } else {
         text = "engine: " + info.where + " - " + info.problem;
         color = palette().warning;

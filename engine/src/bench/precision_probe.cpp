@@ -12,7 +12,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <algorithm>
 #include <map>
+#include <thread>
 #include <mutex>
 #include <tuple>
 
@@ -132,9 +134,21 @@ std::optional<ConfigError> checkRunnable(const RunConfig& config) {
     return checkRunnable(config, resolveDevice(config.device));
 }
 
+int maxRunThreads() {
+    return std::max(2, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
 std::optional<ConfigError> checkRunnable(const RunConfig& config, const DeviceTarget& target) {
     if (auto errors = validate(config); !errors.empty()) {
         return errors.front();
+    }
+    // More intra-op threads than CPUs only adds threads a process keeps for good (LibTorch's
+    // pool does not shrink): a server must not be made to hold thousands.
+    if (config.threads > maxRunThreads()) {
+        return ConfigError{"threads", std::to_string(config.threads) +
+                                          " is over this machine's bound of " +
+                                          std::to_string(maxRunThreads()) +
+                                          " (its CPU count, 2 at least)"};
     }
     if (target.cuda) {
         const int count = cuda::deviceCount();

@@ -627,8 +627,15 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
                       std::to_string(options.limits.maxQueuedRuns) + " (lmprof-cli serve --max-queued-runs)";
         }
         for (size_t i = 0; i < m.configs.size() && !refusal; ++i) {
+            const std::string which =
+                m.configs.size() > 1 ? "run " + std::to_string(i + 1) + ": " : "";
             if (auto why = overLimit(m.configs[i])) {
-                refusal = (m.configs.size() > 1 ? "run " + std::to_string(i + 1) + ": " : "") + *why;
+                refusal = which + *why;
+            } else if (auto refused = session.checkRunnable(m.configs[i])) {
+                // What a local run would be refused for (a variant this device lacks, too
+                // many threads): refused before it is queued, so that no error run is kept
+                // and replayed to the clients that come later.
+                refusal = which + refused->message();
             }
         }
         if (refusal) {

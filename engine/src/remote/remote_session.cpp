@@ -82,8 +82,13 @@ public:
                 try {
                     handle(decode(line));
                 } catch (const ProtocolError& e) {
-                    lost(std::string("unreadable message from the server: ") + e.what());
-                    return;
+                    // One message this client cannot read (a newer server's, a run it refuses
+                    // to take): said, and skipped; the link and the other runs go on.
+                    std::lock_guard lock(mutex);
+                    ++unreadable;
+                    problem = "skipped " + std::to_string(unreadable) +
+                              " unreadable message(s) from the server, the last: " + e.what();
+                    owner.wake();
                 }
                 if (socket.is_open()) {
                     read();
@@ -383,6 +388,7 @@ public:
     bool refused = false; // a wrong token or another version: not retried
     std::string problem;
     std::string closedBecause; // a fatal error's text, until the connection is lost
+    int unreadable = 0;        // messages skipped because they could not be decoded
     std::string serverId;
     Message welcome;
     bool serverBusy = false;

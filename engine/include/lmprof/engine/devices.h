@@ -35,6 +35,8 @@ DeviceTarget resolveDevice(std::string_view requested);
 // precision, probed once per device and precision in a process). Returns the field and the
 // reason of the first refusal, or nullopt when the run can start. Runs validate() first.
 std::optional<ConfigError> checkRunnable(const RunConfig& config);
+// The most intra-op threads a run may ask for here: the CPU count, 2 at least.
+int maxRunThreads();
 // The same for a device resolved already (the runner resolves once and passes it down).
 std::optional<ConfigError> checkRunnable(const RunConfig& config, const DeviceTarget& target);
 

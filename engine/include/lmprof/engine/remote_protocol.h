@@ -46,7 +46,9 @@ inline constexpr std::string_view kBadToken = "bad_token";       // the hello's 
 inline constexpr std::string_view kHelloFirst = "hello_first";   // a command before the hello
 inline constexpr std::string_view kTimeout = "timeout";          // no hello in time
 inline constexpr std::string_view kInvalid = "invalid";          // a command we cannot take
-inline constexpr std::string_view kLimit = "limit";    // a submit over the server's limits
+// A submit the server will not queue: over its limits, or a run its engine refuses (the
+// reason a local run would get, e.g. "attention: sdpa-flash needs a CUDA device").
+inline constexpr std::string_view kLimit = "limit";
 inline constexpr std::string_view kBusy = "busy";      // no room for another connection
 } // namespace code
 

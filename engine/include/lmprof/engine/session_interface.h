@@ -66,7 +66,8 @@ struct EngineInfo {
     std::string deviceName;      // the engine's default device ("NVIDIA H100 80GB HBM3", a CPU)
     bool remote = false;
     bool connected = true; // a remote engine: the connection is up and accepted
-    std::string problem;   // why it is not (refused, unreachable, lost); empty otherwise
+    std::string problem;   // why it is not (refused, unreachable, lost), or, connected, what
+                           // went wrong on the link (a message skipped); empty otherwise
 };
 
 class SessionInterface {
