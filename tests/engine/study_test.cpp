@@ -187,3 +187,35 @@ TEST(Study, TheWriteUpSaysWhatTheNumbersSay) {
     EXPECT_NE(same.find("the two cannot be told apart"), std::string::npos) << same;
     EXPECT_EQ(same.find("bf16 is slower"), std::string::npos) << same;
 }
+
+// A folder's runs are data, whatever they hold: a sizes run in a mode the section does not
+// read, a data-parallel run without its ddp block. The report says so; it does not crash
+// or make figures up (it once dereferenced a null run and an empty ddp block).
+TEST(Study, RunsThatContradictTheirSectionAreSaidNotTrusted) {
+    ResultSet set;
+    set.runs = {studyRun(StudySection::Sizes, "tiny", Mode::Train, Precision::Fp32, {10, 11}),
+                studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32,
+                         {12, 13})};
+    set.runs[1].id = "data-parallel-naive-2";
+    ASSERT_FALSE(set.runs[1].config.ddp);
+    const StudyReport report = writeStudyReport(set, StudyHeader{});
+    const std::string& md = report.markdown;
+    EXPECT_NE(md.find("tiny: no forward or forward-backward run in this folder."),
+              std::string::npos)
+        << md;
+    EXPECT_NE(md.find("data-parallel-naive-2: not a data-parallel run (no ddp block)"),
+              std::string::npos)
+        << md;
+    EXPECT_EQ(md.find("0 ranks"), std::string::npos) << md;
+}
+
+// Many times slower reads as a factor, not as "by 1437.5%".
+TEST(Study, ALargeSlowdownReadsAsAFactor) {
+    ResultSet set;
+    set.runs = {studyRun(StudySection::Sizes, "tiny", Mode::ForwardBackward, Precision::Fp32,
+                         {10.0, 10.2, 9.9, 10.1}),
+                studyRun(StudySection::Precision, "tiny", Mode::ForwardBackward, Precision::Bf16,
+                         {153.0, 154.0, 153.5, 153.8})};
+    const std::string md = writeStudyReport(set, StudyHeader{}).markdown;
+    EXPECT_NE(md.find("bf16 is slower, taking 15.3\u00D7 the time."), std::string::npos) << md;
+}

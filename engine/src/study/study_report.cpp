@@ -202,6 +202,10 @@ void sizes(Draft& draft, const ResultSet& set) {
     for (const auto& model : modelsOf(runs)) {
         const RunResult* fwd = find(runs, model, Mode::Forward);
         const RunResult* both = find(runs, model, Mode::ForwardBackward);
+        if (!fwd && !both) { // a folder's runs are data: this section reads these two modes
+            failures.push_back(model + ": no forward or forward-backward run in this folder");
+            continue;
+        }
         if (both) {
             charted.push_back(both);
         }
@@ -231,7 +235,7 @@ void sizes(Draft& draft, const ResultSet& set) {
                         fixed(highest, 2) + "\u00D7 the forward pass across the sizes measured.");
     }
     for (const auto& f : failures) {
-        s.say("Not measured: " + f + ".");
+        s.say((f.find(": no forward") == std::string::npos ? "Not measured: " : "") + f + ".");
     }
     s.chart("step-times", "Forward-backward step time by size, every step", charted);
 }
@@ -328,7 +332,11 @@ void precision(Draft& draft, const ResultSet& set) {
             break;
         case Verdict::Slower:
             ++slower;
-            sentence += "bf16 is slower, by " + percent(r.interval.ratio - 1.0) + ".";
+            // "slower, by 1437.5%" reads badly: from twice the time on, a factor.
+            sentence += r.interval.ratio >= 2.0
+                            ? "bf16 is slower, taking " + fixed(r.interval.ratio, 1) +
+                                  "\u00D7 the time."
+                            : "bf16 is slower, by " + percent(r.interval.ratio - 1.0) + ".";
             break;
         default:
             ++same;
@@ -443,6 +451,10 @@ void dataParallel(Draft& draft, const ResultSet& set) {
     double bestShare = 2.0;
     std::vector<std::pair<std::string, double>> shares;
     for (const auto* r : runs) {
+        if (!r->config.ddp) { // named as this section's, but not a data-parallel run
+            s.row({"-", "-", "-", "-", "-", r->id + ": not a data-parallel run (no ddp block)"});
+            continue;
+        }
         const DdpRequest& q = *r->config.ddp;
         std::vector<double> exposed, overhead;
         if (r->ddp && !r->ddp->ranks.empty()) {
