@@ -190,6 +190,8 @@ public:
     };
     std::vector<Kept> finished;
     Message replay(const Kept& k) const; // a kept run, sent again
+    // Sends the kept runs the connection's fetches asked for, once its replays have gone.
+    void serveFetch(Connection& c);
     // Lab experiments in flight, by the session's lab index: who asked, and their tag. A lab
     // report goes to that connection alone; one whose client left is dropped (it is cheap to
     // run again, unlike a run, and no one else asked for it).
@@ -230,12 +232,31 @@ public:
     // A replay (runs kept for this client) is not counted against the limit on unread
     // messages: a night's sweep may be more than it, and is sent once, to this client.
     void send(const Message& m, bool replay = false) { sendLine(encode(m), !replay); }
+    size_t replayBytes() const { return m_replayBytes; }
+    // Runs fetched and not yet sent: these indices, or every kept run.
+    void wantRuns(const std::vector<int>& runs) {
+        if (runs.empty()) {
+            m_fetchAll = true;
+        }
+        for (int index : runs) {
+            if (m_fetched.size() < kMaxFetched) {
+                m_fetched.insert(index);
+            }
+        }
+    }
+    bool wantsRuns() const { return m_fetchAll || !m_fetched.empty(); }
+    bool wants(int index) const { return m_fetchAll || m_fetched.count(index) > 0; }
+    void clearWanted() {
+        m_fetchAll = false;
+        m_fetched.clear();
+    }
 
     void sendLine(std::string line, bool counted = true) {
         if (m_closing && !m_finalQueued) {
             return;
         }
         m_outBytes += counted ? line.size() : 0;
+        m_replayBytes += counted ? 0 : line.size();
         m_out.emplace_back(std::move(line), counted);
         if (m_outBytes > kMaxQueuedBytes) {
             // A client that stopped reading: it is dropped, the run is not held up.
@@ -342,7 +363,12 @@ private:
                               }
                               const auto& [line, counted] = self->m_out.front();
                               self->m_outBytes -= counted ? line.size() : 0;
+                              self->m_replayBytes -= counted ? 0 : line.size();
                               self->m_out.pop_front();
+                              if (self->m_replayBytes == 0 && self->wantsRuns() &&
+                                  !self->m_closing) {
+                                  self->m_server.serveFetch(*self);
+                              }
                               self->writeNext();
                           });
     }
@@ -381,6 +407,10 @@ private:
     std::string m_in;
     std::deque<std::pair<std::string, bool>> m_out; // a line, and whether it is counted
     size_t m_outBytes = 0;
+    size_t m_replayBytes = 0; // replays queued and not yet written (not in m_outBytes)
+    static constexpr size_t kMaxFetched = 1 << 16; // indices noted; more fetch every run
+    std::set<int> m_fetched;
+    bool m_fetchAll = false;
     bool m_writing = false;
     bool m_closing = false;
     bool m_finalQueued = false;
@@ -502,6 +532,22 @@ void RemoteServer::Impl::accept() {
         c->start();
         accept();
     });
+}
+
+void RemoteServer::Impl::serveFetch(Connection& c) {
+    if (c.replayBytes() > 0 || !c.wantsRuns()) {
+        return;
+    }
+    std::vector<const Kept*> sending;
+    for (const Kept& k : finished) {
+        if (c.wants(k.index)) {
+            sending.push_back(&k);
+        }
+    }
+    c.clearWanted();
+    for (const Kept* k : sending) {
+        c.send(replay(*k), true);
+    }
 }
 
 Message RemoteServer::Impl::replay(const Kept& k) const {
@@ -695,13 +741,12 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
         session.cancel();
         break;
     case Type::Fetch:
-        for (const Kept& k : finished) {
-            if (!m.runs.empty() &&
-                std::find(m.runs.begin(), m.runs.end(), k.index) == m.runs.end()) {
-                continue;
-            }
-            c.send(replay(k), true);
-        }
+        // A fetch's replays are sent uncounted, like those on connect, but only once the
+        // replays before them have been written: until then the runs asked for are noted
+        // (one set per connection, at most every kept run), so a client that sends fetches
+        // and never reads holds one round of replays at most.
+        c.wantRuns(m.runs);
+        serveFetch(c);
         break;
     case Type::Ack:
         for (Kept& k : finished) {
