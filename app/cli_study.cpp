@@ -136,6 +136,17 @@ int studyCommand(const StudyOptions& o) {
         return kExitUsage;
     }
     const fs::path dir = o.out;
+    // The folder is checked and held before anything is measured: a path error is a usage
+    // error (exit 2) with its reason, never an abort after the calibration run.
+    std::unique_ptr<StudyFolderLock> held;
+    if (!o.dryRun) {
+        try {
+            held = openStudyFolder(dir);
+        } catch (const std::exception& e) {
+            std::cerr << "lmprof-cli study: --out: " << e.what() << "\n";
+            return kExitUsage;
+        }
+    }
     const bool started = !o.out.empty() && fs::exists(dir / "runs.jsonl");
     if (started && !o.resume && !o.dryRun) {
         std::cerr << "lmprof-cli study: " << dir.string()
@@ -160,8 +171,10 @@ int studyCommand(const StudyOptions& o) {
     } else {
         RunConfig probe;
         probe.device = o.device;
-        if (auto refusal = engine->checkRunnable(probe)) {
-            std::cerr << "lmprof-cli study: --device: " << refusal->reason << "\n";
+        probe.threads = o.threads;
+        if (auto refusal = engine->checkRunnable(probe)) { // the engine's bounds (its cores)
+            std::cerr << "lmprof-cli study: --" << refusal->field << ": " << refusal->reason
+                      << "\n";
             return kExitUsage;
         }
         request = studyRequestFor(*engine, o.device, *budget, o.threads);
@@ -268,13 +281,22 @@ CliCommand studyEntry() {
                 cmd.add_flag("--dry-run", o->dryRun, "print the plan and its cuts, run nothing");
                 cmd.add_flag("--resume", o->resume, "continue the study in --out, skipping "
                                                     "finished runs");
-                addNumber(cmd, "--threads", o->threads, "CPU intra-op threads (0: LibTorch default)");
+                addNumberIn(cmd, "--threads", o->threads, 0, 4096,
+                            "CPU intra-op threads (0: LibTorch default; at most the engine's "
+                            "CPU count)");
                 addNumberIn(cmd, "--rate", o->rate, 1e6, 1e18,
                             "plan for this rate in FLOP/s instead of calibrating (a plan.json's "
                             "flops_per_s), so the same budget plans the same runs");
                 cmd.add_flag("--quiet,-q", o->quiet, "no progress lines on stderr");
                 addConnectOptions(cmd, o->connect, o->tokenFile);
-                return std::function<int()>([o] { return studyCommand(*o); });
+                return std::function<int()>([o] {
+                    try {
+                        return studyCommand(*o);
+                    } catch (const std::exception& e) { // a file that failed mid-study
+                        std::cerr << "lmprof-cli study: " << e.what() << "\n";
+                        return kExitFailure;
+                    }
+                });
             }};
 }
 

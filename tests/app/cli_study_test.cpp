@@ -5,6 +5,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 
 using namespace lmprof_cli_test;
 
@@ -164,4 +167,55 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
         EXPECT_EQ(readFile(dir / name), bytes) << name << " changed";
     }
     std::filesystem::remove_all(dir);
+}
+
+// Every path error is a usage error (exit 2) with its reason, before anything is measured
+// (no calibration: no --rate is given), and nothing is written outside the folder.
+TEST(Cli, AStudyRefusesFoldersItCannotOwnBeforeMeasuring) {
+    namespace fs = std::filesystem;
+    const auto base = tempDir() / "hostile-study";
+    fs::remove_all(base);
+    fs::create_directories(base);
+    const auto study = [](const fs::path& out, const std::string& more = "") {
+        return cli("study --device cpu --budget 20s -q --out " + out.string() + more);
+    };
+    std::ofstream(base / "a-file") << "x";
+    fs::create_directories(base / "linked");
+    fs::create_symlink(base / "outside.png", base / "linked" / "sizes.png");
+    fs::create_directories(base / "dir-runs" / "runs.jsonl");
+    fs::create_directories(base / "fifo-runs");
+    ASSERT_EQ(::mkfifo((base / "fifo-runs" / "runs.jsonl").c_str(), 0600), 0);
+    const std::pair<fs::path, std::string> cases[] = {
+        {base / "a-file", "a-file is not a folder"},
+        {base / "a-file" / "below", "cannot make the folder"},
+        {base / "linked", "sizes.png is a link"},
+        {base / "dir-runs", "runs.jsonl is not a regular file"},
+        {base / "fifo-runs", "runs.jsonl is not a regular file"},
+    };
+    for (const auto& [out, why] : cases) {
+        const Result r = study(out, " --resume");
+        EXPECT_EQ(r.code, 2) << out << ": " << r.output;
+        EXPECT_NE(r.output.find("--out: "), std::string::npos) << r.output;
+        EXPECT_NE(r.output.find(why), std::string::npos) << r.output;
+        EXPECT_EQ(r.output.find("calibrating"), std::string::npos) << r.output;
+    }
+    EXPECT_FALSE(fs::exists(base / "outside.png")) << "written through the link";
+    // A second process on one folder: refused while the first holds it.
+    const auto busy = base / "busy";
+    fs::create_directories(busy);
+    const int fd = ::open((busy / ".lock").c_str(), O_RDWR | O_CREAT, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX | LOCK_NB), 0);
+    const Result r = study(busy);
+    ::close(fd);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("another process is running a study in"), std::string::npos)
+        << r.output;
+    // Threads beyond the engine's CPUs are refused with the bound, not run as errors.
+    const Result threads = study(base / "threads", " --threads 4096 --rate 1.4e11");
+    EXPECT_EQ(threads.code, 2) << threads.output;
+    EXPECT_NE(threads.output.find("--threads: 4096 is over this machine's bound of"),
+              std::string::npos)
+        << threads.output;
+    fs::remove_all(base);
 }

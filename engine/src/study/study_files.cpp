@@ -5,8 +5,13 @@
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace lmprof::engine {
 
@@ -26,6 +31,63 @@ json readPlan(const fs::path& dir) {
 }
 
 } // namespace
+
+StudyFolderLock::~StudyFolderLock() {
+    ::close(m_fd); // releases the flock
+}
+
+std::unique_ptr<StudyFolderLock> openStudyFolder(const fs::path& dir) {
+    const std::string name = dir.string();
+    std::error_code ec;
+    const fs::file_status status = fs::symlink_status(dir, ec);
+    if (fs::is_symlink(status)) {
+        throw StudyFolderError(name + " is a link: a study writes only inside its own folder");
+    }
+    if (fs::exists(status) && !fs::is_directory(status)) {
+        throw StudyFolderError(name + " is not a folder");
+    }
+    if (!fs::exists(status) && (fs::create_directories(dir, ec), ec)) {
+        throw StudyFolderError("cannot make the folder " + name + ": " + ec.message());
+    }
+    // Links could carry a write outside the folder: none is let in (at most this many
+    // entries are looked at; a study's folder holds a few dozen).
+    size_t looked = 0;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end && looked < 100000;
+         it.increment(ec), ++looked) {
+        if (it->is_symlink(ec)) {
+            throw StudyFolderError(it->path().string() +
+                                   " is a link: a study writes only inside its folder and never "
+                                   "through a link; remove it, or choose another folder");
+        }
+    }
+    if (ec) {
+        throw StudyFolderError("cannot read the folder " + name + ": " + ec.message());
+    }
+    for (const char* file : {"runs.jsonl", "plan.json", "lab.json"}) {
+        const fs::path path = dir / file;
+        const fs::file_status s = fs::symlink_status(path, ec);
+        if (fs::exists(s) && !fs::is_regular_file(s)) {
+            throw StudyFolderError(path.string() + " is not a regular file");
+        }
+    }
+    if (fs::exists(dir / "runs.jsonl", ec) &&
+        fs::file_size(dir / "runs.jsonl", ec) > kMaxInputFileBytes) {
+        throw StudyFolderError((dir / "runs.jsonl").string() + " is over " +
+                               std::to_string(kMaxInputFileBytes >> 20) +
+                               " MiB: not a study's runs");
+    }
+    const std::string lock = (dir / ".lock").string();
+    const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        throw StudyFolderError("cannot write in " + name + ": " + std::strerror(errno));
+    }
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        ::close(fd);
+        throw StudyFolderError("another process is running a study in " + name +
+                               " (it holds " + lock + "); wait for it to end");
+    }
+    return std::make_unique<StudyFolderLock>(fd);
+}
 
 void saveStudyPlan(const fs::path& dir, const StudyRequest& r, const StudyPlan& plan,
                    const Environment& env) {

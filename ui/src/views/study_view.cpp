@@ -45,8 +45,10 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
     m_message.clear();
     m_report.reset();
     m_cancelled = false;
+    m_held.reset(); // a lock of this process's own would refuse the folder again
     if (resume) {
         try {
+            m_held = openStudyFolder(m_dir); // refused with its reason: links, a second process
             if (auto saved = loadStudyRequest(m_dir)) {
                 m_request = *saved;
                 m_plan = planStudy(m_request);
@@ -73,6 +75,12 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
         return;
     }
     m_dir = ctx.studyDir / ("study-" + stamp());
+    try {
+        m_held = openStudyFolder(m_dir);
+    } catch (const std::exception& e) {
+        m_message = e.what();
+        return;
+    }
     m_done.clear();
     m_calibration = engine.submit(calibration);
     m_phase = Phase::Calibrating;

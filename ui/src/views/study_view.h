@@ -52,6 +52,7 @@ private:
     std::string m_device = "auto";
     char m_budget[32] = "20m";
     std::filesystem::path m_dir;
+    std::unique_ptr<engine::StudyFolderLock> m_held; // the folder, checked and held while used
     engine::StudyRequest m_request;
     engine::StudyPlan m_plan;
     std::set<std::string> m_done;

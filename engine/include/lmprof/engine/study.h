@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <stdexcept>
 #include <optional>
 #include <set>
 #include <string>
@@ -131,6 +133,28 @@ StudyReport writeStudyReport(const ResultSet& set, const StudyHeader& header);
 // plan.json (the request, so a resumed study plans the same runs, and the plan's cuts),
 // runs.jsonl (every finished run, appended as it ends), lab.json (the precision lab), and
 // the write-up, report.md with a CSV per table.
+// A study folder held for writing, by this process alone (a lock on DIR/.lock, released
+// when this is destroyed). openStudyFolder makes DIR if it is missing and refuses, throwing
+// StudyFolderError with the reason: DIR that is not a folder or cannot be written; a link
+// in it (a study writes only inside its folder, never through a link); a runs.jsonl,
+// plan.json or lab.json that is not a regular file, or a runs.jsonl over
+// kMaxInputFileBytes; a folder another process holds. Call it before anything is measured.
+class StudyFolderError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+class StudyFolderLock {
+public:
+    explicit StudyFolderLock(int fd) : m_fd(fd) {}
+    ~StudyFolderLock();
+    StudyFolderLock(const StudyFolderLock&) = delete;
+    StudyFolderLock& operator=(const StudyFolderLock&) = delete;
+
+private:
+    int m_fd;
+};
+std::unique_ptr<StudyFolderLock> openStudyFolder(const std::filesystem::path& dir);
+
 void saveStudyPlan(const std::filesystem::path& dir, const StudyRequest& request,
                    const StudyPlan& plan, const Environment& environment);
 std::optional<StudyRequest> loadStudyRequest(const std::filesystem::path& dir);
