@@ -168,6 +168,18 @@ int studyCommand(const StudyOptions& o) {
     }
     if (saved) {
         request = *saved;
+        // A plan is for its device: resumed where that device is missing, every run would
+        // end as an error and the study's machine would be overwritten.
+        RunConfig probe;
+        probe.device = request.device;
+        probe.threads = request.threads;
+        if (auto refusal = engine->checkRunnable(probe)) {
+            std::cerr << "lmprof-cli study: --resume: " << dir.string() << " was planned for "
+                      << request.device << ", which this engine cannot run ("
+                      << refusal->message() << "); resume it on that machine, or from here "
+                      << "with --connect HOST:PORT to an lmprof-cli serve there\n";
+            return kExitUsage;
+        }
     } else {
         RunConfig probe;
         probe.device = o.device;

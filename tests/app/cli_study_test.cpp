@@ -219,3 +219,25 @@ TEST(Cli, AStudyRefusesFoldersItCannotOwnBeforeMeasuring) {
         << threads.output;
     fs::remove_all(base);
 }
+
+// A plan is for its device: resumed on a machine without it, the study is refused (exit 2)
+// and told how to reach that machine, instead of recording every run as an error.
+TEST(Cli, AStudyIsNotResumedWhereItsDeviceIsMissing) {
+    namespace fs = std::filesystem;
+    const auto dir = tempDir() / "gpu-study";
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(dir / "plan.json")
+        << R"({"plan": "cs336-systems", "request": {"device": "cuda:7", "cuda": true,
+               "gpus": 8, "memory_bytes": 85899345920, "flops_per_s": 4e14,
+               "budget_s": 1200, "threads": 0}, "cuts": [], "left_out": []})";
+    std::ofstream(dir / "runs.jsonl"); // started, nothing finished yet
+    const Result r = cli("study --resume -q --out " + dir.string());
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("was planned for cuda:7, which this engine cannot run"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("--connect HOST:PORT"), std::string::npos) << r.output;
+    EXPECT_EQ(fs::file_size(dir / "runs.jsonl"), 0u) << "no run was recorded";
+    fs::remove_all(dir);
+}

@@ -2,9 +2,12 @@
 // memory leaves out), and the write-up's sentences from result sets whose answers are known.
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <unistd.h>
 #include <gtest/gtest.h>
 #include <string>
 
@@ -218,4 +221,39 @@ TEST(Study, ALargeSlowdownReadsAsAFactor) {
                          {153.0, 154.0, 153.5, 153.8})};
     const std::string md = writeStudyReport(set, StudyHeader{}).markdown;
     EXPECT_NE(md.find("bf16 is slower, taking 15.3\u00D7 the time."), std::string::npos) << md;
+}
+
+// A run cut short by Ctrl+C, or one that found no device (a resume on another machine), is
+// not a finished run: --resume runs it again, and the report reads the run that replaced it.
+TEST(Study, ACancelledRunIsRunAgainAndItsReplacementIsReported) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("lmprof_study_resume_" +
+                                                      std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    RunResult kept = studyRun(StudySection::Sizes, "tiny", Mode::Forward, Precision::Fp32,
+                              {5, 5.1, 4.9});
+    RunResult oom = studyRun(StudySection::Sizes, "small", Mode::Forward, Precision::Fp32, {1});
+    oom.status = RunStatus::Oom;
+    oom.steps.clear();
+    RunResult cut = studyRun(StudySection::Sizes, "tiny", Mode::ForwardBackward, Precision::Fp32,
+                             {9, 9.2});
+    cut.status = RunStatus::Cancelled;
+    RunResult nowhere = studyRun(StudySection::Sizes, "small", Mode::ForwardBackward,
+                                 Precision::Fp32, {1});
+    nowhere.steps.clear();
+    nowhere.status = RunStatus::Error;
+    nowhere.error = "device: 'cuda:0' requested but 0 CUDA device(s) are available";
+    for (const RunResult& r : {kept, oom, cut, nowhere}) {
+        appendRunJsonl(dir / "runs.jsonl", r);
+    }
+    EXPECT_EQ(finishedStudyRuns(dir), (std::set<std::string>{kept.id, oom.id}));
+    RunResult again = studyRun(StudySection::Sizes, "tiny", Mode::ForwardBackward,
+                               Precision::Fp32, {12, 12.3, 12.0});
+    appendRunJsonl(dir / "runs.jsonl", again);
+    EXPECT_TRUE(finishedStudyRuns(dir).count(again.id));
+    const std::string md = writeStudyFolder(dir, "test", {}).markdown;
+    EXPECT_EQ(md.find("cancelled"), std::string::npos) << md;
+    EXPECT_NE(md.find("4.03 ±"), std::string::npos) << md; // the replacement's forward
+    fs::remove_all(dir);
 }

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/file.h>
@@ -132,11 +133,41 @@ std::optional<StudyRequest> loadStudyRequest(const fs::path& dir) {
     }
 }
 
+namespace {
+
+// Whether a run saved in runs.jsonl is done: an OOM or a failure is data, but a run that
+// was cancelled (Ctrl+C, a window closed) or found no device (a resume elsewhere) says
+// nothing about the study, and runs again.
+bool isDone(const RunResult& r) {
+    return r.status != RunStatus::Cancelled &&
+           !(r.status == RunStatus::Error && r.error && r.error->rfind("device: ", 0) == 0);
+}
+
+// A folder's runs, the last of each id in the place of its first: a run that runs again
+// after a cancel replaces the cancelled one.
+std::vector<RunResult> latestRuns(std::vector<RunResult> runs) {
+    std::vector<RunResult> out;
+    std::map<std::string, size_t> place;
+    for (auto& r : runs) {
+        if (const auto it = place.find(r.id); it != place.end()) {
+            out[it->second] = std::move(r);
+        } else {
+            place.emplace(r.id, out.size());
+            out.push_back(std::move(r));
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 std::set<std::string> finishedStudyRuns(const fs::path& dir) {
     std::set<std::string> done;
     if (fs::exists(dir / "runs.jsonl")) {
-        for (const auto& r : loadRunsJsonl(dir / "runs.jsonl").runs) {
-            done.insert(r.id);
+        for (const auto& r : latestRuns(loadRunsJsonl(dir / "runs.jsonl").runs)) {
+            if (isDone(r)) {
+                done.insert(r.id);
+            }
         }
     }
     return done;
@@ -145,7 +176,7 @@ std::set<std::string> finishedStudyRuns(const fs::path& dir) {
 StudyReport writeStudyFolder(const fs::path& dir, const std::string& command,
                              const StudyChartDrawer& drawCharts) {
     ResultSet set;
-    set.runs = loadRunsJsonl(dir / "runs.jsonl").runs;
+    set.runs = latestRuns(loadRunsJsonl(dir / "runs.jsonl").runs);
     StudyHeader header;
     if (fs::exists(dir / "lab.json")) {
         const ResultSet lab = loadResultSet(dir / "lab.json");
