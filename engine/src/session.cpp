@@ -108,6 +108,26 @@ void Session::cancel() {
     }
 }
 
+void Session::cancelLab(int labIndex) {
+    std::optional<Job> dropped;
+    {
+        std::lock_guard lock(m_mutex);
+        const auto it = std::find_if(m_queue.begin(), m_queue.end(), [&](const Job& j) {
+            return j.index == labIndex && std::holds_alternative<LabRequest>(j.what);
+        });
+        if (it != m_queue.end()) {
+            dropped = std::move(*it);
+            m_queue.erase(it);
+        } else if (m_running && m_runningLab == labIndex) {
+            m_cancel.store(true);
+        }
+    }
+    if (dropped) {
+        publish(LabFinished{dropped->index, unstartedLab(std::get<LabRequest>(dropped->what),
+                                                         "cancelled before it started", true)});
+    }
+}
+
 std::vector<SessionEvent> Session::drain() {
     std::vector<SessionEvent> out;
     std::lock_guard lock(m_mutex);
@@ -188,6 +208,7 @@ void Session::workerLoop() {
             rankProgram = m_rankProgram;
             m_queue.pop_front();
             m_running = true;
+            m_runningLab = std::holds_alternative<LabRequest>(job.what) ? job.index : -1;
             m_cancel.store(false);
         }
         runJob(job, rankProgram);
@@ -214,6 +235,7 @@ void Session::runJob(Job& job, const RankProgram& rankProgram) {
     {
         std::lock_guard lock(m_mutex);
         m_running = false;
+        m_runningLab = -1;
         m_events.push_back(std::move(finished));
         ++m_wakeEvents;
     }

@@ -984,3 +984,36 @@ TEST(Remote, FetchesFromAClientThatDoesNotReadMergeInsteadOfPilingUp) {
     EXPECT_GE(replays, 1);
     EXPECT_LT(replays, kFetches / 4) << "every fetch was answered, none merged";
 }
+
+// Lab reports go to the client that asked, alone: when it leaves, its experiments are
+// dropped from the engine (queued ones at once, the running one between its chunks), so
+// the next client does not wait behind work no one will read.
+TEST(Remote, AClientsLabExperimentsAreDroppedWhenItLeaves) {
+    Served served;
+    {
+        RawClient c(served.server->port());
+        c.send(helloLine(kToken));
+        for (int i = 0; i < 10; ++i) {
+            Message lab;
+            lab.type = Type::Lab;
+            lab.run = i;
+            lab.lab = AccumulationRequest{"cpu", kMaxGridTerms};
+            c.send(encode(lab));
+        }
+        const auto until = std::chrono::steady_clock::now() + 30s;
+        while (!served.session.busy() && std::chrono::steady_clock::now() < until) {
+            std::this_thread::sleep_for(10ms);
+        }
+        ASSERT_TRUE(served.session.busy()) << "the experiments never started";
+    } // leaves without reading a report
+    RemoteSession remote(served.client());
+    ASSERT_TRUE(remote.waitConnected(10s)) << remote.info().problem;
+    remote.submit(tinyCpu());
+    const RunResult r = results(collect(remote, 1)).at(0);
+    EXPECT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+    bool dropped = false;
+    for (const auto& line : served.log()) {
+        dropped = dropped || line.find("dropped 10 lab experiment(s) of") != std::string::npos;
+    }
+    EXPECT_TRUE(dropped) << "the server did not drop the leaver's experiments";
+}

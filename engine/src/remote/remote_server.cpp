@@ -192,6 +192,9 @@ public:
     Message replay(const Kept& k) const; // a kept run, sent again
     // Sends the kept runs the connection's fetches asked for, once its replays have gone.
     void serveFetch(Connection& c);
+    // A client that left: its lab experiments are dropped from the engine (queued ones at
+    // once, a running one between its chunks), since their reports go to it alone.
+    void dropLabsOf(const Connection& c);
     // Lab experiments in flight, by the session's lab index: who asked, and their tag. A lab
     // report goes to that connection alone; one whose client left is dropped (it is cheap to
     // run again, unlike a run, and no one else asked for it).
@@ -287,6 +290,7 @@ public:
         std::error_code ec;
         m_timer.cancel();
         m_socket.close(ec);
+        m_server.dropLabsOf(*this);
         m_server.connections.erase(shared_from_this());
     }
 
@@ -532,6 +536,21 @@ void RemoteServer::Impl::accept() {
         c->start();
         accept();
     });
+}
+
+void RemoteServer::Impl::dropLabsOf(const Connection& c) {
+    int dropped = 0;
+    for (const auto& [index, asker] : labs) {
+        const auto owner = asker.connection.lock();
+        if (!owner || owner.get() == &c) {
+            session.cancelLab(index);
+            ++dropped;
+        }
+    }
+    if (dropped > 0) {
+        log("dropped " + std::to_string(dropped) + " lab experiment(s) of " + c.peer +
+            ", who left");
+    }
 }
 
 void RemoteServer::Impl::serveFetch(Connection& c) {

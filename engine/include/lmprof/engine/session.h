@@ -46,6 +46,10 @@ public:
 
     // Stops the current run within one step (keeping finished steps) and drops queued runs.
     void cancel() override;
+    // Drops one lab experiment: from the queue (answered as cancelled), or, when it is the
+    // one running, stopped between its chunks. Runs and other experiments go on. For a
+    // server whose client left: no one will read that report.
+    void cancelLab(int labIndex) override;
 
     // Takes every event published since the last call. Never blocks on the worker.
     std::vector<SessionEvent> drain() override;
@@ -89,6 +93,7 @@ private:
     int m_nextIndex = 0;
     int m_nextLab = 0;
     bool m_running = false;
+    int m_runningLab = -1; // the lab experiment running, or -1
     bool m_stop = false;
     std::atomic<bool> m_cancel{false};
     mutable std::once_flag m_infoOnce; // info() probes the machine once

@@ -87,6 +87,10 @@ public:
     // experiment between chunks, and drops everything queued (each still answered).
     virtual void cancel() = 0;
 
+    // Drops one lab experiment (queued: answered as cancelled; running: stopped between its
+    // chunks), leaving the rest. An engine that cannot single one out ignores it.
+    virtual void cancelLab(int /*labIndex*/) {}
+
     // Takes every event published since the last call. Never blocks on the engine.
     virtual std::vector<SessionEvent> drain() = 0;
 
