@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 #include <gtest/gtest.h>
 #include <string>
@@ -256,4 +257,48 @@ TEST(Study, ACancelledRunIsRunAgainAndItsReplacementIsReported) {
     EXPECT_EQ(md.find("cancelled"), std::string::npos) << md;
     EXPECT_NE(md.find("4.03 ±"), std::string::npos) << md; // the replacement's forward
     fs::remove_all(dir);
+}
+
+// A study folder is read like any input: its damaged lines are named in the report's
+// header, its plan.json is checked field by field, and what it says is shown as text,
+// never as Markdown of its own (a run id cannot add a heading or an image).
+TEST(Study, AFoldersFilesAreCheckedNamedAndEscaped) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("lmprof_study_hostile_" +
+                                                      std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    RunResult odd = studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32,
+                             {3, 3.1});
+    odd.id = "data-parallel-x\n# Owned ![pixel](http://example.invalid/p.png)";
+    appendRunJsonl(dir / "runs.jsonl", odd);
+    { std::ofstream(dir / "runs.jsonl", std::ios::app) << "{\"not\": \"a run\"}\n"; }
+    const std::string md = writeStudyFolder(dir, "test", {}).markdown;
+    EXPECT_NE(md.find("- Damaged, skipped"), std::string::npos) << md;
+    EXPECT_NE(md.find("runs.jsonl line 2"), std::string::npos) << md;
+    EXPECT_EQ(md.find("\n# Owned"), std::string::npos) << md;
+    EXPECT_EQ(md.find("![pixel]"), std::string::npos) << md;
+    EXPECT_NE(md.find("\\# Owned \\!\\[pixel\\]"), std::string::npos) << md;
+
+    std::ofstream(dir / "plan.json")
+        << R"({"plan": "cs336-systems", "request": {"device": "cpu", "cuda": false, "gpus": 0,
+               "memory_bytes": 1000000, "flops_per_s": 1e11, "budget_s": -1e308,
+               "threads": 0}, "cuts": [], "left_out": []})";
+    try {
+        writeStudyFolder(dir, "test", {});
+        ADD_FAILURE() << "a budget of -1e308 s was taken";
+    } catch (const ResultFormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("plan.json: request.budget_s:"), std::string::npos)
+            << e.what();
+    }
+    fs::remove_all(dir);
+}
+
+TEST(Study, ABudgetIsDigitsAndAUnit) {
+    EXPECT_EQ(parseStudyBudget("20m"), 1200.0);
+    EXPECT_EQ(parseStudyBudget("1.5h"), 5400.0);
+    EXPECT_EQ(parseStudyBudget("90"), 90.0);
+    for (const char* bad : {" 5m", "5m ", "0x10m", "1e3s", "-5m", "1..5m", "m", ""}) {
+        EXPECT_FALSE(parseStudyBudget(bad)) << "'" << bad << "'";
+    }
 }

@@ -6,20 +6,27 @@
 
 namespace lmprof::engine {
 
+std::string markdownText(std::string_view s) {
+    std::string out;
+    for (char ch : s) {
+        if (ch == '\n' || ch == '\r') {
+            out += ' ';
+            continue;
+        }
+        // What Markdown would read as markup: emphasis, code, links and images, HTML,
+        // headings, table cells. Escaped, each shows as itself.
+        if (std::string_view("\\`*_[]<>#!|").find(ch) != std::string_view::npos) {
+            out += '\\';
+        }
+        out += ch;
+    }
+    return out;
+}
+
 namespace {
 
 std::string escapeCell(const std::string& s) {
-    std::string out;
-    for (char ch : s) {
-        if (ch == '|') {
-            out += "\\|";
-        } else if (ch == '\n') {
-            out += ' ';
-        } else {
-            out += ch;
-        }
-    }
-    return out;
+    return markdownText(s);
 }
 
 void row(std::ostream& out, const std::vector<std::string>& cells) {

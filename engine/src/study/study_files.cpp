@@ -1,11 +1,13 @@
 // A study's folder (study.h, docs/STUDY.md): its plan, its runs, its lab and its write-up.
 
 #include "lmprof/engine/file_io.h"
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <map>
@@ -28,6 +30,52 @@ json readPlan(const fs::path& dir) {
         return json::parse(readInputFile(dir / "plan.json", kMaxPlanBytes));
     } catch (const json::exception& e) {
         throw ResultFormatError((dir / "plan.json").string() + ": " + e.what());
+    }
+}
+
+// When the study was first planned: a resume keeps the date its plan.json has.
+std::string plannedAt(const fs::path& dir) {
+    try {
+        if (fs::exists(dir / "plan.json")) {
+            const json plan = readPlan(dir);
+            if (plan.contains("created") && plan["created"].is_string()) {
+                return plan["created"].get<std::string>();
+            }
+        }
+    } catch (const std::exception&) {
+        // an unreadable plan is replaced, dated now
+    }
+    return utcNow();
+}
+
+// A saved request is read like any input: each field within what a study can plan for,
+// or an error naming it (a budget of -1e308 s, no memory, a negative rate).
+void checkRequest(const StudyRequest& r, const std::string& file) {
+    const auto refuse = [&](const std::string& field, const std::string& why) {
+        throw ResultFormatError(file + ": request." + field + ": " + why);
+    };
+    RunConfig probe;
+    probe.device = r.device;
+    for (const ConfigError& e : validate(probe)) {
+        if (e.field == "device") {
+            refuse("device", e.reason);
+        }
+    }
+    if (!std::isfinite(r.budgetS) || r.budgetS <= 0.0 || r.budgetS > 7 * 24 * 3600.0) {
+        refuse("budget_s", formatFixed(r.budgetS, 0) + " is not a budget (seconds, up to a week)");
+    }
+    if (!std::isfinite(r.flopsPerS) || r.flopsPerS < 1e6 || r.flopsPerS > 1e18) {
+        refuse("flops_per_s", "not a rate from 1e6 to 1e18 FLOP/s");
+    }
+    if (r.memoryBytes <= 0 || r.memoryBytes > (int64_t{1} << 50)) {
+        refuse("memory_bytes", std::to_string(r.memoryBytes) +
+                                   " is not a device's memory (1 byte to 1 PiB)");
+    }
+    if (r.gpus < 0 || r.gpus > 1024) {
+        refuse("gpus", std::to_string(r.gpus) + " is not a GPU count (0 to 1024)");
+    }
+    if (r.threads < 0 || r.threads > 4096) {
+        refuse("threads", std::to_string(r.threads) + " is not a thread count (0 to 4096)");
     }
 }
 
@@ -108,7 +156,7 @@ void saveStudyPlan(const fs::path& dir, const StudyRequest& r, const StudyPlan& 
                     {"driver", env.driver.value_or("")},
                     {"torch", env.torch},
                     {"commit", toolInfo().git},
-                    {"created", utcNow()}};
+                    {"created", plannedAt(dir)}};
     writeFileAtomic(dir / "plan.json", j.dump(2) + "\n");
 }
 
@@ -127,6 +175,7 @@ std::optional<StudyRequest> loadStudyRequest(const fs::path& dir) {
         r.flopsPerS = q.at("flops_per_s").get<double>();
         r.budgetS = q.at("budget_s").get<double>();
         r.threads = q.at("threads").get<int>();
+        checkRequest(r, (dir / "plan.json").string());
         return r;
     } catch (const json::exception& e) {
         throw ResultFormatError((dir / "plan.json").string() + ": " + e.what());
@@ -176,8 +225,12 @@ std::set<std::string> finishedStudyRuns(const fs::path& dir) {
 StudyReport writeStudyFolder(const fs::path& dir, const std::string& command,
                              const StudyChartDrawer& drawCharts) {
     ResultSet set;
-    set.runs = latestRuns(loadRunsJsonl(dir / "runs.jsonl").runs);
+    JsonlRuns saved = loadRunsJsonl(dir / "runs.jsonl");
+    set.runs = latestRuns(std::move(saved.runs));
     StudyHeader header;
+    for (const auto& w : saved.warnings) {
+        header.damaged.push_back("runs.jsonl " + w);
+    }
     if (fs::exists(dir / "lab.json")) {
         const ResultSet lab = loadResultSet(dir / "lab.json");
         set.precisionLab = lab.precisionLab;
@@ -187,6 +240,7 @@ StudyReport writeStudyFolder(const fs::path& dir, const std::string& command,
         header.commit = lab.tool.git;
     }
     if (fs::exists(dir / "plan.json")) {
+        loadStudyRequest(dir); // each field checked, or an error naming it
         try {
             const json plan = readPlan(dir);
             header.budgetS = plan.at("request").at("budget_s").get<double>();

@@ -110,6 +110,11 @@ std::optional<double> parseStudyBudget(std::string_view text) {
     default:
         break;
     }
+    // Digits with at most one point: stod would also take " 5", "0x10" and "1e3".
+    if (number.empty() || number.find_first_not_of("0123456789.") != std::string::npos ||
+        std::count(number.begin(), number.end(), '.') > 1) {
+        return std::nullopt;
+    }
     try {
         size_t used = 0;
         const double v = std::stod(number, &used);

@@ -378,7 +378,8 @@ void ops(Draft& draft, const ResultSet& set) {
         s.row({row.name, fixed(row.calls, 1), fixed(row.selfMs, 3),
                total > 0.0 ? percent(row.selfMs / total) : "-"});
     }
-    s.say("Profiled: " + profiled->id + ", step " + std::to_string(p.firstStep) + ".");
+    s.say("Profiled: " + markdownText(profiled->id) + ", step " + std::to_string(p.firstStep) +
+          ".");
     for (const auto& sentence : headlineSentences(p)) {
         s.say(sentence);
     }
@@ -573,25 +574,32 @@ StudyReport writeStudyReport(const ResultSet& set, const StudyHeader& h) {
     StudyReport report;
     report.chartsMissing = h.chartsMissing;
     std::ostringstream head;
-    head << "# The CS336 systems study on " << (h.device.empty() ? "this machine" : h.device)
-         << "\n\n";
-    head << "- Device: " << (h.device.empty() ? "-" : h.device)
-         << (h.driver.empty() ? "" : ", driver " + h.driver) << "\n";
-    head << "- LibTorch " << (h.torch.empty() ? "-" : h.torch) << ", lmprof "
-         << (h.commit.empty() ? "-" : h.commit) << "\n";
-    head << "- Runs: " << set.runs.size() << ", planned " << (h.date.empty() ? "-" : h.date)
+    // Every field of the header comes from the folder's files: shown as text, not markup.
+    const auto text = [](const std::string& s) { return s.empty() ? "-" : markdownText(s); };
+    head << "# The CS336 systems study on "
+         << (h.device.empty() ? "this machine" : markdownText(h.device)) << "\n\n";
+    head << "- Device: " << text(h.device)
+         << (h.driver.empty() ? "" : ", driver " + markdownText(h.driver)) << "\n";
+    head << "- LibTorch " << text(h.torch) << ", lmprof " << text(h.commit) << "\n";
+    head << "- Runs: " << set.runs.size() << ", planned " << text(h.date)
          << " with a budget of " << fixed(h.budgetS / 60.0, 1) << " min\n";
     head << "- Cut to fit the budget: " << (h.cuts.empty() ? "nothing" : "") << "\n";
     for (const auto& c : h.cuts) {
-        head << "  - " << c << "\n";
+        head << "  - " << markdownText(c) << "\n";
     }
     head << "- Left out, beyond the device's memory: " << (h.leftOut.empty() ? "nothing" : "")
          << "\n";
     for (const auto& l : h.leftOut) {
-        head << "  - " << l << "\n";
+        head << "  - " << markdownText(l) << "\n";
+    }
+    if (!h.damaged.empty()) {
+        head << "- Damaged, skipped (the report is without them):\n";
+        for (const auto& d : h.damaged) {
+            head << "  - " << markdownText(d) << "\n";
+        }
     }
     if (!h.chartsMissing.empty()) {
-        head << "- Charts: not drawn (" << h.chartsMissing << ")\n";
+        head << "- Charts: not drawn (" << markdownText(h.chartsMissing) << ")\n";
     }
     if (!h.command.empty()) {
         head << "- Regenerate this report: `" << h.command << "`\n";

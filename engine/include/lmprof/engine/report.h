@@ -40,6 +40,9 @@ std::vector<std::string> summaryRow(const RunResult& run,
 // ("±" is one column). Markdown left-aligns the first `textColumns` columns and the last
 // one, right-aligns the figures between them.
 using Rows = std::vector<std::vector<std::string>>;
+// Text from data (a run's id, an error) as Markdown shows it, never as markup: `\`*_[]<>#!|`
+// escaped, line ends as spaces. The Markdown tables write every cell through it.
+std::string markdownText(std::string_view s);
 void writeGridRows(std::ostream& out, const Rows& rows);
 void writeMarkdownRows(std::ostream& out, const Rows& rows, size_t textColumns);
 // Rows in a format: the grid, Markdown (textColumns as above) or CSV (CRLF line ends).

@@ -96,6 +96,8 @@ struct StudyHeader {
     std::string command; // the command that regenerates this report
     // Why the charts were not drawn (no OpenGL context to be had, ...); empty when they were.
     std::string chartsMissing;
+    // Lines of the folder's files that could not be read and were skipped, each named.
+    std::vector<std::string> damaged;
 };
 
 // One table of the write-up, also written beside it as CSV.
