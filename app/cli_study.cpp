@@ -97,6 +97,13 @@ void printPlan(const StudyPlan& plan, const StudyRequest& r) {
 // The write-up from DIR's saved runs, lab and plan: report.md and a CSV per table.
 int writeReport(const fs::path& dir, const std::string& command) {
     try {
+        // The report's files go into the folder alone: no link in it, no second writer.
+        std::error_code ec;
+        if (!fs::is_directory(fs::symlink_status(dir, ec))) {
+            std::cerr << "lmprof-cli study: " << dir.string() << " is not a study's folder\n";
+            return kExitUsage;
+        }
+        const auto held = openStudyFolder(dir);
 #ifdef LMPROF_STUDY_CHARTS
         const StudyChartDrawer drawCharts = ui::drawStudyChartsHeadless;
 #else
@@ -275,6 +282,7 @@ int studyCommand(const StudyOptions& o) {
                      (dir / "runs.jsonl").c_str());
         return kExitFailure;
     }
+    held.reset(); // the report takes the folder in turn
     return writeReport(dir, "lmprof-cli study --report " + dir.string());
 }
 

@@ -199,6 +199,9 @@ TEST(Cli, AStudyRefusesFoldersItCannotOwnBeforeMeasuring) {
         EXPECT_NE(r.output.find(why), std::string::npos) << r.output;
         EXPECT_EQ(r.output.find("calibrating"), std::string::npos) << r.output;
     }
+    const Result report = cli("study --report " + (base / "linked").string());
+    EXPECT_EQ(report.code, 2) << report.output;
+    EXPECT_NE(report.output.find("sizes.png is a link"), std::string::npos) << report.output;
     EXPECT_FALSE(fs::exists(base / "outside.png")) << "written through the link";
     // A second process on one folder: refused while the first holds it.
     const auto busy = base / "busy";

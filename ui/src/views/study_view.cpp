@@ -50,6 +50,16 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
         try {
             m_held = openStudyFolder(m_dir); // refused with its reason: links, a second process
             if (auto saved = loadStudyRequest(m_dir)) {
+                RunConfig probe; // a plan is for its device: not resumed where it is missing
+                probe.device = saved->device;
+                if (auto refusal = ctx.session.checkRunnable(probe)) {
+                    m_message = "this study was planned for " + saved->device +
+                                ", which this engine cannot run (" + refusal->message() +
+                                "); resume it on that machine, or connect to it (File > "
+                                "Connect)";
+                    m_held.reset();
+                    return;
+                }
                 m_request = *saved;
                 m_plan = planStudy(m_request);
                 m_done = finishedStudyRuns(m_dir);
