@@ -302,3 +302,20 @@ TEST(Study, ABudgetIsDigitsAndAUnit) {
         EXPECT_FALSE(parseStudyBudget(bad)) << "'" << bad << "'";
     }
 }
+
+// A run whose summary contradicts its steps is reported from its steps.
+TEST(Study, TheReportBelievesTheStepsOverTheSummary) {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("lmprof_study_summary_" +
+                                                      std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    RunResult r = studyRun(StudySection::Sizes, "tiny", Mode::Forward, Precision::Fp32,
+                           {6.0, 6.3, 6.0});
+    r.summary.forwardMs.mean = 0.001; // "the forward pass takes 1 µs"
+    appendRunJsonl(dir / "runs.jsonl", r);
+    const std::string md = writeStudyFolder(dir, "test", {}).markdown;
+    EXPECT_NE(md.find("2.03 ±"), std::string::npos) << md; // 6.1 / 3 from the steps
+    EXPECT_EQ(md.find("0.00 ±"), std::string::npos) << md;
+    fs::remove_all(dir);
+}
