@@ -604,9 +604,13 @@ std::optional<std::string> RemoteServer::Impl::overLimit(const RunConfig& config
     // refused before anything starts. A CUDA run that does not fit ends oom on its GPU.
     if (!session.isCuda(config.device)) {
         constexpr double kRankProcessBytes = 256.0 * (1 << 20); // LibTorch in each rank
+        // Each intra-op thread LibTorch starts keeps its stack's touched pages and its
+        // allocator arenas for the process's life: a few MiB, counted at 8 MiB.
+        constexpr double kThreadBytes = 8.0 * (1 << 20);
         const double need = static_cast<double>(ranks) *
                             (static_cast<double>(predictPeak(config).total()) +
-                             (config.ddp ? kRankProcessBytes : 0.0));
+                             (config.ddp ? kRankProcessBytes : 0.0) +
+                             kThreadBytes * std::max(0, config.threads));
         if (need > static_cast<double>(l.maxHostBytes)) {
             return "model: the memory model predicts " +
                    formatBytes(static_cast<int64_t>(std::min(need, 9.0e18))) +
