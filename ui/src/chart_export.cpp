@@ -4,6 +4,7 @@
 #include "chart_export.h"
 
 #include "lmprof/engine/config.h"
+#include "lmprof/ui/app.h"
 #include "lmprof/ui/run_store.h"
 #include "theme.h"
 #include "views/plot_helpers.h"
@@ -15,7 +16,6 @@
 #include <imgui_impl_opengl3.h>
 #include <imgui_internal.h>
 #include <implot.h>
-#include <stb/stb_image_write.h>
 #include <stdexcept>
 #include <vector>
 
@@ -198,10 +198,7 @@ void OffscreenCharts::render(const std::filesystem::path& path, int width, int h
     if (glGetError() != GL_NO_ERROR) {
         fail("reading the offscreen framebuffer failed");
     }
-    stbi_flip_vertically_on_write(1); // OpenGL's rows start at the bottom
-    if (!stbi_write_png(path.c_str(), width, height, 4, pixels.data(), width * 4)) {
-        fail("writing the PNG failed");
-    }
+    writeGlPixelsPng(path, width, height, pixels);
 }
 
 void OffscreenCharts::drawFrames(int width, int height, const std::string& title,

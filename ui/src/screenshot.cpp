@@ -2,9 +2,12 @@
 
 #include "lmprof/ui/app.h"
 
+#include "lmprof/engine/file_io.h"
+
 #include <GL/gl.h>
 #include <stb/stb_image_write.h>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace lmprof::ui {
@@ -28,10 +31,25 @@ void writeFramebufferRegionPng(const std::filesystem::path& path, int x, int y, 
     if (glGetError() != GL_NO_ERROR) {
         fail("glReadPixels failed");
     }
+    writeGlPixelsPng(path, width, height, pixels);
+}
+
+void writeGlPixelsPng(const std::filesystem::path& path, int width, int height,
+                      const std::vector<unsigned char>& pixels) {
+    std::string png;
+    const auto append = [](void* out, void* data, int size) {
+        static_cast<std::string*>(out)->append(static_cast<const char*>(data),
+                                               static_cast<size_t>(size));
+    };
     // OpenGL's rows start at the bottom; PNG's at the top.
     stbi_flip_vertically_on_write(1);
-    if (!stbi_write_png(path.c_str(), width, height, 4, pixels.data(), width * 4)) {
-        fail("writing the PNG failed");
+    if (!stbi_write_png_to_func(append, &png, width, height, 4, pixels.data(), width * 4)) {
+        throw std::runtime_error("cannot save " + path.string() + ": encoding the PNG failed");
+    }
+    try {
+        engine::writeFileAtomic(path, png);
+    } catch (const std::exception& e) {
+        throw std::runtime_error("cannot save " + path.string() + ": " + e.what());
     }
 }
 

@@ -127,6 +127,12 @@ private:
     std::unique_ptr<Impl> m_impl;
 };
 
+// Pixels read from OpenGL (RGBA, bottom row first) as a PNG at `path`, written atomically
+// (a temporary file renamed over it: never half a file, never through a link at `path`).
+// Throws std::runtime_error naming the path and the reason.
+void writeGlPixelsPng(const std::filesystem::path& path, int width, int height,
+                      const std::vector<unsigned char>& pixels);
+
 // Reads the current OpenGL framebuffer (width x height, RGBA) and writes it as a PNG.
 // Throws std::runtime_error naming the path and the reason when it cannot.
 void writeFramebufferPng(const std::filesystem::path& path, int width, int height);
