@@ -15,6 +15,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import lmprof
+
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 BOOTSTRAP = PYTHON_DIR / "src" / "lmprof" / "_bootstrap"
 
@@ -69,6 +71,19 @@ def batches(count: int, seed: int = 0) -> Iterator[tuple[torch.Tensor, torch.Ten
 
 def loss_of(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(model(x).reshape(-1, VOCAB), y.reshape(-1))
+
+
+def train_steps(run: "lmprof.Run", model: nn.Module, opt: torch.optim.Optimizer, count: int,
+                *, log_loss: bool = False) -> None:
+    """A plain watched loop: `count` steps of forward, backward, step and zero_grad."""
+    for x, y in batches(count):
+        with run.step():
+            loss = loss_of(model, x, y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            if log_loss:
+                run.log(loss=loss)
 
 
 @pytest.fixture

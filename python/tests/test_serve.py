@@ -16,7 +16,7 @@ import torch
 
 import lmprof
 from lmprof import _serve
-from conftest import TinyGPT, batches, loss_of
+from conftest import TinyGPT, train_steps
 
 TOKEN = "a" * 64
 
@@ -64,14 +64,7 @@ class Viewer:
 
 
 def train(run: lmprof.Run, model: TinyGPT, steps: int) -> None:
-    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
-    for x, y in batches(steps):
-        with run.step():
-            loss = loss_of(model, x, y)
-            loss.backward()
-            opt.step()
-            opt.zero_grad()
-            run.log(loss=loss)
+    train_steps(run, model, torch.optim.SGD(model.parameters(), lr=1e-2), steps, log_loss=True)
 
 
 def test_a_viewer_sees_the_run_live_and_a_late_one_gets_it_so_far(token_file: Path) -> None:

@@ -16,7 +16,7 @@ import torch.nn.functional as F
 
 import lmprof
 from lmprof import _run
-from conftest import BATCH, CTX, TinyGPT, batches, loss_of
+from conftest import BATCH, CTX, TinyGPT, batches, loss_of, train_steps
 
 
 def test_a_plain_loop_records_every_step_with_its_phases(model: TinyGPT, tmp_path: Path) -> None:
@@ -216,10 +216,7 @@ def test_the_summary_is_the_same_whether_kept_live_or_rebuilt_from_steps(model: 
 
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     run = lmprof.watch(model, opt, tokens_per_step=BATCH * CTX)
-    for x, y in batches(7):
-        with run.step():
-            loss_of(model, x, y).backward()
-            opt.step()
+    train_steps(run, model, opt, 7)
     run.close()
     tally = Tally()
     for step in run.steps:
@@ -261,10 +258,7 @@ def test_the_journal_records_the_runs_end_before_the_result_set(
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     save = tmp_path / "run.json"
     run = lmprof.watch(model, opt, save=save)
-    for x, y in batches(4):
-        with run.step():
-            loss_of(model, x, y).backward()
-            opt.step()
+    train_steps(run, model, opt, 4)
 
     def full_disk(path: Path, document: dict) -> None:
         raise OSError(28, "No space left on device")
@@ -284,10 +278,7 @@ def test_a_device_error_at_close_keeps_the_steps_already_read(model: TinyGPT,
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     save = tmp_path / "run.json"
     run = lmprof.watch(model, opt, save=save)
-    for x, y in batches(4):
-        with run.step():
-            loss_of(model, x, y).backward()
-            opt.step()
+    train_steps(run, model, opt, 4)
 
     def failing_wait(mark: object) -> None:
         raise RuntimeError("CUDA error: an illegal memory access was encountered")

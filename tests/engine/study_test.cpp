@@ -55,6 +55,18 @@ RunResult studyRun(StudySection section, const std::string& preset, Mode mode,
     return r;
 }
 
+// A study folder of a test's own, made empty and removed at the end.
+struct StudyDir {
+    std::filesystem::path path;
+    explicit StudyDir(const std::string& name)
+        : path(std::filesystem::temp_directory_path() /
+               ("lmprof_study_" + name + "_" + std::to_string(::getpid()))) {
+        std::filesystem::remove_all(path);
+        std::filesystem::create_directories(path);
+    }
+    ~StudyDir() { std::filesystem::remove_all(path); }
+};
+
 } // namespace
 
 // With time to spare every section is planned and nothing is cut; the estimate is the runs'.
@@ -227,11 +239,8 @@ TEST(Study, ALargeSlowdownReadsAsAFactor) {
 // A run cut short by Ctrl+C, or one that found no device (a resume on another machine), is
 // not a finished run: --resume runs it again, and the report reads the run that replaced it.
 TEST(Study, ACancelledRunIsRunAgainAndItsReplacementIsReported) {
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("lmprof_study_resume_" +
-                                                      std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const StudyDir folder("resume");
+    const std::filesystem::path& dir = folder.path;
     RunResult kept = studyRun(StudySection::Sizes, "tiny", Mode::Forward, Precision::Fp32,
                               {5, 5.1, 4.9});
     RunResult oom = studyRun(StudySection::Sizes, "small", Mode::Forward, Precision::Fp32, {1});
@@ -256,18 +265,14 @@ TEST(Study, ACancelledRunIsRunAgainAndItsReplacementIsReported) {
     const std::string md = writeStudyFolder(dir, "test", {}).markdown;
     EXPECT_EQ(md.find("cancelled"), std::string::npos) << md;
     EXPECT_NE(md.find("4.03 ±"), std::string::npos) << md; // the replacement's forward
-    fs::remove_all(dir);
 }
 
 // A study folder is read like any input: its damaged lines are named in the report's
 // header, its plan.json is checked field by field, and what it says is shown as text,
 // never as Markdown of its own (a run id cannot add a heading or an image).
 TEST(Study, AFoldersFilesAreCheckedNamedAndEscaped) {
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("lmprof_study_hostile_" +
-                                                      std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const StudyDir folder("hostile");
+    const std::filesystem::path& dir = folder.path;
     RunResult odd = studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32,
                              {3, 3.1});
     odd.id = "data-parallel-x\n# Owned ![pixel](http://example.invalid/p.png)";
@@ -291,7 +296,6 @@ TEST(Study, AFoldersFilesAreCheckedNamedAndEscaped) {
         EXPECT_NE(std::string(e.what()).find("plan.json: request.budget_s:"), std::string::npos)
             << e.what();
     }
-    fs::remove_all(dir);
 }
 
 TEST(Study, ABudgetIsDigitsAndAUnit) {
@@ -305,11 +309,8 @@ TEST(Study, ABudgetIsDigitsAndAUnit) {
 
 // A run whose summary contradicts its steps is reported from its steps.
 TEST(Study, TheReportBelievesTheStepsOverTheSummary) {
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("lmprof_study_summary_" +
-                                                      std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const StudyDir folder("summary");
+    const std::filesystem::path& dir = folder.path;
     RunResult r = studyRun(StudySection::Sizes, "tiny", Mode::Forward, Precision::Fp32,
                            {6.0, 6.3, 6.0});
     r.summary.forwardMs.mean = 0.001; // "the forward pass takes 1 µs"
@@ -317,5 +318,4 @@ TEST(Study, TheReportBelievesTheStepsOverTheSummary) {
     const std::string md = writeStudyFolder(dir, "test", {}).markdown;
     EXPECT_NE(md.find("2.03 ±"), std::string::npos) << md; // 6.1 / 3 from the steps
     EXPECT_EQ(md.find("0.00 ±"), std::string::npos) << md;
-    fs::remove_all(dir);
 }
