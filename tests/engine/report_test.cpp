@@ -1,9 +1,11 @@
 // Reports: the grid table, Markdown shape, and CSV that parses back.
 
 #include "lmprof/engine/columns.h"
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
 #include <set>
 #include <span>
@@ -162,6 +164,20 @@ TEST(Report, FormatBytesAndNames) {
 
 // The column registry: each key once, every CSV column with a value, the tables' columns
 // with headers, and the registry feeding both writers.
+// Counts read as counts: "528", not "528.0"; an average over steps keeps its fraction.
+TEST(Report, CountsAreWholeWhenWhole) {
+    EXPECT_EQ(formatCount(528.0), "528");
+    EXPECT_EQ(formatCount(0.5), "0.5");
+    EXPECT_EQ(formatCount(12.0002), "12");
+    EXPECT_EQ(formatCount(std::nan("")), "-");
+}
+
+// Text from data is shown as text in Markdown, never as markup.
+TEST(Report, MarkdownTextEscapesMarkup) {
+    EXPECT_EQ(markdownText("tiny-ctx64"), "tiny-ctx64");
+    EXPECT_EQ(markdownText("![x](y)\n# h|*_`<>"), "\\!\\[x\\](y) \\# h\\|\\*\\_\\`\\<\\>");
+}
+
 TEST(Report, ColumnRegistryFeedsTheCsvAndTheTables) {
     std::set<std::string> keys;
     for (const auto& c : runColumns()) {

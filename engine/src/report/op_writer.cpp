@@ -1,5 +1,6 @@
 // The op profile as a grid table, Markdown or CSV (lmprof-cli run --profile-ops, lmprof-cli ops).
 
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 
 #include <ostream>
@@ -47,7 +48,7 @@ Rows opRows(const OpProfile& p, const OpReportOptions& o, bool csv) {
         }
         const int digits = csv ? 6 : 3;
         cells.push_back(std::string(toString(r.kind)));
-        cells.push_back(formatFixed(r.calls, csv ? 3 : 1));
+        cells.push_back(csv ? formatFixed(r.calls, 3) : formatCount(r.calls));
         cells.push_back(formatFixed(r.selfMs, digits));
         cells.push_back(formatFixed(r.totalMs, digits));
         cells.push_back(total > 0.0 ? formatFixed(100.0 * r.selfMs / total, csv ? 3 : 1) : "");

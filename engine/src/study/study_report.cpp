@@ -375,7 +375,7 @@ void ops(Draft& draft, const ResultSet& set) {
     const double total = p.phaseTotal(forward.empty() ? OpRow{} : forward.front());
     for (size_t i = 0; i < std::min<size_t>(8, forward.size()); ++i) {
         const OpRow& row = forward[i];
-        s.row({row.name, fixed(row.calls, 1), fixed(row.selfMs, 3),
+        s.row({row.name, formatCount(row.calls), fixed(row.selfMs, 3),
                total > 0.0 ? percent(row.selfMs / total) : "-"});
     }
     s.say("Profiled: " + markdownText(profiled->id) + ", step " + std::to_string(p.firstStep) +

@@ -4,6 +4,7 @@
 // profiled step in which the rows chosen in the tree light up; and two runs' per-region
 // times side by side.
 
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 #include "ops_model.h"
 #include "theme.h"
@@ -297,7 +298,7 @@ void OpsView::drawNode(const OpsNode& n, bool openAll) {
         ImGui::SetTooltip("%s", n.name.c_str());
     }
     ImGui::TableNextColumn();
-    ImGui::Text("%.1f", n.calls);
+    ImGui::TextUnformatted(engine::formatCount(n.calls).c_str());
     ImGui::TableNextColumn();
     ImGui::Text("%.3f", n.selfMs);
     ImGui::TableNextColumn();

@@ -10,6 +10,9 @@ namespace lmprof::engine {
 // "22.11" for (22.1111, 2); "-" for a value that is not finite.
 std::string formatFixed(double value, int digits);
 
+// A count: "528" when whole, "0.5" when not (calls per step averaged over steps).
+std::string formatCount(double value);
+
 // "12.3 MiB", "1.50 GiB".
 std::string formatBytes(int64_t bytes);
 
