@@ -120,6 +120,17 @@ void appendJsonlText(const std::filesystem::path& path, std::string_view lines) 
     }
 }
 
+std::string localTime(std::time_t t, const char* format) {
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char buf[64];
+    return std::strftime(buf, sizeof(buf), format, &tm) ? std::string(buf) : std::string();
+}
+
+std::string localNowForFileName() {
+    return localTime(std::time(nullptr), "%Y-%m-%d_%H-%M-%S");
+}
+
 std::string utcNow() {
     const std::time_t now = std::time(nullptr);
     std::tm tm{};

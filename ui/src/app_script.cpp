@@ -1,6 +1,7 @@
 // The scripted side of App: tracking the --autorun run, --export-plots and PNG requests
 // (Save PNG, F12, --screenshot) taken after a frame is rendered, and --frame-stats.
 
+#include "lmprof/engine/file_io.h"
 #include "app_impl.h"
 #include "lmprof/engine/result_io.h"
 #include "views/plot_helpers.h"
@@ -58,7 +59,7 @@ bool App::Impl::exportChart(const Chart& chart, const PngRequest& request) {
         !request.path.empty()
             ? std::filesystem::path(request.path)
             : std::filesystem::path(std::string(chart.name) + "-" + runsLabel(runs) + "-" +
-                                    std::to_string(std::time(nullptr)) + ".png"));
+                                    engine::localNowForFileName() + ".png"));
     try {
         if (!offscreen) {
             offscreen = std::make_unique<OffscreenCharts>(darkTheme(), options.fontScale);
@@ -179,7 +180,7 @@ void App::afterRender(int fbWidth, int fbHeight) {
         const std::filesystem::path path = std::filesystem::absolute(
             !it->path.empty() ? std::filesystem::path(it->path)
                               : std::filesystem::path("lmprof-" + it->fileStem + "-" +
-                                                      std::to_string(std::time(nullptr)) + ".png"));
+                                                      engine::localNowForFileName() + ".png"));
         try {
             writeFramebufferRegionPng(path, x, y, w, h);
             setStatus("plot saved to " + path.string(), false);
@@ -190,7 +191,7 @@ void App::afterRender(int fbWidth, int fbHeight) {
     }
     if (std::exchange(m_impl->screenshotRequested, false)) {
         const std::filesystem::path path = std::filesystem::absolute(
-            "lmprof-screenshot-" + std::to_string(std::time(nullptr)) + ".png");
+            "lmprof-screenshot-" + engine::localNowForFileName() + ".png");
         try {
             writeFramebufferPng(path, fbWidth, fbHeight);
             setStatus("screenshot saved to " + path.string(), false);

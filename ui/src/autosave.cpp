@@ -3,6 +3,7 @@
 
 #include "autosave.h"
 
+#include "lmprof/engine/file_io.h"
 #include "lmprof/engine/result_io.h"
 
 #include <ctime>
@@ -13,14 +14,6 @@ namespace lmprof::ui {
 using namespace lmprof::engine;
 
 namespace {
-
-std::string localTime(std::time_t t, const char* format) {
-    std::tm tm{};
-    localtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof(buf), format, &tm);
-    return buf;
-}
 
 // Appends the bytes of `from` to `to`, so that two files of runs become one without
 // re-encoding anything, damaged lines included.

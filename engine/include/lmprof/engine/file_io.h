@@ -3,6 +3,7 @@
 // the time stamp files carry. Plain POSIX and the standard library (lmprof_core).
 #pragma once
 
+#include <ctime>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -32,5 +33,9 @@ void appendJsonlText(const std::filesystem::path& path, std::string_view lines);
 
 // ISO 8601 UTC timestamp of now, e.g. "2026-11-21T12:00:00Z".
 std::string utcNow();
+// A local time in strftime's `format`, e.g. localTime(t, "%Y-%m-%d %H:%M").
+std::string localTime(std::time_t t, const char* format);
+// Now, local, as a file name's part that sorts and reads: "2026-11-25_19-05-12".
+std::string localNowForFileName();
 
 } // namespace lmprof::engine
