@@ -220,7 +220,13 @@ TEST(RunStore, RunsAreNamedByWhatDiffersBetweenThem) {
     EXPECT_GT(cut[1].size(), kMaxNameLength - 4) << cut[1];
     EXPECT_NE(static_cast<unsigned char>(cut[1][cut[1].size() - 4]), 0xC2) << "a cut character";
     EXPECT_EQ(cut[1].substr(cut[1].size() - 3), "\u2026");
-    EXPECT_NE(describeRun(custom.config).find("seed 7"), std::string::npos);
+    EXPECT_NE(describeRun(custom).find("seed 7"), std::string::npos);
+    engine::RunResult resolved = custom;
+    resolved.config.device = "auto";
+    resolved.resolvedDevice = "cpu";
+    EXPECT_NE(describeRun(resolved).find(" \u00B7 cpu \u00B7 "), std::string::npos)
+        << describeRun(resolved); // the device that ran it, not "auto"
+    EXPECT_EQ(describeRun(resolved).find("auto"), std::string::npos);
     // The same configuration twice: nothing differs, so the ids tell them apart.
     c.config = a.config;
     EXPECT_EQ(distinguishingNames({&a, &c}), (std::vector<std::string>{a.id, c.id}));

@@ -375,7 +375,12 @@ const FieldText kNameFields[] = {
 
 } // namespace
 
-std::string describeRun(const RunConfig& c) {
+std::string describeRun(const RunResult& run) {
+    // The device that ran it, not the one asked for ("auto").
+    RunConfig c = run.config;
+    if (!run.resolvedDevice.empty()) {
+        c.device = run.resolvedDevice;
+    }
     std::string out;
     for (FieldText field : kNameFields) {
         const std::string text = field(c);

@@ -289,7 +289,7 @@ void legendTooltips(const std::vector<RunView*>& runs) {
             ImGui::BeginTooltip();
             swatch(*run);
             ImGui::TextUnformatted(run->result.id.c_str());
-            ImGui::TextUnformatted(describeRun(run->result.config).c_str());
+            ImGui::TextUnformatted(describeRun(run->result).c_str());
             ImGui::TextDisabled("click the entry to hide or show the run");
             ImGui::EndTooltip();
             return;

@@ -100,7 +100,8 @@ inline constexpr int kRunColorCount = 8;
 
 // A run's whole configuration on one line, each field as legends name it ("tiny · ctx 128
 // · b4 · fp32 · train · w5 · …"): the tooltip of a legend entry.
-std::string describeRun(const engine::RunConfig& config);
+// The device is the one that ran it (resolvedDevice), when known.
+std::string describeRun(const engine::RunResult& run);
 // Legend names for runs shown together: only the fields that differ between their
 // configurations, in a fixed order, in short forms joined by " · " ("ctx 64 · b2 · bf16"),
 // at most kMaxNameLength characters (cut with "…"; describeRun has the rest); the run ids
