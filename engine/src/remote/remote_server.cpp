@@ -161,6 +161,7 @@ public:
     }
 
     SessionInterface& session;
+    std::atomic<uint64_t> commandsRead{0};
     ServeOptions options;
     asio::io_context io;
     tcp::acceptor acceptor{io};
@@ -347,6 +348,7 @@ private:
         } catch (const ProtocolError& e) {
             refuse(e.errorCode(), e.what());
         }
+        m_server.commandsRead.fetch_add(1, std::memory_order_release); // handled
         readNext();
     }
 
@@ -874,6 +876,10 @@ RemoteServer::~RemoteServer() {
     if (m_impl->pump.joinable()) {
         m_impl->pump.join();
     }
+}
+
+uint64_t RemoteServer::commandsRead() const {
+    return m_impl->commandsRead.load(std::memory_order_acquire);
 }
 
 int RemoteServer::port() const {

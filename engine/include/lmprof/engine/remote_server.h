@@ -9,6 +9,7 @@
 #include "lmprof/engine/session_interface.h"
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -67,6 +68,10 @@ public:
 
     int port() const; // the bound port (the one the system picked for port 0)
     const ServeLimits& limits() const; // as filled from the machine
+    // Lines read from clients and handled so far (hellos and refused lines included): a
+    // count any thread may read, so that a test can wait for the server to have handled
+    // what it sent, however fast this machine is.
+    uint64_t commandsRead() const;
 
     // Serves until stop() or until *interrupt turns true (checked every 100 ms).
     void run(const std::atomic<bool>* interrupt = nullptr);
