@@ -145,6 +145,8 @@ void FilesView::draw(ViewContext& ctx) {
             for (const auto& f : ctx.settings.recentFiles) {
                 if (ImGui::Selectable(f.c_str())) {
                     std::snprintf(m_path, sizeof(m_path), "%s", f.c_str());
+                    // A new path: an earlier error (about another file) no longer applies.
+                    ctx.report("picked " + f + ": Open reads it, Save writes to it", false);
                 }
             }
             ImGui::EndCombo();
