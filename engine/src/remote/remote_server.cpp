@@ -243,9 +243,11 @@ public:
             m_fetchAll = true;
         }
         for (int index : runs) {
-            if (m_fetched.size() < kMaxFetched) {
-                m_fetched.insert(index);
+            if (m_fetched.size() >= kMaxFetched) {
+                m_fetchAll = true; // past the bound, every kept run: none asked for is lost
+                break;
             }
+            m_fetched.insert(index);
         }
     }
     bool wantsRuns() const { return m_fetchAll || !m_fetched.empty(); }
