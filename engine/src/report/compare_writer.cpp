@@ -15,26 +15,20 @@ namespace lmprof::engine {
 namespace {
 
 // The settings a comparison shows, by run column key (columns.h): model, context, batch,
-// precision, mode and warmup, then each execution variant that one of its runs sets.
+// precision, mode and warmup, then each execution variant (ChoiceField) one of its runs sets.
 constexpr std::string_view kSettingKeys[] = {"model",     "context_length", "batch_size",
                                              "precision", "mode",           "warmup_steps"};
 
 std::vector<const RunColumn*> settingColumns(const Comparison& c) {
-    std::vector<const RunResult*> runs;
-    for (const auto& m : c.matched) {
-        runs.push_back(&m.a);
-        runs.push_back(&m.b);
-    }
     std::vector<const RunColumn*> out;
     for (std::string_view key : kSettingKeys) {
         out.push_back(&runColumn(key));
     }
-    for (const RunColumn* column : reportLayout(runs)) {
-        if (column->differsFromDefault && column->unit.empty() &&
-            std::any_of(runs.begin(), runs.end(),
-                        [&](const RunResult* r) { return column->differsFromDefault(*r); }) &&
-            std::find(out.begin(), out.end(), column) == out.end()) {
-            out.push_back(column);
+    for (const ChoiceField& f : choiceFields()) {
+        if (std::any_of(c.matched.begin(), c.matched.end(), [&](const ComparedRun& m) {
+                return !f.isDefault(m.a.config) || !f.isDefault(m.b.config);
+            })) {
+            out.push_back(&runColumn(f.key));
         }
     }
     return out;
