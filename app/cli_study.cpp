@@ -173,29 +173,27 @@ int studyCommand(const StudyOptions& o) {
         std::cerr << "lmprof-cli study: " << e.what() << "\n";
         return kExitUsage;
     }
-    if (saved) {
-        request = *saved;
-        // A plan is for its device: resumed where that device is missing, every run would
-        // end as an error and the study's machine would be overwritten.
-        RunConfig probe;
-        probe.device = request.device;
-        probe.threads = request.threads;
-        if (auto refusal = engine->checkRunnable(probe)) {
+    // The engine's bounds first (its devices, its cores), before anything is measured. A
+    // saved plan is for its device: resumed where that device is missing, every run would
+    // end as an error and the study's machine would be overwritten.
+    RunConfig probe;
+    probe.device = saved ? saved->device : o.device;
+    probe.threads = saved ? saved->threads : o.threads;
+    if (auto refusal = engine->checkRunnable(probe)) {
+        if (saved) {
             std::cerr << "lmprof-cli study: --resume: " << dir.string() << " was planned for "
-                      << request.device << ", which this engine cannot run ("
+                      << saved->device << ", which this engine cannot run ("
                       << refusal->message() << "); resume it on that machine, or from here "
                       << "with --connect HOST:PORT to an lmprof-cli serve there\n";
-            return kExitUsage;
-        }
-    } else {
-        RunConfig probe;
-        probe.device = o.device;
-        probe.threads = o.threads;
-        if (auto refusal = engine->checkRunnable(probe)) { // the engine's bounds (its cores)
+        } else {
             std::cerr << "lmprof-cli study: --" << refusal->field << ": " << refusal->reason
                       << "\n";
-            return kExitUsage;
         }
+        return kExitUsage;
+    }
+    if (saved) {
+        request = *saved;
+    } else {
         request = studyRequestFor(*engine, o.device, *budget, o.threads);
         const auto rate = o.rate > 0.0 ? std::optional(o.rate) : calibrate(*engine, request, o.quiet);
         if (!rate) {

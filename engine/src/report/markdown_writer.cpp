@@ -25,14 +25,10 @@ std::string markdownText(std::string_view s) {
 
 namespace {
 
-std::string escapeCell(const std::string& s) {
-    return markdownText(s);
-}
-
 void row(std::ostream& out, const std::vector<std::string>& cells) {
     out << '|';
     for (const auto& c : cells) {
-        out << ' ' << escapeCell(c) << " |";
+        out << ' ' << markdownText(c) << " |";
     }
     out << '\n';
 }

@@ -79,6 +79,25 @@ void checkRequest(const StudyRequest& r, const std::string& file) {
     }
 }
 
+// A plan's request, each field checked (checkRequest), or an error naming the file.
+StudyRequest requestOf(const json& plan, const std::string& file) {
+    try {
+        const json& q = plan.at("request");
+        StudyRequest r;
+        r.device = q.at("device").get<std::string>();
+        r.cuda = q.at("cuda").get<bool>();
+        r.gpus = q.at("gpus").get<int>();
+        r.memoryBytes = q.at("memory_bytes").get<int64_t>();
+        r.flopsPerS = q.at("flops_per_s").get<double>();
+        r.budgetS = q.at("budget_s").get<double>();
+        r.threads = q.at("threads").get<int>();
+        checkRequest(r, file);
+        return r;
+    } catch (const json::exception& e) {
+        throw ResultFormatError(file + ": " + e.what());
+    }
+}
+
 } // namespace
 
 StudyFolderLock::~StudyFolderLock() {
@@ -164,22 +183,7 @@ std::optional<StudyRequest> loadStudyRequest(const fs::path& dir) {
     if (!fs::exists(dir / "plan.json")) {
         return std::nullopt;
     }
-    try {
-        const json plan = readPlan(dir);
-        const json& q = plan.at("request");
-        StudyRequest r;
-        r.device = q.at("device").get<std::string>();
-        r.cuda = q.at("cuda").get<bool>();
-        r.gpus = q.at("gpus").get<int>();
-        r.memoryBytes = q.at("memory_bytes").get<int64_t>();
-        r.flopsPerS = q.at("flops_per_s").get<double>();
-        r.budgetS = q.at("budget_s").get<double>();
-        r.threads = q.at("threads").get<int>();
-        checkRequest(r, (dir / "plan.json").string());
-        return r;
-    } catch (const json::exception& e) {
-        throw ResultFormatError((dir / "plan.json").string() + ": " + e.what());
-    }
+    return requestOf(readPlan(dir), (dir / "plan.json").string());
 }
 
 namespace {
@@ -250,10 +254,9 @@ StudyReport writeStudyFolder(const fs::path& dir, const std::string& command,
         header.commit = lab.tool.git;
     }
     if (fs::exists(dir / "plan.json")) {
-        loadStudyRequest(dir); // each field checked, or an error naming it
+        const json plan = readPlan(dir);
+        header.budgetS = requestOf(plan, (dir / "plan.json").string()).budgetS; // checked
         try {
-            const json plan = readPlan(dir);
-            header.budgetS = plan.at("request").at("budget_s").get<double>();
             header.cuts = plan.at("cuts").get<std::vector<std::string>>();
             header.leftOut = plan.at("left_out").get<std::vector<std::string>>();
             header.device = plan.value("device_name", header.device);

@@ -367,9 +367,9 @@ class Run:
             self._nvtx_push("rest")
 
     def _nvtx_push(self, name: str) -> None:
-        if self._nvtx:
-            torch.cuda.nvtx.range_push(name)
-            self._nvtx_depth += 1
+        """Opens a range (callers check `_nvtx`, off the CPU's hot path)."""
+        torch.cuda.nvtx.range_push(name)
+        self._nvtx_depth += 1
 
     def _nvtx_pop_all(self) -> None:
         """Closes every range this run opened: at a step's end, or when it stops early."""

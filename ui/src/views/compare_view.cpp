@@ -62,9 +62,9 @@ std::vector<RunResult> loadRuns(const std::string& path, std::string& notes) {
 // A list of the pool to pick one run from; `key` keeps the pick.
 void pickOne(const char* label, const std::vector<PickableRun>& pool, std::string& key,
              float width) {
-    const RunResult* picked = pickedRun(pool, key);
     const auto shown = std::find_if(pool.begin(), pool.end(),
                                     [&](const PickableRun& p) { return p.key == key; });
+    const bool picked = shown != pool.end();
     ImGui::SetNextItemWidth(width - ImGui::CalcTextSize(label).x -
                             ImGui::GetStyle().ItemInnerSpacing.x);
     if (ImGui::BeginCombo(label, picked ? shown->label.c_str() : "pick a run")) {
