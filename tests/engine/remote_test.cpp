@@ -11,6 +11,7 @@
 #include "session_helpers.h"
 #include "test_configs.h"
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <atomic>
 #include <filesystem>
@@ -21,6 +22,7 @@
 #include <mutex>
 #include <poll.h>
 #include <set>
+#include <string_view>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <thread>
@@ -81,6 +83,26 @@ public:
     std::vector<std::string> log() {
         std::lock_guard lock(logMutex);
         return logLines;
+    }
+
+    // How many of the server's log lines contain `text`.
+    int logged(std::string_view text) {
+        std::lock_guard lock(logMutex);
+        return static_cast<int>(std::count_if(logLines.begin(), logLines.end(),
+                                              [&](const std::string& line) {
+                                                  return line.find(text) != std::string::npos;
+                                              }));
+    }
+
+    // Waits until `count` log lines contain `text`, up to `limit`; says whether they came.
+    bool waitLogged(std::string_view text, int count, std::chrono::milliseconds limit = 30s) {
+        for (const auto until = std::chrono::steady_clock::now() + limit;
+             std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(10ms)) {
+            if (logged(text) >= count) {
+                return true;
+            }
+        }
+        return logged(text) >= count;
     }
 
     std::filesystem::path dir;
@@ -407,11 +429,7 @@ TEST(Remote, ThePrecisionLabRunsOnTheServersEngine) {
         EXPECT_EQ(got.seedLoops[i].result, local.seedLoops[i].result) << got.seedLoops[i].label;
     }
     EXPECT_EQ(got.series.size(), local.series.size());
-    bool logged = false;
-    for (const auto& line : served.log()) {
-        logged = logged || line.find("started a precision-lab experiment on cpu") != std::string::npos;
-    }
-    EXPECT_TRUE(logged);
+    EXPECT_EQ(served.logged("started a precision-lab experiment on cpu"), 1);
 
     DtypeRequest dtypes;
     dtypes.precision = Precision::Bf16;
@@ -759,16 +777,8 @@ TEST(Remote, APeerBeforeItsHelloHoldsLittle) {
     silent.clear();
     RemoteSession later(served.client());
     EXPECT_TRUE(later.waitConnected(10s)) << later.info().problem;
-    int closedBeforeHello = 0;
-    for (const auto until = std::chrono::steady_clock::now() + 10s;
-         closedBeforeHello < 3 && std::chrono::steady_clock::now() < until;) {
-        std::this_thread::sleep_for(20ms);
-        closedBeforeHello = 0;
-        for (const auto& line : served.log()) {
-            closedBeforeHello += line.find("closed before its hello") != std::string::npos;
-        }
-    }
-    EXPECT_EQ(closedBeforeHello, 3);
+    served.waitLogged("closed before its hello", 3, 10s);
+    EXPECT_EQ(served.logged("closed before its hello"), 3);
 }
 
 // Two clients that submit at once: distinct run ids, and their files (same name on each
@@ -996,6 +1006,11 @@ TEST(Remote, FetchesFromAClientThatDoesNotReadMergeInsteadOfPilingUp) {
 // the next client does not wait behind work no one will read.
 TEST(Remote, AClientsLabExperimentsAreDroppedWhenItLeaves) {
     Served served;
+    // A long run holds the session, so the leaver's experiments are all still queued when it
+    // goes, whatever the machine's speed.
+    RemoteSession holder(served.client());
+    ASSERT_TRUE(holder.waitConnected(10s)) << holder.info().problem;
+    const int longRun = holder.submit(tinyCpu(Mode::Train, 0, 10000));
     {
         RawClient c(served.server->port());
         c.send(helloLine(kToken));
@@ -1006,20 +1021,16 @@ TEST(Remote, AClientsLabExperimentsAreDroppedWhenItLeaves) {
             lab.lab = AccumulationRequest{"cpu", kMaxGridTerms};
             c.send(encode(lab));
         }
-        const auto until = std::chrono::steady_clock::now() + 30s;
-        while (!served.session.busy() && std::chrono::steady_clock::now() < until) {
-            std::this_thread::sleep_for(10ms);
-        }
-        ASSERT_TRUE(served.session.busy()) << "the experiments never started";
+        ASSERT_TRUE(served.waitLogged("started a precision-lab experiment", 10))
+            << "the server never queued the experiments";
     } // leaves without reading a report
-    RemoteSession remote(served.client());
-    ASSERT_TRUE(remote.waitConnected(10s)) << remote.info().problem;
-    remote.submit(tinyCpu());
-    const RunResult r = results(collect(remote, 1)).at(0);
+    EXPECT_TRUE(served.waitLogged("dropped 10 lab experiment(s) of", 1))
+        << "the server did not drop the leaver's experiments";
+    holder.cancel();
+    const auto cancelled = collect(holder, 1);
+    ASSERT_EQ(std::get<RunFinished>(cancelled.back()).runIndex, longRun);
+    // Nothing of the leaver's runs now: the next run starts at once and finishes.
+    holder.submit(tinyCpu());
+    const RunResult r = results(collect(holder, 1)).at(0);
     EXPECT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
-    bool dropped = false;
-    for (const auto& line : served.log()) {
-        dropped = dropped || line.find("dropped 10 lab experiment(s) of") != std::string::npos;
-    }
-    EXPECT_TRUE(dropped) << "the server did not drop the leaver's experiments";
 }
