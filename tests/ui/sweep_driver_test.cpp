@@ -23,7 +23,9 @@ struct Harness {
     SweepDriver driver;
     std::vector<engine::RunConfig> submitted;
     std::vector<engine::RunResult> skipped;
+    double nowMs = 0.0; // the driver's clock: moved by the runs' steps and what is outside them
     void start(std::vector<engine::RunConfig> configs, bool runAfterOom = false) {
+        driver.setClock([this] { return nowMs; });
         driver.start(
             std::move(configs), runAfterOom,
             [this](const engine::RunConfig& c) {
@@ -32,8 +34,9 @@ struct Harness {
             },
             [this](const engine::RunResult& r) { skipped.push_back(r); });
     }
-    // The session's events for the last submitted run: its steps, then RunFinished.
-    void finish(RunStatus status, double stepMs = 10.0) {
+    // The session's events for the last submitted run: its steps, then RunFinished, the run
+    // taking `outsideMs` beyond its steps.
+    void finish(RunStatus status, double stepMs = 10.0, double outsideMs = 0.0) {
         const int index = static_cast<int>(submitted.size()) - 1;
         const engine::RunConfig& c = submitted.back();
         std::vector<SessionEvent> events;
@@ -43,7 +46,9 @@ struct Harness {
             s.index = i;
             s.totalMs = stepMs;
             events.emplace_back(engine::StepFinished{index, s});
+            nowMs += stepMs;
         }
+        nowMs += outsideMs;
         engine::RunResult r = finished(c, status, {stepMs, stepMs});
         r.id = engine::runLabel(c) + "-" + std::to_string(index + 1);
         events.emplace_back(engine::RunFinished{index, r});
@@ -147,6 +152,37 @@ TEST(SweepDriver, EtaIsTheRemainingFlopsAtTheObservedRate) {
     ASSERT_TRUE(p.etaSeconds);
     EXPECT_NEAR(*p.etaSeconds, engine::runFlops(b) / rate / 1000.0, 1e-9);
     EXPECT_NEAR(p.fraction(), 0.5, 1e-12);
+}
+
+// The walkthrough's sweep said "ETA 1 s" with a 20-second run left: the estimate knew only
+// the FLOP rate of the smaller runs before it, and nothing of the time outside the steps.
+TEST(SweepDriver, EtaFollowsTheRunInFlightAndCountsTimeOutsideTheSteps) {
+    Harness h;
+    const auto a = cfg("tiny", 16);
+    const auto b = cfg("small", 16);
+    const auto c = cfg("tiny", 32);
+    h.start({a, b, c});
+    h.finish(RunStatus::Ok, 10.0, 400.0); // 5 steps of 10 ms, 400 ms building and writing
+    const double rate = engine::stepFlops(a) / 10.0;
+    // b is submitted; before its first step it is estimated like any run to come.
+    const double estimateB = engine::runFlops(b) / rate + 400.0;
+    const double estimateC = engine::runFlops(c) / rate + 400.0;
+    h.nowMs += 300.0; // b is building its model
+    auto p = h.driver.progress();
+    ASSERT_TRUE(p.etaSeconds);
+    EXPECT_NEAR(*p.etaSeconds, (estimateB - 300.0 + estimateC) / 1000.0, 1e-9);
+    // b's first step takes 5 s, far slower than the rate of a: the rest of b is 4 more such
+    // steps (and 100 ms of its outside time not yet spent), whatever the rate said.
+    engine::StepRecord first;
+    first.totalMs = 5000.0;
+    h.nowMs += 5000.0;
+    h.driver.observe({engine::StepFinished{1, first}});
+    p = h.driver.progress();
+    ASSERT_TRUE(p.etaSeconds);
+    const double rateNow = (engine::stepFlops(a) * 5 + engine::stepFlops(b)) / (50.0 + 5000.0);
+    EXPECT_NEAR(*p.etaSeconds,
+                (4 * 5000.0 + 100.0 + engine::runFlops(c) / rateNow + 400.0) / 1000.0, 1e-9);
+    EXPECT_GT(*p.etaSeconds, 20.0);
 }
 
 TEST(SweepDriver, ParsesEditableLists) {

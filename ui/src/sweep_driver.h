@@ -46,7 +46,9 @@ public:
         size_t finished = 0; // runs that ended (any status)
         size_t skipped = 0;  // configurations skipped after an OOM
         size_t failed = 0;   // runs that ended oom or error
-        // Seconds left at the FLOP rate measured so far (step times of this sweep's runs);
+        // Seconds left: the run in flight at its own step time once it has one, each run
+        // still to come at the FLOP rate this sweep's steps have shown plus the time a run
+        // took outside its steps (building the model, warmup allocations, writing files).
         // nullopt before the first step.
         std::optional<double> etaSeconds;
         double fraction() const {
@@ -55,6 +57,8 @@ public:
         }
     };
     Progress progress() const;
+    // Where progress() reads the time, in ms (tests set their own); a steady clock else.
+    void setClock(std::function<double()> nowMs) { m_nowMs = std::move(nowMs); }
 
 private:
     void submitNext();
@@ -72,7 +76,11 @@ private:
     size_t m_finished = 0, m_skippedCount = 0, m_failed = 0;
     double m_flopsDone = 0.0; // analytic FLOPs of the steps observed
     double m_msDone = 0.0;    // their measured time
-    double m_flopsLeft = 0.0; // of the configurations not yet finished or skipped
+    double m_currentMs = 0.0; // the steps of the run in flight so far
+    double m_submittedAtMs = 0.0;
+    double m_outsideStepsMs = 0.0; // finished runs' time outside their steps, summed
+    int m_runsTimed = 0;
+    std::function<double()> m_nowMs;
 };
 
 // "0, 1,2,5" -> {0, 1, 2, 5}. nullopt (with `error` set) for an empty list, a non-number
