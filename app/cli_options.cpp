@@ -343,8 +343,20 @@ void addRunOptions(CLI::App& cmd, RunOptions& o) {
     addCommonOptions(cmd, o.common);
 }
 
+bool WindowOptions::configGiven() const {
+    return std::any_of(configOptions.begin(), configOptions.end(),
+                       [](const CLI::Option* option) { return option->count() > 0; });
+}
+
 void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
+    size_t first = cmd.get_options().size();
+    const auto keepConfigOptions = [&] { // those added since `first`
+        const auto all = cmd.get_options();
+        o.configOptions.insert(o.configOptions.end(), all.begin() + static_cast<long>(first),
+                               all.end());
+    };
     addRunOptions(cmd, o.run);
+    keepConfigOptions();
     addConnectOptions(cmd, o.run.common);
     cmd.add_flag("--autorun", o.autorun, "start the configured run at launch");
     addText(cmd, "--screenshot", o.screenshot, "write a PNG once the run has finished and drawn");
@@ -380,12 +392,14 @@ void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
     cmd.add_option("command", o.watchCommand,
                    "after --: a PyTorch training script to run and watch live, e.g. -- python "
                    "train.py (docs/WATCH.md)");
+    first = cmd.get_options().size();
     addNumberIn(cmd, "--world-size", o.worldSize, 0, engine::kMaxWorldSize,
                 "configure a data-parallel run on this many local ranks (0: one process)");
     addChoice(cmd, "--strategy", o.strategy, {"naive", "flat", "bucketed"},
               "with --world-size: how gradients are all-reduced [naive]");
     addChoice(cmd, "--backend", o.backend, {"gloo", "nccl"},
               "with --world-size: c10d process group [gloo]");
+    keepConfigOptions();
 }
 
 } // namespace lmprof::app

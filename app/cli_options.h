@@ -73,6 +73,10 @@ struct WindowOptions {
     // `lmprof -- python train.py`: the window runs this script with the watcher on and shows
     // its run live (docs/WATCH.md).
     std::vector<std::string> watchCommand;
+    // The options that set the run's configuration (addRunOptions and the data-parallel
+    // ones): when none is given, the window's Configure form starts as it was last left.
+    std::vector<const CLI::Option*> configOptions;
+    bool configGiven() const;
 };
 void addWindowOptions(CLI::App& cmd, WindowOptions& o);
 

@@ -302,6 +302,8 @@ int main(int argc, char** argv) {
         ui::AppOptions appOptions;
         appOptions.initialConfig = *config;
         appOptions.autorun = o.autorun;
+        appOptions.resumeConfigure =
+            !o.configGiven() && !o.autorun && o.demo.empty() && o.watchCommand.empty();
         appOptions.configDir = app::configDir();
         appOptions.restore = answer;
         appOptions.saveOnExit = o.saveOnExit;

@@ -17,6 +17,19 @@ xvfb-run -a -s "-screen 0 1600x1000x24" \
 test -f "$work/config/imgui.ini" || { echo "layout was not saved"; exit 1; }
 # The window's size is kept with its layout, for the next launch to open at.
 grep -q '"window_size"' "$work/config/settings.json" || { echo "window size not kept"; exit 1; }
+# Configure and Sweep start as they were last left when the command line chooses nothing;
+# a configuration flag wins. Observed through what each launch saves again.
+mkdir -p "$work/forms" && settings="$work/forms/settings.json"
+cp "$work/config/settings.json" "$settings"
+grep -q '"context_length": 64' "$settings" || { echo "Configure's values not saved"; exit 1; }
+sed -i 's/"contexts": "64, 128"/"contexts": "32, 96"/' "$settings"
+grep -q '"contexts": "32, 96"' "$settings" || { echo "Sweep's values not saved"; exit 1; }
+LMPROF_CONFIG_DIR="$work/forms" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --exit-when-done
+grep -q '"context_length": 64' "$settings" || { echo "Configure did not resume"; exit 1; }
+grep -q '"contexts": "32, 96"' "$settings" || { echo "Sweep did not resume"; exit 1; }
+LMPROF_CONFIG_DIR="$work/forms" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --ctx 256 \
+  --exit-when-done
+grep -q '"context_length": 256' "$settings" || { echo "--ctx did not win"; exit 1; }
 
 # The Memory view in front, with a memory snapshot of step 1 recorded through the window's
 # run path: the allocation trace is written and the run's result points at it.
@@ -369,4 +382,4 @@ out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 16 passed, 0 failed"
+echo "gui_e2e: 17 passed, 0 failed"

@@ -80,6 +80,55 @@ TEST(RunStore, BuildsSeriesAndTheRunningBandFromEvents) {
     EXPECT_TRUE(store.isSelected(0)); // the newest run is selected when it starts
 }
 
+// An engine numbers its runs from 1 in each session: after a restore, its first run must not
+// take a restored run's id, in the store or in the events the autosave and views read.
+TEST(RunStore, RunIdsStayUniqueAcrossRestoresOpensAndNewRuns) {
+    RunStore store;
+    std::vector<engine::RunResult> restored(3);
+    for (int i = 0; i < 3; ++i) {
+        restored[i].id = "tiny-ctx128-fp32-train-" + std::to_string(i + 1);
+        restored[i].config = config(0, i + 1); // distinct runs, not one file opened twice
+    }
+    ASSERT_EQ(store.addLoaded(restored), 3u);
+    store.selectNewestOf(3);
+    EXPECT_EQ(store.selection(), std::vector<int>{2}); // the newest alone, not all three
+
+    auto events = syntheticRun(0, {10.0, 12.0}, 0);
+    std::get<engine::RunStarted>(events.front()).header.id = "tiny-ctx128-fp32-train-1";
+    engine::RunResult finished;
+    finished.id = "tiny-ctx128-fp32-train-1";
+    finished.config = config(0, 2);
+    events.emplace_back(engine::RunFinished{0, finished});
+    store.claimIds(events);
+    EXPECT_EQ(std::get<engine::RunStarted>(events.front()).header.id, "tiny-ctx128-fp32-train-4");
+    EXPECT_EQ(std::get<engine::RunFinished>(events.back()).result.id, "tiny-ctx128-fp32-train-4");
+    store.apply(events);
+    EXPECT_EQ(store.runs().back().result.id, "tiny-ctx128-fp32-train-4");
+
+    // A later batch of the same run keeps the id it was given.
+    std::vector<SessionEvent> again{engine::RunFinished{0, finished}};
+    store.claimIds(again);
+    EXPECT_EQ(std::get<engine::RunFinished>(again.front()).result.id, "tiny-ctx128-fp32-train-4");
+
+    // A file opened afterwards whose run has a taken id gets the next free one; an id with no
+    // number gains one.
+    std::vector<engine::RunResult> opened(2);
+    opened[0].id = "tiny-ctx128-fp32-train-2";
+    opened[0].config = config(1, 9);
+    opened[1].id = "MyGPT";
+    opened[1].config = config(1, 9);
+    store.addLoaded({opened[1]});
+    ASSERT_EQ(store.addLoaded(opened), 1u); // MyGPT itself is already here
+    EXPECT_EQ(store.runs().back().result.id, "tiny-ctx128-fp32-train-5");
+    opened[1].config.measureSteps = 10;
+    store.addLoaded({opened[1]});
+    EXPECT_EQ(store.runs().back().result.id, "MyGPT-2");
+    std::set<std::string> ids;
+    for (const auto& v : store.runs()) {
+        EXPECT_TRUE(ids.insert(v.result.id).second) << v.result.id;
+    }
+}
+
 TEST(RunStore, AWatchedRunCarriesItsDataAndRestPhasesAndItsOwnTokensPerStep) {
     RunStore store;
     engine::RunResult header;
@@ -490,6 +539,23 @@ TEST(Settings, RoundTripAndDamagedFileFallsBack) {
     const Settings huge = Settings::parse(R"({"window_size": [100000, 720]})", damaged);
     EXPECT_EQ(huge.windowWidth, 0);
     EXPECT_EQ(damaged, std::vector<std::string>{"window_size"});
+    // The forms are kept as the objects they are; one of another type is a damaged field.
+    damaged.clear();
+    const Settings forms = Settings::parse(R"({"configure": 3, "sweep": {"contexts": "32"}})",
+                                           damaged);
+    EXPECT_EQ(damaged, std::vector<std::string>{"configure"});
+    EXPECT_TRUE(forms.configure.empty());
+    EXPECT_EQ(forms.sweep, R"({"contexts":"32"})");
+    engine::RunConfig edited;
+    edited.contextLength = 96;
+    edited.model.preset = "custom";
+    s.configure = engine::configToJsonLine(edited);
+    s.sweep = forms.sweep;
+    s.save(file);
+    const Settings resumed = Settings::load(file);
+    EXPECT_EQ(engine::parseConfig(resumed.configure).contextLength, 96);
+    EXPECT_EQ(engine::parseConfig(resumed.configure).model.preset, "custom");
+    EXPECT_EQ(resumed.sweep, forms.sweep);
     std::ofstream(file) << "{ not json";
     const Settings broken = Settings::load(file);
     EXPECT_TRUE(broken.darkTheme);

@@ -34,9 +34,18 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
             s.discard();
         }
     }
+    std::string formProblem;
+    if (s.options.resumeConfigure && !s.settings.configure.empty()) {
+        try {
+            s.form = ConfigForm(parseConfig(s.settings.configure));
+        } catch (const std::exception& e) {
+            formProblem = s.settingsFile.string() + ": configure: " + e.what() +
+                          "; Configure starts from the defaults";
+        }
+    }
     // A damaged settings.json or an autosave that could not be handed over: said, not hidden.
     for (const std::string& problem :
-         {s.settings.loadProblem, s.layoutProblem, s.autosave.problem()}) {
+         {s.settings.loadProblem, formProblem, s.layoutProblem, s.autosave.problem()}) {
         if (!problem.empty()) {
             s.status = problem;
             s.statusIsError = true;
@@ -318,7 +327,7 @@ void App::Impl::drawMenu() {
 }
 
 void App::Impl::restore(const Autosave::Previous& previous) {
-    store.selectLast(store.addLoaded(previous.runs)); // shown at once, overlaid
+    store.selectNewestOf(store.addLoaded(previous.runs)); // the others are in Runs
     // Into this session's autosave too, so they survive another crash or restart.
     for (const auto& run : previous.runs) {
         try {
@@ -330,6 +339,7 @@ void App::Impl::restore(const Autosave::Previous& previous) {
         }
     }
     status = "restored " + std::to_string(previous.runs.size()) + " run(s) of the last session" +
+             (previous.runs.size() > 1 ? ", showing the newest (Runs selects the others)" : "") +
              (previous.warnings.empty() ? std::string() : "; " + skippedLines(previous.warnings));
     statusIsError = !previous.warnings.empty();
     if (const std::string problem = autosave.answer(true); !problem.empty()) {
@@ -432,6 +442,7 @@ void App::frame() {
     Impl& s = *m_impl;
     // Settings are written when they change, not only at a clean exit (a killed window
     // keeps its theme and recent files).
+    s.settings.configure = configToJsonLine(s.form.config()); // the form as last left
     if (!(s.settings == s.savedSettings)) {
         s.settings.save(s.settingsFile);
         s.savedSettings = s.settings;
@@ -440,6 +451,7 @@ void App::frame() {
     for (auto& e : s.session().drain()) {
         events.push_back(std::move(e));
     }
+    s.store.claimIds(events); // before anything keeps an id
     for (const auto& e : events) {
         if (const auto* step = std::get_if<engine::StepFinished>(&e);
             step && step->publishedNs > 0) {

@@ -201,6 +201,56 @@ void RunStore::apply(SessionEvent& event) {
     }
 }
 
+std::string RunStore::uniqueId(const std::string& id, int runIndex) const {
+    const auto taken = [&](const std::string& candidate) {
+        for (const auto& v : m_runs) {
+            if (v.result.id == candidate && (runIndex < 0 || v.runIndex != runIndex)) {
+                return true;
+            }
+        }
+        for (const auto& [index, claimed] : m_sessionIds) {
+            if (claimed == candidate && index != runIndex) {
+                return true;
+            }
+        }
+        return false;
+    };
+    if (!taken(id)) {
+        return id;
+    }
+    // "tiny-ctx128-fp32-train-7": the label and the number after its last dash.
+    std::string base = id;
+    long number = 1;
+    if (const size_t dash = id.find_last_of('-');
+        dash != std::string::npos && dash + 1 < id.size() && id.size() - dash - 1 <= 9 &&
+        id.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
+        base = id.substr(0, dash);
+        number = std::stol(id.substr(dash + 1));
+    }
+    std::string candidate;
+    do {
+        candidate = base + "-" + std::to_string(++number);
+    } while (taken(candidate));
+    return candidate;
+}
+
+void RunStore::claimIds(std::vector<SessionEvent>& events) {
+    const auto claim = [&](int runIndex, std::string& id) {
+        auto it = m_sessionIds.find(runIndex);
+        if (it == m_sessionIds.end()) {
+            it = m_sessionIds.emplace(runIndex, uniqueId(id, runIndex)).first;
+        }
+        id = it->second;
+    };
+    for (auto& e : events) {
+        if (auto* started = std::get_if<RunStarted>(&e)) {
+            claim(started->runIndex, started->header.id);
+        } else if (auto* finished = std::get_if<RunFinished>(&e)) {
+            claim(finished->runIndex, finished->result.id);
+        }
+    }
+}
+
 size_t RunStore::addLoaded(const std::vector<RunResult>& runs, bool fromFile) {
     // A run already here (the same file opened twice, a restore after an open) is the same
     // run written the same way: compared by its JSON line, every field.
@@ -213,8 +263,10 @@ size_t RunStore::addLoaded(const std::vector<RunResult>& runs, bool fromFile) {
     size_t added = 0;
     for (const auto& r : runs) {
         if (present.insert(runToJsonLine(r)).second) {
+            const std::string id = uniqueId(r.id, -1);
             RunView& v = addView();
             v.finish(r);
+            v.result.id = id;
             v.fromFile = fromFile;
             ++added;
         }
@@ -272,6 +324,12 @@ void RunStore::selectLast(size_t n) {
     m_selection.clear();
     for (size_t i = m_runs.size() - std::min(n, m_runs.size()); i < m_runs.size(); ++i) {
         m_selection.push_back(static_cast<int>(i));
+    }
+}
+
+void RunStore::selectNewestOf(size_t n) {
+    if (n > 0 && !m_runs.empty()) {
+        selectOnly(static_cast<int>(m_runs.size()) - 1);
     }
 }
 

@@ -78,6 +78,16 @@ Settings Settings::parse(std::string_view text, std::vector<std::string>& damage
                     damaged.push_back("window_size");
                 }
             }
+            for (auto [key, out] : {std::pair{"configure", &s.configure},
+                                    std::pair{"sweep", &s.sweep}}) {
+                if (const auto it = j.find(key); it != j.end()) {
+                    if (it->is_object()) {
+                        *out = it->dump();
+                    } else {
+                        damaged.push_back(key);
+                    }
+                }
+            }
             if (const auto it = j.find("recent_files"); it != j.end()) {
                 if (!it->is_array()) {
                     damaged.push_back("recent_files");
@@ -151,6 +161,11 @@ void Settings::save(const std::filesystem::path& file) const {
         {"dark_theme", darkTheme}, {"recent_files", recentFiles}, {"save_path", savePath}};
     if (windowWidth > 0 && windowHeight > 0) {
         j["window_size"] = {windowWidth, windowHeight};
+    }
+    for (const auto& [key, text] : {std::pair{"configure", &configure}, std::pair{"sweep", &sweep}}) {
+        if (auto form = nlohmann::json::parse(*text, nullptr, false); form.is_object()) {
+            j[key] = std::move(form);
+        }
     }
     try {
         std::filesystem::create_directories(file.parent_path());

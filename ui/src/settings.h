@@ -18,6 +18,11 @@ struct Settings {
     // The window's size when it last closed, which the saved layout (imgui.ini) was made
     // for; 0 x 0 when unknown. The next launch opens at that size.
     int windowWidth = 0, windowHeight = 0;
+    // The Configure and Sweep forms as they were last left, each a JSON object as compact
+    // text ("" when never saved): the configuration in the result schema's names
+    // (engine::configToJsonLine), and SweepView's own form. Checked where they are used, so a
+    // value that no longer reads costs that form alone.
+    std::string configure, sweep;
 
     static constexpr size_t kMaxRecent = 8;
     bool operator==(const Settings&) const = default;

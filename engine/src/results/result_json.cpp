@@ -476,6 +476,20 @@ RunResult parseRun(std::string_view text) {
     return parseRecord(text, runFrom, "run");
 }
 
+std::string configToJsonLine(const RunConfig& config) {
+    return oneLine(configJson(config, {}));
+}
+
+RunConfig parseConfig(std::string_view text) {
+    return parseRecord(
+        text,
+        [](const json& j, const std::string& path) {
+            std::string resolved;
+            return configFrom(j, path, resolved);
+        },
+        "configuration");
+}
+
 std::string stepToJsonLine(const StepRecord& step) {
     return oneLine(stepJson(step));
 }

@@ -101,10 +101,11 @@ void FilesView::open(ViewContext& ctx, const std::string& path) {
             return;
         }
         const size_t added = ctx.store.addLoaded(loaded.runs);
-        ctx.store.selectLast(added); // shown at once, overlaid
+        ctx.store.selectNewestOf(added); // the others are in Runs
         ctx.settings.addRecent(path);
         const size_t open = loaded.runs.size() - added;
         ctx.report("opened " + std::to_string(added) + " run(s) from " + path +
+                       (added > 1 ? ", showing the newest (Runs selects the others)" : "") +
                        (open ? "; " + std::to_string(open) + " already open, not added again"
                              : std::string()) +
                        (loaded.warnings.empty()

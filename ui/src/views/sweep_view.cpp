@@ -9,9 +9,10 @@
 #include "sweep_view.h"
 
 #include <algorithm>
-#include <set>
 #include <cstdio>
 #include <imgui.h>
+#include <nlohmann/json.hpp>
+#include <set>
 
 namespace lmprof::ui {
 
@@ -121,6 +122,88 @@ void SweepView::initFrom(const RunConfig& c) {
         m_choices.push_back(std::move(ticked));
     }
     m_initialised = true;
+}
+
+namespace {
+
+std::string_view toString(const std::string& s) {
+    return s;
+}
+
+// The names of the ticked options, and back (names no longer offered are dropped).
+template <typename Names>
+nlohmann::json tickedNames(const Names& names, const std::vector<char>& ticked) {
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < ticked.size() && i < std::size(names); ++i) {
+        if (ticked[i]) {
+            out.push_back(std::string(toString(names[i])));
+        }
+    }
+    return out;
+}
+template <typename Names>
+void tickNames(const nlohmann::json& saved, const Names& names, std::vector<char>& ticked) {
+    if (!saved.is_array()) {
+        return;
+    }
+    std::fill(ticked.begin(), ticked.end(), 0);
+    for (const auto& v : saved) {
+        for (size_t i = 0; i < ticked.size() && i < std::size(names); ++i) {
+            if (v.is_string() && v.get<std::string>() == toString(names[i])) {
+                ticked[i] = 1;
+            }
+        }
+    }
+}
+template <size_t N>
+void copyText(const nlohmann::json& saved, char (&out)[N]) {
+    if (saved.is_string()) {
+        std::snprintf(out, N, "%s", saved.get<std::string>().c_str());
+    }
+}
+
+} // namespace
+
+std::string SweepView::formJson() const {
+    nlohmann::json j = {{"models", tickedNames(presetNames(), m_models)},
+                        {"custom_model", m_customModel},
+                        {"contexts", m_contexts},
+                        {"precisions", tickedNames(kPrecisions, m_precisions)},
+                        {"modes", tickedNames(kModes, m_modes)},
+                        {"warmups", m_warmups},
+                        {"batches", m_batches},
+                        {"run_after_oom", m_runAfterOom}};
+    const auto& fields = choiceFields();
+    for (size_t f = 0; f < fields.size() && f < m_choices.size(); ++f) {
+        j["variants"][fields[f].key] = tickedNames(fields[f].values, m_choices[f]);
+    }
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void SweepView::applyForm(const std::string& text) {
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object()) {
+        return;
+    }
+    const auto at = [&](const char* key) { return j.value(key, nlohmann::json()); };
+    tickNames(at("models"), presetNames(), m_models);
+    tickNames(at("precisions"), kPrecisions, m_precisions);
+    tickNames(at("modes"), kModes, m_modes);
+    copyText(at("contexts"), m_contexts);
+    copyText(at("warmups"), m_warmups);
+    copyText(at("batches"), m_batches);
+    for (auto [key, flag] : {std::pair{"custom_model", &m_customModel},
+                             std::pair{"run_after_oom", &m_runAfterOom}}) {
+        if (const auto v = at(key); v.is_boolean()) {
+            *flag = v.get<bool>();
+        }
+    }
+    const auto& fields = choiceFields();
+    const auto variants = at("variants");
+    for (size_t f = 0; f < fields.size() && f < m_choices.size() && variants.is_object(); ++f) {
+        tickNames(variants.value(fields[f].key, nlohmann::json()), fields[f].values,
+                  m_choices[f]);
+    }
 }
 
 std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base,
@@ -257,7 +340,9 @@ void SweepView::drawProgress() {
 void SweepView::draw(ViewContext& ctx) {
     if (!m_initialised) {
         initFrom(ctx.form.config());
+        applyForm(ctx.settings.sweep); // as the last launch left it
     }
+    ctx.settings.sweep = formJson();
     if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;

@@ -24,6 +24,10 @@ public:
 
 private:
     void initFrom(const engine::RunConfig& c);
+    // The form as a JSON object (names of what is ticked, the texts typed), and back: a saved
+    // name that is no longer an option is left out, a wrong type keeps that entry's default.
+    std::string formJson() const;
+    void applyForm(const std::string& json);
     std::vector<engine::RunConfig> buildConfigs(const engine::RunConfig& base,
                                                 const engine::SessionInterface& engine,
                                                 std::string& error) const;

@@ -51,6 +51,11 @@ ResultSet parseResultSet(std::string_view text);
 // under `path`; the values are not validated (engine::validate does that).
 RunConfig patchConfig(const RunConfig& base, std::string_view patch, const std::string& path);
 
+// A configuration alone as a single JSON line, in the result schema's names ("device" is
+// the request), and back; values are not validated (engine::validate does that).
+std::string configToJsonLine(const RunConfig& config);
+RunConfig parseConfig(std::string_view text);
+
 // One run as a single JSON line (no newline inside), and back.
 std::string runToJsonLine(const RunResult& run);
 RunResult parseRun(std::string_view text);

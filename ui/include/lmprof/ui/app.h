@@ -26,6 +26,9 @@ enum class RestoreChoice { Ask, Restore, Discard };
 
 struct AppOptions {
     engine::RunConfig initialConfig;
+    // Configure starts as settings.json last left it, not at initialConfig: set when the
+    // command line chose no configuration and plays nothing (no --autorun, --demo or script).
+    bool resumeConfigure = false;
     bool autorun = false;
     // The engine is a watched training script's server (`lmprof -- python train.py`,
     // docs/WATCH.md): the autorun submits nothing and waits for the script's run, the first

@@ -8,6 +8,7 @@
 #include "lmprof/engine/session_interface.h"
 #include "lmprof/engine/stats.h"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -115,8 +116,14 @@ public:
     // (a run refused before it started only ever sends RunFinished).
     void apply(std::vector<engine::SessionEvent>& events);
     void apply(engine::SessionEvent& event);
+    // Before anyone reads them: gives each run in the events an id no other run here has.
+    // An engine numbers its runs from 1, so after a restore or an open its "…-train-1" may
+    // already be here; the later run takes the next free number ("…-train-25"), in the
+    // events themselves, so the autosave, the views and the store agree.
+    void claimIds(std::vector<engine::SessionEvent>& events);
     // Adds finished runs from a saved result set, leaving out each one the store already
-    // holds exactly (a file opened twice); returns how many were added.
+    // holds exactly (a file opened twice); returns how many were added. A run whose id is
+    // taken by another run here is added under the next free one, as claimIds does.
     // fromFile marks them as opened or restored (the Runs table's From column); a sweep's
     // skipped runs are this session's.
     size_t addLoaded(const std::vector<engine::RunResult>& runs, bool fromFile = true);
@@ -144,8 +151,12 @@ public:
     bool isSelected(int i) const;
     void selectOnly(int i);
     void toggle(int i);
-    // Selects the last n runs (runs just opened or restored), overlaid; nothing changes for 0.
+    // Selects the last n runs (runs opened with --open, shown together), overlaid; nothing
+    // changes for 0.
     void selectLast(size_t n);
+    // Selects only the newest of the last n runs (just opened or restored): one run drawn,
+    // its legend shown; the others are a click away in Runs. Nothing changes for 0.
+    void selectNewestOf(size_t n);
     // Once per frame, after the selection may have changed: gives the selected runs distinct
     // colours (a run keeps its colour unless an earlier-selected run has it) and names.
     void refreshSelection();
@@ -153,6 +164,9 @@ public:
 private:
     RunView& viewFor(int runIndex);
     RunView& addView();
+    // `id` if no run here has it, else the same label with the next free number.
+    std::string uniqueId(const std::string& id, int runIndex) const;
+    std::map<int, std::string> m_sessionIds; // engine run index -> the id claimIds gave it
     std::vector<RunView> m_runs;
     int m_nextColor = 0;
     std::vector<int> m_selection;
