@@ -397,7 +397,8 @@ int main(int argc, char** argv) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
             }
         });
-        while (!glfwWindowShouldClose(window) && !g_closeRequested) {
+        while (!glfwWindowShouldClose(window) && !g_closeRequested &&
+               !lmprofApp.quitRequested()) {
             const auto frameStart = std::chrono::steady_clock::now();
             lmprofApp.setClock(recorder
                                    ? recorder->seconds()

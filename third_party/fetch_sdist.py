@@ -83,7 +83,9 @@ def main():
     project, filename, sha256, outdir, *prefixes = sys.argv[1:]
     out = pathlib.Path(outdir)
     stamp = out / ".fetched"
-    if stamp.exists() and stamp.read_text().strip() == sha256:
+    # The stamp names the archive and the members asked for: asking for more fetches again.
+    wanted = " ".join([sha256, *prefixes])
+    if stamp.exists() and stamp.read_text().strip() == wanted:
         return
     url, ctx = find_file(project, filename)
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,7 +113,7 @@ def main():
                     count += 1
         if count == 0:
             sys.exit(f"fetch_sdist: no member of {filename} matched {prefixes}")
-    stamp.write_text(sha256 + "\n")
+    stamp.write_text(wanted + "\n")
     print(f"fetch_sdist: unpacked {count} files of {filename} into {out}")
 
 

@@ -257,34 +257,13 @@ void App::Impl::dockUnknownWindows() {
 }
 
 void App::Impl::drawMenu() {
-    if (ImGui::IsKeyPressed(ImGuiKey_F12, false)) {
-        screenshotRequested = true;
-    }
+    handleShortcuts();
+    drawFileDialogs();
     if (!ImGui::BeginMainMenuBar()) {
         return;
     }
     if (ImGui::BeginMenu("File")) {
-        if (ImGui::MenuItem("Save results", nullptr, false, !store.runs().empty())) {
-            ViewContext ctx = context();
-            filesView.requestSave(ctx, settings.savePath);
-        }
-        if (ImGui::MenuItem("Screenshot", "F12")) {
-            screenshotRequested = true;
-        }
-        ImGui::Separator();
-        if (ImGui::MenuItem("Connect...")) {
-            connectDialog.open = true;
-            std::snprintf(connectDialog.address, sizeof(connectDialog.address), "%s",
-                          options.connectAddress.c_str());
-            std::snprintf(connectDialog.tokenFile, sizeof(connectDialog.tokenFile), "%s",
-                          options.connectTokenFile.c_str());
-        }
-        if (ImGui::MenuItem("Use the local engine", nullptr, false, session().info().remote)) {
-            if (switchEngine([](int first) { return std::make_shared<engine::Session>(first); })) {
-                status = "driving the local engine";
-                statusIsError = false;
-            }
-        }
+        drawFileMenu();
         ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("View")) {

@@ -215,6 +215,13 @@ struct App::Impl {
     void reportFinished(const std::vector<engine::SessionEvent>& events);
     bool sweepWasRunning = false;
     void drawMenu();
+    // The File menu, its file dialogs and the keyboard shortcuts (app_file_menu.cpp).
+    void drawFileMenu();
+    void drawFileDialogs();
+    void handleShortcuts();
+    void openFileDialog();
+    void saveAsDialog();
+    bool quitRequested = false; // File > Quit or Ctrl+Q: the main loop ends
     void trackAutorun();
 };
 

@@ -145,6 +145,10 @@ bool App::exportsSucceeded() const {
     return m_impl->exportsOk;
 }
 
+bool App::quitRequested() const {
+    return m_impl->quitRequested;
+}
+
 void App::afterRender(int fbWidth, int fbHeight) {
     auto& requests = m_impl->pngRequests;
     const ImGuiIO& io = ImGui::GetIO();

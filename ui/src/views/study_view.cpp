@@ -67,6 +67,9 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
                 refreshReport(ctx);
                 return;
             }
+            m_message = m_dir.string() + ": no study plan (plan.json) to resume";
+            m_held.reset();
+            return;
         } catch (const std::exception& e) {
             m_message = e.what();
             return;
@@ -101,6 +104,29 @@ void StudyView::start(ViewContext& ctx, const std::string& device, const std::st
     std::snprintf(m_budget, sizeof(m_budget), "%s", budget.c_str());
     plan(ctx, false);
     m_runWhenPlanned = m_phase == Phase::Calibrating;
+}
+
+void StudyView::openFolder(ViewContext& ctx, const fs::path& dir) {
+    if (busy()) {
+        ctx.report("the study in progress must end, or be cancelled, before another opens", true);
+        return;
+    }
+    m_dir = dir;
+    plan(ctx, true);
+    if (!m_message.empty()) {
+        m_phase = Phase::Idle;
+        ctx.report("cannot open the study: " + m_message, true);
+        return;
+    }
+    const bool allRun = std::all_of(m_plan.runs.begin(), m_plan.runs.end(),
+                                    [&](const auto& run) { return m_done.count(run.id) > 0; });
+    if (allRun && (!m_plan.lab || fs::exists(m_dir / "lab.json"))) {
+        m_phase = Phase::Done;
+        refreshReport(ctx, true); // its report with its charts, as the study's end wrote it
+    }
+    ctx.report("opened the study in " + dir.string() + " (" + std::to_string(m_done.size()) +
+                   " of " + std::to_string(m_plan.runs.size()) + " runs done)",
+               false);
 }
 
 bool StudyView::busy() const {

@@ -32,6 +32,9 @@ public:
     // Run do (a demo's "study" step). A refusal (a bad budget, a device the engine cannot
     // run) is left in message().
     void start(ViewContext& ctx, const std::string& device, const std::string& budget);
+    // Opens a study folder of an earlier session (File > Studies): its plan, its finished
+    // runs and their sections; Resume runs the rest, and a finished one shows its report.
+    void openFolder(ViewContext& ctx, const std::filesystem::path& dir);
     // Calibrating, running or in the lab.
     bool busy() const;
     const std::string& message() const { return m_message; }

@@ -102,6 +102,8 @@ public:
     bool pngPending() const;
     // False if a chart named in exportPlots is not one, or could not be saved.
     bool exportsSucceeded() const;
+    // File > Quit or Ctrl+Q: the main loop should end as if the window were closed.
+    bool quitRequested() const;
     void setStatus(const std::string& message, bool isError);
     // Saves the finished runs to AppOptions::saveOnExit, if set (call once, before the App
     // goes). False, with the reason on stderr, if the file could not be written.

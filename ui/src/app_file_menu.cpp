@@ -1,0 +1,210 @@
+// The File menu (Open and Save as through ImFileDialog, Save, Recent, Studies, Quit) and the
+// window's keyboard shortcuts: Ctrl+Enter runs the Configure form, Escape cancels the run,
+// Ctrl+O opens, Ctrl+S saves, F12 takes a screenshot, Ctrl+Q quits.
+
+#include "app_impl.h"
+
+#include <ImFileDialog/ImFileDialog.h>
+#include <GL/gl.h>
+#include <algorithm>
+#include <imgui.h>
+
+namespace lmprof::ui {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kOpenDialog = "lmprof-open";
+constexpr const char* kSaveDialog = "lmprof-save-as";
+constexpr const char* kResultFilter = "Result sets and autosave files (*.json;*.jsonl)"
+                                      "{.json,.jsonl},.*";
+constexpr size_t kStudiesListed = 12;
+
+// ImFileDialog draws its icons as textures the application makes: plain RGBA (or BGRA)
+// textures of the OpenGL context the window draws with.
+void giveFileDialogTextures() {
+    static bool given = false;
+    if (given) {
+        return;
+    }
+    given = true;
+    auto& dialog = ifd::FileDialog::Instance();
+    dialog.CreateTexture = [](uint8_t* data, int w, int h, char fmt) -> ImTextureID {
+        GLuint texture = 0;
+        glGenTextures(1, &texture);
+        glBindTexture(GL_TEXTURE_2D, texture);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, w, h, 0, fmt == 0 ? GL_BGRA : GL_RGBA,
+                     GL_UNSIGNED_BYTE, data);
+        glBindTexture(GL_TEXTURE_2D, 0);
+        return static_cast<ImTextureID>(texture);
+    };
+    dialog.DeleteTexture = [](ImTextureID texture) {
+        const auto id = static_cast<GLuint>(texture);
+        glDeleteTextures(1, &id);
+    };
+}
+
+// Where a dialog starts: the folder of the file last used, else the working directory.
+std::string startingFolder(const Settings& settings) {
+    const std::string& last =
+        settings.recentFiles.empty() ? settings.savePath : settings.recentFiles.front();
+    std::error_code ec;
+    const fs::path folder = fs::absolute(fs::path(last), ec).parent_path();
+    return !ec && fs::is_directory(folder, ec) ? folder.string() : fs::current_path(ec).string();
+}
+
+// The newest study folders first (their names are their start times).
+std::vector<fs::path> pastStudies(const fs::path& studies) {
+    std::vector<fs::path> found;
+    std::error_code ec;
+    for (fs::directory_iterator it(studies, ec), end; !ec && it != end; it.increment(ec)) {
+        if (it->is_directory(ec) && !it->is_symlink(ec)) {
+            found.push_back(it->path());
+        }
+    }
+    std::sort(found.begin(), found.end(), std::greater<>());
+    return found;
+}
+
+} // namespace
+
+void App::Impl::openFileDialog() {
+    giveFileDialogTextures();
+    ifd::FileDialog::Instance().Open(kOpenDialog, "Open result sets", kResultFilter, true,
+                                     startingFolder(settings));
+}
+
+void App::Impl::saveAsDialog() {
+    giveFileDialogTextures();
+    ifd::FileDialog::Instance().Save(kSaveDialog, "Save the finished runs as",
+                                     "Result set (*.json){.json}", startingFolder(settings));
+}
+
+void App::Impl::drawFileMenu() {
+    ViewContext ctx = context();
+    const bool anyFinished =
+        std::any_of(store.runs().begin(), store.runs().end(), [](const RunView& v) {
+            return v.finished;
+        });
+    if (ImGui::MenuItem("Open...", "Ctrl+O")) {
+        openFileDialog();
+    }
+    if (ImGui::BeginMenu("Open recent", !settings.recentFiles.empty())) {
+        for (const std::string path : settings.recentFiles) { // open() reorders the list
+            if (ImGui::MenuItem(path.c_str())) {
+                filesView.open(ctx, path);
+            }
+        }
+        ImGui::EndMenu();
+    }
+    const std::vector<fs::path> studies = pastStudies(ctx.studyDir);
+    if (ImGui::BeginMenu("Open study", !studies.empty())) {
+        for (size_t i = 0; i < studies.size() && i < kStudiesListed; ++i) {
+            const bool reported = fs::exists(studies[i] / "report.md");
+            if (ImGui::MenuItem(studies[i].filename().c_str(), reported ? "report" : "unfinished",
+                                false, !studyView.busy())) {
+                studyView.openFolder(ctx, studies[i]);
+                ImGui::SetWindowFocus(StudyView::kTitle);
+            }
+        }
+        ImGui::TextDisabled("in %s", ctx.studyDir.c_str());
+        ImGui::EndMenu();
+    }
+    ImGui::Separator();
+    const std::string saveLabel = "Save to " + fs::path(settings.savePath).filename().string();
+    if (ImGui::MenuItem(saveLabel.c_str(), "Ctrl+S", false, anyFinished)) {
+        filesView.requestSave(ctx, settings.savePath);
+    }
+    if (ImGui::MenuItem("Save as...", nullptr, false, anyFinished)) {
+        saveAsDialog();
+    }
+    if (ImGui::MenuItem("Screenshot", "F12")) {
+        screenshotRequested = true;
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Connect...")) {
+        connectDialog.open = true;
+        std::snprintf(connectDialog.address, sizeof(connectDialog.address), "%s",
+                      options.connectAddress.c_str());
+        std::snprintf(connectDialog.tokenFile, sizeof(connectDialog.tokenFile), "%s",
+                      options.connectTokenFile.c_str());
+    }
+    if (ImGui::MenuItem("Use the local engine", nullptr, false, session().info().remote)) {
+        if (switchEngine([](int first) { return std::make_shared<engine::Session>(first); })) {
+            status = "driving the local engine";
+            statusIsError = false;
+        }
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) {
+        quitRequested = true;
+    }
+}
+
+void App::Impl::drawFileDialogs() {
+    auto& dialog = ifd::FileDialog::Instance();
+    if (dialog.IsDone(kOpenDialog)) {
+        if (dialog.HasResult()) {
+            ViewContext ctx = context();
+            for (const fs::path& path : dialog.GetResults()) {
+                filesView.open(ctx, path.string());
+            }
+        }
+        dialog.Close();
+    }
+    if (dialog.IsDone(kSaveDialog)) {
+        if (dialog.HasResult()) {
+            fs::path path = dialog.GetResult();
+            if (path.extension().empty()) {
+                path += ".json";
+            }
+            ViewContext ctx = context();
+            filesView.requestSave(ctx, path.string());
+        }
+        dialog.Close();
+    }
+}
+
+void App::Impl::handleShortcuts() {
+    const ImGuiInputFlags global = ImGuiInputFlags_RouteGlobal;
+    if (ImGui::Shortcut(ImGuiKey_F12, global)) {
+        screenshotRequested = true;
+    }
+    // Not while a modal asks something, nor while a text field takes the keys.
+    if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) || ImGui::GetIO().WantTextInput) {
+        return;
+    }
+    ViewContext ctx = context();
+    if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_O, global)) {
+        openFileDialog();
+    }
+    if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_S, global)) {
+        filesView.requestSave(ctx, settings.savePath);
+    }
+    if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_Q, global)) {
+        quitRequested = true;
+    }
+    if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_Enter, global) ||
+        ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_KeypadEnter, global)) {
+        // As Configure's Run button: a valid form, an idle engine.
+        if (const auto errors = form.errors(); !errors.empty()) {
+            ctx.report("not run: " + errors.begin()->first + ": " + errors.begin()->second,
+                       true);
+        } else if (session().busy()) {
+            ctx.report("not run: the engine is busy (Escape cancels its run)", true);
+        } else {
+            submitRun(ctx, form.config());
+        }
+    }
+    if (ImGui::Shortcut(ImGuiKey_Escape, global) && session().busy()) {
+        session().cancel();
+        ctx.report("cancel requested: the run stops after the current step", false);
+    }
+}
+
+} // namespace lmprof::ui
