@@ -91,3 +91,22 @@ TEST(OpsModel, AttentionPartsAndRegionOverlay) {
     EXPECT_DOUBLE_EQ(o.a[3], 4.0 + 1.0 + 8.0);
     EXPECT_DOUBLE_EQ(o.b[3], 1.0 + 1.0 + 8.0);
 }
+
+// The op timeline's ruler: 1-2-5 steps, at most the ticks asked for, labels in the unit that
+// reads (µs below a millisecond's step).
+TEST(OpsModel, RulerTicksAreOneTwoFiveStepsWithReadableLabels) {
+    const auto ticks = rulerTicks(0.0, 10.0, 6);
+    ASSERT_EQ(ticks.size(), 6u); // 0, 2, 4, 6, 8, 10
+    EXPECT_EQ(ticks[1].label, "2 ms");
+    EXPECT_DOUBLE_EQ(ticks.back().ms, 10.0);
+    const auto fine = rulerTicks(1.23, 1.31, 5);
+    ASSERT_FALSE(fine.empty());
+    EXPECT_LE(fine.size(), 5u);
+    EXPECT_EQ(fine.front().label, "1240 \u00b5s"); // every 20 µs from 1.24 ms
+    const auto tenths = rulerTicks(0.0, 1.0, 10);
+    EXPECT_EQ(tenths[3].label, "300 \u00b5s");
+    const auto wide = rulerTicks(3.0, 57.0, 4);
+    EXPECT_EQ(wide.front().label, "20 ms");
+    EXPECT_EQ(wide.size(), 2u); // 20, 40
+    EXPECT_TRUE(rulerTicks(5.0, 5.0, 4).empty());
+}

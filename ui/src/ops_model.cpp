@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <map>
 
 namespace lmprof::ui {
@@ -168,6 +170,32 @@ RegionOverlay overlayRegions(const OpProfile& a, const OpProfile& b, OpKind kind
         out.b.push_back(ib == mb.end() ? 0.0 : ib->second);
     }
     return out;
+}
+
+std::vector<RulerTick> rulerTicks(double t0, double t1, int maxTicks) {
+    std::vector<RulerTick> ticks;
+    if (!(t1 > t0) || maxTicks < 1) {
+        return ticks;
+    }
+    const double rough = (t1 - t0) / maxTicks;
+    double step = std::pow(10.0, std::floor(std::log10(rough)));
+    for (double m : {1.0, 2.0, 5.0, 10.0}) {
+        if (m * step >= rough) {
+            step *= m;
+            break;
+        }
+    }
+    const bool micro = step < 1.0; // labels in µs below a millisecond's step
+    for (double k = std::ceil(t0 / step); k * step <= t1 + step * 1e-9; k += 1.0) {
+        const double ms = k * step;
+        char text[32];
+        const double value = micro ? ms * 1e3 : ms;
+        const double unitStep = micro ? step * 1e3 : step;
+        const int decimals = unitStep >= 1.0 ? 0 : static_cast<int>(std::ceil(-std::log10(unitStep)));
+        std::snprintf(text, sizeof(text), "%.*f %s", decimals, value, micro ? "\u00b5s" : "ms");
+        ticks.push_back({ms, text});
+    }
+    return ticks;
 }
 
 } // namespace lmprof::ui

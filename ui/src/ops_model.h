@@ -47,4 +47,12 @@ struct RegionOverlay {
 RegionOverlay overlayRegions(const engine::OpProfile& a, const engine::OpProfile& b,
                              engine::OpKind kind);
 
+// The timeline's ruler: ticks every 1, 2 or 5 × 10^k ms, the smallest such step that puts at
+// most `maxTicks` ticks in [t0, t1]; each tick's time and its label ("12.5 ms", "250 µs").
+struct RulerTick {
+    double ms;
+    std::string label;
+};
+std::vector<RulerTick> rulerTicks(double t0, double t1, int maxTicks);
+
 } // namespace lmprof::ui

@@ -221,8 +221,11 @@ void OpsView::drawTable(const OpProfile& p) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
     ImGui::InputTextWithHint("##filter", "filter ops and regions", m_filter, sizeof m_filter);
     ImGui::SameLine();
-    ImGui::TextDisabled("click a row to light up its %s in the timeline",
-                        m_kind == OpKind::Kernel ? "kernels" : "ops");
+    // Wrapped beside the filter: a narrow pane keeps the whole hint.
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("click a row to light up its %s in the timeline",
+                       m_kind == OpKind::Kernel ? "kernels" : "ops");
+    ImGui::PopStyleColor();
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersV |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_Sortable |
                                   ImGuiTableFlags_Resizable | ImGuiTableFlags_Hideable |
@@ -354,9 +357,12 @@ void OpsView::drawTimeline(const OpProfile& p) {
         m_t0 = 0.0;
         m_t1 = end;
     }
-    ImGui::TextDisabled("step %d: wheel zooms, drag pans, double-click shows the whole step; "
-                        "%.2f..%.2f ms",
-                        t.step, m_t0, m_t1);
+    // Wrapped: a narrow pane keeps the whole line (the shown range is at its end).
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("step %d, %.2f..%.2f ms shown: wheel zooms, drag pans, double-click "
+                       "shows the whole step",
+                       t.step, m_t0, m_t1);
+    ImGui::PopStyleColor();
     const float rowH = ImGui::GetTextLineHeight() + 3.0f;
     const float labelW = ImGui::CalcTextSize("thread 0000000 (main)").x + 8.0f;
     float height = rowH * static_cast<float>(rangeDepth + 1);
@@ -365,9 +371,11 @@ void OpsView::drawTimeline(const OpProfile& p) {
     }
     ImGui::BeginChild("timeline", ImVec2(0, 0), ImGuiChildFlags_Borders,
                       ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_HorizontalScrollbar);
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    // A time ruler on top, the ranges and lanes under it.
+    const ImVec2 canvas = ImGui::GetCursorScreenPos();
+    const ImVec2 origin(canvas.x, canvas.y + rowH);
     const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - labelW);
-    ImGui::InvisibleButton("canvas", ImVec2(labelW + width, height));
+    ImGui::InvisibleButton("canvas", ImVec2(labelW + width, height + rowH));
     const bool hovered = ImGui::IsItemHovered();
     ImGuiIO& io = ImGui::GetIO();
     const double span = m_t1 - m_t0;
@@ -395,7 +403,19 @@ void OpsView::drawTimeline(const OpProfile& p) {
     };
     const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
     const ImU32 faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    dl->PushClipRect(origin, ImVec2(x0 + width, origin.y + height), true);
+    dl->PushClipRect(canvas, ImVec2(x0 + width, origin.y + height), true);
+    const float labelSpace = ImGui::CalcTextSize("000.00 ms").x * 1.6f;
+    for (const RulerTick& tick :
+         rulerTicks(m_t0, m_t1, std::max(1, static_cast<int>(width / labelSpace)))) {
+        const float x = xOf(tick.ms);
+        dl->AddLine(ImVec2(x, canvas.y + rowH * 0.55f), ImVec2(x, origin.y + height),
+                    ImGui::GetColorU32(ImGuiCol_Border));
+        // Right of its tick, or left of it where it would run past the edge.
+        const float tickW = ImGui::CalcTextSize(tick.label.c_str()).x;
+        const float at = x + 3.0f + tickW <= x0 + width ? x + 3.0f : x - 3.0f - tickW;
+        dl->AddText(ImVec2(at, canvas.y), faint, tick.label.c_str());
+    }
+    dl->AddLine(ImVec2(x0, origin.y - 1.0f), ImVec2(x0 + width, origin.y - 1.0f), faint);
 
     // Row tops: the ranges first (step, phase, region), then each lane's op depths.
     std::vector<float> laneTop(t.lanes.size());
