@@ -201,44 +201,56 @@ void RunStore::apply(SessionEvent& event) {
     }
 }
 
-std::string RunStore::uniqueId(const std::string& id, int runIndex) const {
-    const auto taken = [&](const std::string& candidate) {
-        for (const auto& v : m_runs) {
-            if (v.result.id == candidate && (runIndex < 0 || v.runIndex != runIndex)) {
-                return true;
-            }
+std::unordered_set<std::string> RunStore::takenIds() const {
+    std::unordered_set<std::string> taken;
+    for (const auto& v : m_runs) {
+        taken.insert(v.result.id);
+    }
+    for (const auto& [index, claimed] : m_sessionIds) {
+        taken.insert(claimed);
+    }
+    return taken;
+}
+
+std::string RunStore::uniqueId(const std::string& id, int runIndex,
+                               std::unordered_set<std::string>& taken) const {
+    // A hit on the run's own view (the same engine run seen again) does not count.
+    const auto isTaken = [&](const std::string& candidate) {
+        if (!taken.count(candidate)) {
+            return false;
         }
-        for (const auto& [index, claimed] : m_sessionIds) {
-            if (claimed == candidate && index != runIndex) {
-                return true;
-            }
-        }
-        return false;
+        return runIndex < 0 || std::none_of(m_runs.begin(), m_runs.end(), [&](const RunView& v) {
+                   return v.runIndex == runIndex && v.result.id == candidate;
+               });
     };
-    if (!taken(id)) {
-        return id;
+    std::string unique = id;
+    if (isTaken(id)) {
+        // "tiny-ctx128-fp32-train-7": the label and the number after its last dash.
+        std::string base = id;
+        long number = 1;
+        if (const size_t dash = id.find_last_of('-');
+            dash != std::string::npos && dash + 1 < id.size() && id.size() - dash - 1 <= 9 &&
+            id.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
+            base = id.substr(0, dash);
+            number = std::stol(id.substr(dash + 1));
+        }
+        do {
+            unique = base + "-" + std::to_string(++number);
+        } while (isTaken(unique));
     }
-    // "tiny-ctx128-fp32-train-7": the label and the number after its last dash.
-    std::string base = id;
-    long number = 1;
-    if (const size_t dash = id.find_last_of('-');
-        dash != std::string::npos && dash + 1 < id.size() && id.size() - dash - 1 <= 9 &&
-        id.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
-        base = id.substr(0, dash);
-        number = std::stol(id.substr(dash + 1));
-    }
-    std::string candidate;
-    do {
-        candidate = base + "-" + std::to_string(++number);
-    } while (taken(candidate));
-    return candidate;
+    taken.insert(unique);
+    return unique;
 }
 
 void RunStore::claimIds(std::vector<SessionEvent>& events) {
+    std::optional<std::unordered_set<std::string>> taken; // made at the first new run
     const auto claim = [&](int runIndex, std::string& id) {
         auto it = m_sessionIds.find(runIndex);
         if (it == m_sessionIds.end()) {
-            it = m_sessionIds.emplace(runIndex, uniqueId(id, runIndex)).first;
+            if (!taken) {
+                taken = takenIds();
+            }
+            it = m_sessionIds.emplace(runIndex, uniqueId(id, runIndex, *taken)).first;
         }
         id = it->second;
     };
@@ -260,10 +272,11 @@ size_t RunStore::addLoaded(const std::vector<RunResult>& runs, bool fromFile) {
             present.insert(runToJsonLine(v.result));
         }
     }
+    std::unordered_set<std::string> taken = takenIds();
     size_t added = 0;
     for (const auto& r : runs) {
         if (present.insert(runToJsonLine(r)).second) {
-            const std::string id = uniqueId(r.id, -1);
+            const std::string id = uniqueId(r.id, -1, taken);
             RunView& v = addView();
             v.finish(r);
             v.result.id = id;

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace lmprof::ui {
@@ -164,8 +165,12 @@ public:
 private:
     RunView& viewFor(int runIndex);
     RunView& addView();
-    // `id` if no run here has it, else the same label with the next free number.
-    std::string uniqueId(const std::string& id, int runIndex) const;
+    // Every id a run here has: its view's, or the one claimIds gave it.
+    std::unordered_set<std::string> takenIds() const;
+    // `id` if no other run has it (`taken`, from takenIds; run `runIndex` may keep its own),
+    // else the same label with the next free number. The id returned is added to `taken`.
+    std::string uniqueId(const std::string& id, int runIndex,
+                         std::unordered_set<std::string>& taken) const;
     std::map<int, std::string> m_sessionIds; // engine run index -> the id claimIds gave it
     std::vector<RunView> m_runs;
     int m_nextColor = 0;
