@@ -179,11 +179,11 @@ void App::Impl::handleShortcuts() {
     if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) || ImGui::GetIO().WantTextInput) {
         return;
     }
-    ViewContext ctx = context();
     if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_O, global)) {
         openFileDialog();
     }
     if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_S, global)) {
+        ViewContext ctx = context();
         filesView.requestSave(ctx, settings.savePath);
     }
     if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_Q, global)) {
@@ -192,6 +192,7 @@ void App::Impl::handleShortcuts() {
     if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_Enter, global) ||
         ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_KeypadEnter, global)) {
         // As Configure's Run button: a valid form, an idle engine.
+        ViewContext ctx = context();
         if (const auto errors = form.errors(); !errors.empty()) {
             ctx.report("not run: " + errors.begin()->first + ": " + errors.begin()->second,
                        true);
@@ -202,8 +203,8 @@ void App::Impl::handleShortcuts() {
         }
     }
     if (ImGui::Shortcut(ImGuiKey_Escape, global) && session().busy()) {
-        session().cancel();
-        ctx.report("cancel requested: the run stops after the current step", false);
+        ViewContext ctx = context();
+        cancelRun(ctx);
     }
 }
 

@@ -320,8 +320,7 @@ void ConfigView::draw(ViewContext& ctx) {
     ImGui::SameLine();
     ImGui::BeginDisabled(!busy);
     if (ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0))) {
-        ctx.session.cancel();
-        ctx.report("cancel requested: the run stops after the current step", false);
+        cancelRun(ctx);
     }
     ImGui::EndDisabled();
     drawProgress(ctx);

@@ -67,4 +67,9 @@ int submitRun(ViewContext& ctx, engine::RunConfig c, bool keepGivenFiles) {
     return index;
 }
 
+void cancelRun(ViewContext& ctx) {
+    ctx.session.cancel();
+    ctx.report("cancel requested: the run stops after the current step", false);
+}
+
 } // namespace lmprof::ui

@@ -66,5 +66,8 @@ std::string tracePath(const ViewContext& ctx, const engine::RunConfig& c);
 // them, or with keepGivenFiles only those without a path), "started ..." is reported and
 // the session index returned.
 int submitRun(ViewContext& ctx, engine::RunConfig c, bool keepGivenFiles = false);
+// Asks the engine to stop its run after the current step and says so, as the Cancel button
+// (and Escape) does.
+void cancelRun(ViewContext& ctx);
 
 } // namespace lmprof::ui
