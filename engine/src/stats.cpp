@@ -46,6 +46,11 @@ PhaseStats computeStats(std::span<const double> values) {
     return s;
 }
 
+std::string noiseRule() {
+    return "noisy when the interquartile range of the measured steps' times is above " +
+           std::to_string(static_cast<int>(kNoisyIqrRatio * 100.0 + 0.5)) + "% of their median";
+}
+
 namespace {
 
 // Continued fraction of the regularised incomplete beta function (modified Lentz method).

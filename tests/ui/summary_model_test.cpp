@@ -73,20 +73,20 @@ TEST(SummaryModel, HeatmapPutsBatchOnAnAxisAndFiltersByVariant) {
     HeatmapQuery q;
     q.rows = HeatmapAxis::Batch;
     q.columns = HeatmapAxis::Context;
-    q.variants["attention"] = "naive";
+    q.settings["attention"] = "naive";
     const auto& step = engine::runColumn("total_ms_mean");
     HeatmapGrid g = heatmapGrid(store, step, q);
     EXPECT_EQ(g.rows, (std::vector<std::string>{"1", "8"}));
     EXPECT_EQ(g.columns, (std::vector<std::string>{"128", "256"}));
     EXPECT_DOUBLE_EQ(g.at(1, 0), 40.0);
-    q.variants["attention"] = "sdpa";
+    q.settings["attention"] = "sdpa";
     g = heatmapGrid(store, step, q);
     EXPECT_EQ(g.rows, (std::vector<std::string>{"8"}));
     EXPECT_DOUBLE_EQ(g.at(0, 0), 30.0);
-    const auto inUse = variantsInUse(store, Precision::Fp32, Mode::Train);
-    ASSERT_EQ(inUse.size(), 1u);
-    EXPECT_EQ(inUse[0].first->key, "attention");
-    EXPECT_EQ(inUse[0].second, (std::vector<std::string>{"naive", "sdpa"}));
+    const auto filters = heatmapFilters(store, q); // batch and context are the axes
+    ASSERT_EQ(filters.size(), 1u);
+    EXPECT_EQ(filters[0].column->key, "attention");
+    EXPECT_EQ(filters[0].values, (std::vector<std::string>{"naive", "sdpa"}));
     // The charts' metrics include MFU and the busy share, in percent where a run has them.
     const auto metrics = engine::chartMetrics();
     const auto named = [&](const std::string& name) {
@@ -295,4 +295,114 @@ TEST(SummaryModel, CompareCanPickAnyTwoRunsFromTheSessionAndBothFiles) {
     c.matched = {m};
     const engine::Rows rows = engine::comparisonRows(c);
     EXPECT_NE(rows[1][0].find(" vs "), std::string::npos) << rows[1][0];
+}
+
+// One rule (engine::settingColumns) decides which settings a table shows: every table and
+// copy of runs that differ in the batch, the warmup, a variant, data-parallel and the device
+// shows each of them, and runs that differ in nothing beyond the identity show none.
+TEST(TableColumns, EveryTableAndCopyKeepsTheSettingsThatTellRowsApart) {
+    const auto run = [](int64_t batch, int warmup, bool sdpa, bool parallel, const char* device,
+                        const std::string& id, Precision p = Precision::Fp32) {
+        engine::RunConfig c = cfg("tiny", 64, p, Mode::Train, warmup);
+        c.batchSize = batch;
+        c.attention = sdpa ? engine::AttentionKind::Sdpa : engine::AttentionKind::Naive;
+        if (parallel) {
+            c.ddp = engine::DdpRequest{};
+        }
+        engine::RunResult r = finished(c, RunStatus::Ok, {10, 11, 30, 10}, id);
+        r.resolvedDevice = device;
+        return r;
+    };
+    const std::vector<engine::RunResult> runs = {
+        run(1, 1, false, false, "cpu", "a"), run(4, 1, false, false, "cpu", "b"),
+        run(4, 5, false, false, "cpu", "c"), run(4, 5, true, false, "cpu", "d"),
+        run(4, 5, true, true, "cpu", "e"),   run(4, 5, true, true, "cuda", "f"),
+        run(4, 5, true, true, "cuda", "g", Precision::Bf16)};
+    const std::vector<std::string> telling = {"batch_size", "attention", "warmup_steps",
+                                              "parallel", "device"};
+    const auto keys = [](const auto& columns) {
+        std::vector<std::string> out;
+        for (const engine::RunColumn* c : columns) {
+            out.push_back(c->key);
+        }
+        return out;
+    };
+    const auto has = [](const std::vector<std::string>& all, const std::string& key) {
+        return std::find(all.begin(), all.end(), key) != all.end();
+    };
+    const auto settings = keys(engine::settingColumns(runs));
+    for (const auto& key : telling) {
+        EXPECT_TRUE(has(settings, key)) << key;
+    }
+    EXPECT_FALSE(has(settings, "measure_steps")) << "every run measured 4 steps";
+
+    // The Runs table and the Summary matrix (and its Markdown copy) lay out reportLayout.
+    RunStore store;
+    store.addLoaded(runs);
+    const auto layout = keys(engine::reportLayout(resultsOf(store.runs())));
+    const auto matrix = keys(matrixColumns(resultsOf(store.runs())).columns);
+    std::ostringstream markdown, grid, csv;
+    engine::writeMarkdown(markdown, runs);
+    engine::writeTable(grid, runs);
+    engine::writeCsv(csv, runs);
+    const std::string csvHeader = csv.str().substr(0, csv.str().find('\n'));
+    for (const auto& key : telling) {
+        const std::string& header = engine::runColumn(key).header;
+        EXPECT_TRUE(has(layout, key)) << key;
+        EXPECT_TRUE(has(matrix, key)) << key;
+        EXPECT_NE(markdown.str().find("| " + header + " "), std::string::npos) << header;
+        EXPECT_NE(grid.str().find(header), std::string::npos) << header;
+        EXPECT_NE(csvHeader.find(key), std::string::npos) << key;
+    }
+    EXPECT_NE(markdown.str().find("| 2 × gloo, naive "), std::string::npos) << markdown.str();
+
+    // Compare: each matched pair's settings; precision: fp32 against bf16 with the rest.
+    const engine::Comparison cmp = engine::compareRuns(runs, runs);
+    const engine::Rows compared = engine::comparisonRows(cmp);
+    for (const auto& key : telling) {
+        const std::string& header = engine::runColumn(key).header;
+        EXPECT_NE(std::find(compared[0].begin(), compared[0].end(), header), compared[0].end())
+            << header;
+    }
+
+    // Alike runs show the identity only.
+    const std::vector<engine::RunResult> alike = {run(4, 5, false, false, "cpu", "x"),
+                                                  run(4, 5, false, false, "cpu", "y")};
+    EXPECT_EQ(keys(engine::settingColumns(alike)),
+              (std::vector<std::string>{"model", "context_length", "batch_size", "precision",
+                                        "mode"}));
+    // One data-parallel run keeps its Parallel column: it is no ordinary run.
+    const std::vector<engine::RunResult> one = {run(4, 5, false, true, "cpu", "z")};
+    EXPECT_TRUE(has(keys(engine::settingColumns(one)), "parallel"));
+}
+
+// A Heatmap cell names the run it shows, and when runs share it, how many, in what they
+// differ and that the newest shows; filtering on that setting gives each its own grid.
+TEST(SummaryModel, HeatmapCellsSayWhichRunTheyShowAndWhoSharesThem) {
+    RunStore store;
+    store.addLoaded({finished(cfg("tiny", 64, Precision::Fp32, Mode::Train, 0), RunStatus::Ok,
+                              {10, 30, 12, 50}, "cold"),
+                     finished(cfg("tiny", 64, Precision::Fp32, Mode::Train, 5), RunStatus::Ok,
+                              {10, 10, 10, 10}, "warm")});
+    HeatmapQuery q;
+    const auto& step = engine::runColumn("total_ms_mean");
+    HeatmapGrid g = heatmapGrid(store, step, q);
+    ASSERT_EQ(g.values.size(), 1u);
+    EXPECT_EQ(g.shown[0], 1);
+    EXPECT_EQ(g.sharing[0], 2);
+    EXPECT_DOUBLE_EQ(g.at(0, 0), 10.0);
+    EXPECT_EQ(g.about[0],
+              "#2 warm \u00B7 Warmup 5\n2 runs share this cell (Warmup 0, 5), pick one with the "
+              "filters above: the newest shows");
+    EXPECT_FALSE(g.noisy[0]);
+    const auto filters = heatmapFilters(store, q);
+    ASSERT_EQ(filters.size(), 1u);
+    EXPECT_EQ(filters[0].column->key, "warmup_steps");
+    EXPECT_EQ(filters[0].values, (std::vector<std::string>{"0", "5"}));
+    q.settings["warmup_steps"] = "0";
+    g = heatmapGrid(store, step, q);
+    EXPECT_EQ(g.shown[0], 0);
+    EXPECT_EQ(g.sharing[0], 1);
+    EXPECT_TRUE(g.noisy[0]) << "IQR / median of 10, 12, 30, 50 is far above 10%";
+    EXPECT_EQ(g.about[0], "#1 cold \u00B7 Warmup 0");
 }

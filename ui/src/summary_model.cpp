@@ -51,9 +51,6 @@ MatrixColumns matrixColumns(std::span<const RunResult* const> runs) {
             continue;
         }
         out.columns.push_back(c);
-        if (c->key == "mode") {
-            out.columns.push_back(&runColumn("warmup_steps"));
-        }
     }
     out.firstFigure = firstFigure(out.columns);
     return out;
@@ -111,21 +108,131 @@ std::pair<int64_t, std::string> axisKey(const RunConfig& c, HeatmapAxis axis) {
     return {};
 }
 
+const RunColumn* settingColumn(std::string_view key) {
+    for (const RunColumn& c : runColumns()) {
+        if (c.key == key) {
+            return &c;
+        }
+    }
+    return nullptr;
+}
+
 bool inQuery(const RunView& v, const HeatmapQuery& q) {
     const RunConfig& c = v.result.config;
     if (!v.finished || c.precision != q.precision || c.mode != q.mode) {
         return false;
     }
-    for (const auto& [key, value] : q.variants) {
-        const ChoiceField* f = choiceField(key);
-        if (f && f->get(c) != value) {
+    for (const auto& [key, value] : q.settings) {
+        const RunColumn* column = settingColumn(key);
+        if (column && column->cellOf(v.result, v.result.summary) != value) {
             return false;
         }
     }
     return true;
 }
 
+// The run column an axis shows.
+std::string_view axisColumn(HeatmapAxis axis) {
+    switch (axis) {
+    case HeatmapAxis::Model:
+        return "model";
+    case HeatmapAxis::Context:
+        return "context_length";
+    case HeatmapAxis::Batch:
+        return "batch_size";
+    }
+    return "";
+}
+
+// A filter's values in the setting's own order: a variant's choices, numbers ascending,
+// other text alphabetically.
+void orderValues(const RunColumn& column, std::vector<std::string>& values) {
+    if (const ChoiceField* f = choiceField(column.key)) {
+        std::vector<std::string> ordered;
+        for (const auto& name : f->values) {
+            if (std::find(values.begin(), values.end(), name) != values.end()) {
+                ordered.push_back(name);
+            }
+        }
+        values = std::move(ordered);
+    } else if (column.kind == ColumnKind::Integer) {
+        std::sort(values.begin(), values.end(), [](const std::string& a, const std::string& b) {
+            return std::stoll(a) < std::stoll(b);
+        });
+    } else {
+        std::sort(values.begin(), values.end());
+    }
+}
+
+// "#7 tiny-ctx128-fp32-train-3 · Warmup 5", and when runs share the cell a second line
+// naming the filters that would tell them apart.
+std::string aboutCell(const std::vector<RunView>& runs, const std::vector<int>& inCell,
+                      const std::vector<HeatmapFilter>& filters, const HeatmapQuery& q) {
+    const RunView& v = runs[static_cast<size_t>(inCell.back())];
+    std::string out = "#" + std::to_string(inCell.back() + 1) + " " + v.result.id;
+    std::string differ;
+    for (const HeatmapFilter& f : filters) {
+        out += " \u00B7 " + f.column->header + " " + f.column->cellOf(v.result, v.result.summary);
+        if (q.settings.count(f.column->key)) {
+            continue;
+        }
+        std::vector<std::string> seen;
+        for (int i : inCell) {
+            const RunResult& r = runs[static_cast<size_t>(i)].result;
+            const std::string cell = f.column->cellOf(r, r.summary);
+            if (std::find(seen.begin(), seen.end(), cell) == seen.end()) {
+                seen.push_back(cell);
+            }
+        }
+        if (seen.size() > 1) {
+            orderValues(*f.column, seen);
+            std::string list;
+            for (const auto& value : seen) {
+                list += (list.empty() ? "" : ", ") + value;
+            }
+            differ += (differ.empty() ? "" : "; ") + f.column->header + " " + list;
+        }
+    }
+    if (inCell.size() > 1) {
+        out += "\n" + std::to_string(inCell.size()) + " runs share this cell" +
+               (differ.empty() ? std::string(" (reruns of one configuration)")
+                               : " (" + differ + "), pick one with the filters above") +
+               ": the newest shows";
+    }
+    return out;
+}
+
 } // namespace
+
+std::vector<HeatmapFilter> heatmapFilters(const RunStore& store, const HeatmapQuery& query) {
+    HeatmapQuery all = query;
+    all.settings.clear();
+    std::vector<const RunResult*> runs;
+    for (const auto& v : store.runs()) {
+        if (inQuery(v, all)) {
+            runs.push_back(&v.result);
+        }
+    }
+    std::vector<HeatmapFilter> out;
+    for (const RunColumn* c : settingColumns(runs)) {
+        if (c->key == axisColumn(query.rows) || c->key == axisColumn(query.columns) ||
+            c->key == "precision" || c->key == "mode") {
+            continue;
+        }
+        HeatmapFilter f{c, {}};
+        for (const RunResult* r : runs) {
+            const std::string cell = c->cellOf(*r, r->summary);
+            if (std::find(f.values.begin(), f.values.end(), cell) == f.values.end()) {
+                f.values.push_back(cell);
+            }
+        }
+        if (f.values.size() > 1) {
+            orderValues(*c, f.values);
+            out.push_back(std::move(f));
+        }
+    }
+    return out;
+}
 
 HeatmapGrid heatmapGrid(const RunStore& store, const RunColumn& metric, const HeatmapQuery& q) {
     HeatmapGrid g;
@@ -144,50 +251,40 @@ HeatmapGrid heatmapGrid(const RunStore& store, const RunColumn& metric, const He
             labels.push_back(key.second);
         }
     }
-    g.values.assign(g.rows.size() * g.columns.size(), kNaN);
-    g.marks.assign(g.values.size(), std::string());
-    for (const auto& v : runs) {
-        if (!inQuery(v, q)) {
+    const size_t cells = g.rows.size() * g.columns.size();
+    g.values.assign(cells, kNaN);
+    g.marks.assign(cells, std::string());
+    g.shown.assign(cells, -1);
+    g.sharing.assign(cells, 0);
+    g.noisy.assign(cells, 0);
+    g.about.assign(cells, std::string());
+    std::vector<std::vector<int>> inCell(cells);
+    for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
+        const RunView& v = runs[static_cast<size_t>(i)];
+        if (inQuery(v, q)) {
+            inCell[rows[axisKey(v.result.config, q.rows)] * g.columns.size() +
+                   columns[axisKey(v.result.config, q.columns)]]
+                .push_back(i);
+        }
+    }
+    const std::vector<HeatmapFilter> filters = heatmapFilters(store, q);
+    for (size_t cell = 0; cell < cells; ++cell) {
+        if (inCell[cell].empty()) {
             continue;
         }
-        const size_t cell = rows[axisKey(v.result.config, q.rows)] * g.columns.size() +
-                            columns[axisKey(v.result.config, q.columns)];
-        // The newest run of a cell wins, so a rerun that succeeds clears an old OOM mark.
-        if (const auto value = metricValue(v.result, metric)) {
+        // The newest run of a cell shows, so a rerun that succeeds clears an old OOM mark.
+        const RunResult& r = runs[static_cast<size_t>(inCell[cell].back())].result;
+        if (const auto value = metricValue(r, metric)) {
             g.values[cell] = *value;
-            g.marks[cell].clear();
         } else {
-            g.values[cell] = kNaN;
-            g.marks[cell] = v.result.status == RunStatus::Ok ? "" : toString(v.result.status);
+            g.marks[cell] = r.status == RunStatus::Ok ? "" : toString(r.status);
         }
+        g.shown[cell] = inCell[cell].back();
+        g.sharing[cell] = static_cast<int>(inCell[cell].size());
+        g.noisy[cell] = r.summary.totalMs.noisy ? 1 : 0;
+        g.about[cell] = aboutCell(runs, inCell[cell], filters, q);
     }
     return g;
-}
-
-std::vector<std::pair<const ChoiceField*, std::vector<std::string>>>
-variantsInUse(const RunStore& store, Precision precision, Mode mode) {
-    std::vector<std::pair<const ChoiceField*, std::vector<std::string>>> out;
-    HeatmapQuery all;
-    all.precision = precision;
-    all.mode = mode;
-    for (const ChoiceField& f : choiceFields()) {
-        std::set<std::string> seen;
-        for (const auto& v : store.runs()) {
-            if (inQuery(v, all)) {
-                seen.insert(f.get(v.result.config));
-            }
-        }
-        if (seen.size() > 1) {
-            std::vector<std::string> values;
-            for (const auto& name : f.values) { // in the field's order
-                if (seen.count(name)) {
-                    values.push_back(name);
-                }
-            }
-            out.emplace_back(&f, std::move(values));
-        }
-    }
-    return out;
 }
 
 std::vector<PrecisionCell> precisionComparison(const RunStore& store) {

@@ -19,8 +19,8 @@
 namespace lmprof::ui {
 
 // The Summary matrix's columns for these runs: the report's (columns.h, so a metric added
-// to the tables is here too) less the status, which marks a failed row's figures instead,
-// with the warmup after the mode (one row per warmup count). Figures start at firstFigure.
+// to the tables is here too, and the settings follow engine::settingColumns' rule) less the
+// status, which marks a failed row's figures instead. Figures start at firstFigure.
 struct MatrixColumns {
     std::vector<const engine::RunColumn*> columns;
     size_t firstFigure = 0;
@@ -46,18 +46,19 @@ inline constexpr std::array kHeatmapAxes{HeatmapAxis::Model, HeatmapAxis::Contex
                                          HeatmapAxis::Batch};
 std::string_view toString(HeatmapAxis axis); // "model", "context length", "batch size"
 
-// Which runs a Heatmap shows and how: two axes, one precision and mode, and for each
-// execution variant (ChoiceField key) one value, or all values when absent.
+// Which runs a Heatmap shows and how: two axes, one precision and mode, and for each other
+// setting the runs differ in (a filter: an execution variant, the batch when it is not an
+// axis, the warmup, data-parallel, the device) one value, or all values when absent.
 struct HeatmapQuery {
     HeatmapAxis rows = HeatmapAxis::Model;
     HeatmapAxis columns = HeatmapAxis::Context;
     engine::Precision precision = engine::Precision::Fp32;
     engine::Mode mode = engine::Mode::Train;
-    std::map<std::string, std::string> variants;
+    std::map<std::string, std::string> settings; // run column key -> its cell text
 };
 
 // A metric over the query's rows (smallest first) × columns (ascending); the newest run of
-// each cell (runs that differ in what neither axis shows share a cell). NaN where no run has
+// each cell (runs that differ in a setting left at "all" share a cell). NaN where no run has
 // finished ok.
 struct HeatmapGrid {
     std::vector<std::string> rows;    // "tiny", "small"; "128"; "4"
@@ -65,15 +66,28 @@ struct HeatmapGrid {
     std::vector<double> values; // row-major, rows.size() × columns.size()
     // Per cell, why it has no value: "oom", "skipped", "error", "cancelled"; empty otherwise.
     std::vector<std::string> marks;
+    // Per cell: the run it shows (an index into store.runs(), -1 for none), how many runs of
+    // the query fall in it, whether the shown run's step time is noisy (engine::noiseRule),
+    // and which run it shows: "#7 tiny-ctx128-fp32-train-3 · warmup 5", with a second line
+    // when runs share the cell ("3 runs share this cell (warmup 0, 5, 10): the newest
+    // shows; pick one with the warmup filter").
+    std::vector<int> shown;
+    std::vector<int> sharing;
+    std::vector<char> noisy;
+    std::vector<std::string> about;
     double at(size_t row, size_t col) const { return values[row * columns.size() + col]; }
 };
 HeatmapGrid heatmapGrid(const RunStore& store, const engine::RunColumn& metric,
                         const HeatmapQuery& query);
 
-// Each execution variant's values among the finished runs of this precision and mode, for
-// the variants where they differ (the Heatmap offers a filter for those only).
-std::vector<std::pair<const engine::ChoiceField*, std::vector<std::string>>>
-variantsInUse(const RunStore& store, engine::Precision precision, engine::Mode mode);
+// The Heatmap's filters: each setting (engine::settingColumns) its query's runs (precision
+// and mode) differ in, other than its two axes, with the values they take, in a setting's
+// own order (a variant's choices; numbers ascending).
+struct HeatmapFilter {
+    const engine::RunColumn* column = nullptr;
+    std::vector<std::string> values;
+};
+std::vector<HeatmapFilter> heatmapFilters(const RunStore& store, const HeatmapQuery& query);
 
 // One precision against fp32 for the same model, context, batch, mode and warmup count:
 // speedup = fp32 mean step time / this precision's, its 95% interval, Welch's test.

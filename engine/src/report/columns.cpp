@@ -5,6 +5,7 @@
 
 #include "enum_names.h"
 
+#include "lmprof/engine/ddp.h"
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
@@ -149,6 +150,7 @@ std::deque<RunColumn> buildColumns() {
         "model", "Model",
         [](R r, S) { return r.source ? std::string("watched") : r.config.model.preset; },
         [](R r, S) { return runModelLabel(r); }));
+    c.back().setting = RunColumn::Setting::Always;
     c.push_back(engineCount("d_model", "", [](R r) { return r.config.model.dModel; }));
     c.push_back(engineCount("d_ff", "", [](R r) { return r.config.model.dFf; }));
     c.push_back(engineCount("num_layers", "", [](R r) { return r.config.model.numLayers; }));
@@ -156,20 +158,36 @@ std::deque<RunColumn> buildColumns() {
     c.push_back(engineCount("vocab_size", "", [](R r) { return r.config.model.vocabSize; }));
     c.push_back(count("parameter_count", "", [](R r) { return r.parameterCount; }));
     c.push_back(engineCount("context_length", "Context", [](R r) { return r.config.contextLength; }));
+    c.back().setting = RunColumn::Setting::Always;
     c.push_back(engineCount("batch_size", "Batch", [](R r) { return r.config.batchSize; }));
+    c.back().setting = RunColumn::Setting::Always;
     c.push_back(text("precision", "Precision",
                      [](R r, S) { return std::string(toString(r.config.precision)); }));
+    c.back().setting = RunColumn::Setting::Always;
     c.push_back(text("mode", "Mode", [](R r, S) { return std::string(toString(r.config.mode)); }));
+    c.back().setting = RunColumn::Setting::Always;
     // The execution variants (ChoiceField, config.h), one column each.
     for (const ChoiceField& f : choiceFields()) {
         c.push_back(text(f.key, f.label, [&f](R r, S) { return f.get(r.config); }));
         c.back().differsFromDefault = [&f](R r) { return !f.isDefault(r.config); };
+        c.back().setting = RunColumn::Setting::WhereRunsDiffer;
     }
-    c.push_back(text("device", "", [](R r, S) {
+    // The device that ran it (a run asked for "auto" ran on cuda or cpu).
+    c.push_back(text("device", "Device", [](R r, S) {
         return r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice;
     }));
+    c.back().setting = RunColumn::Setting::WhereRunsDiffer;
+    // How a data-parallel run ran ("2 × gloo, bucketed 25 MiB"; its times are rank 0's).
+    c.push_back(text(
+        "parallel", "Parallel",
+        [](R r, S) { return r.config.ddp ? describe(*r.config.ddp) : std::string(); },
+        [](R r, S) { return r.config.ddp ? describe(*r.config.ddp) : std::string("-"); }));
+    c.back().setting = RunColumn::Setting::WhereRunsDiffer;
+    c.back().differsFromDefault = [](R r) { return r.config.ddp.has_value(); };
     c.push_back(count("warmup_steps", "Warmup", [](R r) { return r.config.warmupSteps; }));
+    c.back().setting = RunColumn::Setting::WhereRunsDiffer;
     c.push_back(count("measure_steps", "Steps", [](R r) { return r.config.measureSteps; }));
+    c.back().setting = RunColumn::Setting::WhereRunsDiffer;
     c.push_back(column("seed", "", "", ColumnKind::Integer,
                        [](R r, S) { return std::to_string(r.config.seed); })); // uint64
     c.push_back(text(
@@ -193,6 +211,15 @@ std::deque<RunColumn> buildColumns() {
         c.back().inCsv = false;
         addPhaseStats(c, p);
     }
+    // The step time's spread and the noise mark (noiseRule(), stats.h): "12.3% noisy".
+    c.push_back(text(
+        "total_ms_noisy", "CV",
+        [](R, S s) { return s.totalMs.n ? std::string(s.totalMs.noisy ? "true" : "false") : ""; },
+        [](R, S s) {
+            const PhaseStats& t = s.totalMs;
+            return t.n ? formatFixed(100.0 * t.cv, 1) + "%" + (t.noisy ? " noisy" : "")
+                       : std::string("-");
+        }));
     // Throughput and memory.
     c.push_back(column(
         "tokens_per_s", "Tokens/s", "tokens/s", ColumnKind::Real,
@@ -274,14 +301,18 @@ std::string_view toString(ColumnKind kind) {
 
 namespace {
 
-// The tables' columns: the configuration (with every execution variant), the figures, the
-// outcome.
+// The tables' columns: the configuration (every setting that may tell runs apart), the
+// figures, the outcome.
 std::vector<std::string> defaultTableKeys() {
     std::vector<std::string> keys{"model", "context_length", "batch_size", "precision", "mode"};
     for (const ChoiceField& f : choiceFields()) {
         keys.push_back(f.key);
     }
-    for (const char* k : {"forward_ms", "backward_ms", "optimizer_ms", "total_ms", "peak_bytes",
+    for (const char* k : {"warmup_steps", "measure_steps", "parallel", "device"}) {
+        keys.emplace_back(k);
+    }
+    for (const char* k : {"forward_ms", "backward_ms", "optimizer_ms", "total_ms",
+                          "total_ms_noisy", "peak_bytes",
                           "tokens_per_s", "gpu_busy", "mfu", "status"}) {
         keys.emplace_back(k);
     }
@@ -355,9 +386,50 @@ size_t firstFigure(std::span<const RunColumn* const> layout) {
                                layout.begin());
 }
 
-std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> runs) {
+namespace {
+
+std::vector<const RunResult*> pointersTo(std::span<const RunResult> runs) {
+    std::vector<const RunResult*> out;
+    out.reserve(runs.size());
+    for (const auto& r : runs) {
+        out.push_back(&r);
+    }
+    return out;
+}
+
+} // namespace
+
+std::vector<const RunColumn*> settingColumns(std::span<const RunResult* const> runs) {
     std::vector<const RunColumn*> out;
     for (const RunColumn* c : reportLayout()) {
+        if (c->setting == RunColumn::Setting::No) {
+            continue;
+        }
+        const auto cellOf = [c](const RunResult* r) { return c->cellOf(*r, r->summary); };
+        const bool shown =
+            c->setting == RunColumn::Setting::Always ||
+            std::any_of(runs.begin(), runs.end(),
+                        [&](const RunResult* r) {
+                            return cellOf(r) != cellOf(runs.front()) ||
+                                   (c->differsFromDefault && c->differsFromDefault(*r));
+                        });
+        if (shown) {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+std::vector<const RunColumn*> settingColumns(std::span<const RunResult> runs) {
+    return settingColumns(pointersTo(runs));
+}
+
+std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> runs) {
+    std::vector<const RunColumn*> out = settingColumns(runs);
+    for (const RunColumn* c : reportLayout()) {
+        if (c->setting != RunColumn::Setting::No) {
+            continue;
+        }
         if (!c->differsFromDefault ||
             std::any_of(runs.begin(), runs.end(),
                         [&](const RunResult* r) { return c->differsFromDefault(*r); })) {
@@ -368,11 +440,7 @@ std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> run
 }
 
 std::vector<const RunColumn*> reportLayout(std::span<const RunResult> runs) {
-    std::vector<const RunResult*> pointers;
-    for (const auto& r : runs) {
-        pointers.push_back(&r);
-    }
-    return reportLayout(pointers);
+    return reportLayout(pointersTo(runs));
 }
 
 std::span<const RunColumn* const> chartMetrics() {

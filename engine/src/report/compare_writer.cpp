@@ -14,24 +14,14 @@ namespace lmprof::engine {
 
 namespace {
 
-// The settings a comparison shows, by run column key (columns.h): model, context, batch,
-// precision, mode and warmup, then each execution variant (ChoiceField) one of its runs sets.
-constexpr std::string_view kSettingKeys[] = {"model",     "context_length", "batch_size",
-                                             "precision", "mode",           "warmup_steps"};
-
-std::vector<const RunColumn*> settingColumns(const Comparison& c) {
-    std::vector<const RunColumn*> out;
-    for (std::string_view key : kSettingKeys) {
-        out.push_back(&runColumn(key));
+// The settings a comparison shows: the tables' rule (settingColumns) over both sides' runs.
+std::vector<const RunColumn*> comparedSettings(const Comparison& c) {
+    std::vector<const RunResult*> runs;
+    for (const ComparedRun& m : c.matched) {
+        runs.push_back(&m.a);
+        runs.push_back(&m.b);
     }
-    for (const ChoiceField& f : choiceFields()) {
-        if (std::any_of(c.matched.begin(), c.matched.end(), [&](const ComparedRun& m) {
-                return !f.isDefault(m.a.config) || !f.isDefault(m.b.config);
-            })) {
-            out.push_back(&runColumn(f.key));
-        }
-    }
-    return out;
+    return settingColumns(runs);
 }
 
 // One value where the two runs agree, "A vs B" where a pair the user named differs (a
@@ -45,7 +35,7 @@ std::string settingCell(const RunColumn& column, const ComparedRun& m) {
 } // namespace
 
 Rows comparisonRows(const Comparison& c) {
-    const std::vector<const RunColumn*> settings = settingColumns(c);
+    const std::vector<const RunColumn*> settings = comparedSettings(c);
     Rows rows(1);
     for (const RunColumn* column : settings) {
         rows[0].push_back(column->header);

@@ -1,7 +1,8 @@
 // Heatmap: one metric (step time, a phase, tokens/s, MFU, GPU busy share, peak memory, CV)
-// over two of model, context and batch for a chosen precision and mode (and execution
-// variant, where the runs differ in one), each cell labelled with its value, or why it has
-// none (oom, skipped). The colour scale spans the cells that have values.
+// over two of model, context and batch for a chosen precision and mode (and any other setting
+// the runs differ in: a variant, the warmup, ...), each cell labelled with its value ("~"
+// when noisy), or why it has none (oom, skipped); its tooltip names the run it shows and
+// what happens when several share it. The colour scale spans the cells that have values.
 
 #include "summary_model.h"
 #include "plot_helpers.h"
@@ -26,14 +27,14 @@ public:
     void draw(ViewContext& ctx) override;
 
 private:
-    void drawVariantFilters(const RunStore& store);
+    void drawFilters(const RunStore& store, const HeatmapQuery& query);
 
     int m_metric = 0;
     int m_precision = 0;
     int m_mode = 2; // train
     int m_rows = 0; // model
     int m_columns = 1; // context
-    std::map<std::string, std::string> m_variants; // key -> value; absent: every value
+    std::map<std::string, std::string> m_settings; // column key -> value; absent: every value
     std::vector<double> m_filled;          // the grid with gaps filled, for PlotHeatmap
     std::vector<std::string> m_tickLabels; // storage behind the axis tick labels
 };
@@ -58,34 +59,38 @@ void enumCombo(const char* label, int& index, const std::array<T, N>& options) {
 
 } // namespace
 
-// A combo per execution variant whose value differs among the runs: "all" or one value.
-void HeatmapView::drawVariantFilters(const RunStore& store) {
-    const auto inUse = variantsInUse(store, kPrecisions[m_precision], kModes[m_mode]);
-    for (auto it = m_variants.begin(); it != m_variants.end();) { // forget vanished ones
-        const bool shown = std::any_of(inUse.begin(), inUse.end(),
-                                       [&](const auto& v) { return v.first->key == it->first; });
-        it = shown ? std::next(it) : m_variants.erase(it);
+// A combo per setting the runs differ in beyond the axes (heatmapFilters): "all" or one
+// value.
+void HeatmapView::drawFilters(const RunStore& store, const HeatmapQuery& query) {
+    const auto filters = heatmapFilters(store, query);
+    for (auto it = m_settings.begin(); it != m_settings.end();) { // forget vanished ones
+        const bool shown = std::any_of(filters.begin(), filters.end(), [&](const auto& f) {
+            return f.column->key == it->first &&
+                   std::find(f.values.begin(), f.values.end(), it->second) != f.values.end();
+        });
+        it = shown ? std::next(it) : m_settings.erase(it);
     }
     const float comboWidth = ImGui::GetFontSize() * 9.0f + ImGui::GetStyle().ItemInnerSpacing.x;
-    for (const auto& [field, values] : inUse) {
-        sameLineIfFits(comboWidth + ImGui::CalcTextSize(field->label.c_str()).x);
-        const auto chosen = m_variants.find(field->key);
-        const std::string current = chosen == m_variants.end() ? "all" : chosen->second;
+    for (const HeatmapFilter& f : filters) {
+        const std::string& label = f.column->header;
+        sameLineIfFits(comboWidth + ImGui::CalcTextSize(label.c_str()).x);
+        const auto chosen = m_settings.find(f.column->key);
+        const std::string current = chosen == m_settings.end() ? "all" : chosen->second;
         ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9.0f);
-        if (ImGui::BeginCombo(field->label.c_str(), current.c_str())) {
+        if (ImGui::BeginCombo(label.c_str(), current.c_str())) {
             if (ImGui::Selectable("all", current == "all")) {
-                m_variants.erase(field->key);
+                m_settings.erase(f.column->key);
             }
-            for (const auto& v : values) {
+            for (const auto& v : f.values) {
                 if (ImGui::Selectable(v.c_str(), v == current)) {
-                    m_variants[field->key] = v;
+                    m_settings[f.column->key] = v;
                 }
             }
             ImGui::EndCombo();
         }
         if (ImGui::IsItemHovered()) {
             ImGui::SetTooltip("all: runs that differ only in %s share a cell (the newest shows)",
-                              field->label.c_str());
+                              label.c_str());
         }
     }
 }
@@ -121,14 +126,13 @@ void HeatmapView::draw(ViewContext& ctx) {
     if (m_columns == m_rows) { // two different axes: the other one moves
         m_columns = (m_rows + 1) % static_cast<int>(kHeatmapAxes.size());
     }
-    drawVariantFilters(ctx.store);
-
     HeatmapQuery query;
     query.rows = kHeatmapAxes[m_rows];
     query.columns = kHeatmapAxes[m_columns];
     query.precision = kPrecisions[m_precision];
     query.mode = kModes[m_mode];
-    query.variants = m_variants;
+    drawFilters(ctx.store, query);
+    query.settings = m_settings;
     const HeatmapGrid g = heatmapGrid(ctx.store, metric, query);
     if (g.rows.empty()) {
         ImGui::TextDisabled("no finished %s %s runs yet",
@@ -199,7 +203,9 @@ void HeatmapView::draw(ViewContext& ctx) {
                     const std::string& mark = g.marks[r * cols + c];
                     std::snprintf(text, sizeof(text), "%s", mark.empty() ? "-" : mark.c_str());
                 } else {
-                    std::snprintf(text, sizeof(text), v >= 1000 ? "%.0f" : "%.2f", v);
+                    // A noisy run's value carries "~" (the rule is in the tooltip).
+                    std::snprintf(text, sizeof(text), v >= 1000 ? "%.0f%s" : "%.2f%s", v,
+                                  g.noisy[r * cols + c] ? " ~" : "");
                 }
                 const ImVec2 centre = ImPlot::PlotToPixels(c + 0.5, y);
                 const ImVec2 size = ImGui::CalcTextSize(text);
@@ -210,6 +216,16 @@ void HeatmapView::draw(ViewContext& ctx) {
             }
         }
         ImPlot::PopPlotClipRect();
+        if (ImPlot::IsPlotHovered()) {
+            const ImPlotPoint mouse = ImPlot::GetPlotMousePos();
+            const int c = static_cast<int>(std::floor(mouse.x));
+            const int r = rows - 1 - static_cast<int>(std::floor(mouse.y));
+            if (c >= 0 && c < cols && r >= 0 && r < rows && g.shown[r * cols + c] >= 0) {
+                const size_t k = static_cast<size_t>(r * cols + c);
+                ImGui::SetTooltip("%s%s%s", g.about[k].c_str(), g.noisy[k] ? "\n~ " : "",
+                                  g.noisy[k] ? engine::noiseRule().c_str() : "");
+            }
+        }
         plot::endPlot(ctx, "heatmap");
     }
     ImGui::SameLine();

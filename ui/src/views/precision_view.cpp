@@ -1,7 +1,8 @@
-// Precision comparison: for each model, context, mode (and warmup count) that ran in fp32
-// and another precision, the speedup fp32 / other of the mean step time with its 95%
+// Precision comparison: for each configuration that ran in fp32 and another precision (its
+// rows told apart by engine::settingColumns), the speedup fp32 / other of the mean step time with its 95%
 // interval, the p of the same test and whether the difference is beyond noise.
 
+#include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
 #include "table_cells.h"
@@ -45,24 +46,34 @@ void PrecisionView::draw(ViewContext& ctx) {
     ImGui::TextDisabled("speedup = fp32 step time / this precision's; beyond noise when p < %.2f, "
                         "i.e. when the interval excludes 1",
                         kSignificance);
-    const char* headers[] = {"Model",        "Context",     "Mode",          "Warmup", "Precision",
-                             "fp32 step ms", "its step ms", "speedup [95%]", "p",      "verdict"};
+    // The settings that tell the rows apart (engine::settingColumns), then the figures.
+    std::vector<const RunResult*> compared;
+    for (const auto& cell : cells) {
+        compared.push_back(&cell.fp32);
+        compared.push_back(&cell.other);
+    }
+    const std::vector<const RunColumn*> settings = settingColumns(compared);
+    std::vector<std::string> headers;
+    for (const RunColumn* c : settings) {
+        headers.push_back(c->header);
+    }
+    for (const char* h : {"fp32 step ms", "its step ms", "speedup [95%]", "p", "verdict"}) {
+        headers.emplace_back(h);
+    }
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
-                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit;
-    if (ImGui::BeginTable("precision", IM_ARRAYSIZE(headers), flags)) {
+                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
+                                  ImGuiTableFlags_SizingFixedFit;
+    if (ImGui::BeginTable("precision", static_cast<int>(headers.size()), flags)) {
         ImGui::TableSetupScrollFreeze(0, 1);
-        for (const char* h : headers) {
-            ImGui::TableSetupColumn(h);
+        for (const std::string& h : headers) {
+            ImGui::TableSetupColumn(h.c_str());
         }
         ImGui::TableHeadersRow();
         for (const auto& cell : cells) {
-            const RunConfig& c = cell.other.config;
             ImGui::TableNextRow();
-            cell::text(modelLabel(c.model));
-            cell::integer(c.contextLength);
-            cell::text(toString(c.mode));
-            cell::integer(c.warmupSteps);
-            cell::text(toString(c.precision));
+            for (const RunColumn* c : settings) {
+                cell::text(c->cellOf(cell.other, cell.other.summary));
+            }
             cell::text(formatMeanStd(cell.fp32.summary.totalMs));
             cell::text(formatMeanStd(cell.other.summary.totalMs));
             ImGui::TableNextColumn();

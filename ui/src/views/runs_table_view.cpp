@@ -1,11 +1,12 @@
 // Every run of the session (and runs opened from files, marked "file"): status (its message
-// on hover), configuration with warmup and measured step counts, phase times with their std,
-// peak memory and throughput. Click selects a run, Ctrl+click adds or removes it from the
+// on hover), the settings that tell the runs apart (engine::settingColumns), phase times
+// with their std, the step time's CV and noise mark, peak memory and throughput. Click selects a run, Ctrl+click adds or removes it from the
 // selection the charts overlay; a selected run's number carries its chart colour, and its
 // id shows on hover.
 
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
+#include "table_cells.h"
 #include "theme.h"
 #include "plot_helpers.h"
 #include "view.h"
@@ -76,10 +77,6 @@ void RunsTableView::draw(ViewContext& ctx) {
         if (c->key != "status") {
             columns.push_back(c);
         }
-        if (c->key == "mode") { // the step counts belong to the configuration
-            columns.push_back(&runColumn("warmup_steps"));
-            columns.push_back(&runColumn("measure_steps"));
-        }
     }
     columns.push_back(&runColumn("op_profile")); // the Ops window reads these runs
     m_cells.assign(runs.size(), {});
@@ -146,13 +143,9 @@ void RunsTableView::draw(ViewContext& ctx) {
             } else {
                 ImGui::TextDisabled("session");
             }
-            for (const std::string& cellText : m_cells[i]) {
+            for (size_t k = 0; k < columns.size(); ++k) {
                 ImGui::TableNextColumn();
-                if (cellText == "-") {
-                    ImGui::TextDisabled("-");
-                } else {
-                    ImGui::TextUnformatted(cellText.c_str());
-                }
+                cell::figure(*columns[k], m_cells[i][k], v.liveSummary());
             }
         }
         ImGui::EndTable();

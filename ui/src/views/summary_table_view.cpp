@@ -17,8 +17,8 @@
 
 namespace lmprof::ui {
 
-// The benchmark matrix (model × context rows with phase times ± std, peak memory,
-// tokens/s), failed and skipped cells marked, filling live.
+// The benchmark matrix (model × context rows with phase times ± std, their CV and noise
+// mark, peak memory, tokens/s), failed and skipped cells marked, filling live.
 class SummaryTableView final : public View {
 public:
     static constexpr const char* kTitle = "Summary";
@@ -66,10 +66,6 @@ void SummaryTableView::draw(ViewContext& ctx) {
     ImGui::SameLine();
     ImGui::TextDisabled("%zu configuration(s); the newest run of each", rows.size());
 
-    // Data-parallel runs add a column saying how they ran (world size, backend, strategy;
-    // their times are rank 0's) before the warmup.
-    const bool parallel = std::any_of(rows.begin(), rows.end(),
-                                      [&](int i) { return runs[i].result.config.ddp.has_value(); });
     std::vector<const RunResult*> shown;
     for (int i : rows) {
         shown.push_back(&runs[i].result);
@@ -78,13 +74,10 @@ void SummaryTableView::draw(ViewContext& ctx) {
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_ScrollX |
                                   ImGuiTableFlags_SizingFixedFit;
-    const int count = static_cast<int>(columns.size()) + (parallel ? 1 : 0);
+    const int count = static_cast<int>(columns.size());
     if (ImGui::BeginTable("summary", count, flags)) {
         ImGui::TableSetupScrollFreeze(2, 1);
         for (size_t k = 0; k < columns.size(); ++k) {
-            if (parallel && k == firstFigure - 1) {
-                ImGui::TableSetupColumn("Parallel");
-            }
             const RunColumn& c = *columns[k];
             ImGui::TableSetupColumn((k >= firstFigure && c.unit == "ms" ? c.header + " ± std"
                                                                         : c.header)
@@ -93,7 +86,6 @@ void SummaryTableView::draw(ViewContext& ctx) {
         ImGui::TableHeadersRow();
         for (int i : rows) {
             RunView& v = runs[i];
-            const RunConfig& c = v.result.config;
             const RunSummary& s = v.liveSummary();
             const bool failed = v.finished && v.result.status != RunStatus::Ok;
             ImGui::TableNextRow();
@@ -101,9 +93,6 @@ void SummaryTableView::draw(ViewContext& ctx) {
                 ImGui::PushStyleColor(ImGuiCol_Text, palette().live); // live figures, still moving
             }
             for (size_t k = 0; k < columns.size(); ++k) {
-                if (parallel && k == firstFigure - 1) {
-                    cell::text(c.ddp ? describe(*c.ddp) : "-");
-                }
                 ImGui::TableNextColumn();
                 if (failed && k >= firstFigure) {
                     // Mark the figures instead of showing partial ones.
@@ -118,12 +107,7 @@ void SummaryTableView::draw(ViewContext& ctx) {
                     }
                     continue;
                 }
-                const std::string text = columns[k]->cellOf(v.result, s);
-                if (text == "-") {
-                    ImGui::TextDisabled("-");
-                } else {
-                    ImGui::TextUnformatted(text.c_str());
-                }
+                cell::figure(*columns[k], columns[k]->cellOf(v.result, s), s);
             }
             if (!v.finished) {
                 ImGui::PopStyleColor();

@@ -45,6 +45,11 @@ struct RunColumn {
     // does not. Tables show such a column only when one of their runs does
     // (reportLayout(runs)); the CSV always has it.
     std::function<bool(const RunResult&)> differsFromDefault;
+    // A setting of the run's configuration that tells rows apart (settingColumns): shown in
+    // every table, or only where the runs shown differ in it (or one of them leaves its
+    // default). No for figures and for CSV-only columns.
+    enum class Setting { No, Always, WhereRunsDiffer };
+    Setting setting = Setting::No;
     std::string cellOf(const RunResult& run, const RunSummary& summary) const {
         return cell ? cell(run, summary) : value(run, summary);
     }
@@ -59,10 +64,18 @@ const RunColumn& runColumn(std::string_view key);
 // these names; `lmprof-cli columns` lists them). The grid and Markdown tables' columns.
 std::span<const RunColumn* const> csvLayout();
 std::span<const RunColumn* const> reportLayout();
-// The tables' columns for these runs: reportLayout() less the settings none of them changes
-// from its default (differsFromDefault).
+// The tables' columns for these runs: their settingColumns, then reportLayout()'s figures
+// less those none of them has (differsFromDefault: the busy share on a CPU).
 std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> runs);
 std::vector<const RunColumn*> reportLayout(std::span<const RunResult> runs);
+// The one rule for which configuration columns a table of these runs shows, so that its
+// rows can be told apart (docs/RESULTS.md, "Tables"): model, context, batch, precision and
+// mode always; each other setting (an execution variant, the warmup and measured step
+// counts, data-parallel, the device) where the runs differ in it or one of them leaves its
+// default. The Runs, Summary, Precision and Compare tables, the Heatmap's tooltips, and the
+// grid, Markdown and CSV copies of the tables all take their columns from it.
+std::vector<const RunColumn*> settingColumns(std::span<const RunResult* const> runs);
+std::vector<const RunColumn*> settingColumns(std::span<const RunResult> runs);
 // Where a layout's figures begin: the configuration (model, context, ..., mode and the
 // variants shown) is text before it; from the first time on the columns are measurements.
 size_t firstFigure(std::span<const RunColumn* const> layout);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <vector>
 
 namespace lmprof::engine {
@@ -21,6 +22,11 @@ struct PhaseStats {
 };
 
 inline constexpr double kNoisyIqrRatio = 0.10;
+// The noise rule in words, said wherever a noise mark is shown (tables, tooltips, the
+// study report): "noisy when the interquartile range of the measured steps' times is above 10%
+// of their median". The CV beside it measures the spread, slow outliers included; the rule
+// is the IQR's, so that one slow step does not mark a run noisy.
+std::string noiseRule();
 
 // Quantile q in [0, 1] of already sorted values, interpolating linearly between the
 // closest ranks (the "linear" method of NumPy). Requires a non-empty input.
