@@ -150,7 +150,9 @@ std::variant<std::monostate, RankEndpoint, std::string> rankFromEnvironment(EnvL
 std::optional<DdpSummary> summarizeDdp(const DdpReport& report, int worldSize) {
     DdpStepRecord total;
     int n = 0;
+    std::vector<std::optional<double>> rankOverhead;
     for (const auto& rank : report.ranks) {
+        double rankStep = 0.0, rankExposed = 0.0;
         for (const auto& s : rank.steps) {
             if (s.warmup) {
                 continue;
@@ -159,8 +161,12 @@ std::optional<DdpSummary> summarizeDdp(const DdpReport& report, int worldSize) {
             total.commMs += s.commMs;
             total.exposedCommMs += s.exposedCommMs;
             total.bytes += s.bytes;
+            rankStep += s.stepMs;
+            rankExposed += s.exposedCommMs;
             ++n;
         }
+        rankOverhead.push_back(rankStep > 0.0 ? std::optional(rankExposed / rankStep)
+                                              : std::nullopt);
     }
     if (n == 0) {
         return std::nullopt;
@@ -177,7 +183,8 @@ std::optional<DdpSummary> summarizeDdp(const DdpReport& report, int worldSize) {
                       mean.exposedCommMs,
                       overheadShare(mean),
                       algorithmBandwidthGBps(mean),
-                      busBandwidthGBps(mean, worldSize)};
+                      busBandwidthGBps(mean, worldSize),
+                      std::move(rankOverhead)};
 }
 
 std::string firstRankError(const DdpReport& report) {

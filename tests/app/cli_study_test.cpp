@@ -87,7 +87,8 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
         EXPECT_NE(report.find(title), std::string::npos) << title;
     }
     // Every table's figures are its runs' summaries as the tables print them: the sizes
-    // table's forward and backward, the other sections' whole step.
+    // table's forward and backward, data-parallel's mean step over the ranks, the other
+    // sections' whole step.
     const auto cell = [](const nlohmann::json& stats) {
         char text[64];
         std::snprintf(text, sizeof(text), "%.2f ± %.2f", stats.at("mean").get<double>(),
@@ -113,6 +114,22 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
         const auto& summary = run.at("summary");
         if (section == "sizes") {
             EXPECT_NE(csv.find(cell(summary.at("forward_ms"))), std::string::npos) << id;
+        } else if (section == "data-parallel") {
+            // The mean step over every rank's measured steps (the Distributed window's).
+            double sum = 0.0;
+            int n = 0;
+            for (const auto& rank : run.at("ddp").at("ranks")) {
+                for (const auto& step : rank.at("steps")) {
+                    if (!step.at("warmup").get<bool>()) {
+                        sum += step.at("step_ms").get<double>();
+                        ++n;
+                    }
+                }
+            }
+            ASSERT_GT(n, 0) << id;
+            char mean[32];
+            std::snprintf(mean, sizeof(mean), ",%.2f,", sum / n);
+            EXPECT_NE(csv.find(mean), std::string::npos) << id << csv;
         } else {
             EXPECT_NE(csv.find(cell(summary.at("total_ms"))), std::string::npos) << id << csv;
         }

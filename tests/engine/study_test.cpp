@@ -2,6 +2,7 @@
 // memory leaves out), and the write-up's sentences from result sets whose answers are known.
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/ddp.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
 
@@ -318,4 +319,78 @@ TEST(Study, TheReportBelievesTheStepsOverTheSummary) {
     const std::string md = writeStudyFolder(dir, "test", {}).markdown;
     EXPECT_NE(md.find("2.03 ±"), std::string::npos) << md; // 6.1 / 3 from the steps
     EXPECT_EQ(md.find("0.00 ±"), std::string::npos) << md;
+}
+
+// Data-parallel overhead has one definition, the Distributed window's and its chart's
+// (summarizeDdp: mean exposed over mean step, every rank's measured steps): the table and
+// the sentence give it, with each rank's own share beside it, not rank 0's alone.
+TEST(Study, DataParallelOverheadIsTheMeanOverRanksWithEachRanksShare) {
+    RunResult r = studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32,
+                           {100, 100});
+    r.config.ddp = DdpRequest{};
+    r.ddp = DdpReport{};
+    const auto rank = [](int index, double exposedMs) {
+        DdpRank out;
+        out.rank = index;
+        for (int i = 0; i < 3; ++i) {
+            DdpStepRecord s;
+            s.warmup = i == 0;
+            s.stepMs = 100.0;
+            s.commMs = 30.0;
+            s.exposedCommMs = s.warmup ? 90.0 : exposedMs;
+            out.steps.push_back(s);
+        }
+        return out;
+    };
+    r.ddp->ranks = {rank(0, 20.0), rank(1, 5.0)};
+    ResultSet set;
+    set.runs = {r};
+    const StudyReport report = writeStudyReport(set, StudyHeader{});
+    const auto chartFigure = summarizeDdp(*r.ddp, 2)->overhead; // what the chart draws
+    EXPECT_DOUBLE_EQ(chartFigure, 0.125);
+    const auto table = std::find_if(report.tables.begin(), report.tables.end(), [](const auto& t) {
+        return t.file == "data-parallel.csv";
+    });
+    ASSERT_NE(table, report.tables.end());
+    ASSERT_EQ(table->rows.size(), 1u);
+    const auto& header = table->header;
+    const auto cell = [&](const std::string& name) {
+        const auto at = std::find(header.begin(), header.end(), name);
+        return at == header.end() ? std::string("?") : table->rows[0][at - header.begin()];
+    };
+    EXPECT_EQ(cell("Overhead"), "12.5%");
+    EXPECT_EQ(cell("Exposed communication, ms"), "12.50");
+    EXPECT_EQ(cell("Overhead by rank"), "0: 20.0%, 1: 5.0%");
+    EXPECT_NE(report.markdown.find("takes 12.5% of each measured step (the mean over the ranks)"),
+              std::string::npos)
+        << report.markdown;
+}
+
+// The warmup table's Noisy column is the tables' noise rule, stated under it, and its
+// verdict follows the mark, not a CV threshold of its own.
+TEST(Study, TheWarmupTableSaysItsNoiseRule) {
+    // One slow step: a high CV, a small IQR, not noisy.
+    RunResult outlier = studyRun(StudySection::Warmup, "tiny", Mode::Train, Precision::Fp32,
+                                 {10, 10, 10, 10, 10, 10, 10, 40});
+    outlier.config.warmupSteps = 0;
+    RunResult spread = studyRun(StudySection::Warmup, "tiny", Mode::Train, Precision::Fp32,
+                                {10, 14, 10, 14, 10, 14});
+    spread.config.warmupSteps = 1;
+    ASSERT_FALSE(outlier.summary.totalMs.noisy);
+    ASSERT_GT(outlier.summary.totalMs.cv, 0.3);
+    ASSERT_TRUE(spread.summary.totalMs.noisy);
+    ResultSet set;
+    set.runs = {outlier, spread};
+    const StudyReport report = writeStudyReport(set, StudyHeader{});
+    EXPECT_NE(report.markdown.find("A run is " + noiseRule()), std::string::npos)
+        << report.markdown;
+    EXPECT_NE(report.markdown.find("Even without warmup the steps are not noisy."),
+              std::string::npos)
+        << report.markdown;
+    const auto table = std::find_if(report.tables.begin(), report.tables.end(),
+                                    [](const auto& t) { return t.file == "warmup.csv"; });
+    ASSERT_NE(table, report.tables.end());
+    ASSERT_EQ(table->rows.size(), 2u);
+    EXPECT_EQ(table->rows[0].back(), "no");
+    EXPECT_EQ(table->rows[1].back(), "yes");
 }

@@ -253,25 +253,29 @@ void warmup(Draft& draft, const ResultSet& set) {
     std::sort(runs.begin(), runs.end(), [](const auto* a, const auto* b) {
         return a->config.warmupSteps < b->config.warmupSteps;
     });
-    constexpr double kNoiseCv = 0.05;
-    s.header({"Warmup steps", "Step, ms", "CV", "Slowest measured step, ms", "Noisy"});
+    // Noisy is the tables' noise mark (noiseRule(), docs/MEASUREMENT.md), stated below the
+    // table; the CV beside it counts slow outliers too.
+    s.header({"Warmup steps", "Step, ms", "CV", "IQR / median", "Slowest measured step, ms",
+              "Noisy"});
     const RunResult* firstQuiet = nullptr;
     const RunResult* none = nullptr;
     for (const auto* r : runs) {
         if (!measured(*r)) {
-            s.row({std::to_string(r->config.warmupSteps), outcome(*r), "-", "-", "-"});
+            s.row({std::to_string(r->config.warmupSteps), outcome(*r), "-", "-", "-", "-"});
             continue;
         }
         const PhaseStats& t = r->summary.totalMs;
-        s.row({std::to_string(r->config.warmupSteps), ms(t), percent(t.cv), fixed(t.max, 2),
+        s.row({std::to_string(r->config.warmupSteps), ms(t), percent(t.cv),
+               t.median > 0.0 ? percent(t.iqr / t.median) : "-", fixed(t.max, 2),
                t.noisy ? "yes" : "no"});
-        if (!firstQuiet && t.cv < kNoiseCv) {
+        if (!firstQuiet && !t.noisy) {
             firstQuiet = r;
         }
         if (r->config.warmupSteps == 0) {
             none = r;
         }
     }
+    s.say("A run is " + noiseRule() + "; the CV also counts slow outliers.");
     if (none) {
         const PhaseStats& t = none->summary.totalMs;
         s.say("Without warmup the measured steps vary with a CV of " + percent(t.cv) +
@@ -280,12 +284,14 @@ void warmup(Draft& draft, const ResultSet& set) {
     }
     if (firstQuiet) {
         s.say(firstQuiet->config.warmupSteps == 0
-                  ? "Even without warmup the CV stays below " + percent(kNoiseCv) + "."
+                  ? "Even without warmup the steps are not noisy."
                   : "With " + std::to_string(firstQuiet->config.warmupSteps) +
-                        " warmup step(s) the CV first falls below " + percent(kNoiseCv) + " (" +
-                        percent(firstQuiet->summary.totalMs.cv) + ").");
+                        " warmup step(s) the steps are first not noisy (IQR / median " +
+                        percent(firstQuiet->summary.totalMs.iqr /
+                                firstQuiet->summary.totalMs.median) +
+                        ").");
     } else {
-        s.say("No warmup count tried brings the CV below " + percent(kNoiseCv) + ".");
+        s.say("Every warmup count tried leaves the steps noisy.");
     }
     std::vector<const RunResult*> charted; // the runs with steps to draw, named in the title
     for (const auto* r : runs) {
@@ -450,44 +456,44 @@ void dataParallel(Draft& draft, const ResultSet& set) {
     if (runs.empty()) {
         return noRuns(s, " (cut from the plan, or not run yet)");
     }
+    // One definition with the Distributed window and its chart (summarizeDdp): the means
+    // over every rank's measured steps, with each rank's own overhead beside them.
     s.header({"Strategy", "Ranks", "Step, ms", "Exposed communication, ms", "Overhead",
-              "Outcome"});
+              "Overhead by rank", "Outcome"});
     const RunResult* best = nullptr;
     double bestShare = 2.0;
     std::vector<std::pair<std::string, double>> shares;
     for (const auto* r : runs) {
         if (!r->config.ddp) { // named as this section's, but not a data-parallel run
-            s.row({"-", "-", "-", "-", "-", r->id + ": not a data-parallel run (no ddp block)"});
+            s.row({"-", "-", "-", "-", "-", "-",
+                   r->id + ": not a data-parallel run (no ddp block)"});
             continue;
         }
         const DdpRequest& q = *r->config.ddp;
-        std::vector<double> exposed, overhead;
-        if (r->ddp && !r->ddp->ranks.empty()) {
-            for (const auto& step : r->ddp->ranks.front().steps) {
-                if (!step.warmup) {
-                    exposed.push_back(step.exposedCommMs);
-                    overhead.push_back(overheadShare(step));
-                }
-            }
-        }
-        if (!measured(*r) || overhead.empty()) {
+        const auto summary = r->ddp ? summarizeDdp(*r->ddp, q.worldSize) : std::nullopt;
+        if (!measured(*r) || !summary) {
             s.row({std::string(toString(q.strategy)), std::to_string(q.worldSize), "-", "-", "-",
-                   outcome(*r)});
+                   "-", outcome(*r)});
             continue;
         }
-        const double share = computeStats(overhead).mean;
-        s.row({std::string(toString(q.strategy)), std::to_string(q.worldSize) + " " +
-                                                       std::string(toString(q.backend)),
-               ms(r->summary.totalMs), ms(computeStats(exposed)), percent(share), outcome(*r)});
-        shares.emplace_back(std::string(toString(q.strategy)), share);
-        if (share < bestShare) {
-            bestShare = share;
+        std::string byRank;
+        for (size_t k = 0; k < summary->rankOverhead.size(); ++k) {
+            const auto& share = summary->rankOverhead[k];
+            byRank += (k ? ", " : "") + std::to_string(k) + ": " + (share ? percent(*share) : "-");
+        }
+        s.row({std::string(toString(q.strategy)),
+               std::to_string(q.worldSize) + " " + std::string(toString(q.backend)),
+               fixed(summary->stepMs, 2), fixed(summary->exposedCommMs, 2),
+               percent(summary->overhead), byRank, outcome(*r)});
+        shares.emplace_back(std::string(toString(q.strategy)), summary->overhead);
+        if (summary->overhead < bestShare) {
+            bestShare = summary->overhead;
             best = r;
         }
     }
     for (const auto& [strategy, share] : shares) {
         s.say("With the " + strategy + " strategy communication the step waits for takes " +
-              percent(share) + " of each measured step.");
+              percent(share) + " of each measured step (the mean over the ranks).");
     }
     if (best && shares.size() > 1) {
         s.say("The " + std::string(toString(best->config.ddp->strategy)) +

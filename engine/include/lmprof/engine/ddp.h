@@ -107,6 +107,9 @@ struct DdpSummary {
     double overhead = 0.0; // mean exposed / mean step
     std::optional<double> algbwGBps;
     std::optional<double> busbwGBps;
+    // Each rank's own overhead (its mean exposed / its mean step), in rank order, for the
+    // spread around `overhead`; nullopt for a rank without measured steps.
+    std::vector<std::optional<double>> rankOverhead;
 };
 std::optional<DdpSummary> summarizeDdp(const DdpReport& report, int worldSize);
 
