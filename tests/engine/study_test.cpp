@@ -394,3 +394,44 @@ TEST(Study, TheWarmupTableSaysItsNoiseRule) {
     EXPECT_EQ(table->rows[0].back(), "no");
     EXPECT_EQ(table->rows[1].back(), "yes");
 }
+
+// The cuts are made in a fixed order, and a later cut can free the time an earlier one was
+// made for: what fits again is put back, so that a plan that had to be cut uses at least
+// 70% of its budget, on a CPU and on a GPU, and still fits it; on the CPU short of that only
+// where the next size alone would not fit.
+TEST(Study, ACutPlanPutsBackWhatFitsAndUsesMostOfItsBudget) {
+    StudyRequest gpu = cpu(0.0);
+    gpu.device = "cuda:0";
+    gpu.cuda = true;
+    gpu.gpus = 2;
+    gpu.memoryBytes = int64_t{80} << 30;
+    gpu.flopsPerS = 2e14;
+    for (StudyRequest request : {cpu(0.0), gpu}) {
+        request.budgetS = 3600.0 * 24 * 30;
+        const double fullS = planStudy(request).estimateS();
+        for (double budget = 10.0; budget < fullS * 1.2; budget *= 1.15) {
+            request.budgetS = budget;
+            const StudyPlan plan = planStudy(request);
+            if (plan.estimateS() > budget) { // even the smallest plan does not fit
+                EXPECT_NE(plan.cuts.back().find("over the budget"), std::string::npos);
+                continue;
+            }
+            // On this CPU `small` alone costs more than tiny's whole plan at its fullest:
+            // between the two no plan of these sections fills 70%, and tiny's whole plan
+            // (every section, 10 steps) is what the budget gets.
+            const bool sizeGap = request.device == "cpu" &&
+                                 std::find(plan.cuts.begin(), plan.cuts.end(),
+                                           "sizes and precision: small left out") !=
+                                     plan.cuts.end() &&
+                                 plan.cuts.size() == 1;
+            if (fullS > budget) {
+                EXPECT_TRUE(sizeGap || plan.estimateS() >= 0.7 * budget)
+                    << request.device << " budget " << budget << " s plans "
+                    << plan.estimateS() << " s; " << plan.cuts.size() << " cut(s)";
+                EXPECT_FALSE(plan.cuts.empty()) << budget;
+            } else {
+                EXPECT_TRUE(plan.cuts.empty()) << budget;
+            }
+        }
+    }
+}

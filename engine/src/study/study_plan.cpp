@@ -217,6 +217,10 @@ StudyPlan planStudy(const StudyRequest& r) {
     int steps = kSteps;
     bool variants = true;
     std::vector<DdpStrategy> strategies(kDdpStrategies.begin(), kDdpStrategies.end());
+    const struct {
+        std::vector<std::string> sizes;
+        std::vector<int64_t> memoryContexts;
+    } full{sizes, memoryContexts};
 
     const auto build = [&] {
         std::vector<StudyRun> runs;
@@ -349,6 +353,75 @@ StudyPlan planStudy(const StudyRequest& r) {
         }
         plan.cuts.emplace_back(text);
         finish();
+    }
+    if (plan.cuts.empty() || plan.estimateS() > r.budgetS) {
+        return plan;
+    }
+
+    // The cuts above come in a fixed order, and a later one may free the time an earlier one
+    // was made for: what fits again is put back; the cuts then say what is still out.
+    struct Knobs {
+        std::vector<std::string> sizes;
+        std::vector<int64_t> memoryContexts;
+        int steps;
+        bool variants;
+        std::vector<DdpStrategy> strategies;
+    };
+    const Knobs all{full.sizes, full.memoryContexts, kSteps, true,
+                    std::vector<DdpStrategy>(kDdpStrategies.begin(), kDdpStrategies.end())};
+    const auto use = [&](const Knobs& k) {
+        sizes = k.sizes;
+        memoryContexts = k.memoryContexts;
+        steps = k.steps;
+        variants = k.variants;
+        strategies = k.strategies;
+        finish();
+    };
+    // Every plan between the cut one and the whole (a few hundred, each built in
+    // microseconds): the one that plans the most time within the budget.
+    Knobs now{sizes, memoryContexts, steps, variants, strategies};
+    double mostS = plan.estimateS();
+    const std::vector<std::vector<DdpStrategy>> strategyChoices{{DdpStrategy::Bucketed},
+                                                                all.strategies};
+    for (size_t nSizes = 1; nSizes <= all.sizes.size(); ++nSizes) {
+        for (int nSteps = 3; nSteps <= kSteps; ++nSteps) {
+            for (size_t nContexts = 1; nContexts <= all.memoryContexts.size(); ++nContexts) {
+                for (bool withVariants : {false, true}) {
+                    for (const auto& withStrategies : strategyChoices) {
+                        const Knobs k{{all.sizes.begin(), all.sizes.begin() + nSizes},
+                                      {all.memoryContexts.begin(),
+                                       all.memoryContexts.begin() + nContexts},
+                                      nSteps,
+                                      withVariants,
+                                      withStrategies};
+                        use(k);
+                        if (plan.estimateS() <= r.budgetS && plan.estimateS() > mostS) {
+                            mostS = plan.estimateS();
+                            now = k;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    use(now);
+    plan.cuts.clear();
+    for (size_t i = all.sizes.size(); i-- > now.sizes.size();) {
+        plan.cuts.push_back("sizes and precision: " + all.sizes[i] + " left out");
+    }
+    if (now.steps < kSteps) {
+        plan.cuts.push_back("every section: " + std::to_string(now.steps) +
+                            " measured steps instead of " + std::to_string(kSteps));
+    }
+    for (size_t i = all.memoryContexts.size(); i-- > now.memoryContexts.size();) {
+        plan.cuts.push_back("memory: context " + std::to_string(all.memoryContexts[i]) +
+                            " left out");
+    }
+    if (!now.variants) {
+        plan.cuts.emplace_back("execution variants left out");
+    }
+    if (now.strategies.size() < all.strategies.size()) {
+        plan.cuts.emplace_back("data-parallel: the bucketed strategy only");
     }
     return plan;
 }
