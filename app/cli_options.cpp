@@ -362,6 +362,8 @@ void addWindowOptions(CLI::App& cmd, WindowOptions& o) {
     addText(cmd, "--screenshot", o.screenshot, "write a PNG once the run has finished and drawn");
     cmd.add_flag("--exit-when-done", o.exitWhenDone, "exit after the autorun run (and screenshot)");
     addText(cmd, "--frame-stats", o.frameStats, "write per-frame work times as JSON at exit");
+    addText(cmd, "--layout-report", o.layoutReport,
+            "write the last frame's plot sizes and windows in front as JSON at exit");
     auto* restore =
         cmd.add_flag("--restore-last", o.restoreLast, "restore the last session's runs");
     cmd.add_flag("--discard-last", o.discardLast, "do not offer the last session's runs")

@@ -51,6 +51,7 @@ struct WindowOptions {
     bool exitWhenDone = false;
     std::string screenshot;
     std::string frameStats;
+    std::string layoutReport; // --layout-report: App::writeLayoutReport at exit
     std::string saveOnExit;
     bool restoreLast = false;
     bool discardLast = false;

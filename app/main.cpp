@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
     if (demo) {
         for (size_t i = 0; i < demo->steps.size(); ++i) {
             const ui::DemoStep& step = demo->steps[i];
-            if (step.kind != ui::DemoStep::Kind::SaveChart) {
+            if (step.path.empty()) { // save_chart, screenshot and layout write a file
                 continue;
             }
             if (const std::string problem = engine::outputFileProblem(step.path); !problem.empty()) {
@@ -515,6 +515,13 @@ int main(int argc, char** argv) {
                 lmprofApp.writeFrameStats(o.frameStats);
             } catch (const std::exception& e) {
                 std::fprintf(stderr, "lmprof: frame stats: %s\n", e.what());
+            }
+        }
+        if (!o.layoutReport.empty()) {
+            try {
+                lmprofApp.writeLayoutReport(o.layoutReport);
+            } catch (const std::exception& e) {
+                std::fprintf(stderr, "lmprof: layout report: %s\n", e.what());
             }
         }
         int windowWidth = 0, windowHeight = 0;

@@ -634,8 +634,14 @@ TEST(DemoScript, StepsParseAndMistakesNameTheStepAndField) {
         {"do": "caption", "text": ""},
         {"do": "theme", "theme": "light"},
         {"do": "study", "device": "cpu", "budget": "90s"},
-        {"do": "wait", "for": "study"}]})");
-    ASSERT_EQ(ok.steps.size(), 13u);
+        {"do": "wait", "for": "study"},
+        {"do": "screenshot", "path": "tab.png"},
+        {"do": "layout", "path": "layout.json"}]})");
+    ASSERT_EQ(ok.steps.size(), 15u);
+    EXPECT_EQ(ok.steps[13].kind, DemoStep::Kind::Screenshot);
+    EXPECT_EQ(ok.steps[13].path, "tab.png");
+    EXPECT_EQ(ok.steps[14].kind, DemoStep::Kind::Layout);
+    EXPECT_EQ(ok.steps[14].path, "layout.json");
     EXPECT_EQ(ok.steps[11].kind, DemoStep::Kind::Study);
     EXPECT_EQ(ok.steps[11].target, "cpu");
     EXPECT_EQ(ok.steps[11].text, "90s");
@@ -672,6 +678,8 @@ TEST(DemoScript, StepsParseAndMistakesNameTheStepAndField) {
     says(R"({"do": "theme", "theme": "pink"})", "steps[0].theme");
     says(R"({"do": "study", "budget": "soon"})", "steps[0].budget: 'soon' is not a time");
     says(R"({"do": "study"})", "steps[0]: needs \"budget\"");
+    says(R"({"do": "layout"})", "steps[0]: needs \"path\"");
+    says(R"({"do": "screenshot", "path": ""})", "steps[0].path");
     says(R"(7)", "steps[0]: must be an object");
     // A field the step does not have (a typo would otherwise be ignored: "timeout" for
     // "timeout_s" waited the default hour), both ways of selecting, a repeated run, and a

@@ -128,50 +128,6 @@ void App::setupStyle(float contentScale) {
     applyTheme(m_impl->darkTheme(), contentScale);
 }
 
-namespace {
-// Makes `node` take at least `share` of its vertical split (the rest stays with its
-// sibling), through the sizes ImGui's docking keeps for the split's next layout.
-void growInSplit(ImGuiDockNode* node, float share) {
-    ImGuiDockNode* parent = node ? node->ParentNode : nullptr;
-    if (!parent || parent->SplitAxis != ImGuiAxis_Y || !parent->ChildNodes[0] ||
-        !parent->ChildNodes[1]) {
-        return;
-    }
-    const float total = parent->Size.y;
-    if (total < 4.0f * ImGui::GetFontSize()) {
-        return; // a window too small to share (minimised): ImGui's split needs both sides > 0
-    }
-    const float want = std::floor(total * share);
-    if (node->Size.y >= want - 1.0f) {
-        return;
-    }
-    ImGuiDockNode* other = parent->ChildNodes[0] == node ? parent->ChildNodes[1]
-                                                         : parent->ChildNodes[0];
-    // A locked size is taken from Size on the next layout (the sibling gets the rest).
-    node->Size.y = node->SizeRef.y = want;
-    other->SizeRef.y = std::max(1.0f, total - want);
-    node->WantLockSizeOnce = true;
-}
-} // namespace
-
-void App::Impl::giveRoomToWindowsBroughtForward() {
-    for (Window& w : windows) {
-        if (w.roomShare <= 0.0f) {
-            continue;
-        }
-        const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
-        const bool inFront = win && win->DockNode && win->DockIsActive && !win->Hidden &&
-                             win->DockNode->TabBar &&
-                             win->DockNode->TabBar->SelectedTabId == win->TabId;
-        // In front when first seen (the saved layout's choice): its saved size stays.
-        if (inFront && !w.wasInFront && w.seen) {
-            growInSplit(win->DockNode, w.roomShare);
-        }
-        w.wasInFront = inFront;
-        w.seen = w.seen || win != nullptr;
-    }
-}
-
 std::vector<std::unique_ptr<View>> makeViews() {
     std::vector<std::unique_ptr<View>> views;
     for (const WindowEntry& entry : windowRegistry()) {
@@ -186,7 +142,7 @@ void App::Impl::registerWindows() {
         const WindowEntry& entry = registry[i];
         View* view = views[i].get();
         windows.push_back({entry.title, entry.slot, [view](ViewContext& c) { view->draw(c); },
-                           entry.roomShare});
+                           entry.roomShare, view});
         for (const ChartEntry& chart : entry.charts) {
             charts.push_back({chart.name, chart.title, [view, draw = chart.draw](ViewContext& c) {
                                   draw(*view, c, ImVec2(-1, -1));
@@ -223,7 +179,13 @@ void App::Impl::buildDefaultLayout(ImGuiID dockspace) {
     ImGui::DockBuilderSplitNode(main, ImGuiDir_Down, bottomShare, &bottom, &charts);
     ImGuiID chartsLeft = 0, chartsRight = 0, tl = 0, bl = 0, tr = 0, br = 0;
     ImGui::DockBuilderSplitNode(charts, ImGuiDir_Left, 0.5f, &chartsLeft, &chartsRight);
-    ImGui::DockBuilderSplitNode(chartsLeft, ImGuiDir_Down, 0.5f, &bl, &tl);
+    // Below about 900 px (1280x720) two rows of charts each side leave no plot readable
+    // (docs/WINDOW.md, "Layout"): Telemetry becomes a tab beside Step times.
+    if (viewport->WorkSize.y >= 52.0f * ImGui::GetFontSize()) {
+        ImGui::DockBuilderSplitNode(chartsLeft, ImGuiDir_Down, 0.5f, &bl, &tl);
+    } else {
+        tl = bl = chartsLeft;
+    }
     // The Memory view (timeline, breakdown, allocations) gets the taller right-hand place.
     ImGui::DockBuilderSplitNode(chartsRight, ImGuiDir_Down, 0.36f, &br, &tr);
     const std::map<DockSlot, ImGuiID> places = {
@@ -499,13 +461,13 @@ void App::frame() {
         const std::string& name = s.options.showWindows[showIndex];
         ImGui::SetWindowFocus(name.c_str());
         for (const Window& w : s.windows) {
-            if (w.roomShare > 0.0f && name == w.title) {
-                const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
-                growInSplit(win ? win->DockNode : nullptr, w.roomShare);
+            if (name == w.title) {
+                s.giveRoomTo(w);
             }
         }
     }
     s.giveRoomToWindowsBroughtForward();
+    s.keepPlotsReadable(dockspace);
     s.drawRestoreOffer();
     s.drawCaption();
 }

@@ -225,6 +225,21 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
     case Kind::Caption:
         caption = step.text;
         return true;
+    case Kind::Screenshot:
+        // Taken after this frame renders (afterRender), before the next step.
+        if (firstFrame) {
+            screenshotPath = step.path;
+            screenshotRequested = true;
+            return false;
+        }
+        return !screenshotRequested;
+    case Kind::Layout:
+        try {
+            writeLayoutReport(step.path);
+        } catch (const std::exception& e) {
+            failDemo(where, e.what());
+        }
+        return true;
     case Kind::Theme:
         themeOverride = step.target == "dark";
         applyTheme(*themeOverride, ImGui::GetStyle().FontScaleDpi);

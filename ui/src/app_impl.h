@@ -9,6 +9,7 @@
 #include "lmprof/ui/app.h"
 #include "settings.h"
 #include "views/files_view.h"
+#include "views/plot_helpers.h"
 #include "views/precision_lab_view.h"
 #include "views/sweep_view.h"
 #include "views/study_view.h"
@@ -36,7 +37,8 @@ struct Window {
     // The share of its split a window's dock place grows to when the window is brought
     // forward (its tab selected, or --show), if it is smaller: 0 keeps the place as it is.
     float roomShare = 0.0f;
-    bool wasInFront = false; // its tab was the selected one last frame
+    const View* view = nullptr; // whether it wantsRoom
+    bool wantedRoom = false; // last frame: in front, with something to show
     bool seen = false;       // it has existed for a frame
 };
 
@@ -64,6 +66,7 @@ V& viewOf(const std::vector<std::unique_ptr<View>>& views) {
 // Frames drawn after the autorun run finished before it counts as settled (the charts'
 // auto-fit needs a frame or two to take the final data into account).
 inline constexpr int kSettleFrames = 5;
+inline constexpr int kLayoutPatienceFrames = 120;
 
 struct App::Impl {
     explicit Impl(AppOptions o)
@@ -132,8 +135,19 @@ struct App::Impl {
     PrecisionLabView& precisionLabView = viewOf<PrecisionLabView>(views);
     StudyView& studyView = viewOf<StudyView>(views);
     std::vector<Window> windows;
-    // Grows the dock place of a window with a roomShare as it comes to the front.
+    // Grows the dock place of a window with a roomShare as it comes to the front
+    // (app_layout.cpp), when its view has something to fill it with.
     void giveRoomToWindowsBroughtForward();
+    void giveRoomTo(const Window& w);
+    // After the windows are drawn: moves room between the dock places so that no plot drawn
+    // this frame is smaller than kMinPlot while a neighbour has room to spare, whatever the
+    // layout was (a crushed one saved by an earlier version is repaired in the first frames).
+    void keepPlotsReadable(ImGuiID dockspace);
+    // The plots of the last frame drawn and the windows in front, as JSON (a demo's
+    // "layout" step; docs/DEMO.md): what gui_e2e checks the layout by.
+    void writeLayoutReport(const std::filesystem::path& path) const;
+    std::vector<plot::DrawnPlot> lastFramePlots;
+    int framesSinceLayoutMove = 0; // frames since keepPlotsReadable last moved room
     void registerWindows();
     bool isWindow(const std::string& title) const;
     std::string windowTitles() const; // "Configure, Files, ..." for messages
@@ -153,6 +167,7 @@ struct App::Impl {
     bool autorunOk = false;
     int framesSinceAnswer = 0;
     bool screenshotRequested = false;
+    std::filesystem::path screenshotPath; // a demo's; empty: a name with the local time
 
     // The demo script (app_demo.cpp): the step being played, when it began on the clock,
     // the last run it started, how it ended, and the caption banner.

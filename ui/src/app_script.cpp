@@ -195,7 +195,10 @@ void App::afterRender(int fbWidth, int fbHeight) {
     }
     if (std::exchange(m_impl->screenshotRequested, false)) {
         const std::filesystem::path path = std::filesystem::absolute(
-            "lmprof-screenshot-" + engine::localNowForFileName() + ".png");
+            !m_impl->screenshotPath.empty()
+                ? std::exchange(m_impl->screenshotPath, {})
+                : std::filesystem::path("lmprof-screenshot-" + engine::localNowForFileName() +
+                                        ".png"));
         try {
             writeFramebufferPng(path, fbWidth, fbHeight);
             setStatus("screenshot saved to " + path.string(), false);
@@ -206,8 +209,14 @@ void App::afterRender(int fbWidth, int fbHeight) {
 }
 
 bool App::autorunSettled() const {
-    return !m_impl->options.autorun ||
-           (m_impl->autorunAnswered && m_impl->framesSinceAnswer >= kSettleFrames);
+    // Settled once its last frames drew the same layout (a view grown for the finished run
+    // has given its neighbours back what their plots need), or, should the layout never
+    // come to rest, after kLayoutPatienceFrames.
+    const Impl& s = *m_impl;
+    return !s.options.autorun ||
+           (s.autorunAnswered && s.framesSinceAnswer >= kSettleFrames &&
+            (s.framesSinceLayoutMove >= kSettleFrames ||
+             s.framesSinceAnswer >= kLayoutPatienceFrames));
 }
 
 bool App::autorunSucceeded() const {

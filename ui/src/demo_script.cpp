@@ -35,6 +35,8 @@ const KindName kKinds[] = {
     {"caption", Kind::Caption, {"text"}},
     {"theme", Kind::Theme, {"theme"}},
     {"study", Kind::Study, {"device", "budget"}},
+    {"screenshot", Kind::Screenshot, {"path"}},
+    {"layout", Kind::Layout, {"path"}},
 };
 
 // The most a script may hold, and the longest a wait or pause may last: a demo, not a job.
@@ -216,6 +218,10 @@ DemoStep parseStep(const json& j, const std::string& where) {
         break;
     case Kind::SaveChart:
         s.target = text(j, where, "chart", false);
+        s.path = text(j, where, "path", false);
+        break;
+    case Kind::Screenshot:
+    case Kind::Layout:
         s.path = text(j, where, "path", false);
         break;
     case Kind::Caption:

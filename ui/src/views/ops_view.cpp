@@ -25,6 +25,8 @@ class OpsView final : public View {
 public:
     static constexpr const char* kTitle = "Ops";
     void draw(ViewContext& ctx) override;
+    // A profile to show: then the Ops tab grows as it comes to the front.
+    bool wantsRoom() const override { return m_hasProfiles; }
     // The Attention tab's two charts alone (the "ops-attention" export, the study's ops
     // chart): the selected run with a profile, else the newest profiled one.
     void drawAttentionChart(ViewContext& ctx, ImVec2 size);
@@ -44,6 +46,7 @@ private:
     void drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& runs, const RunView& run);
 
     std::string m_runId, m_lastSelected, m_otherId;
+    bool m_hasProfiles = false; // at the last draw
     engine::OpKind m_kind = engine::OpKind::Kernel;
     char m_filter[128] = "";
     OpsSort m_sort = OpsSort::Self;
@@ -104,6 +107,7 @@ void OpsView::draw(ViewContext& ctx) {
         return;
     }
     const std::vector<const RunView*> runs = profiledRuns(ctx);
+    m_hasProfiles = !runs.empty();
     if (runs.empty()) {
         ImGui::TextWrapped("No run has an op profile yet. Tick \"profile ops\" in Configure "
                            "(or run lmprof-cli with --profile-ops) and press Run.");

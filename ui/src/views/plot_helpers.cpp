@@ -524,14 +524,27 @@ long hoveredStep() {
     return ImPlot::IsPlotHovered() ? std::max(-1L, std::lround(ImPlot::GetPlotMousePos().x)) : -1;
 }
 
+std::vector<DrawnPlot>& plotsThisFrame() {
+    static std::vector<DrawnPlot> plots;
+    return plots;
+}
+
 void endPlot(ViewContext& ctx, const char* fileStem) {
     const ImPlotPlot* current = ImPlot::GetCurrentPlot();
     const ImGuiID id = current->ID;
     const ImRect rect = current->FrameRect;
+    ImRect data = current->PlotRect;
     ImPlot::EndPlot();
     if (exporting()) {
         return; // drawn for a file: the window's rectangles and menus are not this one's
     }
+    const ImGuiWindow* window = ImGui::GetCurrentWindow();
+    ImRect shown = rect;
+    shown.ClipWithFull(window->ClipRect);
+    data.ClipWithFull(window->ClipRect);
+    plotsThisFrame().push_back(
+        {window->RootWindow->Name, fileStem, shown.Min, shown.Max, data.Min, data.Max,
+         rect.GetSize()});
     rememberRect(ctx, fileStem, rect.Min, rect.Max);
     if (!ctx.pngRequests) {
         return;

@@ -99,6 +99,18 @@ void rememberRect(ViewContext& ctx, const char* fileStem, ImVec2 min, ImVec2 max
 // The step under the mouse in a step-indexed plot (the nearest whole x), or -1 when the plot
 // is not hovered or the mouse is left of step 0.
 long hoveredStep();
+// The plots drawn on screen (not for a file), with the window each lies in and its frame
+// (axis labels included) and data area in pixels, as far as they show: the layout report's
+// figures (App::writeLayoutReport).
+// endPlot adds to this frame's list; the app starts a new one each frame and keeps the last.
+struct DrawnPlot {
+    std::string window; // the docked window's title: "Memory"
+    std::string chart;  // the chart's file stem: "memory"
+    ImVec2 min, max;    // what shows of its frame, cut by the window's scrolling and edges
+    ImVec2 dataMin, dataMax; // what shows of its data area (inside the axes and legend)
+    ImVec2 frameSize;        // its whole frame, hidden parts included
+};
+std::vector<DrawnPlot>& plotsThisFrame();
 // Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
 // menu, which queues a capture of the plot's rectangle (saved after the frame renders).
 void endPlot(ViewContext& ctx, const char* fileStem);

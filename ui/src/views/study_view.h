@@ -37,6 +37,9 @@ public:
     void openFolder(ViewContext& ctx, const std::filesystem::path& dir);
     // Calibrating, running or in the lab.
     bool busy() const;
+    // A plan or a write-up to show: then the Study tab grows as it comes to the front.
+    bool wantsRoom() const override { return m_phase != Phase::Idle || m_report.has_value(); }
+    bool plotsScroll() const override { return true; }
     const std::string& message() const { return m_message; }
     const std::filesystem::path& folder() const { return m_dir; }
 

@@ -27,6 +27,12 @@ public:
     // Every frame's engine events, before the run store takes them, whether the window is
     // drawn or not (a sweep or a study goes on behind another tab); `ctx` is this frame's.
     virtual void observe(ViewContext&, const std::vector<engine::SessionEvent>&) {}
+    // Whether its window has something to fill a grown place with (WindowEntry::roomShare):
+    // an empty one brought forward keeps its place, and its neighbours theirs.
+    virtual bool wantsRoom() const { return true; }
+    // Whether its plots lie in a page meant to scroll (the Study's report): then a plot
+    // partly out of sight asks no room of its neighbours.
+    virtual bool plotsScroll() const { return false; }
 };
 
 // Where the default layout docks a window: a left column (with a small place under it),

@@ -118,6 +118,9 @@ public:
     void recordFrameTime(double uiMs, double frameMs);
     // Throws std::runtime_error naming the path if the file cannot be written.
     void writeFrameStats(const std::filesystem::path& path) const;
+    // The last frame's plots (their shown frame and data area) and the windows in front, as
+    // JSON: what gui_e2e checks the layout by (docs/WINDOW.md, "Layout").
+    void writeLayoutReport(const std::filesystem::path& path) const;
     bool darkTheme() const;
 
     // The clock the demo's pauses and time limits run on, in seconds: the wall clock, or the

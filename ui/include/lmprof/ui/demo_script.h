@@ -26,11 +26,13 @@ struct DemoStep {
         Caption,   // show `text` in a banner over the window ("" hides it)
         Theme,     // switch to the `target` theme ("dark" or "light")
         Study,     // plan and run a study on the device `target` within the budget `text`
+        Screenshot, // the whole window as a PNG at `path`, after the frame renders
+        Layout,     // the layout report (docs/DEMO.md) of the last frame, as JSON at `path`
     };
     Kind kind = Kind::Pause;
     std::string patch;  // Configure / Run: a JSON object in the result schema's names
     std::string target; // Wait, Show, SaveChart, Theme, Study (the device)
-    std::string path;   // SaveChart
+    std::string path;   // SaveChart, Screenshot, Layout
     std::string text;   // Caption, Study (the budget)
     double seconds = 0; // Pause; Wait's time limit
     std::vector<int> runs;
