@@ -46,6 +46,17 @@ const char* const kBars[] = {"predicted", "measured"};
 void drawBands(const RunView& run) {
     const ImPlotRect limits = ImPlot::GetPlotLimits();
     size_t drawn = 0;
+    // Every band's phase in the legend, in the phases' order, by its name alone (the legend
+    // beside the plot takes its width from the plot's).
+    using engine::Phase;
+    for (Phase phase : {Phase::Forward, Phase::Backward, Phase::Optimizer}) {
+        if (std::any_of(run.spans.begin(), run.spans.end(),
+                        [&](const PhaseSpan& s) { return s.phase == phase; })) {
+            ImPlotSpec spec = plot::colorSpec(withAlpha(phaseColor(phase), 0.4f));
+            spec.FillColor = withAlpha(phaseColor(phase), 0.4f);
+            ImPlot::PlotDummy(std::string(engine::toString(phase)).c_str(), spec);
+        }
+    }
     for (const PhaseSpan& span : run.spans) {
         if (drawn >= kMaxBands) {
             break;

@@ -41,10 +41,14 @@ void labDeviceCombo(const char* label, const std::vector<std::string>& devices,
 }
 
 // Each accumulator its colour, each addend its marker; LibTorch's sum() grey.
+// The addend formats' markers as text, in the same order: circle, diamond, square.
+constexpr const char* kAddendGlyphs[] = {" \u25CF", " \u25C6", " \u25A0"};
+
 ImPlotSpec seriesSpec(const AccumulationSeries& s) {
     ImPlotSpec spec = plot::colorSpec(
         runColor(s.accumulator ? static_cast<int>(*s.accumulator) : kRunColorCount - 1));
     const ImPlotMarker markers[] = {ImPlotMarker_Circle, ImPlotMarker_Diamond, ImPlotMarker_Square};
+    static_assert(std::size(markers) == std::size(kAddendGlyphs));
     spec.Marker = markers[static_cast<int>(s.addend)];
     spec.MarkerSize = 3.0f;
     spec.LineWeight = s.accumulator ? 1.5f : 2.5f;
@@ -219,7 +223,9 @@ void PrecisionLabView::drawAccumulationChart(ViewContext& ctx, ImVec2 size) {
                     m_ys.push_back(e);
                 }
             }
-            const std::string label = s.label();
+            // Colour says the accumulator, the marker the addend's format: the marker's
+            // shape follows the name, as the legend's swatch shows the colour alone.
+            const std::string label = s.label() + kAddendGlyphs[static_cast<int>(s.addend)];
             ImPlot::PlotLine(label.c_str(), m_xs.data(), m_ys.data(), static_cast<int>(m_xs.size()),
                              seriesSpec(s));
         }
