@@ -13,6 +13,7 @@
 #include "lmprof/engine/sweep.h"
 
 #include <algorithm>
+#include <tuple>
 #include <cstdio>
 #include <numeric>
 
@@ -378,9 +379,19 @@ StudyPlan planStudy(const StudyRequest& r) {
         finish();
     };
     // Every plan between the cut one and the whole (a few hundred, each built in
-    // microseconds): the one that plans the most time within the budget.
+    // microseconds). Among those that fit, the one that keeps most in the cuts' order of
+    // importance (the reverse of the order they are made in: two sizes, every strategy, the
+    // variants, the memory contexts, 5 steps, more sizes), then more steps, then more time;
+    // but first the plans that fill 70% of the budget, wherever one does.
+    const auto importance = [&all](const Knobs& k, double seconds) {
+        return std::make_tuple(std::min<size_t>(k.sizes.size(), 2),
+                               k.strategies.size() == all.strategies.size(), k.variants,
+                               k.memoryContexts.size(), k.steps >= 5, k.sizes.size(), k.steps,
+                               seconds);
+    };
     Knobs now{sizes, memoryContexts, steps, variants, strategies};
-    double mostS = plan.estimateS();
+    auto best = std::make_tuple(plan.estimateS() >= 0.7 * r.budgetS,
+                                importance(now, plan.estimateS()));
     const std::vector<std::vector<DdpStrategy>> strategyChoices{{DdpStrategy::Bucketed},
                                                                 all.strategies};
     for (size_t nSizes = 1; nSizes <= all.sizes.size(); ++nSizes) {
@@ -395,8 +406,11 @@ StudyPlan planStudy(const StudyRequest& r) {
                                       withVariants,
                                       withStrategies};
                         use(k);
-                        if (plan.estimateS() <= r.budgetS && plan.estimateS() > mostS) {
-                            mostS = plan.estimateS();
+                        const double seconds = plan.estimateS();
+                        const auto score = std::make_tuple(seconds >= 0.7 * r.budgetS,
+                                                           importance(k, seconds));
+                        if (seconds <= r.budgetS && score > best) {
+                            best = score;
                             now = k;
                         }
                     }
