@@ -48,18 +48,24 @@ struct StudyOptions {
     std::string tokenFile;
 };
 
-// A short training run of tiny measures the device's rate (FLOP/s) for the estimates.
-std::optional<double> calibrate(SessionInterface& engine, const StudyRequest& r, bool quiet) {
-    if (!quiet) {
-        std::fprintf(stderr, "study: calibrating on %s (tiny, 4 steps)\n", r.device.c_str());
+// Short training runs measure the device's rate at a size or two (nextCalibrationRun) for
+// the estimates; false, the reason said, when one of them fails.
+bool calibrate(SessionInterface& engine, StudyRequest& r, bool quiet) {
+    while (const auto run = nextCalibrationRun(r)) {
+        if (!quiet) {
+            std::fprintf(stderr, "study: calibrating on %s (%s, %d steps)\n", r.device.c_str(),
+                         run->model.preset.c_str(), run->warmupSteps + run->measureSteps);
+        }
+        const auto runs = runAll(engine, {*run}, true, {}, {});
+        std::string why = "the calibration run failed: interrupted";
+        const auto point = runs.empty() ? std::nullopt : calibratedRate(runs.front(), why);
+        if (!point) {
+            std::cerr << "lmprof-cli study: " << why << "\n";
+            return false;
+        }
+        r.rates.push_back(*point);
     }
-    const auto runs = runAll(engine, {calibrationRun(r)}, true, {}, {});
-    std::string why = "the calibration run failed: interrupted";
-    const auto rate = runs.empty() ? std::nullopt : calibratedRate(runs.front(), why);
-    if (!rate) {
-        std::cerr << "lmprof-cli study: " << why << "\n";
-    }
-    return rate;
+    return true;
 }
 
 void printPlan(const StudyPlan& plan, const StudyRequest& r) {
@@ -195,11 +201,11 @@ int studyCommand(const StudyOptions& o) {
         request = *saved;
     } else {
         request = studyRequestFor(*engine, o.device, *budget, o.threads);
-        const auto rate = o.rate > 0.0 ? std::optional(o.rate) : calibrate(*engine, request, o.quiet);
-        if (!rate) {
+        if (o.rate > 0.0) {
+            request.rates = {StudyRate::constant(o.rate)};
+        } else if (!calibrate(*engine, request, o.quiet)) {
             return kExitFailure;
         }
-        request.flopsPerS = *rate;
     }
     const StudyPlan plan = planStudy(request);
     printPlan(plan, request);
@@ -303,8 +309,8 @@ CliCommand studyEntry() {
                             "CPU intra-op threads (0: LibTorch default; at most the engine's "
                             "CPU count)");
                 addNumberIn(cmd, "--rate", o->rate, 1e6, 1e18,
-                            "plan for this rate in FLOP/s instead of calibrating (a plan.json's "
-                            "flops_per_s), so the same budget plans the same runs");
+                            "plan for this training rate in FLOP/s, every size alike, instead "
+                            "of calibrating, so the same budget plans the same runs");
                 cmd.add_flag("--quiet,-q", o->quiet, "no progress lines on stderr");
                 addConnectOptions(cmd, o->connect, o->tokenFile);
                 return std::function<int()>([o] {

@@ -5,8 +5,10 @@
 #include "lmprof/engine/ddp.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
+#include "lmprof/engine/sweep.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -21,7 +23,7 @@ StudyRequest cpu(double budgetS) {
     StudyRequest r;
     r.device = "cpu";
     r.memoryBytes = int64_t{16} << 30;
-    r.flopsPerS = 50e9;
+    r.rates = {StudyRate::constant(50e9)};
     r.budgetS = budgetS;
     return r;
 }
@@ -118,7 +120,7 @@ TEST(Study, TheMemoryModelLeavesOutWhatTheDeviceCannotHold) {
     gpu.cuda = true;
     gpu.gpus = 1;
     gpu.memoryBytes = int64_t{16} << 30;
-    gpu.flopsPerS = 100e12;
+    gpu.rates = {StudyRate::constant(100e12)};
     gpu.budgetS = 3600.0 * 24;
     const StudyPlan plan = planStudy(gpu);
     ASSERT_FALSE(plan.leftOut.empty());
@@ -268,6 +270,127 @@ TEST(Study, ACancelledRunIsRunAgainAndItsReplacementIsReported) {
     EXPECT_NE(md.find("4.03 ±"), std::string::npos) << md; // the replacement's forward
 }
 
+// A finished calibration run: its training steps took `totalMs`, their forward passes
+// `forwardMs`.
+static RunResult calibrated(const RunConfig& config, double forwardMs, double totalMs) {
+    RunResult r;
+    r.config = config;
+    for (int i = 0; i < config.warmupSteps + config.measureSteps; ++i) {
+        StepRecord s;
+        s.index = i;
+        s.warmup = i < config.warmupSteps;
+        s.forwardMs = forwardMs;
+        s.backwardMs = totalMs - forwardMs - 1.0;
+        s.optimizerMs = 1.0;
+        s.totalMs = totalMs;
+        r.steps.push_back(s);
+    }
+    r.summary = summarize(r.config, r.steps, std::nullopt);
+    return r;
+}
+
+// The calibration measures the smallest size, then a larger one where that is worth its
+// time; each run is estimated at the rate of its own size (between the points on log-log
+// axes, beyond them the nearest point's), and forward-only runs at the forward rate. The
+// points survive plan.json, and a plan.json from before them still reads as one rate.
+TEST(Study, EachSizeIsEstimatedAtTheRateCalibratedForIt) {
+    StudyRequest r = cpu(180.0);
+    r.rates.clear();
+    const auto first = nextCalibrationRun(r);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->model.preset, "tiny");
+    EXPECT_EQ(first->mode, Mode::Train);
+    EXPECT_EQ(first->measureSteps, 3);
+    EXPECT_EQ(first->sampleHz, 0.0);
+    std::string why;
+    const auto tiny = calibratedRate(calibrated(*first, 20.0, 60.0), why);
+    ASSERT_TRUE(tiny) << why;
+    EXPECT_DOUBLE_EQ(tiny->stepFlops, stepFlops(*first));
+    EXPECT_NEAR(tiny->trainPerS, stepFlops(*first) / 0.060, 1.0);
+    EXPECT_NEAR(tiny->forwardPerS, forwardFlops(*first) / 0.020, 1.0);
+    r.rates.push_back(*tiny);
+
+    StudyRequest tight = r;
+    tight.budgetS = 20.0; // small's steps would cost more than a tenth of it
+    EXPECT_FALSE(nextCalibrationRun(tight));
+    const auto second = nextCalibrationRun(r);
+    ASSERT_TRUE(second);
+    EXPECT_EQ(second->model.preset, "small");
+    EXPECT_EQ(second->measureSteps, 2);
+    // small runs its matrices twice as fast per FLOP as tiny, its forward passes 3x.
+    const double smallStep = stepFlops(*second);
+    const auto small = calibratedRate(
+        calibrated(*second, 1000.0 * forwardFlops(*second) / (3.0 * tiny->forwardPerS),
+                   1000.0 * smallStep / (2.0 * tiny->trainPerS)),
+        why);
+    ASSERT_TRUE(small) << why;
+    EXPECT_NEAR(small->trainPerS / tiny->trainPerS, 2.0, 1e-9);
+    EXPECT_NEAR(small->forwardPerS / tiny->forwardPerS, 3.0, 1e-9);
+    r.rates.push_back(*small);
+    EXPECT_FALSE(nextCalibrationRun(r)) << "two points are the calibration";
+
+    EXPECT_DOUBLE_EQ(studyRateAt(r.rates, tiny->stepFlops / 10.0).trainPerS, tiny->trainPerS);
+    EXPECT_DOUBLE_EQ(studyRateAt(r.rates, smallStep * 10.0).trainPerS, small->trainPerS);
+    const double middle = std::sqrt(tiny->stepFlops * smallStep); // halfway on a log axis
+    EXPECT_NEAR(studyRateAt(r.rates, middle).trainPerS / tiny->trainPerS, std::sqrt(2.0), 1e-9);
+    EXPECT_NEAR(studyRateAt(r.rates, middle).forwardPerS / tiny->forwardPerS, std::sqrt(3.0),
+                1e-9);
+
+    // A plan's runs of small at small's rates: ten forward-only steps (five warmup).
+    RunConfig forward = *second;
+    forward.mode = Mode::Forward;
+    forward.warmupSteps = 5;
+    forward.measureSteps = 10;
+    const double fixedS = estimateRunSeconds(forward, r.rates) - runFlops(forward) / small->forwardPerS;
+    EXPECT_GT(fixedS, 0.5);
+    EXPECT_LT(fixedS, 10.0) << "the model's construction and the start";
+    RunConfig train = forward;
+    train.mode = Mode::Train;
+    EXPECT_NEAR(estimateRunSeconds(train, r.rates) - fixedS, runFlops(train) / small->trainPerS,
+                1e-6);
+    const StudyPlan plan = planStudy(r);
+    for (const StudyRun& run : plan.runs) {
+        if (run.config.model.preset == "small" && !run.config.ddp && !run.config.opProfile) {
+            EXPECT_NEAR(run.estimateS, estimateRunSeconds(run.config, r.rates), 1e-9) << run.id;
+        }
+    }
+
+    EXPECT_FALSE(nextCalibrationRun([] {
+        StudyRequest given = cpu(180.0); // --rate: no calibration
+        return given;
+    }()));
+
+    const StudyDir folder("rates");
+    saveStudyPlan(folder.path, r, plan, Environment{});
+    const auto loaded = loadStudyRequest(folder.path);
+    ASSERT_TRUE(loaded);
+    ASSERT_EQ(loaded->rates.size(), 2u);
+    EXPECT_DOUBLE_EQ(loaded->rates[1].forwardPerS, small->forwardPerS);
+    EXPECT_EQ(planStudy(*loaded).estimateS(), plan.estimateS()) << "a resume plans the same";
+    std::ofstream(folder.path / "plan.json")
+        << R"({"plan": "cs336-systems", "request": {"device": "cpu", "cuda": false, "gpus": 0,
+               "memory_bytes": 1000000000, "flops_per_s": 1.2e11, "budget_s": 60,
+               "threads": 0}, "cuts": [], "left_out": []})";
+    const auto older = loadStudyRequest(folder.path);
+    ASSERT_TRUE(older);
+    ASSERT_EQ(older->rates.size(), 1u);
+    EXPECT_DOUBLE_EQ(older->rates[0].trainPerS, 1.2e11);
+    EXPECT_DOUBLE_EQ(older->rates[0].forwardPerS, 1.2e11 / 1.5);
+    std::ofstream(folder.path / "plan.json")
+        << R"({"plan": "cs336-systems", "request": {"device": "cpu", "cuda": false, "gpus": 0,
+               "memory_bytes": 1000000000, "budget_s": 60, "threads": 0, "rates":
+               [{"step_flops": 1e9, "train_flops_per_s": 1e11, "forward_flops_per_s": -1}]},
+               "cuts": [], "left_out": []})";
+    try {
+        loadStudyRequest(folder.path);
+        ADD_FAILURE() << "a negative forward rate was taken";
+    } catch (const ResultFormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("request.rates[0].forward_flops_per_s"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
 // A study folder is read like any input: its damaged lines are named in the report's
 // header, its plan.json is checked field by field, and what it says is shown as text,
 // never as Markdown of its own (a run id cannot add a heading or an image).
@@ -405,7 +528,7 @@ TEST(Study, ACutPlanPutsBackWhatFitsAndUsesMostOfItsBudget) {
     gpu.cuda = true;
     gpu.gpus = 2;
     gpu.memoryBytes = int64_t{80} << 30;
-    gpu.flopsPerS = 2e14;
+    gpu.rates = {StudyRate::constant(2e14)};
     for (StudyRequest request : {cpu(0.0), gpu}) {
         request.budgetS = 3600.0 * 24 * 30;
         const double fullS = planStudy(request).estimateS();

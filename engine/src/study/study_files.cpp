@@ -24,6 +24,8 @@ using nlohmann::json;
 namespace {
 
 constexpr std::uintmax_t kMaxPlanBytes = 1 << 20;
+// A calibration has a point or two (study.h); a plan.json with more is not one.
+constexpr size_t kMaxStudyRates = 8;
 
 json readPlan(const fs::path& dir) {
     try {
@@ -64,8 +66,22 @@ void checkRequest(const StudyRequest& r, const std::string& file) {
     if (!std::isfinite(r.budgetS) || r.budgetS <= 0.0 || r.budgetS > 7 * 24 * 3600.0) {
         refuse("budget_s", formatFixed(r.budgetS, 0) + " is not a budget (seconds, up to a week)");
     }
-    if (!std::isfinite(r.flopsPerS) || r.flopsPerS < 1e6 || r.flopsPerS > 1e18) {
-        refuse("flops_per_s", "not a rate from 1e6 to 1e18 FLOP/s");
+    if (r.rates.empty() || r.rates.size() > kMaxStudyRates) {
+        refuse("rates", "not a device's calibration (1 to " + std::to_string(kMaxStudyRates) +
+                            " points)");
+    }
+    for (size_t i = 0; i < r.rates.size(); ++i) {
+        const StudyRate& p = r.rates[i];
+        const std::string at = "rates[" + std::to_string(i) + "].";
+        for (const auto& [name, v] : {std::pair{"train_flops_per_s", p.trainPerS},
+                                      std::pair{"forward_flops_per_s", p.forwardPerS}}) {
+            if (!std::isfinite(v) || v < 1e6 || v > 1e18) {
+                refuse(at + name, "not a rate from 1e6 to 1e18 FLOP/s");
+            }
+        }
+        if (!std::isfinite(p.stepFlops) || p.stepFlops < 0.0 || p.stepFlops > 1e21) {
+            refuse(at + "step_flops", "not a step's FLOPs (0 to 1e21)");
+        }
     }
     if (r.memoryBytes <= 0 || r.memoryBytes > (int64_t{1} << 50)) {
         refuse("memory_bytes", std::to_string(r.memoryBytes) +
@@ -88,7 +104,20 @@ StudyRequest requestOf(const json& plan, const std::string& file) {
         r.cuda = q.at("cuda").get<bool>();
         r.gpus = q.at("gpus").get<int>();
         r.memoryBytes = q.at("memory_bytes").get<int64_t>();
-        r.flopsPerS = q.at("flops_per_s").get<double>();
+        if (q.contains("rates")) {
+            const json& rates = q.at("rates");
+            if (!rates.is_array() || rates.size() > kMaxStudyRates) {
+                throw ResultFormatError(file + ": request.rates: not a list of at most " +
+                                        std::to_string(kMaxStudyRates) + " points");
+            }
+            for (const json& p : rates) {
+                r.rates.push_back({p.at("step_flops").get<double>(),
+                                   p.at("train_flops_per_s").get<double>(),
+                                   p.at("forward_flops_per_s").get<double>()});
+            }
+        } else { // a plan from before the calibration had points: one rate for every size
+            r.rates.push_back(StudyRate::constant(q.at("flops_per_s").get<double>()));
+        }
         r.budgetS = q.at("budget_s").get<double>();
         r.threads = q.at("threads").get<int>();
         checkRequest(r, file);
@@ -160,13 +189,19 @@ std::unique_ptr<StudyFolderLock> openStudyFolder(const fs::path& dir) {
 void saveStudyPlan(const fs::path& dir, const StudyRequest& r, const StudyPlan& plan,
                    const Environment& env) {
     fs::create_directories(dir);
+    json rates = json::array();
+    for (const StudyRate& p : r.rates) {
+        rates.push_back({{"step_flops", p.stepFlops},
+                         {"train_flops_per_s", p.trainPerS},
+                         {"forward_flops_per_s", p.forwardPerS}});
+    }
     const json j = {{"plan", std::string(kStudyPlanName)},
                     {"request",
                      {{"device", r.device},
                       {"cuda", r.cuda},
                       {"gpus", r.gpus},
                       {"memory_bytes", r.memoryBytes},
-                      {"flops_per_s", r.flopsPerS},
+                      {"rates", rates},
                       {"budget_s", r.budgetS},
                       {"threads", r.threads}}},
                     {"cuts", plan.cuts},

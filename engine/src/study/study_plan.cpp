@@ -13,6 +13,7 @@
 #include "lmprof/engine/sweep.h"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <cstdio>
 #include <numeric>
@@ -39,9 +40,6 @@ constexpr int kWarmup = 5;
 constexpr int kSteps = 10;
 constexpr int kWarmupCounts[] = {0, 1, 2, 5};
 constexpr int64_t kMemoryContexts[] = {128, 256, 512};
-// The memory model's peak may be off by a little; a run is planned only well inside memory.
-constexpr double kMemoryHeadroom = 0.9;
-
 RunConfig base(const StudyRequest& r, const std::string& preset) {
     RunConfig c;
     c.model = *presetModel(preset);
@@ -152,23 +150,103 @@ StudyRequest studyRequestFor(const SessionInterface& engine, const std::string& 
     return r;
 }
 
-RunConfig calibrationRun(const StudyRequest& r) {
-    RunConfig c;
-    c.device = r.device;
-    c.threads = r.threads;
+StudyRate StudyRate::constant(double trainPerS) {
+    return {0.0, trainPerS, trainPerS / 1.5};
+}
+
+StudyRate studyRateAt(const std::vector<StudyRate>& points, double stepFlops) {
+    if (points.empty()) {
+        return StudyRate::constant(1e9);
+    }
+    std::vector<StudyRate> sorted = points;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const StudyRate& a, const StudyRate& b) { return a.stepFlops < b.stepFlops; });
+    if (stepFlops <= sorted.front().stepFlops) {
+        return sorted.front();
+    }
+    for (size_t i = 1; i < sorted.size(); ++i) {
+        const StudyRate& a = sorted[i - 1];
+        const StudyRate& b = sorted[i];
+        if (stepFlops <= b.stepFlops) {
+            if (!(a.stepFlops > 0.0) || !(b.stepFlops > a.stepFlops)) {
+                return b;
+            }
+            // The straight line through the two points on log-log axes.
+            const double t = std::log(stepFlops / a.stepFlops) / std::log(b.stepFlops / a.stepFlops);
+            const auto between = [t](double ra, double rb) {
+                return std::exp(std::log(ra) + t * (std::log(rb) - std::log(ra)));
+            };
+            return {stepFlops, between(a.trainPerS, b.trainPerS),
+                    between(a.forwardPerS, b.forwardPerS)};
+        }
+    }
+    return sorted.back();
+}
+
+namespace {
+
+// The sizes the plan measures, smallest first: the seeds' five on a GPU; on a CPU the two its
+// memory and time allow.
+std::vector<std::string> planSizes(const StudyRequest& r) {
+    return r.cuda ? std::vector<std::string>{"small", "medium", "large", "xl", "2.7B"}
+                  : std::vector<std::string>{"tiny", "small"};
+}
+
+// A calibration run of `preset`: training steps, nothing sampled.
+RunConfig calibrationOf(const StudyRequest& r, const std::string& preset, int measureSteps) {
+    RunConfig c = base(r, preset);
+    c.mode = Mode::Train;
     c.warmupSteps = 1;
-    c.measureSteps = 3;
+    c.measureSteps = measureSteps;
     c.sampleHz = 0.0;
     c.telemetryHz = 0.0;
     return c;
 }
 
-std::optional<double> calibratedRate(const RunResult& run, std::string& why) {
-    if (run.status != RunStatus::Ok || run.summary.totalMs.n == 0) {
-        why = "the calibration run failed: " + run.error.value_or("no steps");
+double trainingStepFlops(RunConfig c) {
+    c.mode = Mode::Train;
+    return stepFlops(c);
+}
+
+// The memory model's peak may be off by a little; a run is planned only well inside memory.
+constexpr double kMemoryHeadroom = 0.9;
+
+bool fitsMemory(const StudyRequest& r, const RunConfig& c) {
+    return r.memoryBytes <= 0 || static_cast<double>(predictPeak(c).total()) <=
+                                     kMemoryHeadroom * static_cast<double>(r.memoryBytes);
+}
+
+} // namespace
+
+std::optional<RunConfig> nextCalibrationRun(const StudyRequest& r) {
+    const std::vector<std::string> sizes = planSizes(r);
+    if (r.rates.empty()) {
+        return calibrationOf(r, sizes.front(), 3);
+    }
+    // The second point: the plan's second size on a CPU, `large` on a GPU (between the
+    // seeds' smallest and largest), where it is worth its time and the device holds it.
+    const std::string& larger = r.cuda ? sizes[2] : sizes[1];
+    const RunConfig second = calibrationOf(r, larger, 2);
+    const StudyRate& first = r.rates.front();
+    if (r.rates.size() != 1 || !(first.stepFlops > 0.0) ||
+        !(trainingStepFlops(second) > first.stepFlops) || !fitsMemory(r, second) ||
+        estimateRunSeconds(second, r.rates) > 0.1 * r.budgetS) {
         return std::nullopt;
     }
-    return stepFlops(run.config) / (run.summary.totalMs.median / 1000.0);
+    return second;
+}
+
+std::optional<StudyRate> calibratedRate(const RunResult& run, std::string& why) {
+    const RunSummary& s = run.summary;
+    if (run.status != RunStatus::Ok || s.totalMs.n == 0 || !(s.totalMs.median > 0.0) ||
+        s.forwardMs.n == 0 || !(s.forwardMs.median > 0.0)) {
+        why = "the calibration run (" + runLabel(run.config) +
+              ") failed: " + run.error.value_or("no steps");
+        return std::nullopt;
+    }
+    return StudyRate{trainingStepFlops(run.config),
+                     stepFlops(run.config) / (s.totalMs.median / 1000.0),
+                     forwardFlops(run.config) / (s.forwardMs.median / 1000.0)};
 }
 
 double StudyPlan::estimateS() const {
@@ -179,14 +257,11 @@ double StudyPlan::estimateS() const {
     return total;
 }
 
-double estimateRunSeconds(const RunConfig& c, double flopsPerS) {
-    const double rate = flopsPerS > 0.0 ? flopsPerS : 1e9;
-    double seconds = runFlops(c) / rate;
-    if (c.mode == Mode::Forward) {
-        seconds *= 1.5; // a forward pass runs below the rate of a training step's GEMMs
-    }
-    if (c.opProfile) {
-        seconds += 2.0 * c.opProfile->stepCount * stepFlops(c) / rate; // the profiler's cost
+double estimateRunSeconds(const RunConfig& c, const std::vector<StudyRate>& rates) {
+    const StudyRate rate = studyRateAt(rates, trainingStepFlops(c));
+    double seconds = runFlops(c) / (c.mode == Mode::Forward ? rate.forwardPerS : rate.trainPerS);
+    if (c.opProfile) { // the profiler's cost
+        seconds += 2.0 * c.opProfile->stepCount * stepFlops(c) / rate.trainPerS;
     }
     // Building the model and starting: about a second, plus initialising its parameters.
     seconds += 1.0 + static_cast<double>(parameterCount(c.model)) * 2e-8;
@@ -209,10 +284,7 @@ std::optional<StudySection> sectionOf(const RunResult& run) {
 
 StudyPlan planStudy(const StudyRequest& r) {
     StudyPlan plan;
-    // The sizes: the seeds' five on a GPU; on a CPU the two its memory and time allow.
-    std::vector<std::string> sizes = r.cuda ? std::vector<std::string>{"small", "medium", "large",
-                                                                          "xl", "2.7B"}
-                                            : std::vector<std::string>{"tiny", "small"};
+    std::vector<std::string> sizes = planSizes(r);
     const std::string smallest = sizes.front();
     std::vector<int64_t> memoryContexts(std::begin(kMemoryContexts), std::end(kMemoryContexts));
     int steps = kSteps;
@@ -291,24 +363,17 @@ StudyPlan planStudy(const StudyRequest& r) {
     };
 
     // What the device cannot hold is left out, each named once with the model's estimate.
-    const auto fits = [&](const RunConfig& c) {
-        if (r.memoryBytes <= 0) {
-            return true;
-        }
-        const int64_t peak = predictPeak(c).total();
-        return static_cast<double>(peak) <= kMemoryHeadroom * static_cast<double>(r.memoryBytes);
-    };
     const auto finish = [&] {
         plan.runs.clear();
         plan.leftOut.clear();
         for (StudyRun& run : build()) {
-            if (!fits(run.config)) {
+            if (!fitsMemory(r, run.config)) {
                 plan.leftOut.push_back(run.id + ": the memory model predicts " +
                                        formatBytes(predictPeak(run.config).total()) + " of " +
                                        formatBytes(r.memoryBytes));
                 continue;
             }
-            run.estimateS = estimateRunSeconds(run.config, r.flopsPerS);
+            run.estimateS = estimateRunSeconds(run.config, r.rates);
             plan.runs.push_back(std::move(run));
         }
         plan.labEstimateS = r.cuda ? 10.0 : 20.0;

@@ -82,7 +82,7 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
     }
     SessionInterface& engine = ctx.session;
     m_request = studyRequestFor(engine, m_device, *budget, 0);
-    const RunConfig calibration = calibrationRun(m_request);
+    const RunConfig calibration = *nextCalibrationRun(m_request);
     if (auto refusal = engine.checkRunnable(calibration)) {
         m_message = refusal->message();
         return;
@@ -96,6 +96,7 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
     }
     m_done.clear();
     m_calibration = engine.submit(calibration);
+    m_calibrating = calibration.model.preset;
     m_phase = Phase::Calibrating;
 }
 
@@ -198,13 +199,18 @@ void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& event
         if (const auto* fin = std::get_if<RunFinished>(&event)) {
             if (fin->runIndex == m_calibration) {
                 m_calibration = -1;
-                const auto rate = calibratedRate(fin->result, m_message);
-                if (!rate) {
+                const auto point = calibratedRate(fin->result, m_message);
+                if (!point) {
                     m_phase = Phase::Idle;
                     m_runWhenPlanned = false;
                     continue;
                 }
-                m_request.flopsPerS = *rate;
+                m_request.rates.push_back(*point);
+                if (const auto next = nextCalibrationRun(m_request)) { // a larger size's point
+                    m_calibration = ctx.session.submit(*next);
+                    m_calibrating = next->model.preset;
+                    continue;
+                }
                 m_plan = planStudy(m_request);
                 try {
                     saveStudyPlan(m_dir, m_request, m_plan,
@@ -370,8 +376,8 @@ void StudyView::draw(ViewContext& ctx) {
         plan(ctx, false);
     }
     if (ImGui::IsItemHovered()) {
-        ImGui::SetTooltip("A short calibration run measures the device's rate; the plan is then "
-                          "cut to the budget (docs/STUDY.md).");
+        ImGui::SetTooltip("Short calibration runs measure the device's rate at a size or two; "
+                          "the plan is then cut to the budget (docs/STUDY.md).");
     }
     ImGui::SameLine();
     ImGui::BeginDisabled(m_phase != Phase::Planned || ctx.session.busy());
@@ -401,7 +407,8 @@ void StudyView::draw(ViewContext& ctx) {
                             "engine, local or connected.");
         break;
     case Phase::Calibrating:
-        ImGui::Text("calibrating on %s ...", m_request.device.c_str());
+        ImGui::Text("calibrating on %s: a few training steps of %s ...",
+                    m_request.device.c_str(), m_calibrating.c_str());
         break;
     case Phase::Lab:
         ImGui::Text("the precision lab ...");

@@ -65,6 +65,7 @@ private:
     std::map<int, std::string> m_running;  // session run index -> study id
     std::map<int, size_t> m_labs;          // session lab index -> slot in m_lab
     int m_calibration = -1;
+    std::string m_calibrating; // the size the calibration run measures
     engine::PrecisionLab m_lab;
     size_t m_labPending = 0;
     bool m_cancelled = false;

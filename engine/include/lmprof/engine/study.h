@@ -28,14 +28,32 @@ std::string_view sectionTitle(StudySection s); // "Forward and backward time by 
 
 inline constexpr std::string_view kStudyPlanName = "cs336-systems";
 
-// What a plan is made for: the device, its memory, how fast it computes (a calibration
-// run's FLOP/s), and the time to spend.
+// How fast the device ran one calibration step (docs/STUDY.md, "Budget"): a training step's
+// rate and its forward pass's, in FLOP/s, measured on a model whose training step is
+// `stepFlops`. A larger model's matrices run faster, so the plan reads each run's rate off the
+// calibration's points (studyRateAt) by the size of its training step.
+struct StudyRate {
+    double stepFlops = 0.0;   // the calibration's training step (0: the same rate for every size)
+    double trainPerS = 0.0;   // training steps' FLOPs over their time
+    double forwardPerS = 0.0; // forward passes' FLOPs over their time
+    // A rate given rather than measured (--rate, an older plan.json): forward passes at two
+    // thirds of it, every size alike.
+    static StudyRate constant(double trainPerS);
+};
+
+// The rate of a run whose training step is `stepFlops`: between two calibration points the
+// straight line through them on log-log axes, beyond the points the nearest one's rate (a
+// larger model is seldom slower per FLOP, so the estimate errs towards finishing early).
+StudyRate studyRateAt(const std::vector<StudyRate>& points, double stepFlops);
+
+// What a plan is made for: the device, its memory, how fast it computes (the calibration's
+// points), and the time to spend.
 struct StudyRequest {
     std::string device = "cpu";  // "cpu", "cuda:0": what the runs name
     bool cuda = false;           // the device is a GPU
     int gpus = 0;                // GPUs present (data-parallel world size with NCCL)
     int64_t memoryBytes = 0;     // the device's memory (host memory on the CPU)
-    double flopsPerS = 0.0;      // measured by a calibration run
+    std::vector<StudyRate> rates; // by step size, one per calibration run
     double budgetS = 20.0 * 60.0;
     int threads = 0;             // CPU intra-op threads of every run (0: LibTorch's)
 };
@@ -66,19 +84,24 @@ class SessionInterface;
 // memory and the GPUs there; the rate is the calibration's (below).
 StudyRequest studyRequestFor(const SessionInterface& engine, const std::string& device,
                              double budgetS, int threads);
-// The calibration run: tiny, one warmup and three measured training steps, no sampling.
-RunConfig calibrationRun(const StudyRequest& request);
-// The rate (FLOP/s) a finished calibration run measured; nullopt and `why` when it did not.
-std::optional<double> calibratedRate(const RunResult& run, std::string& why);
+// The calibration, run by both clients until this returns nullopt, each finished run's point
+// added to request.rates (calibratedRate): first the plan's smallest size (one warmup, three
+// measured training steps, no sampling), then a larger one (one warmup, two measured) where
+// the first point's rate says it costs at most a tenth of the budget and the memory model
+// says it fits.
+std::optional<RunConfig> nextCalibrationRun(const StudyRequest& request);
+// The point a finished calibration run measured; nullopt and `why` when it did not.
+std::optional<StudyRate> calibratedRate(const RunResult& run, std::string& why);
 
 // The cs336-systems plan for the request, scaled down until its estimate fits the budget.
 // Never silently: each cut is named in `cuts`, each configuration the memory model says
 // cannot fit in `leftOut`.
 StudyPlan planStudy(const StudyRequest& request);
 
-// A run's estimated wall time on a device computing `flopsPerS`: its steps' FLOPs, plus the
-// model's construction and the process's start (a data-parallel run starts its ranks).
-double estimateRunSeconds(const RunConfig& config, double flopsPerS);
+// A run's estimated wall time on a device calibrated at `rates`: its steps' FLOPs at the rate
+// for its size (studyRateAt; a forward-only run at the forward rate), plus the model's
+// construction and the process's start (a data-parallel run starts its ranks).
+double estimateRunSeconds(const RunConfig& config, const std::vector<StudyRate>& rates);
 
 // The section a study run belongs to, from its id ("warmup-..."): nullopt for other runs.
 std::optional<StudySection> sectionOf(const RunResult& run);
