@@ -194,8 +194,10 @@ void sizes(Draft& draft, const ResultSet& set) {
     if (runs.empty()) {
         return noRuns(s, " (cut from the plan, or not run yet)");
     }
+    // "Step, ms" is the forward-backward step the chart draws (forward, backward and the
+    // time around them).
     s.header({"Model", "Parameters", "Forward only, ms", "Forward, ms", "Backward, ms",
-              "Backward / forward"});
+              "Step, ms", "Backward / forward"});
     double lowest = 1e300, highest = 0.0;
     std::vector<std::string> failures;
     std::vector<std::string> unread; // models with runs of neither mode read here
@@ -221,7 +223,8 @@ void sizes(Draft& draft, const ResultSet& set) {
         s.row({model, formatFixed(static_cast<double>(params) / 1e6, 1) + "M",
                fwd ? (measured(*fwd) ? ms(fwd->summary.forwardMs) : outcome(*fwd)) : "-",
                both ? (measured(*both) ? ms(both->summary.forwardMs) : outcome(*both)) : "-",
-               both && measured(*both) ? ms(both->summary.backwardMs) : "-", ratio});
+               both && measured(*both) ? ms(both->summary.backwardMs) : "-",
+               both && measured(*both) ? ms(both->summary.totalMs) : "-", ratio});
         for (const auto* r : {fwd, both}) {
             if (r && !measured(*r)) {
                 failures.push_back(model + " " + std::string(toString(r->config.mode)) + " (" +

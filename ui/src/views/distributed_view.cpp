@@ -275,21 +275,21 @@ void DistributedView::drawStrategiesChart(ViewContext& ctx, ImVec2 size) {
     ImPlotSpec left = plot::colorSpec(exposedColor());
     left.FillColor = exposedColor();
     ImPlot::SetAxes(ImAxis_X1, ImAxis_Y1);
-    ImPlot::PlotBars("overhead %", overhead.data(), n, 0.36, -0.2, left);
+    plot::bars("overhead %", overhead.data(), n, 0.36, -0.2, left);
     for (int i = 0; i < n; ++i) {
         char text[32];
         std::snprintf(text, sizeof(text), "%.1f%%", overhead[static_cast<size_t>(i)]);
-        ImPlot::PlotText(text, positions[static_cast<size_t>(i)] - 0.2,
+        plot::figureText(text, positions[static_cast<size_t>(i)] - 0.2,
                          overhead[static_cast<size_t>(i)], ImVec2(0, -8));
     }
     ImPlotSpec right = plot::colorSpec(seriesColor(1));
     right.FillColor = seriesColor(1);
     ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
-    ImPlot::PlotBars("bus bandwidth", busbw.data(), n, 0.36, 0.2, right);
+    plot::bars("bus bandwidth", busbw.data(), n, 0.36, 0.2, right);
     for (int i = 0; i < n; ++i) {
         char text[32];
         std::snprintf(text, sizeof(text), "%.2f", busbw[static_cast<size_t>(i)]);
-        ImPlot::PlotText(text, positions[static_cast<size_t>(i)] + 0.2,
+        plot::figureText(text, positions[static_cast<size_t>(i)] + 0.2,
                          busbw[static_cast<size_t>(i)], ImVec2(0, -8));
     }
     if (std::none_of(runs.begin(), runs.end(), [](const RunView* v) { return v->result.ddp; })) {

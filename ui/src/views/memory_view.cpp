@@ -187,8 +187,11 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& sel
             static_cast<double>(runs.front()->liveSummary().peakBytes.max()) / kMiB;
         if (peakMiB > 0.0) {
             // Inside the plot at its right edge, above the line (clamped to stay visible).
+            char text[48];
+            std::snprintf(text, sizeof(text), "peak %.1f MiB", peakMiB);
+            plot::record(std::string(text));
             ImPlot::Annotation(plot::shownRange(ImAxis_X1).hi, peakMiB, palette().peak,
-                               ImVec2(-4, -4), true, "peak %.1f MiB", peakMiB);
+                               ImVec2(-4, -4), true, "%s", text);
         }
     }
     if (x.empty() || runs.front()->memory.tS.empty()) {

@@ -536,10 +536,10 @@ void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p, ImVec2 size) {
                                                     : region::kValue;
                 ImPlotSpec spec;
                 spec.FillColor = ImGui::ColorConvertU32ToFloat4(regionColor(region));
-                ImPlot::PlotBars(kParts[i], &values[i], 1, 0.6, positions[i], spec);
+                plot::bars(kParts[i], &values[i], 1, 0.6, positions[i], spec);
                 char figure[32];
                 std::snprintf(figure, sizeof(figure), "%.3g", values[i]);
-                ImPlot::PlotText(figure, positions[i], values[i], ImVec2(0, -8));
+                plot::figureText(figure, positions[i], values[i], ImVec2(0, -8));
             }
             plot::endPlot(ctx, stem);
         }

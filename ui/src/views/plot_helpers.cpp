@@ -297,8 +297,60 @@ void legendTooltips(const std::vector<RunView*>& runs) {
     }
 }
 
+namespace {
+FigureLog* g_figureLog = nullptr; // the one alive, if any
+} // namespace
+
+FigureLog::FigureLog() {
+    g_figureLog = this;
+}
+
+FigureLog::~FigureLog() {
+    g_figureLog = nullptr;
+}
+
+DrawnFigures& FigureLog::thisFrame() {
+    if (ImGui::GetFrameCount() != m_frame) {
+        m_frame = ImGui::GetFrameCount();
+        m_figures = {};
+    }
+    return m_figures;
+}
+
+void record(DrawnSeries series) {
+    if (g_figureLog) {
+        g_figureLog->thisFrame().series.push_back(std::move(series));
+    }
+}
+
+void record(std::string text) {
+    if (g_figureLog) {
+        g_figureLog->thisFrame().texts.push_back(std::move(text));
+    }
+}
+
+void bars(const char* label, const double* values, int count, double width, double shift,
+          const ImPlotSpec& spec) {
+    if (g_figureLog) {
+        DrawnSeries s{label, {}, std::vector<double>(values, values + count)};
+        for (int i = 0; i < count; ++i) {
+            s.x.push_back(i + shift);
+        }
+        record(std::move(s));
+    }
+    ImPlot::PlotBars(label, values, count, width, shift, spec);
+}
+
+void figureText(const char* text, double x, double y, ImVec2 offset) {
+    record(std::string(text));
+    ImPlot::PlotText(text, x, y, offset);
+}
+
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
           Decimated& scratch, const ImPlotSpec& spec) {
+    if (g_figureLog) {
+        record(DrawnSeries{label, xs, ys});
+    }
     // Two points per pixel column keep every spike while bounding the vertex count.
     const size_t budget = static_cast<size_t>(std::max(200.0f, ImPlot::GetPlotSize().x * 2.0f));
     decimateMinMax(xs, ys, budget, scratch);
@@ -329,6 +381,10 @@ void line(const char* label, const std::vector<double>& xs, const std::vector<do
 void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,
             const std::vector<double>& hi, Decimated& scratchLo, Decimated& scratchHi,
             const ImPlotSpec& spec) {
+    if (g_figureLog) {
+        record(DrawnSeries{std::string(label) + " [low]", xs, lo});
+        record(DrawnSeries{std::string(label) + " [high]", xs, hi});
+    }
     const size_t budget = static_cast<size_t>(std::max(200.0f, ImPlot::GetPlotSize().x * 2.0f));
     const size_t stride = xs.size() > budget ? (xs.size() + budget - 1) / budget : 1;
     scratchLo.x.clear();

@@ -17,6 +17,7 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lmprof::ui {
@@ -127,6 +128,46 @@ bool setupLegend(const std::vector<RunView*>& runs);
 void hiddenLegendNote(const std::vector<RunView*>& runs);
 void legendTooltips(const std::vector<RunView*>& runs);
 ImPlotSpec colorSpec(const ImVec4& color);
+// What the charts drew, for the test that holds the study's report to its charts
+// (tests/ui/study_figures_test.cpp): while a FigureLog lives, each series drawn through
+// line(), shaded() and bars() is kept with its label and whole data (before decimation),
+// and each figure written on a chart through figureText(); of the newest frame only (an
+// exported chart is drawn over a few frames).
+struct DrawnSeries {
+    std::string label; // the legend's; a band's edges are "LABEL [low]" and "LABEL [high]"
+    std::vector<double> x, y;
+};
+struct DrawnFigures {
+    std::vector<DrawnSeries> series;
+    std::vector<std::string> texts;
+};
+// Keep a series or a figure drawn some other way (an annotation) in the FigureLog, if any.
+void record(DrawnSeries series);
+void record(std::string text);
+class FigureLog {
+public:
+    FigureLog();
+    ~FigureLog();
+    FigureLog(const FigureLog&) = delete;
+    FigureLog& operator=(const FigureLog&) = delete;
+    // What the newest frame drew, cleared.
+    DrawnFigures take() {
+        m_frame = -1;
+        return std::exchange(m_figures, {});
+    }
+
+private:
+    friend void record(DrawnSeries series);
+    friend void record(std::string text);
+    DrawnFigures& thisFrame();
+    DrawnFigures m_figures;
+    int m_frame = -1;
+};
+// Bars of `values` at 0, 1, ... shifted by `shift` (ImPlot::PlotBars), logged.
+void bars(const char* label, const double* values, int count, double width, double shift,
+          const ImPlotSpec& spec = ImPlotSpec());
+// A figure written on the chart at (x, y) (ImPlot::PlotText), logged.
+void figureText(const char* text, double x, double y, ImVec2 offset = ImVec2(0, 0));
 // Draws ys against xs, decimated to the plot's pixel width when long.
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
           Decimated& scratch, const ImPlotSpec& spec = ImPlotSpec());

@@ -226,6 +226,7 @@ void PrecisionLabView::drawAccumulationChart(ViewContext& ctx, ImVec2 size) {
             // Colour says the accumulator, the marker the addend's format: the marker's
             // shape follows the name, as the legend's swatch shows the colour alone.
             const std::string label = s.label() + kAddendGlyphs[static_cast<int>(s.addend)];
+            plot::record(plot::DrawnSeries{label, m_xs, m_ys});
             ImPlot::PlotLine(label.c_str(), m_xs.data(), m_ys.data(), static_cast<int>(m_xs.size()),
                              seriesSpec(s));
         }
