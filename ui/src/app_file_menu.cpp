@@ -95,7 +95,8 @@ void App::Impl::drawFileMenu() {
         openFileDialog();
     }
     if (ImGui::BeginMenu("Open recent", !settings.recentFiles.empty())) {
-        for (const std::string path : settings.recentFiles) { // open() reorders the list
+        const std::vector<std::string> recent = settings.recentFiles; // open() reorders it
+        for (const std::string& path : recent) {
             if (ImGui::MenuItem(path.c_str())) {
                 filesView.open(ctx, path);
             }

@@ -108,23 +108,13 @@ std::pair<int64_t, std::string> axisKey(const RunConfig& c, HeatmapAxis axis) {
     return {};
 }
 
-const RunColumn* settingColumn(std::string_view key) {
-    for (const RunColumn& c : runColumns()) {
-        if (c.key == key) {
-            return &c;
-        }
-    }
-    return nullptr;
-}
-
 bool inQuery(const RunView& v, const HeatmapQuery& q) {
     const RunConfig& c = v.result.config;
     if (!v.finished || c.precision != q.precision || c.mode != q.mode) {
         return false;
     }
-    for (const auto& [key, value] : q.settings) {
-        const RunColumn* column = settingColumn(key);
-        if (column && column->cellOf(v.result, v.result.summary) != value) {
+    for (const auto& [key, value] : q.settings) { // keys of heatmapFilters' columns
+        if (runColumn(key).cellOf(v.result, v.result.summary) != value) {
             return false;
         }
     }
@@ -164,28 +154,38 @@ void orderValues(const RunColumn& column, std::vector<std::string>& values) {
     }
 }
 
+// The values these runs have in a column, each once, in the setting's own order.
+std::vector<std::string> distinctCells(const RunColumn& column,
+                                       const std::vector<const RunResult*>& runs) {
+    std::vector<std::string> values;
+    for (const RunResult* r : runs) {
+        const std::string cell = column.cellOf(*r, r->summary);
+        if (std::find(values.begin(), values.end(), cell) == values.end()) {
+            values.push_back(cell);
+        }
+    }
+    orderValues(column, values);
+    return values;
+}
+
 // "#7 tiny-ctx128-fp32-train-3 · Warmup 5", and when runs share the cell a second line
 // naming the filters that would tell them apart.
 std::string aboutCell(const std::vector<RunView>& runs, const std::vector<int>& inCell,
                       const std::vector<HeatmapFilter>& filters, const HeatmapQuery& q) {
     const RunView& v = runs[static_cast<size_t>(inCell.back())];
     std::string out = "#" + std::to_string(inCell.back() + 1) + " " + v.result.id;
+    std::vector<const RunResult*> sharing;
+    for (int i : inCell) {
+        sharing.push_back(&runs[static_cast<size_t>(i)].result);
+    }
     std::string differ;
     for (const HeatmapFilter& f : filters) {
         out += " \u00B7 " + f.column->header + " " + f.column->cellOf(v.result, v.result.summary);
         if (q.settings.count(f.column->key)) {
             continue;
         }
-        std::vector<std::string> seen;
-        for (int i : inCell) {
-            const RunResult& r = runs[static_cast<size_t>(i)].result;
-            const std::string cell = f.column->cellOf(r, r.summary);
-            if (std::find(seen.begin(), seen.end(), cell) == seen.end()) {
-                seen.push_back(cell);
-            }
-        }
+        const std::vector<std::string> seen = distinctCells(*f.column, sharing);
         if (seen.size() > 1) {
-            orderValues(*f.column, seen);
             std::string list;
             for (const auto& value : seen) {
                 list += (list.empty() ? "" : ", ") + value;
@@ -219,15 +219,8 @@ std::vector<HeatmapFilter> heatmapFilters(const RunStore& store, const HeatmapQu
             c->key == "precision" || c->key == "mode") {
             continue;
         }
-        HeatmapFilter f{c, {}};
-        for (const RunResult* r : runs) {
-            const std::string cell = c->cellOf(*r, r->summary);
-            if (std::find(f.values.begin(), f.values.end(), cell) == f.values.end()) {
-                f.values.push_back(cell);
-            }
-        }
+        HeatmapFilter f{c, distinctCells(*c, runs)};
         if (f.values.size() > 1) {
-            orderValues(*c, f.values);
             out.push_back(std::move(f));
         }
     }

@@ -220,6 +220,13 @@ std::deque<RunColumn> buildColumns() {
             return t.n ? formatFixed(100.0 * t.cv, 1) + "%" + (t.noisy ? " noisy" : "")
                        : std::string("-");
         }));
+    c.back().warns = [](R, S s) { return s.totalMs.noisy; };
+    c.back().explain = [](R, S s) {
+        const PhaseStats& t = s.totalMs;
+        return "step time: CV " + formatFixed(100.0 * t.cv, 1) + "% (std / mean), IQR / median " +
+               formatFixed(t.median > 0.0 ? 100.0 * t.iqr / t.median : 0.0, 1) + "%\n" +
+               noiseRule();
+    };
     // Throughput and memory.
     c.push_back(column(
         "tokens_per_s", "Tokens/s", "tokens/s", ColumnKind::Real,

@@ -145,7 +145,7 @@ void RunsTableView::draw(ViewContext& ctx) {
             }
             for (size_t k = 0; k < columns.size(); ++k) {
                 ImGui::TableNextColumn();
-                cell::figure(*columns[k], m_cells[i][k], v.liveSummary());
+                cell::figure(*columns[k], m_cells[i][k], v.result, v.liveSummary());
             }
         }
         ImGui::EndTable();

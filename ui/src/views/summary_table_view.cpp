@@ -107,7 +107,7 @@ void SummaryTableView::draw(ViewContext& ctx) {
                     }
                     continue;
                 }
-                cell::figure(*columns[k], columns[k]->cellOf(v.result, s), s);
+                cell::figure(*columns[k], columns[k]->cellOf(v.result, s), v.result, s);
             }
             if (!v.finished) {
                 ImGui::PopStyleColor();

@@ -22,25 +22,18 @@ void integer(long long v) {
 }
 
 void figure(const engine::RunColumn& column, const std::string& text,
-            const engine::RunSummary& summary) {
+            const engine::RunResult& run, const engine::RunSummary& summary) {
     if (text == "-") {
         ImGui::TextDisabled("-");
         return;
     }
-    if (column.key != "total_ms_noisy") {
-        ImGui::TextUnformatted(text.c_str());
-        return;
-    }
-    const engine::PhaseStats& t = summary.totalMs;
-    if (t.noisy) {
+    if (column.warns && column.warns(run, summary)) {
         ImGui::TextColored(palette().warning, "%s", text.c_str());
     } else {
         ImGui::TextUnformatted(text.c_str());
     }
-    if (ImGui::IsItemHovered()) {
-        ImGui::SetTooltip("step time: CV %.1f%% (std / mean), IQR / median %.1f%%\n%s",
-                          100.0 * t.cv, t.median > 0.0 ? 100.0 * t.iqr / t.median : 0.0,
-                          engine::noiseRule().c_str());
+    if (column.explain && ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s", column.explain(run, summary).c_str());
     }
 }
 

@@ -50,6 +50,10 @@ struct RunColumn {
     // default). No for figures and for CSV-only columns.
     enum class Setting { No, Always, WhereRunsDiffer };
     Setting setting = Setting::No;
+    // A figure that can warn (the step time's noise mark): true where the run's cell is to
+    // stand out, and what hovering any of its cells explains. Unset for other columns.
+    std::function<bool(const RunResult&, const RunSummary&)> warns;
+    Getter explain;
     std::string cellOf(const RunResult& run, const RunSummary& summary) const {
         return cell ? cell(run, summary) : value(run, summary);
     }
