@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what lmprof needs on a fresh Debian 12 machine and builds it:
-#   Debian packages (compiler, CMake, Ninja, GoogleTest, nlohmann-json, CLI11, GLFW,
+#   Debian packages (compiler, CMake, Ninja, GoogleTest, nlohmann-json, simdjson, CLI11, GLFW,
 #   Mesa OpenGL, stb, standalone Asio, the DejaVu font, Xvfb for the window's tests, clang with libFuzzer
 #   for the fuzz targets),
 #   the pinned torch wheel in a project-local virtual environment (.venv), and the lmprof
@@ -15,7 +15,7 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 
 # --- Debian packages -------------------------------------------------------------------
 packages=(build-essential cmake ninja-build git pkg-config python3 python3-venv
-          libgtest-dev nlohmann-json3-dev libcli11-dev
+          libgtest-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev
           libglfw3-dev libgl-dev libgl1-mesa-dri libstb-dev fonts-dejavu-core xvfb xauth
           libegl-dev libopengl-dev libegl-mesa0
           clang libclang-rt-dev ffmpeg libgloo-dev libasio-dev)

@@ -29,6 +29,11 @@ namespace {
 } // namespace
 
 void writeFileAtomic(const std::filesystem::path& path, std::string_view contents) {
+    writeFileAtomic(path, [contents](const ChunkWriter& write) { write(contents); });
+}
+
+void writeFileAtomic(const std::filesystem::path& path,
+                     const std::function<void(const ChunkWriter& write)>& produce) {
     const std::filesystem::path dir =
         path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
     const std::filesystem::path tmp =
@@ -37,20 +42,27 @@ void writeFileAtomic(const std::filesystem::path& path, std::string_view content
     if (fd < 0) {
         ioError("cannot create", path, tmp);
     }
-    size_t written = 0;
-    while (written < contents.size()) {
-        const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
+    const auto write = [&](std::string_view contents) {
+        size_t written = 0;
+        while (written < contents.size()) {
+            const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
+            if (n < 0) {
+                if (errno == EINTR) {
+                    continue;
+                }
+                ioError("cannot write", path, tmp);
             }
-            const int saved = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            errno = saved;
-            ioError("cannot write", path, tmp);
+            written += static_cast<size_t>(n);
         }
-        written += static_cast<size_t>(n);
+    };
+    try {
+        produce(write);
+    } catch (...) { // a write failed, or the producer did: no half file is left
+        const int saved = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        errno = saved;
+        throw;
     }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         ::unlink(tmp.c_str());

@@ -99,11 +99,18 @@ void ddpFields(Writer& io, const RunResult& r) {
     io.optionalObject("ddp", r.ddp, contextOf(r));
 }
 
-void ddpFields(Reader& io, RunResult& r) {
+template <typename J>
+void readDdpFields(BasicReader<J>& io, RunResult& r) {
     if (io.has("ddp") && !r.config.ddp) {
         io.refuse("ddp", "a data-parallel block, but the config has no ddp request");
     }
     io.optionalObject("ddp", r.ddp, contextOf(r));
+}
+void ddpFields(Reader& io, RunResult& r) {
+    readDdpFields(io, r);
+}
+void ddpFields(SimdReader& io, RunResult& r) {
+    readDdpFields(io, r);
 }
 
 } // namespace lmprof::engine::json_io

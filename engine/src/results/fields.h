@@ -29,8 +29,8 @@ using Ref = std::conditional_t<Io::kReads, T&, const T&>;
 
 template <typename T, typename... Context>
 json toObject(const T& value, const Context&... context);
-template <typename T, typename... Context>
-T fromObject(const json& j, const std::string& path, const Context&... context);
+template <typename T, typename J, typename... Context>
+T fromObject(const J& j, const std::string& path, const Context&... context);
 
 // Builds an object in the order `fields` names its members.
 struct Writer {
@@ -124,11 +124,26 @@ struct Writer {
     }
 };
 
-// Fills a record from an object; a member that is missing keeps the record's default
-// unless it is required.
-struct Reader {
+// The elements of an array of either parser's document, each with its index.
+template <typename Fn>
+void forEachElement(const json& a, Fn&& fn) {
+    for (size_t i = 0; i < a.size(); ++i) {
+        fn(a[i], i);
+    }
+}
+template <typename Fn>
+void forEachElement(const std::vector<SimdNode>& a, Fn&& fn) {
+    for (size_t i = 0; i < a.size(); ++i) {
+        fn(a[i], i);
+    }
+}
+
+// Fills a record from an object of either parser's document (J: json, or SimdNode for the
+// fast readers); a member that is missing keeps the record's default unless it is required.
+template <typename J>
+struct BasicReader {
     static constexpr bool kReads = true;
-    const json& in;
+    const J& in;
     std::string path;
 
     template <typename T>
@@ -174,41 +189,42 @@ struct Reader {
     }
     template <typename T, typename... Context>
     void object(const char* key, T& v, bool isRequired = false, const Context&... context) {
-        if (const json* m = member(in, path, key, isRequired)) {
+        if (const auto m = member(in, path, key, isRequired)) {
             v = fromObject<T>(*m, path + "." + key, context...);
         }
     }
     template <typename T, typename... Context>
     void optionalObject(const char* key, std::optional<T>& v, const Context&... context) {
-        if (const json* m = member(in, path, key, false)) {
+        if (const auto m = member(in, path, key, false)) {
             v = fromObject<T>(*m, path + "." + key, context...);
         }
     }
     template <typename T>
     void nullableObject(const char* key, std::optional<T>& v) {
-        if (const json* m = member(in, path, key, false)) {
+        if (const auto m = member(in, path, key, false)) {
             v = fromObject<T>(*m, path + "." + key);
         }
     }
     template <typename T, typename... Context>
     void array(const char* key, std::vector<T>& values, const Context&... context) {
-        const json& a = arrayMember(in, path, key);
-        for (size_t i = 0; i < a.size(); ++i) {
-            values.push_back(fromObject<T>(a[i], indexed(path, key, i), context...));
-        }
+        const auto& a = arrayMember(in, path, key);
+        values.reserve(values.size() + a.size());
+        forEachElement(a, [&](const J& e, size_t i) {
+            values.push_back(fromObject<T>(e, indexed(path, key, i), context...));
+        });
     }
     void strings(const char* key, std::vector<std::string>& values) {
-        const json& a = arrayMember(in, path, key);
-        for (size_t i = 0; i < a.size(); ++i) {
-            if (!a[i].is_string()) {
+        const auto& a = arrayMember(in, path, key);
+        forEachElement(a, [&](const J& e, size_t i) {
+            if (!e.is_string()) {
                 fail(indexed(path, key, i), "expected a string");
             }
-            values.push_back(a[i].get<std::string>());
-        }
+            values.push_back(e.template get<std::string>());
+        });
     }
     // For the checks a rule cannot say: whether a member is there, and a refusal at a member
     // or at an array element.
-    bool has(const char* key) const { return member(in, path, key, false) != nullptr; }
+    bool has(const char* key) const { return static_cast<bool>(member(in, path, key, false)); }
     [[noreturn]] void refuse(const std::string& key, const std::string& why) const {
         fail(key.empty() ? path : path + "." + key, why);
     }
@@ -218,8 +234,8 @@ struct Reader {
     }
     template <typename Fn>
     void group(const char* key, Fn&& fn, bool isRequired = false) {
-        if (const json* m = member(in, path, key, isRequired)) {
-            Reader sub{*m, path + "." + key};
+        if (const auto m = member(in, path, key, isRequired)) {
+            BasicReader sub{*m, path + "." + key};
             fn(sub);
         }
     }
@@ -232,13 +248,13 @@ json toObject(const T& value, const Context&... context) {
     return std::move(w.out);
 }
 
-template <typename T, typename... Context>
-T fromObject(const json& j, const std::string& path, const Context&... context) {
+template <typename T, typename J, typename... Context>
+T fromObject(const J& j, const std::string& path, const Context&... context) {
     if (!j.is_object()) {
         fail(path, "expected an object");
     }
     T value{};
-    Reader r{j, path};
+    BasicReader<J> r{j, path};
     fields(r, value, context...);
     return value;
 }

@@ -6,8 +6,10 @@
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/session_interface.h"
+#include "results/simd_node.h"
 
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -25,26 +27,37 @@ using json = nlohmann::ordered_json;
     throw ResultFormatError(path + ": " + why);
 }
 
-inline const json* member(const json& obj, const std::string& path, const char* key,
-                          bool required) {
+// The readers below take either parser's values (J: nlohmann's json, or SimdNode for the
+// fast readers, simd_node.h). A member is found through lookup(): a pointer into an
+// nlohmann document, a node of a simdjson one.
+inline const json* lookup(const json& obj, const char* key) {
+    const auto it = obj.find(key);
+    return it == obj.end() ? nullptr : &*it;
+}
+inline std::optional<SimdNode> lookup(const SimdNode& obj, const char* key) {
+    return obj.find(key);
+}
+
+template <typename J>
+auto member(const J& obj, const std::string& path, const char* key, bool required) {
     if (!obj.is_object()) {
         fail(path, "expected an object");
     }
-    const auto it = obj.find(key);
-    if (it == obj.end() || (it->is_null() && !required)) {
+    auto found = lookup(obj, key);
+    if (!found || (found->is_null() && !required)) {
         if (required) {
             fail(path + "." + key, "missing");
         }
-        return nullptr;
+        return decltype(found){};
     }
-    return &*it;
+    return found;
 }
 
 // An integer that fits T, or a refusal naming the JSON path and the value as written:
 // "4294967297 is out of range (an integer from -2147483648 to 2147483647)". Never wraps:
 // one rule for every integer lmprof reads (result sets, autosave, the protocol, settings).
-template <typename T>
-T integerFrom(const json& v, const std::string& where) {
+template <typename T, typename J>
+T integerFrom(const J& v, const std::string& where) {
     static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
     const auto outOfRange = [&] {
         fail(where, v.dump() + " is out of range (an integer from " +
@@ -52,48 +65,58 @@ T integerFrom(const json& v, const std::string& where) {
                         std::to_string(std::numeric_limits<T>::max()) + ")");
     };
     if (v.is_number_unsigned()) {
-        if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+        if (v.template get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
             outOfRange();
         }
     } else if (v.is_number_integer()) {
-        const int64_t i = v.get<int64_t>();
+        const int64_t i = v.template get<int64_t>();
         if ((i < 0 && (!std::is_signed_v<T> ||
                        i < static_cast<int64_t>(std::numeric_limits<T>::min()))) ||
             (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
             outOfRange();
         }
-    } else if (v.is_number_float() && std::isfinite(v.get<double>()) &&
-               std::floor(v.get<double>()) == v.get<double>() &&
-               std::fabs(v.get<double>()) >= 9.2e18) {
+    } else if (v.is_number_float() && std::isfinite(v.template get<double>()) &&
+               std::floor(v.template get<double>()) == v.template get<double>() &&
+               std::fabs(v.template get<double>()) >= 9.2e18) {
         outOfRange(); // beyond 64 bits: the parser kept it as a double
     } else {
         fail(where, "expected an integer");
     }
-    return v.get<T>();
+    return v.template get<T>();
 }
 
-template <typename T>
-void read(const json& obj, const std::string& path, const char* key, T& out,
+template <typename T, typename J>
+void read(const J& obj, const std::string& path, const char* key, T& out,
           bool required = false) {
-    const json* v = member(obj, path, key, required);
+    const auto v = member(obj, path, key, required);
     if (!v) {
         return;
     }
-    const std::string where = path + "." + key;
+    // The path is spelled out only for a refusal: reading a sample is a few field reads.
+    const auto where = [&] { return path + "." + key; };
     if constexpr (std::is_same_v<T, bool>) {
         if (!v->is_boolean())
-            fail(where, "expected true or false");
+            fail(where(), "expected true or false");
     } else if constexpr (std::is_integral_v<T>) {
-        out = integerFrom<T>(*v, where);
+        if (v->is_number_integer() && !v->is_number_unsigned()) { // negative: checked below
+            out = integerFrom<T>(*v, where());
+            return;
+        }
+        if (v->is_number_unsigned() &&
+            v->template get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+            out = v->template get<T>();
+            return;
+        }
+        out = integerFrom<T>(*v, where());
         return;
     } else if constexpr (std::is_floating_point_v<T>) {
         if (!v->is_number())
-            fail(where, "expected a number");
+            fail(where(), "expected a number");
     } else {
         if (!v->is_string())
-            fail(where, "expected a string");
+            fail(where(), "expected a string");
     }
-    out = v->get<T>();
+    out = v->template get<T>();
 }
 
 // Longer than any step or run lmprof can time (about 11.6 days); a larger or non-finite
@@ -105,8 +128,9 @@ inline constexpr double kMaxDurationMs = 1e9;
 inline constexpr int kMaxWatchedSteps = 100'000'000;
 
 // A duration in milliseconds: a number from 0 to kMaxDurationMs.
-inline void readDuration(const json& obj, const std::string& path, const char* key, double& out,
-                         bool required = false) {
+template <typename J>
+void readDuration(const J& obj, const std::string& path, const char* key, double& out,
+                  bool required = false) {
     double v = out;
     read(obj, path, key, v, required);
     if (!(v >= 0.0 && v <= kMaxDurationMs)) {
@@ -120,8 +144,8 @@ inline void readDuration(const json& obj, const std::string& path, const char* k
 
 // A number from lo to hi (a share, a count per step, FLOPs): refused naming the path and
 // the range otherwise.
-template <typename T>
-void readBetween(const json& obj, const std::string& path, const char* key, T& out, T lo, T hi,
+template <typename T, typename J>
+void readBetween(const J& obj, const std::string& path, const char* key, T& out, T lo, T hi,
                  bool required = false) {
     T v = out;
     read(obj, path, key, v, required);
@@ -133,20 +157,20 @@ void readBetween(const json& obj, const std::string& path, const char* key, T& o
     out = v;
 }
 
-// An array that must be there when `required`, and is never null.
-inline const json& arrayOrFail(const json& obj, const std::string& path, const char* key) {
+// An array that must be there, and is never null.
+template <typename J>
+void arrayOrFail(const J& obj, const std::string& path, const char* key) {
     if (!obj.is_object()) {
         fail(path, "expected an object");
     }
-    const auto it = obj.find(key);
-    if (it == obj.end() || !it->is_array()) {
-        fail(path + "." + key, it == obj.end() ? "missing" : "expected an array");
+    const auto found = lookup(obj, key);
+    if (!found || !found->is_array()) {
+        fail(path + "." + key, !found ? "missing" : "expected an array");
     }
-    return *it;
 }
 
-template <typename T>
-void readOptional(const json& obj, const std::string& path, const char* key,
+template <typename T, typename J>
+void readOptional(const J& obj, const std::string& path, const char* key,
                   std::optional<T>& out) {
     T value{};
     if (member(obj, path, key, false)) {
@@ -155,8 +179,8 @@ void readOptional(const json& obj, const std::string& path, const char* key,
     }
 }
 
-template <typename Enum, typename Parser>
-void readEnum(const json& obj, const std::string& path, const char* key, Enum& out, Parser parse,
+template <typename Enum, typename Parser, typename J>
+void readEnum(const J& obj, const std::string& path, const char* key, Enum& out, Parser parse,
               bool required = false) {
     std::string text;
     if (!member(obj, path, key, required)) {
@@ -170,6 +194,7 @@ void readEnum(const json& obj, const std::string& path, const char* key, Enum& o
     out = *parsed;
 }
 
+// An array member, empty when absent or null.
 inline const json& arrayMember(const json& obj, const std::string& path, const char* key) {
     static const json kEmpty = json::array();
     const json* v = member(obj, path, key, false);
@@ -180,6 +205,17 @@ inline const json& arrayMember(const json& obj, const std::string& path, const c
         fail(path + "." + key, "expected an array");
     }
     return *v;
+}
+inline std::vector<SimdNode> arrayMember(const SimdNode& obj, const std::string& path,
+                                         const char* key) {
+    const auto v = member(obj, path, key, false);
+    if (!v) {
+        return {};
+    }
+    if (!v->is_array()) {
+        fail(path + "." + key, "expected an array");
+    }
+    return v->elements();
 }
 
 // "$.runs[0].steps[3]": the path of an array element, for messages.
@@ -225,12 +261,13 @@ inline json numberOrName(double v) {
     }
     return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
 }
-inline double numberOrNameFrom(const json& v, const std::string& where) {
+template <typename J>
+double numberOrNameFrom(const J& v, const std::string& where) {
     if (v.is_number()) {
-        return v.get<double>();
+        return v.template get<double>();
     }
     if (v.is_string()) {
-        const std::string s = v.get<std::string>();
+        const std::string s = v.template get<std::string>();
         if (s == "nan") {
             return std::numeric_limits<double>::quiet_NaN();
         }
@@ -248,6 +285,25 @@ inline json nullable(const std::optional<std::string>& v) {
 inline json nullable(const std::optional<double>& v) {
     return v ? json(*v) : json(nullptr);
 }
+
+// The reference readings, by nlohmann, whose answers and messages the fast ones (simdjson,
+// SimdReader) give: parseResultSet and parseRun fall back to them on anything unusual, and
+// tests/engine/result_reading_test.cpp holds the two to the same answers.
+ResultSet readResultSetReference(std::string_view text);
+RunResult readRunReference(std::string_view text);
+// How many readings so far fell back to the reference one (a document the fast path did
+// not take): the tests see that valid documents are read fast.
+size_t referenceReadings();
+
+// toJson (result_io.h) piece by piece: the set's members around its runs, and each run
+// made and written on its own; the same bytes as one dump of the whole document.
+void writeResultSetJson(const ResultSet& set, int indent,
+                        const std::function<void(std::string_view)>& write);
+
+// parseResultSet (result_io.h) for a mapped file: `consumed` hears, as runs are read, the
+// offset up to which the text has been read, so its pages can be let go (result_file.cpp).
+ResultSet parseResultSetReleasing(std::string_view text,
+                                  const std::function<void(size_t)>& consumed);
 
 // The records of a result set, one object each (result_json.cpp): what the remote engine's
 // messages carry (remote_protocol.cpp) besides the files. `path` names the place in a
@@ -276,13 +332,19 @@ TelemetrySample telemetrySampleFrom(const json& j, const std::string& path);
 // run's ranks ("ddp", absent when none; ddp_json.cpp) and the set's precision lab
 // ("precision_lab", absent when empty; lab_json.cpp).
 struct Writer;
-struct Reader;
+template <typename J>
+struct BasicReader;
+using Reader = BasicReader<json>;
+using SimdReader = BasicReader<SimdNode>; // a run read by the fast readers
 void memoryFields(Writer& io, const RunResult& r);
 void memoryFields(Reader& io, RunResult& r);
+void memoryFields(SimdReader& io, RunResult& r);
 void opProfileFields(Writer& io, const RunResult& r);
 void opProfileFields(Reader& io, RunResult& r);
+void opProfileFields(SimdReader& io, RunResult& r);
 void ddpFields(Writer& io, const RunResult& r);
 void ddpFields(Reader& io, RunResult& r);
+void ddpFields(SimdReader& io, RunResult& r);
 void precisionLabFields(Writer& io, const PrecisionLab& lab);
 void precisionLabFields(Reader& io, PrecisionLab& lab);
 // A lab experiment's request and its report, as the remote engine's messages carry them:

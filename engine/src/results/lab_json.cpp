@@ -78,8 +78,8 @@ void fields(Io& io, Ref<AccumulationSeries, Io> s, int64_t maxTerms) {
         if (s.stallTerms && (*s.stallTerms < 1 || *s.stallTerms > maxTerms)) {
             io.refuse("stall_terms", "must be from 1 to max_terms");
         }
-        const json& terms = arrayMember(io.in, io.path, "terms");
-        const json& sums = arrayMember(io.in, io.path, "sums");
+        const auto& terms = arrayMember(io.in, io.path, "terms");
+        const auto& sums = arrayMember(io.in, io.path, "sums");
         if (terms.size() != sums.size()) {
             io.refuse("sums", std::to_string(sums.size()) + " sums for " +
                                   std::to_string(terms.size()) + " term counts");

@@ -96,6 +96,9 @@ void memoryFields(Writer& io, const RunResult& r) {
 void memoryFields(Reader& io, RunResult& r) {
     memoryFieldsOf(io, r);
 }
+void memoryFields(SimdReader& io, RunResult& r) {
+    memoryFieldsOf(io, r);
+}
 
 // ---------------------------------------------------------------------------------------
 // Allocation trace file

@@ -144,5 +144,8 @@ void opProfileFields(Writer& io, const RunResult& r) {
 void opProfileFields(Reader& io, RunResult& r) {
     io.optionalObject("op_profile", r.opProfile, r.config);
 }
+void opProfileFields(SimdReader& io, RunResult& r) {
+    io.optionalObject("op_profile", r.opProfile, r.config);
+}
 
 } // namespace lmprof::engine::json_io

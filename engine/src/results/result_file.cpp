@@ -4,6 +4,7 @@
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/file_io.h"
 #include "lmprof_version.h"
+#include "results/json_access.h"
 
 #include <cerrno>
 #include <cstring>
@@ -11,13 +12,17 @@
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace lmprof::engine {
 
 void saveResultSetAtomic(const ResultSet& set, const std::filesystem::path& path) {
-    writeFileAtomic(path, toJson(set) + "\n");
+    writeFileAtomic(path, [&](const ChunkWriter& write) {
+        json_io::writeResultSetJson(set, 2, write);
+        write("\n");
+    });
 }
 
 std::string readInputFile(const std::filesystem::path& path, std::uintmax_t maxBytes) {
@@ -41,9 +46,23 @@ std::string readInputFile(const std::filesystem::path& path, std::uintmax_t maxB
     if (!in) {
         throw ResultFormatError(path.string() + ": cannot open (" + std::strerror(errno) + ")");
     }
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    return buf.str();
+    // Straight into a string of the file's size (a stream buffer would hold it twice over),
+    // then whatever a growing file added since, up to the limit.
+    std::string text;
+    if (const auto size = std::filesystem::file_size(path, ec); !ec) {
+        text.resize(static_cast<size_t>(size));
+        in.read(text.data(), static_cast<std::streamsize>(size));
+        text.resize(static_cast<size_t>(in.gcount()));
+    }
+    char more[65536];
+    while (in.read(more, sizeof(more)) || in.gcount() > 0) {
+        if (text.size() + static_cast<size_t>(in.gcount()) > maxBytes) {
+            throw ResultFormatError(path.string() + ": larger than lmprof reads (" +
+                                    std::to_string(maxBytes) + " bytes)");
+        }
+        text.append(more, static_cast<size_t>(in.gcount()));
+    }
+    return text;
 }
 
 void checkJsonDepth(std::string_view text) {
@@ -118,13 +137,79 @@ void appendRunJsonl(const std::filesystem::path& path, const RunResult& run) {
     appendJsonlText(path, runToJsonLine(run) + "\n");
 }
 
-ResultSet loadResultSet(const std::filesystem::path& path) {
-    const std::string text = readInputFile(path);
+namespace {
+
+// A result set's file mapped read-only (the same checks as readInputFile): its pages come
+// from the page cache as the reader reaches them and go again once the runs before them are
+// read, so a set of hundreds of megabytes is never held whole (docs/RESULTS.md, "Reading
+// large files"). Where it cannot be mapped, its text is read as any input.
+class InputText {
+public:
+    explicit InputText(const std::filesystem::path& path) {
+        const std::string name = path.string();
+        // Non-blocking: a FIFO must not hang the open (readInputFile then refuses it).
+        const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        struct stat st {};
+        if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+            static_cast<std::uintmax_t>(st.st_size) <= kMaxInputFileBytes) {
+            void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+            if (p != MAP_FAILED) {
+                m_map = static_cast<const char*>(p);
+                m_size = static_cast<size_t>(st.st_size);
+                ::madvise(p, m_size, MADV_SEQUENTIAL);
+            }
+        }
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        if (!m_map) {
+            m_read = readInputFile(path); // its errors name the path and the reason
+        }
+    }
+    ~InputText() {
+        if (m_map) {
+            ::munmap(const_cast<char*>(m_map), m_size);
+        }
+    }
+    InputText(const InputText&) = delete;
+    InputText& operator=(const InputText&) = delete;
+
+    std::string_view text() const { return m_map ? std::string_view(m_map, m_size) : m_read; }
+    // The text before `offset` has been read: its whole pages leave this process's memory
+    // (read again from the file should the reference reading need them).
+    void release(size_t offset) {
+        if (!m_map) {
+            return;
+        }
+        const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+        const size_t upTo = offset / page * page;
+        if (upTo > m_released) {
+            ::madvise(const_cast<char*>(m_map) + m_released, upTo - m_released, MADV_DONTNEED);
+            m_released = upTo;
+        }
+    }
+
+private:
+    const char* m_map = nullptr;
+    size_t m_size = 0;
+    size_t m_released = 0;
+    std::string m_read;
+};
+
+ResultSet parseNamed(const std::filesystem::path& path, InputText& input) {
     try {
-        return parseResultSet(text);
+        return json_io::parseResultSetReleasing(input.text(),
+                                                [&](size_t offset) { input.release(offset); });
     } catch (const ResultFormatError& e) {
         throw ResultFormatError(path.string() + ": " + e.what());
     }
+}
+
+} // namespace
+
+ResultSet loadResultSet(const std::filesystem::path& path) {
+    InputText input(path);
+    return parseNamed(path, input);
 }
 
 namespace {
@@ -146,15 +231,11 @@ bool firstLineIsARun(std::string_view text) {
 } // namespace
 
 JsonlRuns loadRuns(const std::filesystem::path& path) {
-    const std::string text = readInputFile(path);
-    if (path.extension() == ".jsonl" || firstLineIsARun(text)) {
-        return parseRunsJsonl(text);
+    InputText input(path);
+    if (path.extension() == ".jsonl" || firstLineIsARun(input.text())) {
+        return parseRunsJsonl(input.text());
     }
-    try {
-        return {parseResultSet(text).runs, {}};
-    } catch (const ResultFormatError& e) {
-        throw ResultFormatError(path.string() + ": " + e.what());
-    }
+    return {parseNamed(path, input).runs, {}};
 }
 
 ToolInfo toolInfo() {

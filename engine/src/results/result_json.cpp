@@ -5,8 +5,16 @@
 // Sections: records (each one's fields, both directions) · schema check and public entry
 // points.
 
+#include "lmprof/engine/file_io.h"
 #include "lmprof/engine/result_io.h"
 #include "results/fields.h"
+
+#include <algorithm>
+#include <array>
+#include <random>
+#include <atomic>
+#include <cstring>
+#include <functional>
 
 namespace lmprof::engine {
 
@@ -145,13 +153,12 @@ void fields(Io& io, Ref<StepRecord, Io> s) {
     io.when(s.opProfiled, "op_profiled", s.opProfiled);
     // A loss or a gradient norm may have overflowed: "nan", "inf", "-inf" (numberOrName).
     if constexpr (Io::kReads) {
-        if (const json* loss = member(io.in, io.path, "loss", false)) {
+        if (const auto loss = member(io.in, io.path, "loss", false)) {
             s.loss = numberOrNameFrom(*loss, io.path + ".loss");
         }
-        const json& norms = arrayMember(io.in, io.path, "grad_norms");
-        for (size_t i = 0; i < norms.size(); ++i) {
-            s.gradNorms.push_back(numberOrNameFrom(norms[i], indexed(io.path, "grad_norms", i)));
-        }
+        forEachElement(arrayMember(io.in, io.path, "grad_norms"), [&](const auto& norm, size_t i) {
+            s.gradNorms.push_back(numberOrNameFrom(norm, indexed(io.path, "grad_norms", i)));
+        });
     } else {
         if (s.loss) {
             io.out["loss"] = numberOrName(*s.loss);
@@ -285,7 +292,8 @@ void fields(Io& io, Ref<RunResult, Io> r) {
     io.required("id", r.id);
     io.optionalObject("source", r.source);
     if constexpr (Io::kReads) {
-        const json& config = *member(io.in, io.path, "config", true);
+        const auto found = member(io.in, io.path, "config", true);
+        const auto& config = *found;
         if (r.source) { // a watched script's run: its own parameter count
             const auto record = fromObject<WatchedConfigRecord>(config, io.path + ".config");
             r.config = record.config;
@@ -432,13 +440,283 @@ void checkSchema(const json& j) {
 
 } // namespace json_io
 
-std::string toJson(const ResultSet& set, int indent) {
+void json_io::writeResultSetJson(const ResultSet& set, int indent, const ChunkWriter& write) {
     // A path or name that is not UTF-8 (Linux allows any bytes) is written with U+FFFD in
     // place of the bad bytes instead of failing the whole save.
-    return toObject(set).dump(indent, ' ', false, json::error_handler_t::replace);
+    const auto dump = [indent](const json& j) {
+        return j.dump(indent, ' ', false, json::error_handler_t::replace);
+    };
+    // The set without its runs, with a mark where they go: each run is then made and
+    // written on its own, as the whole document's dump would write it (at depth 2 of the
+    // indentation), so a set of hundreds of megabytes is never one JSON value in memory.
+    ResultSet shell;
+    shell.created = set.created;
+    shell.tool = set.tool;
+    shell.environment = set.environment;
+    shell.precisionLab = set.precisionLab;
+    json head = toObject(shell);
+    const std::string mark = "lmprof-runs-" + std::to_string(std::random_device{}()) + "-" +
+                             std::to_string(reinterpret_cast<uintptr_t>(&set));
+    head["runs"] = mark;
+    const std::string text = dump(head);
+    const size_t at = text.find("\"" + mark + "\"");
+    write(std::string_view(text).substr(0, at));
+    const std::string pad = indent >= 0 ? "\n" + std::string(static_cast<size_t>(2 * indent), ' ')
+                                        : std::string();
+    if (set.runs.empty()) {
+        write("[]");
+    } else {
+        write("[");
+        for (size_t i = 0; i < set.runs.size(); ++i) {
+            std::string run = dump(toObject(set.runs[i]));
+            if (indent >= 0) { // one level deeper: after every line break, the runs' indent
+                std::string deeper;
+                deeper.reserve(run.size() + run.size() / 8);
+                for (char c : run) {
+                    deeper += c;
+                    if (c == '\n') {
+                        deeper += std::string_view(pad).substr(1);
+                    }
+                }
+                run = std::move(deeper);
+            }
+            write(i == 0 ? pad : "," + pad);
+            write(run);
+        }
+        write(indent >= 0 ? "\n" + std::string(static_cast<size_t>(indent), ' ') + "]"
+                          : std::string("]"));
+    }
+    write(std::string_view(text).substr(at + mark.size() + 2));
 }
 
-ResultSet parseResultSet(std::string_view text) {
+std::string toJson(const ResultSet& set, int indent) {
+    std::string out;
+    json_io::writeResultSetJson(set, indent, [&](std::string_view piece) { out += piece; });
+    return out;
+}
+
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// The fast reading of a result set (docs/RESULTS.md, "Reading large files")
+//
+// A night's sweep is hundreds of megabytes, nearly all of it runs' steps and samples. The
+// document's top level is split by a scan that only follows strings and brackets; each run
+// is parsed by simdjson and read through the same field lists (SimdReader), one at a time,
+// and the rest of the top level (schema, tool, environment, the lab: a few kilobytes) by
+// nlohmann. Whatever this path meets that it does not expect (a malformed or unusual
+// document, a refused field) sends the whole text to the reading by nlohmann below, whose
+// answer and messages are the reference: the fast path only ever returns what that one
+// would.
+
+// The top level of a result set: each member but "runs" as written (the runs go to the
+// scan's callback as they are found).
+struct TopLevel {
+    std::string head = "{"; // the other members, as a document of their own
+    bool hasRuns = false;
+};
+
+// Each run's text with its index and where it ends in the document; false stops the scan.
+using OnRun = std::function<bool(std::string_view run, size_t index, size_t end)>;
+
+class TopLevelScan {
+public:
+    explicit TopLevelScan(std::string_view text) : m_text(text) {}
+
+    // nullopt where the text is not the plain shape of a result set, or onRun said stop.
+    std::optional<TopLevel> scan(const OnRun& onRun) {
+        TopLevel top;
+        std::vector<std::string_view> keys;
+        skipSpace();
+        if (!take('{')) {
+            return std::nullopt;
+        }
+        skipSpace();
+        if (take('}')) {
+            return finish(top);
+        }
+        for (;;) {
+            skipSpace();
+            const size_t keyStart = m_pos;
+            if (!skipString(false)) {
+                return std::nullopt;
+            }
+            const std::string_view key = m_text.substr(keyStart + 1, m_pos - keyStart - 2);
+            if (std::find(keys.begin(), keys.end(), key) != keys.end()) {
+                return std::nullopt; // a repeated member: the reference reading decides
+            }
+            keys.push_back(key);
+            skipSpace();
+            if (!take(':')) {
+                return std::nullopt;
+            }
+            skipSpace();
+            if (key == "runs" && peek('[')) {
+                top.hasRuns = true;
+                if (!scanRuns(onRun)) {
+                    return std::nullopt;
+                }
+            } else {
+                const size_t valueStart = m_pos;
+                if (!skipValue(1)) {
+                    return std::nullopt;
+                }
+                top.head += (top.head.size() > 1 ? "," : "");
+                top.head += m_text.substr(keyStart, valueStart - keyStart);
+                top.head += m_text.substr(valueStart, m_pos - valueStart);
+            }
+            skipSpace();
+            if (take('}')) {
+                return finish(top);
+            }
+            if (!take(',')) {
+                return std::nullopt;
+            }
+        }
+    }
+
+private:
+    std::optional<TopLevel> finish(TopLevel& top) {
+        skipSpace();
+        if (m_pos != m_text.size()) {
+            return std::nullopt;
+        }
+        top.head += "}";
+        return std::move(top);
+    }
+    bool scanRuns(const OnRun& onRun) {
+        take('[');
+        skipSpace();
+        if (take(']')) {
+            return true;
+        }
+        for (size_t index = 0;; ++index) {
+            skipSpace();
+            const size_t start = m_pos;
+            if (!skipValue(2) || !onRun(m_text.substr(start, m_pos - start), index, m_pos)) {
+                return false;
+            }
+            skipSpace();
+            if (take(']')) {
+                return true;
+            }
+            if (!take(',')) {
+                return false;
+            }
+        }
+    }
+    void skipSpace() {
+        while (m_pos < m_text.size() && (m_text[m_pos] == ' ' || m_text[m_pos] == '\n' ||
+                                         m_text[m_pos] == '\r' || m_text[m_pos] == '\t')) {
+            ++m_pos;
+        }
+    }
+    bool peek(char c) const { return m_pos < m_text.size() && m_text[m_pos] == c; }
+    bool take(char c) {
+        if (!peek(c)) {
+            return false;
+        }
+        ++m_pos;
+        return true;
+    }
+    // A string from its opening quote; keys with escapes are left to the reference reading.
+    bool skipString(bool escapes) {
+        if (!take('"')) {
+            return false;
+        }
+        const char* end = stringEnd(m_text.data() + m_pos);
+        if (!end || (!escapes && std::memchr(m_text.data() + m_pos, '\\',
+                                             static_cast<size_t>(end - m_text.data()) - m_pos))) {
+            return false;
+        }
+        m_pos = static_cast<size_t>(end - m_text.data()) + 1;
+        return true;
+    }
+    // The closing quote of the string whose text starts at `p`: a quote after an even number
+    // of backslashes. Null when the document ends first.
+    const char* stringEnd(const char* p) const {
+        const char* end = m_text.data() + m_text.size();
+        for (;;) {
+            const auto* quote = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
+            if (!quote) {
+                return nullptr;
+            }
+            size_t backslashes = 0;
+            while (quote - backslashes > p && quote[-1 - static_cast<ptrdiff_t>(backslashes)] == '\\') {
+                ++backslashes;
+            }
+            if (backslashes % 2 == 0) {
+                return quote;
+            }
+            p = quote + 1;
+        }
+    }
+    // A value at nesting `depth` (1: a member of the top level), its brackets counted as
+    // checkJsonDepth counts them; the parsers check the rest of its syntax.
+    bool skipValue(int depth) {
+        if (peek('"')) {
+            return skipString(true);
+        }
+        if (!peek('{') && !peek('[')) {
+            const size_t start = m_pos;
+            while (m_pos < m_text.size() && !std::strchr(",}] \t\r\n", m_text[m_pos])) {
+                ++m_pos;
+            }
+            return m_pos > start;
+        }
+        // Only quotes and brackets matter here: the bytes between them are skipped by a table.
+        static constexpr auto kStructural = [] {
+            std::array<bool, 256> t{};
+            for (unsigned char c : std::string_view("\"{}[]")) {
+                t[c] = true;
+            }
+            return t;
+        }();
+        int open = 0;
+        const char* p = m_text.data() + m_pos;
+        const char* end = m_text.data() + m_text.size();
+        while (p < end) {
+            while (p + 4 <= end && !kStructural[static_cast<unsigned char>(p[0])] &&
+                   !kStructural[static_cast<unsigned char>(p[1])] &&
+                   !kStructural[static_cast<unsigned char>(p[2])] &&
+                   !kStructural[static_cast<unsigned char>(p[3])]) {
+                p += 4;
+            }
+            while (p < end && !kStructural[static_cast<unsigned char>(*p)]) {
+                ++p;
+            }
+            if (p == end) {
+                break;
+            }
+            const char c = *p;
+            if (c == '"') {
+                p = stringEnd(p + 1);
+                if (!p) {
+                    return false;
+                }
+            } else if (c == '{' || c == '[') {
+                if (depth + ++open > kMaxJsonDepth) {
+                    return false;
+                }
+            } else if (c == '}' || c == ']') {
+                if (--open == 0) {
+                    m_pos = static_cast<size_t>(p - m_text.data()) + 1;
+                    return true;
+                }
+            }
+            ++p;
+        }
+        return false;
+    }
+
+    std::string_view m_text;
+    size_t m_pos = 0;
+};
+
+} // namespace
+
+// The reference reading: the whole document by nlohmann.
+ResultSet json_io::readResultSetReference(std::string_view text) {
     const json j = parseDocument(text);
     checkSchema(j);
     try {
@@ -446,6 +724,76 @@ ResultSet parseResultSet(std::string_view text) {
     } catch (const json::exception& e) {
         throw ResultFormatError(std::string("malformed result set: ") + e.what());
     }
+}
+
+namespace {
+
+// One run by simdjson, nullopt where simdjson or the run's fields refuse it.
+std::optional<RunResult> readRunFast(SimdParser& parser, std::string_view text,
+                                     const std::string& path) {
+    try {
+        return fromObject<RunResult>(parser.parse(text), path);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+// The fast reading; nullopt sends the text to the reference reading. `consumed` hears how
+// far the runs read so far reach (a mapped file lets those pages go).
+std::optional<ResultSet> readResultSetFast(std::string_view text,
+                                           const std::function<void(size_t)>& consumed) {
+    ResultSet set;
+    SimdParser parser;
+    const auto top = TopLevelScan(text).scan([&](std::string_view run, size_t i, size_t end) {
+        auto read = readRunFast(parser, run, indexed("$", "runs", i));
+        if (!read) {
+            return false;
+        }
+        set.runs.push_back(std::move(*read));
+        if (consumed) {
+            consumed(end);
+        }
+        return true;
+    });
+    if (!top) {
+        return std::nullopt;
+    }
+    try {
+        json head = json::parse(top->head);
+        checkSchema(head);
+        if (top->hasRuns) {
+            head["runs"] = json::array();
+        }
+        std::vector<RunResult> runs = std::move(set.runs);
+        set = fromObject<ResultSet>(head, "$");
+        set.runs = std::move(runs);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    return set;
+}
+
+} // namespace
+
+ResultSet parseResultSet(std::string_view text) {
+    return json_io::parseResultSetReleasing(text, {});
+}
+
+namespace {
+std::atomic<size_t> g_referenceReadings{0};
+} // namespace
+
+size_t json_io::referenceReadings() {
+    return g_referenceReadings.load();
+}
+
+ResultSet json_io::parseResultSetReleasing(std::string_view text,
+                                           const std::function<void(size_t)>& consumed) {
+    if (auto set = readResultSetFast(text, consumed)) {
+        return std::move(*set);
+    }
+    ++g_referenceReadings;
+    return readResultSetReference(text);
 }
 
 namespace {
@@ -473,6 +821,25 @@ std::string runToJsonLine(const RunResult& run) {
 }
 
 RunResult parseRun(std::string_view text) {
+    // An autosave holds thousands of these lines: each is read fast where it can be, and by
+    // the reference reading (its messages) where not.
+    thread_local SimdParser parser;
+    bool withinDepth = true;
+    try {
+        checkJsonDepth(text);
+    } catch (const ResultFormatError&) {
+        withinDepth = false;
+    }
+    if (withinDepth) {
+        if (auto run = readRunFast(parser, text, "$")) {
+            return std::move(*run);
+        }
+    }
+    ++g_referenceReadings;
+    return json_io::readRunReference(text);
+}
+
+RunResult json_io::readRunReference(std::string_view text) {
     return parseRecord(text, runFrom, "run");
 }
 

@@ -5,6 +5,7 @@
 
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,11 @@ namespace lmprof::engine {
 // so a crash leaves either the old file or the new one, never half of one.
 // Throws std::runtime_error naming the path on failure.
 void writeFileAtomic(const std::filesystem::path& path, std::string_view contents);
+// The same, for contents made piece by piece (a result set of hundreds of megabytes is
+// written run by run, never held whole): `produce` calls `write` with each piece in order.
+using ChunkWriter = std::function<void(std::string_view)>;
+void writeFileAtomic(const std::filesystem::path& path,
+                     const std::function<void(const ChunkWriter& write)>& produce);
 
 // Why `path` cannot take a file written by writeFileAtomic, or "" if it can: it must be a
 // regular file or not exist yet (the rename would replace a link, folder, pipe or device),
