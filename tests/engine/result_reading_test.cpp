@@ -234,3 +234,48 @@ TEST(ResultReading, AMappedFileReadsAsItsText) {
     }
     fs::remove(file);
 }
+
+// A long read tells how far it has come and stops when told: a set run by run, an
+// autosave file line by line; the lab comes in the same reading.
+TEST(ResultReading, ALongReadShowsItsProgressAndCanBeCancelled) {
+    ResultSet set;
+    for (const std::string& document : corpus()) {
+        try {
+            ResultSet read = parseResultSet(document);
+            for (RunResult& run : read.runs) {
+                set.runs.push_back(std::move(run));
+            }
+            if (!read.precisionLab.dtypes.empty() || read.precisionLab.accumulation) {
+                set.precisionLab = read.precisionLab;
+            }
+        } catch (const ResultFormatError&) {
+        }
+    }
+    ASSERT_GT(set.runs.size(), 5u);
+    const fs::path dir = fs::temp_directory_path() / ("lmprof_progress_" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    saveResultSetAtomic(set, dir / "set.json");
+    for (const RunResult& run : set.runs) {
+        appendRunJsonl(dir / "runs.jsonl", run);
+    }
+    for (const char* name : {"set.json", "runs.jsonl"}) {
+        std::vector<double> shares;
+        const ResultsFile file = loadResultsFile(dir / name, [&](double share) {
+            shares.push_back(share);
+            return true;
+        });
+        EXPECT_EQ(file.runs.size(), set.runs.size()) << name;
+        EXPECT_GE(shares.size(), set.runs.size()) << name;
+        EXPECT_TRUE(std::is_sorted(shares.begin(), shares.end())) << name;
+        EXPECT_GT(shares.back(), 0.95) << name;
+        EXPECT_LE(shares.back(), 1.0) << name;
+        size_t asked = 0;
+        EXPECT_THROW(loadResultsFile(dir / name, [&](double) { return ++asked < 3; }),
+                     ReadCancelled)
+            << name;
+        EXPECT_EQ(asked, 3u) << "it stops when told, " << name;
+    }
+    EXPECT_EQ(toJson(ResultSet{{}, {}, {}, {}, loadResultsFile(dir / "set.json").lab}),
+              toJson(ResultSet{{}, {}, {}, {}, set.precisionLab}));
+    fs::remove_all(dir);
+}

@@ -89,7 +89,19 @@ void checkJsonDepth(std::string_view text) {
     }
 }
 
+namespace {
+// parseRunsJsonl, telling `consumed` where each line read ends.
+JsonlRuns parseRunsJsonlReporting(std::string_view text,
+                                  const std::function<void(size_t)>& consumed);
+} // namespace
+
 JsonlRuns parseRunsJsonl(std::string_view text) {
+    return parseRunsJsonlReporting(text, {});
+}
+
+namespace {
+JsonlRuns parseRunsJsonlReporting(std::string_view text,
+                                  const std::function<void(size_t)>& consumed) {
     JsonlRuns out;
     size_t lineNo = 0;
     size_t pos = 0;
@@ -111,9 +123,13 @@ JsonlRuns parseRunsJsonl(std::string_view text) {
                                                              "writer was interrupted), ")) +
                                    "skipped: " + e.what());
         }
+        if (consumed) {
+            consumed(pos);
+        }
     }
     return out;
 }
+} // namespace
 
 JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
     return parseRunsJsonl(readInputFile(path));
@@ -196,10 +212,10 @@ private:
     std::string m_read;
 };
 
-ResultSet parseNamed(const std::filesystem::path& path, InputText& input) {
+ResultSet parseNamed(const std::filesystem::path& path, InputText& input,
+                     const std::function<void(size_t)>& consumed) {
     try {
-        return json_io::parseResultSetReleasing(input.text(),
-                                                [&](size_t offset) { input.release(offset); });
+        return json_io::parseResultSetReleasing(input.text(), consumed);
     } catch (const ResultFormatError& e) {
         throw ResultFormatError(path.string() + ": " + e.what());
     }
@@ -209,7 +225,7 @@ ResultSet parseNamed(const std::filesystem::path& path, InputText& input) {
 
 ResultSet loadResultSet(const std::filesystem::path& path) {
     InputText input(path);
-    return parseNamed(path, input);
+    return parseNamed(path, input, [&](size_t offset) { input.release(offset); });
 }
 
 namespace {
@@ -231,11 +247,31 @@ bool firstLineIsARun(std::string_view text) {
 } // namespace
 
 JsonlRuns loadRuns(const std::filesystem::path& path) {
+    ResultsFile file = loadResultsFile(path);
+    return {std::move(file.runs), std::move(file.warnings)};
+}
+
+ResultsFile loadResultsFile(const std::filesystem::path& path, const ReadProgress& progress) {
     InputText input(path);
+    const size_t size = input.text().size();
+    const auto consumed = [&](size_t offset) {
+        input.release(offset);
+        if (progress && !progress(size ? static_cast<double>(offset) / size : 1.0)) {
+            throw ReadCancelled("opening " + path.string() + " was cancelled");
+        }
+    };
+    ResultsFile file;
     if (path.extension() == ".jsonl" || firstLineIsARun(input.text())) {
-        return parseRunsJsonl(input.text());
+        JsonlRuns runs = parseRunsJsonlReporting(input.text(), consumed);
+        file = {std::move(runs.runs), {}, std::move(runs.warnings)};
+    } else {
+        ResultSet set = parseNamed(path, input, consumed);
+        file = {std::move(set.runs), std::move(set.precisionLab), {}};
     }
-    return {parseNamed(path, input).runs, {}};
+    if (progress) {
+        progress(1.0); // read: what follows the runs (the lab, the set's end) too
+    }
+    return file;
 }
 
 ToolInfo toolInfo() {

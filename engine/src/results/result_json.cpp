@@ -11,6 +11,13 @@
 
 #include <algorithm>
 #include <array>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <random>
 #include <atomic>
 #include <cstring>
@@ -519,6 +526,34 @@ struct TopLevel {
 // Each run's text with its index and where it ends in the document; false stops the scan.
 using OnRun = std::function<bool(std::string_view run, size_t index, size_t end)>;
 
+// The next quote or bracket from `p` (or `end`): only they matter to the scan below. Sixteen
+// bytes at a time where the CPU has SSE2 (every x86-64), a byte at a time elsewhere.
+const char* nextStructural(const char* p, const char* end) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i openBrace = _mm_set1_epi8('{');
+    const __m128i closeBrace = _mm_set1_epi8('}');
+    const __m128i openBracket = _mm_set1_epi8('[');
+    const __m128i closeBracket = _mm_set1_epi8(']');
+    while (end - p >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i hit = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, openBrace)),
+            _mm_or_si128(_mm_cmpeq_epi8(v, closeBrace),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, openBracket),
+                                      _mm_cmpeq_epi8(v, closeBracket))));
+        if (const int mask = _mm_movemask_epi8(hit)) {
+            return p + __builtin_ctz(static_cast<unsigned>(mask));
+        }
+        p += 16;
+    }
+#endif
+    while (p < end && !std::strchr("\"{}[]", *p)) {
+        ++p;
+    }
+    return p;
+}
+
 class TopLevelScan {
 public:
     explicit TopLevelScan(std::string_view text) : m_text(text) {}
@@ -664,27 +699,11 @@ private:
             }
             return m_pos > start;
         }
-        // Only quotes and brackets matter here: the bytes between them are skipped by a table.
-        static constexpr auto kStructural = [] {
-            std::array<bool, 256> t{};
-            for (unsigned char c : std::string_view("\"{}[]")) {
-                t[c] = true;
-            }
-            return t;
-        }();
         int open = 0;
         const char* p = m_text.data() + m_pos;
         const char* end = m_text.data() + m_text.size();
         while (p < end) {
-            while (p + 4 <= end && !kStructural[static_cast<unsigned char>(p[0])] &&
-                   !kStructural[static_cast<unsigned char>(p[1])] &&
-                   !kStructural[static_cast<unsigned char>(p[2])] &&
-                   !kStructural[static_cast<unsigned char>(p[3])]) {
-                p += 4;
-            }
-            while (p < end && !kStructural[static_cast<unsigned char>(*p)]) {
-                ++p;
-            }
+            p = nextStructural(p, end);
             if (p == end) {
                 break;
             }
@@ -740,21 +759,136 @@ std::optional<RunResult> readRunFast(SimdParser& parser, std::string_view text,
 
 // The fast reading; nullopt sends the text to the reference reading. `consumed` hears how
 // far the runs read so far reach (a mapped file lets those pages go).
+// The runs found by the scan, read by a few threads while the scan goes on, and handed on in
+// their order: the pages of a run are let go once it and every run before it are read.
+class RunReaders {
+public:
+    explicit RunReaders(unsigned threads) {
+        for (unsigned t = 0; t < threads; ++t) {
+            m_threads.emplace_back([this] { work(); });
+        }
+    }
+    ~RunReaders() { stop(); }
+    RunReaders(const RunReaders&) = delete;
+    RunReaders& operator=(const RunReaders&) = delete;
+
+    // Queues a run (waiting while too many are ahead of the oldest unread one); the runs
+    // read before it, in order, go to `take`. False once a run could not be read.
+    template <typename Take>
+    bool add(std::string_view text, size_t end, Take&& take) {
+        std::unique_lock lock(m_mutex);
+        m_changed.wait(lock, [&] { return m_failed || m_slots.size() < kAhead || frontReady(); });
+        handOn(lock, take);
+        if (m_failed) {
+            return false;
+        }
+        m_slots.push_back({text, end, m_base + m_slots.size(), {}, false});
+        m_changed.notify_all();
+        return true;
+    }
+    // Every run queued, read and handed on; false if one could not be read.
+    template <typename Take>
+    bool finish(Take&& take) {
+        std::unique_lock lock(m_mutex);
+        m_scanned = true;
+        m_changed.notify_all();
+        while (!m_failed && !m_slots.empty()) {
+            m_changed.wait(lock, [&] { return m_failed || frontReady(); });
+            handOn(lock, take);
+        }
+        return !m_failed;
+    }
+
+private:
+    static constexpr size_t kAhead = 16; // runs queued at most: their pages stay mapped
+    struct Slot {
+        std::string_view text;
+        size_t end;
+        size_t index;
+        std::optional<RunResult> run;
+        bool read;
+    };
+    bool frontReady() const { return !m_slots.empty() && m_slots.front().read; }
+    // Hands the front's read runs on, without the lock (take may throw: a cancel).
+    template <typename Take>
+    void handOn(std::unique_lock<std::mutex>& lock, Take& take) {
+        while (!m_failed && frontReady()) {
+            Slot slot = std::move(m_slots.front());
+            m_slots.pop_front();
+            ++m_base;
+            lock.unlock();
+            try {
+                take(std::move(*slot.run), slot.end);
+            } catch (...) {
+                lock.lock();
+                throw;
+            }
+            lock.lock();
+        }
+    }
+    void work() {
+        SimdParser parser; // each thread its own (and its own member index, simd_node.cpp)
+        std::unique_lock lock(m_mutex);
+        for (;;) {
+            m_changed.wait(lock, [&] {
+                return m_stopped || m_failed || m_next < m_base + m_slots.size() ||
+                       (m_scanned && m_next >= m_base + m_slots.size());
+            });
+            if (m_stopped || m_failed || m_next >= m_base + m_slots.size()) {
+                return;
+            }
+            const size_t index = m_next++;
+            const std::string_view text = m_slots[index - m_base].text;
+            lock.unlock();
+            std::optional<RunResult> run = readRunFast(parser, text, indexed("$", "runs", index));
+            lock.lock();
+            if (!run) {
+                m_failed = true;
+            } else {
+                Slot& slot = m_slots[index - m_base];
+                slot.run = std::move(run);
+                slot.read = true;
+            }
+            m_changed.notify_all();
+        }
+    }
+    void stop() {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stopped = true;
+        }
+        m_changed.notify_all();
+        for (auto& t : m_threads) {
+            t.join();
+        }
+        m_threads.clear();
+    }
+
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::deque<Slot> m_slots; // m_slots[k] is run m_base + k
+    size_t m_base = 0;        // runs handed on so far
+    size_t m_next = 0;        // the next run a thread takes
+    bool m_scanned = false, m_failed = false, m_stopped = false;
+    std::vector<std::thread> m_threads;
+};
+
 std::optional<ResultSet> readResultSetFast(std::string_view text,
                                            const std::function<void(size_t)>& consumed) {
     ResultSet set;
-    SimdParser parser;
-    const auto top = TopLevelScan(text).scan([&](std::string_view run, size_t i, size_t end) {
-        auto read = readRunFast(parser, run, indexed("$", "runs", i));
-        if (!read) {
-            return false;
-        }
-        set.runs.push_back(std::move(*read));
+    const auto take = [&](RunResult run, size_t end) {
+        set.runs.push_back(std::move(run));
         if (consumed) {
             consumed(end);
         }
-        return true;
-    });
+    };
+    // On this machine's cores, at most 4: reading a run is most of the time of a large set.
+    RunReaders readers(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+    auto top = TopLevelScan(text).scan(
+        [&](std::string_view run, size_t, size_t end) { return readers.add(run, end, take); });
+    if (top && !readers.finish(take)) {
+        top.reset();
+    }
     if (!top) {
         return std::nullopt;
     }

@@ -55,6 +55,13 @@ thread_local std::array<MemberIndex, kIndexedObjects> t_indexed;
 thread_local size_t t_indexedUsed = 0; // how many of t_indexed hold an object now
 thread_local size_t t_indexedNext = 0; // the one replaced next
 
+bool sameStorage(const SimdNode::Storage& a, const SimdNode::Storage& b) {
+    uint64_t x[2], y[2];
+    std::memcpy(x, a.bytes, sizeof(x));
+    std::memcpy(y, b.bytes, sizeof(y));
+    return x[0] == y[0] && x[1] == y[1];
+}
+
 void forgetIndexedObjects() {
     t_indexedUsed = 0;
     t_indexedNext = 0;
@@ -64,7 +71,7 @@ MemberIndex& indexOf(const SimdNode& node) {
     // Most often the object asked about last, else one a little before it (a nested one).
     for (size_t k = 1; k <= t_indexedUsed; ++k) {
         MemberIndex& kept = t_indexed[(t_indexedNext + kIndexedObjects - k) % kIndexedObjects];
-        if (std::memcmp(kept.object.bytes, node.storage().bytes, sizeof(SimdNode::Storage)) == 0) {
+        if (sameStorage(kept.object, node.storage())) {
             return kept;
         }
     }
@@ -81,7 +88,8 @@ MemberIndex& indexOf(const SimdNode& node) {
     const simdjson::dom::object object = elementOf(node.storage()).get_object().value_unsafe();
     for (const auto member : object) {
         const std::string_view key = member.key;
-        const uint64_t bit = uint64_t{1} << ((key.size() * 31 + (key.empty() ? 0 : key.front() * 7 + key.back())) % 64);
+        const uint64_t bit = uint64_t{1}
+                         << ((key.size() * 31 + (key.empty() ? 0 : key.front() * 7 + key.back())) & 63);
         if ((seen & bit) != 0) {
             for (const auto& kept : index.members) {
                 index.repeats = index.repeats || kept.first == key;
@@ -106,9 +114,11 @@ std::optional<SimdNode> SimdNode::find(std::string_view key) const {
         }
         return std::nullopt;
     }
-    for (size_t k = 0; k < members.size(); ++k) {
-        const size_t i = (index.next + k) % members.size();
-        if (members[i].first == key) {
+    // From the member after the last one found, round to it.
+    const size_t n = members.size();
+    size_t i = index.next < n ? index.next : 0;
+    for (size_t k = 0; k < n; ++k, i = i + 1 < n ? i + 1 : 0) {
+        if (members[i].first.size() == key.size() && members[i].first == key) {
             index.next = i + 1;
             return nodeOf(members[i].second);
         }

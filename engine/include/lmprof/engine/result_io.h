@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -105,6 +106,24 @@ ResultSet loadResultSet(const std::filesystem::path& path);
 // loader of `lmprof-cli show`/`compare` and the window's Compare view. Throws ResultFormatError as
 // the two loaders above do.
 JsonlRuns loadRuns(const std::filesystem::path& path);
+
+// What a file of results holds, whichever kind it is: a result set's runs and precision lab,
+// or an autosave file's runs and the warnings of its damaged lines.
+struct ResultsFile {
+    std::vector<RunResult> runs;
+    PrecisionLab lab;
+    std::vector<std::string> warnings;
+};
+// How far a long read has come (the share of the file read, 0 to 1), asked as it goes;
+// false stops it (ReadCancelled is thrown, and nothing is returned).
+using ReadProgress = std::function<bool(double share)>;
+class ReadCancelled : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+// loadRuns and the lab in one reading, with progress (the window opens a night's sweep on a
+// thread of its own, with a progress bar and Cancel). Throws as loadRuns does.
+ResultsFile loadResultsFile(const std::filesystem::path& path, const ReadProgress& progress = {});
 
 // writeFileAtomic (file_io.h) of toJson(set): a crash leaves the old file or the new one.
 // Throws std::runtime_error naming the path on failure.
