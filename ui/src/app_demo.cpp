@@ -157,6 +157,8 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
             // stopped there: demoRunIndex is the run's.
             const RunView* v = store.findBySessionIndex(demoRunIndex);
             done = v && v->finished;
+        } else if (step.target == "open") {
+            done = !filesView.opening();
         } else if (step.target == "study") {
             done = !studyView.busy();
             if (done && !studyView.message().empty()) {
@@ -243,6 +245,12 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
     case Kind::Theme:
         themeOverride = step.target == "dark";
         applyTheme(*themeOverride, ImGui::GetStyle().FontScaleDpi);
+        return true;
+    case Kind::Open:
+        if (filesView.opening()) {
+            return false; // one file at a time, as the menu
+        }
+        filesView.openInBackground(ctx, step.path);
         return true;
     case Kind::Study:
         if (session().busy() || sweepView.running() || studyView.busy()) {

@@ -98,7 +98,7 @@ void App::Impl::drawFileMenu() {
         const std::vector<std::string> recent = settings.recentFiles; // open() reorders it
         for (const std::string& path : recent) {
             if (ImGui::MenuItem(path.c_str())) {
-                filesView.open(ctx, path);
+                filesView.openInBackground(ctx, path);
             }
         }
         ImGui::EndMenu();
@@ -152,8 +152,13 @@ void App::Impl::drawFileDialogs() {
     if (dialog.IsDone(kOpenDialog)) {
         if (dialog.HasResult()) {
             ViewContext ctx = context();
-            for (const fs::path& path : dialog.GetResults()) {
-                filesView.open(ctx, path.string());
+            const auto picked = dialog.GetResults();
+            for (const fs::path& path : picked) { // one: read while the window goes on
+                if (picked.size() == 1) {
+                    filesView.openInBackground(ctx, path.string());
+                } else {
+                    filesView.open(ctx, path.string());
+                }
             }
         }
         dialog.Close();

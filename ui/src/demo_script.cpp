@@ -37,6 +37,7 @@ const KindName kKinds[] = {
     {"study", Kind::Study, {"device", "budget"}},
     {"screenshot", Kind::Screenshot, {"path"}},
     {"layout", Kind::Layout, {"path"}},
+    {"open", Kind::Open, {"path"}},
 };
 
 // The most a script may hold, and the longest a wait or pause may last: a demo, not a job.
@@ -183,8 +184,10 @@ DemoStep parseStep(const json& j, const std::string& where) {
         break;
     case Kind::Wait:
         s.target = text(j, where, "for", false);
-        if (s.target != "run" && s.target != "sweep" && s.target != "study") {
-            fail(where + ".for", "'" + s.target + "' is not \"run\", \"sweep\" or \"study\"");
+        if (s.target != "run" && s.target != "sweep" && s.target != "study" &&
+            s.target != "open") {
+            fail(where + ".for",
+                 "'" + s.target + "' is not \"run\", \"sweep\", \"study\" or \"open\"");
         }
         s.seconds = j.contains("timeout_s") ? seconds(j, where, "timeout_s") : 3600.0;
         break;
@@ -222,6 +225,7 @@ DemoStep parseStep(const json& j, const std::string& where) {
         break;
     case Kind::Screenshot:
     case Kind::Layout:
+    case Kind::Open:
         s.path = text(j, where, "path", false);
         break;
     case Kind::Caption:

@@ -7,6 +7,7 @@
 #include "theme.h"
 #include "files_view.h"
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <imgui.h>
@@ -71,53 +72,113 @@ void FilesView::drawReplaceQuestion(ViewContext& ctx) {
 }
 
 void FilesView::open(ViewContext& ctx, const std::string& path) {
-    // A result set or an autosave file; the readable runs of a partly damaged autosave
-    // file are opened and the skipped lines counted. Errors name the file.
     try {
-        const JsonlRuns loaded = loadRuns(path); // throws before anything changes
-        // A result set may hold the precision lab's tables, with or without runs.
-        PrecisionLab lab;
-        if (std::filesystem::path(path).extension() != ".jsonl") {
-            try {
-                lab = loadResultSet(path).precisionLab;
-            } catch (const ResultFormatError&) {
-                // an autosave file without the extension: runs only
-            }
-        }
-        if (ctx.store.mergeLab(lab) && loaded.runs.empty()) {
-            ctx.settings.addRecent(path);
-            ctx.report("opened the precision lab's results from " + path +
-                           " (the Precision lab window shows them)",
-                       false);
-            return;
-        }
-        if (loaded.runs.empty()) {
-            ctx.report("cannot open " + path + ": no readable run" +
-                           (loaded.warnings.empty()
-                                ? std::string()
-                                : " (" + std::to_string(loaded.warnings.size()) +
-                                      " line(s) skipped; first: " + loaded.warnings.front() + ")"),
-                       true);
-            return;
-        }
-        const size_t added = ctx.store.addLoaded(loaded.runs);
-        ctx.store.selectNewestOf(added); // the others are in Runs
-        ctx.settings.addRecent(path);
-        const size_t open = loaded.runs.size() - added;
-        ctx.report("opened " + std::to_string(added) + " run(s) from " + path +
-                       (added > 1 ? ", showing the newest (Runs selects the others)" : "") +
-                       (open ? "; " + std::to_string(open) + " already open, not added again"
-                             : std::string()) +
-                       (loaded.warnings.empty()
-                            ? std::string()
-                            : "; " + std::to_string(loaded.warnings.size()) +
-                                  " damaged line(s) skipped, first: " + loaded.warnings.front()),
-                   !loaded.warnings.empty());
+        take(ctx, path, loadResultsFile(path)); // throws before anything changes
     } catch (const ResultFormatError& e) {
         ctx.report(std::string("cannot open ") + e.what(), true); // e names the file
     } catch (const std::exception& e) {
         ctx.report("cannot open " + path + ": " + e.what(), true);
     }
+}
+
+FilesView::~FilesView() {
+    if (m_opening) {
+        m_opening->cancel = true;
+        m_opening->worker.join();
+    }
+}
+
+void FilesView::openInBackground(ViewContext& ctx, const std::string& path) {
+    if (m_opening) {
+        ctx.report("still opening " + m_opening->path + ": wait for it, or cancel it", true);
+        return;
+    }
+    m_opening = std::make_unique<Opening>();
+    m_opening->path = path;
+    Opening* opening = m_opening.get();
+    opening->worker = std::thread([opening] {
+        try {
+            opening->file = loadResultsFile(opening->path, [opening](double share) {
+                opening->share = share;
+                return !opening->cancel.load();
+            });
+        } catch (const ReadCancelled& e) {
+            opening->cancelled = true;
+            opening->error = e.what();
+        } catch (const ResultFormatError& e) {
+            opening->error = std::string("cannot open ") + e.what(); // e names the file
+        } catch (const std::exception& e) {
+            opening->error = "cannot open " + opening->path + ": " + e.what();
+        }
+        opening->done = true;
+    });
+}
+
+void FilesView::drawOpening(ViewContext& ctx) {
+    if (!m_opening) {
+        return;
+    }
+    if (m_opening->done) {
+        m_opening->worker.join();
+        std::unique_ptr<Opening> opened = std::move(m_opening);
+        if (opened->file) {
+            take(ctx, opened->path, std::move(*opened->file));
+        } else {
+            ctx.report(opened->error, !opened->cancelled);
+        }
+        return;
+    }
+    constexpr const char* kOpening = "Opening";
+    ImGui::OpenPopup(kOpening);
+    ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing,
+                            ImVec2(0.5f, 0.5f));
+    if (ImGui::BeginPopupModal(kOpening, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+        ImGui::Text("Reading %s", m_opening->path.c_str());
+        const float share = static_cast<float>(m_opening->share.load());
+        char label[32];
+        std::snprintf(label, sizeof(label), "%.0f%%", 100.0f * share);
+        ImGui::ProgressBar(share, ImVec2(ImGui::GetFontSize() * 24.0f, 0.0f), label);
+        ImGui::BeginDisabled(m_opening->cancel.load());
+        if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGuiKey_Escape)) {
+            m_opening->cancel = true; // the reader stops at its next run; nothing is added
+        }
+        ImGui::EndDisabled();
+        ImGui::EndPopup();
+    }
+}
+
+// A file's runs (or its precision lab alone) into the store; the readable runs of a partly
+// damaged autosave file are taken and the skipped lines counted.
+void FilesView::take(ViewContext& ctx, const std::string& path, ResultsFile loaded) {
+    if (ctx.store.mergeLab(loaded.lab) && loaded.runs.empty()) {
+        ctx.settings.addRecent(path);
+        ctx.report("opened the precision lab's results from " + path +
+                       " (the Precision lab window shows them)",
+                   false);
+        return;
+    }
+    if (loaded.runs.empty()) {
+        ctx.report("cannot open " + path + ": no readable run" +
+                       (loaded.warnings.empty()
+                            ? std::string()
+                            : " (" + std::to_string(loaded.warnings.size()) +
+                                  " line(s) skipped; first: " + loaded.warnings.front() + ")"),
+                   true);
+        return;
+    }
+    const size_t added = ctx.store.addLoaded(loaded.runs);
+    ctx.store.selectNewestOf(added); // the others are in Runs
+    ctx.settings.addRecent(path);
+    const size_t open = loaded.runs.size() - added;
+    ctx.report("opened " + std::to_string(added) + " run(s) from " + path +
+                   (added > 1 ? ", showing the newest (Runs selects the others)" : "") +
+                   (open ? "; " + std::to_string(open) + " already open, not added again"
+                         : std::string()) +
+                   (loaded.warnings.empty()
+                        ? std::string()
+                        : "; " + std::to_string(loaded.warnings.size()) +
+                              " damaged line(s) skipped, first: " + loaded.warnings.front()),
+               !loaded.warnings.empty());
 }
 
 void FilesView::draw(ViewContext& ctx) {
@@ -126,6 +187,7 @@ void FilesView::draw(ViewContext& ctx) {
         m_pathInitialised = true;
     }
     drawReplaceQuestion(ctx); // asked even while this window is hidden (File > Save results)
+    drawOpening(ctx);         // shown even while this window is hidden (File > Open)
     if (!ImGui::Begin(kTitle)) {
         ImGui::End();
         return;
@@ -138,7 +200,7 @@ void FilesView::draw(ViewContext& ctx) {
     }
     ImGui::SameLine();
     if (ImGui::Button("Open")) {
-        open(ctx, m_path);
+        openInBackground(ctx, m_path);
     }
     if (!ctx.settings.recentFiles.empty()) {
         ImGui::SameLine();

@@ -2,23 +2,48 @@
 // (Ctrl+S) and to open (demo scripts).
 #pragma once
 
+#include "lmprof/engine/result_io.h"
 #include "view.h"
 
+#include <atomic>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 namespace lmprof::ui {
 
 class FilesView final : public View {
 public:
     static constexpr const char* kTitle = "Files";
+    ~FilesView() override;
     void draw(ViewContext& ctx) override;
     // Saves, after asking in a modal when the file exists and this window did not write it.
     void requestSave(ViewContext& ctx, const std::string& path);
     void save(ViewContext& ctx, const std::string& path);
+    // Opens a result set or an autosave file now (launch's --open, demo scripts).
     void open(ViewContext& ctx, const std::string& path);
+    // Opens it on a thread of its own while the window goes on, with a progress bar and
+    // Cancel (File > Open, Recent): a night's sweep takes seconds to read.
+    void openInBackground(ViewContext& ctx, const std::string& path);
+    bool opening() const { return m_opening != nullptr; }
 
 private:
+    // A file being read on its own thread; the window takes its runs when it is done.
+    struct Opening {
+        std::string path;
+        std::atomic<double> share{0.0};
+        std::atomic<bool> cancel{false};
+        std::atomic<bool> done{false};
+        std::optional<engine::ResultsFile> file;
+        std::string error; // why it could not be read, or that it was cancelled
+        bool cancelled = false;
+        std::thread worker;
+    };
+    void drawOpening(ViewContext& ctx);
+    void take(ViewContext& ctx, const std::string& path, engine::ResultsFile file);
+    std::unique_ptr<Opening> m_opening;
     void drawReplaceQuestion(ViewContext& ctx);
     std::string m_confirmReplace;    // a file to ask about replacing; empty: none
     std::set<std::string> m_written; // files this window saved (replaced without asking)

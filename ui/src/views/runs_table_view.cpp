@@ -104,48 +104,53 @@ void RunsTableView::draw(ViewContext& ctx) {
                                     width);
         }
         ImGui::TableHeadersRow();
-        for (int i = 0; i < static_cast<int>(runs.size()); ++i) {
-            RunView& v = runs[i];
-            ImGui::TableNextRow();
-            ImGui::TableSetColumnIndex(0);
-            ImGui::PushID(i);
-            const bool selected = ctx.store.isSelected(i);
-            if (selected) {
-                plot::swatch(v);
-            } else {
-                ImGui::Dummy(ImVec2(ImGui::GetTextLineHeight() * 0.8f, 0.0f));
-                ImGui::SameLine();
-            }
-            const std::string number = std::to_string(i + 1);
-            if (ImGui::Selectable(number.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
-                if (ImGui::GetIO().KeyCtrl) {
-                    ctx.store.toggle(i);
+        // Only the rows in view are drawn: a night's sweep has hundreds.
+        ImGuiListClipper clipper;
+        clipper.Begin(static_cast<int>(runs.size()));
+        while (clipper.Step()) {
+            for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+                RunView& v = runs[i];
+                ImGui::TableNextRow();
+                ImGui::TableSetColumnIndex(0);
+                ImGui::PushID(i);
+                const bool selected = ctx.store.isSelected(i);
+                if (selected) {
+                    plot::swatch(v);
                 } else {
-                    ctx.store.selectOnly(i);
+                    ImGui::Dummy(ImVec2(ImGui::GetTextLineHeight() * 0.8f, 0.0f));
+                    ImGui::SameLine();
                 }
-            }
-            if (ImGui::IsItemHovered() && !v.result.id.empty()) {
-                ImGui::SetTooltip("%s", v.result.id.c_str());
-            }
-            ImGui::PopID();
-            ImGui::TableNextColumn();
-            const std::string status = v.finished ? statusText(v.result) : "running";
-            ImGui::TextColored(statusColor(v), "%s", status.c_str());
-            if (v.result.error && ImGui::IsItemHovered()) {
-                ImGui::SetTooltip("%s", v.result.error->c_str());
-            }
-            ImGui::TableNextColumn();
-            if (v.fromFile) {
-                ImGui::TextUnformatted("file");
-                if (ImGui::IsItemHovered()) {
-                    ImGui::SetTooltip("opened from a file or restored from the last session");
+                const std::string number = std::to_string(i + 1);
+                if (ImGui::Selectable(number.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
+                    if (ImGui::GetIO().KeyCtrl) {
+                        ctx.store.toggle(i);
+                    } else {
+                        ctx.store.selectOnly(i);
+                    }
                 }
-            } else {
-                ImGui::TextDisabled("session");
-            }
-            for (size_t k = 0; k < columns.size(); ++k) {
+                if (ImGui::IsItemHovered() && !v.result.id.empty()) {
+                    ImGui::SetTooltip("%s", v.result.id.c_str());
+                }
+                ImGui::PopID();
                 ImGui::TableNextColumn();
-                cell::figure(*columns[k], m_cells[i][k], v.result, v.liveSummary());
+                const std::string status = v.finished ? statusText(v.result) : "running";
+                ImGui::TextColored(statusColor(v), "%s", status.c_str());
+                if (v.result.error && ImGui::IsItemHovered()) {
+                    ImGui::SetTooltip("%s", v.result.error->c_str());
+                }
+                ImGui::TableNextColumn();
+                if (v.fromFile) {
+                    ImGui::TextUnformatted("file");
+                    if (ImGui::IsItemHovered()) {
+                        ImGui::SetTooltip("opened from a file or restored from the last session");
+                    }
+                } else {
+                    ImGui::TextDisabled("session");
+                }
+                for (size_t k = 0; k < columns.size(); ++k) {
+                    ImGui::TableNextColumn();
+                    cell::figure(*columns[k], m_cells[i][k], v.result, v.liveSummary());
+                }
             }
         }
         ImGui::EndTable();

@@ -28,11 +28,13 @@ struct DemoStep {
         Study,     // plan and run a study on the device `target` within the budget `text`
         Screenshot, // the whole window as a PNG at `path`, after the frame renders
         Layout,     // the layout report (docs/DEMO.md) of the last frame, as JSON at `path`
+        Open,       // open the result set or autosave file at `path` as File > Open does
+                    // (read on its own thread, with a progress bar: wait for "open")
     };
     Kind kind = Kind::Pause;
     std::string patch;  // Configure / Run: a JSON object in the result schema's names
     std::string target; // Wait, Show, SaveChart, Theme, Study (the device)
-    std::string path;   // SaveChart, Screenshot, Layout
+    std::string path;   // SaveChart, Screenshot, Layout, Open
     std::string text;   // Caption, Study (the budget)
     double seconds = 0; // Pause; Wait's time limit
     std::vector<int> runs;
