@@ -26,19 +26,23 @@ namespace {
 // The runs of a result set or an autosave file (every run written in full); a cut last
 // line of an autosave file is reported on stderr as a warning.
 // A file with no readable run (empty, or every line skipped) is an error, not an empty table.
-std::vector<RunResult> loadRunsWarning(const std::string& path) {
-    JsonlRuns loaded = loadRuns(path);
-    for (const auto& w : loaded.warnings) {
+std::vector<RunResult> runsWarning(const std::string& path, std::vector<RunResult> runs,
+                                   const std::vector<std::string>& warnings) {
+    for (const auto& w : warnings) {
         std::cerr << "lmprof-cli: warning: " << path << ": " << w << "\n";
     }
-    if (loaded.runs.empty()) {
-        throw ResultFormatError(path + (loaded.warnings.empty()
+    if (runs.empty()) {
+        throw ResultFormatError(path + (warnings.empty()
                                             ? std::string(": the file holds no run")
                                             : ": no readable run (" +
-                                                  std::to_string(loaded.warnings.size()) +
+                                                  std::to_string(warnings.size()) +
                                                   " line(s) skipped)"));
     }
-    return std::move(loaded.runs);
+    return runs;
+}
+std::vector<RunResult> loadRunsWarning(const std::string& path) {
+    JsonlRuns loaded = loadRuns(path);
+    return runsWarning(path, std::move(loaded.runs), loaded.warnings);
 }
 } // namespace
 
@@ -48,30 +52,25 @@ int showCommand(const ShowOptions& o) {
     }
     const ReportFormat format = *parseReportFormat(o.format);
     try {
-        // A result set may hold the precision lab's tables, with or without runs.
-        ResultSet set;
-        if (std::filesystem::path(o.path).extension() != ".jsonl") {
-            try {
-                set = loadResultSet(o.path);
-            } catch (const ResultFormatError&) {
-                // an autosave file without its extension: loadRuns below reads it
+        // One reading: a result set (which may hold the precision lab's tables, with or
+        // without runs) or an autosave file.
+        ResultsFile file = loadResultsFile(o.path);
+        if (!file.lab.empty()) {
+            if (!file.runs.empty()) {
+                writeReport(std::cout, file.runs, format);
+                std::cout << "\n";
             }
-            if (!set.precisionLab.empty()) {
-                if (!set.runs.empty()) {
-                    writeReport(std::cout, set.runs, format);
-                    std::cout << "\n";
-                }
-                if (const auto& a = set.precisionLab.accumulation) {
-                    writeAccumulationReport(std::cout, *a, format);
-                }
-                for (const auto& d : set.precisionLab.dtypes) {
-                    std::cout << "\n";
-                    writeDtypeReport(std::cout, d, format);
-                }
-                return kExitOk;
+            if (const auto& a = file.lab.accumulation) {
+                writeAccumulationReport(std::cout, *a, format);
             }
+            for (const auto& d : file.lab.dtypes) {
+                std::cout << "\n";
+                writeDtypeReport(std::cout, d, format);
+            }
+            return kExitOk;
         }
-        const std::vector<RunResult> runs = loadRunsWarning(o.path);
+        const std::vector<RunResult> runs =
+            runsWarning(o.path, std::move(file.runs), file.warnings);
         writeReport(std::cout, runs, format);
         // Data-parallel runs add their tables (CSV stays one table: the runs').
         if (format != ReportFormat::Csv &&
