@@ -314,6 +314,7 @@ json stepJson(const StepRecord& s);
 StepRecord stepFrom(const json& j, const std::string& path);
 json runJson(const RunResult& r);
 RunResult runFrom(const json& j, const std::string& path);
+RunResult runFrom(const SimdNode& j, const std::string& path); // the fast readers' run
 json environmentJson(const Environment& e);
 Environment environmentFrom(const json& e, const std::string& path);
 json toolJson(const ToolInfo& t);
