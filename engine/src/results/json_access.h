@@ -98,16 +98,13 @@ void read(const J& obj, const std::string& path, const char* key, T& out,
         if (!v->is_boolean())
             fail(where(), "expected true or false");
     } else if constexpr (std::is_integral_v<T>) {
-        if (v->is_number_integer() && !v->is_number_unsigned()) { // negative: checked below
-            out = integerFrom<T>(*v, where());
-            return;
-        }
+        // In range as written: the common case, read without spelling the path.
         if (v->is_number_unsigned() &&
             v->template get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())) {
             out = v->template get<T>();
             return;
         }
-        out = integerFrom<T>(*v, where());
+        out = integerFrom<T>(*v, where()); // refused, or a negative one checked there
         return;
     } else if constexpr (std::is_floating_point_v<T>) {
         if (!v->is_number())

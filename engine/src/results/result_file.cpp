@@ -11,7 +11,6 @@
 #include <ctime>
 #include <fcntl.h>
 #include <fstream>
-#include <sstream>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -92,15 +91,6 @@ void checkJsonDepth(std::string_view text) {
 namespace {
 // parseRunsJsonl, telling `consumed` where each line read ends.
 JsonlRuns parseRunsJsonlReporting(std::string_view text,
-                                  const std::function<void(size_t)>& consumed);
-} // namespace
-
-JsonlRuns parseRunsJsonl(std::string_view text) {
-    return parseRunsJsonlReporting(text, {});
-}
-
-namespace {
-JsonlRuns parseRunsJsonlReporting(std::string_view text,
                                   const std::function<void(size_t)>& consumed) {
     JsonlRuns out;
     size_t lineNo = 0;
@@ -130,6 +120,10 @@ JsonlRuns parseRunsJsonlReporting(std::string_view text,
     return out;
 }
 } // namespace
+
+JsonlRuns parseRunsJsonl(std::string_view text) {
+    return parseRunsJsonlReporting(text, {});
+}
 
 JsonlRuns loadRunsJsonl(const std::filesystem::path& path) {
     return parseRunsJsonl(readInputFile(path));

@@ -126,23 +126,6 @@ std::optional<SimdNode> SimdNode::find(std::string_view key) const {
     return std::nullopt;
 }
 
-size_t SimdNode::size() const {
-    const element e = elementOf(m_element);
-    if (m_type == Type::Array) {
-        const simdjson::dom::array array = e.get_array().value_unsafe();
-        size_t n = 0;
-        for ([[maybe_unused]] const element x : array) {
-            ++n;
-        }
-        return n;
-    }
-    if (m_type == Type::Object) {
-        const simdjson::dom::object object = e.get_object().value_unsafe();
-        return object.size();
-    }
-    return 0;
-}
-
 std::vector<SimdNode> SimdNode::elements() const {
     std::vector<SimdNode> out;
     const simdjson::dom::array array = elementOf(m_element).get_array().value_unsafe();
@@ -150,12 +133,6 @@ std::vector<SimdNode> SimdNode::elements() const {
         out.push_back(nodeOf(x));
     }
     return out;
-}
-
-SimdNode SimdNode::operator[](size_t i) const {
-    const simdjson::dom::array array = elementOf(m_element).get_array().value_unsafe();
-    const element e = array.at(i).value_unsafe();
-    return nodeOf(e);
 }
 
 bool SimdNode::getBool() const {

@@ -50,10 +50,8 @@ public:
 
     // The member `key` of an object (the last one, when a key repeats: as nlohmann reads).
     std::optional<SimdNode> find(std::string_view key) const;
-    // An array's elements (or an object's members) in order.
-    size_t size() const;
+    // An array's elements in order.
     std::vector<SimdNode> elements() const;
-    SimdNode operator[](size_t i) const;
 
     template <typename T>
     T get() const {
