@@ -153,10 +153,10 @@ void App::Impl::drawFileDialogs() {
         if (dialog.HasResult()) {
             ViewContext ctx = context();
             const auto picked = dialog.GetResults();
-            for (const fs::path& path : picked) { // one: read while the window goes on
-                if (picked.size() == 1) {
-                    filesView.openInBackground(ctx, path.string());
-                } else {
+            if (picked.size() == 1) { // read while the window goes on
+                filesView.openInBackground(ctx, picked.front().string());
+            } else { // several, one after another
+                for (const fs::path& path : picked) {
                     filesView.open(ctx, path.string());
                 }
             }
