@@ -6,7 +6,9 @@
 #   bench/big_sets.sh [RUNS ...]          sets of RUNS runs (default: 10 30 100 300)
 #   ROUNDS=3  OLD_CLI=path/to/lmprof-cli  LMPROF_BIG_DIR=dir (kept: the seed and the sets)
 # The sets are made by bench/make_big_set.py from one real run of tiny with 1,001 steps
-# (measured here once, about 75 s), 7.7k memory samples per run. Run it alone.
+# (measured here once, about 75 s), 7.7k memory samples per run, in 1.6's layout (samples as
+# objects); each is also written again by lmprof-cli as it writes sets now (1.7, samples as
+# columns) and read in that form ("show-columns"). Run it alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cli=$PWD/build/app/lmprof-cli
@@ -40,12 +42,15 @@ for n in "$@"; do
   a=$work/big-$n.json b=$work/big-$n-b.json
   [ -s "$a" ] || "$python" bench/make_big_set.py "$work/seed.json" "$a" --runs "$n"
   [ -s "$b" ] || "$python" bench/make_big_set.py "$work/seed.json" "$b" --runs "$n" --jitter-seed 44
+  c=$work/big-$n-columns.json
+  [ -s "$c" ] || "$cli" merge "$a" --json "$c" > /dev/null
   for r in $(seq "$rounds"); do
     # Alternating order: lmprof first in odd rounds, Python first in even ones.
     if (( r % 2 )); then order="lmprof python"; else order="python lmprof"; fi
     for who in $order; do
       if [ "$who" = lmprof ]; then
         timed "$n show" "$cli" show "$a" --format csv
+        timed "$n show-columns" "$cli" show "$c" --format csv
       else
         timed "$n json.load" "$python" -c "import json,sys; json.load(open(sys.argv[1]))" "$a"
       fi
@@ -72,11 +77,13 @@ for line in open(times):
         rows.setdefault((parts[0], parts[1]), []).append((float(parts[2]), int(parts[3]) / 1024))
 print(f"{'runs':>5} {'file MB':>8} {'what':<12} {'wall s (median, min-max)':<26} {'peak RSS MB':>11} {'RSS / file':>10}")
 for n in sizes:
-    mb = os.path.getsize(f"{work}/big-{n}.json") / 2**20
-    for what in ("show", "json.load", "compare", "merge", "old-show", "old-compare", "old-merge"):
+    for what in ("show", "show-columns", "json.load", "compare", "merge", "old-show",
+                 "old-compare", "old-merge"):
         got = rows.get((n, what))
         if not got:
             continue
+        layout = "-columns" if what == "show-columns" else ""
+        mb = os.path.getsize(f"{work}/big-{n}{layout}.json") / 2**20
         walls = [w for w, _ in got]
         rss = max(r for _, r in got)
         files = 2 if what.endswith(("compare", "merge")) else 1

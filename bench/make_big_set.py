@@ -2,10 +2,12 @@
 """A night's sweep as one result set, for bench/big_sets.sh (issue 43).
 
 Takes a real run that lmprof-cli measured (SEED: a result set of one tiny run of 1,001 steps)
-and writes OUT: RUNS copies of it, each with its own id and its step times and memory
+and writes OUT: RUNS copies of it, each with its own id, seed and its step times and memory
 samples jittered (so that no two runs are the same numbers), its memory timeline thinned
-to SAMPLES evenly spaced samples, written as lmprof writes a result set (2-space indent).
-The defaults give the set the issue measured: 300 runs, 7.7k samples per run, about 430 MB.
+to SAMPLES evenly spaced samples, written as lmprof 1.6 wrote a result set (2-space indent,
+samples as objects). The defaults give the set the issue measured: 300 runs, 7.7k samples
+per run, about 430 MB. bench/big_sets.sh has lmprof-cli write each set again as it writes
+sets now (1.7, samples as columns) to measure both.
 """
 from __future__ import annotations
 
@@ -15,6 +17,17 @@ import random
 from pathlib import Path
 
 
+def as_rows(run: dict) -> dict:
+    """A run of 1.7 (samples as columns, docs/RESULTS.md) in 1.6's layout (as objects)."""
+    for rows, columns in (("memory_timeline", "memory_columns"), ("telemetry", "telemetry_columns")):
+        if columns in run:
+            table = run.pop(columns)
+            count = len(next(iter(table.values()), []))
+            run[rows] = [{key: values[i] for key, values in table.items() if values[i] is not None}
+                         for i in range(count)]
+    return run
+
+
 def thinned(samples: list[dict], count: int) -> list[dict]:
     if len(samples) <= count:
         return samples
@@ -22,10 +35,12 @@ def thinned(samples: list[dict], count: int) -> list[dict]:
     return [samples[int(i * step)] for i in range(count)]
 
 
-def jittered(run: dict, index: int, rng: random.Random) -> dict:
+def jittered(run: dict, index: int, rng: random.Random, seed: int) -> dict:
     scale = 1.0 + rng.uniform(-0.1, 0.1)
     out = dict(run)
     out["id"] = f"{run['config']['model']['preset']}-sweep-{index + 1}"
+    # A seed of its own: a run merge keeps, not a repeat of the first one's configuration.
+    out["config"] = {**run["config"], "seed": seed}
     steps = []
     for step in run["steps"]:
         s = dict(step)
@@ -51,7 +66,8 @@ def main() -> None:
     args = parser.parse_args()
 
     seed = json.loads(args.seed.read_text())
-    run = seed["runs"][0]
+    seed["schema"] = "lmprof.results/1.6"
+    run = as_rows(seed["runs"][0])
     run["memory_timeline"] = thinned(run["memory_timeline"], args.samples)
     rng = random.Random(args.jitter_seed)
     head = {key: value for key, value in seed.items() if key != "runs"}
@@ -60,7 +76,8 @@ def main() -> None:
     with args.out.open("w") as out:
         out.write(before)
         for i in range(args.runs):
-            body = json.dumps(jittered(run, i, rng), indent=2).replace("\n", "\n    ")
+            seed = args.jitter_seed * 100_000 + i
+            body = json.dumps(jittered(run, i, rng, seed), indent=2).replace("\n", "\n    ")
             out.write(("" if i == 0 else ",\n    ") + body)
         out.write(after)
         out.write("\n")

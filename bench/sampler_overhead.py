@@ -34,11 +34,11 @@ def run_once(args, model, sample_hz, telemetry_hz, out):
     if run["status"] != "ok":
         sys.exit(f"run failed: {run['error']}")
     steps = [s["total_ms"] for s in run["steps"] if not s["warmup"]]
-    periodic = sum(1 for m in run["memory_timeline"] if not m.get("boundary", True))
+    periodic = run["memory_columns"].get("boundary", []).count(False)
     # The sampler thread's own CPU time as a share of the CPU the run had (wall x threads).
     wall_ms = run["steps"][-1]["t_end_ms"]
     cpu_share = run.get("sampler_cpu_ms", 0.0) / (wall_ms * args.threads)
-    return steps, periodic, len(run["telemetry"]), cpu_share
+    return steps, periodic, len(run["telemetry_columns"].get("t_ms", [])), cpu_share
 
 
 def bootstrap_ratio(a, b, resamples=4000, seed=0):

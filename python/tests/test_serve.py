@@ -1,4 +1,4 @@
-"""A watched run served live (lmprof/_serve.py): protocol 5 of docs/REMOTE.md spoken to a
+"""A watched run served live (lmprof/_serve.py): protocol 6 of docs/REMOTE.md spoken to a
 viewer written here on a plain socket, late viewers, refusals, and the bounds."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Viewer:
         data = message if isinstance(message, bytes) else (json.dumps(message) + "\n").encode()
         self.sock.sendall(data)
 
-    def hello(self, token: str = TOKEN, protocol: int = 5) -> dict[str, Any]:
+    def hello(self, token: str = TOKEN, protocol: int = _serve.PROTOCOL) -> dict[str, Any]:
         self.send({"type": "hello", "protocol": protocol, "token": token, "client": "test"})
         return self.read()
 
@@ -73,7 +73,7 @@ def test_a_viewer_sees_the_run_live_and_a_late_one_gets_it_so_far(token_file: Pa
     assert run.port
     early = Viewer(run.port)
     welcome = early.hello()
-    assert welcome["type"] == "welcome" and welcome["protocol"] == 5
+    assert welcome["type"] == "welcome" and welcome["protocol"] == _serve.PROTOCOL == 6
     assert welcome["devices"][0]["name"] == "cpu" and welcome["busy"] is True
     train(run, model, 3)
     late = Viewer(run.port)
@@ -106,7 +106,7 @@ def test_refusals_name_their_reason(token_file: Path) -> None:
         refused = wrong.hello(token="b" * 64)
         assert refused["code"] == "bad_token" and refused["fatal"] is True
         old = Viewer(run.port)
-        assert old.hello(protocol=4)["code"] == "version"
+        assert old.hello(protocol=_serve.PROTOCOL - 1)["code"] == "version"
         early = Viewer(run.port)
         early.send({"type": "cancel"})
         assert early.read()["code"] == "hello_first"

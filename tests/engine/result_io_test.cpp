@@ -86,8 +86,8 @@ TEST(ResultIo, RoundTripPreservesEveryField) {
 
 TEST(ResultIo, SchemaComesFirstAndMatchesTheSpec) {
     const std::string text = toJson(sampleSet());
-    EXPECT_EQ(text.find("\"schema\": \"lmprof.results/1.6\""), 4u);
-    for (const char* key : {"\"forward_ms\"", "\"peak_reserved_bytes\"", "\"memory_timeline\"",
+    EXPECT_EQ(text.find("\"schema\": \"lmprof.results/1.7\""), 4u);
+    for (const char* key : {"\"forward_ms\"", "\"peak_reserved_bytes\"", "\"memory_columns\"",
                             "\"tokens_per_s\"", "\"failed_phase\"", "\"p95\"", "\"cv\""}) {
         EXPECT_NE(text.find(key), std::string::npos) << key;
     }
@@ -96,7 +96,7 @@ TEST(ResultIo, SchemaComesFirstAndMatchesTheSpec) {
 TEST(ResultIo, FilesOfTheFirstVersionStillLoad) {
     // 1.0 files have no op profile, no op_profiled steps and no config.op_profile.
     std::string text = toJson(sampleSet());
-    text.replace(text.find("lmprof.results/1.6"), 18, "lmprof.results/1");
+    text.replace(text.find("lmprof.results/1.7"), 18, "lmprof.results/1");
     const ResultSet back = parseResultSet(text);
     ASSERT_EQ(back.runs.size(), 2u);
     EXPECT_FALSE(back.runs[0].opProfile);
@@ -105,7 +105,7 @@ TEST(ResultIo, FilesOfTheFirstVersionStillLoad) {
 
 TEST(ResultIo, UnknownFieldsAndMinorVersionsAreAccepted) {
     std::string text = toJson(sampleSet());
-    text.replace(text.find("lmprof.results/1.6"), 18, "lmprof.results/1.9");
+    text.replace(text.find("lmprof.results/1.7"), 18, "lmprof.results/1.9");
     text.insert(text.rfind('}'), ", \"future_field\": {\"x\": [1, 2]}");
     const ResultSet back = parseResultSet(text);
     EXPECT_EQ(back.runs.size(), 2u);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -192,7 +193,17 @@ TEST(ResultReading, ASetWrittenRunByRunIsTheWholeDocumentsDump) {
             EXPECT_EQ(whole.dump(), toJson(written, -1));
             EXPECT_EQ(toJson(parseResultSet(toJson(written, -1))), toJson(written));
             for (int indent : {0, 2, 4}) {
-                EXPECT_EQ(toJson(written, indent), whole.dump(indent)) << "indent " << indent;
+                // The same document, with each column of samples on one line.
+                const std::string text = toJson(written, indent);
+                EXPECT_EQ(nlohmann::ordered_json::parse(text), whole) << "indent " << indent;
+                for (const auto& run : whole["runs"]) {
+                    for (const char* key : {"memory_columns", "telemetry_columns"}) {
+                        for (auto it = run[key].begin(); it != run[key].end(); ++it) {
+                            const std::string line = "\"" + it.key() + "\": " + it->dump();
+                            EXPECT_NE(text.find(line), std::string::npos) << line;
+                        }
+                    }
+                }
             }
         }
     }
@@ -273,4 +284,119 @@ TEST(ResultReading, ALongReadShowsItsProgressAndCanBeCancelled) {
     EXPECT_EQ(toJson(ResultSet{{}, {}, {}, {}, loadResultsFile(dir / "set.json").lab}),
               toJson(ResultSet{{}, {}, {}, {}, set.precisionLab}));
     fs::remove_all(dir);
+}
+
+namespace {
+
+// A run with both kinds of samples, some fields on some rows only (a GPU's whole-device use,
+// NVML's readings), as a set.
+ResultSet sampledSet() {
+    ResultSet set = readableSets().front();
+    set.runs.resize(1);
+    RunResult& run = set.runs[0];
+    run.memoryTimeline.clear();
+    run.telemetry.clear();
+    for (int i = 0; i < 5; ++i) {
+        run.memoryTimeline.push_back({0.5 * i, 100 + i, 200, 300 + i, i == 3 ? 7 : 0,
+                                      i == 3 ? 80 : 0, i < 2 ? Phase::Forward : Phase::Backward,
+                                      i / 2, i % 2 == 0});
+        TelemetrySample t;
+        t.tMs = 10.0 * i;
+        t.cpuPercent = 99.5;
+        t.rss = 1000 + i;
+        if (i >= 2) {
+            t.powerW = 300.0 + i;
+            t.throttleReasons = 4;
+        }
+        run.telemetry.push_back(t);
+    }
+    return set;
+}
+
+// The same set in the layout of 1.6: samples as objects under their older names.
+nlohmann::ordered_json asRows(nlohmann::ordered_json set) {
+    set["schema"] = "lmprof.results/1.7";
+    for (auto& run : set["runs"]) {
+        for (const auto& [rows, columns] : {std::pair{"memory_timeline", "memory_columns"},
+                                            std::pair{"telemetry", "telemetry_columns"}}) {
+            auto objects = nlohmann::ordered_json::array();
+            const auto& table = run[columns];
+            const size_t n = table.empty() ? 0 : table.begin()->size();
+            for (size_t i = 0; i < n; ++i) {
+                auto object = nlohmann::ordered_json::object();
+                for (auto it = table.begin(); it != table.end(); ++it) {
+                    if (!(*it)[i].is_null()) {
+                        object[it.key()] = (*it)[i];
+                    }
+                }
+                objects.push_back(object);
+            }
+            run.erase(columns);
+            run[rows] = objects;
+        }
+    }
+    return set;
+}
+
+} // namespace
+
+TEST(ResultReading, SamplesAreWrittenAsColumnsAndOlderRowsStillRead) {
+    const ResultSet set = sampledSet();
+    const std::string text = toJson(set);
+    const auto document = nlohmann::ordered_json::parse(text);
+    const auto& run = document["runs"][0];
+    EXPECT_FALSE(run.contains("memory_timeline"));
+    EXPECT_FALSE(run.contains("telemetry"));
+    EXPECT_EQ(run["memory_columns"]["rss"], nlohmann::ordered_json({300, 301, 302, 303, 304}));
+    EXPECT_EQ(run["memory_columns"]["device_used"],
+              nlohmann::ordered_json::parse("[null, null, null, 7, null]"));
+    EXPECT_EQ(run["telemetry_columns"]["power_w"],
+              nlohmann::ordered_json::parse("[null, null, 302.0, 303.0, 304.0]"));
+    EXPECT_FALSE(run["telemetry_columns"].contains("gpu_util_percent")); // no row has it
+
+    const size_t before = json_io::referenceReadings();
+    EXPECT_EQ(toJson(parseResultSet(text)), text);
+    EXPECT_EQ(json_io::referenceReadings(), before) << "columns are read fast";
+    EXPECT_EQ(reference(text), "set " + text);
+
+    const std::string rows = asRows(document).dump(2);
+    EXPECT_EQ(fast(rows), "set " + text);
+    EXPECT_EQ(reference(rows), "set " + text);
+    // As a run line (autosave) too.
+    const std::string line = runToJsonLine(set.runs[0]);
+    EXPECT_EQ(runToJsonLine(parseRun(line)), line);
+    // The samples take fewer than half the bytes as columns than as objects.
+    ResultSet unsampled = set;
+    unsampled.runs[0].memoryTimeline.clear();
+    unsampled.runs[0].telemetry.clear();
+    const std::string none = toJson(unsampled);
+    const std::string noRows = asRows(nlohmann::ordered_json::parse(none)).dump(2);
+    EXPECT_LT(2 * (text.size() - none.size()), rows.size() - noRows.size());
+}
+
+TEST(ResultReading, ColumnsThatDisagreeAreRefusedWithTheirPath) {
+    const auto document = nlohmann::ordered_json::parse(toJson(sampledSet()));
+    const auto refusal = [&](const std::function<void(nlohmann::ordered_json&)>& change) {
+        auto changed = document;
+        change(changed["runs"][0]);
+        const std::string text = changed.dump(2);
+        EXPECT_EQ(fast(text), reference(text));
+        return reference(text);
+    };
+    EXPECT_EQ(refusal([](auto& run) { run["memory_columns"]["rss"].push_back(1); }),
+              "refused $.runs[0].memory_columns.rss: 6 values, but t_ms has 5");
+    EXPECT_EQ(refusal([](auto& run) { run["memory_columns"]["allocated"][3] = "many"; }),
+              "refused $.runs[0].memory_columns.allocated[3]: expected an integer");
+    EXPECT_EQ(refusal([](auto& run) { run["memory_columns"]["phase"][1] = "sleeping"; }),
+              "refused $.runs[0].memory_columns.phase[1]: unknown value 'sleeping'");
+    EXPECT_EQ(refusal([](auto& run) { run["telemetry_columns"]["rss"] = 5; }),
+              "refused $.runs[0].telemetry_columns.rss: expected an array");
+    EXPECT_EQ(refusal([](auto& run) { run["telemetry_columns"] = nlohmann::ordered_json::array(); }),
+              "refused $.runs[0].telemetry_columns: expected an object of columns");
+    EXPECT_EQ(refusal([](auto& run) { run["memory_timeline"] = nlohmann::ordered_json::array(); }),
+              "refused $.runs[0].memory_columns: a run has its samples either as "
+              "memory_timeline or as memory_columns, not both");
+    // A column the reader does not know is ignored, if it is as long as the others.
+    EXPECT_EQ(refusal([](auto& run) { run["memory_columns"]["future"] = {1, 2, 3, 4, 5}; }),
+              "set " + toJson(sampledSet()));
 }

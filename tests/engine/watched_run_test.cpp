@@ -59,7 +59,7 @@ json watchedRun(const std::string& id, const std::string& modelClass, int steps)
 }
 
 json watchedSet(json runs) {
-    return {{"schema", "lmprof.results/1.6"},
+    return {{"schema", "lmprof.results/1.7"},
             {"created", "2026-11-25T12:00:00Z"},
             {"tool", {{"name", "lmprof-python"}, {"version", "0.1.0"}, {"git", ""}}},
             {"environment",
@@ -103,7 +103,7 @@ TEST(WatchedRun, ReadsTheSourceStepsAndTheirExtraPhases) {
 TEST(WatchedRun, RoundTripsThroughTheEnginesWriter) {
     const ResultSet set = parseResultSet(watchedSet({watchedRun("MyGPT", "MyGPT", 3)}).dump());
     const json written = json::parse(toJson(set));
-    EXPECT_EQ(written["schema"], "lmprof.results/1.6");
+    EXPECT_EQ(written["schema"], "lmprof.results/1.7");
     const json& run = written["runs"][0];
     EXPECT_FALSE(run["config"].contains("model")) << "no model of the engine's is made up";
     EXPECT_EQ(run["source"]["model_class"], "MyGPT");
@@ -239,7 +239,7 @@ TEST(WatchJournal, ReadsStepsAsTheyAreAppendedAndWaitsForACutLine) {
 
 TEST(WatchJournal, AForeignFileIsRefusedAndBadLinesAreCountedNotFatal) {
     JournalFile foreign("foreign");
-    foreign.append("{\"schema\": \"lmprof.results/1.6\"}\n");
+    foreign.append("{\"schema\": \"lmprof.results/1.7\"}\n");
     WatchJournal notOurs(foreign.path);
     try {
         notOurs.poll();

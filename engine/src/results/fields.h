@@ -15,6 +15,7 @@
 // `if constexpr (Io::kReads)` beside the others, still in the one list.
 #pragma once
 
+#include "results/columns.h"
 #include "results/json_access.h"
 
 #include <algorithm>
@@ -114,6 +115,27 @@ struct Writer {
         }
         out[key] = std::move(a);
     }
+    // Records as columns (columns.h): one array per field, a null where a row lacks it.
+    template <typename T>
+    void columns(const char* key, const std::vector<T>& rows) {
+        json table = json::object();
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const json row = toObject(rows[i]);
+            for (auto it = row.begin(); it != row.end(); ++it) {
+                json& column = table[it.key()];
+                if (column.is_null()) {
+                    column = json::array();
+                }
+                auto& values = column.template get_ref<json::array_t&>();
+                values.resize(i); // nulls for the rows before that lacked it
+                values.push_back(it.value());
+            }
+        }
+        for (auto& column : table) {
+            column.template get_ref<json::array_t&>().resize(rows.size());
+        }
+        out[key] = std::move(table);
+    }
     void strings(const char* key, const std::vector<std::string>& values) { out[key] = values; }
     // A nested object of fields that are not a record of their own ({"cpu": {...}}).
     template <typename Fn>
@@ -212,6 +234,25 @@ struct BasicReader {
         forEachElement(a, [&](const J& e, size_t i) {
             values.push_back(fromObject<T>(e, indexed(path, key, i), context...));
         });
+    }
+    // Records as columns (columns.h), read a row at a time through their field list; a
+    // refusal names the element ("$.runs[0].memory_columns.rss[7]: expected an integer").
+    template <typename T>
+    void columns(const char* key, std::vector<T>& values) {
+        const auto m = member(in, path, key, false);
+        if (!m) {
+            return;
+        }
+        const std::string at = path + "." + key;
+        const Columns<J> table(*m, at);
+        values.reserve(values.size() + table.rows());
+        for (size_t i = 0; i < table.rows(); ++i) {
+            try {
+                values.push_back(fromObject<T>(ColumnRow<J>{table, i}, at));
+            } catch (const ResultFormatError& e) {
+                throw ResultFormatError(table.placed(e.what(), i));
+            }
+        }
     }
     void strings(const char* key, std::vector<std::string>& values) {
         const auto& a = arrayMember(in, path, key);

@@ -69,8 +69,21 @@ void fields(Io& io, Ref<MemorySnapshotInfo, Io> s) {
 // The memory parts of a run object, in the run's own list (result_json.cpp).
 template <typename Io>
 void memoryFieldsOf(Io& io, Ref<RunResult, Io> r) {
-    io.array("memory_timeline", r.memoryTimeline);
-    io.array("telemetry", r.telemetry);
+    // Samples are written as columns (since 1.7); a file of 1.6 or before has them as
+    // objects, under the older names, and one may not hold both.
+    if constexpr (Io::kReads) {
+        io.array("memory_timeline", r.memoryTimeline);
+        io.array("telemetry", r.telemetry);
+        for (const auto& [rows, columns] : {std::pair{"memory_timeline", "memory_columns"},
+                                            std::pair{"telemetry", "telemetry_columns"}}) {
+            if (io.has(rows) && io.has(columns)) {
+                io.refuse(columns, std::string("a run has its samples either as ") + rows +
+                                       " or as " + columns + ", not both");
+            }
+        }
+    }
+    io.columns("memory_columns", r.memoryTimeline);
+    io.columns("telemetry_columns", r.telemetry);
     io.optional("telemetry_note", r.telemetryNote);
     io.field("sampler_cpu_ms", r.samplerCpuMs);
     io.optional("sampler_error", r.samplerError);

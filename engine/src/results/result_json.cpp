@@ -438,6 +438,52 @@ void checkSchema(const json& j) {
 
 } // namespace json_io
 
+namespace {
+
+// A run as an indented dump writes it, but each column of its samples (columns.h) on one
+// line: thousands of numbers, each on a line of its own and indented, would be most of the
+// file. The columns are taken out for marks, and put back in their place.
+std::string dumpWithColumnsInline(json run, int indent, const std::string& mark) {
+    const auto dump = [indent](const json& j) {
+        return j.dump(indent, ' ', false, json::error_handler_t::replace);
+    };
+    std::vector<std::string> inlined;
+    for (const char* key : {"memory_columns", "telemetry_columns"}) {
+        const auto it = run.find(key);
+        if (indent < 0 || it == run.end() || !it->is_object()) {
+            continue;
+        }
+        for (auto& column : *it) {
+            inlined.push_back(column.dump(-1, ' ', false, json::error_handler_t::replace));
+            column = mark + "-" + std::to_string(inlined.size() - 1);
+        }
+    }
+    const std::string text = dump(run);
+    if (inlined.empty()) {
+        return text;
+    }
+    std::string out;
+    out.reserve(text.size() + [&] {
+        size_t n = 0;
+        for (const auto& s : inlined) {
+            n += s.size();
+        }
+        return n;
+    }());
+    size_t from = 0;
+    for (size_t k = 0; k < inlined.size(); ++k) {
+        const std::string quoted = "\"" + mark + "-" + std::to_string(k) + "\"";
+        const size_t at = text.find(quoted, from);
+        out.append(text, from, at - from);
+        out += inlined[k];
+        from = at + quoted.size();
+    }
+    out.append(text, from);
+    return out;
+}
+
+} // namespace
+
 void json_io::writeResultSetJson(const ResultSet& set, int indent, const ChunkWriter& write) {
     // A path or name that is not UTF-8 (Linux allows any bytes) is written with U+FFFD in
     // place of the bad bytes instead of failing the whole save.
@@ -466,7 +512,7 @@ void json_io::writeResultSetJson(const ResultSet& set, int indent, const ChunkWr
     } else {
         write("[");
         for (size_t i = 0; i < set.runs.size(); ++i) {
-            std::string run = dump(toObject(set.runs[i]));
+            std::string run = dumpWithColumnsInline(toObject(set.runs[i]), indent, mark);
             if (indent >= 0) { // one level deeper: after every line break, the runs' indent
                 std::string deeper;
                 deeper.reserve(run.size() + run.size() / 8);

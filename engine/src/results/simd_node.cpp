@@ -135,6 +135,15 @@ std::vector<SimdNode> SimdNode::elements() const {
     return out;
 }
 
+std::vector<std::pair<std::string_view, SimdNode>> SimdNode::members() const {
+    std::vector<std::pair<std::string_view, SimdNode>> out;
+    const simdjson::dom::object object = elementOf(m_element).get_object().value_unsafe();
+    for (const auto member : object) {
+        out.emplace_back(member.key, nodeOf(member.value));
+    }
+    return out;
+}
+
 bool SimdNode::getBool() const {
     return elementOf(m_element).get_bool().value_unsafe();
 }

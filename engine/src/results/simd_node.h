@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace lmprof::engine::json_io {
@@ -52,6 +53,8 @@ public:
     std::optional<SimdNode> find(std::string_view key) const;
     // An array's elements in order.
     std::vector<SimdNode> elements() const;
+    // An object's members in order, a repeated key as often as it is written.
+    std::vector<std::pair<std::string_view, SimdNode>> members() const;
 
     template <typename T>
     T get() const {

@@ -1,5 +1,5 @@
 """A watched run served live (docs/WATCH.md, "Live"): the script listens the way
-`lmprof-cli serve` does, with protocol 5 of docs/REMOTE.md, so the window's File > Connect
+`lmprof-cli serve` does, with protocol 6 of docs/REMOTE.md, so the window's File > Connect
 and `lmprof-cli watch --connect` show its steps as they are recorded.
 
 One daemon thread owns every socket. The training thread only puts records on a queue and
@@ -26,7 +26,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Optional
 
-PROTOCOL = 5
+PROTOCOL = 6
 DEFAULT_PORT = 7377
 MIN_TOKEN_LENGTH = 16
 MAX_HELLO_BYTES = 4096  # a line before the hello

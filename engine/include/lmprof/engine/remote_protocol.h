@@ -25,7 +25,7 @@ namespace lmprof::engine::remote {
 // Raised by a server and a client that do not share it: the hello says which it speaks.
 // 2: the non-fatal `limit` error; 3: precision-lab experiments (lab, lab_finished); 4: the
 // execution variants attention and tf32; 5: cuda_graphs, and the runs' busy shares.
-inline constexpr int kProtocolVersion = 5;
+inline constexpr int kProtocolVersion = 6;
 // The longest message either side reads (a whole run with its memory timeline is a few MB):
 // a longer line is refused before it is buffered further.
 inline constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;

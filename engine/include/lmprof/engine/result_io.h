@@ -16,7 +16,7 @@
 
 namespace lmprof::engine {
 
-inline constexpr std::string_view kResultSchema = "lmprof.results/1.6";
+inline constexpr std::string_view kResultSchema = "lmprof.results/1.7";
 
 class ResultFormatError : public std::runtime_error {
 public:
