@@ -195,6 +195,7 @@ struct App::Impl {
         double ms;
         size_t stepsHeld;
         bool running;
+        size_t selected; // runs selected (drawn by the charts)
     };
     std::vector<FrameSample> frames;
 

@@ -228,7 +228,8 @@ void App::recordFrameTime(double uiMs, double ms) {
     for (const auto& r : m_impl->store.runs()) {
         held += r.result.steps.size();
     }
-    m_impl->frames.push_back({uiMs, ms, held, m_impl->store.active() != nullptr});
+    m_impl->frames.push_back({uiMs, ms, held, m_impl->store.active() != nullptr,
+                              m_impl->store.selection().size()});
     // The frame that drew them is on screen now.
     const int64_t now = engine::steadyNowNs();
     for (int64_t published : m_impl->stepsPublishedNs) {
@@ -241,7 +242,8 @@ void App::writeFrameStats(const std::filesystem::path& path) const {
     nlohmann::json frames = nlohmann::json::array();
     for (const auto& f : m_impl->frames) {
         frames.push_back(
-            {{"ui_ms", f.uiMs}, {"ms", f.ms}, {"steps_held", f.stepsHeld}, {"running", f.running}});
+            {{"ui_ms", f.uiMs}, {"ms", f.ms}, {"steps_held", f.stepsHeld}, {"running", f.running},
+             {"selected", f.selected}});
     }
     writeFileAtomic(
         path,

@@ -2,15 +2,19 @@
 // the whole step for the selected run
 // (or the whole step of each selected run when comparing, in the run's colour), the warmup
 // steps shaded, the running mean ± std of the measured steps as a band, and the values of
-// the step under the mouse in a tooltip. The axes follow the runs until the user zooms;
-// the y range leaves the (often far slower) warmup steps out by default.
+// the step under the mouse in a tooltip. Past a dozen runs, the runs are drawn as one band
+// (runs_band.h). The axes follow the runs until the user zooms; the y range leaves the
+// (often far slower) warmup steps out by default.
 
+#include "band_plot.h"
 #include "theme.h"
 #include "plot_helpers.h"
 #include "view.h"
 
 #include <imgui.h>
 #include <implot.h>
+#include <limits>
+#include <set>
 
 namespace lmprof::ui {
 
@@ -23,9 +27,11 @@ public:
 
 private:
     bool m_measuredOnly = true; // y range over the measured steps (where there are some)
+    void drawRuns(const std::vector<RunView*>& runs, bool comparing);
     plot::FollowAxis m_x, m_y;
     Decimated m_scratch;
     Decimated m_scratchHigh;
+    RunsBandCache m_band;
 };
 
 namespace {
@@ -33,8 +39,20 @@ namespace {
 // The y range of the runs' step times over the steps in xWindow, from the first measured step
 // on when measuredOnly (and such steps exist).
 plot::Range timeAxis(const std::vector<RunView*>& runs, const plot::Range& xWindow,
-                     bool measuredOnly, bool comparing) {
+                     bool measuredOnly, bool comparing, const RunsBand* band) {
     plot::Range y;
+    if (band) { // many runs: the band's, from the first step any run measured
+        plot::Range window = xWindow;
+        if (measuredOnly) {
+            int warmup = std::numeric_limits<int>::max();
+            for (const RunView* run : runs) {
+                warmup = std::min(warmup, run->result.config.warmupSteps);
+            }
+            window.lo = std::max(window.lo, warmup - 0.5);
+        }
+        y = plot::bandExtent(*band, window);
+        return y.empty() && measuredOnly ? plot::bandExtent(*band, xWindow) : y;
+    }
     for (const RunView* run : runs) {
         const StepSeries& s = run->series;
         const size_t measuredFrom =
@@ -105,26 +123,71 @@ void StepTimesView::draw(ViewContext& ctx) {
     ImGui::End();
 }
 
+// Each run's lines: one run's phases, and each run's step, running mean and band.
+void StepTimesView::drawRuns(const std::vector<RunView*>& runs, bool comparing) {
+    for (RunView* run : runs) {
+        const StepSeries& s = run->series;
+        if (!comparing) {
+            using engine::Phase;
+            plot::line("forward", s.index, s.forward, m_scratch,
+                       plot::colorSpec(phaseColor(Phase::Forward)));
+            if (run->result.config.mode != engine::Mode::Forward) {
+                plot::line("backward", s.index, s.backward, m_scratch,
+                           plot::colorSpec(phaseColor(Phase::Backward)));
+            }
+            if (run->result.config.mode == engine::Mode::Train) {
+                plot::line("optimizer", s.index, s.optimizer, m_scratch,
+                           plot::colorSpec(phaseColor(Phase::Optimizer)));
+            }
+            // A watched script's step also holds its loader's time and what runs outside
+            // the three phases: without them the step line above the phases is unexplained.
+            if (!s.data.empty()) {
+                plot::line("data", s.index, s.data, m_scratch, plot::colorSpec(seriesColor(0)));
+                plot::line("rest", s.index, s.rest, m_scratch, plot::colorSpec(seriesColor(1)));
+            }
+        }
+        // Compared runs get one legend entry each (their step, band and mean share it).
+        const std::string stepLabel = comparing ? plot::legendName(*run) : std::string("step");
+        const std::string bandLabel =
+            comparing ? plot::legendName(*run) : std::string("mean ± std");
+        // The step line last: the legend shows the colour of its entry's last item.
+        ImPlotSpec bandSpec = plot::runSpec(*run);
+        bandSpec.FillAlpha = 0.22f;
+        plot::shaded(bandLabel.c_str(), s.index, s.runLow, s.runHigh, m_scratch, m_scratchHigh,
+                     bandSpec);
+        ImPlotSpec meanSpec = plot::runSpec(*run, 0.6f);
+        meanSpec.Marker = ImPlotMarker_None; // the step line carries the run's marker
+        plot::line(bandLabel.c_str(), s.index, s.runMean, m_scratch, meanSpec);
+        ImPlotSpec stepSpec = plot::runSpec(*run);
+        stepSpec.LineWeight = 2.0f;
+        plot::line(stepLabel.c_str(), s.index, s.total, m_scratch, stepSpec);
+    }
+}
+
 void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
     if (ImPlot::BeginPlot("##steptimes", size)) {
         ImPlot::SetupAxes("step", "ms");
-        const bool legendShown = plot::setupLegend(runs);
+        const RunsBand* band =
+            plot::drawsBand(runs) ? &m_band.of(runs, &StepSeries::total) : nullptr;
+        const bool legendShown = plot::setupLegend(band ? std::vector<RunView*>{} : runs);
         const bool comparing = runs.size() > 1;
         plot::watchInput({&m_x, &m_y});
         const plot::Range x = plot::stepRange(runs);
         m_x.setup(ImAxis_X1, x, 0.02);
         plot::stepTicks(ImAxis_X1);
         const plot::Range window = m_x.following() ? x : plot::shownRange(ImAxis_X1);
-        const plot::Range y = timeAxis(runs, window, m_measuredOnly, comparing);
+        const plot::Range y = timeAxis(runs, window, m_measuredOnly, comparing, band);
         m_y.setup(ImAxis_Y1, y, 0.06);
 
         // Each run's warmup shaded (darker where several runs are still warming up), and
         // labelled at its left edge, inside the plot.
+        // Many runs of one warmup shade it once.
         int longestWarmup = 0;
+        std::set<int> shaded;
         for (const RunView* run : runs) {
             const int warmup = run->result.config.warmupSteps;
-            if (warmup > 0) {
+            if (warmup > 0 && (!band || shaded.insert(warmup).second)) {
                 plot::band(-0.5, warmup - 0.5, IM_COL32(128, 128, 128, comparing ? 32 : 48));
                 longestWarmup = std::max(longestWarmup, warmup);
             }
@@ -145,58 +208,31 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
             ImPlot::PlotText("op profile", (begin + end) / 2.0, plot::shownRange(ImAxis_Y1).lo,
                              ImVec2(0, -28));
         }
-        for (RunView* run : runs) {
-            const StepSeries& s = run->series;
-            if (!comparing) {
-                using engine::Phase;
-                plot::line("forward", s.index, s.forward, m_scratch,
-                           plot::colorSpec(phaseColor(Phase::Forward)));
-                if (run->result.config.mode != engine::Mode::Forward) {
-                    plot::line("backward", s.index, s.backward, m_scratch,
-                               plot::colorSpec(phaseColor(Phase::Backward)));
-                }
-                if (run->result.config.mode == engine::Mode::Train) {
-                    plot::line("optimizer", s.index, s.optimizer, m_scratch,
-                               plot::colorSpec(phaseColor(Phase::Optimizer)));
-                }
-                // A watched script's step also holds its loader's time and what runs outside
-                // the three phases: without them the step line above the phases is unexplained.
-                if (!s.data.empty()) {
-                    plot::line("data", s.index, s.data, m_scratch, plot::colorSpec(seriesColor(0)));
-                    plot::line("rest", s.index, s.rest, m_scratch, plot::colorSpec(seriesColor(1)));
-                }
-            }
-            // Compared runs get one legend entry each (their step, band and mean share it).
-            const std::string stepLabel = comparing ? plot::legendName(*run) : std::string("step");
-            const std::string bandLabel =
-                comparing ? plot::legendName(*run) : std::string("mean ± std");
-            // The step line last: the legend shows the colour of its entry's last item.
-            ImPlotSpec bandSpec = plot::runSpec(*run);
-            bandSpec.FillAlpha = 0.22f;
-            plot::shaded(bandLabel.c_str(), s.index, s.runLow, s.runHigh, m_scratch, m_scratchHigh,
-                         bandSpec);
-            ImPlotSpec meanSpec = plot::runSpec(*run, 0.6f);
-            meanSpec.Marker = ImPlotMarker_None; // the step line carries the run's marker
-            plot::line(bandLabel.c_str(), s.index, s.runMean, m_scratch, meanSpec);
-            ImPlotSpec stepSpec = plot::runSpec(*run);
-            stepSpec.LineWeight = 2.0f;
-            plot::line(stepLabel.c_str(), s.index, s.total, m_scratch, stepSpec);
+        if (band) {
+            plot::drawBand(*band, runColor(0), m_scratch, m_scratchHigh);
+        } else {
+            drawRuns(runs, comparing);
         }
         const bool anySteps = std::any_of(
             runs.begin(), runs.end(), [](const RunView* r) { return !r->series.index.empty(); });
         if (!anySteps) {
             plot::emptyHint(runs, "steps");
         } else if (m_measuredOnly && m_y.following() && !y.empty()) {
-            const plot::Range all = timeAxis(runs, window, false, comparing);
+            const plot::Range all = timeAxis(runs, window, false, comparing, band);
             if (all.hi > plot::shownRange(ImAxis_Y1).hi) {
                 plot::cornerNote("warmup steps are above the top");
             }
         }
-        drawTooltip(runs);
-        if (legendShown) {
-            plot::legendTooltips(runs);
+        if (band) {
+            plot::bandNote(*band);
+            plot::bandTooltip(runs, &StepSeries::total, "%.2f ms");
         } else {
-            plot::hiddenLegendNote(runs);
+            drawTooltip(runs);
+            if (legendShown) {
+                plot::legendTooltips(runs);
+            } else {
+                plot::hiddenLegendNote(runs);
+            }
         }
         plot::endPlot(ctx, "step-times");
     }

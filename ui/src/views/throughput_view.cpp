@@ -1,6 +1,8 @@
 // Throughput per step (tokens/s = B·T / step time) of the selected runs, each in its colour,
-// with the values of the step under the mouse in a tooltip.
+// with the values of the step under the mouse in a tooltip; past a dozen runs, the runs as one
+// band (runs_band.h).
 
+#include "band_plot.h"
 #include "theme.h"
 #include "plot_helpers.h"
 #include "view.h"
@@ -18,8 +20,10 @@ public:
     void drawChart(ViewContext& ctx, ImVec2 size);
 
 private:
+    void drawRuns(const std::vector<RunView*>& runs);
     plot::FollowAxis m_x, m_y;
-    Decimated m_scratch;
+    Decimated m_scratch, m_scratchHigh;
+    RunsBandCache m_band;
 };
 
 void ThroughputView::draw(ViewContext& ctx) {
@@ -31,45 +35,62 @@ void ThroughputView::draw(ViewContext& ctx) {
     ImGui::End();
 }
 
+// Each run's line, and the values of the step under the mouse.
+void ThroughputView::drawRuns(const std::vector<RunView*>& runs) {
+    for (RunView* run : runs) {
+        plot::line(plot::legendName(*run).c_str(), run->series.index, run->series.tokensPerS,
+                   m_scratch, plot::runSpec(*run));
+    }
+    const long step = plot::hoveredStep();
+    if (step >= 0 && !runs.empty()) {
+        ImGui::BeginTooltip();
+        ImGui::Text("step %ld", step);
+        for (const RunView* run : runs) {
+            if (step < static_cast<long>(run->series.tokensPerS.size())) {
+                plot::swatch(*run);
+                ImGui::Text("%s: %.0f tokens/s", run->name.c_str(),
+                            run->series.tokensPerS[static_cast<size_t>(step)]);
+            }
+        }
+        ImGui::EndTooltip();
+    }
+}
+
 void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
     if (ImPlot::BeginPlot("##throughput", size)) {
         ImPlot::SetupAxes("step", "tokens/s");
-        const bool legendShown = plot::setupLegend(runs);
+        const RunsBand* band =
+            plot::drawsBand(runs) ? &m_band.of(runs, &StepSeries::tokensPerS) : nullptr;
+        const bool legendShown = plot::setupLegend(band ? std::vector<RunView*>{} : runs);
         plot::watchInput({&m_x, &m_y});
         const plot::Range x = plot::stepRange(runs);
         m_x.setup(ImAxis_X1, x, 0.02);
         plot::stepTicks(ImAxis_X1);
         const plot::Range window = m_x.following() ? x : plot::shownRange(ImAxis_X1);
         plot::Range y;
-        for (const RunView* run : runs) {
-            y.add(plot::extent(run->series.index, run->series.tokensPerS, window));
+        if (band) {
+            y = plot::bandExtent(*band, window);
+        } else {
+            for (const RunView* run : runs) {
+                y.add(plot::extent(run->series.index, run->series.tokensPerS, window));
+            }
         }
         m_y.setup(ImAxis_Y1, y, 0.06);
-        for (RunView* run : runs) {
-            plot::line(plot::legendName(*run).c_str(), run->series.index,
-                       run->series.tokensPerS, m_scratch, plot::runSpec(*run));
+        if (band) {
+            plot::drawBand(*band, runColor(0), m_scratch, m_scratchHigh);
+            plot::bandNote(*band);
+            plot::bandTooltip(runs, &StepSeries::tokensPerS, "%.0f tokens/s");
+        } else {
+            drawRuns(runs);
+            if (legendShown) {
+                plot::legendTooltips(runs);
+            } else {
+                plot::hiddenLegendNote(runs);
+            }
         }
         if (y.empty()) {
             plot::emptyHint(runs, "steps");
-        }
-        const long step = plot::hoveredStep();
-        if (step >= 0 && !runs.empty()) {
-            ImGui::BeginTooltip();
-            ImGui::Text("step %ld", step);
-            for (const RunView* run : runs) {
-                if (step < static_cast<long>(run->series.tokensPerS.size())) {
-                    plot::swatch(*run);
-                    ImGui::Text("%s: %.0f tokens/s", run->name.c_str(),
-                                run->series.tokensPerS[static_cast<size_t>(step)]);
-                }
-            }
-            ImGui::EndTooltip();
-        }
-        if (legendShown) {
-            plot::legendTooltips(runs);
-        } else {
-            plot::hiddenLegendNote(runs);
         }
         plot::endPlot(ctx, "throughput");
     }
