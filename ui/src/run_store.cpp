@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace lmprof::ui {
@@ -101,7 +102,28 @@ void RunView::addTelemetry(const TelemetrySample& t) {
     }
 }
 
-void RunView::finish(const RunResult& r) {
+void RunView::reserveFor(size_t steps, size_t samples, size_t telemetrySamples) {
+    result.steps.reserve(steps);
+    stepEndS.reserve(steps);
+    for (auto* v : {&series.index, &series.forward, &series.backward, &series.optimizer,
+                    &series.total, &series.tokensPerS, &series.runMean, &series.runLow,
+                    &series.runHigh}) {
+        v->reserve(steps);
+    }
+    result.memoryTimeline.reserve(samples);
+    for (auto* v : {&memory.tS, &memory.allocatedMiB, &memory.reservedMiB, &memory.rssMiB,
+                    &memory.deviceUsedMiB}) {
+        v->reserve(samples);
+    }
+    result.telemetry.reserve(telemetrySamples);
+    for (auto* v : {&telemetry.tS, &telemetry.cpuPercent, &telemetry.rssMiB, &telemetry.gpuUtil,
+                    &telemetry.memUtil, &telemetry.powerW, &telemetry.smClockMHz,
+                    &telemetry.memClockMHz, &telemetry.temperatureC}) {
+        v->reserve(telemetrySamples);
+    }
+}
+
+void RunView::finish(RunResult r) {
     // The final result carries every step and sample. The series built live from events
     // match it and are kept; otherwise (a run opened from a file, or refused before it
     // started) they are rebuilt from the result.
@@ -109,23 +131,27 @@ void RunView::finish(const RunResult& r) {
                              memory.tS.size() == r.memoryTimeline.size() &&
                              telemetry.tS.size() == r.telemetry.size();
     if (seriesMatch) {
-        result = r;
+        result = std::move(r);
     } else {
         // A fresh view fed the result's records, as if they had arrived as events.
         RunView rebuilt;
         rebuilt.runIndex = runIndex;
-        rebuilt.result = r;
+        const std::vector<engine::StepRecord> steps = std::move(r.steps);
+        const std::vector<engine::MemorySample> samples = std::move(r.memoryTimeline);
+        const std::vector<engine::TelemetrySample> telemetrySamples = std::move(r.telemetry);
+        rebuilt.result = std::move(r);
         rebuilt.result.steps.clear();
         rebuilt.result.memoryTimeline.clear();
         rebuilt.result.telemetry.clear();
+        rebuilt.reserveFor(steps.size(), samples.size(), telemetrySamples.size());
         // Samples first: a step's peaks attach to the spans its samples opened.
-        for (const auto& m : r.memoryTimeline) {
+        for (const auto& m : samples) {
             rebuilt.addSample(m);
         }
-        for (const auto& s : r.steps) {
+        for (const auto& s : steps) {
             rebuilt.addStep(s);
         }
-        for (const auto& t : r.telemetry) {
+        for (const auto& t : telemetrySamples) {
             rebuilt.addTelemetry(t);
         }
         *this = std::move(rebuilt);
@@ -263,28 +289,36 @@ void RunStore::claimIds(std::vector<SessionEvent>& events) {
     }
 }
 
-size_t RunStore::addLoaded(const std::vector<RunResult>& runs, bool fromFile) {
+size_t RunStore::addLoaded(std::vector<RunResult> runs, bool fromFile) {
     // A run already here (the same file opened twice, a restore after an open) is the same
-    // run written the same way: compared by its JSON line, every field.
-    std::unordered_set<std::string> present;
+    // run written the same way: compared by its JSON line, every field. The lines are kept
+    // as hashes (a run's line can be megabytes), and compared whole where two hashes meet.
+    std::unordered_multimap<size_t, const RunResult*> present;
+    const auto line = [](const RunResult& r) { return runToJsonLine(r); };
     for (const auto& v : m_runs) {
         if (v.finished) {
-            present.insert(runToJsonLine(v.result));
+            present.emplace(std::hash<std::string>{}(line(v.result)), &v.result);
+        }
+    }
+    std::vector<std::pair<size_t, size_t>> fresh; // (hash, index in runs) of those to add
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const std::string text = line(runs[i]);
+        const size_t hash = std::hash<std::string>{}(text);
+        const auto [from, to] = present.equal_range(hash);
+        if (std::none_of(from, to, [&](const auto& p) { return line(*p.second) == text; })) {
+            present.emplace(hash, &runs[i]);
+            fresh.emplace_back(hash, i);
         }
     }
     std::unordered_set<std::string> taken = takenIds();
-    size_t added = 0;
-    for (const auto& r : runs) {
-        if (present.insert(runToJsonLine(r)).second) {
-            const std::string id = uniqueId(r.id, -1, taken);
-            RunView& v = addView();
-            v.finish(r);
-            v.result.id = id;
-            v.fromFile = fromFile;
-            ++added;
-        }
+    for (const auto& [hash, i] : fresh) {
+        const std::string id = uniqueId(runs[i].id, -1, taken);
+        RunView& v = addView();
+        v.finish(std::move(runs[i]));
+        v.result.id = id;
+        v.fromFile = fromFile;
     }
-    return added;
+    return fresh.size();
 }
 
 void RunStore::addDtypeReport(DtypeReport report) {

@@ -166,10 +166,11 @@ void FilesView::take(ViewContext& ctx, const std::string& path, ResultsFile load
                    true);
         return;
     }
-    const size_t added = ctx.store.addLoaded(loaded.runs);
+    const size_t read = loaded.runs.size();
+    const size_t added = ctx.store.addLoaded(std::move(loaded.runs));
     ctx.store.selectNewestOf(added); // the others are in Runs
     ctx.settings.addRecent(path);
-    const size_t open = loaded.runs.size() - added;
+    const size_t open = read - added;
     ctx.report("opened " + std::to_string(added) + " run(s) from " + path +
                    (added > 1 ? ", showing the newest (Runs selects the others)" : "") +
                    (open ? "; " + std::to_string(open) + " already open, not added again"

@@ -89,7 +89,10 @@ private:
     void addSample(const engine::MemorySample& sample);
     void addTelemetry(const engine::TelemetrySample& sample);
     void addPeaks(const engine::StepRecord& step);
-    void finish(const engine::RunResult& result);
+    void finish(engine::RunResult result);
+    // Room for a whole run's records and series at once (a run opened from a file), so that
+    // none of its vectors ends up with up to twice the room it needs.
+    void reserveFor(size_t steps, size_t samples, size_t telemetry);
     bool m_summaryDirty = true;
     engine::RunSummary m_liveSummary;
     engine::RunningStats m_running; // the measured steps so far: the running band
@@ -127,7 +130,7 @@ public:
     // taken by another run here is added under the next free one, as claimIds does.
     // fromFile marks them as opened or restored (the Runs table's From column); a sweep's
     // skipped runs are this session's.
-    size_t addLoaded(const std::vector<engine::RunResult>& runs, bool fromFile = true);
+    size_t addLoaded(std::vector<engine::RunResult> runs, bool fromFile = true);
 
     std::vector<RunView>& runs() { return m_runs; }
     const std::vector<RunView>& runs() const { return m_runs; }
