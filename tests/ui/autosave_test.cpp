@@ -30,18 +30,45 @@ TEST(Autosave, PreviousSessionIsMovedAsideAndOfferedOnce) {
     Autosave second(dir);
     const auto previous = second.takePrevious();
     ASSERT_TRUE(previous);
-    ASSERT_EQ(previous->runs.size(), 2u);
-    EXPECT_EQ(previous->runs[0].id, "a-1");
-    EXPECT_EQ(previous->runs[1].status, RunStatus::Oom);
-    EXPECT_EQ(previous->warnings.size(), 1u);
+    // Counted and sized, not read: the cut line is a line too.
+    EXPECT_EQ(previous->runs, 3u);
+    EXPECT_EQ(previous->bytes, std::filesystem::file_size(second.previousPath()));
     EXPECT_FALSE(previous->savedAt.empty());
     // This session starts a fresh file; the old one waits beside it until it is answered.
     EXPECT_FALSE(std::filesystem::exists(second.path()));
     EXPECT_TRUE(std::filesystem::exists(second.previousPath()));
-    EXPECT_NO_THROW(second.append(previous->runs[0]));
+    const auto read = engine::loadRunsJsonl(second.previousPath());
+    ASSERT_EQ(read.runs.size(), 2u);
+    EXPECT_EQ(read.runs[1].status, RunStatus::Oom);
+    EXPECT_EQ(read.warnings.size(), 1u);
+    EXPECT_NO_THROW(second.append(read.runs[0]));
     EXPECT_EQ(engine::loadRunsJsonl(second.path()).runs.size(), 1u);
     EXPECT_EQ(second.answer(true), "");
     EXPECT_FALSE(std::filesystem::exists(second.previousPath()));
+    std::filesystem::remove_all(dir);
+}
+
+// Restored without damage, the last session's lines become the start of this session's
+// file, before the runs this session finished while the offer waited.
+TEST(Autosave, AdoptedRunsStartThisSessionsFile) {
+    const auto dir = std::filesystem::temp_directory_path() / "lmprof_autosave_adopt";
+    std::filesystem::remove_all(dir);
+    {
+        Autosave first(dir);
+        first.append(finished(cfg("tiny", 16), RunStatus::Ok, {1, 2}, "a-1"));
+        first.append(finished(cfg("tiny", 32), RunStatus::Ok, {1, 2}, "a-2"));
+    }
+    Autosave second(dir);
+    ASSERT_EQ(second.takePrevious()->runs, 2u);
+    second.append(finished(cfg("tiny", 64), RunStatus::Ok, {1, 2}, "b-1"));
+    EXPECT_EQ(second.adopt(), "");
+    EXPECT_FALSE(std::filesystem::exists(second.previousPath()));
+    const auto runs = engine::loadRunsJsonl(second.path()).runs;
+    ASSERT_EQ(runs.size(), 3u);
+    EXPECT_EQ(runs[0].id, "a-1");
+    EXPECT_EQ(runs[2].id, "b-1");
+    second.append(finished(cfg("tiny", 128), RunStatus::Ok, {1, 2}, "b-2"));
+    EXPECT_EQ(engine::loadRunsJsonl(second.path()).runs.size(), 4u);
     std::filesystem::remove_all(dir);
 }
 
@@ -65,17 +92,19 @@ TEST(Autosave, AnUnansweredOfferIsNeverReplacedAndIsOfferedAgainWithLaterRuns) {
     }
     {
         Autosave second(dir); // offered, never answered; this session finishes one run
-        ASSERT_EQ(second.takePrevious()->runs.size(), 3u);
+        ASSERT_EQ(second.takePrevious()->runs, 3u);
         second.append(finished(cfg("tiny", 32), RunStatus::Ok, {1, 2}, "b-1"));
         std::ofstream(dir / "autosave.jsonl", std::ios::app) << "{\"cut"; // then a crash
     }
     Autosave third(dir);
     const auto previous = third.takePrevious();
     ASSERT_TRUE(previous);
-    ASSERT_EQ(previous->runs.size(), 4u);
-    EXPECT_EQ(previous->runs[0].id, "a-1");
-    EXPECT_EQ(previous->runs[3].id, "b-1");
-    EXPECT_EQ(previous->warnings.size(), 1u);
+    EXPECT_EQ(previous->runs, 5u); // four runs and the cut line
+    const auto read = engine::loadRunsJsonl(third.previousPath());
+    ASSERT_EQ(read.runs.size(), 4u);
+    EXPECT_EQ(read.runs[0].id, "a-1");
+    EXPECT_EQ(read.runs[3].id, "b-1");
+    EXPECT_EQ(read.warnings.size(), 1u);
     EXPECT_EQ(third.problem(), "");
     EXPECT_FALSE(std::filesystem::exists(third.path()));
     // Discard keeps them one more time, under their own name.
@@ -98,22 +127,25 @@ TEST(Autosave, EverySkippedLineIsCountedAndNamed) {
     Autosave second(dir);
     const auto previous = second.takePrevious();
     ASSERT_TRUE(previous);
-    EXPECT_EQ(previous->runs.size(), 2u);
-    ASSERT_EQ(previous->warnings.size(), 3u);
-    EXPECT_EQ(skippedLines(previous->warnings),
-              "3 damaged line(s) skipped: line 2, line 3, line 5");
-    EXPECT_EQ(skippedLines(previous->warnings, 1), "3 damaged line(s) skipped: line 2 and 2 more");
+    EXPECT_EQ(previous->runs, 5u);
+    const auto read = engine::loadRunsJsonl(second.previousPath());
+    EXPECT_EQ(read.runs.size(), 2u);
+    ASSERT_EQ(read.warnings.size(), 3u);
+    EXPECT_EQ(skippedLines(read.warnings), "3 damaged line(s) skipped: line 2, line 3, line 5");
+    EXPECT_EQ(skippedLines(read.warnings, 1), "3 damaged line(s) skipped: line 2 and 2 more");
     std::filesystem::remove_all(dir);
 }
 
-// A file with no readable run is not offered, and not lost: it is moved aside and named.
+// A file found to hold no readable run is not offered again, and not lost: it is moved
+// aside and named.
 TEST(Autosave, AnUnreadableFileIsKeptAsideAndNamed) {
     const auto dir = freshDir("lmprof_autosave_unreadable");
     std::filesystem::create_directories(dir);
     std::ofstream(dir / "autosave.jsonl") << "not json\nnor this\n";
     Autosave autosave(dir);
-    EXPECT_FALSE(autosave.takePrevious());
-    const std::string problem = autosave.problem();
+    EXPECT_EQ(autosave.takePrevious()->runs, 2u); // not read yet
+    const std::string problem = autosave.setAside(
+        skippedLines(engine::loadRunsJsonl(autosave.previousPath()).warnings));
     EXPECT_NE(problem.find("2 damaged line(s) skipped"), std::string::npos) << problem;
     EXPECT_NE(problem.find("previous-session.unreadable-"), std::string::npos) << problem;
     EXPECT_FALSE(std::filesystem::exists(autosave.previousPath()));

@@ -5,6 +5,7 @@
 
 #include "app_impl.h"
 #include "lmprof/engine/devices.h"
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "theme.h"
@@ -27,7 +28,7 @@ App::App(AppOptions options) : m_impl(std::make_unique<Impl>(std::move(options))
     s.themeOverride = s.options.darkTheme;
     if (auto previous = s.autosave.takePrevious()) {
         if (s.options.restore == RestoreChoice::Restore) {
-            s.restore(*previous);
+            s.restoreNow();
         } else if (s.options.restore == RestoreChoice::Ask) {
             s.restoreOffer = std::move(previous);
         } else {
@@ -267,23 +268,66 @@ void App::Impl::drawMenu() {
     drawConnectDialog();
 }
 
-void App::Impl::restore(const Autosave::Previous& previous) {
-    store.selectNewestOf(store.addLoaded(previous.runs)); // the others are in Runs
-    // Into this session's autosave too, so they survive another crash or restart.
-    for (const auto& run : previous.runs) {
-        try {
-            autosave.append(run);
-        } catch (const std::exception& e) {
-            status = std::string("autosave: ") + e.what();
-            statusIsError = true;
-            return;
-        }
+void App::Impl::restoreNow() {
+    JsonlRuns read;
+    try {
+        read = loadRunsJsonl(autosave.previousPath());
+    } catch (const ResultFormatError& e) {
+        status = autosave.setAside(e.what());
+        statusIsError = true;
+        return;
     }
-    status = "restored " + std::to_string(previous.runs.size()) + " run(s) of the last session" +
-             (previous.runs.size() > 1 ? ", showing the newest (Runs selects the others)" : "") +
-             (previous.warnings.empty() ? std::string() : "; " + skippedLines(previous.warnings));
-    statusIsError = !previous.warnings.empty();
-    if (const std::string problem = autosave.answer(true); !problem.empty()) {
+    restore(std::move(read.runs), read.warnings);
+}
+
+void App::Impl::restoreInBackground() {
+    filesView.readInBackground(
+        autosave.previousPath().string(), "Restoring the last session",
+        [this](ViewContext&, std::optional<ResultsFile> file, const std::string& error,
+               bool cancelled) {
+            if (file) {
+                restore(std::move(file->runs), file->warnings);
+            } else if (cancelled) {
+                status = "restore cancelled: the last session's runs stay in " +
+                         autosave.previousPath().string() + " and are offered at the next launch";
+                statusIsError = false;
+            } else {
+                status = autosave.setAside(error);
+                statusIsError = true;
+            }
+        });
+}
+
+void App::Impl::restore(std::vector<RunResult> runs, const std::vector<std::string>& warnings) {
+    if (runs.empty()) {
+        status = autosave.setAside("no line of it is a readable run (" +
+                                   skippedLines(warnings) + ")");
+        statusIsError = true;
+        return;
+    }
+    const size_t count = runs.size();
+    std::string problem;
+    if (warnings.empty()) {
+        problem = autosave.adopt(); // its lines start this session's autosave
+    } else {
+        // Into this session's autosave without the damaged lines, so they survive another
+        // crash or restart and are not reported again.
+        for (const auto& run : runs) {
+            try {
+                autosave.append(run);
+            } catch (const std::exception& e) {
+                problem = std::string("autosave: ") + e.what();
+                break;
+            }
+        }
+        problem = problem.empty() ? autosave.answer(true) : problem;
+    }
+    store.selectNewestOf(store.addLoaded(std::move(runs))); // the others are in Runs
+    status = "restored " + std::to_string(count) + " run(s) of the last session" +
+             (count > 1 ? ", showing the newest (Runs selects the others)" : "") +
+             (warnings.empty() ? std::string() : "; " + skippedLines(warnings));
+    statusIsError = !warnings.empty();
+    if (!problem.empty()) {
         status = problem;
         statusIsError = true;
     }
@@ -307,28 +351,17 @@ void App::Impl::drawRestoreOffer() {
                                 ImGuiWindowFlags_AlwaysAutoResize)) {
         return;
     }
-    ImGui::Text("The last session autosaved %zu run(s)%s.", restoreOffer->runs.size(),
-                restoreOffer->savedAt.empty() ? "" : (" at " + restoreOffer->savedAt).c_str());
-    // Every skipped line is listed (a long list scrolls).
-    if (const auto& warnings = restoreOffer->warnings; !warnings.empty()) {
-        ImGui::TextColored(palette().error, "%s", skippedLines(warnings, 0).c_str());
-        const float rows = static_cast<float>(std::min<size_t>(warnings.size(), 8));
-        if (ImGui::BeginChild(
-                "##skipped",
-                ImVec2(ImGui::GetFontSize() * 40.0f, ImGui::GetTextLineHeightWithSpacing() * rows),
-                true)) {
-            for (const auto& w : warnings) {
-                ImGui::TextDisabled("%s", w.c_str());
-            }
-        }
-        ImGui::EndChild();
-    }
+    // Counted, not read: the runs are read only if they are restored.
+    ImGui::Text("The last session autosaved %zu run(s), %s%s.", restoreOffer->runs,
+                engine::formatBytes(static_cast<int64_t>(restoreOffer->bytes)).c_str(),
+                restoreOffer->savedAt.empty() ? "" : (", at " + restoreOffer->savedAt).c_str());
+    ImGui::TextDisabled("Restore reads them, with a progress bar and Cancel; damaged lines are "
+                        "skipped and listed.");
     ImGui::TextDisabled("Discarded runs are kept in %s until the next discard.",
                         autosave.discardedPath().string().c_str());
-    const std::string restoreLabel =
-        "Restore " + std::to_string(restoreOffer->runs.size()) + " run(s)";
+    const std::string restoreLabel = "Restore " + std::to_string(restoreOffer->runs) + " run(s)";
     if (ImGui::Button(restoreLabel.c_str())) {
-        restore(*restoreOffer);
+        restoreInBackground();
         restoreOffer.reset();
         ImGui::CloseCurrentPopup();
     }

@@ -223,8 +223,11 @@ struct App::Impl {
     // window it knows from the same default place, instead of floating over the layout.
     std::map<std::string, ImGuiID> pendingDocks; // title -> dock node, for the first frame
     void dockUnknownWindows();
-    // The answers to the restore offer (Autosave::answer records them).
-    void restore(const Autosave::Previous& previous);
+    // The answers to the restore offer: reading the last session's runs now (--restore-last)
+    // or on a thread behind a progress bar (the offer's Restore), then taking them.
+    void restoreNow();
+    void restoreInBackground();
+    void restore(std::vector<engine::RunResult> runs, const std::vector<std::string>& warnings);
     void discard();
     void drawRestoreOffer();
     void autosaveFinished(const std::vector<engine::SessionEvent>& events);

@@ -6,8 +6,13 @@
 #include "lmprof/engine/file_io.h"
 #include "lmprof/engine/result_io.h"
 
+#include <cctype>
+#include <cstring>
 #include <ctime>
+#include <fstream>
+#include <stdexcept>
 #include <sys/stat.h>
+#include <vector>
 
 namespace lmprof::ui {
 
@@ -23,6 +28,35 @@ void appendFile(const std::filesystem::path& from, const std::filesystem::path& 
         bytes += '\n'; // a cut last line stays a line of its own
     }
     appendJsonlText(to, bytes);
+}
+
+// The lines of a file that are not blank, counted without reading what they say.
+size_t countLines(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw std::runtime_error("cannot read " + path.string());
+    }
+    std::vector<char> chunk(1 << 20);
+    size_t lines = 0;
+    bool blank = true; // the line so far
+    while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+        const char* p = chunk.data();
+        const char* end = p + in.gcount();
+        while (p < end) {
+            const char* newline = static_cast<const char*>(std::memchr(p, '\n', end - p));
+            const char* stop = newline ? newline : end;
+            for (; blank && p < stop; ++p) {
+                blank = std::isspace(static_cast<unsigned char>(*p)) != 0;
+            }
+            if (!newline) {
+                break;
+            }
+            lines += blank ? 0 : 1;
+            blank = true;
+            p = newline + 1;
+        }
+    }
+    return lines + (blank ? 0 : 1); // a last line without its newline (a cut one) too
 }
 
 } // namespace
@@ -63,36 +97,46 @@ std::optional<Autosave::Previous> Autosave::takePrevious() {
         return std::nullopt;
     }
     Previous p;
-    std::string unreadable;
     try {
-        JsonlRuns loaded = loadRunsJsonl(m_previous);
-        p.runs = std::move(loaded.runs);
-        p.warnings = std::move(loaded.warnings);
-        if (p.runs.empty() && p.warnings.empty()) {
-            std::filesystem::remove(m_previous, ec); // empty: nothing to lose
-            return std::nullopt;
-        }
-        if (p.runs.empty()) {
-            unreadable = "no line of it is a readable run (" + skippedLines(p.warnings) + ")";
-        }
-    } catch (const ResultFormatError& e) {
-        unreadable = e.what();
-    }
-    if (!unreadable.empty()) {
-        // Never offered, so never deleted: kept under a name no later launch reuses.
-        const auto aside =
-            m_previous.parent_path() / ("previous-session.unreadable-" +
-                                        localTime(std::time(nullptr), "%Y%m%d-%H%M%S") + ".jsonl");
-        std::filesystem::rename(m_previous, aside, ec);
-        m_problem = "the last session's autosave could not be restored: " + unreadable +
-                    "; it is kept as " + (ec ? m_previous : aside).string();
+        p.runs = countLines(m_previous);
+    } catch (const std::exception& e) {
+        m_problem = setAside(e.what());
         return std::nullopt;
     }
+    if (p.runs == 0) {
+        std::filesystem::remove(m_previous, ec); // empty: nothing to lose
+        return std::nullopt;
+    }
+    p.bytes = std::filesystem::file_size(m_previous, ec);
     struct stat st {};
     if (::stat(m_previous.c_str(), &st) == 0) {
         p.savedAt = localTime(st.st_mtime, "%Y-%m-%d %H:%M");
     }
     return p;
+}
+
+std::string Autosave::setAside(const std::string& why) {
+    // Never offered again, so never deleted: kept under a name no later launch reuses.
+    std::error_code ec;
+    const auto aside =
+        m_previous.parent_path() / ("previous-session.unreadable-" +
+                                    localTime(std::time(nullptr), "%Y%m%d-%H%M%S") + ".jsonl");
+    std::filesystem::rename(m_previous, aside, ec);
+    return "the last session's autosave could not be restored: " + why + "; it is kept as " +
+           (ec ? m_previous : aside).string();
+}
+
+std::string Autosave::adopt() {
+    try {
+        if (std::filesystem::exists(m_path)) {
+            appendFile(m_path, m_previous); // this session's runs after the restored ones
+        }
+        std::filesystem::rename(m_previous, m_path);
+    } catch (const std::exception& e) {
+        return std::string("cannot make the restored runs this session's autosave (") +
+               e.what() + "); they will be offered again";
+    }
+    return {};
 }
 
 std::string Autosave::answer(bool restored) {

@@ -93,8 +93,22 @@ void FilesView::openInBackground(ViewContext& ctx, const std::string& path) {
         ctx.report("still opening " + m_opening->path + ": wait for it, or cancel it", true);
         return;
     }
+    readInBackground(path, "Opening",
+                     [this, path](ViewContext& c, std::optional<engine::ResultsFile> file,
+                                  const std::string& error, bool cancelled) {
+                         if (file) {
+                             take(c, path, std::move(*file));
+                         } else {
+                             c.report(error, !cancelled);
+                         }
+                     });
+}
+
+void FilesView::readInBackground(const std::string& path, std::string title, Reader done) {
     m_opening = std::make_unique<Opening>();
     m_opening->path = path;
+    m_opening->title = std::move(title);
+    m_opening->taker = std::move(done);
     Opening* opening = m_opening.get();
     opening->worker = std::thread([opening] {
         try {
@@ -121,18 +135,14 @@ void FilesView::drawOpening(ViewContext& ctx) {
     if (m_opening->done) {
         m_opening->worker.join();
         std::unique_ptr<Opening> opened = std::move(m_opening);
-        if (opened->file) {
-            take(ctx, opened->path, std::move(*opened->file));
-        } else {
-            ctx.report(opened->error, !opened->cancelled);
-        }
+        opened->taker(ctx, std::move(opened->file), opened->error, opened->cancelled);
         return;
     }
-    constexpr const char* kOpening = "Opening";
-    ImGui::OpenPopup(kOpening);
+    const char* title = m_opening->title.c_str();
+    ImGui::OpenPopup(title);
     ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing,
                             ImVec2(0.5f, 0.5f));
-    if (ImGui::BeginPopupModal(kOpening, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
         ImGui::Text("Reading %s", m_opening->path.c_str());
         const float share = static_cast<float>(m_opening->share.load());
         char label[32];

@@ -6,6 +6,7 @@
 #include "view.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -27,12 +28,19 @@ public:
     // Opens it on a thread of its own while the window goes on, with a progress bar and
     // Cancel (File > Open, Recent): a night's sweep takes seconds to read.
     void openInBackground(ViewContext& ctx, const std::string& path);
+    // The same reading for another use (restoring the autosave): `title` heads the progress
+    // bar, and `done` gets the file, or nullopt with the reason (`cancelled` by the user).
+    using Reader = std::function<void(ViewContext&, std::optional<engine::ResultsFile> file,
+                                      const std::string& error, bool cancelled)>;
+    void readInBackground(const std::string& path, std::string title, Reader done);
     bool opening() const { return m_opening != nullptr; }
 
 private:
     // A file being read on its own thread; the window takes its runs when it is done.
     struct Opening {
         std::string path;
+        std::string title;
+        Reader taker; // what is done with the file, on the window's thread
         std::atomic<double> share{0.0};
         std::atomic<bool> cancel{false};
         std::atomic<bool> done{false};
