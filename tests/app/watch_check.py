@@ -98,7 +98,7 @@ def check(condition: bool, what: str, done: subprocess.CompletedProcess[str] | N
 
 def only_run(path: Path) -> dict:
     document = json.loads(path.read_text())
-    check(document["schema"] == "lmprof.results/1.6", f"{path}: schema {document['schema']}")
+    check(document["schema"] == "lmprof.results/1.7", f"{path}: schema {document['schema']}")
     (record,) = document["runs"]
     check(record["source"]["kind"] == "watched", f"{path}: a watched run")
     return record
