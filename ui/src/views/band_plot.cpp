@@ -18,13 +18,14 @@ Range bandExtent(const RunsBand& band, const Range& xWindow) {
 void drawBand(const RunsBand& band, const ImVec4& color, Decimated& scratchLo,
               Decimated& scratchHi) {
     ImPlotSpec outer = colorSpec(color);
-    outer.FillAlpha = 0.12f;
+    outer.FillAlpha = 0.25f;
     shaded("least to most", band.x, band.least, band.most, scratchLo, scratchHi, outer);
     ImPlotSpec inner = colorSpec(color);
-    inner.FillAlpha = 0.3f;
+    inner.FillAlpha = 0.55f;
     shaded("10-90%", band.x, band.low, band.high, scratchLo, scratchHi, inner);
-    ImPlotSpec median = colorSpec(color);
-    median.LineWeight = 2.0f;
+    // The median in the text's colour, so that it stands out of a band of the same hue.
+    ImPlotSpec median = colorSpec(ImGui::GetStyleColorVec4(ImGuiCol_Text));
+    median.LineWeight = 1.5f;
     const std::string label = "median of " + std::to_string(band.runs) + " runs";
     line(label.c_str(), band.x, band.median, scratchLo, median);
 }

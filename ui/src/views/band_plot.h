@@ -13,7 +13,8 @@ inline bool drawsBand(const std::vector<RunView*>& runs) {
 }
 // The band's extent over xWindow, for the y axis.
 Range bandExtent(const RunsBand& band, const Range& xWindow);
-// Least to most (faint), the 10th to 90th percentile, and the median line, in `color`;
+// Least to most (faint) and the 10th to 90th percentile in `color`, the median line in the
+// text's colour;
 // legend entries "least to most", "10-90%" and "median of N runs".
 void drawBand(const RunsBand& band, const ImVec4& color, Decimated& scratchLo,
               Decimated& scratchHi);

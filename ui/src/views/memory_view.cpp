@@ -34,7 +34,9 @@ private:
 namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
-// Bands are drawn only while this few are visible; zoom in to see them on long runs.
+// Phase bands are drawn only while each can be at least this wide, on average, and no more
+// than kMaxBands of them show: narrower, they are stripes that hide the lines (zoom in).
+constexpr float kMinBandPixels = 3.0f;
 constexpr size_t kMaxBands = 1500;
 
 const char* const kParts[] = {"parameters", "gradients", "AdamW moments", "activations"};
@@ -45,7 +47,14 @@ const char* const kBars[] = {"predicted", "measured"};
 
 void drawBands(const RunView& run) {
     const ImPlotRect limits = ImPlot::GetPlotLimits();
-    size_t drawn = 0;
+    const auto shown = [&](const PhaseSpan& s) {
+        return !(s.t1S < limits.X.Min || s.t0S > limits.X.Max);
+    };
+    const auto visible = static_cast<size_t>(std::count_if(run.spans.begin(), run.spans.end(), shown));
+    if (visible > std::min(kMaxBands, static_cast<size_t>(ImPlot::GetPlotSize().x / kMinBandPixels))) {
+        plot::cornerNote("phases are shaded when zoomed in to fewer steps");
+        return;
+    }
     // Every band's phase in the legend, in the phases' order, by its name alone (the legend
     // beside the plot takes its width from the plot's).
     using engine::Phase;
@@ -58,15 +67,10 @@ void drawBands(const RunView& run) {
         }
     }
     for (const PhaseSpan& span : run.spans) {
-        if (drawn >= kMaxBands) {
-            break;
+        if (shown(span)) {
+            plot::band(span.t0S, span.t1S,
+                       ImGui::GetColorU32(withAlpha(phaseColor(span.phase), 0.16f)));
         }
-        if (span.t1S < limits.X.Min || span.t0S > limits.X.Max) {
-            continue;
-        }
-        plot::band(span.t0S, span.t1S,
-                   ImGui::GetColorU32(withAlpha(phaseColor(span.phase), 0.16f)));
-        ++drawn;
     }
 }
 
@@ -118,6 +122,7 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& sel
         return;
     }
     const std::vector<RunView*> runs = plot::timelineRuns(selected);
+    plot::linesOfRuns(runs.size());
     ImPlot::SetupAxes("time since run start (s)", "MiB");
     const bool legendShown = plot::setupLegend(runs);
     const bool comparing = runs.size() > 1;

@@ -346,13 +346,27 @@ void figureText(const char* text, double x, double y, ImVec2 offset) {
     ImPlot::PlotText(text, x, y, offset);
 }
 
+namespace {
+// Points per pixel column of a line or band in the plot being drawn (linesOfRuns).
+float g_pointsPerPixel = 1.0f;
+// The most points a series of the current plot keeps.
+size_t pointBudget() {
+    return static_cast<size_t>(std::max(100.0f, ImPlot::GetPlotSize().x * g_pointsPerPixel));
+}
+} // namespace
+
+void linesOfRuns(size_t runs) {
+    g_pointsPerPixel = 1.0f / std::sqrt(static_cast<float>(std::max<size_t>(runs, 1)));
+}
+
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
           Decimated& scratch, const ImPlotSpec& spec) {
     if (g_figureLog) {
         record(DrawnSeries{label, xs, ys});
     }
-    // Two points per pixel column keep every spike while bounding the vertex count.
-    const size_t budget = static_cast<size_t>(std::max(200.0f, ImPlot::GetPlotSize().x * 2.0f));
+    // A point per pixel column (a bucket's least and most value every two) keeps every spike
+    // while bounding the vertices: what a software renderer pays for is thin triangles.
+    const size_t budget = pointBudget();
     decimateMinMax(xs, ys, budget, scratch);
     ImPlotSpec shown = spec;
     if (scratch.x.size() == 1) { // a line of one point draws nothing: a dot instead
@@ -385,7 +399,7 @@ void shaded(const char* label, const std::vector<double>& xs, const std::vector<
         record(DrawnSeries{std::string(label) + " [low]", xs, lo});
         record(DrawnSeries{std::string(label) + " [high]", xs, hi});
     }
-    const size_t budget = static_cast<size_t>(std::max(200.0f, ImPlot::GetPlotSize().x * 2.0f));
+    const size_t budget = pointBudget();
     const size_t stride = xs.size() > budget ? (xs.size() + budget - 1) / budget : 1;
     scratchLo.x.clear();
     scratchLo.y.clear();
@@ -591,6 +605,7 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
     const ImRect rect = current->FrameRect;
     ImRect data = current->PlotRect;
     ImPlot::EndPlot();
+    g_pointsPerPixel = 1.0f; // linesOfRuns holds for one plot
     if (exporting()) {
         return; // drawn for a file: the window's rectangles and menus are not this one's
     }

@@ -168,11 +168,14 @@ void bars(const char* label, const double* values, int count, double width, doub
           const ImPlotSpec& spec = ImPlotSpec());
 // A figure written on the chart at (x, y) (ImPlot::PlotText), logged.
 void figureText(const char* text, double x, double y, ImVec2 offset = ImVec2(0, 0));
-// Draws ys against xs, decimated to the plot's pixel width when long.
+// Draws ys against xs, decimated to a point per pixel column of the plot when long.
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
           Decimated& scratch, const ImPlotSpec& spec = ImPlotSpec());
+// The current plot draws `runs` runs' lines over each other: each is decimated to fewer
+// points (1/sqrt(runs) per pixel column), as each is decimated per step, until endPlot.
+void linesOfRuns(size_t runs);
 // The area between lo and hi (a smooth band such as mean ± std), subsampled by stride to
-// about two points per pixel column when long.
+// about a point per pixel column when long.
 void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,
             const std::vector<double>& hi, Decimated& scratchLo, Decimated& scratchHi,
             const ImPlotSpec& spec);

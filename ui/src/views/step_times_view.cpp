@@ -211,6 +211,7 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
         if (band) {
             plot::drawBand(*band, runColor(0), m_scratch, m_scratchHigh);
         } else {
+            plot::linesOfRuns(runs.size());
             drawRuns(runs, comparing);
         }
         const bool anySteps = std::any_of(

@@ -82,6 +82,7 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
             plot::bandNote(*band);
             plot::bandTooltip(runs, &StepSeries::tokensPerS, "%.0f tokens/s");
         } else {
+            plot::linesOfRuns(runs.size());
             drawRuns(runs);
             if (legendShown) {
                 plot::legendTooltips(runs);
