@@ -79,14 +79,51 @@ TEST(MemorySeries, BoundaryPairsBecomeSpansAndStepPeaksCoverThem) {
     EXPECT_TRUE(v.telemetry.anyGpu);
     EXPECT_EQ(v.telemetry.throttledS, std::vector<double>{0.3});
 
-    // The final result rebuilds the same series when loaded from a file.
+    // The final result rebuilds the same series when loaded from a file, its memory
+    // timeline once a chart asks for it.
     engine::RunResult fin = v.result;
     RunStore loaded;
     loaded.addLoaded({fin});
-    const ui::RunView& l = loaded.runs().at(0);
-    EXPECT_EQ(l.spans.size(), 2u);
-    EXPECT_EQ(l.peaks.tS.size(), 4u);
+    ui::RunView& l = loaded.runs().at(0);
     EXPECT_EQ(l.telemetry.tS.size(), 2u);
+    EXPECT_TRUE(l.memory.tS.empty());
+    l.ensureTimeline();
+    EXPECT_EQ(l.memory.allocatedMiB, v.memory.allocatedMiB);
+    EXPECT_EQ(l.spans.size(), 2u);
+    EXPECT_EQ(l.peaks.tS, v.peaks.tS);
+    EXPECT_EQ(l.peaks.peakMiB, v.peaks.peakMiB);
+}
+
+// Of the runs opened from files, only the timelines asked for last stay built.
+TEST(MemorySeries, FileRunsKeepOnlyTheTimelinesUsedLast) {
+    std::vector<engine::RunResult> runs;
+    for (int i = 0; i < 20; ++i) {
+        engine::RunResult r;
+        r.id = "run-" + std::to_string(i);
+        r.memoryTimeline = {sample(0, engine::Phase::Forward, 0, true),
+                            sample(10, engine::Phase::Forward, 0, true)};
+        engine::StepRecord s;
+        s.totalMs = 10;
+        r.steps = {s};
+        runs.push_back(r);
+    }
+    RunStore store;
+    ASSERT_EQ(store.addLoaded(runs), 20u);
+    for (auto& v : store.runs()) {
+        v.ensureTimeline();
+        EXPECT_EQ(v.spans.size(), 1u);
+    }
+    store.refreshSelection();
+    size_t built = 0;
+    for (size_t i = 0; i < store.runs().size(); ++i) {
+        const bool has = !store.runs()[i].memory.tS.empty();
+        built += has;
+        EXPECT_EQ(has, i >= 20 - ui::kKeptTimelines) << i; // the last asked for
+    }
+    EXPECT_EQ(built, ui::kKeptTimelines);
+    ui::RunView& first = store.runs().front();
+    first.ensureTimeline(); // built again when asked
+    EXPECT_EQ(first.peaks.tS.size(), 2u);
 }
 
 TEST(MemorySeries, StepEndTimesOfOlderFilesAreRebuiltFromStepDurations) {

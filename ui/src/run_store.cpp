@@ -22,6 +22,10 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 void RunView::addStep(const StepRecord& s) {
     result.steps.push_back(s);
+    stepSeries(s);
+}
+
+void RunView::stepSeries(const StepRecord& s) {
     series.index.push_back(s.index);
     series.forward.push_back(s.forwardMs);
     series.backward.push_back(s.backwardMs);
@@ -46,7 +50,9 @@ void RunView::addStep(const StepRecord& s) {
     // Files from before t_end_ms was recorded: the end of the previous step plus this one.
     const double previousEnd = stepEndS.empty() ? 0.0 : stepEndS.back();
     stepEndS.push_back(s.endMs > 0.0 ? s.endMs / 1000.0 : previousEnd + s.totalMs / 1000.0);
-    addPeaks(s);
+    if (m_timelineBuilt) {
+        addPeaks(s);
+    }
     m_summaryDirty = true;
 }
 
@@ -65,6 +71,10 @@ void RunView::addPeaks(const StepRecord& s) {
 
 void RunView::addSample(const MemorySample& m) {
     result.memoryTimeline.push_back(m);
+    sampleSeries(m);
+}
+
+void RunView::sampleSeries(const MemorySample& m) {
     const double t = m.tMs / 1000.0;
     memory.tS.push_back(t);
     memory.allocatedMiB.push_back(static_cast<double>(m.allocated) / kMiB);
@@ -85,6 +95,10 @@ void RunView::addSample(const MemorySample& m) {
 
 void RunView::addTelemetry(const TelemetrySample& t) {
     result.telemetry.push_back(t);
+    telemetrySeries(t);
+}
+
+void RunView::telemetrySeries(const TelemetrySample& t) {
     const auto orNaN = [](const std::optional<double>& v) { return v ? *v : kNaN; };
     const double time = t.tMs / 1000.0;
     telemetry.tS.push_back(time);
@@ -102,20 +116,44 @@ void RunView::addTelemetry(const TelemetrySample& t) {
     }
 }
 
-void RunView::reserveFor(size_t steps, size_t samples, size_t telemetrySamples) {
-    result.steps.reserve(steps);
+void RunView::ensureTimeline() {
+    static uint64_t uses = 0;
+    m_timelineUsed = ++uses;
+    if (m_timelineBuilt) {
+        return;
+    }
+    for (auto* v : {&memory.tS, &memory.allocatedMiB, &memory.reservedMiB, &memory.rssMiB,
+                    &memory.deviceUsedMiB}) {
+        v->reserve(result.memoryTimeline.size());
+    }
+    for (const auto& m : result.memoryTimeline) {
+        sampleSeries(m);
+    }
+    m_spansWithPeaks = 0;
+    for (const auto& s : result.steps) {
+        addPeaks(s);
+    }
+    m_timelineBuilt = true;
+}
+
+void RunView::dropTimeline() {
+    if (!m_lazyTimeline || !m_timelineBuilt) {
+        return;
+    }
+    memory = {};
+    spans = {};
+    peaks = {};
+    m_spansWithPeaks = 0;
+    m_timelineBuilt = false;
+}
+
+void RunView::reserveSeries(size_t steps, size_t telemetrySamples) {
     stepEndS.reserve(steps);
     for (auto* v : {&series.index, &series.forward, &series.backward, &series.optimizer,
                     &series.total, &series.tokensPerS, &series.runMean, &series.runLow,
                     &series.runHigh}) {
         v->reserve(steps);
     }
-    result.memoryTimeline.reserve(samples);
-    for (auto* v : {&memory.tS, &memory.allocatedMiB, &memory.reservedMiB, &memory.rssMiB,
-                    &memory.deviceUsedMiB}) {
-        v->reserve(samples);
-    }
-    result.telemetry.reserve(telemetrySamples);
     for (auto* v : {&telemetry.tS, &telemetry.cpuPercent, &telemetry.rssMiB, &telemetry.gpuUtil,
                     &telemetry.memUtil, &telemetry.powerW, &telemetry.smClockMHz,
                     &telemetry.memClockMHz, &telemetry.temperatureC}) {
@@ -133,26 +171,22 @@ void RunView::finish(RunResult r) {
     if (seriesMatch) {
         result = std::move(r);
     } else {
-        // A fresh view fed the result's records, as if they had arrived as events.
+        // A fresh view whose series are built from the result's records, as if they had
+        // arrived as events; the records themselves are kept as they came (a run opened from
+        // a file is most of its memory: never copied).
+        // Its memory timeline waits until a chart asks for it (ensureTimeline).
         RunView rebuilt;
         rebuilt.runIndex = runIndex;
-        const std::vector<engine::StepRecord> steps = std::move(r.steps);
-        const std::vector<engine::MemorySample> samples = std::move(r.memoryTimeline);
-        const std::vector<engine::TelemetrySample> telemetrySamples = std::move(r.telemetry);
         rebuilt.result = std::move(r);
-        rebuilt.result.steps.clear();
-        rebuilt.result.memoryTimeline.clear();
-        rebuilt.result.telemetry.clear();
-        rebuilt.reserveFor(steps.size(), samples.size(), telemetrySamples.size());
-        // Samples first: a step's peaks attach to the spans its samples opened.
-        for (const auto& m : samples) {
-            rebuilt.addSample(m);
+        rebuilt.m_lazyTimeline = true;
+        rebuilt.m_timelineBuilt = false;
+        const RunResult& kept = rebuilt.result;
+        rebuilt.reserveSeries(kept.steps.size(), kept.telemetry.size());
+        for (const auto& s : kept.steps) {
+            rebuilt.stepSeries(s);
         }
-        for (const auto& s : steps) {
-            rebuilt.addStep(s);
-        }
-        for (const auto& t : telemetrySamples) {
-            rebuilt.addTelemetry(t);
+        for (const auto& t : kept.telemetry) {
+            rebuilt.telemetrySeries(t);
         }
         *this = std::move(rebuilt);
     }
@@ -430,6 +464,26 @@ void RunStore::refreshSelection() {
     const auto names = distinguishingNames(results);
     for (size_t k = 0; k < selected.size(); ++k) {
         selected[k]->name = names[k];
+    }
+    releaseTimelines();
+}
+
+void RunStore::releaseTimelines() {
+    std::vector<RunView*> built;
+    for (RunView& v : m_runs) {
+        if (v.m_lazyTimeline && v.m_timelineBuilt) {
+            built.push_back(&v);
+        }
+    }
+    if (built.size() <= kKeptTimelines) {
+        return;
+    }
+    std::nth_element(built.begin(), built.begin() + kKeptTimelines, built.end(),
+                     [](const RunView* a, const RunView* b) {
+                         return a->m_timelineUsed > b->m_timelineUsed;
+                     });
+    for (auto it = built.begin() + kKeptTimelines; it != built.end(); ++it) {
+        (*it)->dropTimeline();
     }
 }
 

@@ -122,6 +122,9 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& sel
         return;
     }
     const std::vector<RunView*> runs = plot::timelineRuns(selected);
+    for (RunView* run : runs) {
+        run->ensureTimeline();
+    }
     plot::linesOfRuns(runs.size());
     ImPlot::SetupAxes("time since run start (s)", "MiB");
     const bool legendShown = plot::setupLegend(runs);

@@ -81,24 +81,41 @@ struct RunView {
 
     // Summary of the measured steps so far (recomputed lazily after new steps).
     const engine::RunSummary& liveSummary();
+    // A run opened from a file builds its memory timeline (`memory`, `spans`, `peaks`) only
+    // when a chart draws it: call before reading them. Most of a night's sweep is memory
+    // samples, and the timelines draw a few runs at a time (RunStore keeps the
+    // kKeptTimelines used last). A run that streamed in keeps its timeline, built as it came.
+    void ensureTimeline();
     int totalSteps() const { return result.config.warmupSteps + result.config.measureSteps; }
 
 private:
     friend class RunStore;
+    // A record as it arrives: kept in the result, and its series extended (stepSeries, ...).
     void addStep(const engine::StepRecord& step);
     void addSample(const engine::MemorySample& sample);
     void addTelemetry(const engine::TelemetrySample& sample);
+    void stepSeries(const engine::StepRecord& step);
+    void sampleSeries(const engine::MemorySample& sample);
+    void telemetrySeries(const engine::TelemetrySample& sample);
     void addPeaks(const engine::StepRecord& step);
     void finish(engine::RunResult result);
-    // Room for a whole run's records and series at once (a run opened from a file), so that
-    // none of its vectors ends up with up to twice the room it needs.
-    void reserveFor(size_t steps, size_t samples, size_t telemetry);
+    // Room for a whole run's series at once (a run opened from a file), so that none of its
+    // vectors ends up with up to twice the room it needs.
+    void reserveSeries(size_t steps, size_t telemetry);
+    void dropTimeline();
+    bool m_lazyTimeline = false;  // opened from a file: its timeline is built on demand
+    bool m_timelineBuilt = true;  // memory, spans and peaks hold every sample and step
+    uint64_t m_timelineUsed = 0;  // when ensureTimeline last asked (a counter)
     bool m_summaryDirty = true;
     engine::RunSummary m_liveSummary;
     engine::RunningStats m_running; // the measured steps so far: the running band
     std::optional<double> m_openSpanS; // a phase's start boundary seen, its end not yet
     size_t m_spansWithPeaks = 0;
 };
+
+// How many runs opened from files keep their memory timeline built (RunView::ensureTimeline)
+// once no chart asks for it: the ones asked for last.
+inline constexpr size_t kKeptTimelines = 12;
 
 // How many runs can be told apart by colour at once (ui::runColor's palette).
 inline constexpr int kRunColorCount = 8;
@@ -162,10 +179,13 @@ public:
     // its legend shown; the others are a click away in Runs. Nothing changes for 0.
     void selectNewestOf(size_t n);
     // Once per frame, after the selection may have changed: gives the selected runs distinct
-    // colours (a run keeps its colour unless an earlier-selected run has it) and names.
+    // colours (a run keeps its colour unless an earlier-selected run has it) and names, and
+    // lets go of the memory timelines of file runs no chart has asked for lately
+    // (kKeptTimelines).
     void refreshSelection();
 
 private:
+    void releaseTimelines();
     RunView& viewFor(int runIndex);
     RunView& addView();
     // Every id a run here has: its view's, or the one claimIds gave it.
