@@ -33,79 +33,124 @@ json toObject(const T& value, const Context&... context);
 template <typename T, typename J, typename... Context>
 T fromObject(const J& j, const std::string& path, const Context&... context);
 
-// Builds an object in the order `fields` names its members.
+// Records as columns being written (Writer::columns): one array per field, in the order the
+// fields were first met.
+class ColumnTable {
+public:
+    // The element of column `key` for row `row` (the rows before it that lacked the field
+    // get nulls).
+    json& next(const char* key, size_t row) {
+        // Most often the column after the last one asked for.
+        for (size_t k = 0; k < m_columns.size(); ++k) {
+            const size_t i = (m_hint + k) % m_columns.size();
+            if (m_columns[i].first == key) {
+                m_hint = i + 1;
+                return append(m_columns[i].second, row);
+            }
+        }
+        m_columns.emplace_back(key, json::array());
+        m_hint = m_columns.size();
+        return append(m_columns.back().second, row);
+    }
+    // The table as an object, every column `rows` long.
+    json take(size_t rows) {
+        json table = json::object();
+        for (auto& [key, values] : m_columns) {
+            values.get_ref<json::array_t&>().resize(rows);
+            table[key] = std::move(values);
+        }
+        return table;
+    }
+
+private:
+    static json& append(json& column, size_t row) {
+        auto& values = column.get_ref<json::array_t&>();
+        values.resize(row);
+        return values.emplace_back();
+    }
+    std::vector<std::pair<std::string, json>> m_columns;
+    size_t m_hint = 0;
+};
+
+// Builds an object in the order `fields` names its members (or, for Writer::columns, a row
+// of a ColumnTable).
 struct Writer {
     static constexpr bool kReads = false;
     json out = json::object();
+    ColumnTable* table = nullptr; // writing a row of records as columns
+    size_t row = 0;
+
+    // Where a field's value goes: the object's member, or the row's element of its column.
+    json& slot(const char* key) { return table ? table->next(key, row) : out[key]; }
 
     // Read when present, written always.
     template <typename T>
     void field(const char* key, const T& v) {
-        out[key] = v;
+        slot(key) = v;
     }
     template <typename T>
     void required(const char* key, const T& v) {
-        out[key] = v;
+        slot(key) = v;
     }
     // What the reader holds to a range is written within it (a self time computed as a
     // difference can come out a hair below 0; a share summed in another order a hair above 1).
     void duration(const char* key, double v, bool = false) {
-        out[key] = std::isfinite(v) ? std::clamp(v, 0.0, kMaxDurationMs) : 0.0;
+        slot(key) = std::isfinite(v) ? std::clamp(v, 0.0, kMaxDurationMs) : 0.0;
     }
     template <typename T>
     void between(const char* key, T v, T lo, T hi, bool = false) {
         if constexpr (std::is_floating_point_v<T>) {
             v = std::isfinite(v) ? std::clamp(v, lo, hi) : lo;
         }
-        out[key] = v;
+        slot(key) = v;
     }
     // Written for people and other tools, recomputed from the other fields when read.
     template <typename Fn>
     void derived(const char* key, Fn&& value) {
-        out[key] = value();
+        slot(key) = value();
     }
     // Written only when `present` (e.g. a bool only when true); read whenever there.
     template <typename T>
     void when(bool present, const char* key, const T& v) {
         if (present) {
-            out[key] = v;
+            slot(key) = v;
         }
     }
     // Omitted when absent.
     template <typename T>
     void optional(const char* key, const std::optional<T>& v) {
         if (v) {
-            out[key] = *v;
+            slot(key) = *v;
         }
     }
     // null when absent.
     template <typename T>
     void nullable(const char* key, const std::optional<T>& v) {
-        out[key] = v ? json(*v) : json(nullptr);
+        slot(key) = v ? json(*v) : json(nullptr);
     }
     template <typename Enum, typename Parse>
     void enumeration(const char* key, Enum v, Parse, bool = false) {
-        out[key] = toString(v);
+        slot(key) = toString(v);
     }
     template <typename Enum, typename Parse>
     void nullableEnumeration(const char* key, const std::optional<Enum>& v, Parse) {
-        out[key] = v ? json(toString(*v)) : json(nullptr);
+        slot(key) = v ? json(toString(*v)) : json(nullptr);
     }
     // A nested record with its own `fields` (and what else they need: a count, a size).
     template <typename T, typename... Context>
     void object(const char* key, const T& v, bool = false, const Context&... context) {
-        out[key] = toObject(v, context...);
+        slot(key) = toObject(v, context...);
     }
     // Omitted when absent.
     template <typename T, typename... Context>
     void optionalObject(const char* key, const std::optional<T>& v, const Context&... context) {
         if (v) {
-            out[key] = toObject(*v, context...);
+            slot(key) = toObject(*v, context...);
         }
     }
     template <typename T>
     void nullableObject(const char* key, const std::optional<T>& v) {
-        out[key] = v ? toObject(*v) : json(nullptr);
+        slot(key) = v ? toObject(*v) : json(nullptr);
     }
     template <typename T, typename... Context>
     void array(const char* key, const std::vector<T>& values, const Context&... context) {
@@ -113,36 +158,27 @@ struct Writer {
         for (const auto& v : values) {
             a.push_back(toObject(v, context...));
         }
-        out[key] = std::move(a);
+        slot(key) = std::move(a);
     }
     // Records as columns (columns.h): one array per field, a null where a row lacks it.
     template <typename T>
     void columns(const char* key, const std::vector<T>& rows) {
-        json table = json::object();
+        ColumnTable columns;
+        Writer w;
+        w.table = &columns;
         for (size_t i = 0; i < rows.size(); ++i) {
-            const json row = toObject(rows[i]);
-            for (auto it = row.begin(); it != row.end(); ++it) {
-                json& column = table[it.key()];
-                if (column.is_null()) {
-                    column = json::array();
-                }
-                auto& values = column.template get_ref<json::array_t&>();
-                values.resize(i); // nulls for the rows before that lacked it
-                values.push_back(it.value());
-            }
+            w.row = i;
+            fields(w, rows[i]);
         }
-        for (auto& column : table) {
-            column.template get_ref<json::array_t&>().resize(rows.size());
-        }
-        out[key] = std::move(table);
+        slot(key) = columns.take(rows.size());
     }
-    void strings(const char* key, const std::vector<std::string>& values) { out[key] = values; }
+    void strings(const char* key, const std::vector<std::string>& values) { slot(key) = values; }
     // A nested object of fields that are not a record of their own ({"cpu": {...}}).
     template <typename Fn>
     void group(const char* key, Fn&& fn, bool = false) {
         Writer sub;
         fn(sub);
-        out[key] = std::move(sub.out);
+        slot(key) = std::move(sub.out);
     }
 };
 

@@ -516,12 +516,12 @@ void json_io::writeResultSetJson(const ResultSet& set, int indent, const ChunkWr
             if (indent >= 0) { // one level deeper: after every line break, the runs' indent
                 std::string deeper;
                 deeper.reserve(run.size() + run.size() / 8);
-                for (char c : run) {
-                    deeper += c;
-                    if (c == '\n') {
-                        deeper += std::string_view(pad).substr(1);
-                    }
+                size_t from = 0;
+                for (size_t at; (at = run.find('\n', from)) != std::string::npos; from = at + 1) {
+                    deeper.append(run, from, at + 1 - from);
+                    deeper.append(pad, 1);
                 }
+                deeper.append(run, from);
                 run = std::move(deeper);
             }
             write(i == 0 ? pad : "," + pad);
