@@ -269,10 +269,10 @@ void App::Impl::drawMenu() {
 }
 
 void App::Impl::restoreNow() {
-    JsonlRuns read;
+    ResultsFile read;
     try {
-        read = loadRunsJsonl(autosave.previousPath());
-    } catch (const ResultFormatError& e) {
+        read = loadResultsFile(autosave.previousPath()); // as File > Open reads it
+    } catch (const std::exception& e) {
         status = autosave.setAside(e.what());
         statusIsError = true;
         return;
