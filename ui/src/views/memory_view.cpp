@@ -125,7 +125,7 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& sel
     for (RunView* run : runs) {
         run->ensureTimeline();
     }
-    plot::linesOfRuns(runs.size());
+    plot::linesOfRuns(runs.size(), 1.0f);
     ImPlot::SetupAxes("time since run start (s)", "MiB");
     const bool legendShown = plot::setupLegend(runs);
     const bool comparing = runs.size() > 1;

@@ -351,12 +351,12 @@ namespace {
 float g_pointsPerPixel = 1.0f;
 // The most points a series of the current plot keeps.
 size_t pointBudget() {
-    return static_cast<size_t>(std::max(100.0f, ImPlot::GetPlotSize().x * g_pointsPerPixel));
+    return static_cast<size_t>(std::max(150.0f, ImPlot::GetPlotSize().x * g_pointsPerPixel));
 }
 } // namespace
 
-void linesOfRuns(size_t runs) {
-    g_pointsPerPixel = 1.0f / std::sqrt(static_cast<float>(std::max<size_t>(runs, 1)));
+void linesOfRuns(size_t runs, float exponent) {
+    g_pointsPerPixel = std::pow(static_cast<float>(std::max<size_t>(runs, 1)), -exponent);
 }
 
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,

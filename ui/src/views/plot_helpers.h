@@ -172,8 +172,10 @@ void figureText(const char* text, double x, double y, ImVec2 offset = ImVec2(0, 
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
           Decimated& scratch, const ImPlotSpec& spec = ImPlotSpec());
 // The current plot draws `runs` runs' lines over each other: each is decimated to fewer
-// points (1/sqrt(runs) per pixel column), as each is decimated per step, until endPlot.
-void linesOfRuns(size_t runs);
+// points (runs^-exponent per pixel column, at least 150), as each is decimated per step,
+// until endPlot. The step charts compare a few runs step by step (1/sqrt(runs)); the
+// timelines overlay whole runs (1/runs: together as many points as one run's).
+void linesOfRuns(size_t runs, float exponent = 0.5f);
 // The area between lo and hi (a smooth band such as mean ± std), subsampled by stride to
 // about a point per pixel column when long.
 void shaded(const char* label, const std::vector<double>& xs, const std::vector<double>& lo,

@@ -125,7 +125,7 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
     // inside the chart.
     bool legendShown = true;
     const auto setupX = [&](int row) {
-        plot::linesOfRuns(runs.size());
+        plot::linesOfRuns(runs.size(), 1.0f);
         plot::watchInput({&m_x, &m_y[row], &m_y2[row]});
         m_x.setup(ImAxis_X1, x, 0.0);
         if (comparing) {
