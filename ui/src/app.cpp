@@ -341,7 +341,9 @@ void App::Impl::discard() {
 }
 
 void App::Impl::drawRestoreOffer() {
-    if (!restoreOffer) {
+    // One file is read at a time, and one modal shows: a file being opened (a demo's) goes
+    // first, and the offer waits for it.
+    if (!restoreOffer || filesView.opening()) {
         return;
     }
     ImGui::OpenPopup("Restore last session?");

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <imgui.h>
+#include <stdexcept>
 
 namespace lmprof::ui {
 
@@ -105,6 +106,10 @@ void FilesView::openInBackground(ViewContext& ctx, const std::string& path) {
 }
 
 void FilesView::readInBackground(const std::string& path, std::string title, Reader done) {
+    if (m_opening) { // the reading in progress would be dropped with its thread running
+        throw std::logic_error("FilesView::readInBackground while " + m_opening->path +
+                               " is being read");
+    }
     m_opening = std::make_unique<Opening>();
     m_opening->path = path;
     m_opening->title = std::move(title);

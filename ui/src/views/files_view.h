@@ -30,6 +30,7 @@ public:
     void openInBackground(ViewContext& ctx, const std::string& path);
     // The same reading for another use (restoring the autosave): `title` heads the progress
     // bar, and `done` gets the file, or nullopt with the reason (`cancelled` by the user).
+    // One file at a time: call only when opening() is false.
     using Reader = std::function<void(ViewContext&, std::optional<engine::ResultsFile> file,
                                       const std::string& error, bool cancelled)>;
     void readInBackground(const std::string& path, std::string title, Reader done);
