@@ -52,8 +52,7 @@ void drawBands(const RunView& run) {
     };
     const auto visible = static_cast<size_t>(std::count_if(run.spans.begin(), run.spans.end(), shown));
     if (visible > std::min(kMaxBands, static_cast<size_t>(ImPlot::GetPlotSize().x / kMinBandPixels))) {
-        plot::cornerNote("phases are shaded when zoomed in to fewer steps");
-        return;
+        return; // nor in the legend: the phases come back as the user zooms in
     }
     // Every band's phase in the legend, in the phases' order, by its name alone (the legend
     // beside the plot takes its width from the plot's).
