@@ -334,18 +334,18 @@ size_t RunStore::addLoaded(std::vector<RunResult> runs, bool fromFile) {
             present.emplace(std::hash<std::string>{}(line(v.result)), &v.result);
         }
     }
-    std::vector<std::pair<size_t, size_t>> fresh; // (hash, index in runs) of those to add
+    std::vector<size_t> fresh; // the indices in runs of those to add
     for (size_t i = 0; i < runs.size(); ++i) {
         const std::string text = line(runs[i]);
         const size_t hash = std::hash<std::string>{}(text);
         const auto [from, to] = present.equal_range(hash);
         if (std::none_of(from, to, [&](const auto& p) { return line(*p.second) == text; })) {
             present.emplace(hash, &runs[i]);
-            fresh.emplace_back(hash, i);
+            fresh.push_back(i);
         }
     }
     std::unordered_set<std::string> taken = takenIds();
-    for (const auto& [hash, i] : fresh) {
+    for (const size_t i : fresh) {
         const std::string id = uniqueId(runs[i].id, -1, taken);
         RunView& v = addView();
         v.finish(std::move(runs[i]));

@@ -2,22 +2,12 @@
 
 #include "runs_band.h"
 
+#include "lmprof/engine/stats.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace lmprof::ui {
-
-namespace {
-
-// The q-quantile of sorted values, linear between order statistics.
-double quantile(const std::vector<double>& sorted, double q) {
-    const double pos = q * static_cast<double>(sorted.size() - 1);
-    const size_t lo = static_cast<size_t>(std::floor(pos));
-    const size_t hi = std::min(lo + 1, sorted.size() - 1);
-    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
-}
-
-} // namespace
 
 RunsBand bandAcross(const std::vector<const RunView*>& runs, StepValues values) {
     RunsBand band;
@@ -43,9 +33,9 @@ RunsBand bandAcross(const std::vector<const RunView*>& runs, StepValues values) 
         }
         std::sort(at.begin(), at.end());
         band.x.push_back(step);
-        band.median.push_back(quantile(at, 0.5));
-        band.low.push_back(quantile(at, 0.1));
-        band.high.push_back(quantile(at, 0.9));
+        band.median.push_back(engine::quantileSorted(at, 0.5));
+        band.low.push_back(engine::quantileSorted(at, 0.1));
+        band.high.push_back(engine::quantileSorted(at, 0.9));
         band.least.push_back(at.front());
         band.most.push_back(at.back());
     }

@@ -2,6 +2,7 @@
 
 #include "band_plot.h"
 
+#include "lmprof/engine/stats.h"
 #include "theme.h"
 
 #include <imgui.h>
@@ -47,17 +48,16 @@ void bandTooltip(const std::vector<RunView*>& runs, StepValues values, const cha
         return;
     }
     std::sort(at.begin(), at.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<double> sorted;
+    for (const auto& [v, run] : at) {
+        sorted.push_back(v);
+    }
     const auto value = [format](double v) {
         char text[64];
         std::snprintf(text, sizeof(text), format, v);
         return std::string(text);
     };
-    const auto q = [&](double p) {
-        const double pos = p * static_cast<double>(at.size() - 1);
-        const size_t lo = static_cast<size_t>(pos);
-        const size_t hi = std::min(lo + 1, at.size() - 1);
-        return at[lo].first + (at[hi].first - at[lo].first) * (pos - static_cast<double>(lo));
-    };
+    const auto q = [&](double p) { return engine::quantileSorted(sorted, p); };
     ImGui::BeginTooltip();
     ImGui::Text("step %ld, %zu runs", step, at.size());
     ImGui::Text("median %s, 10-90%% %s to %s", value(q(0.5)).c_str(), value(q(0.1)).c_str(),
