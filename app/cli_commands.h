@@ -260,6 +260,11 @@ struct WatchLaunch {
     std::string listen;               // serve the run live on HOST:PORT (loopback)
     std::string tokenFile;            // the token viewers present
     std::string token; // or the token itself: written to a 0600 file in the script's folder
+    // The op profile of one step (docs/WATCH.md, "Inside your model"): -1 for none.
+    int profileOps = -1;
+    int opsDepth = 0;       // module names per region; 0: the package's default
+    bool opsFold = false;   // blocks.*.attn rather than blocks.3.attn
+    std::string opsTrace;   // the Chrome trace; "{run}" becomes the run's id
 };
 
 struct ScratchDir;

@@ -153,7 +153,9 @@ std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& 
         if (entry.rfind("PYTHONPATH=", 0) == 0) {
             pythonPath = std::string(entry.substr(11));
         } else if (entry.rfind("LMPROF_WATCH", 0) != 0 &&
-                   entry.rfind("LMPROF_TOKENS_PER_STEP=", 0) != 0) {
+                   entry.rfind("LMPROF_TOKENS_PER_STEP=", 0) != 0 &&
+                   entry.rfind("LMPROF_PROFILE_OPS=", 0) != 0 &&
+                   entry.rfind("LMPROF_OPS_", 0) != 0) {
             env.emplace_back(entry);
         }
     }
@@ -175,6 +177,18 @@ std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& 
     }
     if (!o.tokenFile.empty()) {
         env.push_back("LMPROF_WATCH_TOKEN_FILE=" + std::filesystem::absolute(o.tokenFile).string());
+    }
+    if (o.profileOps >= 0) {
+        env.push_back("LMPROF_PROFILE_OPS=" + std::to_string(o.profileOps));
+        if (o.opsDepth > 0) {
+            env.push_back("LMPROF_OPS_DEPTH=" + std::to_string(o.opsDepth));
+        }
+        if (o.opsFold) {
+            env.push_back("LMPROF_OPS_FOLD=1");
+        }
+        if (!o.opsTrace.empty()) {
+            env.push_back("LMPROF_OPS_TRACE=" + std::filesystem::absolute(o.opsTrace).string());
+        }
     }
     return env;
 }
@@ -447,9 +461,15 @@ int watchCommand(const WatchOptions& o) {
     if (!o.connect.empty()) {
         return viewCommand(o);
     }
+    WatchLaunch launch = o.launch;
+    if (launch.profileOps >= 0 && launch.opsTrace.empty() && !o.jsonPath.empty()) {
+        // Beside the result set, as the engine's --profile-ops writes it (docs/OP_PROFILE.md).
+        const fs::path json(o.jsonPath);
+        launch.opsTrace = (json.parent_path() / (json.stem().string() + ".{run}.trace.json")).string();
+    }
     std::unique_ptr<WatchedScript> script;
     try {
-        script = std::make_unique<WatchedScript>(o.launch);
+        script = std::make_unique<WatchedScript>(launch);
     } catch (const std::exception& e) {
         std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
         return kExitUsage;
@@ -541,6 +561,17 @@ CliCommand watchEntry() {
                                "show the run of a script that serves on HOST:PORT instead");
                 cmd.add_option("--token-file", o->launch.tokenFile,
                                "the token (default: <config dir>/server/token)");
+                cmd.add_option("--profile-ops", o->launch.profileOps,
+                               "profile step N's ops by module (lmprof-cli ops reads them)")
+                    ->check(CLI::NonNegativeNumber);
+                cmd.add_option("--ops-depth", o->launch.opsDepth,
+                               "module names per region: 3 makes blocks.3.attn (default 3)")
+                    ->check(CLI::PositiveNumber);
+                cmd.add_flag("--ops-fold", o->launch.opsFold,
+                             "fold repeated layers into one region: blocks.*.attn");
+                cmd.add_option("--profile-trace", o->launch.opsTrace,
+                               "the profiled step's Chrome trace ({run}: the run's id; "
+                               "default: beside --json)");
                 return std::function<int()>([o] { return watchCommand(*o); });
             }};
 }

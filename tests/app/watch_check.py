@@ -154,6 +154,28 @@ def main() -> None:
     check(done.returncode == 2 and "no run with id 'nope'" in done.stderr,
           "an unknown id is a usage error naming it", done)
 
+    # --profile-ops: one step's ops by module, read by `ops`, its trace beside --json.
+    out = a.workdir / "ops.json"
+    done = run(watch + ["--json", str(out), "--profile-ops", "3", "--ops-depth", "2", "--",
+                        a.python, str(script), "--steps", "5"])
+    check(done.returncode == 0, "watch --profile-ops exits 0", done)
+    record = only_run(out)
+    check([s.get("op_profiled", False) for s in record["steps"]] == [False] * 3 + [True, False],
+          "step 3 is the profiled one", done)
+    profile = record["op_profile"]
+    regions = {r["region"] for r in profile["rows"]}
+    check({"embed", "layer.self_attn", "layer.linear1", "head"} <= regions,
+          f"the model's modules at depth 2 are regions: {sorted(regions)}")
+    # PyTorch's math attention, where d_h equals T: QKᵀ and P·V are told apart by order.
+    attention = profile["headline"]["attention"]
+    check(attention["time_ratio"] is not None and attention["scores_ms"] > 0
+          and attention["value_ms"] > 0, f"softmax and both matmuls found: {attention}")
+    trace = a.workdir / f"ops.{record['id']}.trace.json"
+    check(profile["trace"] == str(trace) and trace.is_file(), "the trace beside --json")
+    done = run([a.cli, "ops", str(out), "--by", "region", "--phase", "backward"])
+    check(done.returncode == 0 and "layer.self_attn" in done.stdout
+          and "autograd.accumulate_grad" in done.stdout, "ops reads the watched profile", done)
+
     # A script that raises: its run ends `error` with the exception, every step kept.
     out = a.workdir / "raised.json"
     done = run(watch + ["--json", str(out), "--", a.python, str(script), "--raise-after", "3"])

@@ -92,6 +92,38 @@ TEST(OpsModel, AttentionPartsAndRegionOverlay) {
     EXPECT_DOUBLE_EQ(o.b[3], 1.0 + 1.0 + 8.0);
 }
 
+// A watched model's profile (docs/WATCH.md) has module paths for regions: attention's parts
+// come from its headline, which found them by names and shapes, and the overlay keeps its
+// regions, by name after the engine's.
+TEST(OpsModel, AWatchedProfileTakesAttentionFromItsHeadlineAndOverlaysItsModules) {
+    auto watched = [](double qkvMs) {
+        OpProfile p = sampleProfile(4.0);
+        for (OpRow& r : p.rows) {
+            r.region = r.region == region::kMlp ? "blocks.1.mlp" : "blocks.0";
+        }
+        p.rows[0].region = "blocks.0.qkv";
+        p.rows[0].selfMs = qkvMs;
+        p.headline.softmaxMs = 0.5;
+        p.headline.scoresMs = 0.3;
+        p.headline.valueMs = 0.2;
+        p.headline.scoresFlops = 2e9;
+        p.headline.valueFlops = 1e9;
+        return p;
+    };
+    const OpProfile a = watched(4.0);
+    const AttentionParts parts = attentionParts(a, OpKind::Op);
+    EXPECT_DOUBLE_EQ(parts.softmaxMs, 0.5);
+    EXPECT_DOUBLE_EQ(parts.scoresMs, 0.3);
+    EXPECT_DOUBLE_EQ(parts.valueFlops, 1e9);
+    // Another kind than the headline's has no parts: nothing is guessed.
+    EXPECT_DOUBLE_EQ(attentionParts(a, OpKind::Kernel).scoresMs, 0.0);
+
+    const RegionOverlay o = overlayRegions(a, watched(1.0), OpKind::Op);
+    ASSERT_EQ(o.regions, (std::vector<std::string>{"blocks.0", "blocks.0.qkv", "blocks.1.mlp"}));
+    EXPECT_DOUBLE_EQ(o.a[1], 4.0);
+    EXPECT_DOUBLE_EQ(o.b[1], 1.0);
+}
+
 // The op timeline's ruler: 1-2-5 steps, at most the ticks asked for, labels in the unit that
 // reads (µs below a millisecond's step).
 TEST(OpsModel, RulerTicksAreOneTwoFiveStepsWithReadableLabels) {

@@ -141,6 +141,15 @@ AttentionParts attentionParts(const OpProfile& p, OpKind kind) {
         }
     }
     a.softmaxFlops = p.headline.softmaxFlops;
+    const OpHeadline& h = p.headline;
+    const bool none = a.softmaxMs == 0.0 && a.scoresMs == 0.0 && a.valueMs == 0.0;
+    if (none && kind == h.kind) { // no attention regions (a watched model): the headline's
+        a.softmaxMs = h.softmaxMs;
+        a.scoresMs = h.scoresMs;
+        a.valueMs = h.valueMs;
+        a.scoresFlops = h.scoresFlops;
+        a.valueFlops = h.valueFlops;
+    }
     return a;
 }
 
@@ -157,7 +166,18 @@ RegionOverlay overlayRegions(const OpProfile& a, const OpProfile& b, OpKind kind
     const auto ma = perRegion(a);
     const auto mb = perRegion(b);
     RegionOverlay out;
+    // The engine's regions in model order; a watched model's module paths (docs/WATCH.md)
+    // by name after them, so blocks.0 comes before blocks.1; unattributed last.
     std::vector<std::string_view> order(kRegions.begin(), kRegions.end());
+    for (const auto* m : {&ma, &mb}) {
+        for (const auto& [name, ms] : *m) {
+            const bool known = std::find(order.begin(), order.end(), name) != order.end();
+            if (!known && name != region::kUnattributed) {
+                order.push_back(name);
+            }
+        }
+    }
+    std::sort(order.begin() + static_cast<std::ptrdiff_t>(kRegions.size()), order.end());
     order.push_back(region::kUnattributed);
     for (std::string_view name : order) {
         const auto ia = ma.find(name);

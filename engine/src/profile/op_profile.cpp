@@ -128,16 +128,20 @@ OpHeadline computeHeadline(const OpProfile& p, const RunConfig& config) {
         if (r.phase != Phase::Forward) {
             continue;
         }
-        const bool attentionMatmul =
-            r.matmul && (r.region == region::kScores || r.region == region::kValue);
+        const bool scores = r.matmul && r.region == region::kScores;
+        const bool value = r.matmul && r.region == region::kValue;
         if (r.kind == h.kind) {
             h.softmaxMs += r.region == region::kSoftmax ? r.selfMs : 0.0;
-            h.attentionMatmulMs += attentionMatmul ? r.selfMs : 0.0;
+            h.scoresMs += scores ? r.selfMs : 0.0;
+            h.valueMs += value ? r.selfMs : 0.0;
         }
-        if (r.kind == OpKind::Op && attentionMatmul) {
-            h.attentionMatmulFlops += r.flops;
+        if (r.kind == OpKind::Op) {
+            h.scoresFlops += scores ? r.flops : 0.0;
+            h.valueFlops += value ? r.flops : 0.0;
         }
     }
+    h.attentionMatmulMs = h.scoresMs + h.valueMs;
+    h.attentionMatmulFlops = h.scoresFlops + h.valueFlops;
     // Scores (B·h·T²) per layer and pass; the matmuls fall back to 2 · 2·B·h·T²·dh.
     const double b = static_cast<double>(config.batchSize);
     const double t = static_cast<double>(config.contextLength);

@@ -68,6 +68,11 @@ void fields(Io& io, Ref<OpHeadline, Io> h) {
         a.duration("matmul_ms", h.attentionMatmulMs);
         a.between("softmax_flops", h.softmaxFlops, 0.0, kMaxFlops);
         a.between("matmul_flops", h.attentionMatmulFlops, 0.0, kMaxFlops);
+        // Since the watched profile (1.7): the two matmuls apart; absent before.
+        a.duration("scores_ms", h.scoresMs);
+        a.duration("value_ms", h.valueMs);
+        a.between("scores_flops", h.scoresFlops, 0.0, kMaxFlops);
+        a.between("value_flops", h.valueFlops, 0.0, kMaxFlops);
         a.derived("time_ratio", [&] { return nullable(h.timeRatio()); });
         a.derived("flop_ratio", [&] { return nullable(h.flopRatio()); });
     });

@@ -5,8 +5,9 @@ called at the top is the model, and each optimizer step ends a step (docs/WATCH.
 
 The environment carries the options: LMPROF_WATCH=1, LMPROF_WATCH_SAVE (the result set;
 under torchrun `.rank<N>` is added before its suffix), LMPROF_WATCH_NAME,
-LMPROF_TOKENS_PER_STEP, LMPROF_WARMUP_STEPS, LMPROF_WATCH_LISTEN and
-LMPROF_WATCH_TOKEN_FILE.
+LMPROF_TOKENS_PER_STEP, LMPROF_WARMUP_STEPS, LMPROF_WATCH_LISTEN,
+LMPROF_WATCH_TOKEN_FILE, and the op profile's LMPROF_PROFILE_OPS (the step),
+LMPROF_OPS_DEPTH, LMPROF_OPS_FOLD and LMPROF_OPS_TRACE.
 
 The bootstrap loads this file on its own, before the package (whose import would import
 torch): it imports nothing of lmprof until torch is there."""
@@ -62,6 +63,15 @@ def _tokens() -> Optional[int]:
     return int(text)
 
 
+def _count(variable: str, least: int) -> Optional[int]:
+    text = os.environ.get(variable, "")
+    if not text:
+        return None
+    if not text.isdigit() or int(text) < least:
+        raise ValueError(f"{variable}: {text!r} is not a whole number of at least {least}")
+    return int(text)
+
+
 def start() -> None:
     """Watches this process's training loop (torch is imported)."""
     from lmprof._run import Run
@@ -69,10 +79,16 @@ def start() -> None:
     name = os.environ.get("LMPROF_WATCH_NAME") or None
     rank = _rank()
     script = next((a for a in sys.argv if a and not a.startswith("-")), "")
-    Run(None, None, name=name, tokens_per_step=_tokens(), save=_save_path(), script=script,
-        suffix=f"-rank{rank}" if rank is not None else "", listen=_listen(),
-        token_file=os.environ.get("LMPROF_WATCH_TOKEN_FILE") or None,
-        serve_from_first_step=True)
+    run = Run(None, None, name=name, tokens_per_step=_tokens(), save=_save_path(),
+              script=script, suffix=f"-rank{rank}" if rank is not None else "",
+              listen=_listen(), token_file=os.environ.get("LMPROF_WATCH_TOKEN_FILE") or None,
+              serve_from_first_step=True)
+    step = _count("LMPROF_PROFILE_OPS", 0)
+    if step is not None:
+        depth = _count("LMPROF_OPS_DEPTH", 1)
+        run.profile_ops(step, **({"depth": depth} if depth is not None else {}),
+                        fold=os.environ.get("LMPROF_OPS_FOLD", "") == "1",
+                        trace=os.environ.get("LMPROF_OPS_TRACE") or None)
 
 
 class _AfterTorch(importlib.abc.MetaPathFinder):

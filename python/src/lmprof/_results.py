@@ -60,6 +60,9 @@ class Tally:
     def __init__(self) -> None:
         self.times = {f"{p}_ms": array("d") for p in (*PHASES, "total")}
         self.warmup = array("b")
+        # Steps an instrument perturbed (an op profile, a memory snapshot): counted in the
+        # config's measure_steps, left out of the statistics (the engine's isMeasured).
+        self.perturbed = array("b")
         self._peaks = {True: dict.fromkeys(PHASES, 0), False: dict.fromkeys(PHASES, 0)}
 
     def __len__(self) -> int:
@@ -71,6 +74,7 @@ class Tally:
 
     def add(self, step: dict[str, Any]) -> None:
         self.warmup.append(1 if step["warmup"] else 0)
+        self.perturbed.append(1 if step.get("op_profiled") or step.get("memory_snapshot") else 0)
         for key, values in self.times.items():
             values.append(step[key])
         peaks = self._peaks[bool(step["warmup"])]
@@ -78,9 +82,10 @@ class Tally:
             peaks[phase] = max(peaks[phase], value)
 
     def summary(self, tokens_per_step: Optional[int]) -> dict[str, Any]:
-        """Statistics over the measured steps (not warmup, not compiled). Peaks come from the
+        """Statistics over the measured steps (not warmup, not compiled, not profiled). Peaks come from the
         measured steps, or from the warmup steps when none finished: the engine's rule."""
-        measured = [i for i, w in enumerate(self.warmup) if not w]
+        measured = [i for i, (w, p) in enumerate(zip(self.warmup, self.perturbed))
+                    if not w and not p]
         summary: dict[str, Any] = {
             key: phase_stats([values[i] for i in measured]) for key, values in self.times.items()
         }

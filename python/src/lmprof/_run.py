@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 import torch
 import torch.nn as nn
 
-from . import _hooks, _results, _serve
+from . import _hooks, _ops, _results, _serve
 from ._clocks import clock_for
 from ._memory import memory_for
 from ._steps import OpenStep, finish, readable
@@ -192,6 +192,10 @@ class Run:
         self._nvtx_depth = 0  # ranges this run has pushed and not popped
         self._handles: list[_hooks.Removable] = []
         self._finder: Optional[_hooks.OutermostModule] = None
+        self._ops_request: Optional[_ops.OpsRequest] = None
+        self._profiler: Optional[_ops.StepProfiler] = None
+        self._op_profile: Optional[dict[str, Any]] = None
+        self._op_profile_trace: Optional[str] = None
         self._bind(self._device)
         if model is not None:
             self._handles += _hooks.hook_model(model, self)
@@ -272,6 +276,39 @@ class Run:
                     value = float(value.item())
             step.scalars[key] = value
 
+    def profile_ops(self, step: Optional[int] = None, *, depth: int = _ops.DEFAULT_DEPTH,
+                    fold: bool = False,
+                    trace: Optional["os.PathLike[str] | str"] = None) -> None:
+        """Profiles one step's ops (and kernels on a GPU) with PyTorch's profiler, each op
+        attributed to a phase and a region: the module it ran in, its path cut to `depth`
+        names (``blocks.3.attn``), with layer indices folded (``blocks.*.attn``) when
+        `fold`; the script's own ``record_function`` ranges are regions too. The result is
+        the run's ``op_profile``, which ``lmprof-cli ops`` and the window's Ops view read;
+        the step is left out of the statistics.
+
+        Args:
+            step: the step's index (default: the first after the warmup, or the next step
+                when that has begun).
+            depth: how many names of a module's path make its region (1 or more).
+            fold: names layers ``blocks.*`` instead of ``blocks.0``, ``blocks.1``, ...
+            trace: the Chrome trace's path (default: beside ``save``, else none).
+
+        Raises ValueError naming the argument that is wrong."""
+        if step is None:
+            step = max(self._warmup, self._count)
+        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+            raise ValueError(f"step: expected a step index (0 or more), got {step!r}")
+        if step < self._count:
+            raise ValueError(f"step: step {step} has already begun ({self._count} so far)")
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ValueError(f"depth: expected 1 or more module names, got {depth!r}")
+        if self._op_profile is not None or self._profiler is not None:
+            raise ValueError("step: this run has profiled a step already (one per run)")
+        path = Path(trace) if trace is not None else None
+        if path is not None and not path.parent.is_dir():
+            raise ValueError(f"trace: the folder {str(path.parent)!r} does not exist")
+        self._ops_request = _ops.OpsRequest(step=step, depth=depth, fold=bool(fold), trace=path)
+
     def close(self) -> None:
         """Ends the run: reads the last steps (waiting for the device only now), writes
         ``save`` and removes every hook. Calling it again does nothing."""
@@ -301,7 +338,7 @@ class Run:
                 return  # a forward outside any step (evaluation): not watched
             if self._count == 0:
                 self._bind(_device_of(module))  # zero-code mode: the model is known now
-            self._begin()  # zero-code mode: the model's forward begins a step
+            self._begin(module)  # zero-code mode: the model's forward begins a step
         self._forward(module)
 
     @_guarded
@@ -346,7 +383,7 @@ class Run:
         self._nvtx = device is not None and device.type == "cuda"
 
     @_guarded
-    def _begin(self) -> None:
+    def _begin(self, inside: Optional[nn.Module] = None) -> None:
         if self._open is not None:
             return
         self._record_ready(everything=True)
@@ -365,6 +402,37 @@ class Run:
         if self._nvtx:
             self._nvtx_push("step")
             self._nvtx_push("rest")
+        if self._ops_request is not None and self._ops_request.step == step.index:
+            self._start_profile(step, inside)
+
+    def _start_profile(self, step: OpenStep, inside: Optional[nn.Module]) -> None:
+        request = self._ops_request
+        assert request is not None
+        self._ops_request = None
+        trace = request.trace
+        if trace is None and self._save is not None:
+            trace = self._save.with_name(f"{self._save.stem}.{self.name}.trace.json")
+        elif trace is not None and "{run}" in trace.name:
+            trace = trace.with_name(trace.name.replace("{run}", self.name))
+        request = _ops.OpsRequest(request.step, request.depth, request.fold, trace)
+        step.op_profiled = True
+        self._profiler = _ops.StepProfiler(request, self._watched_model(), self._device)
+        self._profiler.start(step.phase, inside)
+
+    def _end_profile(self) -> None:
+        """Turns the profiled step's events into the run's op_profile. The time this takes
+        is kept out of the next step's data phase."""
+        profiler = self._profiler
+        assert profiler is not None
+        self._profiler = None
+        events = profiler.stop()
+        trace, trace_error = profiler.write_trace()
+        cuda = self._device is not None and self._device.type == "cuda"
+        self._op_profile = _ops.op_profile(events, profiler.request, cuda=cuda, trace=trace,
+                                           trace_error=trace_error)
+        self._op_profile_trace = str(profiler.request.trace) if profiler.request.trace else None
+        self._last_end_ns = time.perf_counter_ns()
+        self._last_end_mark = None
 
     def _nvtx_push(self, name: str) -> None:
         """Opens a range (callers check `_nvtx`, off the CPU's hot path)."""
@@ -382,6 +450,8 @@ class Run:
         if step is None or step.phase == phase:
             return
         step.switch(phase, self._clock, self._memory.boundary())
+        if self._profiler is not None:
+            self._profiler.switch(phase)
         if self._nvtx_depth > 1:
             torch.cuda.nvtx.range_pop()
             self._nvtx_depth -= 1
@@ -400,6 +470,8 @@ class Run:
         self._ended.append(step)
         if self._nvtx_depth:
             self._nvtx_pop_all()
+        if self._profiler is not None:
+            self._end_profile()
         if self._model is None:
             # The zero-code mode: no log() can add to the step now, so it is recorded (and
             # journaled) as soon as its marks can be read, not at the next step's start,
@@ -411,6 +483,9 @@ class Run:
         self._open = None
         self._last_end_mark = None  # the next step's data phase is the host's time
         self._nvtx_pop_all()
+        if self._profiler is not None:
+            self._profiler.abandon()  # a step that raised has no profile
+            self._profiler = None
         self._error = f"{type(exc).__name__}: {exc}"
 
     def _record_ready(self, *, everything: bool = False, wait: bool = False) -> None:
@@ -481,11 +556,18 @@ class Run:
         # recent ones in memory): a reader checks each step's index against them.
         measured = self._tally.measured()
         precision = {"bfloat16": "bf16", "float16": "fp16"}.get(self._autocast or "", "fp32")
+        config: dict[str, Any] = {"mode": "train", "precision": precision,
+                                  "warmup_steps": len(self._tally) - measured,
+                                  "measure_steps": measured, "device": device}
+        extra: dict[str, Any] = {}
+        if self._op_profile is not None:
+            config["op_profile"] = {"first_step": self._op_profile["first_step"],
+                                    "step_count": self._op_profile["step_count"],
+                                    "trace_path": self._op_profile_trace}
+            extra["op_profile"] = self._op_profile
         return {
             "id": self.name,
-            "config": {"mode": "train", "precision": precision,
-                       "warmup_steps": len(self._tally) - measured, "measure_steps": measured,
-                       "device": device},
+            "config": config,
             "source": {"kind": "watched",
                        "script": self._script or (sys.argv[0] if sys.argv else ""),
                        "model_class": _model_class(model) if model is not None else None,
@@ -498,6 +580,7 @@ class Run:
             "status": self._status, "error": self._error, "failed_phase": None,
             "steps": steps,
             "summary": self._tally.summary(self._tokens_per_step),
+            **extra,
         }
 
     def _finish(self, exc: Optional[BaseException]) -> None:
@@ -514,6 +597,9 @@ class Run:
             self._status = "error"  # a step raised and the loop went on to close()
         if self._open is not None:
             self._open = None  # a step cut short is not recorded
+        if self._profiler is not None:
+            self._profiler.abandon()
+            self._profiler = None
         self._nvtx_pop_all()
         if self._broken is None:
             try:

@@ -34,6 +34,7 @@ class OpenStep:
     phase: str = "rest"
     micro_batches: int = 0
     compiled: bool = False
+    op_profiled: bool = False  # recorded by the op profiler (_ops.py): not a measured step
     peak_allocated: dict[str, int] = field(default_factory=dict)
     peak_reserved: int = 0
     scalars: dict[str, Any] = field(default_factory=dict)
@@ -104,6 +105,8 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
     }
     if step.compiled:
         record["compiled"] = True
+    if step.op_profiled:
+        record["op_profiled"] = True
     scalars = {name: read_scalar(value) for name, value in step.scalars.items()}
     if "loss" in scalars:
         record["loss"] = json_number(scalars.pop("loss"))

@@ -508,6 +508,14 @@ void OpsView::drawAttentionChart(ViewContext& ctx, ImVec2 size) {
 
 void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p, ImVec2 size) {
     const AttentionParts a = attentionParts(p, m_kind);
+    if (a.softmaxMs == 0.0 && a.scoresMs == 0.0 && a.valueMs == 0.0) {
+        // Said, not drawn as three empty bars: a watched model's profile says why.
+        ImGui::TextWrapped("This profile has no attention softmax and matmuls to compare.");
+        for (const std::string& note : p.notes) {
+            ImGui::TextWrapped("%s", note.c_str());
+        }
+        return;
+    }
     if (auto t = p.headline.timeRatio(), f = p.headline.flopRatio(); t && f) {
         ImGui::TextWrapped("Per forward pass, softmax takes %.2fx the time of the two attention "
                            "matmuls for %.3fx their FLOPs (%s).",

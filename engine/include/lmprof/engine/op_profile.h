@@ -90,6 +90,11 @@ struct OpHeadline {
     double attentionMatmulMs = 0.0;
     double softmaxFlops = 0.0; // analytic: 5 per score element (max, subtract, exp, sum, divide)
     double attentionMatmulFlops = 0.0;
+    // The two matmuls apart: QKᵀ (scores) and P·V (value), which sum to the two above. A
+    // watched model has no attention regions; its profile finds them by names and shapes
+    // and says so here (docs/WATCH.md).
+    double scoresMs = 0.0, valueMs = 0.0;
+    double scoresFlops = 0.0, valueFlops = 0.0;
     std::optional<double> timeRatio() const; // softmax / matmuls; null without matmul time
     std::optional<double> flopRatio() const;
 };
