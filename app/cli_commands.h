@@ -265,6 +265,10 @@ struct WatchLaunch {
     int opsDepth = 0;       // module names per region; 0: the package's default
     bool opsFold = false;   // blocks.*.attn rather than blocks.3.attn
     std::string opsTrace;   // the Chrome trace; "{run}" becomes the run's id
+    double memoryHz = 0.0;  // the memory timeline's samples a second; 0: none
+    int memorySnapshot = -1; // the step whose CUDA allocator history is recorded; -1: none
+    std::string snapshotPath; // its pickle; "{run}" becomes the run's id
+    int moduleDepth = 0;      // time each module of the model cut at this depth; 0: none
 };
 
 struct ScratchDir;

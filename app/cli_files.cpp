@@ -72,11 +72,15 @@ int showCommand(const ShowOptions& o) {
         const std::vector<RunResult> runs =
             runsWarning(o.path, std::move(file.runs), file.warnings);
         writeReport(std::cout, runs, format);
-        // Data-parallel runs add their tables (CSV stays one table: the runs').
+        // Data-parallel runs and watched runs' modules add their tables (CSV stays one
+        // table: the runs').
         if (format != ReportFormat::Csv &&
             std::any_of(runs.begin(), runs.end(), [](const auto& r) { return r.ddp; })) {
             std::cout << "\n";
             writeDdpReport(std::cout, runs, format);
+        }
+        if (format != ReportFormat::Csv) {
+            writeModuleReport(std::cout, runs, format);
         }
         return kExitOk;
     } catch (const ResultFormatError& e) {

@@ -349,6 +349,9 @@ int reportRuns(const std::vector<RunResult>& runs, const CommonOptions& o,
                const Environment* environment) {
     const auto format = parseReportFormat(o.format);
     writeReport(std::cout, runs, *format);
+    if (*format != ReportFormat::Csv) {
+        writeModuleReport(std::cout, runs, *format); // lmprof-cli watch's time per module
+    }
     if (!o.jsonPath.empty()) {
         try {
             // A run that measured nothing (cancelled at once) never replaces an existing

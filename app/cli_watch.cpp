@@ -155,7 +155,9 @@ std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& 
         } else if (entry.rfind("LMPROF_WATCH", 0) != 0 &&
                    entry.rfind("LMPROF_TOKENS_PER_STEP=", 0) != 0 &&
                    entry.rfind("LMPROF_PROFILE_OPS=", 0) != 0 &&
-                   entry.rfind("LMPROF_OPS_", 0) != 0) {
+                   entry.rfind("LMPROF_OPS_", 0) != 0 && entry.rfind("LMPROF_MEMORY_", 0) != 0 &&
+                   entry.rfind("LMPROF_SNAPSHOT_PATH=", 0) != 0 &&
+                   entry.rfind("LMPROF_MODULE_DEPTH=", 0) != 0) {
             env.emplace_back(entry);
         }
     }
@@ -177,6 +179,18 @@ std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& 
     }
     if (!o.tokenFile.empty()) {
         env.push_back("LMPROF_WATCH_TOKEN_FILE=" + std::filesystem::absolute(o.tokenFile).string());
+    }
+    if (o.moduleDepth > 0) {
+        env.push_back("LMPROF_MODULE_DEPTH=" + std::to_string(o.moduleDepth));
+    }
+    if (o.memoryHz > 0.0) {
+        env.push_back("LMPROF_MEMORY_HZ=" + std::to_string(o.memoryHz));
+    }
+    if (o.memorySnapshot >= 0) {
+        env.push_back("LMPROF_MEMORY_SNAPSHOT=" + std::to_string(o.memorySnapshot));
+        if (!o.snapshotPath.empty()) {
+            env.push_back("LMPROF_SNAPSHOT_PATH=" + std::filesystem::absolute(o.snapshotPath).string());
+        }
     }
     if (o.profileOps >= 0) {
         env.push_back("LMPROF_PROFILE_OPS=" + std::to_string(o.profileOps));
@@ -462,10 +476,22 @@ int watchCommand(const WatchOptions& o) {
         return viewCommand(o);
     }
     WatchLaunch launch = o.launch;
+    // The trace and the pickle go beside the result set, as the engine writes them
+    // (docs/OP_PROFILE.md), not into the script's private folder, which is removed.
+    const fs::path json(o.jsonPath);
+    const auto beside = [&](const char* suffix) {
+        return (json.parent_path() / (json.stem().string() + ".{run}" + suffix)).string();
+    };
     if (launch.profileOps >= 0 && launch.opsTrace.empty() && !o.jsonPath.empty()) {
-        // Beside the result set, as the engine's --profile-ops writes it (docs/OP_PROFILE.md).
-        const fs::path json(o.jsonPath);
-        launch.opsTrace = (json.parent_path() / (json.stem().string() + ".{run}.trace.json")).string();
+        launch.opsTrace = beside(".trace.json");
+    }
+    if (launch.memorySnapshot >= 0 && launch.snapshotPath.empty()) {
+        if (o.jsonPath.empty()) {
+            std::cerr << "lmprof-cli: watch: --memory-snapshot: give --json (the pickle goes "
+                         "beside it) or --snapshot-path\n";
+            return kExitUsage;
+        }
+        launch.snapshotPath = beside(".snapshot.pickle");
     }
     std::unique_ptr<WatchedScript> script;
     try {
@@ -569,6 +595,17 @@ CliCommand watchEntry() {
                     ->check(CLI::PositiveNumber);
                 cmd.add_flag("--ops-fold", o->launch.opsFold,
                              "fold repeated layers into one region: blocks.*.attn");
+                cmd.add_option("--time-modules", o->launch.moduleDepth,
+                               "time each module of the model cut at depth N (blocks.3 at 2)")
+                    ->check(CLI::PositiveNumber);
+                cmd.add_option("--memory-hz", o->launch.memoryHz,
+                               "sample the script's memory N times a second (0: off)")
+                    ->check(CLI::Range(0.0, 1000.0));
+                cmd.add_option("--memory-snapshot", o->launch.memorySnapshot,
+                               "record step N's CUDA allocator history (memory_viz pickle)")
+                    ->check(CLI::NonNegativeNumber);
+                cmd.add_option("--snapshot-path", o->launch.snapshotPath,
+                               "the pickle ({run}: the run's id; default: beside --json)");
                 cmd.add_option("--profile-trace", o->launch.opsTrace,
                                "the profiled step's Chrome trace ({run}: the run's id; "
                                "default: beside --json)");

@@ -148,6 +148,7 @@ std::unique_ptr<app::WatchedScript> startWatchedScript(
     const int port = freeLoopbackPort();
     launch.listen = "127.0.0.1:" + std::to_string(port);
     launch.token = token;
+    launch.memoryHz = engine::RunConfig{}.sampleHz; // the Memory view's timeline, as for runs
     auto script = std::make_unique<app::WatchedScript>(launch);
     engine::remote::ConnectOptions options;
     options.port = port;

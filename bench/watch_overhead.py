@@ -9,7 +9,13 @@ watcher). Two loops:
   empty  a Linear(4, 4) step: the watcher's host time per step in microseconds (watched
          minus unwatched), the same way.
 
-Usage: python bench/watch_overhead.py [--rounds 6] [--steps 200] [--warmup 20] [--loops tiny,empty]
+`--pair A,B` compares two ways of running the loop instead of watched against unwatched
+(the default, `watch,off`): `off`, `watch`, `memory=HZ` (watched with the memory sampler at
+HZ samples a second: the sampler's cost is `memory=100,watch`) and `modules=DEPTH` (watched
+with per-module times to DEPTH).
+
+Usage: python bench/watch_overhead.py [--rounds 6] [--steps 200] [--warmup 20]
+       [--loops tiny,empty] [--pair watch,off]
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 
-def child(loop: str, watched: bool, steps: int, warmup: int) -> None:
+def child(loop: str, mode: str, steps: int, warmup: int) -> None:
     import torch
 
     sys.path.insert(0, str(ROOT / "tests" / "reference"))
@@ -46,10 +52,14 @@ def child(loop: str, watched: bool, steps: int, warmup: int) -> None:
         x = torch.randn(2, 4)
         compute = lambda: model(x).sum()  # noqa: E731
     run = None
-    if watched:
+    kind, _, value = mode.partition("=")
+    if kind != "off":
         import lmprof
 
-        run = lmprof.watch(model, opt, tokens_per_step=512)
+        hz = float(value) if kind == "memory" else 0.0
+        run = lmprof.watch(model, opt, tokens_per_step=512, memory_hz=hz)
+        if kind == "modules":
+            run.time_modules(depth=int(value))
     times = []
     for i in range(warmup + steps):
         t0 = time.perf_counter()
@@ -67,9 +77,12 @@ def child(loop: str, watched: bool, steps: int, warmup: int) -> None:
             opt.zero_grad()
         if i >= warmup:
             times.append(time.perf_counter() - t0)
+    sampler_ms = 0.0
     if run is not None:
         run.close()
-    print(json.dumps({"mean_s": statistics.fmean(times), "median_s": statistics.median(times)}))
+        sampler_ms = run.result_set()["runs"][0].get("sampler_cpu_ms", 0.0)
+    print(json.dumps({"mean_s": statistics.fmean(times), "median_s": statistics.median(times),
+                      "sampler_ms_per_step": sampler_ms / (warmup + steps)}))
 
 
 def interval(a: list[float], b: list[float], fn, draws: int = 4000) -> tuple[float, float]:
@@ -84,31 +97,39 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=200)
     p.add_argument("--warmup", type=int, default=20)
     p.add_argument("--loops", default="tiny,empty")
-    p.add_argument("--child", nargs=2, metavar=("LOOP", "WATCHED"))
+    p.add_argument("--pair", default="watch,off", help="A,B: the two ways compared, A over B")
+    p.add_argument("--child", nargs=2, metavar=("LOOP", "MODE"))
     args = p.parse_args()
     if args.child:
-        child(args.child[0], args.child[1] == "1", args.steps, args.warmup)
+        child(args.child[0], args.child[1], args.steps, args.warmup)
         return
+    a_mode, b_mode = args.pair.split(",")
     for loop in args.loops.split(","):
-        means: dict[bool, list[float]] = {True: [], False: []}
+        means: dict[str, list[float]] = {a_mode: [], b_mode: []}
+        sampler: list[float] = []
         for r in range(args.rounds):
-            order = (True, False) if r % 2 == 0 else (False, True)
-            for watched in order:
+            order = (a_mode, b_mode) if r % 2 == 0 else (b_mode, a_mode)
+            for mode in order:
                 out = subprocess.run(
-                    [sys.executable, __file__, "--child", loop, "1" if watched else "0",
+                    [sys.executable, __file__, "--child", loop, mode,
                      "--steps", str(args.steps), "--warmup", str(args.warmup)],
                     capture_output=True, text=True, check=True)
-                means[watched].append(json.loads(out.stdout)["mean_s"])
-        on, off = means[True], means[False]
+                result = json.loads(out.stdout)
+                means[mode].append(result["mean_s"])
+                if mode == a_mode:
+                    sampler.append(result["sampler_ms_per_step"])
+        on, off = means[a_mode], means[b_mode]
+        print(f"{loop}: {a_mode} over {b_mode}")
         ratio = statistics.fmean(on) / statistics.fmean(off)
         lo, hi = interval(on, off, lambda a, b: statistics.fmean(a) / statistics.fmean(b))
         cost = (statistics.fmean(on) - statistics.fmean(off)) * 1e6
         clo, chi = interval(on, off, lambda a, b: (statistics.fmean(a) - statistics.fmean(b)) * 1e6)
-        print(f"{loop:6s} unwatched {statistics.fmean(off) * 1e3:8.3f} ms "
-              f"(rounds {min(off) * 1e3:.3f}-{max(off) * 1e3:.3f}), watched "
+        print(f"{loop:6s} {b_mode} {statistics.fmean(off) * 1e3:8.3f} ms "
+              f"(rounds {min(off) * 1e3:.3f}-{max(off) * 1e3:.3f}), {a_mode} "
               f"{statistics.fmean(on) * 1e3:8.3f} ms (rounds {min(on) * 1e3:.3f}-{max(on) * 1e3:.3f})")
-        print(f"       ratio {ratio:.4f} [95% {lo:.4f}, {hi:.4f}]; watcher per step "
-              f"{cost:+.1f} us [95% {clo:+.1f}, {chi:+.1f}]")
+        print(f"       ratio {ratio:.4f} [95% {lo:.4f}, {hi:.4f}]; difference per step "
+              f"{cost:+.1f} us [95% {clo:+.1f}, {chi:+.1f}]; sampler thread CPU per step "
+              f"{statistics.fmean(sampler) * 1e3:.1f} us")
 
 
 if __name__ == "__main__":

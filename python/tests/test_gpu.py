@@ -151,6 +151,88 @@ def test_each_phase_has_its_own_allocator_peak() -> None:
         assert step["peak_allocated_bytes"] == max(peaks.values())
 
 
+def _watched_cuda_run(tmp: Path, **options: object) -> tuple[dict, TinyGPT]:
+    """Ten steps of the tiny model on CUDA, saved; `options` go to watch()."""
+    torch.manual_seed(0)
+    model = TinyGPT(d=128, layers=2, ctx=64).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    run = lmprof.watch(model, opt, save=tmp / "run.json", **options)  # type: ignore[arg-type]
+    return {"run": run, "opt": opt}, model
+
+
+def _train(run: "lmprof.Run", model: TinyGPT, opt: torch.optim.Optimizer, steps: int) -> None:
+    for x, y in device_batches(steps, 8, 64):
+        with run.step():
+            loss_of(model, x, y).backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+
+
+@cuda
+def test_the_op_profile_has_each_modules_kernels() -> None:
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        parts, model = _watched_cuda_run(Path(folder))
+        run = parts["run"]
+        run.profile_ops(6)
+        _train(run, model, parts["opt"], 8)
+        run.close()
+        profile = json.loads((Path(folder) / "run.json").read_text())["runs"][0]["op_profile"]
+    assert profile["headline"]["kind"] == "kernel", profile["notes"]
+    kernels = [r for r in profile["rows"] if r["kind"] == "kernel"]
+    assert {("forward", "blocks.0.qkv"), ("backward", "blocks.0.qkv")} <= {
+        (r["phase"], r["region"]) for r in kernels}
+    assert profile["kernel_ms"]["forward"] > 0 and profile["kernel_ms"]["backward"] > 0
+    attention = profile["headline"]["attention"]
+    assert attention["scores_ms"] > 0 and attention["value_ms"] > 0 and attention["softmax_ms"] > 0
+
+
+@cuda
+def test_a_memory_snapshot_opens_in_memory_viz() -> None:
+    import json
+    import pickle
+    import tempfile
+
+    from torch.cuda import _memory_viz
+
+    with tempfile.TemporaryDirectory() as folder:
+        parts, model = _watched_cuda_run(Path(folder))
+        run = parts["run"]
+        run.memory_snapshot(6)
+        _train(run, model, parts["opt"], 8)
+        run.close()
+        record = json.loads((Path(folder) / "run.json").read_text())["runs"][0]
+        snapshot = record["memory_snapshot"]
+        assert snapshot["error"] is None and snapshot["entries"] > 0
+        with open(snapshot["path"], "rb") as f:
+            html = _memory_viz.trace_plot(pickle.load(f))
+    assert "<html" in html.lower() or "<script" in html.lower()
+    largest = snapshot["largest_allocations"]
+    assert largest and largest[0]["bytes"] >= largest[-1]["bytes"] > 0
+    assert record["steps"][6].get("memory_snapshot") is True
+
+
+@cuda
+def test_the_cuda_timeline_peaks_hold_the_parameters() -> None:
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        parts, model = _watched_cuda_run(Path(folder), memory_hz=500)
+        run = parts["run"]
+        _train(run, model, parts["opt"], 8)
+        run.close()
+        record = json.loads((Path(folder) / "run.json").read_text())["runs"][0]
+    columns = record["memory_columns"]
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    for phase in ("forward", "backward", "optimizer"):
+        peak = max(a for a, p in zip(columns["allocated"], columns["phase"]) if p == phase)
+        assert peak >= weights, (phase, peak, weights)
+    assert all(r >= a for a, r in zip(columns["allocated"], columns["reserved"]))
+
+
 if __name__ == "__main__":
     if not torch.cuda.is_available():
         print("skipped: no CUDA device")

@@ -1,10 +1,12 @@
 """Inside a watched model (docs/WATCH.md, "Inside your model"): the op profile of one step
-by module, on the small Transformer written in conftest.py (not the engine's)."""
+by module, the memory timeline and snapshot, on the small Transformer written in
+conftest.py (not the engine's). The CUDA side is in test_gpu.py."""
 
 from __future__ import annotations
 
 import json
 import math
+import threading
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import lmprof
+from lmprof import _timeline
 from conftest import BATCH, CTX, VOCAB, Block, TinyGPT, batches, loss_of, train_steps
 
 HEADS, LAYERS, D = 4, 2, 64
@@ -153,3 +156,117 @@ def test_bad_requests_name_the_argument(model: TinyGPT) -> None:
         run.profile_ops(1)
     run.close()
     assert math.isfinite(run.summary()["total_ms"]["mean"])
+
+
+def test_the_memory_timeline_has_each_phase_with_its_peaks(model: TinyGPT, tmp_path: Path) -> None:
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    save = tmp_path / "run.json"
+    run = lmprof.watch(model, opt, save=save, memory_hz=200)
+    train_steps(run, model, opt, 6)
+    run.close()
+    assert not any(t.name == "lmprof-memory" for t in threading.enumerate())  # joined
+    (record,) = json.loads(save.read_text())["runs"]
+    columns = record["memory_columns"]
+    assert record["config"]["sample_hz"] == 200
+    n = len(columns["t_ms"])
+    assert all(len(values) == n for values in columns.values())
+    assert columns["t_ms"] == sorted(columns["t_ms"])
+    assert set(columns["step"]) == set(range(6)) and set(columns["phase"]) == {
+        "forward", "backward", "optimizer"}
+    # A boundary sample at each step's start and at each phase's end: at least 4 a step.
+    assert sum(columns["boundary"]) >= 4 * 6
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    for phase in ("forward", "backward", "optimizer"):
+        peak = max(a for a, p in zip(columns["allocated"], columns["phase"]) if p == phase)
+        assert peak >= weights  # on a CPU, the resident set
+    assert record["sampler_cpu_ms"] >= 0 and "sampler_error" not in record
+
+
+def test_no_instrument_runs_unless_asked(model: TinyGPT, tmp_path: Path) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+    train_steps(run, model, opt, 3)
+    assert not any(t.name == "lmprof-memory" for t in threading.enumerate())
+    run.close()
+    record = run.result_set()["runs"][0]
+    for key in ("memory_columns", "op_profile", "memory_snapshot", "module_times"):
+        assert key not in record
+    assert "sample_hz" not in record["config"]
+
+
+def test_a_cpu_snapshot_says_why_there_is_none(model: TinyGPT, tmp_path: Path) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt, save=tmp_path / "run.json")
+    run.memory_snapshot(2)
+    train_steps(run, model, opt, 4)
+    run.close()
+    (record,) = json.loads((tmp_path / "run.json").read_text())["runs"]
+    assert "trains on cpu" in record["memory_snapshot"]["error"]
+    assert not any(s.get("memory_snapshot") for s in record["steps"])  # nothing perturbed
+
+
+def test_largest_allocations_come_largest_first_with_their_lifetimes() -> None:
+    events = [{"action": "alloc", "addr": 1, "size": 100, "time_us": 0},
+              {"action": "alloc", "addr": 2, "size": 300, "time_us": 1000},
+              {"action": "free_requested", "addr": 1, "size": 100, "time_us": 5000},
+              {"action": "free_completed", "addr": 1, "size": 100, "time_us": 5001},
+              {"action": "alloc", "addr": 1, "size": 200, "time_us": 6000}]
+    largest = _timeline.largest_allocations(events)
+    assert [(a["bytes"], a["lifetime_ms"]) for a in largest] == [(300, -1.0), (200, -1.0),
+                                                                  (100, 5.0)]
+
+
+def test_bad_instrument_requests_name_the_argument(model: TinyGPT) -> None:
+    with pytest.raises(ValueError, match="^memory_hz:"):
+        lmprof.watch(model, memory_hz=-1)
+    with pytest.raises(ValueError, match="^memory_hz:"):
+        lmprof.watch(model, memory_hz=float("nan"))
+    run = lmprof.watch(model)
+    with pytest.raises(ValueError, match="^path:"):
+        run.memory_snapshot(3)  # no save to put it beside
+    run.profile_ops(3)
+    with pytest.raises(ValueError, match="another instrument"):
+        run.memory_snapshot(3, path="snap.pickle")
+    with pytest.raises(ValueError, match="^max_entries:"):
+        run.memory_snapshot(4, path="snap.pickle", max_entries=0)
+    run.close()
+
+
+def test_module_times_fit_in_their_phase(model: TinyGPT, tmp_path: Path) -> None:
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    run = lmprof.watch(model, opt)
+    run.time_modules(depth=2)
+    train_steps(run, model, opt, 9)
+    run.close()
+    record = run.result_set()["runs"][0]
+    times = record["module_times"]
+    assert times["depth"] == 2 and times["steps"] == 4
+    # The cut at depth 2: the blocks, and the leaves above them; ModuleList is not a call.
+    assert [m["name"] for m in times["modules"]] == ["embed", "blocks.0", "blocks.1", "norm",
+                                                      "head"]
+    assert all(m["forward_calls"] == 1 and m["backward_calls"] == 1 for m in times["modules"])
+    measured = [s for s in record["steps"] if not s["warmup"]]
+    for phase in ("forward", "backward"):
+        whole = sum(s[f"{phase}_ms"] for s in measured) / len(measured)
+        parts = sum(m[f"{phase}_ms"] for m in times["modules"])
+        assert 0 < parts <= whole, (phase, parts, whole)
+        assert all(m[f"{phase}_ms"] > 0 for m in times["modules"])
+
+
+def test_module_times_count_micro_batches_and_leave_in_place_ops_alone(tmp_path: Path) -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(inplace=True), nn.Linear(16, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+    run.time_modules(depth=1)
+    for _ in range(7):
+        with run.step():
+            for _ in range(3):  # ReLU(inplace) changes Linear's output: no hook may object
+                model(torch.randn(4, 8)).sum().backward()
+            opt.step()
+            opt.zero_grad()
+    run.close()
+    times = run.result_set()["runs"][0]["module_times"]["modules"]
+    assert [m["name"] for m in times] == ["0", "1", "2"]
+    assert all(m["forward_calls"] == 3 for m in times)
+    assert times[0]["backward_calls"] == 3 and times[0]["backward_ms"] > 0

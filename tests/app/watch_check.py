@@ -156,10 +156,19 @@ def main() -> None:
 
     # --profile-ops: one step's ops by module, read by `ops`, its trace beside --json.
     out = a.workdir / "ops.json"
-    done = run(watch + ["--json", str(out), "--profile-ops", "3", "--ops-depth", "2", "--",
+    done = run(watch + ["--json", str(out), "--profile-ops", "3", "--ops-depth", "2",
+                        "--memory-hz", "200", "--memory-snapshot", "2", "--time-modules", "1",
+                        "--",
                         a.python, str(script), "--steps", "5"])
     check(done.returncode == 0, "watch --profile-ops exits 0", done)
     record = only_run(out)
+    # --memory-hz: the timeline; --memory-snapshot on a CPU: why there is none.
+    columns = record.get("memory_columns", {})
+    check(set(columns.get("step", [])) == set(range(5)), "memory samples of every step")
+    check("trains on cpu" in (record["memory_snapshot"]["error"] or ""), "no CPU snapshot, said")
+    modules = [m["name"] for m in record.get("module_times", {}).get("modules", [])]
+    check(modules == ["embed", "layer", "head"], f"--time-modules 1: {modules}")
+    check("Time per module of SmallLM" in done.stdout, "watch prints the module table", done)
     check([s.get("op_profiled", False) for s in record["steps"]] == [False] * 3 + [True, False],
           "step 3 is the profiled one", done)
     profile = record["op_profile"]

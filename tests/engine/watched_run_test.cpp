@@ -135,6 +135,48 @@ TEST(WatchedRun, HostileSourcesAndPhasesAreRefusedWithTheirPath) {
     EXPECT_NE(refusal(watchedSet({run})).find("index"), std::string::npos);
 }
 
+// A watched run's time per module (docs/WATCH.md): read, written back, refused with its
+// path when hostile, and printed as a table with each module's share of its phase.
+TEST(WatchedRun, TimePerModuleIsReadWrittenAndTabled) {
+    json run = watchedRun("MyGPT", "MyGPT", 3);
+    run["module_times"] = {
+        {"depth", 2},
+        {"steps", 2},
+        {"modules",
+         {{{"name", "blocks.0"}, {"forward_ms", 2.0}, {"backward_ms", 4.0},
+           {"forward_calls", 1.0}, {"backward_calls", 1.0}},
+          {{"name", "head"}, {"forward_ms", 1.0}, {"backward_ms", 3.0},
+           {"forward_calls", 1.0}, {"backward_calls", 1.0}}}}};
+    const ResultSet set = parseResultSet(watchedSet({run}).dump());
+    const auto& times = set.runs[0].moduleTimes;
+    ASSERT_TRUE(times.has_value());
+    EXPECT_EQ(times->depth, 2);
+    ASSERT_EQ(times->modules.size(), 2u);
+    EXPECT_EQ(times->modules[1].name, "head");
+    EXPECT_DOUBLE_EQ(times->modules[0].backwardMs, 4.0);
+    const ResultSet again = parseResultSet(toJson(set));
+    ASSERT_TRUE(again.runs[0].moduleTimes);
+    EXPECT_DOUBLE_EQ(again.runs[0].moduleTimes->modules[1].forwardMs, 1.0);
+
+    // The measured steps' forward is 4.0 and 5.0 ms (mean 4.5): blocks.0 is 44.4% of it.
+    const Rows rows = moduleRows(set.runs[0]);
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[1][0], "blocks.0");
+    EXPECT_EQ(rows[1][4], "44.4");
+    std::ostringstream out;
+    writeModuleReport(out, set.runs, ReportFormat::Table);
+    EXPECT_NE(out.str().find("Time per module of MyGPT (depth 2, mean of 2 measured steps)"),
+              std::string::npos)
+        << out.str();
+
+    run["module_times"]["modules"][1]["backward_ms"] = -3.0;
+    EXPECT_NE(refusal(watchedSet({run})).find("$.runs[0].module_times.modules[1].backward_ms"),
+              std::string::npos);
+    run["module_times"]["modules"] = nullptr;
+    EXPECT_NE(refusal(watchedSet({run})).find("$.runs[0].module_times.modules: expected an array"),
+              std::string::npos);
+}
+
 TEST(WatchedRun, PairsWithRunsOfItsOwnModelOrWithAnyRunByName) {
     const ResultSet a = parseResultSet(
         watchedSet({watchedRun("mine", "MyGPT", 5), watchedRun("other", "OtherNet", 5)}).dump());

@@ -3,6 +3,7 @@
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 
+#include <numeric>
 #include <ostream>
 
 namespace lmprof::engine {
@@ -123,6 +124,43 @@ void writeOpReport(std::ostream& out, std::span<const RunResult> runs, const OpR
         if (p.traceError) {
             out << *p.traceError << "\n";
         }
+    }
+}
+
+Rows moduleRows(const RunResult& run) {
+    Rows rows = {{"module", "forward ms", "backward ms", "both ms", "of forward %",
+                  "of backward %", "calls/step"}};
+    if (!run.moduleTimes) {
+        return rows;
+    }
+    // The phases' means over the same steps the module times are over: the measured ones.
+    const auto mean = [&](double StepRecord::*field) {
+        const std::vector<double> v = measuredStepTimes(run.steps, field);
+        return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+    };
+    const double forward = mean(&StepRecord::forwardMs);
+    const double backward = mean(&StepRecord::backwardMs);
+    const auto share = [](double part, double whole) {
+        return whole > 0.0 ? formatFixed(100.0 * part / whole, 1) : std::string();
+    };
+    for (const ModuleTime& m : run.moduleTimes->modules) {
+        rows.push_back({m.name, formatFixed(m.forwardMs, 3), formatFixed(m.backwardMs, 3),
+                        formatFixed(m.forwardMs + m.backwardMs, 3), share(m.forwardMs, forward),
+                        share(m.backwardMs, backward), formatCount(m.forwardCalls)});
+    }
+    return rows;
+}
+
+void writeModuleReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format) {
+    const bool md = format == ReportFormat::Markdown;
+    for (const RunResult& run : runs) {
+        if (!run.moduleTimes) {
+            continue;
+        }
+        out << "\n" << (md ? "### " : "") << "Time per module of " << run.id << " (depth "
+            << run.moduleTimes->depth << ", mean of " << run.moduleTimes->steps
+            << " measured steps)" << (md ? "\n\n" : "\n");
+        writeRows(out, moduleRows(run), format, 1);
     }
 }
 

@@ -1,10 +1,12 @@
 // The op profile of a run in the result set ("op_profile", docs/RESULTS.md and
 // docs/OP_PROFILE.md): written in full, read strictly, with the headline recomputed from
-// the rows when a file has none.
+// the rows when a file has none; and a watched run's time per module ("module_times",
+// docs/WATCH.md).
 
 #include "results/fields.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace lmprof::engine::json_io {
 
@@ -143,14 +145,39 @@ void fields(Io& io, Ref<OpProfile, Io> p, const RunConfig& config) {
     }
 }
 
-void opProfileFields(Writer& io, const RunResult& r) {
+template <typename Io>
+void fields(Io& io, Ref<ModuleTime, Io> m) {
+    io.required("name", m.name);
+    io.duration("forward_ms", m.forwardMs);
+    io.duration("backward_ms", m.backwardMs);
+    io.between("forward_calls", m.forwardCalls, 0.0, kMaxCalls);
+    io.between("backward_calls", m.backwardCalls, 0.0, kMaxCalls);
+}
+
+template <typename Io>
+void fields(Io& io, Ref<ModuleTimes, Io> t) {
+    io.between("depth", t.depth, 1, kMaxDepth, true);
+    io.between("steps", t.steps, 0, std::numeric_limits<int>::max());
+    if constexpr (Io::kReads) {
+        arrayOrFail(io.in, io.path, "modules");
+    }
+    io.array("modules", t.modules);
+}
+
+template <typename Io>
+void insideFields(Io& io, Ref<RunResult, Io> r) {
     io.optionalObject("op_profile", r.opProfile, r.config);
+    io.optionalObject("module_times", r.moduleTimes);
+}
+
+void opProfileFields(Writer& io, const RunResult& r) {
+    insideFields(io, r);
 }
 void opProfileFields(Reader& io, RunResult& r) {
-    io.optionalObject("op_profile", r.opProfile, r.config);
+    insideFields(io, r);
 }
 void opProfileFields(SimdReader& io, RunResult& r) {
-    io.optionalObject("op_profile", r.opProfile, r.config);
+    insideFields(io, r);
 }
 
 } // namespace lmprof::engine::json_io

@@ -6,8 +6,10 @@ called at the top is the model, and each optimizer step ends a step (docs/WATCH.
 The environment carries the options: LMPROF_WATCH=1, LMPROF_WATCH_SAVE (the result set;
 under torchrun `.rank<N>` is added before its suffix), LMPROF_WATCH_NAME,
 LMPROF_TOKENS_PER_STEP, LMPROF_WARMUP_STEPS, LMPROF_WATCH_LISTEN,
-LMPROF_WATCH_TOKEN_FILE, and the op profile's LMPROF_PROFILE_OPS (the step),
-LMPROF_OPS_DEPTH, LMPROF_OPS_FOLD and LMPROF_OPS_TRACE.
+LMPROF_WATCH_TOKEN_FILE, the op profile's LMPROF_PROFILE_OPS (the step),
+LMPROF_OPS_DEPTH, LMPROF_OPS_FOLD and LMPROF_OPS_TRACE, and the memory's LMPROF_MEMORY_HZ,
+LMPROF_MEMORY_SNAPSHOT (the step) and LMPROF_SNAPSHOT_PATH, and LMPROF_MODULE_DEPTH (time
+per module).
 
 The bootstrap loads this file on its own, before the package (whose import would import
 torch): it imports nothing of lmprof until torch is there."""
@@ -72,6 +74,14 @@ def _count(variable: str, least: int) -> Optional[int]:
     return int(text)
 
 
+def _rate(variable: str) -> float:
+    text = os.environ.get(variable, "")
+    try:
+        return float(text) if text else 0.0
+    except ValueError:
+        raise ValueError(f"{variable}: {text!r} is not a rate (samples a second)") from None
+
+
 def start() -> None:
     """Watches this process's training loop (torch is imported)."""
     from lmprof._run import Run
@@ -82,11 +92,18 @@ def start() -> None:
     run = Run(None, None, name=name, tokens_per_step=_tokens(), save=_save_path(),
               script=script, suffix=f"-rank{rank}" if rank is not None else "",
               listen=_listen(), token_file=os.environ.get("LMPROF_WATCH_TOKEN_FILE") or None,
-              serve_from_first_step=True)
+              serve_from_first_step=True, memory_hz=_rate("LMPROF_MEMORY_HZ"))
+    depth = _count("LMPROF_MODULE_DEPTH", 1)
+    if depth is not None:
+        run.time_modules(depth)
+    snapshot = _count("LMPROF_MEMORY_SNAPSHOT", 0)
+    if snapshot is not None:
+        path = os.environ.get("LMPROF_SNAPSHOT_PATH") or None
+        run.memory_snapshot(snapshot, **({"path": path} if path else {}))
     step = _count("LMPROF_PROFILE_OPS", 0)
     if step is not None:
-        depth = _count("LMPROF_OPS_DEPTH", 1)
-        run.profile_ops(step, **({"depth": depth} if depth is not None else {}),
+        ops_depth = _count("LMPROF_OPS_DEPTH", 1)
+        run.profile_ops(step, **({"depth": ops_depth} if ops_depth is not None else {}),
                         fold=os.environ.get("LMPROF_OPS_FOLD", "") == "1",
                         trace=os.environ.get("LMPROF_OPS_TRACE") or None)
 

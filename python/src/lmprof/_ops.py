@@ -60,7 +60,7 @@ def region_name(path: str, depth: int, fold: bool, root: str) -> str:
     return ".".join(parts)
 
 
-def _unwrapped(model: nn.Module) -> tuple[nn.Module, str]:
+def unwrapped(model: nn.Module) -> tuple[nn.Module, str]:
     """The user's module inside DDP/FSDP/compile wrappers, and the prefix their paths add."""
     prefix = ""
     for _ in range(8):
@@ -94,7 +94,7 @@ class StepProfiler:
         self._regions: dict[int, str] = {}
         self._root = "model"
         if model is not None:
-            inner, prefix = _unwrapped(model)
+            inner, prefix = unwrapped(model)
             self._root = type(inner).__qualname__
             for path, module in model.named_modules():
                 path = path[len(prefix):] if path.startswith(prefix) else path
@@ -116,6 +116,10 @@ class StepProfiler:
             os.environ.setdefault("KINETO_LOG_LEVEL", "6")
         self._profile = torch.profiler.profile(activities=activities, record_shapes=True,
                                                with_flops=True)
+
+    @property
+    def cuda(self) -> bool:
+        return self._cuda
 
     def start(self, phase: str, inside: Optional[nn.Module] = None) -> None:
         """Starts recording in `phase`; `inside` is a module whose forward is under way (the

@@ -19,7 +19,7 @@ import torch
 
 from ._steps import PHASES
 
-SCHEMA = "lmprof.results/1.6"
+SCHEMA = "lmprof.results/1.7"
 JOURNAL_SCHEMA = "lmprof.watch-journal/1"
 VERSION = "0.1.0"
 # A step is noisy when its phase's interquartile range exceeds this share of the median:

@@ -7,7 +7,6 @@ Sections: the public API (watch, Run) · phases from the hooks · steps and thei
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import os
@@ -21,10 +20,11 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 import torch
 import torch.nn as nn
 
-from . import _hooks, _ops, _results, _serve
+from . import _faults, _hooks, _instruments, _ops, _results, _serve
 from ._clocks import clock_for
 from ._memory import memory_for
-from ._steps import OpenStep, finish, readable
+from ._model import compiled_graphs, device_of, model_class
+from ._steps import OpenStep, finish, perturbed, readable, span_marks
 
 # The first steps pay for lazy initialisation (allocator growth, kernels' first launches,
 # autotuning); they are flagged and left out of the summary, as the engine's warmup steps
@@ -53,39 +53,6 @@ def _guarded(method: F) -> F:
     return call  # type: ignore[return-value]
 
 
-def _device_of(model: Optional[nn.Module]) -> Optional[torch.device]:
-    if model is None:
-        return None
-    for tensor in model.parameters():
-        return tensor.device
-    for tensor in model.buffers():
-        return tensor.device
-    return torch.device("cpu")
-
-
-def _model_class(model: nn.Module) -> str:
-    """The class of the user's model inside the wrappers PyTorch puts around it:
-    DistributedDataParallel, DataParallel and FSDP (``.module``), torch.compile
-    (``._orig_mod``)."""
-    for _ in range(8):  # wrappers nest (compile around DDP), never deeply
-        inner = getattr(model, "_orig_mod", None) or getattr(model, "module", None)
-        if not isinstance(inner, nn.Module):
-            break
-        model = inner
-    return type(model).__qualname__
-
-
-def _compiled_graphs() -> int:
-    """Graphs torch.compile has made so far (0 before torch._dynamo is imported)."""
-    utils = sys.modules.get("torch._dynamo.utils")
-    if utils is None:
-        return 0
-    try:
-        return int(utils.counters["stats"]["unique_graphs"])
-    except (AttributeError, KeyError, TypeError):
-        return 0
-
-
 def _warmup_steps() -> int:
     text = os.environ.get("LMPROF_WARMUP_STEPS", "")
     if not text:
@@ -106,7 +73,7 @@ def _warmup_steps() -> int:
 def watch(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None, *,
           name: Optional[str] = None, tokens_per_step: Optional[int] = None,
           listen: Optional[str] = None, token_file: Optional[str] = None,
-          save: Optional["os.PathLike[str] | str"] = None) -> "Run":
+          save: Optional["os.PathLike[str] | str"] = None, memory_hz: float = 0.0) -> "Run":
     """Starts watching a training loop and returns its Run.
 
     Args:
@@ -120,12 +87,14 @@ def watch(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None, *
         token_file: the token viewers must present (with ``listen``).
         save: a result-set file written by ``close()``; until then each finished step is
             appended to ``<save>.steps.jsonl``, which ``lmprof.recover()`` reads after a kill.
+        memory_hz: samples of the memory a second, on a thread of their own, plus one at each
+            phase boundary: the Memory view's timeline (0: none).
 
     Use ``with run.step():`` around each step, then ``run.close()`` (or use the Run as a
     context manager). Raises ValueError naming the argument that is wrong.
     """
     return Run(model, optimizer, name=name, tokens_per_step=tokens_per_step, listen=listen,
-               token_file=token_file, save=save)
+               token_file=token_file, save=save, memory_hz=memory_hz)
 
 
 class Run:
@@ -140,7 +109,7 @@ class Run:
                  listen: Optional[str] = None, token_file: Optional[str] = None,
                  save: Optional["os.PathLike[str] | str"] = None,
                  script: Optional[str] = None, suffix: str = "",
-                 serve_from_first_step: bool = False) -> None:
+                 serve_from_first_step: bool = False, memory_hz: float = 0.0) -> None:
         if model is not None and not isinstance(model, nn.Module):
             raise ValueError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
         if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
@@ -163,6 +132,7 @@ class Run:
         if self._save is not None and not self._save.parent.is_dir():
             raise ValueError(f"save: the folder {str(self._save.parent)!r} does not exist")
         self._warmup = _warmup_steps()
+        hz = _instruments.check_memory_hz(memory_hz)
 
         self._model = model
         self._optimizer = optimizer
@@ -170,7 +140,7 @@ class Run:
         self._name = name
         self._script = script
         self._suffix = suffix  # "-rank1" under torchrun (_auto.py)
-        self._device = _device_of(model)
+        self._device = device_of(model)
         self._autocast: Optional[str] = None
         self._broken: Optional[str] = None
         self._closed = False
@@ -192,10 +162,8 @@ class Run:
         self._nvtx_depth = 0  # ranges this run has pushed and not popped
         self._handles: list[_hooks.Removable] = []
         self._finder: Optional[_hooks.OutermostModule] = None
-        self._ops_request: Optional[_ops.OpsRequest] = None
-        self._profiler: Optional[_ops.StepProfiler] = None
-        self._op_profile: Optional[dict[str, Any]] = None
-        self._op_profile_trace: Optional[str] = None
+        self._instruments = _instruments.Instruments(hz, self._start_ns)
+        self._where: tuple[int, str] = (0, "data")  # the step and phase, for the sampler
         self._bind(self._device)
         if model is not None:
             self._handles += _hooks.hook_model(model, self)
@@ -210,7 +178,7 @@ class Run:
         self._serve_at_first_step = self._listen is not None and serve_from_first_step
         if self._listen is not None and not serve_from_first_step:
             self._serve()
-        _open_runs.append(self)
+        _faults.opened(self)
 
     # --- what users call -----------------------------------------------------------------
 
@@ -220,7 +188,7 @@ class Run:
         if self._name:
             return self._name + self._suffix
         model = self._watched_model()
-        return (_model_class(model) if model is not None else "watched") + self._suffix
+        return (model_class(model) if model is not None else "watched") + self._suffix
 
     def _watched_model(self) -> Optional[nn.Module]:
         if self._model is not None:
@@ -294,20 +262,34 @@ class Run:
             trace: the Chrome trace's path (default: beside ``save``, else none).
 
         Raises ValueError naming the argument that is wrong."""
-        if step is None:
-            step = max(self._warmup, self._count)
-        if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-            raise ValueError(f"step: expected a step index (0 or more), got {step!r}")
-        if step < self._count:
-            raise ValueError(f"step: step {step} has already begun ({self._count} so far)")
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"depth: expected 1 or more module names, got {depth!r}")
-        if self._op_profile is not None or self._profiler is not None:
-            raise ValueError("step: this run has profiled a step already (one per run)")
-        path = Path(trace) if trace is not None else None
-        if path is not None and not path.parent.is_dir():
-            raise ValueError(f"trace: the folder {str(path.parent)!r} does not exist")
-        self._ops_request = _ops.OpsRequest(step=step, depth=depth, fold=bool(fold), trace=path)
+        self._instruments.request_ops(step, depth, fold, trace, begun=self._count,
+                                      warmup=self._warmup)
+
+    def time_modules(self, depth: int = 2) -> None:
+        """Times the forward and backward of each module of the model cut at `depth` names
+        (``blocks.3`` at depth 2), from hooks, from the next step on: the run's
+        ``module_times`` (the window's Modules tab, ``lmprof-cli show --modules``). Off by
+        default: the hooks cost a few microseconds per module call (docs/WATCH.md).
+
+        Raises ValueError naming the argument that is wrong."""
+        self._instruments.request_modules(depth)
+
+    def memory_snapshot(self, step: Optional[int] = None, *,
+                        path: Optional["os.PathLike[str] | str"] = None,
+                        max_entries: int = _instruments.DEFAULT_SNAPSHOT_ENTRIES) -> None:
+        """Records the CUDA caching allocator's history during one step and writes the pickle
+        that pytorch.org/memory_viz opens, with the step's largest allocations in the run's
+        ``memory_snapshot`` (the window's Allocations table). The step is left out of the
+        statistics. On a CPU the run's ``memory_snapshot`` says why there is none.
+
+        Args:
+            step: the step's index (default: the first after the warmup, or the next step).
+            path: the pickle (default: ``<save stem>.<run id>.snapshot.pickle``).
+            max_entries: the most allocator events kept.
+
+        Raises ValueError naming the argument that is wrong."""
+        self._instruments.request_snapshot(step, path, max_entries, begun=self._count,
+                                           warmup=self._warmup, save=self._save)
 
     def close(self) -> None:
         """Ends the run: reads the last steps (waiting for the device only now), writes
@@ -337,7 +319,7 @@ class Run:
             if self._model is not None or not torch.is_grad_enabled():
                 return  # a forward outside any step (evaluation): not watched
             if self._count == 0:
-                self._bind(_device_of(module))  # zero-code mode: the model is known now
+                self._bind(device_of(module))  # zero-code mode: the model is known now
             self._begin(module)  # zero-code mode: the model's forward begins a step
         self._forward(module)
 
@@ -388,7 +370,7 @@ class Run:
             return
         self._record_ready(everything=True)
         if self._count == 0 and self._model is not None:
-            self._bind(_device_of(self._model))  # it may have moved since watch()
+            self._bind(device_of(self._model))  # it may have moved since watch()
         if self._finder is not None and self._count == 1:
             self._handles += self._finder.settle()
         now = time.perf_counter_ns()
@@ -396,43 +378,22 @@ class Run:
                         marks=[(None, self._clock.mark())], prev_end=self._last_end_mark)
         self._last_end_mark = None
         step.note_peaks("data", self._memory.boundary())
-        self._graphs = _compiled_graphs()
+        self._graphs = compiled_graphs()
         self._count += 1
         self._open = step
         if self._nvtx:
             self._nvtx_push("step")
             self._nvtx_push("rest")
-        if self._ops_request is not None and self._ops_request.step == step.index:
-            self._start_profile(step, inside)
+        self._where = (step.index, step.phase)
+        self._instruments.begin(step, device=self._device, name=self.name, save=self._save,
+                                model=self._watched_model(), inside=inside,
+                                position=lambda: self._where, on_sample=self._sampled,
+                                clock=lambda: self._clock, open_step=lambda: self._open)
 
-    def _start_profile(self, step: OpenStep, inside: Optional[nn.Module]) -> None:
-        request = self._ops_request
-        assert request is not None
-        self._ops_request = None
-        trace = request.trace
-        if trace is None and self._save is not None:
-            trace = self._save.with_name(f"{self._save.stem}.{self.name}.trace.json")
-        elif trace is not None and "{run}" in trace.name:
-            trace = trace.with_name(trace.name.replace("{run}", self.name))
-        request = _ops.OpsRequest(request.step, request.depth, request.fold, trace)
-        step.op_profiled = True
-        self._profiler = _ops.StepProfiler(request, self._watched_model(), self._device)
-        self._profiler.start(step.phase, inside)
-
-    def _end_profile(self) -> None:
-        """Turns the profiled step's events into the run's op_profile. The time this takes
-        is kept out of the next step's data phase."""
-        profiler = self._profiler
-        assert profiler is not None
-        self._profiler = None
-        events = profiler.stop()
-        trace, trace_error = profiler.write_trace()
-        cuda = self._device is not None and self._device.type == "cuda"
-        self._op_profile = _ops.op_profile(events, profiler.request, cuda=cuda, trace=trace,
-                                           trace_error=trace_error)
-        self._op_profile_trace = str(profiler.request.trace) if profiler.request.trace else None
-        self._last_end_ns = time.perf_counter_ns()
-        self._last_end_mark = None
+    def _sampled(self, sample: dict[str, Any]) -> None:
+        """A memory sample, from the sampler's thread or the training thread."""
+        if self._server is not None:
+            self._server.memory(sample)
 
     def _nvtx_push(self, name: str) -> None:
         """Opens a range (callers check `_nvtx`, off the CPU's hot path)."""
@@ -449,9 +410,9 @@ class Run:
         step = self._open
         if step is None or step.phase == phase:
             return
+        self._instruments.switch(phase)
+        self._where = (step.index, phase)
         step.switch(phase, self._clock, self._memory.boundary())
-        if self._profiler is not None:
-            self._profiler.switch(phase)
         if self._nvtx_depth > 1:
             torch.cuda.nvtx.range_pop()
             self._nvtx_depth -= 1
@@ -464,14 +425,16 @@ class Run:
             return
         step.switch("end", self._clock, self._memory.boundary())
         step.end_ns = self._last_end_ns = time.perf_counter_ns()
-        step.compiled = _compiled_graphs() > self._graphs
+        step.compiled = compiled_graphs() > self._graphs
         self._open = None
         self._last_end_mark = step.marks[-1][1]
         self._ended.append(step)
         if self._nvtx_depth:
             self._nvtx_pop_all()
-        if self._profiler is not None:
-            self._end_profile()
+        self._where = (self._count, "data")
+        if self._instruments.end():  # its analysis is not the next step's data phase
+            self._last_end_ns = time.perf_counter_ns()
+            self._last_end_mark = None
         if self._model is None:
             # The zero-code mode: no log() can add to the step now, so it is recorded (and
             # journaled) as soon as its marks can be read, not at the next step's start,
@@ -483,9 +446,7 @@ class Run:
         self._open = None
         self._last_end_mark = None  # the next step's data phase is the host's time
         self._nvtx_pop_all()
-        if self._profiler is not None:
-            self._profiler.abandon()  # a step that raised has no profile
-            self._profiler = None
+        self._instruments.abandon()  # a step that raised keeps no profile or snapshot
         self._error = f"{type(exc).__name__}: {exc}"
 
     def _record_ready(self, *, everything: bool = False, wait: bool = False) -> None:
@@ -494,15 +455,14 @@ class Run:
         while self._ended and (everything or len(self._ended) > 1):
             step = self._ended[0]
             if wait:
-                for _, mark in step.marks:
-                    self._clock.wait(mark)
-                for mark in step.waits:
+                for mark in [m for _, m in step.marks] + step.waits + span_marks(step):
                     self._clock.wait(mark)
             elif not readable(step, self._clock):
                 return
             self._ended.popleft()
-            self._publish(finish(step, self._clock, warmup=step.index < self._warmup,
-                                 run_start_ns=self._start_ns))
+            warmup = step.index < self._warmup
+            self._instruments.read(step, self._clock, measured=not warmup and not perturbed(step))
+            self._publish(finish(step, self._clock, warmup=warmup, run_start_ns=self._start_ns))
 
     @property
     def port(self) -> Optional[int]:
@@ -559,18 +519,12 @@ class Run:
         config: dict[str, Any] = {"mode": "train", "precision": precision,
                                   "warmup_steps": len(self._tally) - measured,
                                   "measure_steps": measured, "device": device}
-        extra: dict[str, Any] = {}
-        if self._op_profile is not None:
-            config["op_profile"] = {"first_step": self._op_profile["first_step"],
-                                    "step_count": self._op_profile["step_count"],
-                                    "trace_path": self._op_profile_trace}
-            extra["op_profile"] = self._op_profile
-        return {
+        record = {
             "id": self.name,
             "config": config,
             "source": {"kind": "watched",
                        "script": self._script or (sys.argv[0] if sys.argv else ""),
-                       "model_class": _model_class(model) if model is not None else None,
+                       "model_class": model_class(model) if model is not None else None,
                        "parameter_count": parameters, "device": device,
                        "autocast": self._autocast, "tokens_per_step": self._tokens_per_step,
                        "optimizer": type(self._optimizer).__name__ if self._optimizer else None,
@@ -580,15 +534,15 @@ class Run:
             "status": self._status, "error": self._error, "failed_phase": None,
             "steps": steps,
             "summary": self._tally.summary(self._tokens_per_step),
-            **extra,
         }
+        self._instruments.add_to(record, len(self._tally))
+        return record
 
     def _finish(self, exc: Optional[BaseException]) -> None:
         if self._closed:
             return
         self._closed = True
-        if self in _open_runs:
-            _open_runs.remove(self)
+        _faults.closed(self)
         self._unhook()
         if exc is not None:
             self._status = "cancelled" if isinstance(exc, KeyboardInterrupt) else "error"
@@ -597,9 +551,6 @@ class Run:
             self._status = "error"  # a step raised and the loop went on to close()
         if self._open is not None:
             self._open = None  # a step cut short is not recorded
-        if self._profiler is not None:
-            self._profiler.abandon()
-            self._profiler = None
         self._nvtx_pop_all()
         if self._broken is None:
             try:
@@ -610,6 +561,7 @@ class Run:
                 self._error = self._error or (
                     f"the last steps could not be read: {type(failure).__name__}: {failure}")
         self._memory.close()
+        self._instruments.close()
         if self._server is not None:
             if self._tally:
                 self._server.finished(self._run_record(list(self._recent)))
@@ -641,31 +593,10 @@ class Run:
         self._unhook()
 
     def _unhook(self) -> None:
+        if self._instruments.modules is not None:
+            self._instruments.modules.remove()
         for handle in self._handles:
             handle.remove()
         self._handles = []
         if self._finder is not None:
             self._finder.remove()
-
-
-# Runs not yet closed: an uncaught exception ends them `error` (KeyboardInterrupt:
-# `cancelled`), and the interpreter's exit closes the rest.
-_open_runs: list[Run] = []
-
-
-def _close_open_runs(exc: Optional[BaseException] = None) -> None:
-    for run in list(_open_runs):
-        try:
-            run._finish(exc)
-        except Exception as failure:  # noqa: BLE001 - the script is ending either way
-            warnings.warn(f"lmprof could not close run {run.name!r}: {failure}", RuntimeWarning)
-
-
-def _excepthook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
-    _close_open_runs(exc)
-    _previous_excepthook(kind, exc, tb)
-
-
-_previous_excepthook = sys.excepthook
-sys.excepthook = _excepthook
-atexit.register(_close_open_runs)

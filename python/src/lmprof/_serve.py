@@ -155,6 +155,11 @@ class LiveServer:
     def step(self, record: dict[str, Any]) -> None:
         self._post("step", (record, time.monotonic_ns()))
 
+    def memory(self, sample: dict[str, Any]) -> None:
+        """A memory sample (from the sampler's thread too): live only, as a row of the run's
+        memory_columns; the finished run holds them all."""
+        self._post("memory", sample)
+
     def finished(self, run: dict[str, Any]) -> None:
         self._post("finished", run)
 
@@ -220,6 +225,9 @@ class LiveServer:
                 self._ring.append(record)
                 self._broadcast(_line({"type": "step", "run": 0, "step": record,
                                        "sent_ns": sent_ns}))
+            elif kind == "memory":
+                if self._header is not None and self._finished is None:
+                    self._broadcast(_line({"type": "memory", "run": 0, "sample": body}))
             elif kind == "finished":
                 self._finished = body
                 self._broadcast(self._finished_line(replay=False))

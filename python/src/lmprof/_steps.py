@@ -34,11 +34,16 @@ class OpenStep:
     phase: str = "rest"
     micro_batches: int = 0
     compiled: bool = False
-    op_profiled: bool = False  # recorded by the op profiler (_ops.py): not a measured step
+    # Perturbed by an instrument (_instruments.py), so not a measured step: recorded by the op
+    # profiler, or by the CUDA allocator's history.
+    op_profiled: bool = False
+    memory_snapshot: bool = False
     peak_allocated: dict[str, int] = field(default_factory=dict)
     peak_reserved: int = 0
     scalars: dict[str, Any] = field(default_factory=dict)
     waits: list[object] = field(default_factory=list)  # marks after copies of logged tensors
+    # (module, phase, start, end) of the modules timed (_modules.py)
+    spans: list[tuple[int, str, object, object]] = field(default_factory=list)
     end_ns: int = 0
 
     def switch(self, phase: str, clock: Clock, peaks: tuple[int, int]) -> None:
@@ -73,7 +78,18 @@ def json_number(value: float) -> Any:
 def readable(step: OpenStep, clock: Clock) -> bool:
     """Whether every mark of the step, and every copy of a logged tensor, can be read
     without waiting for the device."""
-    return clock.ready([mark for _, mark in step.marks]) and clock.ready(step.waits)
+    return (clock.ready([mark for _, mark in step.marks]) and clock.ready(step.waits)
+            and clock.ready(span_marks(step)))
+
+
+def span_marks(step: OpenStep) -> list[object]:
+    """The marks of the step's timed module calls."""
+    return [mark for _, _, start, end in step.spans for mark in (start, end)]
+
+
+def perturbed(step: OpenStep) -> bool:
+    """Recorded by an instrument that changes what it measures: not a measured step."""
+    return step.compiled or step.op_profiled or step.memory_snapshot
 
 
 def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> dict[str, Any]:
@@ -85,7 +101,7 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
         assert phase is not None
         phase_ms[phase] += clock.elapsed_ms(start, end)
     # The last mark is the next step's prev_end: that step releases it.
-    released = [mark for _, mark in step.marks[:-1]] + step.waits
+    released = [mark for _, mark in step.marks[:-1]] + step.waits + span_marks(step)
     clock.release(released + ([step.prev_end] if step.prev_end is not None else []))
     by_phase = {p: step.peak_allocated.get(p, 0) for p in PHASES}
     record: dict[str, Any] = {
@@ -107,6 +123,8 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
         record["compiled"] = True
     if step.op_profiled:
         record["op_profiled"] = True
+    if step.memory_snapshot:
+        record["memory_snapshot"] = True
     scalars = {name: read_scalar(value) for name, value in step.scalars.items()}
     if "loss" in scalars:
         record["loss"] = json_number(scalars.pop("loss"))

@@ -26,6 +26,7 @@ WindowEntry distributedWindow();
 WindowEntry warmupWindow();
 WindowEntry compareWindow();
 WindowEntry opsWindow();
+WindowEntry modulesWindow();
 WindowEntry runsTableWindow();
 WindowEntry studyWindow();
 
@@ -47,6 +48,7 @@ const std::vector<WindowEntry>& windowRegistry() {
         warmupWindow(),
         compareWindow(),
         opsWindow(),
+        modulesWindow(),
         studyWindow(),
         runsTableWindow()};
     return all;

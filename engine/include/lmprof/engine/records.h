@@ -3,6 +3,7 @@
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/module_times.h"
 #include "lmprof/engine/op_profile.h"
 #include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/stats.h"
@@ -194,6 +195,7 @@ struct RunResult {
     // Why a CUDA run has no kernel time (CUPTI missing or taken), if it has none.
     std::optional<std::string> busyNote;
     std::optional<RunSource> source; // a watched script's run, not the engine's
+    std::optional<ModuleTimes> moduleTimes; // a watched run's time per module, when asked
 };
 
 // The model a run measured, for people: the engine's model label, or a watched run's

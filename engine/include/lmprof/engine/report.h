@@ -70,6 +70,12 @@ struct OpReportOptions {
 void writeOpReport(std::ostream& out, std::span<const RunResult> runs,
                    const OpReportOptions& options, ReportFormat format);
 
+// A watched run's time per module (docs/WATCH.md): one row per module with its forward,
+// backward and both, their shares of the two phases, and calls per step. The rows, and
+// a section per run that has them (runs without are left out; nothing when none has).
+Rows moduleRows(const RunResult& run);
+void writeModuleReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format);
+
 // The precision lab (docs/PRECISION_LAB.md). Rows for the CLI and the window alike: the
 // seeds' loops; the grid's sums at each decade (or at every point) with the relative error
 // at the last and where the sum stalls; the dtypes of a model's modules (with the notes;
