@@ -271,6 +271,14 @@ struct WatchLaunch {
     int moduleDepth = 0;      // time each module of the model cut at this depth; 0: none
 };
 
+// lmprof-cli watch --against-reference (docs/WATCH.md, "Against the reference"): runs
+// lmprof's engine at each watched run's size, precision and batch, here, and writes each
+// pair's comparison (the engine's run against the script's, per phase, with the ratio's
+// interval and verdict) to `out`. Returns the engine's runs; a watched run without
+// dimensions is said on stderr and skipped.
+std::vector<engine::RunResult> runReferences(const std::vector<engine::RunResult>& watched,
+                                             const CommonOptions& options, std::ostream& out);
+
 struct ScratchDir;
 
 class WatchedScript {

@@ -13,19 +13,13 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <iostream>
 #include <map>
-#include <poll.h>
 #include <memory>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace lmprof::app {
 
@@ -40,194 +34,8 @@ struct WatchOptions {
     std::string format = "table";
     bool quiet = false;
     std::string connect;   // or: show a script that serves, instead of running one
+    bool againstReference = false; // then run lmprof's engine at each run's size, and compare
 };
-
-// The folder from which `python` imports the lmprof package (a pip install, editable or
-// not), asked of the interpreter itself without importing the package, and so torch. Empty
-// when it has none, or does not answer within 20 s.
-std::optional<fs::path> installedPackage(const std::string& python) {
-    static const char* kAsk =
-        "import importlib.util as u, os\n"
-        "s = u.find_spec('lmprof')\n"
-        "if s and s.submodule_search_locations:\n"
-        "    print(os.path.dirname(list(s.submodule_search_locations)[0]))\n";
-    int out[2];
-    if (pipe2(out, O_CLOEXEC) != 0) {
-        return std::nullopt;
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    std::vector<std::string> args = {python, "-c", kAsk};
-    std::vector<char*> argv;
-    for (auto& a : args) {
-        argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    const int spawned = posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    ::close(out[1]);
-    std::string text;
-    if (spawned == 0) {
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-        char buffer[4096];
-        for (;;) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-                deadline - std::chrono::steady_clock::now());
-            pollfd pfd{out[0], POLLIN, 0};
-            if (left.count() <= 0 || ::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) {
-                ::kill(pid, SIGKILL);
-                text.clear();
-                break;
-            }
-            const ssize_t n = ::read(out[0], buffer, sizeof buffer);
-            if (n <= 0 || text.size() > 65536) {
-                break;
-            }
-            text.append(buffer, static_cast<size_t>(n));
-        }
-        int status = 0;
-        waitpid(pid, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            text.clear();
-        }
-    }
-    ::close(out[0]);
-    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
-        text.pop_back();
-    }
-    if (text.empty() || text.find('\n') != std::string::npos) {
-        return std::nullopt;
-    }
-    return fs::path(text);
-}
-
-// The interpreter a command runs: its first word when that names a Python ("python",
-// "python3.11", ".venv/bin/python"), else the python3 on PATH (torchrun, a shell script).
-std::string interpreterOf(const std::vector<std::string>& command) {
-    const std::string name = command.empty() ? "" : fs::path(command.front()).filename().string();
-    return name.rfind("python", 0) == 0 ? command.front() : "python3";
-}
-
-bool holdsBootstrap(const fs::path& dir) {
-    std::error_code ec;
-    return fs::exists(dir / "lmprof" / "_bootstrap" / "sitecustomize.py", ec);
-}
-
-// Where the package is: $LMPROF_PYTHON_PACKAGE (a folder holding lmprof/); else where the
-// script's own interpreter imports it from, so that `import lmprof` in the script and the
-// watcher are one package; else this checkout's python/src (docs/WATCH.md, "Install").
-std::optional<fs::path> packageDir(const std::vector<std::string>& command, std::string& why) {
-    const char* env = std::getenv("LMPROF_PYTHON_PACKAGE");
-    if (env && *env) {
-        if (holdsBootstrap(env)) {
-            return fs::path(env);
-        }
-        why = std::string("LMPROF_PYTHON_PACKAGE: ") + env +
-              " does not hold the lmprof package (it should name the folder that holds "
-              "lmprof/, e.g. python/src)";
-        return std::nullopt;
-    }
-    const std::string python = interpreterOf(command);
-    if (const auto installed = installedPackage(python); installed && holdsBootstrap(*installed)) {
-        return installed;
-    }
-    if (holdsBootstrap(LMPROF_PYTHON_SOURCE)) {
-        return fs::path(LMPROF_PYTHON_SOURCE);
-    }
-    why = "the lmprof Python package was not found: " + python +
-          " cannot import it, and this build's " + std::string(LMPROF_PYTHON_SOURCE) +
-          " is gone (pip install the package from the checkout's python/ folder, or set "
-          "LMPROF_PYTHON_PACKAGE to the folder that holds lmprof/)";
-    return std::nullopt;
-}
-
-std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& package,
-                                          const fs::path& save) {
-    std::vector<std::string> env;
-    std::string pythonPath;
-    for (char** e = environ; *e; ++e) {
-        const std::string_view entry(*e);
-        if (entry.rfind("PYTHONPATH=", 0) == 0) {
-            pythonPath = std::string(entry.substr(11));
-        } else if (entry.rfind("LMPROF_WATCH", 0) != 0 &&
-                   entry.rfind("LMPROF_TOKENS_PER_STEP=", 0) != 0 &&
-                   entry.rfind("LMPROF_PROFILE_OPS=", 0) != 0 &&
-                   entry.rfind("LMPROF_OPS_", 0) != 0 && entry.rfind("LMPROF_MEMORY_", 0) != 0 &&
-                   entry.rfind("LMPROF_SNAPSHOT_PATH=", 0) != 0 &&
-                   entry.rfind("LMPROF_MODULE_DEPTH=", 0) != 0) {
-            env.emplace_back(entry);
-        }
-    }
-    const std::string ours = (package / "lmprof" / "_bootstrap").string() + ":" + package.string();
-    env.push_back("PYTHONPATH=" + ours + (pythonPath.empty() ? "" : ":" + pythonPath));
-    env.push_back("LMPROF_WATCH=1");
-    env.push_back("LMPROF_WATCH_SAVE=" + save.string());
-    if (!o.name.empty()) {
-        env.push_back("LMPROF_WATCH_NAME=" + o.name);
-    }
-    if (o.tokensPerStep > 0) {
-        env.push_back("LMPROF_TOKENS_PER_STEP=" + std::to_string(o.tokensPerStep));
-    }
-    if (o.warmup >= 0) {
-        env.push_back("LMPROF_WARMUP_STEPS=" + std::to_string(o.warmup));
-    }
-    if (!o.listen.empty()) {
-        env.push_back("LMPROF_WATCH_LISTEN=" + o.listen);
-    }
-    if (!o.tokenFile.empty()) {
-        env.push_back("LMPROF_WATCH_TOKEN_FILE=" + std::filesystem::absolute(o.tokenFile).string());
-    }
-    if (o.moduleDepth > 0) {
-        env.push_back("LMPROF_MODULE_DEPTH=" + std::to_string(o.moduleDepth));
-    }
-    if (o.memoryHz > 0.0) {
-        env.push_back("LMPROF_MEMORY_HZ=" + std::to_string(o.memoryHz));
-    }
-    if (o.memorySnapshot >= 0) {
-        env.push_back("LMPROF_MEMORY_SNAPSHOT=" + std::to_string(o.memorySnapshot));
-        if (!o.snapshotPath.empty()) {
-            env.push_back("LMPROF_SNAPSHOT_PATH=" + std::filesystem::absolute(o.snapshotPath).string());
-        }
-    }
-    if (o.profileOps >= 0) {
-        env.push_back("LMPROF_PROFILE_OPS=" + std::to_string(o.profileOps));
-        if (o.opsDepth > 0) {
-            env.push_back("LMPROF_OPS_DEPTH=" + std::to_string(o.opsDepth));
-        }
-        if (o.opsFold) {
-            env.push_back("LMPROF_OPS_FOLD=1");
-        }
-        if (!o.opsTrace.empty()) {
-            env.push_back("LMPROF_OPS_TRACE=" + std::filesystem::absolute(o.opsTrace).string());
-        }
-    }
-    return env;
-}
-
-} // namespace
-
-// A private folder for the script's result files and journals, removed at the end.
-struct ScratchDir {
-    fs::path path;
-    ScratchDir() {
-        std::error_code ec;
-        std::string pattern = (fs::temp_directory_path(ec) / "lmprof-watch-XXXXXX").string();
-        if (ec || !mkdtemp(pattern.data())) {
-            throw std::runtime_error("cannot make a folder for the watched script's files: " +
-                                     std::string(std::strerror(errno)));
-        }
-        path = pattern;
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
-
-namespace {
 
 // Every rank in the folder, by its journal (run.json.steps.jsonl, run.rank1.json.steps.jsonl,
 // ...) or, for a rank that closed its run before a poll saw the journal, its result set.
@@ -255,83 +63,6 @@ std::string ms(const std::optional<double>& v) {
 
 } // namespace
 
-WatchedScript::WatchedScript(const WatchLaunch& launch) {
-    if (!launch.listen.empty()) {
-        remote::parseEndpoint(launch.listen, "--listen", /*allowZero=*/true);
-    }
-    std::string why;
-    const auto package = packageDir(launch.command, why);
-    if (!package) {
-        throw std::runtime_error(why);
-    }
-    m_dir = std::make_shared<ScratchDir>();
-    WatchLaunch told = launch;
-    if (!launch.token.empty()) {
-        told.tokenFile = (m_dir->path / "token").string();
-        const int fd = ::open(told.tokenFile.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0600);
-        const std::string line = launch.token + "\n";
-        if (fd < 0 || ::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) {
-            if (fd >= 0) {
-                ::close(fd);
-            }
-            throw std::runtime_error("cannot write the script's token file " + told.tokenFile);
-        }
-        ::close(fd);
-    }
-    std::vector<std::string> env = childEnvironment(told, *package, m_dir->path / "run.json");
-    std::vector<char*> envp;
-    for (auto& e : env) {
-        envp.push_back(e.data());
-    }
-    envp.push_back(nullptr);
-    std::vector<std::string> args = launch.command;
-    std::vector<char*> argv;
-    for (auto& a : args) {
-        argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    // Its own process group: a terminal's Ctrl+C reaches lmprof alone, which passes it on
-    // once (stop()), and then waits for the script to close its run.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    const int spawned = posix_spawnp(&m_pid, argv[0], nullptr, &attr, argv.data(), envp.data());
-    posix_spawnattr_destroy(&attr);
-    if (spawned != 0) {
-        throw std::runtime_error("cannot start '" + launch.command.front() +
-                                 "': " + std::strerror(spawned));
-    }
-}
-
-WatchedScript::~WatchedScript() = default;
-
-const std::filesystem::path& WatchedScript::dir() const {
-    return m_dir->path;
-}
-
-std::optional<int> WatchedScript::poll() {
-    if (!m_status && waitpid(m_pid, &m_rawStatus, WNOHANG) == m_pid) {
-        m_status = m_rawStatus;
-    }
-    return m_status;
-}
-
-int WatchedScript::stop(std::chrono::milliseconds grace) {
-    if (!poll()) {
-        kill(-m_pid, SIGINT);
-        const auto deadline = std::chrono::steady_clock::now() + grace;
-        while (!poll() && std::chrono::steady_clock::now() < deadline) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        if (!poll()) {
-            kill(-m_pid, SIGKILL);
-            waitpid(m_pid, &m_rawStatus, 0);
-            m_status = m_rawStatus;
-        }
-    }
-    return *m_status;
-}
 
 namespace {
 
@@ -559,6 +290,11 @@ int watchCommand(const WatchOptions& o) {
     CommonOptions common;
     common.jsonPath = o.jsonPath;
     common.format = o.format;
+    if (o.againstReference) {
+        common.quiet = o.quiet;
+        std::vector<RunResult> references = runReferences(runs, common, std::cout);
+        std::move(references.begin(), references.end(), std::back_inserter(runs));
+    }
     reportRuns(runs, common, &*environment);
     return scriptCode;
 }
@@ -595,6 +331,9 @@ CliCommand watchEntry() {
                     ->check(CLI::PositiveNumber);
                 cmd.add_flag("--ops-fold", o->launch.opsFold,
                              "fold repeated layers into one region: blocks.*.attn");
+                cmd.add_flag("--against-reference", o->againstReference,
+                             "then run lmprof's engine at the model's size and compare, per "
+                             "phase (a CS336-shaped model, or watch(config=...))");
                 cmd.add_option("--time-modules", o->launch.moduleDepth,
                                "time each module of the model cut at depth N (blocks.3 at 2)")
                     ->check(CLI::PositiveNumber);

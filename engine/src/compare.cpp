@@ -5,6 +5,7 @@
 #include "enum_names.h"
 
 #include <cmath>
+#include <numeric>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -119,6 +120,24 @@ ComparedRun compareTwo(const RunResult& a, const RunResult& b) {
     return cr;
 }
 
+std::vector<PhaseComparison> comparePhases(const RunResult& a, const RunResult& b) {
+    std::vector<PhaseComparison> out;
+    const auto mean = [](const std::vector<double>& v) {
+        return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+    };
+    for (const auto& [name, field] : {std::pair{"forward", &StepRecord::forwardMs},
+                                      std::pair{"backward", &StepRecord::backwardMs},
+                                      std::pair{"optimizer", &StepRecord::optimizerMs},
+                                      std::pair{"step", &StepRecord::totalMs}}) {
+        const auto ta = measuredStepTimes(a.steps, field);
+        const auto tb = measuredStepTimes(b.steps, field);
+        PhaseComparison p{name, mean(ta), mean(tb), meanRatio(ta, tb), Verdict::Untestable};
+        p.verdict = verdictOf(p.ratio, ta.size(), tb.size());
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
 Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b) {
     Comparison out;
     std::vector<bool> used(b.size(), false);
@@ -146,6 +165,40 @@ Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> 
         }
     }
     return out;
+}
+
+std::optional<RunConfig> referenceConfig(const RunResult& watched, int measureSteps,
+                                         std::string& why) {
+    if (!watched.source) {
+        why = watched.id + " is the engine's own run, not a watched script's";
+        return std::nullopt;
+    }
+    if (!watched.source->model) {
+        why = watched.id + ": " + watched.source->modelNote.value_or("its model's dimensions are "
+                                                                     "not in the file");
+        return std::nullopt;
+    }
+    const WatchedModel& m = *watched.source->model;
+    RunConfig c;
+    c.model = m.model;
+    for (const std::string& name : presetNames()) { // a preset's name where the sizes are one's
+        const auto preset = presetModel(name);
+        if (preset && preset->dModel == c.model.dModel && preset->dFf == c.model.dFf &&
+            preset->numLayers == c.model.numLayers && preset->numHeads == c.model.numHeads) {
+            c.model.preset = name;
+        }
+    }
+    c.contextLength = m.contextLength;
+    c.batchSize = m.batchSize;
+    c.precision = watched.config.precision;
+    c.mode = Mode::Train;
+    c.measureSteps = measureSteps;
+    c.device = watched.config.device;
+    if (const auto errors = validate(c); !errors.empty()) {
+        why = watched.id + ": the engine cannot run its size: " + errors.front().message();
+        return std::nullopt;
+    }
+    return c;
 }
 
 } // namespace lmprof::engine

@@ -270,3 +270,45 @@ def test_module_times_count_micro_batches_and_leave_in_place_ops_alone(tmp_path:
     assert [m["name"] for m in times] == ["0", "1", "2"]
     assert all(m["forward_calls"] == 3 for m in times)
     assert times[0]["backward_calls"] == 3 and times[0]["backward_ms"] > 0
+
+
+REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "reference"
+
+
+def test_a_cs336_model_has_its_dimensions_found(tmp_path: Path) -> None:
+    import sys
+    sys.path.insert(0, str(REFERENCE))
+    from reference_model import TransformerLM, lm_loss
+
+    torch.manual_seed(0)
+    model = TransformerLM(64, 256, 2, 4, 500)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    run = lmprof.watch(model, opt)
+    for _ in range(2):
+        with run.step():
+            x = torch.randint(0, 500, (3, 16))
+            lm_loss(model(x), x).backward()
+            opt.step()
+    run.close()
+    source = run.result_set()["runs"][0]["source"]
+    assert source["model"] == {"vocab_size": 500, "d_model": 64, "num_layers": 2, "num_heads": 4,
+                               "d_ff": 256, "context_length": 16, "batch_size": 3,
+                               "rope_theta": 10000.0, "from": "detected"}
+
+
+def test_another_model_is_said_not_guessed_unless_stated(model: TinyGPT) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt)
+    train_steps(run, model, opt, 2)
+    run.close()
+    source = run.result_set()["runs"][0]["source"]
+    assert "model" not in source and "CS336 architecture" in source["model_note"]
+    stated = lmprof.watch(model, opt, config={"d_ff": 256})
+    train_steps(stated, model, opt, 2)
+    stated.close()
+    shape = stated.result_set()["runs"][0]["source"]["model"]
+    assert shape["from"] == "stated" and shape["d_ff"] == 256 and shape["context_length"] == CTX
+    with pytest.raises(ValueError, match="^config: 'd_modl' is not a dimension"):
+        lmprof.watch(model, config={"d_modl": 64})
+    with pytest.raises(ValueError, match="^config: num_heads: expected a positive int"):
+        lmprof.watch(model, config={"num_heads": 0})

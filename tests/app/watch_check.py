@@ -71,6 +71,25 @@ print("trained", args.steps)
 '''
 
 
+# The CS336 Transformer as a student writes it (tests/reference/reference_model.py), trained
+# plainly: lmprof finds its dimensions from its parameters and first batch.
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
+CS336_TRAIN = '''
+import sys
+sys.path.insert(0, "REFERENCE_DIR")
+import torch
+from reference_model import TransformerLM, lm_loss
+torch.manual_seed(0)
+model = TransformerLM(64, 256, 2, 4, 1000)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for step in range(8):
+    x = torch.randint(0, 1000, (2, 32))
+    lm_loss(model(x), torch.randint(0, 1000, (2, 32))).backward()
+    opt.step()
+    opt.zero_grad()
+'''
+
+
 def run(cmd: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """Runs a command to its end, 240 s at most: then SIGTERM, which lmprof-cli watch passes
     on to the script it runs in its own process group, and SIGKILL 30 s later."""
@@ -184,6 +203,26 @@ def main() -> None:
     done = run([a.cli, "ops", str(out), "--by", "region", "--phase", "backward"])
     check(done.returncode == 0 and "layer.self_attn" in done.stdout
           and "autograd.accumulate_grad" in done.stdout, "ops reads the watched profile", done)
+
+    # --against-reference: a CS336-shaped model (the reference implementation in
+    # tests/reference) against lmprof's engine at its size, phase by phase.
+    cs336 = a.workdir / "train_cs336.py"
+    cs336.write_text(CS336_TRAIN.replace("REFERENCE_DIR", str(REFERENCE_DIR)))
+    out = a.workdir / "reference.json"
+    done = run(watch + ["--quiet", "--json", str(out), "--against-reference", "--",
+                        a.python, str(cs336)])
+    check(done.returncode == 0, "watch --against-reference exits 0", done)
+    check("per phase" in done.stdout and "| optimizer" in done.stdout and "1 matched" in done.stdout,
+          "the pair, phase by phase", done)
+    runs = json.loads(out.read_text())["runs"]
+    check(len(runs) == 2 and runs[0]["source"]["model"]["d_model"] == 64
+          and runs[1]["config"]["model"]["d_model"] == 64
+          and runs[1]["config"]["context_length"] == 32, "the engine ran at the script's size")
+    # The SmallLM is no CS336 model: said, not guessed.
+    done = run(watch + ["--quiet", "--against-reference", "--", a.python, str(script),
+                        "--steps", "3"])
+    check(done.returncode == 0 and "no reference for SmallLM" in done.stderr
+          and "watch(config=" in done.stderr, "a model without CS336 shapes is said", done)
 
     # A script that raises: its run ends `error` with the exception, every step kept.
     out = a.workdir / "raised.json"

@@ -114,3 +114,50 @@ TEST(Compare, RowsShowWhatTellsPairsApartAndWhereAPickedPairDiffers) {
     const Rows plain = comparisonRows(c);
     EXPECT_EQ(std::find(plain[0].begin(), plain[0].end(), "Attention"), plain[0].end());
 }
+
+// A watched run against the engine's at its size (docs/WATCH.md, "Against the reference"):
+// the engine's configuration from the run's dimensions, and the pair phase by phase.
+TEST(Compare, AWatchedRunGetsTheReferenceAtItsSizeAndIsComparedPhaseByPhase) {
+    RunResult watched = run("tiny", 128, Precision::Bf16, {10, 10.5, 9.5, 10, 10.2});
+    watched.source = RunSource{};
+    watched.config.device = "cpu";
+    std::string why;
+    EXPECT_FALSE(referenceConfig(watched, 12, why));
+    EXPECT_NE(why.find("dimensions"), std::string::npos) << why;
+    watched.source->modelNote = "the model's num_heads could not be found";
+    EXPECT_FALSE(referenceConfig(watched, 12, why));
+    EXPECT_NE(why.find("num_heads could not be found"), std::string::npos) << why;
+
+    WatchedModel m;
+    m.model = *presetModel("tiny");
+    m.model.preset = "custom";
+    m.contextLength = 64;
+    m.batchSize = 2;
+    watched.source->model = m;
+    const auto config = referenceConfig(watched, 12, why);
+    ASSERT_TRUE(config);
+    EXPECT_EQ(config->model.preset, "tiny"); // a preset's sizes are named by it
+    EXPECT_EQ(config->contextLength, 64);
+    EXPECT_EQ(config->batchSize, 2);
+    EXPECT_EQ(config->precision, Precision::Bf16);
+    EXPECT_EQ(config->measureSteps, 12);
+    watched.source->model->model.numHeads = 3; // 128 is no multiple of 3
+    EXPECT_FALSE(referenceConfig(watched, 12, why));
+    EXPECT_NE(why.find("num_heads"), std::string::npos) << why;
+
+    // Forward alone differs: the phases say which.
+    RunResult a = run("tiny", 64, Precision::Bf16, {10, 10, 10, 10, 10});
+    RunResult b = a;
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+        a.steps[i].forwardMs = 4.0 + 0.1 * double(i % 2);
+        b.steps[i].forwardMs = 8.0 + 0.1 * double(i % 2);
+        a.steps[i].backwardMs = b.steps[i].backwardMs = 5.0 + 0.1 * double(i % 3);
+    }
+    const auto phases = comparePhases(a, b);
+    ASSERT_EQ(phases.size(), 4u);
+    EXPECT_EQ(phases[0].phase, "forward");
+    EXPECT_EQ(phases[0].verdict, Verdict::Slower);
+    EXPECT_NEAR(phases[0].ratio.ratio, 2.0, 0.05);
+    EXPECT_EQ(phases[1].verdict, Verdict::Same);
+    EXPECT_EQ(phaseComparisonRows(phases)[1][6], "SLOWER");
+}

@@ -82,4 +82,18 @@ void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format
         << " slower beyond noise (t-test of the ratio, p < " << kSignificance << ")\n";
 }
 
+Rows phaseComparisonRows(const std::vector<PhaseComparison>& phases) {
+    Rows rows = {{"phase", "A ms", "B ms", "B/A", "95% CI", "p", "Verdict"}};
+    for (const PhaseComparison& p : phases) {
+        const bool known = p.verdict != Verdict::Untestable;
+        rows.push_back({p.phase, formatFixed(p.aMs, 3), formatFixed(p.bMs, 3),
+                        known ? formatFixed(p.ratio.ratio, 3) + "x" : "-",
+                        known ? formatFixed(p.ratio.low, 3) + " - " + formatFixed(p.ratio.high, 3)
+                              : "-",
+                        known ? formatFixed(p.ratio.test.p, 4) : "-",
+                        std::string(toString(p.verdict))});
+    }
+    return rows;
+}
+
 } // namespace lmprof::engine

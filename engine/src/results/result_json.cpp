@@ -191,6 +191,27 @@ void fields(Io& io, Ref<StepRecord, Io> s) {
 }
 
 template <typename Io>
+void fields(Io& io, Ref<WatchedModel, Io> w) {
+    constexpr int64_t kMaxDim = int64_t{1} << 31; // as validate() bounds the engine's model
+    io.between("vocab_size", w.model.vocabSize, int64_t{1}, kMaxDim, true);
+    io.between("d_model", w.model.dModel, int64_t{1}, kMaxDim, true);
+    io.between("num_layers", w.model.numLayers, int64_t{1}, kMaxDim, true);
+    io.between("num_heads", w.model.numHeads, int64_t{1}, kMaxDim, true);
+    io.between("d_ff", w.model.dFf, int64_t{1}, kMaxDim, true);
+    io.between("context_length", w.contextLength, int64_t{1}, kMaxDim, true);
+    io.between("batch_size", w.batchSize, int64_t{1}, kMaxDim, true);
+    io.between("rope_theta", w.model.ropeTheta, 1e-9, 1e12);
+    if constexpr (Io::kReads) {
+        w.model.preset = "custom";
+        std::string from = "detected";
+        io.field("from", from);
+        w.stated = from == "stated";
+    } else {
+        io.out["from"] = w.stated ? "stated" : "detected";
+    }
+}
+
+template <typename Io>
 void fields(Io& io, Ref<RunSource, Io> s) {
     io.required("kind", s.kind);
     if constexpr (Io::kReads) {
@@ -206,6 +227,8 @@ void fields(Io& io, Ref<RunSource, Io> s) {
     io.nullable("tokens_per_step", s.tokensPerStep);
     io.field("torch_compile", s.torchCompile);
     io.field("pid", s.pid);
+    io.optionalObject("model", s.model);
+    io.optional("model_note", s.modelNote);
     if constexpr (Io::kReads) {
         if (s.tokensPerStep && *s.tokensPerStep < 0) {
             io.refuse("tokens_per_step", "must not be negative");

@@ -20,7 +20,7 @@ from torch.optim.optimizer import (
 class PhaseListener(Protocol):
     """What a Run hears from the hooks."""
 
-    def on_forward(self, module: nn.Module) -> None: ...
+    def on_forward(self, module: nn.Module, args: Any) -> None: ...
     def on_backward(self, starting: bool) -> None: ...
     def on_optimizer(self, starting: bool) -> None: ...
 
@@ -86,7 +86,7 @@ def listen_to_backward(listener: PhaseListener) -> Removable:
 
 def hook_model(model: nn.Module, listener: PhaseListener) -> list[Removable]:
     """The outermost module's forward starts a forward phase (one per micro-batch)."""
-    return [model.register_forward_pre_hook(lambda module, args: listener.on_forward(module))]
+    return [model.register_forward_pre_hook(lambda module, args: listener.on_forward(module, args))]
 
 
 def hook_optimizer(optimizer: torch.optim.Optimizer | None,
@@ -122,7 +122,7 @@ class OutermostModule:
         if self.found is None and next(module.parameters(), None) is not None:
             self.found = module
         if module is self.found:
-            self._listener.on_forward(module)
+            self._listener.on_forward(module, args)
 
     def _post(self, module: nn.Module, args: Any, output: Any) -> None:
         self._depth = max(0, self._depth - 1)

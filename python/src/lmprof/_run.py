@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 import torch
 import torch.nn as nn
 
-from . import _faults, _hooks, _instruments, _ops, _results, _serve
+from . import _faults, _hooks, _instruments, _ops, _results, _serve, _shapes
 from ._clocks import clock_for
 from ._memory import memory_for
 from ._model import compiled_graphs, device_of, model_class
@@ -73,7 +73,8 @@ def _warmup_steps() -> int:
 def watch(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None, *,
           name: Optional[str] = None, tokens_per_step: Optional[int] = None,
           listen: Optional[str] = None, token_file: Optional[str] = None,
-          save: Optional["os.PathLike[str] | str"] = None, memory_hz: float = 0.0) -> "Run":
+          save: Optional["os.PathLike[str] | str"] = None, memory_hz: float = 0.0,
+          config: Optional[dict[str, Any]] = None) -> "Run":
     """Starts watching a training loop and returns its Run.
 
     Args:
@@ -89,12 +90,15 @@ def watch(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None, *
             appended to ``<save>.steps.jsonl``, which ``lmprof.recover()`` reads after a kill.
         memory_hz: samples of the memory a second, on a thread of their own, plus one at each
             phase boundary: the Memory view's timeline (0: none).
+        config: the model's CS336 dimensions (``d_model``, ``num_layers``, ``num_heads``,
+            ``d_ff``, ``vocab_size``, ``context_length``, ``batch_size``, ``rope_theta``),
+            where lmprof cannot find them, for ``lmprof-cli watch --against-reference``.
 
     Use ``with run.step():`` around each step, then ``run.close()`` (or use the Run as a
     context manager). Raises ValueError naming the argument that is wrong.
     """
     return Run(model, optimizer, name=name, tokens_per_step=tokens_per_step, listen=listen,
-               token_file=token_file, save=save, memory_hz=memory_hz)
+               token_file=token_file, save=save, memory_hz=memory_hz, config=config)
 
 
 class Run:
@@ -109,7 +113,8 @@ class Run:
                  listen: Optional[str] = None, token_file: Optional[str] = None,
                  save: Optional["os.PathLike[str] | str"] = None,
                  script: Optional[str] = None, suffix: str = "",
-                 serve_from_first_step: bool = False, memory_hz: float = 0.0) -> None:
+                 serve_from_first_step: bool = False, memory_hz: float = 0.0,
+                 config: Optional[dict[str, Any]] = None) -> None:
         if model is not None and not isinstance(model, nn.Module):
             raise ValueError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
         if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
@@ -133,6 +138,9 @@ class Run:
             raise ValueError(f"save: the folder {str(self._save.parent)!r} does not exist")
         self._warmup = _warmup_steps()
         hz = _instruments.check_memory_hz(memory_hz)
+        self._stated = _shapes.check_stated(config)
+        self._first_batch: Optional[torch.Tensor] = None
+        self._shape: Optional[tuple[Optional[dict[str, Any]], Optional[str]]] = None
 
         self._model = model
         self._optimizer = optimizer
@@ -312,9 +320,13 @@ class Run:
 
     # --- phases from the hooks -----------------------------------------------------------
 
-    def on_forward(self, module: nn.Module) -> None:
+    def on_forward(self, module: nn.Module, args: Any) -> None:
         if self._broken is not None:
             return
+        if self._first_batch is None and args and isinstance(args[0], torch.Tensor):
+            # Its shape only (a tensor on the meta device holds no data): the batch and
+            # context of the model's shapes (_shapes.py).
+            self._first_batch = torch.empty(args[0].shape, dtype=args[0].dtype, device="meta")
         if self._open is None:
             if self._model is not None or not torch.is_grad_enabled():
                 return  # a forward outside any step (evaluation): not watched
@@ -529,7 +541,7 @@ class Run:
                        "autocast": self._autocast, "tokens_per_step": self._tokens_per_step,
                        "optimizer": type(self._optimizer).__name__ if self._optimizer else None,
                        "torch_compile": any(s.get("compiled") for s in steps),
-                       "pid": os.getpid()},
+                       "pid": os.getpid(), **self._model_shape(model)},
             "parameter_count": parameters,
             "status": self._status, "error": self._error, "failed_phase": None,
             "steps": steps,
@@ -537,6 +549,17 @@ class Run:
         }
         self._instruments.add_to(record, len(self._tally))
         return record
+
+    def _model_shape(self, model: Optional[nn.Module]) -> dict[str, Any]:
+        """The source's `model` (the CS336 dimensions) or `model_note` (why there are none),
+        found once the first batch has been seen."""
+        if model is None or self._first_batch is None:
+            return {}
+        if self._shape is None:
+            self._shape = _shapes.model_block(_ops.unwrapped(model)[0], self._first_batch,
+                                              self._stated)
+        block, note = self._shape
+        return {"model": block} if block is not None else {"model_note": note}
 
     def _finish(self, exc: Optional[BaseException]) -> None:
         if self._closed:

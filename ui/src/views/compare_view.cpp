@@ -31,6 +31,8 @@ public:
 private:
     void load(ViewContext& ctx);
     void drawPickers(const std::vector<PickableRun>& pool);
+    void drawReferenceButton(ViewContext& ctx, const std::vector<PickableRun>& pool,
+                             const engine::RunResult* watched);
     void drawTable(const engine::Comparison& cmp);
     void drawHistograms(ViewContext& ctx, const engine::ComparedRun& m);
 
@@ -44,6 +46,7 @@ private:
     std::string m_pickA, m_pickB;  // PickableRun keys
     int m_selected = -1;
     std::vector<double> m_valuesA, m_valuesB;
+    int m_referenceRun = -1; // the engine's run at a watched run's size, until it is picked
 };
 
 using namespace lmprof::engine;
@@ -147,6 +150,7 @@ void CompareView::draw(ViewContext& ctx) {
         drawPickers(pool);
         const RunResult* a = pickedRun(pool, m_pickA);
         const RunResult* b = pickedRun(pool, m_pickB);
+        drawReferenceButton(ctx, pool, b);
         if (!a || !b) {
             ImGui::TextDisabled(pool.empty() ? "No runs yet: finish a run, or load a file."
                                              : "Pick run A (the baseline) and run B.");
@@ -188,6 +192,46 @@ void CompareView::drawPickers(const std::vector<PickableRun>& pool) {
     pickOne("run A", pool, m_pickA, half - ImGui::GetStyle().ItemSpacing.x);
     ImGui::SameLine();
     pickOne("run B", pool, m_pickB, ImGui::GetContentRegionAvail().x);
+}
+
+// Your implementation against the reference (docs/WATCH.md): a watched run B with its
+// model's dimensions can have the engine run at its size; once that run finishes it becomes
+// run A, so the table and histograms compare the two.
+void CompareView::drawReferenceButton(ViewContext& ctx, const std::vector<PickableRun>& pool,
+                                      const RunResult* watched) {
+    if (const RunView* v = m_referenceRun >= 0 ? ctx.store.findBySessionIndex(m_referenceRun)
+                                               : nullptr) {
+        for (const PickableRun& p : pool) {
+            if (p.run == &v->result) { // finished: in the pool
+                m_pickA = p.key;
+                m_referenceRun = -1;
+            }
+        }
+        if (m_referenceRun >= 0 && v->finished) {
+            m_referenceRun = -1; // it ended without joining the pool (failed)
+        }
+    }
+    if (!watched || !watched->source) {
+        return;
+    }
+    std::string why;
+    const auto config = referenceConfig(*watched, engine::RunConfig{}.measureSteps, why);
+    ImGui::BeginDisabled(!config || m_referenceRun >= 0);
+    if (ImGui::Button(m_referenceRun >= 0 ? "Running the reference..."
+                                          : "Run the reference at this size")) {
+        m_referenceRun = submitRun(ctx, *config);
+    }
+    ImGui::EndDisabled();
+    if (!config && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+        ImGui::SetTooltip("%s", why.c_str());
+    } else if (config && ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("lmprof's engine, %s, context %lld, batch %lld, %s, on %s",
+                          modelLabel(config->model).c_str(),
+                          static_cast<long long>(config->contextLength),
+                          static_cast<long long>(config->batchSize),
+                          std::string(toString(config->precision)).c_str(),
+                          config->device.c_str());
+    }
 }
 
 void CompareView::drawTable(const Comparison& cmp) {

@@ -59,6 +59,25 @@ std::string pairKey(const RunResult& run);
 // engine's reference run.
 ComparedRun compareTwo(const RunResult& a, const RunResult& b);
 
+// The engine's run at a watched run's size (docs/WATCH.md, "Against the reference"): its
+// model's dimensions, context and batch, its precision, mode train, on its device, with
+// the engine's warmup and `measureSteps`. nullopt, with `why`, for a run that has no
+// dimensions (its source's note) or is not watched.
+std::optional<RunConfig> referenceConfig(const RunResult& watched, int measureSteps,
+                                         std::string& why);
+
+// One pair phase by phase (forward, backward, optimizer, then the whole step): each phase's
+// means over the measured steps, the ratio B/A with its interval and test, and the verdict.
+// Your implementation against the reference engine, where the step's ratio alone would not
+// say which phase differs.
+struct PhaseComparison {
+    std::string phase; // "forward", ..., "step"
+    double aMs = 0.0, bMs = 0.0;
+    RatioInterval ratio;
+    Verdict verdict = Verdict::Untestable;
+};
+std::vector<PhaseComparison> comparePhases(const RunResult& a, const RunResult& b);
+
 // Pairs each ok run of A with the first unused ok run of B with the same pairKey.
 Comparison compareRuns(std::span<const RunResult> a, std::span<const RunResult> b);
 

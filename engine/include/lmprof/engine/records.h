@@ -161,6 +161,15 @@ std::optional<RunStatus> parseRunStatus(std::string_view s);
 // Where a run came from when the engine did not run it: a PyTorch training script watched
 // by the lmprof Python package (docs/WATCH.md). Its config holds the precision, the mode and
 // the step counts, not a model of the engine's.
+// A watched model's CS336 dimensions (docs/WATCH.md, "Against the reference"): found by the
+// Python package from its parameters and first batch, or stated by the script.
+struct WatchedModel {
+    ModelConfig model; // preset "custom"
+    int64_t contextLength = 0;
+    int64_t batchSize = 0;
+    bool stated = false; // the script stated them (watch(config=...))
+};
+
 struct RunSource {
     std::string kind = "watched";
     std::string script;
@@ -171,6 +180,8 @@ struct RunSource {
     std::optional<int64_t> tokensPerStep; // as the script gave it
     bool torchCompile = false;            // some step compiled
     int64_t pid = 0;
+    std::optional<WatchedModel> model;    // its CS336 dimensions, when it has them
+    std::optional<std::string> modelNote; // else why not
 };
 
 struct RunResult {

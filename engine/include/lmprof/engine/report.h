@@ -76,6 +76,9 @@ void writeOpReport(std::ostream& out, std::span<const RunResult> runs,
 Rows moduleRows(const RunResult& run);
 void writeModuleReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format);
 
+// A pair phase by phase (comparePhases): phase, A ms, B ms, B/A, 95% CI, p, verdict.
+Rows phaseComparisonRows(const std::vector<PhaseComparison>& phases);
+
 // The precision lab (docs/PRECISION_LAB.md). Rows for the CLI and the window alike: the
 // seeds' loops; the grid's sums at each decade (or at every point) with the relative error
 // at the last and where the sum stalls; the dtypes of a model's modules (with the notes;
