@@ -148,7 +148,10 @@ std::unique_ptr<app::WatchedScript> startWatchedScript(
     const int port = freeLoopbackPort();
     launch.listen = "127.0.0.1:" + std::to_string(port);
     launch.token = token;
-    launch.memoryHz = engine::RunConfig{}.sampleHz; // the Memory view's timeline, as for runs
+    // The Memory view's timeline. A Python sampler takes the script's GIL at each sample
+    // (about 0.1 ms of the training thread on 2 cores, bench/README.md), so it samples at
+    // 20 Hz, not at the engine's 100.
+    launch.memoryHz = 20.0;
     auto script = std::make_unique<app::WatchedScript>(launch);
     engine::remote::ConnectOptions options;
     options.port = port;

@@ -6,9 +6,13 @@ machine has none, as a script."""
 
 from __future__ import annotations
 
+import json
+import pickle
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import torch
 import torch.nn as nn
@@ -151,35 +155,29 @@ def test_each_phase_has_its_own_allocator_peak() -> None:
         assert step["peak_allocated_bytes"] == max(peaks.values())
 
 
-def _watched_cuda_run(tmp: Path, **options: object) -> tuple[dict, TinyGPT]:
-    """Ten steps of the tiny model on CUDA, saved; `options` go to watch()."""
+def _cuda_record(folder: Path, ask: Callable[["lmprof.Run"], None] = lambda run: None,
+                 **options: object) -> tuple[dict, TinyGPT]:
+    """Eight steps of the tiny model on CUDA, saved in `folder`, with `ask(run)` made before
+    the first (an instrument's request) and `options` given to watch(); the saved run."""
     torch.manual_seed(0)
     model = TinyGPT(d=128, layers=2, ctx=64).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    run = lmprof.watch(model, opt, save=tmp / "run.json", **options)  # type: ignore[arg-type]
-    return {"run": run, "opt": opt}, model
-
-
-def _train(run: "lmprof.Run", model: TinyGPT, opt: torch.optim.Optimizer, steps: int) -> None:
-    for x, y in device_batches(steps, 8, 64):
+    run = lmprof.watch(model, opt, save=folder / "run.json", **options)  # type: ignore[arg-type]
+    ask(run)
+    for x, y in device_batches(8, 8, 64):
         with run.step():
             loss_of(model, x, y).backward()
             opt.step()
             opt.zero_grad(set_to_none=True)
+    run.close()
+    return json.loads((folder / "run.json").read_text())["runs"][0], model
 
 
 @cuda
 def test_the_op_profile_has_each_modules_kernels() -> None:
-    import json
-    import tempfile
-
     with tempfile.TemporaryDirectory() as folder:
-        parts, model = _watched_cuda_run(Path(folder))
-        run = parts["run"]
-        run.profile_ops(6)
-        _train(run, model, parts["opt"], 8)
-        run.close()
-        profile = json.loads((Path(folder) / "run.json").read_text())["runs"][0]["op_profile"]
+        record, _ = _cuda_record(Path(folder), lambda run: run.profile_ops(6))
+    profile = record["op_profile"]
     assert profile["headline"]["kind"] == "kernel", profile["notes"]
     kernels = [r for r in profile["rows"] if r["kind"] == "kernel"]
     assert {("forward", "blocks.0.qkv"), ("backward", "blocks.0.qkv")} <= {
@@ -191,19 +189,10 @@ def test_the_op_profile_has_each_modules_kernels() -> None:
 
 @cuda
 def test_a_memory_snapshot_opens_in_memory_viz() -> None:
-    import json
-    import pickle
-    import tempfile
-
     from torch.cuda import _memory_viz
 
     with tempfile.TemporaryDirectory() as folder:
-        parts, model = _watched_cuda_run(Path(folder))
-        run = parts["run"]
-        run.memory_snapshot(6)
-        _train(run, model, parts["opt"], 8)
-        run.close()
-        record = json.loads((Path(folder) / "run.json").read_text())["runs"][0]
+        record, _ = _cuda_record(Path(folder), lambda run: run.memory_snapshot(6))
         snapshot = record["memory_snapshot"]
         assert snapshot["error"] is None and snapshot["entries"] > 0
         with open(snapshot["path"], "rb") as f:
@@ -216,21 +205,25 @@ def test_a_memory_snapshot_opens_in_memory_viz() -> None:
 
 @cuda
 def test_the_cuda_timeline_peaks_hold_the_parameters() -> None:
-    import json
-    import tempfile
-
     with tempfile.TemporaryDirectory() as folder:
-        parts, model = _watched_cuda_run(Path(folder), memory_hz=500)
-        run = parts["run"]
-        _train(run, model, parts["opt"], 8)
-        run.close()
-        record = json.loads((Path(folder) / "run.json").read_text())["runs"][0]
+        record, model = _cuda_record(Path(folder), memory_hz=500)
     columns = record["memory_columns"]
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     for phase in ("forward", "backward", "optimizer"):
         peak = max(a for a, p in zip(columns["allocated"], columns["phase"]) if p == phase)
         assert peak >= weights, (phase, peak, weights)
     assert all(r >= a for a, r in zip(columns["allocated"], columns["reserved"]))
+
+
+@cuda
+def test_module_times_on_cuda_fit_in_their_phase() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        record, _ = _cuda_record(Path(folder), lambda run: run.time_modules(2))
+    modules = record["module_times"]["modules"]
+    measured = [s for s in record["steps"] if not s["warmup"]]
+    for phase in ("forward", "backward"):
+        whole = sum(s[f"{phase}_ms"] for s in measured) / len(measured)
+        assert 0 < sum(m[f"{phase}_ms"] for m in modules) <= whole * 1.01
 
 
 if __name__ == "__main__":

@@ -424,6 +424,13 @@ stage_watch() {
   echo
   "$cli" compare "$art/watch-engine.json:$engine_id" "$art/watched.json:$watched_id" \
     --format markdown || rc=1
+  # The instruments inside the model on CUDA (docs/WATCH.md): kernels by module, the
+  # allocator's snapshot, the memory timeline, time per module, and the reference per phase.
+  echo; echo "The same script with every instrument, against the reference:"; echo
+  tmo "$cli" watch --json "$art/watched-inside.json" --warmup 5 --quiet --format markdown \
+    --profile-ops 6 --memory-snapshot 7 --memory-hz 100 --time-modules 2 --against-reference \
+    -- "$py" "$root/scripts/gpu/watched_lm.py" --device "$device" "${lm[@]}" || rc=1
+  "$cli" ops "$art/watched-inside.json" --by region --top 8 --format markdown || rc=1
   echo "watched ${lm[*]}" > "$art/watch.detail"
   return $rc
 }

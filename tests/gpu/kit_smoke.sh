@@ -18,7 +18,7 @@ grep -q "0 failing stage(s)" "$report" || { cat "$report"; exit 1; }
 # What a loan brings back: the report and one archive with every stage's files.
 tar -tzf "$work/smoke/artifacts.tar.gz" > "$work/artifacts.txt"
 for f in profile.json profile-kernels.md lab-accumulate.json lab-dtypes.json ddp-2.json remote.json \
-  watched.json watch-engine.json; do
+  watched.json watch-engine.json watched-inside.json; do
   grep -q "artifacts/$f$" "$work/artifacts.txt" ||
     { echo "kit_smoke: $f is not in artifacts.tar.gz"; exit 1; }
 done
