@@ -200,3 +200,23 @@ def test_without_a_token_file_the_servers_own_is_made_and_used(
         viewer = Viewer(run.port)
         assert viewer.hello(token=token_path.read_text().strip())["type"] == "welcome"
     viewer.close()
+
+
+def test_memory_samples_go_to_a_viewer_live_as_rows(token_file: Path) -> None:
+    model = TinyGPT()
+    run = lmprof.watch(model, name="sampled", listen="127.0.0.1:0", token_file=str(token_file),
+                       memory_hz=200)
+    viewer = Viewer(run.port)
+    assert viewer.hello()["type"] == "welcome"
+    train(run, model, 4)
+    run.close()
+    messages = viewer.read_until("run_finished")
+    rows = [m for m in messages if m["type"] == "memory"]
+    assert rows, [m["type"] for m in messages]
+    started = next(i for i, m in enumerate(messages) if m["type"] == "run_started")
+    assert all(i > started for i, m in enumerate(messages) if m["type"] == "memory")
+    assert {"t_ms", "allocated", "reserved", "rss", "phase", "step", "boundary"} == set(
+        rows[0]["sample"]) and rows[0]["run"] == 0
+    finished = messages[-1]["result"]
+    assert len(finished["memory_columns"]["t_ms"]) >= len(rows)
+    viewer.close()
