@@ -406,3 +406,29 @@ TEST(SummaryModel, HeatmapCellsSayWhichRunTheyShowAndWhoSharesThem) {
     EXPECT_TRUE(g.noisy[0]) << "IQR / median of 10, 12, 30, 50 is far above 10%";
     EXPECT_EQ(g.about[0], "#1 cold \u00B7 Warmup 0");
 }
+
+// A watched run has no context or batch (docs/WATCH.md): beside the engine's runs its empty
+// cells are a filter value after the numbers, not a crash (stoll("") aborted the window
+// that opened such a set).
+TEST(SummaryModel, HeatmapFiltersTakeAWatchedRunsEmptyCellsAfterTheNumbers) {
+    auto run = [](int64_t ctx, int64_t batch) {
+        engine::RunConfig c = cfg("tiny", ctx);
+        c.batchSize = batch;
+        return finished(c, RunStatus::Ok, {10.0, 10.0});
+    };
+    engine::RunResult watched = run(0, 0);
+    watched.source = engine::RunSource{};
+    watched.source->modelClass = "MyGPT";
+    RunStore store;
+    store.addLoaded({run(256, 4), watched, run(64, 8)});
+    HeatmapQuery q;
+    q.rows = HeatmapAxis::Model;
+    q.columns = HeatmapAxis::Batch;
+    std::vector<HeatmapFilter> filters;
+    ASSERT_NO_THROW(filters = heatmapFilters(store, q));
+    const auto context = std::find_if(filters.begin(), filters.end(), [](const auto& f) {
+        return f.column->key == "context_length";
+    });
+    ASSERT_NE(context, filters.end());
+    EXPECT_EQ(context->values, (std::vector<std::string>{"64", "256", ""}));
+}

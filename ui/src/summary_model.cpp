@@ -6,6 +6,7 @@
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -146,8 +147,20 @@ void orderValues(const RunColumn& column, std::vector<std::string>& values) {
         }
         values = std::move(ordered);
     } else if (column.kind == ColumnKind::Integer) {
-        std::sort(values.begin(), values.end(), [](const std::string& a, const std::string& b) {
-            return std::stoll(a) < std::stoll(b);
+        // A watched run has no context or batch: its empty cell goes after the numbers.
+        const auto number = [](const std::string& cell) -> std::optional<long long> {
+            long long v = 0;
+            const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), v);
+            return ec == std::errc() && end == cell.data() + cell.size() && !cell.empty()
+                       ? std::optional(v)
+                       : std::nullopt;
+        };
+        std::sort(values.begin(), values.end(), [&](const std::string& a, const std::string& b) {
+            const auto na = number(a), nb = number(b);
+            if (na && nb) {
+                return *na < *nb;
+            }
+            return na.has_value() != nb.has_value() ? na.has_value() : a < b;
         });
     } else {
         std::sort(values.begin(), values.end());
