@@ -431,4 +431,9 @@ TEST(SummaryModel, HeatmapFiltersTakeAWatchedRunsEmptyCellsAfterTheNumbers) {
     });
     ASSERT_NE(context, filters.end());
     EXPECT_EQ(context->values, (std::vector<std::string>{"64", "256", ""}));
+    // Legends name the engine's run by its context and batch; the watched run has none.
+    const engine::RunResult engineRun = run(64, 8);
+    const auto names = distinguishingNames({&watched, &engineRun});
+    EXPECT_EQ(names[0].find("ctx"), std::string::npos) << names[0];
+    EXPECT_NE(names[1].find("ctx 64"), std::string::npos) << names[1];
 }

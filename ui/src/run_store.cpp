@@ -503,8 +503,13 @@ const FieldText kNameFields[] = {
                std::to_string(c.model.numLayers) + " heads " + std::to_string(c.model.numHeads) +
                " d_ff " + std::to_string(c.model.dFf);
     },
-    [](const RunConfig& c) { return "ctx " + std::to_string(c.contextLength); },
-    [](const RunConfig& c) { return "b" + std::to_string(c.batchSize); },
+    // A watched run has no context or batch of the engine's (0): nothing to name.
+    [](const RunConfig& c) {
+        return c.contextLength > 0 ? "ctx " + std::to_string(c.contextLength) : std::string();
+    },
+    [](const RunConfig& c) {
+        return c.batchSize > 0 ? "b" + std::to_string(c.batchSize) : std::string();
+    },
     [](const RunConfig& c) { return std::string(toString(c.precision)); },
     [](const RunConfig& c) { return std::string(toString(c.mode)); },
     [](const RunConfig& c) { return "w" + std::to_string(c.warmupSteps); },
