@@ -263,11 +263,15 @@ TEST(OpProfileRun, EveryForwardOpFallsInANamedRegion) {
 
 TEST(OpProfileRun, BackwardAndOptimizerOpsLandInTheirRegions) {
     const OpProfile& p = *profiledRun().opProfile;
-    double backward = 0.0;
+    // Counted in calls, not time: an op under no autograd node (the gradient seed) is the
+    // only unattributed kind, and a slow first call (under ASan, on a busy machine) must not
+    // make its few calls look like many.
+    double calls = 0.0, unattributedCalls = 0.0;
     std::set<std::string> regions;
     for (const auto& row : p.rows) {
         if (row.phase == Phase::Backward) {
-            backward += row.selfMs;
+            calls += row.calls;
+            unattributedCalls += row.region == region::kUnattributed ? row.calls : 0.0;
             regions.insert(row.region);
         }
     }
@@ -275,7 +279,7 @@ TEST(OpProfileRun, BackwardAndOptimizerOpsLandInTheirRegions) {
                              region::kEmbedding, region::kNorm}) {
         EXPECT_TRUE(regions.count(want)) << want;
     }
-    EXPECT_LT(p.unattributedMs.backward, 0.05 * backward);
+    EXPECT_LT(unattributedCalls, 0.05 * calls) << unattributedCalls << " of " << calls;
     bool adamw = false;
     for (const auto& row : p.rows) {
         adamw = adamw || (row.phase == Phase::Optimizer && row.region == region::kAdamW);
