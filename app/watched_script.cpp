@@ -6,6 +6,7 @@
 #include "cli_commands.h"
 #include "lmprof/engine/remote_protocol.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -136,14 +137,15 @@ std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& 
     std::string pythonPath;
     for (char** e = environ; *e; ++e) {
         const std::string_view entry(*e);
-        if (entry.rfind("PYTHONPATH=", 0) == 0) {
+        // The watcher's options that this launch sets: its own, not the caller's.
+        static constexpr std::string_view kOurs[] = {
+            "LMPROF_WATCH",    "LMPROF_TOKENS_PER_STEP=", "LMPROF_PROFILE_OPS=",
+            "LMPROF_OPS_",     "LMPROF_MEMORY_",          "LMPROF_SNAPSHOT_PATH=",
+            "LMPROF_MODULE_DEPTH="};
+        if (entry.starts_with("PYTHONPATH=")) {
             pythonPath = std::string(entry.substr(11));
-        } else if (entry.rfind("LMPROF_WATCH", 0) != 0 &&
-                   entry.rfind("LMPROF_TOKENS_PER_STEP=", 0) != 0 &&
-                   entry.rfind("LMPROF_PROFILE_OPS=", 0) != 0 &&
-                   entry.rfind("LMPROF_OPS_", 0) != 0 && entry.rfind("LMPROF_MEMORY_", 0) != 0 &&
-                   entry.rfind("LMPROF_SNAPSHOT_PATH=", 0) != 0 &&
-                   entry.rfind("LMPROF_MODULE_DEPTH=", 0) != 0) {
+        } else if (std::none_of(std::begin(kOurs), std::end(kOurs),
+                                [&](std::string_view ours) { return entry.starts_with(ours); })) {
             env.emplace_back(entry);
         }
     }

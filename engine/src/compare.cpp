@@ -5,7 +5,6 @@
 #include "enum_names.h"
 
 #include <cmath>
-#include <numeric>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -122,16 +121,14 @@ ComparedRun compareTwo(const RunResult& a, const RunResult& b) {
 
 std::vector<PhaseComparison> comparePhases(const RunResult& a, const RunResult& b) {
     std::vector<PhaseComparison> out;
-    const auto mean = [](const std::vector<double>& v) {
-        return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
-    };
     for (const auto& [name, field] : {std::pair{"forward", &StepRecord::forwardMs},
                                       std::pair{"backward", &StepRecord::backwardMs},
                                       std::pair{"optimizer", &StepRecord::optimizerMs},
                                       std::pair{"step", &StepRecord::totalMs}}) {
         const auto ta = measuredStepTimes(a.steps, field);
         const auto tb = measuredStepTimes(b.steps, field);
-        PhaseComparison p{name, mean(ta), mean(tb), meanRatio(ta, tb), Verdict::Untestable};
+        PhaseComparison p{name, computeStats(ta).mean, computeStats(tb).mean, meanRatio(ta, tb),
+                          Verdict::Untestable};
         p.verdict = verdictOf(p.ratio, ta.size(), tb.size());
         out.push_back(std::move(p));
     }

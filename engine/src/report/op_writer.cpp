@@ -3,7 +3,6 @@
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 
-#include <numeric>
 #include <ostream>
 
 namespace lmprof::engine {
@@ -135,8 +134,7 @@ Rows moduleRows(const RunResult& run) {
     }
     // The phases' means over the same steps the module times are over: the measured ones.
     const auto mean = [&](double StepRecord::*field) {
-        const std::vector<double> v = measuredStepTimes(run.steps, field);
-        return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+        return computeStats(measuredStepTimes(run.steps, field)).mean;
     };
     const double forward = mean(&StepRecord::forwardMs);
     const double backward = mean(&StepRecord::backwardMs);

@@ -42,6 +42,12 @@ def _named(path: Optional[Path], run: str, save: Optional[Path], suffix: str) ->
     return path.with_name(path.name.replace("{run}", run))
 
 
+def _depth(depth: Any) -> int:
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        raise ValueError(f"depth: expected 1 or more module names, got {depth!r}")
+    return depth
+
+
 def check_memory_hz(hz: Any) -> float:
     if isinstance(hz, bool) or not isinstance(hz, (int, float)) or not math.isfinite(hz) \
             or not 0 <= hz <= _timeline.MAX_HZ:
@@ -82,8 +88,7 @@ class Instruments:
                     warmup: int) -> None:
         step = _step_index(max(warmup, begun) if step is None else step)
         self._check_step(step, begun, self.snapshot_request[0] if self.snapshot_request else None)
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"depth: expected 1 or more module names, got {depth!r}")
+        depth = _depth(depth)
         if self.ops_request is not None or self._profiler is not None or self._op_profile:
             raise ValueError("step: this run profiles one step's ops, and has one already")
         self.ops_request = _ops.OpsRequest(step, depth, bool(fold), _folder_of("trace", trace))
@@ -102,8 +107,7 @@ class Instruments:
         self.snapshot_request = (step, _folder_of("path", path), max_entries)
 
     def request_modules(self, depth: Any) -> None:
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ValueError(f"depth: expected 1 or more module names, got {depth!r}")
+        depth = _depth(depth)
         if self._module_depth:
             raise ValueError("depth: this run times its modules already")
         self._module_depth = depth
@@ -168,9 +172,8 @@ class Instruments:
             profiler, self._profiler = self._profiler, None
             events = profiler.stop()
             trace, error = profiler.write_trace()
-            cuda = profiler.cuda
-            self._op_profile = _ops.op_profile(events, profiler.request, cuda=cuda, trace=trace,
-                                               trace_error=error)
+            self._op_profile = _ops.op_profile(events, profiler.request, cuda=profiler.cuda,
+                                               trace=trace, trace_error=error)
             self._trace_path = str(profiler.request.trace) if profiler.request.trace else None
             ran = True
         if self._snapshot is not None:
@@ -190,7 +193,7 @@ class Instruments:
             self._profiler.abandon()
             self._profiler = None
         if self._snapshot is not None:
-            torch.cuda.memory._record_memory_history(enabled=None)
+            self._snapshot.abandon()
             self._snapshot = None
             self._snapshot_config = None
 

@@ -41,6 +41,32 @@ class CudaPeaks:
         pass
 
 
+class Statm:
+    """The process's resident set in bytes, read from `/proc/self/statm` kept open (one
+    `pread` a reading); 0 where /proc is missing or a reading fails."""
+
+    def __init__(self) -> None:
+        self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+        self._fd: Optional[int]
+        try:
+            self._fd = os.open("/proc/self/statm", os.O_RDONLY)
+        except OSError:
+            self._fd = None
+
+    def read(self) -> int:
+        if self._fd is None:
+            return 0
+        try:
+            return int(os.pread(self._fd, 128, 0).split()[1]) * self._page
+        except (OSError, IndexError, ValueError):
+            return 0
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 class ResidentSet:
     """The process's resident set (`/proc/self/statm`) at each boundary; a phase's peak is
     the larger of its two ends. Where /proc is missing, the figures are 0.
@@ -53,37 +79,21 @@ class ResidentSet:
     REREAD_NS = 50_000
 
     def __init__(self) -> None:
-        self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-        self._fd: Optional[int]
-        try:
-            self._fd = os.open("/proc/self/statm", os.O_RDONLY)
-        except OSError:
-            self._fd = None
-        self._last = self._now = self._read()
+        self._statm = Statm()
+        self._last = self._now = self._statm.read()
         self._read_ns = time.perf_counter_ns()
-
-    def _read(self) -> int:
-        if self._fd is None:
-            return 0
-        try:
-            fields = os.pread(self._fd, 128, 0).split()
-            return int(fields[1]) * self._page
-        except (OSError, IndexError, ValueError):
-            return 0
 
     def boundary(self) -> tuple[int, int]:
         now_ns = time.perf_counter_ns()
         if now_ns - self._read_ns >= self.REREAD_NS:
-            self._now = self._read()
+            self._now = self._statm.read()
             self._read_ns = now_ns
         peak = max(self._now, self._last)
         self._last = self._now
         return peak, peak
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._statm.close()
 
 
 def memory_for(device: Optional[torch.device]) -> PhaseMemory:

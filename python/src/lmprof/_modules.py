@@ -68,13 +68,14 @@ class ModuleTimer:
         self.depth = depth
         self._clock = clock
         self._open_step = open_step
-        self.names = [path for path, _ in frontier(model, depth)]
+        timed = frontier(model, depth)
+        self.names = [path for path, _ in timed]
         self._handles: list[Any] = []
         self._forward_start: dict[int, list[object]] = {}
         # Kept, so that each call finds the same node (a parameter's accumulator lives as
         # long as something holds it).
         self._accumulators: dict[int, Any] = {}
-        for index, (_, module) in enumerate(frontier(model, depth)):
+        for index, (_, module) in enumerate(timed):
             self._handles.append(module.register_forward_pre_hook(self._pre(index)))
             self._handles.append(module.register_forward_hook(self._post(index)))
             self._accumulators[index] = _accumulate_node(module)

@@ -193,18 +193,6 @@ class _Span:
     depth: int = 0
 
 
-def _phase_of(spans: Sequence[_Span], at: float) -> str:
-    """The profile phase of a moment: the phase range around it, with "rest" folded into the
-    phase that ran last (into the first, before any)."""
-    for j in range(max(0, bisect_right([s.start for s in spans], at) - 1), -1, -1):
-        if spans[j].name in PROFILE_PHASES:
-            return spans[j].name
-    for span in spans:
-        if span.name in PROFILE_PHASES:
-            return span.name
-    return "forward"
-
-
 def _numel(shape: Sequence[int]) -> int:
     return math.prod(shape) if shape else 0
 
@@ -232,12 +220,9 @@ def _scores_key(shape: Sequence[int]) -> Optional[tuple[int, int, int]]:
 class _Analysis:
     """One pass over a profiled step's events."""
 
-    def __init__(self, events: Iterable[Any], *, depth: int, cuda: bool) -> None:
-        self.depth = depth
-        self.cuda = cuda
+    def __init__(self, events: Iterable[Any]) -> None:
         self.events = [e for e in events if getattr(e, "device_type", None) is None
                        or str(e.device_type).endswith("CPU")]
-        self.device_events = [e for e in events if e not in self.events] if cuda else []
         self.notes: list[str] = []
         main = [e for e in self.events if e.name == STEP_RANGE]
         self.main_thread = main[0].thread if main else None
@@ -247,6 +232,7 @@ class _Analysis:
                               for e in self.events
                               if e.thread == self.main_thread and e.name.startswith(PHASE_RANGE)
                               and e.name != STEP_RANGE), key=lambda s: s.start)
+        self.phase_starts = [span.start for span in self.phases]
         self.regions: dict[int, list[_Span]] = defaultdict(list)
         self.ops: list[Any] = []
         for e in self.events:
@@ -280,6 +266,18 @@ class _Analysis:
                 break  # every span before it ended before it began
         return None
 
+    def _phase_at(self, at: float) -> str:
+        """The profile phase of a moment: the phase range around it, with "rest" folded into
+        the phase that ran last (into the first, before any)."""
+        for j in range(max(0, bisect_right(self.phase_starts, at) - 1), -1, -1):
+            if self.phases[j].name in PROFILE_PHASES:
+                return self.phases[j].name
+        return next((s.name for s in self.phases if s.name in PROFILE_PHASES), "forward")
+
+    def _phase_of_span(self, span: _Span) -> str:
+        """A phase range's profile phase: its own, or, for "rest", the one it folds into."""
+        return span.name if span.name in PROFILE_PHASES else self._phase_at(span.start)
+
     def _node(self, op: Any) -> Optional[Any]:
         """The autograd node an op of the backward runs in (itself or an ancestor)."""
         e = op
@@ -292,7 +290,7 @@ class _Analysis:
     def _attribute(self) -> None:
         by_sequence: dict[tuple[int, int], str] = {}
         for op in self.ops:
-            phase = _phase_of(self.phases, op.time_range.start)
+            phase = self._phase_at(op.time_range.start)
             node = self._node(op) if phase != "forward" else None
             if node is not None:
                 if "AccumulateGrad" in node.name:
@@ -312,8 +310,7 @@ class _Analysis:
     def phase_ms(self) -> dict[str, float]:
         out = dict.fromkeys(PROFILE_PHASES, 0.0)
         for span in self.phases:
-            phase = span.name if span.name in PROFILE_PHASES else _phase_of(self.phases, span.start)
-            out[phase] += (span.end - span.start) / 1e3
+            out[self._phase_of_span(span)] += (span.end - span.start) / 1e3
         return out
 
     def rows(self) -> tuple[list[dict[str, Any]], dict[str, float]]:
@@ -334,8 +331,9 @@ class _Analysis:
             phase, region = self.phase[id(op)], self.region[id(op)]
             add(phase, region, op.name, "op", max(0.0, op.self_cpu_time_total) / 1e3,
                 op.cpu_time_total / 1e3, float(op.flops or 0), op.name in MATMUL_OPS)
-            for kernel in getattr(op, "kernels", []) or []:
-                launcher = _launching_op(op)
+            kernels = getattr(op, "kernels", []) or []
+            launcher = _launching_op(op) if kernels else None
+            for kernel in kernels:
                 ms = kernel.duration / 1e3
                 kernel_ms[phase] += ms
                 add(phase, region, kernel.name, "kernel", ms, ms, 0.0,
@@ -406,13 +404,13 @@ class _Analysis:
         events: list[dict[str, Any]] = []
         to_ms = lambda us: (us - self.step_start) / 1e3  # noqa: E731
         for span in self.phases:
-            events.append({"name": span.name, "region": "", "phase": _phase_name(self, span),
+            events.append({"name": span.name, "region": "", "phase": self._phase_of_span(span),
                            "kind": "op", "lane": 0, "depth": 0, "start_ms": to_ms(span.start),
                            "dur_ms": (span.end - span.start) / 1e3, "range": True})
         for thread, spans in self.regions.items():
             for span in spans:
                 events.append({"name": span.name, "region": span.name,
-                               "phase": _phase_of(self.phases, span.start), "kind": "op",
+                               "phase": self._phase_at(span.start), "kind": "op",
                                "lane": lane_of[thread], "depth": span.depth + 1,
                                "start_ms": to_ms(span.start),
                                "dur_ms": (span.end - span.start) / 1e3, "range": True})
@@ -434,10 +432,6 @@ class _Analysis:
             events = events[:MAX_TIMELINE_EVENTS]
         events.sort(key=lambda e: (e["lane"], e["start_ms"]))
         return {"step": step, "lanes": lanes, "events": events}
-
-
-def _phase_name(analysis: _Analysis, span: _Span) -> str:
-    return span.name if span.name in PROFILE_PHASES else _phase_of(analysis.phases, span.start)
 
 
 def _nest(spans: list[_Span]) -> None:
@@ -541,7 +535,7 @@ def headline(rows: list[dict[str, Any]], totals: dict[str, float],
 def op_profile(events: Iterable[Any], request: OpsRequest, *, cuda: bool, trace: str,
                trace_error: Optional[str]) -> dict[str, Any]:
     """The result set's `op_profile` record of one profiled step (docs/OP_PROFILE.md)."""
-    analysis = _Analysis(events, depth=request.depth, cuda=cuda)
+    analysis = _Analysis(events)
     rows, kernel_ms = analysis.rows()
     phase_ms = analysis.phase_ms()
     kind = "kernel" if any(r["kind"] == "kernel" for r in rows) else "op"

@@ -8,7 +8,6 @@ view draws as it draws the engine's."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from array import array
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 import torch
+
+from ._memory import Statm
 
 # A day at 100 Hz fits (8.6M samples would not): past it, sampling stops and the run says so
 # in `sampler_error`, as the engine does when its sampler stops early.
@@ -26,15 +27,6 @@ MAX_HZ = 1000.0
 _TAG = {"forward": "forward", "backward": "backward", "optimizer": "optimizer"}
 # The largest allocations kept from a snapshot, as the engine keeps them.
 LARGEST_ALLOCATIONS = 20
-
-
-def _resident_bytes(fd: Optional[int], page: int) -> int:
-    if fd is None:
-        return 0
-    try:
-        return int(os.pread(fd, 128, 0).split()[1]) * page
-    except (OSError, IndexError, ValueError):
-        return 0
 
 
 class MemorySampler:
@@ -50,11 +42,7 @@ class MemorySampler:
         self._position = position
         self._start_ns = start_ns
         self._on_sample = on_sample
-        self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-        try:
-            self._fd: Optional[int] = os.open("/proc/self/statm", os.O_RDONLY)
-        except OSError:
-            self._fd = None
+        self._statm = Statm()
         self._lock = threading.Lock()
         self.t_ms = array("d")
         self.allocated = array("q")
@@ -100,9 +88,9 @@ class MemorySampler:
         if self._cuda is not None:
             allocated = torch.cuda.memory_allocated(self._cuda)
             reserved = torch.cuda.memory_reserved(self._cuda)
-            rss = _resident_bytes(self._fd, self._page)
+            rss = self._statm.read()
         else:
-            allocated = reserved = rss = _resident_bytes(self._fd, self._page)
+            allocated = reserved = rss = self._statm.read()
         with self._lock:  # the time and the tag too, so that samples stay in time order
             step, phase = self._position()
             now = (time.perf_counter_ns() - self._start_ns) / 1e6
@@ -129,9 +117,7 @@ class MemorySampler:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        self._statm.close()
 
     def columns(self, steps: int) -> dict[str, list[Any]]:
         """The run's `memory_columns`, of the samples of its recorded steps (`steps`)."""
@@ -179,6 +165,10 @@ class StepSnapshot:
             phase = last
         return phase
 
+    def abandon(self) -> None:
+        """Stops recording and keeps nothing (the step raised, or the run closed mid-step)."""
+        _stop_recording()
+
     def stop(self) -> dict[str, Any]:
         """Saves the pickle and returns the run's `memory_snapshot` block."""
         info: dict[str, Any] = {"path": str(self.path), "format": "cuda-pickle",
@@ -191,7 +181,7 @@ class StepSnapshot:
             info["error"] = f"{type(exc).__name__}: {exc}"
             return info
         finally:
-            torch.cuda.memory._record_memory_history(enabled=None)
+            _stop_recording()
         events = [e for trace in snapshot.get("device_traces", []) for e in trace]
         t0_us = self._switches[0][0] if self._switches else 0.0
         info["entries"] = len(events)
@@ -203,6 +193,10 @@ class StepSnapshot:
         for a in info["largest_allocations"]:
             del a["t_us"]
         return info
+
+
+def _stop_recording() -> None:
+    torch.cuda.memory._record_memory_history(enabled=None)
 
 
 def no_snapshot(step: int, device: Optional[torch.device]) -> dict[str, Any]:
