@@ -23,6 +23,12 @@ public:
     static constexpr const char* kTitle = "Modules";
     void draw(ViewContext& ctx) override;
     void drawChart(ViewContext& ctx, ImVec2 size);
+    // Room for its rows only once a run has module times: an empty tab in front keeps the
+    // charts above it their room (as the Ops view does).
+    bool wantsRoom() const override { return m_hasTimes; }
+
+private:
+    bool m_hasTimes = false;
 };
 
 namespace {
@@ -51,6 +57,7 @@ void ModulesView::draw(ViewContext& ctx) {
 
 void ModulesView::drawChart(ViewContext& ctx, ImVec2 size) {
     const RunView* run = timedRun(ctx);
+    m_hasTimes = run != nullptr;
     if (!run) {
         ImGui::TextWrapped("No run has times per module. A watched script records them with "
                            "run.time_modules(depth) (docs/WATCH.md).");
