@@ -11,13 +11,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <sys/types.h>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace lmprof::app {
@@ -169,8 +169,8 @@ void printConfigErrors(const std::vector<engine::ConfigError>& errors);
 bool acceptConfig(const engine::RunConfig& c, const engine::SessionInterface* engine);
 // The configuration the flags describe (nullopt after printing every problem).
 std::optional<engine::RunConfig> buildConfig(const std::string& model, int64_t ctx,
-                                             const std::string& precision,
-                                             const std::string& mode, const CommonOptions& o,
+                                             const std::string& precision, const std::string& mode,
+                                             const CommonOptions& o,
                                              std::optional<engine::SnapshotRequest> snapshot = {},
                                              std::optional<engine::DdpRequest> ddp = {},
                                              const engine::SessionInterface* engine = nullptr);
@@ -262,11 +262,11 @@ struct WatchLaunch {
     std::string token; // or the token itself: written to a 0600 file in the script's folder
     // The op profile of one step (docs/WATCH.md, "Inside your model"): -1 for none.
     int profileOps = -1;
-    int opsDepth = 0;       // module names per region; 0: the package's default
-    bool opsFold = false;   // blocks.*.attn rather than blocks.3.attn
-    std::string opsTrace;   // the Chrome trace; "{run}" becomes the run's id
-    double memoryHz = 0.0;  // the memory timeline's samples a second; 0: none
-    int memorySnapshot = -1; // the step whose CUDA allocator history is recorded; -1: none
+    int opsDepth = 0;         // module names per region; 0: the package's default
+    bool opsFold = false;     // blocks.*.attn rather than blocks.3.attn
+    std::string opsTrace;     // the Chrome trace; "{run}" becomes the run's id
+    double memoryHz = 0.0;    // the memory timeline's samples a second; 0: none
+    int memorySnapshot = -1;  // the step whose CUDA allocator history is recorded; -1: none
     std::string snapshotPath; // its pickle; "{run}" becomes the run's id
     int moduleDepth = 0;      // time each module of the model cut at this depth; 0: none
 };

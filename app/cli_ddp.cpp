@@ -17,12 +17,12 @@
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
 
-#include <memory>
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 namespace lmprof::app {
 

@@ -4,7 +4,6 @@
 #include "cli_commands.h"
 #include "cli_options.h"
 #include "cli_registry.h"
-
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/report.h"
@@ -32,11 +31,10 @@ std::vector<RunResult> runsWarning(const std::string& path, std::vector<RunResul
         std::cerr << "lmprof-cli: warning: " << path << ": " << w << "\n";
     }
     if (runs.empty()) {
-        throw ResultFormatError(path + (warnings.empty()
-                                            ? std::string(": the file holds no run")
-                                            : ": no readable run (" +
-                                                  std::to_string(warnings.size()) +
-                                                  " line(s) skipped)"));
+        throw ResultFormatError(path + (warnings.empty() ? std::string(": the file holds no run")
+                                                         : ": no readable run (" +
+                                                               std::to_string(warnings.size()) +
+                                                               " line(s) skipped)"));
     }
     return runs;
 }
@@ -99,8 +97,8 @@ namespace {
 std::string sameRunKey(const RunResult& r) {
     const std::string device = r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice;
     if (r.source) {
-        return pairKey(r) + " pid " + std::to_string(r.source->pid) + " " + r.source->script +
-               " " + r.id + " steps " + std::to_string(r.steps.size()) + " " + device;
+        return pairKey(r) + " pid " + std::to_string(r.source->pid) + " " + r.source->script + " " +
+               r.id + " steps " + std::to_string(r.steps.size()) + " " + device;
     }
     return configKey(r.config) + " seed " + std::to_string(r.config.seed) + " steps " +
            std::to_string(r.config.warmupSteps) + "+" + std::to_string(r.config.measureSteps) +
@@ -296,8 +294,8 @@ int columnsCommand() {
 // The entries (cli_registry.h)
 
 CliCommand mergeEntry() {
-    return {"merge", "join result sets or autosave files (sweep shards) into one result set",
-            false, [](CLI::App& cmd) {
+    return {"merge", "join result sets or autosave files (sweep shards) into one result set", false,
+            [](CLI::App& cmd) {
                 auto o = std::make_shared<MergeOptions>();
                 cmd.add_option("files", o->paths, "result sets (.json) or autosave files (.jsonl)")
                     ->required();

@@ -5,7 +5,6 @@
 
 #include "cli_options.h"
 
-
 #include "lmprof/ui/app.h"
 
 #include <algorithm>

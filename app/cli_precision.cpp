@@ -8,10 +8,10 @@
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 
-#include <memory>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 
 namespace lmprof::app {
 
@@ -123,7 +123,8 @@ CliCommand precisionEntry() {
                     "accumulate",
                     "add 0.01 in fp32/fp16/bf16 accumulators: the seeds' loops and a grid");
                 CLI::App* dtypes = cmd.add_subcommand(
-                    "dtypes", "the dtype of every module's parameters, input, output and gradients");
+                    "dtypes",
+                    "the dtype of every module's parameters, input, output and gradients");
                 for (CLI::App* sub : {accumulate, dtypes}) {
                     addText(*sub, "--device", o->device, "auto|cpu|cuda|cuda:N");
                     addText(*sub, "--json", o->jsonPath, "save the tables in a result set (.json)");

@@ -5,18 +5,16 @@
 #include "cli_commands.h"
 #include "cli_options.h"
 #include "cli_registry.h"
-
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/stats.h"
-
-#include <memory>
-#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
 
 namespace lmprof::app {
 
@@ -62,30 +60,29 @@ int ratioCommand(const RatioOptions& o) {
                                  ? "untestable (fewer than 2 values a side)"
                                  : std::string(toString(verdict));
     if (o.format == "json") {
-        nlohmann::json j{{"ratio", r.ratio},      {"low", r.low},
-                         {"high", r.high},        {"p", r.test.p},
-                         {"df", r.test.df},       {"n_a", a->size()},
-                         {"n_b", b->size()},      {"verdict", said}};
+        nlohmann::json j{{"ratio", r.ratio}, {"low", r.low},    {"high", r.high},
+                         {"p", r.test.p},    {"df", r.test.df}, {"n_a", a->size()},
+                         {"n_b", b->size()}, {"verdict", said}};
         std::cout << j.dump() << "\n";
     } else {
         std::cout << std::fixed << std::setprecision(4) << "B/A " << r.ratio << "  95% interval ["
-                  << r.low << ", " << r.high << "]  p " << r.test.p << "  (" << a->size()
-                  << " and " << b->size() << " values)  " << said << "\n";
+                  << r.low << ", " << r.high << "]  p " << r.test.p << "  (" << a->size() << " and "
+                  << b->size() << " values)  " << said << "\n";
     }
     return kExitOk;
 }
 
 CliCommand ratioEntry() {
-    return {"ratio", "mean(B)/mean(A) of two lists of measurements, 95% interval and verdict",
-            false, [](CLI::App& cmd) {
-                auto o = std::make_shared<RatioOptions>();
-                addText(cmd, "--a", o->a, "comma-separated positive values (the baseline)")
-                    ->required();
-                addText(cmd, "--b", o->b, "comma-separated positive values (compared with A)")
-                    ->required();
-                addChoice(cmd, "--format", o->format, {"table", "json"}, "table|json [table]");
-                return std::function<int()>([o] { return ratioCommand(*o); });
-            }};
+    return {
+        "ratio", "mean(B)/mean(A) of two lists of measurements, 95% interval and verdict", false,
+        [](CLI::App& cmd) {
+            auto o = std::make_shared<RatioOptions>();
+            addText(cmd, "--a", o->a, "comma-separated positive values (the baseline)")->required();
+            addText(cmd, "--b", o->b, "comma-separated positive values (compared with A)")
+                ->required();
+            addChoice(cmd, "--format", o->format, {"table", "json"}, "table|json [table]");
+            return std::function<int()>([o] { return ratioCommand(*o); });
+        }};
 }
 
 } // namespace lmprof::app

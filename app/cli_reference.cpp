@@ -25,9 +25,8 @@ std::vector<RunResult> runReferences(const std::vector<RunResult>& watched,
     std::vector<const RunResult*> pairedWith;
     for (const RunResult& run : watched) {
         std::string why;
-        const int steps =
-            std::clamp(static_cast<int>(measuredStepTimes(run.steps).size()), kMinReferenceSteps,
-                       kMaxReferenceSteps);
+        const int steps = std::clamp(static_cast<int>(measuredStepTimes(run.steps).size()),
+                                     kMinReferenceSteps, kMaxReferenceSteps);
         if (auto config = referenceConfig(run, steps, why)) {
             configs.push_back(*config);
             pairedWith.push_back(&run);
@@ -44,8 +43,9 @@ std::vector<RunResult> runReferences(const std::vector<RunResult>& watched,
     if (!engine) {
         return {};
     }
-    std::fprintf(stderr, "lmprof-cli: watch: running lmprof's engine at the script's size "
-                         "(%zu run(s))\n",
+    std::fprintf(stderr,
+                 "lmprof-cli: watch: running lmprof's engine at the script's size "
+                 "(%zu run(s))\n",
                  configs.size());
     std::vector<RunResult> references = runAll(*engine, configs, options.quiet, {}, {});
     Comparison c;

@@ -21,9 +21,9 @@ CliCommand watchEntry();     // cli_watch.cpp
 
 const std::vector<CliCommand>& cliCommands() {
     static const std::vector<CliCommand> commands{
-        runEntry(),  sweepEntry(),   mergeEntry(), serveEntry(),     ddpEntry(),    showEntry(),
-        compareEntry(), ratioEntry(), opsEntry(),   precisionEntry(), columnsEntry(), studyEntry(),
-        watchEntry(),
+        runEntry(),     sweepEntry(),   mergeEntry(), serveEntry(), ddpEntry(),
+        showEntry(),    compareEntry(), ratioEntry(), opsEntry(),   precisionEntry(),
+        columnsEntry(), studyEntry(),   watchEntry(),
     };
     return commands;
 }

@@ -10,7 +10,6 @@
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/session.h"
 
-#include <memory>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +17,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -128,8 +128,7 @@ std::unique_ptr<SessionInterface> openEngine(const std::string& connect,
     options.clientName = "lmprof-cli " + toolInfo().version;
     auto engine = std::make_unique<remote::RemoteSession>(options);
     if (!engine->waitConnected(std::chrono::seconds(10))) {
-        std::cerr << "lmprof-cli: --connect " << connect << ": " << engine->info().problem
-                  << "\n";
+        std::cerr << "lmprof-cli: --connect " << connect << ": " << engine->info().problem << "\n";
         return nullptr;
     }
     if (!quiet) {

@@ -2,10 +2,8 @@
 // (this process's or, with --connect, a server's), with progress, reports and result sets.
 
 #include "cli_commands.h"
-
 #include "cli_options.h"
 #include "cli_registry.h"
-
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/result_io.h"

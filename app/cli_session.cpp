@@ -6,12 +6,11 @@
 // Sections: flags to configs · driving a session · shared checks · signals.
 
 #include "cli_commands.h"
-
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/compare.h"
-#include "lmprof/engine/report.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
+#include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/session.h"
 #include "lmprof/engine/sweep.h"
@@ -311,7 +310,8 @@ std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunCo
             if (auto* step = std::get_if<StepFinished>(&event);
                 step && step->runIndex == index && !quiet) {
                 printStep(label, step->step, configs[i]);
-            } else if (auto* fin = std::get_if<RunFinished>(&event); fin && fin->runIndex == index) {
+            } else if (auto* fin = std::get_if<RunFinished>(&event);
+                       fin && fin->runIndex == index) {
                 // A local run is named by its place in this invocation; a server's keeps
                 // the server's id, unique among every client's runs there.
                 if (!session.info().remote) {

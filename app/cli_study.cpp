@@ -6,7 +6,6 @@
 #include "cli_commands.h"
 #include "cli_options.h"
 #include "cli_registry.h"
-
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/file_io.h"
 #include "lmprof/engine/precision_lab.h"
@@ -85,7 +84,8 @@ void printPlan(const StudyPlan& plan, const StudyRequest& r) {
                     formatStudyTime(total).c_str());
         for (const auto& run : plan.runs) {
             if (run.section == s) {
-                std::printf("      %-52s %8s\n", run.id.c_str(), formatStudyTime(run.estimateS).c_str());
+                std::printf("      %-52s %8s\n", run.id.c_str(),
+                            formatStudyTime(run.estimateS).c_str());
             }
         }
     }
@@ -188,8 +188,8 @@ int studyCommand(const StudyOptions& o) {
     if (auto refusal = engine->checkRunnable(probe)) {
         if (saved) {
             std::cerr << "lmprof-cli study: --resume: " << dir.string() << " was planned for "
-                      << saved->device << ", which this engine cannot run ("
-                      << refusal->message() << "); resume it on that machine, or from here "
+                      << saved->device << ", which this engine cannot run (" << refusal->message()
+                      << "); resume it on that machine, or from here "
                       << "with --connect HOST:PORT to an lmprof-cli serve there\n";
         } else {
             std::cerr << "lmprof-cli study: --" << refusal->field << ": " << refusal->reason
@@ -239,8 +239,8 @@ int studyCommand(const StudyOptions& o) {
                     inSection += &r <= &run ? 1 : 0;
                 }
             }
-            const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                               start).count();
+            const double spent =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             std::fprintf(stderr, "study [%zu/%zu, %s %zu/%zu, about %s left] %s\n", index,
                          plan.runs.size(), std::string(toString(run.section)).c_str(), inSection,
                          ofSection, formatStudyTime(std::max(0.0, plannedLeft - spent)).c_str(),
@@ -281,8 +281,9 @@ int studyCommand(const StudyOptions& o) {
         }
     }
     if (interrupted()) {
-        std::fprintf(stderr, "study: interrupted; the finished runs are in %s: --resume "
-                             "continues\n",
+        std::fprintf(stderr,
+                     "study: interrupted; the finished runs are in %s: --resume "
+                     "continues\n",
                      (dir / "runs.jsonl").c_str());
         return kExitFailure;
     }
@@ -303,8 +304,9 @@ CliCommand studyEntry() {
                 addText(cmd, "--report", o->report,
                         "write DIR's report again from its saved runs, and run nothing");
                 cmd.add_flag("--dry-run", o->dryRun, "print the plan and its cuts, run nothing");
-                cmd.add_flag("--resume", o->resume, "continue the study in --out, skipping "
-                                                    "finished runs");
+                cmd.add_flag("--resume", o->resume,
+                             "continue the study in --out, skipping "
+                             "finished runs");
                 addNumberIn(cmd, "--threads", o->threads, 0, 4096,
                             "CPU intra-op threads (0: LibTorch default; at most the engine's "
                             "CPU count)");

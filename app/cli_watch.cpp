@@ -33,7 +33,7 @@ struct WatchOptions {
     std::string jsonPath;
     std::string format = "table";
     bool quiet = false;
-    std::string connect;   // or: show a script that serves, instead of running one
+    std::string connect;           // or: show a script that serves, instead of running one
     bool againstReference = false; // then run lmprof's engine at each run's size, and compare
 };
 
@@ -46,7 +46,8 @@ void findJournals(const fs::path& dir, std::map<std::string, WatchJournal>& jour
         std::string name = entry.path().filename().string();
         if (entry.path().extension() == ".json") {
             name += kWatchJournalSuffix;
-        } else if (name.size() <= kWatchJournalSuffix.size() || !name.ends_with(kWatchJournalSuffix)) {
+        } else if (name.size() <= kWatchJournalSuffix.size() ||
+                   !name.ends_with(kWatchJournalSuffix)) {
             continue;
         }
         if (!journals.contains(name)) {
@@ -62,7 +63,6 @@ std::string ms(const std::optional<double>& v) {
 }
 
 } // namespace
-
 
 namespace {
 
@@ -126,7 +126,8 @@ private:
 std::optional<RunResult> finalRun(const fs::path& dir, const std::string& journalName,
                                   WatchJournal& journal, const std::string& ended,
                                   std::optional<Environment>& environment) {
-    const fs::path result = dir / journalName.substr(0, journalName.size() - kWatchJournalSuffix.size());
+    const fs::path result =
+        dir / journalName.substr(0, journalName.size() - kWatchJournalSuffix.size());
     std::error_code ec;
     if (fs::exists(result, ec)) {
         ResultSet set = loadResultSet(result);
@@ -268,8 +269,10 @@ int watchCommand(const WatchOptions& o) {
             if (auto run = finalRun(dir, name, journal, ended, environment)) {
                 // The steps recorded as the script closed its run, after the last poll.
                 if (run->steps.size() > seen) {
-                    print(run->id, std::vector<StepRecord>(run->steps.begin() + static_cast<std::ptrdiff_t>(seen),
-                                                           run->steps.end()),
+                    print(run->id,
+                          std::vector<StepRecord>(run->steps.begin() +
+                                                      static_cast<std::ptrdiff_t>(seen),
+                                                  run->steps.end()),
                           true);
                 }
                 runs.push_back(std::move(*run));
@@ -310,7 +313,8 @@ CliCommand watchEntry() {
                                "the script's command line, after --: python train.py ARGS");
                 cmd.add_option("--json", o->jsonPath, "write the run(s) as a result set here");
                 cmd.add_option("--format", o->format, "table|markdown|csv");
-                cmd.add_option("--name", o->launch.name, "the run's id (default: the model's class)");
+                cmd.add_option("--name", o->launch.name,
+                               "the run's id (default: the model's class)");
                 cmd.add_option("--tokens-per-step", o->launch.tokensPerStep,
                                "tokens one step trains on, for tokens/s")
                     ->check(CLI::PositiveNumber);

@@ -12,6 +12,8 @@
 
 #include <GLFW/glfw3.h>
 #include <algorithm>
+#include <arpa/inet.h>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -25,14 +27,12 @@
 #include <imgui_internal.h>
 #include <implot.h>
 #include <memory>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <optional>
 #include <random>
 #include <string>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <atomic>
 #include <thread>
 #include <unistd.h>
 
@@ -133,9 +133,9 @@ int freeLoopbackPort() {
 // `lmprof -- python train.py`: the script runs with the watcher serving its run on a free
 // loopback port, with a token made for it, and the window's engine is the client of that
 // server (it retries until the script's first step opens the port).
-std::unique_ptr<app::WatchedScript> startWatchedScript(
-    const std::vector<std::string>& command, std::shared_ptr<engine::SessionInterface>& engine,
-    std::string& address) {
+std::unique_ptr<app::WatchedScript>
+startWatchedScript(const std::vector<std::string>& command,
+                   std::shared_ptr<engine::SessionInterface>& engine, std::string& address) {
     std::random_device random;
     std::string token;
     for (int i = 0; i < 8; ++i) {
@@ -249,7 +249,8 @@ int main(int argc, char** argv) {
             if (step.path.empty()) { // save_chart, screenshot and layout write a file
                 continue;
             }
-            if (const std::string problem = engine::outputFileProblem(step.path); !problem.empty()) {
+            if (const std::string problem = engine::outputFileProblem(step.path);
+                !problem.empty()) {
                 std::fprintf(stderr, "lmprof: --demo %s: steps[%zu].path %s: %s\n", o.demo.c_str(),
                              i, step.path.c_str(), problem.c_str());
                 return app::kExitUsage;
@@ -267,8 +268,9 @@ int main(int argc, char** argv) {
     glfwSetErrorCallback([](int, const char* what) { g_glfwError = what; });
     if (!glfwInit()) {
         if (script) { // no window to show it in: the script trains on, as if run alone
-            std::fprintf(stderr, "lmprof: no display (%s); the watched script runs without "
-                                 "the window (lmprof-cli watch prints its steps)\n",
+            std::fprintf(stderr,
+                         "lmprof: no display (%s); the watched script runs without "
+                         "the window (lmprof-cli watch prints its steps)\n",
                          g_glfwError.c_str());
             while (!script->poll()) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -401,8 +403,7 @@ int main(int argc, char** argv) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
             }
         });
-        while (!glfwWindowShouldClose(window) && !g_closeRequested &&
-               !lmprofApp.quitRequested()) {
+        while (!glfwWindowShouldClose(window) && !g_closeRequested && !lmprofApp.quitRequested()) {
             const auto frameStart = std::chrono::steady_clock::now();
             lmprofApp.setClock(recorder
                                    ? recorder->seconds()

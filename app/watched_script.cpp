@@ -33,11 +33,10 @@ namespace {
 // not), asked of the interpreter itself without importing the package, and so torch. Empty
 // when it has none, or does not answer within 20 s.
 std::optional<fs::path> installedPackage(const std::string& python) {
-    static const char* kAsk =
-        "import importlib.util as u, os\n"
-        "s = u.find_spec('lmprof')\n"
-        "if s and s.submodule_search_locations:\n"
-        "    print(os.path.dirname(list(s.submodule_search_locations)[0]))\n";
+    static const char* kAsk = "import importlib.util as u, os\n"
+                              "s = u.find_spec('lmprof')\n"
+                              "if s and s.submodule_search_locations:\n"
+                              "    print(os.path.dirname(list(s.submodule_search_locations)[0]))\n";
     int out[2];
     if (pipe2(out, O_CLOEXEC) != 0) {
         return std::nullopt;
@@ -139,9 +138,8 @@ std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& 
         const std::string_view entry(*e);
         // The watcher's options that this launch sets: its own, not the caller's.
         static constexpr std::string_view kOurs[] = {
-            "LMPROF_WATCH",    "LMPROF_TOKENS_PER_STEP=", "LMPROF_PROFILE_OPS=",
-            "LMPROF_OPS_",     "LMPROF_MEMORY_",          "LMPROF_SNAPSHOT_PATH=",
-            "LMPROF_MODULE_DEPTH="};
+            "LMPROF_WATCH",   "LMPROF_TOKENS_PER_STEP=", "LMPROF_PROFILE_OPS=", "LMPROF_OPS_",
+            "LMPROF_MEMORY_", "LMPROF_SNAPSHOT_PATH=",   "LMPROF_MODULE_DEPTH="};
         if (entry.starts_with("PYTHONPATH=")) {
             pythonPath = std::string(entry.substr(11));
         } else if (std::none_of(std::begin(kOurs), std::end(kOurs),
@@ -177,7 +175,8 @@ std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& 
     if (o.memorySnapshot >= 0) {
         env.push_back("LMPROF_MEMORY_SNAPSHOT=" + std::to_string(o.memorySnapshot));
         if (!o.snapshotPath.empty()) {
-            env.push_back("LMPROF_SNAPSHOT_PATH=" + std::filesystem::absolute(o.snapshotPath).string());
+            env.push_back("LMPROF_SNAPSHOT_PATH=" +
+                          std::filesystem::absolute(o.snapshotPath).string());
         }
     }
     if (o.profileOps >= 0) {

@@ -2,7 +2,7 @@
 # Installs what lmprof needs on a fresh Debian 12 machine and builds it:
 #   Debian packages (compiler, CMake, Ninja, GoogleTest, nlohmann-json, simdjson, CLI11, GLFW,
 #   Mesa OpenGL, stb, standalone Asio, the DejaVu font, Xvfb for the window's tests, clang with libFuzzer
-#   for the fuzz targets),
+#   for the fuzz targets, clang-format 14 for the layout check),
 #   the pinned torch wheel in a project-local virtual environment (.venv), and the lmprof
 #   Python package (python/) into it, editable,
 #   then configures and builds with CMake presets.
@@ -18,7 +18,7 @@ packages=(build-essential cmake ninja-build git pkg-config python3 python3-venv
           libgtest-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev
           libglfw3-dev libgl-dev libgl1-mesa-dri libstb-dev fonts-dejavu-core xvfb xauth
           libegl-dev libopengl-dev libegl-mesa0
-          clang libclang-rt-dev ffmpeg libgloo-dev libasio-dev)
+          clang clang-format libclang-rt-dev ffmpeg libgloo-dev libasio-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -85,8 +85,7 @@ std::optional<double> maxLossDifference(const RunResult& a, const RunResult& b) 
 }
 
 Verdict verdictOf(const RatioInterval& r, size_t na, size_t nb) {
-    if (na < 2 || nb < 2 || !std::isfinite(r.ratio) || r.ratio <= 0.0 ||
-        !std::isfinite(r.test.p)) {
+    if (na < 2 || nb < 2 || !std::isfinite(r.ratio) || r.ratio <= 0.0 || !std::isfinite(r.test.p)) {
         return Verdict::Untestable;
     }
     return r.test.p >= kSignificance ? Verdict::Same
@@ -171,8 +170,9 @@ std::optional<RunConfig> referenceConfig(const RunResult& watched, int measureSt
         return std::nullopt;
     }
     if (!watched.source->model) {
-        why = watched.id + ": " + watched.source->modelNote.value_or("its model's dimensions are "
-                                                                     "not in the file");
+        why = watched.id + ": " +
+              watched.source->modelNote.value_or("its model's dimensions are "
+                                                 "not in the file");
         return std::nullopt;
     }
     const WatchedModel& m = *watched.source->model;

@@ -5,10 +5,10 @@
 #include "enum_names.h"
 
 #include <algorithm>
-#include <functional>
 #include <array>
 #include <charconv>
 #include <cstdio>
+#include <functional>
 
 namespace lmprof::engine {
 
@@ -223,14 +223,14 @@ namespace {
 // are replays, which neither the allocator's history nor the profiler sees step by step.
 void validateGraphs(const RunConfig& c, std::vector<ConfigError>& errors) {
     if (c.warmupSteps < kGraphWarmupSteps) {
-        errors.push_back({"warmup_steps",
-                          "cuda_graphs captures after the warmup: it needs at least " +
-                              std::to_string(kGraphWarmupSteps) +
-                              " warmup steps, so that lazy initialisation and the optimizer's "
-                              "first allocations happen before the capture"});
+        errors.push_back(
+            {"warmup_steps", "cuda_graphs captures after the warmup: it needs at least " +
+                                 std::to_string(kGraphWarmupSteps) +
+                                 " warmup steps, so that lazy initialisation and the optimizer's "
+                                 "first allocations happen before the capture"});
     }
-    if (c.memorySnapshot && c.memorySnapshot->firstStep + c.memorySnapshot->stepCount >
-                                c.warmupSteps) {
+    if (c.memorySnapshot &&
+        c.memorySnapshot->firstStep + c.memorySnapshot->stepCount > c.warmupSteps) {
         errors.push_back({"memory_snapshot", "cuda_graphs replays the measured steps, which "
                                              "allocate nothing the snapshot could record; "
                                              "snapshot warmup steps only, or cuda_graphs off"});
@@ -405,7 +405,6 @@ std::string describe(const std::vector<ConfigError>& errors) {
 // ---------------------------------------------------------------------------------------
 // The choice fields (ChoiceField, config.h), each declared once
 
-
 namespace {
 
 const std::vector<std::string> kOffOn = {"off", "on"};
@@ -428,14 +427,14 @@ std::vector<ChoiceField> buildFields() {
     attention.help = "naive (the CS336 math) or sdpa (scaled_dot_product_attention; on CUDA "
                      "also sdpa-flash, sdpa-efficient, sdpa-math, sdpa-cudnn)";
     attention.values = attentionNames();
-    attention.shortNames = {"naive",     "sdpa",      "sdpa flash",
-                            "sdpa eff.", "sdpa math", "sdpa cudnn"};
+    attention.shortNames = {"naive", "sdpa", "sdpa flash", "sdpa eff.", "sdpa math", "sdpa cudnn"};
     attention.get = [](const RunConfig& c) { return std::string(toString(c.attention)); };
     attention.set = [](RunConfig& c, const std::string& v) { c.attention = *parseAttention(v); };
     attention.deviceRefusal = [](const std::string& v, bool cuda) -> std::optional<std::string> {
         if (!cuda && v != "naive" && v != "sdpa") {
-            return "'" + v + "' forces a CUDA backend of scaled_dot_product_attention; on the "
-                             "CPU use sdpa (LibTorch chooses)";
+            return "'" + v +
+                   "' forces a CUDA backend of scaled_dot_product_attention; on the "
+                   "CPU use sdpa (LibTorch chooses)";
         }
         return std::nullopt;
     };

@@ -11,7 +11,7 @@ std::string formatCount(double v) {
     // A count averaged over passes may be fractional (one call every other step): then one
     // decimal; whole counts as whole numbers.
     return std::isfinite(v) && std::fabs(v - std::round(v)) < 5e-4 ? formatFixed(v, 0)
-                                                                     : formatFixed(v, 1);
+                                                                   : formatFixed(v, 1);
 }
 
 std::string formatFixed(double v, int digits) {

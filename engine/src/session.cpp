@@ -220,10 +220,10 @@ void Session::runJob(Job& job, const RankProgram& rankProgram) {
     if (const auto* config = std::get_if<RunConfig>(&job.what)) {
         EventForwarder forwarder(job.index, [this](SessionEvent e) { publish(std::move(e)); });
         const std::string id = runId(*config, job.index);
-        finished = RunFinished{
-            job.index, config->ddp ? launchDataParallel(*config, id, rankProgram, 0, &forwarder,
-                                                        &m_cancel)
-                                   : runBenchmark(*config, id, &forwarder, &m_cancel)};
+        finished =
+            RunFinished{job.index, config->ddp ? launchDataParallel(*config, id, rankProgram, 0,
+                                                                    &forwarder, &m_cancel)
+                                               : runBenchmark(*config, id, &forwarder, &m_cancel)};
     } else {
         const LabRequest& request = std::get<LabRequest>(job.what);
         LabReport report =

@@ -2,7 +2,6 @@
 
 #include "lmprof/engine/sweep.h"
 
-
 #include <algorithm>
 #include <stdexcept>
 

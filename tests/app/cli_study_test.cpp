@@ -99,8 +99,8 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
     for (const auto& run : runs()) {
         const std::string id = run.at("id");
         std::string section;
-        for (const char* name : {"sizes", "warmup", "precision", "ops", "memory",
-                                 "data-parallel", "variants"}) {
+        for (const char* name :
+             {"sizes", "warmup", "precision", "ops", "memory", "data-parallel", "variants"}) {
             if (id.rfind(std::string(name) + "-", 0) == 0) {
                 section = name;
             }
@@ -151,8 +151,8 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
 #ifdef LMPROF_PNG_CHECK
     // Each chart the report links is there, 1200 x 700, and not blank. The GPU kit's machine
     // may have no EGL vendor (LMPROF_TEST_CHARTS_MAY_BE_MISSING): the report must say so.
-    const bool noGl = report.find("Charts: not drawn (no headless OpenGL context") !=
-                      std::string::npos;
+    const bool noGl =
+        report.find("Charts: not drawn (no headless OpenGL context") != std::string::npos;
     if (noGl && std::getenv("LMPROF_TEST_CHARTS_MAY_BE_MISSING")) {
         std::printf("no EGL vendor here: the report says why its charts are missing\n");
     } else {
@@ -162,10 +162,10 @@ TEST(Cli, AStudyResumesAfterAKillAndWritesItsReportFromItsRuns) {
     for (size_t at = report.find("]("); at != std::string::npos; at = report.find("](", at + 1)) {
         const std::string file = report.substr(at + 2, report.find(')', at) - at - 2);
         ++charts;
-        EXPECT_EQ(std::system((std::string(LMPROF_PNG_CHECK) + " " + (dir / file).string() +
-                               " 1200 700")
-                                  .c_str()),
-                  0)
+        EXPECT_EQ(
+            std::system((std::string(LMPROF_PNG_CHECK) + " " + (dir / file).string() + " 1200 700")
+                            .c_str()),
+            0)
             << file;
     }
     EXPECT_GE(charts, noGl ? 0u : budget == "3m" ? 8u : 5u) << report;

@@ -158,7 +158,6 @@ TEST(Cli, SweepTakesAListOfWarmupCounts) {
         << negative.output;
 }
 
-
 TEST(Cli, SigkillDuringASweepLosesNoFinishedRun) {
     const auto dir = tempDir();
     const auto jsonl = dir / "killed.jsonl";
@@ -256,8 +255,8 @@ TEST(Cli, RatioGivesTheLogRatioIntervalAndVerdict) {
     const Result one = cli("ratio --a 5 --b 4");
     EXPECT_NE(one.output.find("untestable (fewer than 2 values a side)"), std::string::npos)
         << one.output;
-    for (const char* bad : {"--a 10,x --b 1,2", "--a 10,-1 --b 1,2", "--a 10,,2 --b 1,2",
-                            "--a 2,1e999 --b 1,2"}) {
+    for (const char* bad :
+         {"--a 10,x --b 1,2", "--a 10,-1 --b 1,2", "--a 10,,2 --b 1,2", "--a 2,1e999 --b 1,2"}) {
         const Result refused = cli(std::string("ratio ") + bad);
         EXPECT_EQ(refused.code, 2) << bad;
         EXPECT_NE(refused.output.find("--a: entry 2"), std::string::npos) << refused.output;
@@ -673,9 +672,9 @@ std::map<std::string, std::string> optionsOf(const std::string& command) {
         std::smatch m;
         if (std::regex_search(line, m, option)) {
             const std::string type = m[2];
-            out[m[1]] = type.empty() ? "FLAG"
+            out[m[1]] = type.empty()                                            ? "FLAG"
                         : (type == "INT" || type == "NUMBER" || type == "LIST") ? type
-                                                                                 : "TEXT";
+                                                                                : "TEXT";
         }
     }
     return out;
@@ -687,9 +686,19 @@ std::map<std::string, std::string> optionsOf(const std::string& command) {
 // (it takes --device) takes -q, and a shared flag takes the same kind of value in each
 // command (a sweep may take a LIST of what the others take one of).
 TEST(Cli, CommonFlagsAreConsistentAcrossEverySubcommand) {
-    const std::vector<std::string> commands{"run",  "sweep", "ddp",   "serve", "precision accumulate",
-                                            "precision dtypes", "show", "ops", "compare", "merge",
-                                            "columns", "ratio", "devices"};
+    const std::vector<std::string> commands{"run",
+                                            "sweep",
+                                            "ddp",
+                                            "serve",
+                                            "precision accumulate",
+                                            "precision dtypes",
+                                            "show",
+                                            "ops",
+                                            "compare",
+                                            "merge",
+                                            "columns",
+                                            "ratio",
+                                            "devices"};
     std::map<std::string, std::map<std::string, std::string>> byOption; // option -> command -> type
     for (const auto& command : commands) {
         const auto options = optionsOf(command);
@@ -712,8 +721,8 @@ TEST(Cli, CommonFlagsAreConsistentAcrossEverySubcommand) {
             if (firstCommand.empty()) {
                 first = type, firstCommand = command;
             } else {
-                EXPECT_EQ(type, first) << name << " takes " << type << " in " << command
-                                       << " but " << first << " in " << firstCommand;
+                EXPECT_EQ(type, first) << name << " takes " << type << " in " << command << " but "
+                                       << first << " in " << firstCommand;
             }
         }
     }

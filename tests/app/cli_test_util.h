@@ -3,21 +3,21 @@
 #pragma once
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <signal.h>
+#include <sstream>
 #include <string>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>

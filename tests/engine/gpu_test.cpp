@@ -21,8 +21,8 @@
 
 #include <ATen/ATen.h>
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <iostream>

@@ -162,9 +162,9 @@ namespace {
 
 // The loss and every parameter's gradient of one forward and backward, attention computed
 // as `kind`, under autocast to `autocast` when given.
-std::pair<at::Tensor, std::vector<at::Tensor>> lossAndGrads(TransformerLM& lm, AttentionKind kind,
-                                                             const at::Tensor& ids,
-                                                             std::optional<at::ScalarType> autocast) {
+std::pair<at::Tensor, std::vector<at::Tensor>>
+lossAndGrads(TransformerLM& lm, AttentionKind kind, const at::Tensor& ids,
+             std::optional<at::ScalarType> autocast) {
     lm->setAttention(kind);
     lm->zero_grad();
     at::Tensor loss;
@@ -202,8 +202,8 @@ TEST(Model, SdpaAttentionEqualsTheNaiveMathForwardAndGradients) {
             // Relative to the gradient's own scale, so that tiny gradients are not judged by
             // the absolute rounding of large ones.
             const double scale = naiveGrads[i].abs().max().item<double>() + 1e-12;
-            worst = std::max(worst,
-                             (sdpaGrads[i] - naiveGrads[i]).abs().max().item<double>() / scale);
+            worst =
+                std::max(worst, (sdpaGrads[i] - naiveGrads[i]).abs().max().item<double>() / scale);
         }
         EXPECT_LT(worst, tolerance * 10) << "largest gradient difference, relative to its scale";
     }

@@ -81,10 +81,10 @@ public:
     // How many of the server's log lines contain `text`.
     int logged(std::string_view text) {
         std::lock_guard lock(logMutex);
-        return static_cast<int>(std::count_if(logLines.begin(), logLines.end(),
-                                              [&](const std::string& line) {
-                                                  return line.find(text) != std::string::npos;
-                                              }));
+        return static_cast<int>(
+            std::count_if(logLines.begin(), logLines.end(), [&](const std::string& line) {
+                return line.find(text) != std::string::npos;
+            }));
     }
 
     // Waits until `count` log lines contain `text`, up to `limit`; says whether they came.
@@ -201,7 +201,6 @@ inline std::set<std::string> keysOf(const nlohmann::json& j) {
     }
     return keys;
 }
-
 
 inline std::string submitLine(const RunConfig& config) {
     Message m;

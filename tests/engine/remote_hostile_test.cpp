@@ -64,8 +64,7 @@ TEST(Remote, ASubmitOverTheServersLimitsIsRefusedNamingTheFieldAndTheLimit) {
         << errors[0];
     EXPECT_EQ(errors[1].rfind("model: the memory model predicts", 0), 0u) << errors[1];
     EXPECT_NE(errors[1].find("over this server's limit"), std::string::npos) << errors[1];
-    EXPECT_EQ(errors[2].rfind("runs: 0 queued and 4 more are over this server's limit of 3", 0),
-              0u)
+    EXPECT_EQ(errors[2].rfind("runs: 0 queued and 4 more are over this server's limit of 3", 0), 0u)
         << errors[2];
     EXPECT_FALSE(served.session.busy());
 
@@ -315,8 +314,7 @@ TEST(Remote, AClientSkipsAnUnreadableMessageAndKeepsTheLink) {
     }
     EXPECT_TRUE(remote.busy()) << "the state after the bad message was read";
     EXPECT_TRUE(remote.info().connected);
-    EXPECT_EQ(remote.info().problem.rfind("skipped 1 unreadable message(s) from the server", 0),
-              0u)
+    EXPECT_EQ(remote.info().problem.rfind("skipped 1 unreadable message(s) from the server", 0), 0u)
         << remote.info().problem;
     ::close(peer);
     ::close(listener);

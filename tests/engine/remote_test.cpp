@@ -25,7 +25,6 @@ using namespace lmprof::engine::remote;
 using namespace lmprof::engine::testing;
 using namespace std::chrono_literals;
 
-
 TEST(RemoteProtocol, EveryMessageRoundTripsAndBadOnesAreNamed) {
     Message submit;
     submit.type = Type::Submit;
@@ -262,7 +261,7 @@ TEST(Remote, ThePrecisionLabRunsOnTheServersEngine) {
     ASSERT_EQ(refused.size(), 1u);
     const auto& r = std::get<AccumulationReport>(refused[0].report);
     EXPECT_NE(r.error.value_or("").find("at this server's limit of 1 (lmprof-cli serve "
-                                         "--max-queued-runs)"),
+                                        "--max-queued-runs)"),
               std::string::npos)
         << r.error.value_or("");
     remote.cancel();
@@ -283,7 +282,8 @@ TEST(Remote, HostileConnectionsAreRefusedWhileARunGoesOn) {
     const auto refused = [port](const std::string& bytes) { return refusalFor(port, bytes); };
     EXPECT_EQ(refused(helloLine("wrong")).rfind("bad_token", 0), 0u);
     EXPECT_EQ(refused(helloLine(kToken, 99)).rfind("version", 0), 0u);
-    EXPECT_NE(refused(helloLine(kToken, 99)).find("speaks protocol " + std::to_string(kProtocolVersion) + ", the client 99"),
+    EXPECT_NE(refused(helloLine(kToken, 99))
+                  .find("speaks protocol " + std::to_string(kProtocolVersion) + ", the client 99"),
               std::string::npos);
     EXPECT_EQ(refused(std::string("\x00\xff\x13garbage\x7f\n", 13)).rfind("malformed", 0), 0u);
     EXPECT_EQ(refused(R"({"type":"cancel"})"

@@ -439,12 +439,14 @@ TEST(ResultIo, IntegersBeyondTheirFieldsTypeAreOutOfRange) {
                         "from -2147483648 to 2147483647)"),
               std::string::npos)
         << said([](auto& run) { run["config"]["measure_steps"] = 4294967297LL; });
-    EXPECT_NE(said([](auto& run) { run["config"]["batch_size"] = 1000000000000LL; })
-                  .find("$.runs[0].config.batch_size: must be between"),
+    EXPECT_NE(said([](auto& run) {
+                  run["config"]["batch_size"] = 1000000000000LL;
+              }).find("$.runs[0].config.batch_size: must be between"),
               std::string::npos)
         << "an int64 field in range of its type is left to validate()";
-    EXPECT_NE(said([](auto& run) { run["config"]["warmup_steps"] = 1000000000000LL; })
-                  .find("1000000000000 is out of range"),
+    EXPECT_NE(said([](auto& run) {
+                  run["config"]["warmup_steps"] = 1000000000000LL;
+              }).find("1000000000000 is out of range"),
               std::string::npos);
     EXPECT_NE(said([](auto& run) { run["config"]["seed"] = -1; })
                   .find("$.runs[0].config.seed: -1 is out of range (an integer from 0 to "
@@ -459,8 +461,9 @@ TEST(ResultIo, IntegersBeyondTheirFieldsTypeAreOutOfRange) {
     EXPECT_NE(rejection(text).find("$.runs[0].config.seed: 1.8446744073709552e+19 is out of range"),
               std::string::npos)
         << rejection(text);
-    EXPECT_NE(said([](auto& run) { run["steps"][0]["index"] = 4294967296LL; })
-                  .find("$.runs[0].steps[0].index: 4294967296 is out of range"),
+    EXPECT_NE(said([](auto& run) {
+                  run["steps"][0]["index"] = 4294967296LL;
+              }).find("$.runs[0].steps[0].index: 4294967296 is out of range"),
               std::string::npos);
     EXPECT_EQ(said([](auto&) {}), "accepted");
 }
@@ -478,8 +481,8 @@ TEST(ResultIo, HostileOpProfileLabAndDdpValuesAreRefusedWithTheirPath) {
                       1.5, 0.0, false});
     p.timeline.step = 1;
     p.timeline.lanes = {"thread 1 (main)"};
-    p.timeline.events.push_back({"aten::mm", "mlp", Phase::Forward, OpKind::Op, 0, 0, 0.5, 1.0,
-                                 2e9, "[4, 8]", false});
+    p.timeline.events.push_back(
+        {"aten::mm", "mlp", Phase::Forward, OpKind::Op, 0, 0, 0.5, 1.0, 2e9, "[4, 8]", false});
     set.runs[0].opProfile = p;
     DtypeReport d;
     d.model = "toy";
@@ -591,7 +594,8 @@ TEST(ResultIo, GraphCaptureAndBusySharesRoundTripAndAreBounded) {
     EXPECT_EQ(back.runs[0].summary.gpuBusyNvml, 0.5);
     EXPECT_EQ(hostBound(back.runs[0].summary), std::optional(true));
     EXPECT_FALSE(back.runs[1].graph);
-    EXPECT_EQ(back.runs[1].busyNote, std::optional<std::string>("no kernel time: CUPTI is missing"));
+    EXPECT_EQ(back.runs[1].busyNote,
+              std::optional<std::string>("no kernel time: CUPTI is missing"));
     EXPECT_EQ(hostBound(back.runs[1].summary), std::nullopt);
 
     text.replace(text.find("\"gpu_busy\": 0.42"), 16, "\"gpu_busy\": 1.42");

@@ -188,7 +188,8 @@ TEST(ResultReading, RunLinesReadAsTheReferenceReadsThem) {
 // the whole document's dump (nlohmann's, of the compact text), with and without runs.
 TEST(ResultReading, ASetWrittenRunByRunIsTheWholeDocumentsDump) {
     for (const ResultSet& set : readableSets()) {
-        for (ResultSet written : {set, ResultSet{set.created, set.tool, set.environment, {}, set.precisionLab}}) {
+        for (ResultSet written :
+             {set, ResultSet{set.created, set.tool, set.environment, {}, set.precisionLab}}) {
             const auto whole = nlohmann::ordered_json::parse(toJson(written, -1));
             EXPECT_EQ(whole.dump(), toJson(written, -1));
             EXPECT_EQ(toJson(parseResultSet(toJson(written, -1))), toJson(written));
@@ -236,8 +237,8 @@ TEST(ResultReading, AMappedFileReadsAsItsText) {
         loadResultSet(file);
         ADD_FAILURE() << "a damaged run was read";
     } catch (const ResultFormatError& e) {
-        EXPECT_EQ(std::string(e.what()), file.string() + ": " +
-                                             reference(damaged).substr(std::string("refused ").size()));
+        EXPECT_EQ(std::string(e.what()),
+                  file.string() + ": " + reference(damaged).substr(std::string("refused ").size()));
         EXPECT_NE(std::string(e.what()).find(".config.batch_size: expected an integer"),
                   std::string::npos)
             << e.what();
@@ -258,7 +259,8 @@ TEST(ResultReading, ALongReadShowsItsProgressAndCanBeCancelled) {
         }
     }
     ASSERT_GT(set.runs.size(), 5u);
-    const fs::path dir = fs::temp_directory_path() / ("lmprof_progress_" + std::to_string(::getpid()));
+    const fs::path dir =
+        fs::temp_directory_path() / ("lmprof_progress_" + std::to_string(::getpid()));
     fs::create_directories(dir);
     saveResultSetAtomic(set, dir / "set.json");
     for (const RunResult& run : set.runs) {
@@ -391,12 +393,15 @@ TEST(ResultReading, ColumnsThatDisagreeAreRefusedWithTheirPath) {
               "refused $.runs[0].memory_columns.phase[1]: unknown value 'sleeping'");
     EXPECT_EQ(refusal([](auto& run) { run["telemetry_columns"]["rss"] = 5; }),
               "refused $.runs[0].telemetry_columns.rss: expected an array");
-    EXPECT_EQ(refusal([](auto& run) { run["telemetry_columns"] = nlohmann::ordered_json::array(); }),
-              "refused $.runs[0].telemetry_columns: expected an object of columns");
+    EXPECT_EQ(
+        refusal([](auto& run) { run["telemetry_columns"] = nlohmann::ordered_json::array(); }),
+        "refused $.runs[0].telemetry_columns: expected an object of columns");
     EXPECT_EQ(refusal([](auto& run) { run["memory_timeline"] = nlohmann::ordered_json::array(); }),
               "refused $.runs[0].memory_columns: a run has its samples either as "
               "memory_timeline or as memory_columns, not both");
     // A column the reader does not know is ignored, if it is as long as the others.
-    EXPECT_EQ(refusal([](auto& run) { run["memory_columns"]["future"] = {1, 2, 3, 4, 5}; }),
+    EXPECT_EQ(refusal([](auto& run) {
+                  run["memory_columns"]["future"] = {1, 2, 3, 4, 5};
+              }),
               "set " + toJson(sampledSet()));
 }

@@ -19,7 +19,8 @@ inline std::vector<SessionEvent> collect(SessionInterface& session, int count,
     while (finished < count && std::chrono::steady_clock::now() < deadline) {
         session.waitForEvents(std::chrono::milliseconds(50));
         for (auto& e : session.drain()) {
-            finished += std::holds_alternative<RunFinished>(e) || std::holds_alternative<LabFinished>(e);
+            finished +=
+                std::holds_alternative<RunFinished>(e) || std::holds_alternative<LabFinished>(e);
             all.push_back(std::move(e));
         }
     }

@@ -102,11 +102,12 @@ TEST(Session, LabExperimentsQueueBehindRunsAndACancelAnswersEachOnce) {
     const auto finishedAt = [&](auto pick) {
         return std::find_if(events.begin(), events.end(), pick) - events.begin();
     };
-    EXPECT_LT(finishedAt([&](const SessionEvent& e) {
-                  const auto* f = std::get_if<RunFinished>(&e);
-                  return f && f->runIndex == run;
-              }),
-              finishedAt([](const SessionEvent& e) { return std::holds_alternative<LabFinished>(e); }));
+    EXPECT_LT(
+        finishedAt([&](const SessionEvent& e) {
+            const auto* f = std::get_if<RunFinished>(&e);
+            return f && f->runIndex == run;
+        }),
+        finishedAt([](const SessionEvent& e) { return std::holds_alternative<LabFinished>(e); }));
     EXPECT_EQ(labs[0].labIndex, 0);
     const auto& a = std::get<AccumulationReport>(labs[0].report);
     EXPECT_FALSE(a.error) << a.error.value_or("");

@@ -11,9 +11,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 #include <gtest/gtest.h>
 #include <string>
+#include <unistd.h>
 
 using namespace lmprof::engine;
 
@@ -34,8 +34,8 @@ size_t count(const StudyPlan& plan, StudySection s) {
 }
 
 // A finished run of a study section with these measured step times (and a warmup step).
-RunResult studyRun(StudySection section, const std::string& preset, Mode mode,
-                   Precision precision, std::vector<double> stepMs) {
+RunResult studyRun(StudySection section, const std::string& preset, Mode mode, Precision precision,
+                   std::vector<double> stepMs) {
     RunResult r;
     r.config.model = *presetModel(preset);
     r.config.mode = mode;
@@ -83,7 +83,8 @@ TEST(Study, AGenerousBudgetPlansEverySectionAndCutsNothing) {
     EXPECT_EQ(count(plan, StudySection::Warmup), 4u); // the seeds' 0, 1, 2, 5
     EXPECT_LE(plan.estimateS(), 3600.0 * 24);
     for (const auto& run : plan.runs) {
-        EXPECT_TRUE(validate(run.config).empty()) << run.id << ": " << describe(validate(run.config));
+        EXPECT_TRUE(validate(run.config).empty())
+            << run.id << ": " << describe(validate(run.config));
         EXPECT_EQ(sectionOf(RunResult{run.id}), run.section) << run.id;
     }
     // Ids are unique: they are what --resume skips by.
@@ -187,9 +188,9 @@ TEST(Study, TheWriteUpSaysWhatTheNumbersSay) {
     EXPECT_EQ(chart(report, "sizes.png")->runs,
               (std::vector<std::string>{set.runs[0].id, set.runs[2].id}));
     ASSERT_NE(chart(report, "precision.png"), nullptr);
-    EXPECT_EQ(chart(report, "precision.png")->runs,
-              (std::vector<std::string>{set.runs[0].id, set.runs[1].id, set.runs[2].id,
-                                        set.runs[3].id}));
+    EXPECT_EQ(
+        chart(report, "precision.png")->runs,
+        (std::vector<std::string>{set.runs[0].id, set.runs[1].id, set.runs[2].id, set.runs[3].id}));
     EXPECT_NE(md.find("](sizes.png)"), std::string::npos) << md;
     // Charts that could not be drawn are not linked, and the header says why.
     header.chartsMissing = "no OpenGL here";
@@ -200,8 +201,8 @@ TEST(Study, TheWriteUpSaysWhatTheNumbersSay) {
     header.chartsMissing.clear();
 
     // Within noise: the same times give no verdict either way.
-    set.runs[1] = studyRun(StudySection::Precision, "tiny", Mode::ForwardBackward,
-                           Precision::Bf16, {10.1, 9.8, 10.2, 10.0, 9.9});
+    set.runs[1] = studyRun(StudySection::Precision, "tiny", Mode::ForwardBackward, Precision::Bf16,
+                           {10.1, 9.8, 10.2, 10.0, 9.9});
     const std::string same = writeStudyReport(set, header).markdown;
     EXPECT_NE(same.find("the two cannot be told apart"), std::string::npos) << same;
     EXPECT_EQ(same.find("bf16 is slower"), std::string::npos) << same;
@@ -212,9 +213,9 @@ TEST(Study, TheWriteUpSaysWhatTheNumbersSay) {
 // or make figures up (it once dereferenced a null run and an empty ddp block).
 TEST(Study, RunsThatContradictTheirSectionAreSaidNotTrusted) {
     ResultSet set;
-    set.runs = {studyRun(StudySection::Sizes, "tiny", Mode::Train, Precision::Fp32, {10, 11}),
-                studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32,
-                         {12, 13})};
+    set.runs = {
+        studyRun(StudySection::Sizes, "tiny", Mode::Train, Precision::Fp32, {10, 11}),
+        studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32, {12, 13})};
     set.runs[1].id = "data-parallel-naive-2";
     ASSERT_FALSE(set.runs[1].config.ddp);
     const StudyReport report = writeStudyReport(set, StudyHeader{});
@@ -244,16 +245,16 @@ TEST(Study, ALargeSlowdownReadsAsAFactor) {
 TEST(Study, ACancelledRunIsRunAgainAndItsReplacementIsReported) {
     const StudyDir folder("resume");
     const std::filesystem::path& dir = folder.path;
-    RunResult kept = studyRun(StudySection::Sizes, "tiny", Mode::Forward, Precision::Fp32,
-                              {5, 5.1, 4.9});
+    RunResult kept =
+        studyRun(StudySection::Sizes, "tiny", Mode::Forward, Precision::Fp32, {5, 5.1, 4.9});
     RunResult oom = studyRun(StudySection::Sizes, "small", Mode::Forward, Precision::Fp32, {1});
     oom.status = RunStatus::Oom;
     oom.steps.clear();
-    RunResult cut = studyRun(StudySection::Sizes, "tiny", Mode::ForwardBackward, Precision::Fp32,
-                             {9, 9.2});
+    RunResult cut =
+        studyRun(StudySection::Sizes, "tiny", Mode::ForwardBackward, Precision::Fp32, {9, 9.2});
     cut.status = RunStatus::Cancelled;
-    RunResult nowhere = studyRun(StudySection::Sizes, "small", Mode::ForwardBackward,
-                                 Precision::Fp32, {1});
+    RunResult nowhere =
+        studyRun(StudySection::Sizes, "small", Mode::ForwardBackward, Precision::Fp32, {1});
     nowhere.steps.clear();
     nowhere.status = RunStatus::Error;
     nowhere.error = "device: 'cuda:0' requested but 0 CUDA device(s) are available";
@@ -261,8 +262,8 @@ TEST(Study, ACancelledRunIsRunAgainAndItsReplacementIsReported) {
         appendRunJsonl(dir / "runs.jsonl", r);
     }
     EXPECT_EQ(finishedStudyRuns(dir), (std::set<std::string>{kept.id, oom.id}));
-    RunResult again = studyRun(StudySection::Sizes, "tiny", Mode::ForwardBackward,
-                               Precision::Fp32, {12, 12.3, 12.0});
+    RunResult again = studyRun(StudySection::Sizes, "tiny", Mode::ForwardBackward, Precision::Fp32,
+                               {12, 12.3, 12.0});
     appendRunJsonl(dir / "runs.jsonl", again);
     EXPECT_TRUE(finishedStudyRuns(dir).count(again.id));
     const std::string md = writeStudyFolder(dir, "test", {}).markdown;
@@ -333,15 +334,15 @@ TEST(Study, EachSizeIsEstimatedAtTheRateCalibratedForIt) {
     EXPECT_DOUBLE_EQ(studyRateAt(r.rates, smallStep * 10.0).trainPerS, small->trainPerS);
     const double middle = std::sqrt(tiny->stepFlops * smallStep); // halfway on a log axis
     EXPECT_NEAR(studyRateAt(r.rates, middle).trainPerS / tiny->trainPerS, std::sqrt(2.0), 1e-9);
-    EXPECT_NEAR(studyRateAt(r.rates, middle).forwardPerS / tiny->forwardPerS, std::sqrt(3.0),
-                1e-9);
+    EXPECT_NEAR(studyRateAt(r.rates, middle).forwardPerS / tiny->forwardPerS, std::sqrt(3.0), 1e-9);
 
     // A plan's runs of small at small's rates: ten forward-only steps (five warmup).
     RunConfig forward = *second;
     forward.mode = Mode::Forward;
     forward.warmupSteps = 5;
     forward.measureSteps = 10;
-    const double fixedS = estimateRunSeconds(forward, r.rates) - runFlops(forward) / small->forwardPerS;
+    const double fixedS =
+        estimateRunSeconds(forward, r.rates) - runFlops(forward) / small->forwardPerS;
     EXPECT_GT(fixedS, 0.5);
     EXPECT_LT(fixedS, 10.0) << "the model's construction and the start";
     RunConfig train = forward;
@@ -397,8 +398,8 @@ TEST(Study, EachSizeIsEstimatedAtTheRateCalibratedForIt) {
 TEST(Study, AFoldersFilesAreCheckedNamedAndEscaped) {
     const StudyDir folder("hostile");
     const std::filesystem::path& dir = folder.path;
-    RunResult odd = studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32,
-                             {3, 3.1});
+    RunResult odd =
+        studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32, {3, 3.1});
     odd.id = "data-parallel-x\n# Owned ![pixel](http://example.invalid/p.png)";
     appendRunJsonl(dir / "runs.jsonl", odd);
     { std::ofstream(dir / "runs.jsonl", std::ios::app) << "{\"not\": \"a run\"}\n"; }
@@ -435,8 +436,8 @@ TEST(Study, ABudgetIsDigitsAndAUnit) {
 TEST(Study, TheReportBelievesTheStepsOverTheSummary) {
     const StudyDir folder("summary");
     const std::filesystem::path& dir = folder.path;
-    RunResult r = studyRun(StudySection::Sizes, "tiny", Mode::Forward, Precision::Fp32,
-                           {6.0, 6.3, 6.0});
+    RunResult r =
+        studyRun(StudySection::Sizes, "tiny", Mode::Forward, Precision::Fp32, {6.0, 6.3, 6.0});
     r.summary.forwardMs.mean = 0.001; // "the forward pass takes 1 µs"
     appendRunJsonl(dir / "runs.jsonl", r);
     const std::string md = writeStudyFolder(dir, "test", {}).markdown;
@@ -448,8 +449,8 @@ TEST(Study, TheReportBelievesTheStepsOverTheSummary) {
 // (summarizeDdp: mean exposed over mean step, every rank's measured steps): the table and
 // the sentence give it, with each rank's own share beside it, not rank 0's alone.
 TEST(Study, DataParallelOverheadIsTheMeanOverRanksWithEachRanksShare) {
-    RunResult r = studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32,
-                           {100, 100});
+    RunResult r =
+        studyRun(StudySection::DataParallel, "tiny", Mode::Train, Precision::Fp32, {100, 100});
     r.config.ddp = DdpRequest{};
     r.ddp = DdpReport{};
     const auto rank = [](int index, double exposedMs) {
@@ -471,9 +472,8 @@ TEST(Study, DataParallelOverheadIsTheMeanOverRanksWithEachRanksShare) {
     const StudyReport report = writeStudyReport(set, StudyHeader{});
     const auto chartFigure = summarizeDdp(*r.ddp, 2)->overhead; // what the chart draws
     EXPECT_DOUBLE_EQ(chartFigure, 0.125);
-    const auto table = std::find_if(report.tables.begin(), report.tables.end(), [](const auto& t) {
-        return t.file == "data-parallel.csv";
-    });
+    const auto table = std::find_if(report.tables.begin(), report.tables.end(),
+                                    [](const auto& t) { return t.file == "data-parallel.csv"; });
     ASSERT_NE(table, report.tables.end());
     ASSERT_EQ(table->rows.size(), 1u);
     const auto& header = table->header;
@@ -542,15 +542,15 @@ TEST(Study, ACutPlanPutsBackWhatFitsAndUsesMostOfItsBudget) {
             // On this CPU `small` alone costs more than tiny's whole plan at its fullest:
             // between the two no plan of these sections fills 70%, and tiny's whole plan
             // (every section, 10 steps) is what the budget gets.
-            const bool sizeGap = request.device == "cpu" &&
-                                 std::find(plan.cuts.begin(), plan.cuts.end(),
-                                           "sizes and precision: small left out") !=
-                                     plan.cuts.end() &&
-                                 plan.cuts.size() == 1;
+            const bool sizeGap =
+                request.device == "cpu" &&
+                std::find(plan.cuts.begin(), plan.cuts.end(),
+                          "sizes and precision: small left out") != plan.cuts.end() &&
+                plan.cuts.size() == 1;
             if (fullS > budget) {
                 EXPECT_TRUE(sizeGap || plan.estimateS() >= 0.7 * budget)
-                    << request.device << " budget " << budget << " s plans "
-                    << plan.estimateS() << " s; " << plan.cuts.size() << " cut(s)";
+                    << request.device << " budget " << budget << " s plans " << plan.estimateS()
+                    << " s; " << plan.cuts.size() << " cut(s)";
                 EXPECT_FALSE(plan.cuts.empty()) << budget;
             } else {
                 EXPECT_TRUE(plan.cuts.empty()) << budget;

@@ -20,32 +20,42 @@ namespace {
 
 // A step as the Python package writes it (python/src/lmprof/_steps.py).
 json watchedStep(int index, bool warmup, double forward) {
-    return {{"index", index},
-            {"warmup", warmup},
-            {"data_ms", 1.0},
-            {"forward_ms", forward},
-            {"backward_ms", 2.0 * forward},
-            {"optimizer_ms", 0.5},
-            {"rest_ms", 0.25},
-            {"total_ms", 1.75 + 3.0 * forward},
-            {"peak_allocated_bytes", 4096},
-            {"peak_reserved_bytes", 8192},
-            {"peak_allocated_by_phase",
-             {{"data", 0}, {"forward", 4096}, {"backward", 2048}, {"optimizer", 1024}, {"rest", 0}}},
-            {"t_end_ms", 10.0 * (index + 1)},
-            {"micro_batches", 2},
-            {"loss", 3.5}};
+    return {
+        {"index", index},
+        {"warmup", warmup},
+        {"data_ms", 1.0},
+        {"forward_ms", forward},
+        {"backward_ms", 2.0 * forward},
+        {"optimizer_ms", 0.5},
+        {"rest_ms", 0.25},
+        {"total_ms", 1.75 + 3.0 * forward},
+        {"peak_allocated_bytes", 4096},
+        {"peak_reserved_bytes", 8192},
+        {"peak_allocated_by_phase",
+         {{"data", 0}, {"forward", 4096}, {"backward", 2048}, {"optimizer", 1024}, {"rest", 0}}},
+        {"t_end_ms", 10.0 * (index + 1)},
+        {"micro_batches", 2},
+        {"loss", 3.5}};
 }
 
 json watchedRun(const std::string& id, const std::string& modelClass, int steps) {
     json run = {{"id", id},
                 {"config",
-                 {{"mode", "train"}, {"precision", "bf16"}, {"warmup_steps", std::min(steps, 1)},
-                  {"measure_steps", std::max(steps - 1, 0)}, {"device", "cpu"}}},
+                 {{"mode", "train"},
+                  {"precision", "bf16"},
+                  {"warmup_steps", std::min(steps, 1)},
+                  {"measure_steps", std::max(steps - 1, 0)},
+                  {"device", "cpu"}}},
                 {"source",
-                 {{"kind", "watched"}, {"script", "train.py"}, {"model_class", modelClass},
-                  {"parameter_count", 1234}, {"device", "cpu"}, {"autocast", "bfloat16"},
-                  {"tokens_per_step", 64}, {"optimizer", "AdamW"}, {"torch_compile", false},
+                 {{"kind", "watched"},
+                  {"script", "train.py"},
+                  {"model_class", modelClass},
+                  {"parameter_count", 1234},
+                  {"device", "cpu"},
+                  {"autocast", "bfloat16"},
+                  {"tokens_per_step", 64},
+                  {"optimizer", "AdamW"},
+                  {"torch_compile", false},
                   {"pid", 42}}},
                 {"parameter_count", 1234},
                 {"status", "ok"},
@@ -63,8 +73,11 @@ json watchedSet(json runs) {
             {"created", "2026-11-25T12:00:00Z"},
             {"tool", {{"name", "lmprof-python"}, {"version", "0.1.0"}, {"git", ""}}},
             {"environment",
-             {{"torch", "2.11.0"}, {"cuda", ""}, {"device", {{"type", "cpu"}, {"name", "x86"}}},
-              {"cpu", {{"model", "x86"}, {"threads", 2}}}, {"host", "desk"}}},
+             {{"torch", "2.11.0"},
+              {"cuda", ""},
+              {"device", {{"type", "cpu"}, {"name", "x86"}}},
+              {"cpu", {{"model", "x86"}, {"threads", 2}}},
+              {"host", "desk"}}},
             {"runs", std::move(runs)}};
 }
 
@@ -139,14 +152,19 @@ TEST(WatchedRun, HostileSourcesAndPhasesAreRefusedWithTheirPath) {
 // path when hostile, and printed as a table with each module's share of its phase.
 TEST(WatchedRun, TimePerModuleIsReadWrittenAndTabled) {
     json run = watchedRun("MyGPT", "MyGPT", 3);
-    run["module_times"] = {
-        {"depth", 2},
-        {"steps", 2},
-        {"modules",
-         {{{"name", "blocks.0"}, {"forward_ms", 2.0}, {"backward_ms", 4.0},
-           {"forward_calls", 1.0}, {"backward_calls", 1.0}},
-          {{"name", "head"}, {"forward_ms", 1.0}, {"backward_ms", 3.0},
-           {"forward_calls", 1.0}, {"backward_calls", 1.0}}}}};
+    run["module_times"] = {{"depth", 2},
+                           {"steps", 2},
+                           {"modules",
+                            {{{"name", "blocks.0"},
+                              {"forward_ms", 2.0},
+                              {"backward_ms", 4.0},
+                              {"forward_calls", 1.0},
+                              {"backward_calls", 1.0}},
+                             {{"name", "head"},
+                              {"forward_ms", 1.0},
+                              {"backward_ms", 3.0},
+                              {"forward_calls", 1.0},
+                              {"backward_calls", 1.0}}}}};
     const ResultSet set = parseResultSet(watchedSet({run}).dump());
     const auto& times = set.runs[0].moduleTimes;
     ASSERT_TRUE(times.has_value());
@@ -301,10 +319,10 @@ TEST(WatchJournal, AnEndLineSaysHowTheScriptClosedItsRun) {
     // The script closed its run (status and error written) but its result set is missing,
     // e.g. a full disk: the run ends as the script said, not as a killed one.
     JournalFile file("ended");
-    file.append(headerLine() + stepLine(0) + stepLine(1) +
-                json{{"kind", "end"}, {"status", "error"}, {"error", "RuntimeError: diverged"}}
-                    .dump() +
-                "\n");
+    file.append(
+        headerLine() + stepLine(0) + stepLine(1) +
+        json{{"kind", "end"}, {"status", "error"}, {"error", "RuntimeError: diverged"}}.dump() +
+        "\n");
     WatchJournal journal(file.path);
     EXPECT_EQ(journal.poll().size(), 2u);
     const RunResult run = journal.run("the watched script exited with status 1");

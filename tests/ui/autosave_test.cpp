@@ -144,8 +144,8 @@ TEST(Autosave, AnUnreadableFileIsKeptAsideAndNamed) {
     std::ofstream(dir / "autosave.jsonl") << "not json\nnor this\n";
     Autosave autosave(dir);
     EXPECT_EQ(autosave.takePrevious()->runs, 2u); // not read yet
-    const std::string problem = autosave.setAside(
-        skippedLines(engine::loadRunsJsonl(autosave.previousPath()).warnings));
+    const std::string problem =
+        autosave.setAside(skippedLines(engine::loadRunsJsonl(autosave.previousPath()).warnings));
     EXPECT_NE(problem.find("2 damaged line(s) skipped"), std::string::npos) << problem;
     EXPECT_NE(problem.find("previous-session.unreadable-"), std::string::npos) << problem;
     EXPECT_FALSE(std::filesystem::exists(autosave.previousPath()));

@@ -53,7 +53,8 @@ void unpack(const fs::path& corpus, const fs::path& dir) {
 // `value` written with as many decimals as `figure` has: "7.9" against 7.91 is "7.9".
 bool sameFigure(const std::string& figure, double value) {
     const size_t point = figure.find('.');
-    const int decimals = point == std::string::npos ? 0 : static_cast<int>(figure.size() - point - 1);
+    const int decimals =
+        point == std::string::npos ? 0 : static_cast<int>(figure.size() - point - 1);
     char text[64];
     std::snprintf(text, sizeof(text), "%.*f", decimals, value);
     return figure == text;
@@ -86,7 +87,8 @@ std::vector<std::string> cells(const std::string& line) {
     return out;
 }
 
-std::optional<MarkdownTable> tableWithColumn(const std::string& markdown, const std::string& column) {
+std::optional<MarkdownTable> tableWithColumn(const std::string& markdown,
+                                             const std::string& column) {
     std::istringstream in(markdown);
     std::string line;
     while (std::getline(in, line)) {
@@ -154,8 +156,8 @@ void checkStepTimes(const Drawn& d, const StudyTable& table, Checked& checked) {
                         found = found || sameFigure(row[c], y);
                     }
                 }
-                EXPECT_TRUE(found) << d.chart.file << ": slowest step " << row[c]
-                                   << " is no step the chart draws";
+                EXPECT_TRUE(found)
+                    << d.chart.file << ": slowest step " << row[c] << " is no step the chart draws";
                 ++checked.byChart[d.chart.chart];
             }
         }
@@ -181,14 +183,15 @@ void checkDataParallel(const Drawn& d, const StudyTable& table, const std::strin
         }
     }
     const std::regex sentence(R"(([0-9.]+)% of each measured step)");
-    for (std::sregex_iterator it(markdown.begin(), markdown.end(), sentence), end; it != end; ++it) {
+    for (std::sregex_iterator it(markdown.begin(), markdown.end(), sentence), end; it != end;
+         ++it) {
         figures.push_back((*it)[1].str() + "%");
     }
     EXPECT_EQ(bars.size(), table.rows.size()) << "a bar per strategy in the table";
     for (const std::string& f : figures) {
         const std::string number = f.substr(0, f.size() - 1);
-        EXPECT_TRUE(std::any_of(bars.begin(), bars.end(),
-                                [&](double v) { return sameFigure(number, v); }))
+        EXPECT_TRUE(
+            std::any_of(bars.begin(), bars.end(), [&](double v) { return sameFigure(number, v); }))
             << d.chart.file << ": overhead " << f << " is no bar of the chart";
         EXPECT_NE(std::find(d.figures.texts.begin(), d.figures.texts.end(), f),
                   d.figures.texts.end())
@@ -237,10 +240,9 @@ void checkAccumulation(const Drawn& d, const std::string& markdown, Checked& che
     ASSERT_TRUE(table);
     const size_t column = columnOf(table->header, "rel. error @1e6");
     for (const auto& row : table->rows) {
-        const auto line = std::find_if(d.figures.series.begin(), d.figures.series.end(),
-                                       [&](const plot::DrawnSeries& s) {
-                                           return s.label.rfind(row[0] + " ", 0) == 0;
-                                       });
+        const auto line = std::find_if(
+            d.figures.series.begin(), d.figures.series.end(),
+            [&](const plot::DrawnSeries& s) { return s.label.rfind(row[0] + " ", 0) == 0; });
         const double error = std::stod(row[column]);
         if (line == d.figures.series.end()) {
             EXPECT_EQ(error, 0.0) << row[0] << ": a nonzero error the chart does not draw";
@@ -252,7 +254,8 @@ void checkAccumulation(const Drawn& d, const std::string& markdown, Checked& che
             continue;
         }
         char text[32];
-        std::snprintf(text, sizeof(text), "%.2e", line->y[static_cast<size_t>(at - line->x.begin())]);
+        std::snprintf(text, sizeof(text), "%.2e",
+                      line->y[static_cast<size_t>(at - line->x.begin())]);
         EXPECT_EQ(row[column], text) << row[0];
         ++checked.byChart[d.chart.chart];
     }
@@ -268,7 +271,8 @@ RunResult opsRun() {
     c.opProfile = defaultOpProfileRequest(c.warmupSteps);
     Session session;
     session.submit(c);
-    const auto done = lmprof::engine::testing::results(lmprof::engine::testing::collect(session, 1));
+    const auto done =
+        lmprof::engine::testing::results(lmprof::engine::testing::collect(session, 1));
     EXPECT_EQ(done.size(), 1u);
     RunResult r = done.at(0);
     r.id = "ops-" + runLabel(c);
@@ -279,8 +283,8 @@ RunResult opsRun() {
 
 TEST(StudyFigures, EveryFigureTheReportSharesWithAChartIsTheChartsFigure) {
     const fs::path corpus = fs::path(LMPROF_SOURCE_DIR) / "tests/fuzz/corpus/study_folder";
-    const fs::path root = fs::temp_directory_path() /
-                          ("lmprof_study_figures_" + std::to_string(::getpid()));
+    const fs::path root =
+        fs::temp_directory_path() / ("lmprof_study_figures_" + std::to_string(::getpid()));
     fs::remove_all(root);
     Checked checked;
     const RunResult ops = opsRun();
@@ -293,25 +297,23 @@ TEST(StudyFigures, EveryFigureTheReportSharesWithAChartIsTheChartsFigure) {
             appendRunJsonl(dir / "runs.jsonl", ops);
         }
         std::vector<Drawn> drawn;
-        const StudyChartDrawer draw = [&](const ResultSet& set,
-                                          const std::vector<StudyChart>& charts,
-                                          const fs::path& out) {
-            plot::FigureLog log;
-            for (const StudyChart& chart : charts) {
-                drawStudyChartsHeadless(set, {chart}, out);
-                drawn.push_back({chart, log.take()});
-            }
-        };
+        const StudyChartDrawer draw =
+            [&](const ResultSet& set, const std::vector<StudyChart>& charts, const fs::path& out) {
+                plot::FigureLog log;
+                for (const StudyChart& chart : charts) {
+                    drawStudyChartsHeadless(set, {chart}, out);
+                    drawn.push_back({chart, log.take()});
+                }
+            };
         const StudyReport report = writeStudyFolder(dir, "test", draw);
         ASSERT_TRUE(report.chartsMissing.empty()) << report.chartsMissing;
         ASSERT_EQ(drawn.size(), report.charts.size());
         for (const Drawn& d : drawn) {
             SCOPED_TRACE(entry.path().filename().string() + ", " + d.chart.file);
             const std::string stem = fs::path(d.chart.file).stem().string();
-            const auto table = std::find_if(report.tables.begin(), report.tables.end(),
-                                            [&](const StudyTable& t) {
-                                                return fs::path(t.file).stem() == stem;
-                                            });
+            const auto table =
+                std::find_if(report.tables.begin(), report.tables.end(),
+                             [&](const StudyTable& t) { return fs::path(t.file).stem() == stem; });
             if (d.chart.chart == "step-times") {
                 ASSERT_NE(table, report.tables.end());
                 checkStepTimes(d, *table, checked);

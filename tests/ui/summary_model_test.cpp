@@ -1,11 +1,10 @@
 // The summary views' data without a window: matrix rows, the heatmap grid, the precision
 // comparison and the warmup groups.
 
-#include "summary_model.h"
-#include "synthetic_runs.h"
-
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
+#include "summary_model.h"
+#include "synthetic_runs.h"
 
 #include <cmath>
 #include <filesystem>
@@ -314,12 +313,15 @@ TEST(TableColumns, EveryTableAndCopyKeepsTheSettingsThatTellRowsApart) {
         return r;
     };
     const std::vector<engine::RunResult> runs = {
-        run(1, 1, false, false, "cpu", "a"), run(4, 1, false, false, "cpu", "b"),
-        run(4, 5, false, false, "cpu", "c"), run(4, 5, true, false, "cpu", "d"),
-        run(4, 5, true, true, "cpu", "e"),   run(4, 5, true, true, "cuda", "f"),
+        run(1, 1, false, false, "cpu", "a"),
+        run(4, 1, false, false, "cpu", "b"),
+        run(4, 5, false, false, "cpu", "c"),
+        run(4, 5, true, false, "cpu", "d"),
+        run(4, 5, true, true, "cpu", "e"),
+        run(4, 5, true, true, "cuda", "f"),
         run(4, 5, true, true, "cuda", "g", Precision::Bf16)};
-    const std::vector<std::string> telling = {"batch_size", "attention", "warmup_steps",
-                                              "parallel", "device"};
+    const std::vector<std::string> telling = {"batch_size", "attention", "warmup_steps", "parallel",
+                                              "device"};
     const auto keys = [](const auto& columns) {
         std::vector<std::string> out;
         for (const engine::RunColumn* c : columns) {
@@ -368,9 +370,9 @@ TEST(TableColumns, EveryTableAndCopyKeepsTheSettingsThatTellRowsApart) {
     // Alike runs show the identity only.
     const std::vector<engine::RunResult> alike = {run(4, 5, false, false, "cpu", "x"),
                                                   run(4, 5, false, false, "cpu", "y")};
-    EXPECT_EQ(keys(engine::settingColumns(alike)),
-              (std::vector<std::string>{"model", "context_length", "batch_size", "precision",
-                                        "mode"}));
+    EXPECT_EQ(
+        keys(engine::settingColumns(alike)),
+        (std::vector<std::string>{"model", "context_length", "batch_size", "precision", "mode"}));
     // One data-parallel run keeps its Parallel column: it is no ordinary run.
     const std::vector<engine::RunResult> one = {run(4, 5, false, true, "cpu", "z")};
     EXPECT_TRUE(has(keys(engine::settingColumns(one)), "parallel"));

@@ -243,8 +243,7 @@ TEST(RunStore, RunsAreNamedByWhatDiffersBetweenThem) {
     a.config.warmupSteps = 0;
     b.config.warmupSteps = 2;
     c.config.warmupSteps = 5;
-    EXPECT_EQ(distinguishingNames({&a, &b, &c}),
-              (std::vector<std::string>{"w0", "w2", "w5"}));
+    EXPECT_EQ(distinguishingNames({&a, &b, &c}), (std::vector<std::string>{"w0", "w2", "w5"}));
     // Two fields differ: both are named, in the order of the configuration.
     b.config.precision = engine::Precision::Bf16;
     b.config.contextLength = 256;
@@ -541,8 +540,8 @@ TEST(Settings, RoundTripAndDamagedFileFallsBack) {
     EXPECT_EQ(damaged, std::vector<std::string>{"window_size"});
     // The forms are kept as the objects they are; one of another type is a damaged field.
     damaged.clear();
-    const Settings forms = Settings::parse(R"({"configure": 3, "sweep": {"contexts": "32"}})",
-                                           damaged);
+    const Settings forms =
+        Settings::parse(R"({"configure": 3, "sweep": {"contexts": "32"}})", damaged);
     EXPECT_EQ(damaged, std::vector<std::string>{"configure"});
     EXPECT_TRUE(forms.configure.empty());
     EXPECT_EQ(forms.sweep, R"({"contexts":"32"})");

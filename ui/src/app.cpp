@@ -11,11 +11,11 @@
 #include "theme.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <imgui.h>
 #include <imgui_internal.h>
-#include <cmath>
 #include <implot.h>
 #include <utility>
 
@@ -281,27 +281,28 @@ void App::Impl::restoreNow() {
 }
 
 void App::Impl::restoreInBackground() {
-    filesView.readInBackground(
-        autosave.previousPath().string(), "Restoring the last session",
-        [this](ViewContext&, std::optional<ResultsFile> file, const std::string& error,
-               bool cancelled) {
-            if (file) {
-                restore(std::move(file->runs), file->warnings);
-            } else if (cancelled) {
-                status = "restore cancelled: the last session's runs stay in " +
-                         autosave.previousPath().string() + " and are offered at the next launch";
-                statusIsError = false;
-            } else {
-                status = autosave.setAside(error);
-                statusIsError = true;
-            }
-        });
+    filesView.readInBackground(autosave.previousPath().string(), "Restoring the last session",
+                               [this](ViewContext&, std::optional<ResultsFile> file,
+                                      const std::string& error, bool cancelled) {
+                                   if (file) {
+                                       restore(std::move(file->runs), file->warnings);
+                                   } else if (cancelled) {
+                                       status =
+                                           "restore cancelled: the last session's runs stay in " +
+                                           autosave.previousPath().string() +
+                                           " and are offered at the next launch";
+                                       statusIsError = false;
+                                   } else {
+                                       status = autosave.setAside(error);
+                                       statusIsError = true;
+                                   }
+                               });
 }
 
 void App::Impl::restore(std::vector<RunResult> runs, const std::vector<std::string>& warnings) {
     if (runs.empty()) {
-        status = autosave.setAside("no line of it is a readable run (" +
-                                   skippedLines(warnings) + ")");
+        status =
+            autosave.setAside("no line of it is a readable run (" + skippedLines(warnings) + ")");
         statusIsError = true;
         return;
     }

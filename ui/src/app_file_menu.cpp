@@ -4,8 +4,8 @@
 
 #include "app_impl.h"
 
-#include <ImFileDialog/ImFileDialog.h>
 #include <GL/gl.h>
+#include <ImFileDialog/ImFileDialog.h>
 #include <algorithm>
 #include <imgui.h>
 
@@ -87,10 +87,8 @@ void App::Impl::saveAsDialog() {
 
 void App::Impl::drawFileMenu() {
     ViewContext ctx = context();
-    const bool anyFinished =
-        std::any_of(store.runs().begin(), store.runs().end(), [](const RunView& v) {
-            return v.finished;
-        });
+    const bool anyFinished = std::any_of(store.runs().begin(), store.runs().end(),
+                                         [](const RunView& v) { return v.finished; });
     if (ImGui::MenuItem("Open...", "Ctrl+O")) {
         openFileDialog();
     }
@@ -200,8 +198,7 @@ void App::Impl::handleShortcuts() {
         // As Configure's Run button: a valid form, an idle engine.
         ViewContext ctx = context();
         if (const auto errors = form.errors(); !errors.empty()) {
-            ctx.report("not run: " + errors.begin()->first + ": " + errors.begin()->second,
-                       true);
+            ctx.report("not run: " + errors.begin()->first + ": " + errors.begin()->second, true);
         } else if (session().busy()) {
             ctx.report("not run: the engine is busy (Escape cancels its run)", true);
         } else {

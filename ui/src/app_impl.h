@@ -11,8 +11,8 @@
 #include "views/files_view.h"
 #include "views/plot_helpers.h"
 #include "views/precision_lab_view.h"
-#include "views/sweep_view.h"
 #include "views/study_view.h"
+#include "views/sweep_view.h"
 #include "views/view.h"
 
 #include <filesystem>
@@ -38,8 +38,8 @@ struct Window {
     // forward (its tab selected, or --show), if it is smaller: 0 keeps the place as it is.
     float roomShare = 0.0f;
     const View* view = nullptr; // whether it wantsRoom
-    bool wantedRoom = false; // last frame: in front, with something to show
-    bool seen = false;       // it has existed for a frame
+    bool wantedRoom = false;    // last frame: in front, with something to show
+    bool seen = false;          // it has existed for a frame
 };
 
 // A chart that exports as itself (chart_export.h): its name (the PNG's file stem), the
@@ -155,8 +155,8 @@ struct App::Impl {
     void checkDemoTargets();
     std::vector<Chart> charts;
     const Chart* findChart(const std::string& stem) const;
-    std::string chartNames() const;             // "step-times, distribution, ..." for messages
-    std::unique_ptr<OffscreenCharts> offscreen; // made at the first export
+    std::string chartNames() const;                  // "step-times, distribution, ..." for messages
+    std::unique_ptr<OffscreenCharts> offscreen;      // made at the first export
     std::unique_ptr<OffscreenCharts> studyOffscreen; // the Study view's report charts
     // Draws the chart for a PNG request; false (status says why) when it cannot.
     bool exportChart(const Chart& chart, const PngRequest& request);

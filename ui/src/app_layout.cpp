@@ -4,7 +4,6 @@
 // is what a demo's "layout" step writes and gui_e2e checks.
 
 #include "app_impl.h"
-
 #include "lmprof/engine/file_io.h"
 
 #include <algorithm>
@@ -38,8 +37,8 @@ float margin(const plot::DrawnPlot& p, int axis) {
 // taken from Size, and the sibling gets the rest).
 void resizeFirstChild(ImGuiDockNode* parent, ImGuiDockNode* first, float size) {
     const int axis = parent->SplitAxis;
-    ImGuiDockNode* other = parent->ChildNodes[0] == first ? parent->ChildNodes[1]
-                                                          : parent->ChildNodes[0];
+    ImGuiDockNode* other =
+        parent->ChildNodes[0] == first ? parent->ChildNodes[1] : parent->ChildNodes[0];
     const float total = first->Size[axis] + other->Size[axis];
     size = std::ceil(size); // whole pixels, rounded so that a lack under one is made up
     first->Size[axis] = first->SizeRef[axis] = size;
@@ -92,7 +91,8 @@ Room leafRoom(const ImGuiDockNode* node, const Places& places) {
     for (int axis : {0, 1}) {
         float least = INFINITY;
         for (const PlotInPlace& p : it->second) {
-            const float hidden = p.scrolls ? 0.0f : p.plot->frameSize[axis] - shownSize(*p.plot, axis);
+            const float hidden =
+                p.scrolls ? 0.0f : p.plot->frameSize[axis] - shownSize(*p.plot, axis);
             least = std::min(least, margin(*p.plot, axis) - std::max(0.0f, hidden));
             room.need[axis] += std::max({0.0f, -margin(*p.plot, axis), hidden});
         }
@@ -196,8 +196,8 @@ void App::Impl::keepPlotsReadable(ImGuiID dockspace) {
         const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
         if (win && win->DockNode) {
             places.hostsCharts[win->DockNode] |= w.slot != DockSlot::Left &&
-                                                  w.slot != DockSlot::LeftBottom &&
-                                                  w.slot != DockSlot::Bottom;
+                                                 w.slot != DockSlot::LeftBottom &&
+                                                 w.slot != DockSlot::Bottom;
         }
     }
     // Not before the windows and their places have their sizes (the first frames lay them

@@ -1,8 +1,8 @@
 // The scripted side of App: tracking the --autorun run, --export-plots and PNG requests
 // (Save PNG, F12, --screenshot) taken after a frame is rendered, and --frame-stats.
 
-#include "lmprof/engine/file_io.h"
 #include "app_impl.h"
+#include "lmprof/engine/file_io.h"
 #include "lmprof/engine/result_io.h"
 #include "views/plot_helpers.h"
 
@@ -213,10 +213,9 @@ bool App::autorunSettled() const {
     // has given its neighbours back what their plots need), or, should the layout never
     // come to rest, after kLayoutPatienceFrames.
     const Impl& s = *m_impl;
-    return !s.options.autorun ||
-           (s.autorunAnswered && s.framesSinceAnswer >= kSettleFrames &&
-            (s.framesSinceLayoutMove >= kSettleFrames ||
-             s.framesSinceAnswer >= kLayoutPatienceFrames));
+    return !s.options.autorun || (s.autorunAnswered && s.framesSinceAnswer >= kSettleFrames &&
+                                  (s.framesSinceLayoutMove >= kSettleFrames ||
+                                   s.framesSinceAnswer >= kLayoutPatienceFrames));
 }
 
 bool App::autorunSucceeded() const {
@@ -228,8 +227,8 @@ void App::recordFrameTime(double uiMs, double ms) {
     for (const auto& r : m_impl->store.runs()) {
         held += r.result.steps.size();
     }
-    m_impl->frames.push_back({uiMs, ms, held, m_impl->store.active() != nullptr,
-                              m_impl->store.selection().size()});
+    m_impl->frames.push_back(
+        {uiMs, ms, held, m_impl->store.active() != nullptr, m_impl->store.selection().size()});
     // The frame that drew them is on screen now.
     const int64_t now = engine::steadyNowNs();
     for (int64_t published : m_impl->stepsPublishedNs) {
@@ -241,9 +240,11 @@ void App::recordFrameTime(double uiMs, double ms) {
 void App::writeFrameStats(const std::filesystem::path& path) const {
     nlohmann::json frames = nlohmann::json::array();
     for (const auto& f : m_impl->frames) {
-        frames.push_back(
-            {{"ui_ms", f.uiMs}, {"ms", f.ms}, {"steps_held", f.stepsHeld}, {"running", f.running},
-             {"selected", f.selected}});
+        frames.push_back({{"ui_ms", f.uiMs},
+                          {"ms", f.ms},
+                          {"steps_held", f.stepsHeld},
+                          {"running", f.running},
+                          {"selected", f.selected}});
     }
     writeFileAtomic(
         path,

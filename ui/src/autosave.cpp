@@ -133,8 +133,8 @@ std::string Autosave::adopt() {
         }
         std::filesystem::rename(m_previous, m_path);
     } catch (const std::exception& e) {
-        return std::string("cannot make the restored runs this session's autosave (") +
-               e.what() + "); they will be offered again";
+        return std::string("cannot make the restored runs this session's autosave (") + e.what() +
+               "); they will be offered again";
     }
     return {};
 }

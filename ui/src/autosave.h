@@ -31,9 +31,9 @@ public:
     // The runs not yet answered for, as the offer shows them before any is read: a year of
     // autosave is thousands of runs and gigabytes, read only if the user restores them.
     struct Previous {
-        size_t runs = 0;       // lines of runs in the file (a damaged one counts too)
-        uintmax_t bytes = 0;   // the file's size
-        std::string savedAt;   // local time of the last write, "2026-11-21 12:00"
+        size_t runs = 0;     // lines of runs in the file (a damaged one counts too)
+        uintmax_t bytes = 0; // the file's size
+        std::string savedAt; // local time of the last write, "2026-11-21 12:00"
     };
     // Call once at launch, before the first append: hands the runs not yet answered for
     // (the last session's, and any an earlier launch offered but never got an answer for)

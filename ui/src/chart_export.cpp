@@ -10,8 +10,8 @@
 #include "views/plot_helpers.h"
 
 #include <GL/gl.h>
-#include <algorithm>
 #include <GL/glext.h>
+#include <algorithm>
 #include <imgui.h>
 #include <imgui_impl_opengl3.h>
 #include <imgui_internal.h>

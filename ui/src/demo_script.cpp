@@ -184,8 +184,7 @@ DemoStep parseStep(const json& j, const std::string& where) {
         break;
     case Kind::Wait:
         s.target = text(j, where, "for", false);
-        if (s.target != "run" && s.target != "sweep" && s.target != "study" &&
-            s.target != "open") {
+        if (s.target != "run" && s.target != "sweep" && s.target != "study" && s.target != "open") {
             fail(where + ".for",
                  "'" + s.target + "' is not \"run\", \"sweep\", \"study\" or \"open\"");
         }

@@ -48,8 +48,8 @@ EGLContext makeContext(EGLDisplay display, std::string& why) {
         return EGL_NO_CONTEXT;
     }
     const char* extensions = eglQueryString(display, EGL_EXTENSIONS);
-    if (!extensions || std::string(extensions).find("EGL_KHR_surfaceless_context") ==
-                           std::string::npos) {
+    if (!extensions ||
+        std::string(extensions).find("EGL_KHR_surfaceless_context") == std::string::npos) {
         why = "no EGL_KHR_surfaceless_context";
         eglTerminate(display);
         return EGL_NO_CONTEXT;
@@ -76,8 +76,7 @@ EGLContext makeContext(EGLDisplay display, std::string& why) {
                                         EGL_NONE};
     EGLContext context = eglCreateContext(display, config, EGL_NO_CONTEXT, contextAttributes);
     if (context == EGL_NO_CONTEXT) {
-        why = "no OpenGL 3.3 core context (eglCreateContext: " + eglErrorName(eglGetError()) +
-              ")";
+        why = "no OpenGL 3.3 core context (eglCreateContext: " + eglErrorName(eglGetError()) + ")";
         eglTerminate(display);
         return EGL_NO_CONTEXT;
     }

@@ -211,7 +211,8 @@ std::vector<RulerTick> rulerTicks(double t0, double t1, int maxTicks) {
         char text[32];
         const double value = micro ? ms * 1e3 : ms;
         const double unitStep = micro ? step * 1e3 : step;
-        const int decimals = unitStep >= 1.0 ? 0 : static_cast<int>(std::ceil(-std::log10(unitStep)));
+        const int decimals =
+            unitStep >= 1.0 ? 0 : static_cast<int>(std::ceil(-std::log10(unitStep)));
         std::snprintf(text, sizeof(text), "%.*f %s", decimals, value, micro ? "\u00b5s" : "ms");
         ticks.push_back({ms, text});
     }

@@ -149,9 +149,9 @@ void RunView::dropTimeline() {
 
 void RunView::reserveSeries(size_t steps, size_t telemetrySamples) {
     stepEndS.reserve(steps);
-    for (auto* v : {&series.index, &series.forward, &series.backward, &series.optimizer,
-                    &series.total, &series.tokensPerS, &series.runMean, &series.runLow,
-                    &series.runHigh}) {
+    for (auto* v :
+         {&series.index, &series.forward, &series.backward, &series.optimizer, &series.total,
+          &series.tokensPerS, &series.runMean, &series.runLow, &series.runHigh}) {
         v->reserve(steps);
     }
     for (auto* v : {&telemetry.tS, &telemetry.cpuPercent, &telemetry.rssMiB, &telemetry.gpuUtil,
@@ -478,10 +478,9 @@ void RunStore::releaseTimelines() {
     if (built.size() <= kKeptTimelines) {
         return;
     }
-    std::nth_element(built.begin(), built.begin() + kKeptTimelines, built.end(),
-                     [](const RunView* a, const RunView* b) {
-                         return a->m_timelineUsed > b->m_timelineUsed;
-                     });
+    std::nth_element(
+        built.begin(), built.begin() + kKeptTimelines, built.end(),
+        [](const RunView* a, const RunView* b) { return a->m_timelineUsed > b->m_timelineUsed; });
     for (auto it = built.begin() + kKeptTimelines; it != built.end(); ++it) {
         (*it)->dropTimeline();
     }

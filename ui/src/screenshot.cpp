@@ -1,8 +1,7 @@
 // Framebuffer to PNG with stb_image_write (Debian's libstb-dev).
 
-#include "lmprof/ui/app.h"
-
 #include "lmprof/engine/file_io.h"
+#include "lmprof/ui/app.h"
 
 #include <GL/gl.h>
 #include <stb/stb_image_write.h>

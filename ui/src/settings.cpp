@@ -78,8 +78,8 @@ Settings Settings::parse(std::string_view text, std::vector<std::string>& damage
                     damaged.push_back("window_size");
                 }
             }
-            for (auto [key, out] : {std::pair{"configure", &s.configure},
-                                    std::pair{"sweep", &s.sweep}}) {
+            for (auto [key, out] :
+                 {std::pair{"configure", &s.configure}, std::pair{"sweep", &s.sweep}}) {
                 if (const auto it = j.find(key); it != j.end()) {
                     if (it->is_object()) {
                         *out = it->dump();
@@ -162,7 +162,8 @@ void Settings::save(const std::filesystem::path& file) const {
     if (windowWidth > 0 && windowHeight > 0) {
         j["window_size"] = {windowWidth, windowHeight};
     }
-    for (const auto& [key, text] : {std::pair{"configure", &configure}, std::pair{"sweep", &sweep}}) {
+    for (const auto& [key, text] :
+         {std::pair{"configure", &configure}, std::pair{"sweep", &sweep}}) {
         if (auto form = nlohmann::json::parse(*text, nullptr, false); form.is_object()) {
             j[key] = std::move(form);
         }

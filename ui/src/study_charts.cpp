@@ -58,8 +58,8 @@ void drawStudyCharts(OffscreenCharts& offscreen, SessionInterface& engine, const
     for (const StudyChart& chart : charts) {
         StudyChartScene scene(set, chart, engine);
         const plot::ExportScope exporting;
-        offscreen.render(dir / chart.file, kStudyChartWidth, kStudyChartHeight, false,
-                         chart.title, scene.runsLine(), [&] { scene.draw(ImVec2(-1, -1)); });
+        offscreen.render(dir / chart.file, kStudyChartWidth, kStudyChartHeight, false, chart.title,
+                         scene.runsLine(), [&] { scene.draw(ImVec2(-1, -1)); });
     }
 }
 

@@ -420,7 +420,8 @@ std::vector<LossGroup> lossGroups(const RunStore& store) {
 
 std::vector<PickableRun> pickableRuns(const std::vector<RunView>& session,
                                       const std::vector<RunResult>& fileA, const std::string& nameA,
-                                      const std::vector<RunResult>& fileB, const std::string& nameB) {
+                                      const std::vector<RunResult>& fileB,
+                                      const std::string& nameB) {
     std::vector<PickableRun> out;
     const auto add = [&out](const std::string& origin, size_t place, const RunResult& run) {
         out.push_back({origin + ":" + std::to_string(place) + ":" + run.id, origin, &run});
@@ -445,8 +446,8 @@ std::vector<PickableRun> pickableRuns(const std::vector<RunView>& session,
     for (const PickableRun& p : out) {
         runs.push_back(p.run);
     }
-    const std::vector<std::string> names = runs.empty() ? std::vector<std::string>()
-                                                        : distinguishingNames(runs);
+    const std::vector<std::string> names =
+        runs.empty() ? std::vector<std::string>() : distinguishingNames(runs);
     for (size_t i = 0; i < out.size(); ++i) {
         const RunResult& run = *out[i].run;
         const size_t measured = engine::measuredStepTimes(run.steps).size();
@@ -455,8 +456,8 @@ std::vector<PickableRun> pickableRuns(const std::vector<RunView>& session,
             label += runModelLabel(run);
         } else {
             // A name that is only the id says nothing more: the model then.
-            label += names[i].empty() || names[i].rfind(run.id, 0) == 0 ? runModelLabel(run)
-                                                                        : names[i];
+            label +=
+                names[i].empty() || names[i].rfind(run.id, 0) == 0 ? runModelLabel(run) : names[i];
         }
         label += ", " + std::to_string(measured) + " measured step" + (measured == 1 ? "" : "s");
         if (run.status != RunStatus::Ok) {
@@ -468,8 +469,8 @@ std::vector<PickableRun> pickableRuns(const std::vector<RunView>& session,
 }
 
 const RunResult* pickedRun(const std::vector<PickableRun>& runs, std::string_view key) {
-    const auto it = std::find_if(runs.begin(), runs.end(),
-                                 [&](const PickableRun& p) { return p.key == key; });
+    const auto it =
+        std::find_if(runs.begin(), runs.end(), [&](const PickableRun& p) { return p.key == key; });
     return it == runs.end() ? nullptr : it->run;
 }
 

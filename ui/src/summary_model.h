@@ -61,7 +61,7 @@ struct HeatmapQuery {
 // each cell (runs that differ in a setting left at "all" share a cell). NaN where no run has
 // finished ok.
 struct HeatmapGrid {
-    std::vector<std::string> rows;    // "tiny", "small"; "128"; "4"
+    std::vector<std::string> rows; // "tiny", "small"; "128"; "4"
     std::vector<std::string> columns;
     std::vector<double> values; // row-major, rows.size() × columns.size()
     // Per cell, why it has no value: "oom", "skipped", "error", "cancelled"; empty otherwise.

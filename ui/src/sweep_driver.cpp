@@ -104,11 +104,11 @@ SweepDriver::Progress SweepDriver::progress() const {
         const int stepsLeft = std::max(0, c.warmupSteps + c.measureSteps - m_currentSteps);
         // Its own steps say best how long the rest of it takes (a larger model than the runs
         // before it is slower per FLOP, not faster).
-        leftMs += m_currentSteps > 0
-                      ? m_currentMs / m_currentSteps * stepsLeft +
-                            std::max(0.0, outsideStepsMs - (m_nowMs() - m_submittedAtMs -
-                                                            m_currentMs))
-                      : std::max(0.0, estimateMs(c) - (m_nowMs() - m_submittedAtMs));
+        leftMs +=
+            m_currentSteps > 0
+                ? m_currentMs / m_currentSteps * stepsLeft +
+                      std::max(0.0, outsideStepsMs - (m_nowMs() - m_submittedAtMs - m_currentMs))
+                : std::max(0.0, estimateMs(c) - (m_nowMs() - m_submittedAtMs));
     }
     for (size_t i = m_next; i < m_configs.size(); ++i) {
         leftMs += estimateMs(m_configs[i]);

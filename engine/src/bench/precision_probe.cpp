@@ -2,11 +2,10 @@
 // precision probe, a small matmul in the precision under the runner's own autocast scope
 // and dtypes, beside the bench it speaks for.
 
-#include "lmprof/engine/devices.h"
-
 #include "bench/autocast_scope.h"
 #include "bench/precision_dtypes.h"
 #include "bench/step_context.h"
+#include "lmprof/engine/devices.h"
 #include "lmprof/engine/precision.h"
 #include "platform/cuda_backend.h"
 
@@ -14,8 +13,8 @@
 #include <ATen/autocast_mode.h>
 #include <algorithm>
 #include <map>
-#include <thread>
 #include <mutex>
+#include <thread>
 #include <tuple>
 
 namespace lmprof::engine {
@@ -98,15 +97,16 @@ std::optional<std::string> runSdpaProbe(const DeviceTarget& target, const RunCon
             out = std::get<0>(at::_scaled_dot_product_flash_attention(q, q, q, 0.0, true));
             break;
         case AttentionKind::SdpaEfficient:
-            out = std::get<0>(
-                at::_scaled_dot_product_efficient_attention(q, q, q, std::nullopt, true, 0.0, true));
+            out = std::get<0>(at::_scaled_dot_product_efficient_attention(q, q, q, std::nullopt,
+                                                                          true, 0.0, true));
             break;
         case AttentionKind::SdpaCudnn:
             out = std::get<0>(
                 at::_scaled_dot_product_cudnn_attention(q, q, q, std::nullopt, true, 0.0, true));
             break;
         default:
-            out = std::get<0>(at::_scaled_dot_product_attention_math(q, q, q, std::nullopt, 0.0, true));
+            out = std::get<0>(
+                at::_scaled_dot_product_attention_math(q, q, q, std::nullopt, 0.0, true));
         }
         out.sum().backward();
         (void)q.grad().sum().item<float>();
@@ -145,10 +145,9 @@ std::optional<ConfigError> checkRunnable(const RunConfig& config, const DeviceTa
     // More intra-op threads than CPUs only adds threads a process keeps for good (LibTorch's
     // pool does not shrink): a server must not be made to hold thousands.
     if (config.threads > maxRunThreads()) {
-        return ConfigError{"threads", std::to_string(config.threads) +
-                                          " is over this machine's bound of " +
-                                          std::to_string(maxRunThreads()) +
-                                          " (its CPU count, 2 at least)"};
+        return ConfigError{"threads",
+                           std::to_string(config.threads) + " is over this machine's bound of " +
+                               std::to_string(maxRunThreads()) + " (its CPU count, 2 at least)"};
     }
     if (target.cuda) {
         const int count = cuda::deviceCount();

@@ -466,7 +466,7 @@ RunResult bench::runBenchmarkWith(const RunConfig& config, const std::string& ru
             if (config.opProfile) {
                 opProfiler.emplace(*config.opProfile, target, config);
             }
-            StepEnv env{config, target, *ctx,     meter, cancel,
+            StepEnv env{config,   target,   *ctx,     meter, cancel,
                         runStart, position, *sampler, {},    hooks};
             env.capture = &result.graph;
             // Kernel time for the busy share; an op-profiled run has LibTorch's profiler on
@@ -613,9 +613,9 @@ RunResult bench::runBenchmarkWith(const RunConfig& config, const std::string& ru
     }
     const std::optional<DeviceInfo> info =
         target.cuda ? std::optional(cuda::deviceInfo(target.index)) : std::nullopt;
-    result.summary = summarize(config, result.steps,
-                               info ? bench::peakFlops(*info, config.precision, config.tf32)
-                                    : std::nullopt);
+    result.summary =
+        summarize(config, result.steps,
+                  info ? bench::peakFlops(*info, config.precision, config.tf32) : std::nullopt);
     result.summary.gpuBusyNvml = nvmlBusyShare(result);
     return result;
 }

@@ -60,10 +60,11 @@ void LossScaler::update() {
 // tokens whichever generator drew the weights.
 Batch makeBatch(const RunConfig& config, const at::Device& device, int shard, int shards) {
     at::Generator tokenGenerator = at::make_generator<at::CPUGeneratorImpl>(config.seed);
-    const at::Tensor tokens = at::randint(
-        0, config.model.vocabSize, {shards * config.batchSize, config.contextLength + 1},
-        tokenGenerator, at::TensorOptions().dtype(at::kLong));
-    const at::Tensor mine = tokens.slice(0, shard * config.batchSize, (shard + 1) * config.batchSize);
+    const at::Tensor tokens = at::randint(0, config.model.vocabSize,
+                                          {shards * config.batchSize, config.contextLength + 1},
+                                          tokenGenerator, at::TensorOptions().dtype(at::kLong));
+    const at::Tensor mine =
+        tokens.slice(0, shard * config.batchSize, (shard + 1) * config.batchSize);
     return {mine.slice(1, 0, config.contextLength).contiguous().to(device),
             mine.slice(1, 1, config.contextLength + 1).contiguous().to(device)};
 }

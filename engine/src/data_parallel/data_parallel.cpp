@@ -63,8 +63,8 @@ DdpReport gather(c10d::Store& store, const RunResult& mine, DdpRank own, const D
                     r, {}, {}, {}, "sent the record of rank " + std::to_string(rank.rank), {}};
             }
         } catch (const ResultFormatError& e) {
-            rank = DdpRank{r, {}, {}, {}, std::string("sent a record rank 0 cannot read: ") + e.what(),
-                           {}};
+            rank = DdpRank{
+                r, {}, {}, {}, std::string("sent a record rank 0 cannot read: ") + e.what(), {}};
         } catch (const std::exception&) {
             rank.error =
                 "sent no record within " +

@@ -2,8 +2,8 @@
 
 #include "lmprof/engine/memory_model.h"
 
-#include "lmprof/engine/precision.h"
 #include "lmprof/engine/format.h"
+#include "lmprof/engine/precision.h"
 
 #include <algorithm>
 

@@ -82,8 +82,8 @@ std::unique_ptr<Nvml> Nvml::load(std::string& error, const char* library) {
     resolve(api->eventReasons, "nvmlDeviceGetCurrentClocksEventReasons",
             "nvmlDeviceGetCurrentClocksThrottleReasons");
     // Optional: a header's fact, not a reading.
-    api->driverVersion = reinterpret_cast<decltype(api->driverVersion)>(
-        dlsym(handle, "nvmlSystemGetDriverVersion"));
+    api->driverVersion =
+        reinterpret_cast<decltype(api->driverVersion)>(dlsym(handle, "nvmlSystemGetDriverVersion"));
     if (!missing.empty()) {
         error = std::string(library) + " lacks " + missing + " (not NVML, or too old)";
         dlclose(handle);

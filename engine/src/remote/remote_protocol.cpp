@@ -3,8 +3,8 @@
 
 #include "lmprof/engine/remote_protocol.h"
 
-#include "lmprof/engine/result_io.h"
 #include "enum_names.h"
+#include "lmprof/engine/result_io.h"
 #include "results/json_access.h"
 
 #include <algorithm>

@@ -7,9 +7,9 @@
 #include "lmprof/engine/remote_server.h"
 
 #include "lmprof/engine/ddp.h"
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/remote_protocol.h"
-#include "lmprof/engine/format.h"
 #include "lmprof/engine/result_io.h"
 
 #include <array>
@@ -313,8 +313,8 @@ private:
         m_reading = true;
         // Before the hello a line may be a few KiB: an unauthenticated peer holds little.
         asio::async_read_until(
-            m_socket, asio::dynamic_buffer(m_in, (accepted ? kMaxMessageBytes : kMaxHelloBytes) + 1),
-            '\n',
+            m_socket,
+            asio::dynamic_buffer(m_in, (accepted ? kMaxMessageBytes : kMaxHelloBytes) + 1), '\n',
             [self = shared_from_this()](std::error_code ec, size_t n) { self->onRead(ec, n); });
     }
 
@@ -327,16 +327,16 @@ private:
             return;
         }
         if (ec == asio::error::not_found) {
-            refuse(code::kTooLarge,
-                   accepted ? "a message is over the limit of " +
-                                  std::to_string(kMaxMessageBytes) + " bytes"
-                            : "a message before the hello is over the limit of " +
-                                  std::to_string(kMaxHelloBytes) + " bytes");
+            refuse(code::kTooLarge, accepted ? "a message is over the limit of " +
+                                                   std::to_string(kMaxMessageBytes) + " bytes"
+                                             : "a message before the hello is over the limit of " +
+                                                   std::to_string(kMaxHelloBytes) + " bytes");
             return;
         }
         if (ec) {
-            m_server.log((accepted ? "client " + peer + " left" : peer + " closed before its hello") +
-                         (ec == asio::error::eof ? std::string() : ": " + ec.message()));
+            m_server.log(
+                (accepted ? "client " + peer + " left" : peer + " closed before its hello") +
+                (ec == asio::error::eof ? std::string() : ": " + ec.message()));
             close();
             return;
         }
@@ -523,9 +523,9 @@ void RemoteServer::Impl::accept() {
         // buffer takes it), and closed, so that it holds no descriptor and no memory.
         if (const int open = static_cast<int>(connections.size());
             open >= options.limits.maxConnections) {
-            const std::string full =
-                std::to_string(open) + " connections are open, the limit (descriptors less " +
-                std::to_string(kReservedDescriptors) + " kept for runs)";
+            const std::string full = std::to_string(open) +
+                                     " connections are open, the limit (descriptors less " +
+                                     std::to_string(kReservedDescriptors) + " kept for runs)";
             log("refused a connection: busy: " + full);
             socket.non_blocking(true, ec);
             asio::write(socket, asio::buffer(encode(errorMessage(code::kBusy, full, true))), ec);
@@ -602,7 +602,8 @@ std::optional<std::string> RemoteServer::Impl::overLimit(const RunConfig& config
     const int ranks = config.ddp ? config.ddp->worldSize : 1;
     if (ranks > l.maxWorldSize) {
         return "ddp.world_size: " + std::to_string(ranks) + " ranks are over this server's " +
-               "limit of " + std::to_string(l.maxWorldSize) + " (lmprof-cli serve --max-world-size)";
+               "limit of " + std::to_string(l.maxWorldSize) +
+               " (lmprof-cli serve --max-world-size)";
     }
     // A CPU run lives in the server's memory: one that the memory model says cannot fit is
     // refused before anything starts. A CUDA run that does not fit ends oom on its GPU.
@@ -611,10 +612,10 @@ std::optional<std::string> RemoteServer::Impl::overLimit(const RunConfig& config
         // Each intra-op thread LibTorch starts keeps its stack's touched pages and its
         // allocator arenas for the process's life: a few MiB, counted at 8 MiB.
         constexpr double kThreadBytes = 8.0 * (1 << 20);
-        const double need = static_cast<double>(ranks) *
-                            (static_cast<double>(predictPeak(config).total()) +
-                             (config.ddp ? kRankProcessBytes : 0.0) +
-                             kThreadBytes * std::max(0, config.threads));
+        const double need =
+            static_cast<double>(ranks) *
+            (static_cast<double>(predictPeak(config).total()) +
+             (config.ddp ? kRankProcessBytes : 0.0) + kThreadBytes * std::max(0, config.threads));
         if (need > static_cast<double>(l.maxHostBytes)) {
             return "model: the memory model predicts " +
                    formatBytes(static_cast<int64_t>(std::min(need, 9.0e18))) +
@@ -697,7 +698,8 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
         if (pending + static_cast<int>(m.configs.size()) > options.limits.maxQueuedRuns) {
             refusal = "runs: " + std::to_string(pending) + " queued and " +
                       std::to_string(m.configs.size()) + " more are over this server's limit of " +
-                      std::to_string(options.limits.maxQueuedRuns) + " (lmprof-cli serve --max-queued-runs)";
+                      std::to_string(options.limits.maxQueuedRuns) +
+                      " (lmprof-cli serve --max-queued-runs)";
         }
         for (size_t i = 0; i < m.configs.size() && !refusal; ++i) {
             const std::string which =
@@ -742,10 +744,11 @@ void RemoteServer::Impl::command(Connection& c, Message m) {
     }
     case Type::Lab: {
         if (pending + 1 > options.limits.maxQueuedRuns) {
-            const std::string refusal =
-                "lab: " + std::to_string(pending) + " runs and experiments queued are at this "
-                "server's limit of " + std::to_string(options.limits.maxQueuedRuns) +
-                " (lmprof-cli serve --max-queued-runs)";
+            const std::string refusal = "lab: " + std::to_string(pending) +
+                                        " runs and experiments queued are at this "
+                                        "server's limit of " +
+                                        std::to_string(options.limits.maxQueuedRuns) +
+                                        " (lmprof-cli serve --max-queued-runs)";
             log("refused " + c.peer + "'s lab experiment: " + refusal);
             Message reply;
             reply.type = Type::LabFinished;

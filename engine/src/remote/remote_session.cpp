@@ -227,8 +227,7 @@ public:
                 // order): that run ends here, as an error that says why.
                 auto [local, config] = std::move(unconfirmed.front());
                 unconfirmed.pop_front();
-                publish(RunFinished{local, unstartedRun(runLabel(config), config,
-                                                        RunStatus::Error,
+                publish(RunFinished{local, unstartedRun(runLabel(config), config, RunStatus::Error,
                                                         "refused by " + where + ": " + m.text)});
             } else {
                 problem = where + ": " + m.text;
@@ -447,8 +446,8 @@ int RemoteSession::submitLab(const LabRequest& request) {
     std::lock_guard lock(s.mutex);
     const int tag = s.nextLab++;
     if (!s.connected) {
-        s.publish(LabFinished{tag, unstartedLab(request, "not connected to " + s.where + ": " +
-                                                             s.problem)});
+        s.publish(LabFinished{
+            tag, unstartedLab(request, "not connected to " + s.where + ": " + s.problem)});
         return tag;
     }
     s.labsInFlight.emplace(tag, request);

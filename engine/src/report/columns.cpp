@@ -4,7 +4,6 @@
 #include "lmprof/engine/columns.h"
 
 #include "enum_names.h"
-
 #include "lmprof/engine/ddp.h"
 #include "lmprof/engine/report.h"
 
@@ -96,8 +95,7 @@ struct PhaseColumn {
 constexpr std::array kPhaseColumns{
     PhaseColumn{"forward_ms", "Fwd ms", "forward", &RunSummary::forwardMs, Phase::Forward},
     PhaseColumn{"backward_ms", "Bwd ms", "backward", &RunSummary::backwardMs, Phase::Backward},
-    PhaseColumn{"optimizer_ms", "Opt ms", "optimizer", &RunSummary::optimizerMs,
-                Phase::Optimizer},
+    PhaseColumn{"optimizer_ms", "Opt ms", "optimizer", &RunSummary::optimizerMs, Phase::Optimizer},
     PhaseColumn{"total_ms", "Step ms", "step", &RunSummary::totalMs, std::nullopt},
 };
 
@@ -157,7 +155,8 @@ std::deque<RunColumn> buildColumns() {
     c.push_back(engineCount("num_heads", "", [](R r) { return r.config.model.numHeads; }));
     c.push_back(engineCount("vocab_size", "", [](R r) { return r.config.model.vocabSize; }));
     c.push_back(count("parameter_count", "", [](R r) { return r.parameterCount; }));
-    c.push_back(engineCount("context_length", "Context", [](R r) { return r.config.contextLength; }));
+    c.push_back(
+        engineCount("context_length", "Context", [](R r) { return r.config.contextLength; }));
     c.back().setting = RunColumn::Setting::Always;
     c.push_back(engineCount("batch_size", "Batch", [](R r) { return r.config.batchSize; }));
     c.back().setting = RunColumn::Setting::Always;
@@ -247,9 +246,7 @@ std::deque<RunColumn> buildColumns() {
         [](R, S s) { return s.mfu ? num(*s.mfu) : std::string(); },
         [percent](R, S s) { return percent(s.mfu); }));
     c.back().differsFromDefault = measuredBusy;
-    c.back().number = [](R, S s) {
-        return s.mfu ? std::optional(100.0 * *s.mfu) : std::nullopt;
-    };
+    c.back().number = [](R, S s) { return s.mfu ? std::optional(100.0 * *s.mfu) : std::nullopt; };
     c.back().chartName = "MFU (%)";
     c.push_back(column(
         "gpu_busy", "GPU busy", "", ColumnKind::Real,
@@ -264,16 +261,14 @@ std::deque<RunColumn> buildColumns() {
         return busy ? std::optional(100.0 * *busy) : std::nullopt;
     };
     c.back().chartName = "GPU busy (%)";
-    c.push_back(column("gpu_busy_nvml", "", "", ColumnKind::Real, [](R, S s) {
-        return s.gpuBusyNvml ? num(*s.gpuBusyNvml) : std::string();
-    }));
+    c.push_back(column("gpu_busy_nvml", "", "", ColumnKind::Real,
+                       [](R, S s) { return s.gpuBusyNvml ? num(*s.gpuBusyNvml) : std::string(); }));
     c.push_back(text("host_bound", "", [](R, S s) {
         const auto bound = hostBound(s);
         return bound ? std::string(*bound ? "true" : "false") : std::string();
     }));
-    c.push_back(column("graph_capture_ms", "", "ms", ColumnKind::Real, [](R r, S) {
-        return r.graph ? num(r.graph->captureMs) : std::string();
-    }));
+    c.push_back(column("graph_capture_ms", "", "ms", ColumnKind::Real,
+                       [](R r, S) { return r.graph ? num(r.graph->captureMs) : std::string(); }));
     c.push_back(column("graph_pool_bytes", "", "bytes", ColumnKind::Integer, [](R r, S) {
         return r.graph ? integer(r.graph->poolBytes) : std::string();
     }));
@@ -318,9 +313,8 @@ std::vector<std::string> defaultTableKeys() {
     for (const char* k : {"warmup_steps", "measure_steps", "parallel", "device"}) {
         keys.emplace_back(k);
     }
-    for (const char* k : {"forward_ms", "backward_ms", "optimizer_ms", "total_ms",
-                          "total_ms_noisy", "peak_bytes",
-                          "tokens_per_s", "gpu_busy", "mfu", "status"}) {
+    for (const char* k : {"forward_ms", "backward_ms", "optimizer_ms", "total_ms", "total_ms_noisy",
+                          "peak_bytes", "tokens_per_s", "gpu_busy", "mfu", "status"}) {
         keys.emplace_back(k);
     }
     return keys;
@@ -330,9 +324,10 @@ std::vector<std::string> defaultTableKeys() {
 struct Registry {
     std::deque<RunColumn> columns = buildColumns();
     std::vector<std::string> tableKeys = defaultTableKeys();
-    std::vector<std::string> chartKeys{"total_ms_mean",     "forward_ms_mean", "backward_ms_mean",
-                                       "optimizer_ms_mean", "tokens_per_s",    "peak_bytes",
-                                       "total_ms_cv",       "mfu",             "gpu_busy"};
+    std::vector<std::string> chartKeys{
+        "total_ms_mean", "forward_ms_mean", "backward_ms_mean", "optimizer_ms_mean",
+        "tokens_per_s",  "peak_bytes",      "total_ms_cv",      "mfu",
+        "gpu_busy"};
     std::vector<const RunColumn*> csv, tables, charts;
     Registry() { relayout(); }
     void relayout() {
@@ -413,13 +408,11 @@ std::vector<const RunColumn*> settingColumns(std::span<const RunResult* const> r
             continue;
         }
         const auto cellOf = [c](const RunResult* r) { return c->cellOf(*r, r->summary); };
-        const bool shown =
-            c->setting == RunColumn::Setting::Always ||
-            std::any_of(runs.begin(), runs.end(),
-                        [&](const RunResult* r) {
-                            return cellOf(r) != cellOf(runs.front()) ||
-                                   (c->differsFromDefault && c->differsFromDefault(*r));
-                        });
+        const bool shown = c->setting == RunColumn::Setting::Always ||
+                           std::any_of(runs.begin(), runs.end(), [&](const RunResult* r) {
+                               return cellOf(r) != cellOf(runs.front()) ||
+                                      (c->differsFromDefault && c->differsFromDefault(*r));
+                           });
         if (shown) {
             out.push_back(c);
         }

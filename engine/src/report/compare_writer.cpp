@@ -40,8 +40,7 @@ Rows comparisonRows(const Comparison& c) {
     for (const RunColumn* column : settings) {
         rows[0].push_back(column->header);
     }
-    rows[0].insert(rows[0].end(),
-                   {"A step ms", "B step ms", "B/A", "95% CI", "p", "Verdict"});
+    rows[0].insert(rows[0].end(), {"A step ms", "B step ms", "B/A", "95% CI", "p", "Verdict"});
     for (const ComparedRun& m : c.matched) {
         std::vector<std::string> cells;
         for (const RunColumn* column : settings) {
@@ -53,14 +52,14 @@ Rows comparisonRows(const Comparison& c) {
         const bool ratioKnown = !measuredStepTimes(m.a.steps).empty() &&
                                 !measuredStepTimes(m.b.steps).empty() &&
                                 std::isfinite(m.stepRatio.ratio) && m.stepRatio.ratio > 0.0;
-        cells.insert(cells.end(),
-                     {formatMeanStd(sa), formatMeanStd(sb),
-                      ratioKnown ? formatFixed(m.stepRatio.ratio, 3) + "x" : "-",
-                      ratioKnown ? formatFixed(m.stepRatio.low, 3) + " - " +
-                                       formatFixed(m.stepRatio.high, 3)
-                                 : "-",
-                      m.verdict == Verdict::Untestable ? "-" : formatFixed(m.welch.p, 4),
-                      std::string(toString(m.verdict))});
+        cells.insert(
+            cells.end(),
+            {formatMeanStd(sa), formatMeanStd(sb),
+             ratioKnown ? formatFixed(m.stepRatio.ratio, 3) + "x" : "-",
+             ratioKnown ? formatFixed(m.stepRatio.low, 3) + " - " + formatFixed(m.stepRatio.high, 3)
+                        : "-",
+             m.verdict == Verdict::Untestable ? "-" : formatFixed(m.welch.p, 4),
+             std::string(toString(m.verdict))});
         rows.push_back(std::move(cells));
     }
     return rows;
@@ -86,12 +85,11 @@ Rows phaseComparisonRows(const std::vector<PhaseComparison>& phases) {
     Rows rows = {{"phase", "A ms", "B ms", "B/A", "95% CI", "p", "Verdict"}};
     for (const PhaseComparison& p : phases) {
         const bool known = p.verdict != Verdict::Untestable;
-        rows.push_back({p.phase, formatFixed(p.aMs, 3), formatFixed(p.bMs, 3),
-                        known ? formatFixed(p.ratio.ratio, 3) + "x" : "-",
-                        known ? formatFixed(p.ratio.low, 3) + " - " + formatFixed(p.ratio.high, 3)
-                              : "-",
-                        known ? formatFixed(p.ratio.test.p, 4) : "-",
-                        std::string(toString(p.verdict))});
+        rows.push_back(
+            {p.phase, formatFixed(p.aMs, 3), formatFixed(p.bMs, 3),
+             known ? formatFixed(p.ratio.ratio, 3) + "x" : "-",
+             known ? formatFixed(p.ratio.low, 3) + " - " + formatFixed(p.ratio.high, 3) : "-",
+             known ? formatFixed(p.ratio.test.p, 4) : "-", std::string(toString(p.verdict))});
     }
     return rows;
 }

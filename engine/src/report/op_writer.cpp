@@ -127,8 +127,8 @@ void writeOpReport(std::ostream& out, std::span<const RunResult> runs, const OpR
 }
 
 Rows moduleRows(const RunResult& run) {
-    Rows rows = {{"module", "forward ms", "backward ms", "both ms", "of forward %",
-                  "of backward %", "calls/step"}};
+    Rows rows = {{"module", "forward ms", "backward ms", "both ms", "of forward %", "of backward %",
+                  "calls/step"}};
     if (!run.moduleTimes) {
         return rows;
     }
@@ -155,7 +155,8 @@ void writeModuleReport(std::ostream& out, std::span<const RunResult> runs, Repor
         if (!run.moduleTimes) {
             continue;
         }
-        out << "\n" << (md ? "### " : "") << "Time per module of " << run.id << " (depth "
+        out << "\n"
+            << (md ? "### " : "") << "Time per module of " << run.id << " (depth "
             << run.moduleTimes->depth << ", mean of " << run.moduleTimes->steps
             << " measured steps)" << (md ? "\n\n" : "\n");
         writeRows(out, moduleRows(run), format, 1);

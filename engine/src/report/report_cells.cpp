@@ -1,10 +1,9 @@
 // The cells every human-readable report shares: one header, one row per run, so the
 // grid table and the Markdown table cannot drift apart.
 
+#include "enum_names.h"
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
-
-#include "enum_names.h"
 
 #include <algorithm>
 #include <cmath>

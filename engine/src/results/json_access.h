@@ -9,8 +9,8 @@
 #include "results/simd_node.h"
 
 #include <cmath>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -70,9 +70,10 @@ T integerFrom(const J& v, const std::string& where) {
         }
     } else if (v.is_number_integer()) {
         const int64_t i = v.template get<int64_t>();
-        if ((i < 0 && (!std::is_signed_v<T> ||
-                       i < static_cast<int64_t>(std::numeric_limits<T>::min()))) ||
-            (i > 0 && static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+        if ((i < 0 &&
+             (!std::is_signed_v<T> || i < static_cast<int64_t>(std::numeric_limits<T>::min()))) ||
+            (i > 0 &&
+             static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
             outOfRange();
         }
     } else if (v.is_number_float() && std::isfinite(v.template get<double>()) &&
@@ -86,8 +87,7 @@ T integerFrom(const J& v, const std::string& where) {
 }
 
 template <typename T, typename J>
-void read(const J& obj, const std::string& path, const char* key, T& out,
-          bool required = false) {
+void read(const J& obj, const std::string& path, const char* key, T& out, bool required = false) {
     const auto v = member(obj, path, key, required);
     if (!v) {
         return;
@@ -167,8 +167,7 @@ void arrayOrFail(const J& obj, const std::string& path, const char* key) {
 }
 
 template <typename T, typename J>
-void readOptional(const J& obj, const std::string& path, const char* key,
-                  std::optional<T>& out) {
+void readOptional(const J& obj, const std::string& path, const char* key, std::optional<T>& out) {
     T value{};
     if (member(obj, path, key, false)) {
         read(obj, path, key, value);
@@ -321,7 +320,6 @@ json memorySampleJson(const MemorySample& m);
 MemorySample memorySampleFrom(const json& j, const std::string& path);
 json telemetrySampleJson(const TelemetrySample& t);
 TelemetrySample telemetrySampleFrom(const json& j, const std::string& path);
-
 
 // The parts of a run and a set that have files of their own, called from the run's and the
 // set's field lists (fields.h) in both directions: the memory parts ("memory_timeline",

@@ -39,8 +39,8 @@ void experiment(Io& io, Ref<Variant, Io> v, Each&& each) {
         } else if (name == kExperiments[1]) {
             v.template emplace<1>();
         } else {
-            io.refuse("experiment", "expected \"accumulation\" or \"dtypes\", got \"" + name +
-                                        "\"");
+            io.refuse("experiment",
+                      "expected \"accumulation\" or \"dtypes\", got \"" + name + "\"");
         }
     } else {
         io.required("experiment", std::string(kExperiments[v.index()]));
@@ -199,7 +199,8 @@ void fields(Io& io, Ref<LabRequestRecord, Io> r) {
 
 template <typename Io>
 void fields(Io& io, Ref<LabReportRecord, Io> r) {
-    experiment<Io, LabReport>(io, r.report, [&](auto& report) { io.object("report", report, true); });
+    experiment<Io, LabReport>(io, r.report,
+                              [&](auto& report) { io.object("report", report, true); });
 }
 
 void precisionLabFields(Writer& io, const PrecisionLab& lab) {

@@ -1,8 +1,8 @@
 // Result-set files: atomic writes (temp file, fsync, rename, fsync of the directory),
 // reads with errors that name the path, timestamps and this build's identity.
 
-#include "lmprof/engine/result_io.h"
 #include "lmprof/engine/file_io.h"
+#include "lmprof/engine/result_io.h"
 #include "lmprof_version.h"
 #include "results/json_access.h"
 
@@ -162,7 +162,8 @@ public:
         struct stat st {};
         if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
             static_cast<std::uintmax_t>(st.st_size) <= kMaxInputFileBytes) {
-            void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+            void* p =
+                ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
             if (p != MAP_FAILED) {
                 m_map = static_cast<const char*>(p);
                 m_size = static_cast<size_t>(st.st_size);

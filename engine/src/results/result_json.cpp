@@ -92,8 +92,8 @@ void deviceField(Io& io, Record& record, const char* unknown) {
         io.field("device", record.resolvedDevice);
         record.config.device = record.resolvedDevice.empty() ? unknown : record.resolvedDevice;
     } else {
-        io.field("device", record.resolvedDevice.empty() ? record.config.device
-                                                         : record.resolvedDevice);
+        io.field("device",
+                 record.resolvedDevice.empty() ? record.config.device : record.resolvedDevice);
     }
 }
 
@@ -179,7 +179,8 @@ void fields(Io& io, Ref<StepRecord, Io> s) {
         if (s.kernelMs && !(*s.kernelMs >= 0.0 && *s.kernelMs <= s.totalMs * 1.001 + 1e-3)) {
             io.refuse("kernel_ms", "must be between 0 and the step's total_ms");
         }
-        for (const auto& [key, v] : {std::pair{"data_ms", s.dataMs}, std::pair{"rest_ms", s.restMs}}) {
+        for (const auto& [key, v] :
+             {std::pair{"data_ms", s.dataMs}, std::pair{"rest_ms", s.restMs}}) {
             if (v && !(*v >= 0.0 && *v <= s.totalMs * 1.001 + 1e-3)) {
                 io.refuse(key, "must be between 0 and the step's total_ms");
             }
@@ -269,8 +270,8 @@ void fields(Io& io, Ref<RunSummary, Io> s) {
     io.optional("gpu_busy", s.gpuBusy);
     io.optional("gpu_busy_nvml", s.gpuBusyNvml);
     if constexpr (Io::kReads) {
-        for (const auto& [key, v] : {std::pair{"gpu_busy", s.gpuBusy},
-                                     std::pair{"gpu_busy_nvml", s.gpuBusyNvml}}) {
+        for (const auto& [key, v] :
+             {std::pair{"gpu_busy", s.gpuBusy}, std::pair{"gpu_busy_nvml", s.gpuBusyNvml}}) {
             if (v && !(*v >= 0.0 && *v <= 1.0)) {
                 io.refuse(key, "a share must be between 0 and 1");
             }
@@ -528,8 +529,8 @@ void json_io::writeResultSetJson(const ResultSet& set, int indent, const ChunkWr
     const std::string text = dump(head);
     const size_t at = text.find("\"" + mark + "\"");
     write(std::string_view(text).substr(0, at));
-    const std::string pad = indent >= 0 ? "\n" + std::string(static_cast<size_t>(2 * indent), ' ')
-                                        : std::string();
+    const std::string pad =
+        indent >= 0 ? "\n" + std::string(static_cast<size_t>(2 * indent), ' ') : std::string();
     if (set.runs.empty()) {
         write("[]");
     } else {
@@ -562,7 +563,6 @@ std::string toJson(const ResultSet& set, int indent) {
     return out;
 }
 
-
 // The reference reading: the whole document by nlohmann.
 ResultSet json_io::readResultSetReference(std::string_view text) {
     const json j = parseDocument(text);
@@ -573,7 +573,6 @@ ResultSet json_io::readResultSetReference(std::string_view text) {
         throw ResultFormatError(std::string("malformed result set: ") + e.what());
     }
 }
-
 
 namespace {
 
@@ -598,7 +597,6 @@ auto parseRecord(std::string_view text, From from, const char* what) {
 std::string runToJsonLine(const RunResult& run) {
     return oneLine(runJson(run));
 }
-
 
 RunResult json_io::readRunReference(std::string_view text) {
     return parseRecord(

@@ -49,11 +49,11 @@ const char* nextStructural(const char* p, const char* end) {
     const __m128i closeBracket = _mm_set1_epi8(']');
     while (end - p >= 16) {
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        const __m128i hit = _mm_or_si128(
-            _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, openBrace)),
-            _mm_or_si128(_mm_cmpeq_epi8(v, closeBrace),
-                         _mm_or_si128(_mm_cmpeq_epi8(v, openBracket),
-                                      _mm_cmpeq_epi8(v, closeBracket))));
+        const __m128i hit =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, openBrace)),
+                         _mm_or_si128(_mm_cmpeq_epi8(v, closeBrace),
+                                      _mm_or_si128(_mm_cmpeq_epi8(v, openBracket),
+                                                   _mm_cmpeq_epi8(v, closeBracket))));
         if (const int mask = _mm_movemask_epi8(hit)) {
             return p + __builtin_ctz(static_cast<unsigned>(mask));
         }
@@ -186,12 +186,14 @@ private:
     const char* stringEnd(const char* p) const {
         const char* end = m_text.data() + m_text.size();
         for (;;) {
-            const auto* quote = static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
+            const auto* quote =
+                static_cast<const char*>(std::memchr(p, '"', static_cast<size_t>(end - p)));
             if (!quote) {
                 return nullptr;
             }
             size_t backslashes = 0;
-            while (quote - backslashes > p && quote[-1 - static_cast<ptrdiff_t>(backslashes)] == '\\') {
+            while (quote - backslashes > p &&
+                   quote[-1 - static_cast<ptrdiff_t>(backslashes)] == '\\') {
                 ++backslashes;
             }
             if (backslashes % 2 == 0) {
@@ -245,7 +247,6 @@ private:
     std::string_view m_text;
     size_t m_pos = 0;
 };
-
 
 // One run by simdjson, nullopt where simdjson or the run's fields refuse it.
 std::optional<RunResult> readRunFast(SimdParser& parser, std::string_view text,
@@ -405,7 +406,6 @@ std::optional<ResultSet> readResultSetFast(std::string_view text,
 ResultSet parseResultSet(std::string_view text) {
     return json_io::parseResultSetReleasing(text, {});
 }
-
 
 size_t json_io::referenceReadings() {
     return g_referenceReadings.load();

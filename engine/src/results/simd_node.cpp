@@ -15,8 +15,7 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::element_type;
 
-static_assert(sizeof(element) == sizeof(SimdNode::Storage) &&
-                  std::is_trivially_copyable_v<element>,
+static_assert(sizeof(element) == sizeof(SimdNode::Storage) && std::is_trivially_copyable_v<element>,
               "SimdNode keeps simdjson's element as its bytes");
 static_assert(static_cast<char>(element_type::OBJECT) == '{' &&
                   static_cast<char>(element_type::ARRAY) == '[' &&
@@ -88,8 +87,9 @@ MemberIndex& indexOf(const SimdNode& node) {
     const simdjson::dom::object object = elementOf(node.storage()).get_object().value_unsafe();
     for (const auto member : object) {
         const std::string_view key = member.key;
-        const uint64_t bit = uint64_t{1}
-                         << ((key.size() * 31 + (key.empty() ? 0 : key.front() * 7 + key.back())) & 63);
+        const uint64_t bit =
+            uint64_t{1} << ((key.size() * 31 + (key.empty() ? 0 : key.front() * 7 + key.back())) &
+                            63);
         if ((seen & bit) != 0) {
             for (const auto& kept : index.members) {
                 index.repeats = index.repeats || kept.first == key;

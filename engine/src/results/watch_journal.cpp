@@ -27,7 +27,8 @@ std::vector<StepRecord> WatchJournal::poll() {
     if (size <= m_offset) {
         return steps;
     }
-    std::string chunk(static_cast<size_t>(std::min<uintmax_t>(size - m_offset, kMaxReadBytes)), '\0');
+    std::string chunk(static_cast<size_t>(std::min<uintmax_t>(size - m_offset, kMaxReadBytes)),
+                      '\0');
     in.seekg(static_cast<std::streamoff>(m_offset));
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     chunk.resize(static_cast<size_t>(in.gcount()));
@@ -61,17 +62,19 @@ void WatchJournal::take(std::string_view line, std::vector<StepRecord>& out) {
                           ? entry["kind"].get<std::string>()
                           : std::string();
     if (!m_header) {
-        const auto schema = entry.is_object() && entry.contains("schema") &&
-                                    entry["schema"].is_string()
-                                ? entry["schema"].get<std::string>()
-                                : std::string();
+        const auto schema =
+            entry.is_object() && entry.contains("schema") && entry["schema"].is_string()
+                ? entry["schema"].get<std::string>()
+                : std::string();
         if (kind != "header" || schema != kWatchJournalSchema) {
-            throw ResultFormatError(where + "not an lmprof watch journal (its first line is "
-                                            "not a header of schema \"" +
+            throw ResultFormatError(where +
+                                    "not an lmprof watch journal (its first line is "
+                                    "not a header of schema \"" +
                                     std::string(kWatchJournalSchema) + "\")");
         }
         try {
-            m_environment = environmentFrom(*member(entry, "$", "environment", true), "$.environment");
+            m_environment =
+                environmentFrom(*member(entry, "$", "environment", true), "$.environment");
             m_header = runFrom(*member(entry, "$", "run", true), "$.run");
         } catch (const json::exception& e) {
             throw ResultFormatError(where + "malformed header: " + e.what());
@@ -117,8 +120,8 @@ void WatchJournal::take(std::string_view line, std::vector<StepRecord>& out) {
 RunResult WatchJournal::run(const std::string& why) const {
     RunResult run = *m_header;
     run.steps = m_steps;
-    const auto warmup = std::count_if(m_steps.begin(), m_steps.end(),
-                                      [](const StepRecord& s) { return s.warmup; });
+    const auto warmup =
+        std::count_if(m_steps.begin(), m_steps.end(), [](const StepRecord& s) { return s.warmup; });
     run.config.warmupSteps = static_cast<int>(warmup);
     run.config.measureSteps = static_cast<int>(m_steps.size()) - run.config.warmupSteps;
     run.status = m_end ? m_end->first : RunStatus::Cancelled;

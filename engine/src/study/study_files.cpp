@@ -67,8 +67,8 @@ void checkRequest(const StudyRequest& r, const std::string& file) {
         refuse("budget_s", formatFixed(r.budgetS, 0) + " is not a budget (seconds, up to a week)");
     }
     if (r.rates.empty() || r.rates.size() > kMaxStudyRates) {
-        refuse("rates", "not a device's calibration (1 to " + std::to_string(kMaxStudyRates) +
-                            " points)");
+        refuse("rates",
+               "not a device's calibration (1 to " + std::to_string(kMaxStudyRates) + " points)");
     }
     for (size_t i = 0; i < r.rates.size(); ++i) {
         const StudyRate& p = r.rates[i];
@@ -84,8 +84,8 @@ void checkRequest(const StudyRequest& r, const std::string& file) {
         }
     }
     if (r.memoryBytes <= 0 || r.memoryBytes > (int64_t{1} << 50)) {
-        refuse("memory_bytes", std::to_string(r.memoryBytes) +
-                                   " is not a device's memory (1 byte to 1 PiB)");
+        refuse("memory_bytes",
+               std::to_string(r.memoryBytes) + " is not a device's memory (1 byte to 1 PiB)");
     }
     if (r.gpus < 0 || r.gpus > 1024) {
         refuse("gpus", std::to_string(r.gpus) + " is not a GPU count (0 to 1024)");
@@ -180,8 +180,8 @@ std::unique_ptr<StudyFolderLock> openStudyFolder(const fs::path& dir) {
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
         ::close(fd);
-        throw StudyFolderError("another process is running a study in " + name +
-                               " (it holds " + lock + "); wait for it to end");
+        throw StudyFolderError("another process is running a study in " + name + " (it holds " +
+                               lock + "); wait for it to end");
     }
     return std::make_unique<StudyFolderLock>(fd);
 }

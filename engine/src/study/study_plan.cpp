@@ -1,22 +1,20 @@
 // The cs336-systems study plan (study.h, docs/STUDY.md): the seeds' runs for the device at
 // hand, left out where its memory cannot hold them, scaled down to the budget.
 
-#include "lmprof/engine/study.h"
-
 #include "enum_names.h"
-
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/ddp.h"
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/session_interface.h"
+#include "lmprof/engine/study.h"
 #include "lmprof/engine/sweep.h"
 
 #include <algorithm>
 #include <cmath>
-#include <tuple>
 #include <cstdio>
 #include <numeric>
+#include <tuple>
 
 namespace lmprof::engine {
 
@@ -172,7 +170,8 @@ StudyRate studyRateAt(const std::vector<StudyRate>& points, double stepFlops) {
                 return b;
             }
             // The straight line through the two points on log-log axes.
-            const double t = std::log(stepFlops / a.stepFlops) / std::log(b.stepFlops / a.stepFlops);
+            const double t =
+                std::log(stepFlops / a.stepFlops) / std::log(b.stepFlops / a.stepFlops);
             const auto between = [t](double ra, double rb) {
                 return std::exp(std::log(ra) + t * (std::log(rb) - std::log(ra)));
             };
@@ -350,7 +349,8 @@ StudyPlan planStudy(const StudyRequest& r) {
         }
         if (variants) {
             for (AttentionKind a : {AttentionKind::Naive, AttentionKind::Sdpa}) {
-                for (bool graphs : r.cuda ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+                for (bool graphs :
+                     r.cuda ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
                     RunConfig c = base(r, smallest);
                     c.precision = r.cuda ? Precision::Bf16 : Precision::Fp32;
                     c.attention = a;
@@ -449,14 +449,13 @@ StudyPlan planStudy(const StudyRequest& r) {
     // variants, the memory contexts, 5 steps, more sizes), then more steps, then more time;
     // but first the plans that fill 70% of the budget, wherever one does.
     const auto importance = [&all](const Knobs& k, double seconds) {
-        return std::make_tuple(std::min<size_t>(k.sizes.size(), 2),
-                               k.strategies.size() == all.strategies.size(), k.variants,
-                               k.memoryContexts.size(), k.steps >= 5, k.sizes.size(), k.steps,
-                               seconds);
+        return std::make_tuple(
+            std::min<size_t>(k.sizes.size(), 2), k.strategies.size() == all.strategies.size(),
+            k.variants, k.memoryContexts.size(), k.steps >= 5, k.sizes.size(), k.steps, seconds);
     };
     Knobs now{sizes, memoryContexts, steps, variants, strategies};
-    auto best = std::make_tuple(plan.estimateS() >= 0.7 * r.budgetS,
-                                importance(now, plan.estimateS()));
+    auto best =
+        std::make_tuple(plan.estimateS() >= 0.7 * r.budgetS, importance(now, plan.estimateS()));
     const std::vector<std::vector<DdpStrategy>> strategyChoices{{DdpStrategy::Bucketed},
                                                                 all.strategies};
     for (size_t nSizes = 1; nSizes <= all.sizes.size(); ++nSizes) {
@@ -464,16 +463,16 @@ StudyPlan planStudy(const StudyRequest& r) {
             for (size_t nContexts = 1; nContexts <= all.memoryContexts.size(); ++nContexts) {
                 for (bool withVariants : {false, true}) {
                     for (const auto& withStrategies : strategyChoices) {
-                        const Knobs k{{all.sizes.begin(), all.sizes.begin() + nSizes},
-                                      {all.memoryContexts.begin(),
-                                       all.memoryContexts.begin() + nContexts},
-                                      nSteps,
-                                      withVariants,
-                                      withStrategies};
+                        const Knobs k{
+                            {all.sizes.begin(), all.sizes.begin() + nSizes},
+                            {all.memoryContexts.begin(), all.memoryContexts.begin() + nContexts},
+                            nSteps,
+                            withVariants,
+                            withStrategies};
                         use(k);
                         const double seconds = plan.estimateS();
-                        const auto score = std::make_tuple(seconds >= 0.7 * r.budgetS,
-                                                           importance(k, seconds));
+                        const auto score =
+                            std::make_tuple(seconds >= 0.7 * r.budgetS, importance(k, seconds));
                         if (seconds <= r.budgetS && score > best) {
                             best = score;
                             now = k;

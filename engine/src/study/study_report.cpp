@@ -5,8 +5,6 @@
 //
 // Sections: helpers · one function per section · the report.
 
-#include "lmprof/engine/study.h"
-
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/ddp.h"
@@ -14,6 +12,7 @@
 #include "lmprof/engine/op_profile.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/stats.h"
+#include "lmprof/engine/study.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -196,8 +195,8 @@ void sizes(Draft& draft, const ResultSet& set) {
     }
     // "Step, ms" is the forward-backward step the chart draws (forward, backward and the
     // time around them).
-    s.header({"Model", "Parameters", "Forward only, ms", "Forward, ms", "Backward, ms",
-              "Step, ms", "Backward / forward"});
+    s.header({"Model", "Parameters", "Forward only, ms", "Forward, ms", "Backward, ms", "Step, ms",
+              "Backward / forward"});
     double lowest = 1e300, highest = 0.0;
     std::vector<std::string> failures;
     std::vector<std::string> unread; // models with runs of neither mode read here
@@ -258,8 +257,8 @@ void warmup(Draft& draft, const ResultSet& set) {
     });
     // Noisy is the tables' noise mark (noiseRule(), docs/MEASUREMENT.md), stated below the
     // table; the CV beside it counts slow outliers too.
-    s.header({"Warmup steps", "Step, ms", "CV", "IQR / median", "Slowest measured step, ms",
-              "Noisy"});
+    s.header(
+        {"Warmup steps", "Step, ms", "CV", "IQR / median", "Slowest measured step, ms", "Noisy"});
     const RunResult* firstQuiet = nullptr;
     const RunResult* none = nullptr;
     for (const auto* r : runs) {
@@ -304,7 +303,9 @@ void warmup(Draft& draft, const ResultSet& set) {
     }
     std::string counts;
     for (size_t i = 0; i < charted.size(); ++i) {
-        counts += (i == 0 ? "" : i + 1 == charted.size() ? " and " : ", ") +
+        counts += (i == 0                    ? ""
+                   : i + 1 == charted.size() ? " and "
+                                             : ", ") +
                   std::to_string(charted[i]->config.warmupSteps);
     }
     s.chart("step-times", "Every step of the runs with " + counts + " warmup steps", charted);
@@ -336,8 +337,8 @@ void precision(Draft& draft, const ResultSet& set) {
         }
         const Ratio r = ratioOf(*a, *b);
         s.row({model, ms(a->summary.totalMs), ms(b->summary.totalMs), r.text(), r.verdictWords()});
-        std::string sentence = "For " + model + " a bf16 forward-backward step takes " +
-                               r.text() + " the fp32 step's time: ";
+        std::string sentence = "For " + model + " a bf16 forward-backward step takes " + r.text() +
+                               " the fp32 step's time: ";
         switch (r.verdict) {
         case Verdict::Faster:
             ++faster;
@@ -346,10 +347,10 @@ void precision(Draft& draft, const ResultSet& set) {
         case Verdict::Slower:
             ++slower;
             // "slower, by 1437.5%" reads badly: from twice the time on, a factor.
-            sentence += r.interval.ratio >= 2.0
-                            ? "bf16 is slower, taking " + fixed(r.interval.ratio, 1) +
-                                  "\u00D7 the time."
-                            : "bf16 is slower, by " + percent(r.interval.ratio - 1.0) + ".";
+            sentence +=
+                r.interval.ratio >= 2.0
+                    ? "bf16 is slower, taking " + fixed(r.interval.ratio, 1) + "\u00D7 the time."
+                    : "bf16 is slower, by " + percent(r.interval.ratio - 1.0) + ".";
             break;
         default:
             ++same;
@@ -359,8 +360,7 @@ void precision(Draft& draft, const ResultSet& set) {
     }
     if (faster + slower + same > 1) {
         s.say("Across the sizes bf16 was faster for " + std::to_string(faster) + ", slower for " +
-              std::to_string(slower) + " and indistinguishable for " + std::to_string(same) +
-              ".");
+              std::to_string(slower) + " and indistinguishable for " + std::to_string(same) + ".");
     }
     s.chart("step-times", "fp32 and bf16 forward-backward step times by size", charted);
 }
@@ -396,8 +396,7 @@ void ops(Draft& draft, const ResultSet& set) {
     for (const auto& sentence : headlineSentences(p)) {
         s.say(sentence);
     }
-    s.chart("ops-attention", "Softmax against the attention matmuls, per forward pass",
-            {profiled});
+    s.chart("ops-attention", "Softmax against the attention matmuls, per forward pass", {profiled});
 }
 
 void memory(Draft& draft, const ResultSet& set) {
@@ -410,8 +409,8 @@ void memory(Draft& draft, const ResultSet& set) {
         return std::pair(a->config.contextLength, a->config.mode) <
                std::pair(b->config.contextLength, b->config.mode);
     });
-    s.header({"Model", "Context", "Mode", "Forward peak", "Backward peak", "Optimizer peak",
-              "Outcome"});
+    s.header(
+        {"Model", "Context", "Mode", "Forward peak", "Backward peak", "Optimizer peak", "Outcome"});
     std::map<Mode, const RunResult*> largestFit;
     std::map<Mode, const RunResult*> firstOom;
     for (const auto* r : runs) {
@@ -430,9 +429,9 @@ void memory(Draft& draft, const ResultSet& set) {
         const char* what = mode == Mode::Train ? "a full training step" : "a forward pass";
         if (const auto it = largestFit.find(mode); it != largestFit.end()) {
             const RunResult& r = *it->second;
-            std::string sentence = "The largest context at which " + std::string(what) +
-                                   " of " + modelLabel(r.config.model) + " fit: " +
-                                   std::to_string(r.config.contextLength) + " (peak " +
+            std::string sentence = "The largest context at which " + std::string(what) + " of " +
+                                   modelLabel(r.config.model) +
+                                   " fit: " + std::to_string(r.config.contextLength) + " (peak " +
                                    formatBytes(r.summary.peakBytes.max()) + ")";
             if (const auto oom = firstOom.find(mode); oom != firstOom.end()) {
                 sentence += "; at " + std::to_string(oom->second->config.contextLength) +
@@ -468,8 +467,8 @@ void dataParallel(Draft& draft, const ResultSet& set) {
     std::vector<std::pair<std::string, double>> shares;
     for (const auto* r : runs) {
         if (!r->config.ddp) { // named as this section's, but not a data-parallel run
-            s.row({"-", "-", "-", "-", "-", "-",
-                   r->id + ": not a data-parallel run (no ddp block)"});
+            s.row(
+                {"-", "-", "-", "-", "-", "-", r->id + ": not a data-parallel run (no ddp block)"});
             continue;
         }
         const DdpRequest& q = *r->config.ddp;
@@ -564,8 +563,10 @@ void lab(Draft& draft, const ResultSet& set) {
             }
         }
         out << "\n";
-        StudyChart chart{"lab-accumulation.png", "accumulation",
-                         "Relative error of a sum against its number of terms", {}};
+        StudyChart chart{"lab-accumulation.png",
+                         "accumulation",
+                         "Relative error of a sum against its number of terms",
+                         {}};
         if (draft.chartLinks) {
             out << "![" << chart.title << "](" << chart.file << ")\n\n";
         }
@@ -594,8 +595,8 @@ StudyReport writeStudyReport(const ResultSet& set, const StudyHeader& h) {
     head << "- Device: " << text(h.device)
          << (h.driver.empty() ? "" : ", driver " + markdownText(h.driver)) << "\n";
     head << "- LibTorch " << text(h.torch) << ", lmprof " << text(h.commit) << "\n";
-    head << "- Runs: " << set.runs.size() << ", planned " << text(h.date)
-         << " with a budget of " << fixed(h.budgetS / 60.0, 1) << " min\n";
+    head << "- Runs: " << set.runs.size() << ", planned " << text(h.date) << " with a budget of "
+         << fixed(h.budgetS / 60.0, 1) << " min\n";
     head << "- Cut to fit the budget: " << (h.cuts.empty() ? "nothing" : "") << "\n";
     for (const auto& c : h.cuts) {
         head << "  - " << markdownText(c) << "\n";

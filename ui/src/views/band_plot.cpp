@@ -62,7 +62,8 @@ void bandTooltip(const std::vector<RunView*>& runs, StepValues values, const cha
     ImGui::Text("step %ld, %zu runs", step, at.size());
     ImGui::Text("median %s, 10-90%% %s to %s", value(q(0.5)).c_str(), value(q(0.1)).c_str(),
                 value(q(0.9)).c_str());
-    for (const auto& [which, end] : {std::pair{"least", at.front()}, std::pair{"most", at.back()}}) {
+    for (const auto& [which, end] :
+         {std::pair{"least", at.front()}, std::pair{"most", at.back()}}) {
         swatch(*end.second);
         ImGui::Text("%s %s: %s", which, end.second->name.c_str(), value(end.first).c_str());
     }

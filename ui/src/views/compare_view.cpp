@@ -9,10 +9,10 @@
 
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
+#include "plot_helpers.h"
 #include "summary_model.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "plot_helpers.h"
 #include "view.h"
 
 #include <algorithm>
@@ -42,8 +42,8 @@ private:
     std::vector<engine::RunResult> m_runsB;
     std::string m_loadedA, m_loadedB; // what was loaded, for the header line
     bool m_haveB = false;
-    bool m_pickTwo = false;        // two runs the user picks, not pairs matched by configuration
-    std::string m_pickA, m_pickB;  // PickableRun keys
+    bool m_pickTwo = false;       // two runs the user picks, not pairs matched by configuration
+    std::string m_pickA, m_pickB; // PickableRun keys
     int m_selected = -1;
     std::vector<double> m_valuesA, m_valuesB;
     int m_referenceRun = -1; // the engine's run at a watched run's size, until it is picked
@@ -65,8 +65,8 @@ std::vector<RunResult> loadRuns(const std::string& path, std::string& notes) {
 // A list of the pool to pick one run from; `key` keeps the pick.
 void pickOne(const char* label, const std::vector<PickableRun>& pool, std::string& key,
              float width) {
-    const auto shown = std::find_if(pool.begin(), pool.end(),
-                                    [&](const PickableRun& p) { return p.key == key; });
+    const auto shown =
+        std::find_if(pool.begin(), pool.end(), [&](const PickableRun& p) { return p.key == key; });
     const bool picked = shown != pool.end();
     ImGui::SetNextItemWidth(width - ImGui::CalcTextSize(label).x -
                             ImGui::GetStyle().ItemInnerSpacing.x);
@@ -130,8 +130,8 @@ void CompareView::draw(ViewContext& ctx) {
                             "mode, warmup and variants");
     }
     const float half = ImGui::GetContentRegionAvail().x * 0.5f;
-    const float labelWidth = ImGui::CalcTextSize("A (baseline)").x +
-                             2.0f * ImGui::GetStyle().ItemInnerSpacing.x;
+    const float labelWidth =
+        ImGui::CalcTextSize("A (baseline)").x + 2.0f * ImGui::GetStyle().ItemInnerSpacing.x;
     ImGui::SetNextItemWidth(half - labelWidth - ImGui::GetStyle().ItemSpacing.x);
     ImGui::InputTextWithHint("A (baseline)",
                              m_pickTwo ? "optional: a file whose runs join the lists"
@@ -139,8 +139,9 @@ void CompareView::draw(ViewContext& ctx) {
                              m_pathA, sizeof(m_pathA));
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-ImGui::CalcTextSize("B").x - ImGui::GetStyle().ItemInnerSpacing.x);
-    ImGui::InputTextWithHint("B", m_pickTwo ? "optional: a file whose runs join the lists"
-                                            : "result set .json or autosave .jsonl",
+    ImGui::InputTextWithHint("B",
+                             m_pickTwo ? "optional: a file whose runs join the lists"
+                                       : "result set .json or autosave .jsonl",
                              m_pathB, sizeof(m_pathB));
 
     Comparison cmp;
@@ -199,8 +200,8 @@ void CompareView::drawPickers(const std::vector<PickableRun>& pool) {
 // run A, so the table and histograms compare the two.
 void CompareView::drawReferenceButton(ViewContext& ctx, const std::vector<PickableRun>& pool,
                                       const RunResult* watched) {
-    if (const RunView* v = m_referenceRun >= 0 ? ctx.store.findBySessionIndex(m_referenceRun)
-                                               : nullptr) {
+    if (const RunView* v =
+            m_referenceRun >= 0 ? ctx.store.findBySessionIndex(m_referenceRun) : nullptr) {
         for (const PickableRun& p : pool) {
             if (p.run == &v->result) { // finished: in the pool
                 m_pickA = p.key;
@@ -229,8 +230,7 @@ void CompareView::drawReferenceButton(ViewContext& ctx, const std::vector<Pickab
                           modelLabel(config->model).c_str(),
                           static_cast<long long>(config->contextLength),
                           static_cast<long long>(config->batchSize),
-                          std::string(toString(config->precision)).c_str(),
-                          config->device.c_str());
+                          std::string(toString(config->precision)).c_str(), config->device.c_str());
     }
 }
 

@@ -6,8 +6,8 @@
 #include "lmprof/engine/precision.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
-#include "theme.h"
 #include "plot_helpers.h"
+#include "theme.h"
 #include "view.h"
 
 #include <algorithm>

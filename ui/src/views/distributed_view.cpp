@@ -5,9 +5,9 @@
 
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/report.h"
+#include "plot_helpers.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "plot_helpers.h"
 #include "view.h"
 
 #include <algorithm>
@@ -394,10 +394,14 @@ void DistributedView::drawLanesControls(ViewContext& ctx) {
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
 WindowEntry distributedWindow() {
-    return windowOf<DistributedView>(DockSlot::Bottom, {chart<DistributedView>("ddp-strategies", "Distributed: communication overhead and bus bandwidth per strategy",
-                 &DistributedView::drawStrategiesChart),
-             chart<DistributedView>("ddp-lanes", "Distributed: each rank's steps, compute and exposed communication",
-                 &DistributedView::drawLanesChart)});
+    return windowOf<DistributedView>(
+        DockSlot::Bottom,
+        {chart<DistributedView>(
+             "ddp-strategies", "Distributed: communication overhead and bus bandwidth per strategy",
+             &DistributedView::drawStrategiesChart),
+         chart<DistributedView>("ddp-lanes",
+                                "Distributed: each rank's steps, compute and exposed communication",
+                                &DistributedView::drawLanesChart)});
 }
 
 } // namespace lmprof::ui

@@ -2,10 +2,11 @@
 // window did not write), open one (validated: a foreign or corrupt file is reported and
 // changes nothing), recent files, and the status line.
 
+#include "files_view.h"
+
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
 #include "theme.h"
-#include "files_view.h"
 
 #include <cstdio>
 #include <cstring>

@@ -4,19 +4,18 @@
 // when noisy), or why it has none (oom, skipped); its tooltip names the run it shows and
 // what happens when several share it. The colour scale spans the cells that have values.
 
-#include "summary_model.h"
-#include "plot_helpers.h"
-#include "view.h"
-
 #include "lmprof/engine/columns.h"
+#include "plot_helpers.h"
+#include "summary_model.h"
+#include "view.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <imgui.h>
+#include <implot.h>
 #include <iterator>
 #include <map>
-#include <implot.h>
 
 namespace lmprof::ui {
 
@@ -31,12 +30,12 @@ private:
 
     int m_metric = 0;
     int m_precision = 0;
-    int m_mode = 2; // train
-    int m_rows = 0; // model
-    int m_columns = 1; // context
+    int m_mode = 2;                                // train
+    int m_rows = 0;                                // model
+    int m_columns = 1;                             // context
     std::map<std::string, std::string> m_settings; // column key -> value; absent: every value
-    std::vector<double> m_filled;          // the grid with gaps filled, for PlotHeatmap
-    std::vector<std::string> m_tickLabels; // storage behind the axis tick labels
+    std::vector<double> m_filled;                  // the grid with gaps filled, for PlotHeatmap
+    std::vector<std::string> m_tickLabels;         // storage behind the axis tick labels
 };
 
 using namespace lmprof::engine;

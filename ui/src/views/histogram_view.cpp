@@ -4,8 +4,8 @@
 // run's fastest and slowest step. Hovering shows the measured step nearest the mouse.
 
 #include "lmprof/engine/report.h"
-#include "theme.h"
 #include "plot_helpers.h"
+#include "theme.h"
 #include "view.h"
 
 #include <imgui.h>
@@ -159,8 +159,10 @@ void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
 WindowEntry histogramWindow() {
-    return windowOf<HistogramView>(DockSlot::ChartTopRight, {chart<HistogramView>("distribution", "Distribution of the measured step times",
-                 &HistogramView::drawChart)});
+    return windowOf<HistogramView>(
+        DockSlot::ChartTopRight,
+        {chart<HistogramView>("distribution", "Distribution of the measured step times",
+                              &HistogramView::drawChart)});
 }
 
 } // namespace lmprof::ui

@@ -7,8 +7,8 @@
 
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/report.h"
-#include "theme.h"
 #include "plot_helpers.h"
+#include "theme.h"
 #include "view.h"
 
 #include <algorithm>
@@ -50,8 +50,10 @@ void drawBands(const RunView& run) {
     const auto shown = [&](const PhaseSpan& s) {
         return !(s.t1S < limits.X.Min || s.t0S > limits.X.Max);
     };
-    const auto visible = static_cast<size_t>(std::count_if(run.spans.begin(), run.spans.end(), shown));
-    if (visible > std::min(kMaxBands, static_cast<size_t>(ImPlot::GetPlotSize().x / kMinBandPixels))) {
+    const auto visible =
+        static_cast<size_t>(std::count_if(run.spans.begin(), run.spans.end(), shown));
+    if (visible >
+        std::min(kMaxBands, static_cast<size_t>(ImPlot::GetPlotSize().x / kMinBandPixels))) {
         return; // nor in the legend: the phases come back as the user zooms in
     }
     // Every band's phase in the legend, in the phases' order, by its name alone (the legend
@@ -132,7 +134,7 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& sel
     // for every run's RSS line (each in its run's colour, faint).
     const auto label = [&](const RunView& run, const char* series) {
         return comparing && std::string(series) != "RSS" ? plot::legendName(run)
-                                                          : std::string(series);
+                                                         : std::string(series);
     };
     plot::watchInput({&m_x, &m_y});
     plot::Range x;
@@ -423,10 +425,14 @@ void MemoryView::draw(ViewContext& ctx) {
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
 WindowEntry memoryWindow() {
-    return windowOf<MemoryView>(DockSlot::ChartTopRight, {chart<MemoryView>("memory", "Memory over the run, MiB",
-                 [](MemoryView& v, ViewContext& ctx, ImVec2 size) { v.drawTimeline(ctx, ctx.selectedRuns(), size); }),
-             chart<MemoryView>("memory-breakdown", "Peak memory: predicted and measured, MiB",
-                 &MemoryView::drawBreakdown)});
+    return windowOf<MemoryView>(
+        DockSlot::ChartTopRight,
+        {chart<MemoryView>("memory", "Memory over the run, MiB",
+                           [](MemoryView& v, ViewContext& ctx, ImVec2 size) {
+                               v.drawTimeline(ctx, ctx.selectedRuns(), size);
+                           }),
+         chart<MemoryView>("memory-breakdown", "Peak memory: predicted and measured, MiB",
+                           &MemoryView::drawBreakdown)});
 }
 
 } // namespace lmprof::ui

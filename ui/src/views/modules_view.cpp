@@ -7,11 +7,10 @@
 #include "theme.h"
 #include "view.h"
 
-#include <imgui.h>
-#include <implot.h>
-
 #include <algorithm>
 #include <cmath>
+#include <imgui.h>
+#include <implot.h>
 #include <utility>
 
 namespace lmprof::ui {
@@ -84,8 +83,8 @@ void ModulesView::drawChart(ViewContext& ctx, ImVec2 size) {
     }
     // A readable row per module: a pane too short for them scrolls rather than overlap the
     // labels; one that holds them (an exported chart, a few modules) draws the chart to fit.
-    const float rows = static_cast<float>(n) * ImGui::GetTextLineHeightWithSpacing() +
-                       ImGui::GetFontSize() * 3.5f;
+    const float rows =
+        static_cast<float>(n) * ImGui::GetTextLineHeightWithSpacing() + ImGui::GetFontSize() * 3.5f;
     const float avail = size.y > 0 ? size.y : ImGui::GetContentRegionAvail().y;
     const bool scrolls = rows > avail;
     if (scrolls) {
@@ -97,14 +96,13 @@ void ModulesView::drawChart(ViewContext& ctx, ImVec2 size) {
                           ImPlotAxisFlags_AutoFit | ImPlotAxisFlags_Invert);
         ImPlot::SetupAxisTicks(ImAxis_Y1, positions.data(), n, labels.data());
         // Forward above backward in each module's row, in the phases' colours.
-        for (const auto& [phase, shift] : {std::pair{engine::Phase::Forward, -0.18},
-                                           std::pair{engine::Phase::Backward, 0.18}}) {
+        for (const auto& [phase, shift] :
+             {std::pair{engine::Phase::Forward, -0.18}, std::pair{engine::Phase::Backward, 0.18}}) {
             ImPlotSpec spec;
             spec.Flags = ImPlotBarsFlags_Horizontal;
             spec.FillColor = phaseColor(phase);
             const size_t first = phase == engine::Phase::Forward ? 0 : static_cast<size_t>(n);
-            plot::bars(engine::toString(phase).data(), values.data() + first, n, 0.34, shift,
-                       spec);
+            plot::bars(engine::toString(phase).data(), values.data() + first, n, 0.34, shift, spec);
         }
         if (ImPlot::IsPlotHovered()) {
             const int row = static_cast<int>(std::lround(ImPlot::GetPlotMousePos().y));

@@ -7,13 +7,13 @@
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 #include "ops_model.h"
-#include "theme.h"
 #include "plot_helpers.h"
+#include "theme.h"
 #include "view.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <imgui.h>
 #include <implot.h>
 
@@ -500,7 +500,8 @@ void OpsView::drawAttentionChart(ViewContext& ctx, ImVec2 size) {
         run = v->result.opProfile ? v : run;
     }
     const OpProfile& p = *run->result.opProfile;
-    if (m_kindFor != run->result.id) { // the window's choice of kind for its run, else the headline's
+    if (m_kindFor !=
+        run->result.id) { // the window's choice of kind for its run, else the headline's
         m_kind = p.headline.kind;
     }
     drawAttention(ctx, p, size);
@@ -527,8 +528,8 @@ void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p, ImVec2 size) {
     const double positions[] = {0, 1, 2};
     const float w = (size.x > 0 ? size.x : ImGui::GetContentRegionAvail().x) * 0.5f -
                     ImGui::GetStyle().ItemSpacing.x;
-    const float h = std::max(size.y > 0 ? size.y : ImGui::GetContentRegionAvail().y,
-                             ImGui::GetFontSize() * 10);
+    const float h =
+        std::max(size.y > 0 ? size.y : ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 10);
     auto bars = [&](const char* title, const char* axis, const double* values, const char* stem) {
         if (ImPlot::BeginPlot(title, ImVec2(w, h), ImPlotFlags_NoLegend)) {
             // Fixed ranges: room beside the outer bars and above the tallest for its figure.
@@ -619,9 +620,10 @@ void OpsView::drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& r
 WindowEntry opsWindow() {
     return windowOf<OpsView>(
         DockSlot::Bottom,
-        {chart<OpsView>("ops-attention",
-                        "Ops: softmax against the attention matmuls, time and FLOPs per forward pass",
-                        &OpsView::drawAttentionChart)},
+        {chart<OpsView>(
+            "ops-attention",
+            "Ops: softmax against the attention matmuls, time and FLOPs per forward pass",
+            &OpsView::drawAttentionChart)},
         0.55f);
 }
 

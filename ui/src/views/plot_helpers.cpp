@@ -2,8 +2,9 @@
 // decimated lines in a run's colour, background bands, hints and tooltips, and the end of
 // a plot with a "Save PNG" item in its right-click menu.
 
-#include "theme.h"
 #include "plot_helpers.h"
+
+#include "theme.h"
 
 #include <imgui.h>
 #include <imgui_internal.h>
@@ -228,11 +229,10 @@ namespace {
 // Markers by RunView::style, and the shapes legend entries name them by (DejaVu Sans has
 // them): none for the first run of a colour, then seven shapes, repeating past eight runs of
 // one colour (64 selected runs).
-constexpr ImPlotMarker kStyleMarkers[] = {ImPlotMarker_None, ImPlotMarker_Circle,
-                                          ImPlotMarker_Square, ImPlotMarker_Diamond,
-                                          ImPlotMarker_Up,     ImPlotMarker_Down,
-                                          ImPlotMarker_Left,   ImPlotMarker_Right};
-constexpr const char* kStyleGlyphs[] = {"", " \u25CF", " \u25A0", " \u25C6",
+constexpr ImPlotMarker kStyleMarkers[] = {
+    ImPlotMarker_None, ImPlotMarker_Circle, ImPlotMarker_Square, ImPlotMarker_Diamond,
+    ImPlotMarker_Up,   ImPlotMarker_Down,   ImPlotMarker_Left,   ImPlotMarker_Right};
+constexpr const char* kStyleGlyphs[] = {"",        " \u25CF", " \u25A0", " \u25C6",
                                         " \u25B2", " \u25BC", " \u25C0", " \u25B6"};
 constexpr int kStyles = static_cast<int>(std::size(kStyleMarkers));
 
@@ -475,17 +475,16 @@ void cornerNote(const char* text) {
     const ImVec2 pad = ImGui::GetStyle().FramePadding;
     const float wrap = std::max(40.0f, ImPlot::GetPlotSize().x - 2.0f * pad.x);
     ImPlot::PushPlotClipRect();
-    ImPlot::GetPlotDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(),
-                                       ImVec2(pos.x + pad.x, pos.y + pad.y + below),
-                                       ImGui::GetColorU32(ImGuiCol_TextDisabled), text, nullptr,
-                                       wrap);
+    ImPlot::GetPlotDrawList()->AddText(
+        ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(pos.x + pad.x, pos.y + pad.y + below),
+        ImGui::GetColorU32(ImGuiCol_TextDisabled), text, nullptr, wrap);
     ImPlot::PopPlotClipRect();
     below += ImGui::CalcTextSize(text, nullptr, false, wrap).y;
 }
 
 std::vector<RunView*> timelineRuns(const std::vector<RunView*>& selected) {
-    return {selected.begin(),
-            selected.begin() + static_cast<std::ptrdiff_t>(std::min(selected.size(), kTimelineRuns))};
+    return {selected.begin(), selected.begin() + static_cast<std::ptrdiff_t>(
+                                                     std::min(selected.size(), kTimelineRuns))};
 }
 
 void timelineNote(const std::vector<RunView*>& selected) {
@@ -613,9 +612,8 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
     ImRect shown = rect;
     shown.ClipWithFull(window->ClipRect);
     data.ClipWithFull(window->ClipRect);
-    plotsThisFrame().push_back(
-        {window->RootWindow->Name, fileStem, shown.Min, shown.Max, data.Min, data.Max,
-         rect.GetSize()});
+    plotsThisFrame().push_back({window->RootWindow->Name, fileStem, shown.Min, shown.Max, data.Min,
+                                data.Max, rect.GetSize()});
     rememberRect(ctx, fileStem, rect.Min, rect.Max);
     if (!ctx.pngRequests) {
         return;

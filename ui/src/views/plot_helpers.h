@@ -105,9 +105,9 @@ long hoveredStep();
 // figures (App::writeLayoutReport).
 // endPlot adds to this frame's list; the app starts a new one each frame and keeps the last.
 struct DrawnPlot {
-    std::string window; // the docked window's title: "Memory"
-    std::string chart;  // the chart's file stem: "memory"
-    ImVec2 min, max;    // what shows of its frame, cut by the window's scrolling and edges
+    std::string window;      // the docked window's title: "Memory"
+    std::string chart;       // the chart's file stem: "memory"
+    ImVec2 min, max;         // what shows of its frame, cut by the window's scrolling and edges
     ImVec2 dataMin, dataMax; // what shows of its data area (inside the axes and legend)
     ImVec2 frameSize;        // its whole frame, hidden parts included
 };

@@ -6,12 +6,13 @@
 // The two experiments are requests to the engine (SessionInterface::submitLab), local or
 // remote, on its devices; their reports come back as LabFinished events.
 
+#include "precision_lab_view.h"
+
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/report.h"
 #include "summary_model.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "precision_lab_view.h"
 
 #include <chrono>
 #include <cstdio>
@@ -646,14 +647,19 @@ void PrecisionLabView::drawGradNormChart(ViewContext& ctx, ImVec2 size) {
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
 WindowEntry precisionLabWindow() {
-    return windowOf<PrecisionLabView>(DockSlot::Bottom, {chart<PrecisionLabView>("accumulation", "Precision lab: relative error of a sum against its number of terms",
-                 &PrecisionLabView::drawAccumulationChart),
-             chart<PrecisionLabView>("loss", "Precision lab: loss per step of runs that differ in precision",
-                 &PrecisionLabView::drawLossChart),
-             chart<PrecisionLabView>("loss-scale", "Precision lab: fp16 loss scale per step, skipped updates marked",
-                 &PrecisionLabView::drawLossScaleChart),
-             chart<PrecisionLabView>("grad-norms", "Precision lab: a layer's gradient norm per step",
-                 &PrecisionLabView::drawGradNormChart)});
+    return windowOf<PrecisionLabView>(
+        DockSlot::Bottom,
+        {chart<PrecisionLabView>(
+             "accumulation", "Precision lab: relative error of a sum against its number of terms",
+             &PrecisionLabView::drawAccumulationChart),
+         chart<PrecisionLabView>("loss",
+                                 "Precision lab: loss per step of runs that differ in precision",
+                                 &PrecisionLabView::drawLossChart),
+         chart<PrecisionLabView>("loss-scale",
+                                 "Precision lab: fp16 loss scale per step, skipped updates marked",
+                                 &PrecisionLabView::drawLossScaleChart),
+         chart<PrecisionLabView>("grad-norms", "Precision lab: a layer's gradient norm per step",
+                                 &PrecisionLabView::drawGradNormChart)});
 }
 
 } // namespace lmprof::ui

@@ -51,7 +51,7 @@ private:
     std::optional<int> m_dtypesJob;
     std::vector<engine::LabReport> m_arrived; // reports observed, not yet taken in by poll()
     std::string m_device = "auto";            // one of the engine's devices
-    int m_maxTermsIndex = 2;   // 1e4 .. 1e7: 1e6
+    int m_maxTermsIndex = 2;                  // 1e4 .. 1e7: 1e6
     bool m_intended = false;   // errors against n × 0.01 instead of n × 0.01 as stored
     int m_model = 0;           // toy
     int m_precision = 2;       // fp16

@@ -1,13 +1,13 @@
 // Precision comparison: for each configuration that ran in fp32 and another precision (its
-// rows told apart by engine::settingColumns), the speedup fp32 / other of the mean step time with its 95%
-// interval, the p of the same test and whether the difference is beyond noise.
+// rows told apart by engine::settingColumns), the speedup fp32 / other of the mean step time with
+// its 95% interval, the p of the same test and whether the difference is beyond noise.
 
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
+#include "plot_helpers.h"
 #include "summary_model.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "plot_helpers.h"
 #include "view.h"
 
 #include <imgui.h>

@@ -32,25 +32,11 @@ WindowEntry studyWindow();
 
 const std::vector<WindowEntry>& windowRegistry() {
     static const std::vector<WindowEntry> all = {
-        configWindow(),
-        filesWindow(),
-        stepTimesWindow(),
-        memoryWindow(),
-        telemetryWindow(),
-        histogramWindow(),
-        throughputWindow(),
-        sweepWindow(),
-        summaryWindow(),
-        heatmapWindow(),
-        precisionWindow(),
-        precisionLabWindow(),
-        distributedWindow(),
-        warmupWindow(),
-        compareWindow(),
-        opsWindow(),
-        modulesWindow(),
-        studyWindow(),
-        runsTableWindow()};
+        configWindow(),      filesWindow(),     stepTimesWindow(),  memoryWindow(),
+        telemetryWindow(),   histogramWindow(), throughputWindow(), sweepWindow(),
+        summaryWindow(),     heatmapWindow(),   precisionWindow(),  precisionLabWindow(),
+        distributedWindow(), warmupWindow(),    compareWindow(),    opsWindow(),
+        modulesWindow(),     studyWindow(),     runsTableWindow()};
     return all;
 }
 

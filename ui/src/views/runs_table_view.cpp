@@ -1,14 +1,14 @@
 // Every run of the session (and runs opened from files, marked "file"): status (its message
 // on hover), the settings that tell the runs apart (engine::settingColumns), phase times
-// with their std, the step time's CV and noise mark, peak memory and throughput. Click selects a run, Ctrl+click adds or removes it from the
-// selection the charts overlay; a selected run's number carries its chart colour, and its
-// id shows on hover.
+// with their std, the step time's CV and noise mark, peak memory and throughput. Click selects a
+// run, Ctrl+click adds or removes it from the selection the charts overlay; a selected run's number
+// carries its chart colour, and its id shows on hover.
 
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
+#include "plot_helpers.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "plot_helpers.h"
 #include "view.h"
 
 #include <algorithm>
@@ -121,7 +121,8 @@ void RunsTableView::draw(ViewContext& ctx) {
                     ImGui::SameLine();
                 }
                 const std::string number = std::to_string(i + 1);
-                if (ImGui::Selectable(number.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
+                if (ImGui::Selectable(number.c_str(), selected,
+                                      ImGuiSelectableFlags_SpanAllColumns)) {
                     if (ImGui::GetIO().KeyCtrl) {
                         ctx.store.toggle(i);
                     } else {

@@ -7,8 +7,8 @@
 // (often far slower) warmup steps out by default.
 
 #include "band_plot.h"
-#include "theme.h"
 #include "plot_helpers.h"
+#include "theme.h"
 #include "view.h"
 
 #include <imgui.h>
@@ -241,8 +241,9 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
 WindowEntry stepTimesWindow() {
-    return windowOf<StepTimesView>(DockSlot::ChartTopLeft, {chart<StepTimesView>("step-times", "Step times, ms per step",
-                 &StepTimesView::drawChart)});
+    return windowOf<StepTimesView>(
+        DockSlot::ChartTopLeft,
+        {chart<StepTimesView>("step-times", "Step times, ms per step", &StepTimesView::drawChart)});
 }
 
 } // namespace lmprof::ui

@@ -3,10 +3,9 @@
 
 #include "study_view.h"
 
-#include "plot_helpers.h"
-
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
+#include "plot_helpers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -267,15 +266,15 @@ void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& event
 
 void StudyView::drawPlan() {
     ImGui::Text("%zu runs%s, about %s of a %s budget", m_plan.runs.size(),
-                m_plan.lab ? " and the precision lab" : "", formatStudyTime(m_plan.estimateS()).c_str(),
+                m_plan.lab ? " and the precision lab" : "",
+                formatStudyTime(m_plan.estimateS()).c_str(),
                 formatStudyTime(m_request.budgetS).c_str());
     const size_t done = m_done.size();
-    ImGui::ProgressBar(m_plan.runs.empty() ? 0.0f
-                                           : static_cast<float>(done) /
-                                                 static_cast<float>(m_plan.runs.size()),
-                       ImVec2(-1, 0), (std::to_string(done) + " of " +
-                                       std::to_string(m_plan.runs.size()) + " runs")
-                                          .c_str());
+    ImGui::ProgressBar(
+        m_plan.runs.empty() ? 0.0f
+                            : static_cast<float>(done) / static_cast<float>(m_plan.runs.size()),
+        ImVec2(-1, 0),
+        (std::to_string(done) + " of " + std::to_string(m_plan.runs.size()) + " runs").c_str());
     for (StudySection s : kStudySections) {
         size_t n = 0, finished = 0;
         for (const auto& run : m_plan.runs) {
@@ -338,10 +337,12 @@ void StudyView::drawSections() {
     }
     // Charts of no table: the precision lab's.
     for (const auto& scene : m_scenes) {
-        if (!std::any_of(m_report->tables.begin(), m_report->tables.end(), [&](const auto& t) {
-                return fs::path(t.file).stem() == fs::path(scene->chart().file).stem();
-            }) &&
-            ImGui::CollapsingHeader("Mixed-precision accumulation", ImGuiTreeNodeFlags_DefaultOpen)) {
+        if (!std::any_of(m_report->tables.begin(), m_report->tables.end(),
+                         [&](const auto& t) {
+                             return fs::path(t.file).stem() == fs::path(scene->chart().file).stem();
+                         }) &&
+            ImGui::CollapsingHeader("Mixed-precision accumulation",
+                                    ImGuiTreeNodeFlags_DefaultOpen)) {
             drawChart(scene->chart().file);
         }
     }
@@ -407,8 +408,8 @@ void StudyView::draw(ViewContext& ctx) {
                             "engine, local or connected.");
         break;
     case Phase::Calibrating:
-        ImGui::Text("calibrating on %s: a few training steps of %s ...",
-                    m_request.device.c_str(), m_calibrating.c_str());
+        ImGui::Text("calibrating on %s: a few training steps of %s ...", m_request.device.c_str(),
+                    m_calibrating.c_str());
         break;
     case Phase::Lab:
         ImGui::Text("the precision lab ...");

@@ -2,11 +2,10 @@
 // step plans and runs one, a "wait" for "study" waits for it).
 #pragma once
 
-#include "study_scene.h"
-#include "view.h"
-
 #include "lmprof/engine/session.h"
 #include "lmprof/engine/study.h"
+#include "study_scene.h"
+#include "view.h"
 
 #include <filesystem>
 #include <map>
@@ -62,8 +61,8 @@ private:
     engine::StudyRequest m_request;
     engine::StudyPlan m_plan;
     std::set<std::string> m_done;
-    std::map<int, std::string> m_running;  // session run index -> study id
-    std::map<int, size_t> m_labs;          // session lab index -> slot in m_lab
+    std::map<int, std::string> m_running; // session run index -> study id
+    std::map<int, size_t> m_labs;         // session lab index -> slot in m_lab
     int m_calibration = -1;
     std::string m_calibrating; // the size the calibration run measures
     engine::PrecisionLab m_lab;

@@ -5,10 +5,10 @@
 
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
+#include "plot_helpers.h"
 #include "summary_model.h"
 #include "table_cells.h"
 #include "theme.h"
-#include "plot_helpers.h"
 #include "view.h"
 
 #include <algorithm>
@@ -79,9 +79,8 @@ void SummaryTableView::draw(ViewContext& ctx) {
         ImGui::TableSetupScrollFreeze(2, 1);
         for (size_t k = 0; k < columns.size(); ++k) {
             const RunColumn& c = *columns[k];
-            ImGui::TableSetupColumn((k >= firstFigure && c.unit == "ms" ? c.header + " ± std"
-                                                                        : c.header)
-                                        .c_str());
+            ImGui::TableSetupColumn(
+                (k >= firstFigure && c.unit == "ms" ? c.header + " ± std" : c.header).c_str());
         }
         ImGui::TableHeadersRow();
         for (int i : rows) {

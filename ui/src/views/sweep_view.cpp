@@ -3,10 +3,11 @@
 // out-of-memory run can spare the larger configurations of its family); progress with an
 // ETA over the whole sweep; cancel.
 
+#include "sweep_view.h"
+
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/report.h"
 #include "theme.h"
-#include "sweep_view.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -192,8 +193,8 @@ void SweepView::applyForm(const std::string& text) {
     copyText(at("contexts"), m_contexts);
     copyText(at("warmups"), m_warmups);
     copyText(at("batches"), m_batches);
-    for (auto [key, flag] : {std::pair{"custom_model", &m_customModel},
-                             std::pair{"run_after_oom", &m_runAfterOom}}) {
+    for (auto [key, flag] :
+         {std::pair{"custom_model", &m_customModel}, std::pair{"run_after_oom", &m_runAfterOom}}) {
         if (const auto v = at(key); v.is_boolean()) {
             *flag = v.get<bool>();
         }
@@ -201,8 +202,7 @@ void SweepView::applyForm(const std::string& text) {
     const auto& fields = choiceFields();
     const auto variants = at("variants");
     for (size_t f = 0; f < fields.size() && f < m_choices.size() && variants.is_object(); ++f) {
-        tickNames(variants.value(fields[f].key, nlohmann::json()), fields[f].values,
-                  m_choices[f]);
+        tickNames(variants.value(fields[f].key, nlohmann::json()), fields[f].values, m_choices[f]);
     }
 }
 

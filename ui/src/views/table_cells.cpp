@@ -21,8 +21,8 @@ void integer(long long v) {
     ImGui::Text("%lld", v);
 }
 
-void figure(const engine::RunColumn& column, const std::string& text,
-            const engine::RunResult& run, const engine::RunSummary& summary) {
+void figure(const engine::RunColumn& column, const std::string& text, const engine::RunResult& run,
+            const engine::RunSummary& summary) {
     if (text == "-") {
         ImGui::TextDisabled("-");
         return;

@@ -21,8 +21,8 @@ void integer(long long v);
 // dimmed; a cell the column warns of (RunColumn::warns: the step time's noise mark) in the
 // warning colour, and on hover the column's explanation (the CV, the IQR / median and the
 // noise rule).
-void figure(const engine::RunColumn& column, const std::string& text,
-            const engine::RunResult& run, const engine::RunSummary& summary);
+void figure(const engine::RunColumn& column, const std::string& text, const engine::RunResult& run,
+            const engine::RunSummary& summary);
 // Peak memory (largest phase peak) and tokens/s, or "-" where there is none yet.
 void peakAndTokens(const engine::RunSummary& s);
 // The ratio test's p ("-" when the test cannot be made) and the verdict, coloured: slower in the

@@ -5,8 +5,8 @@
 // drop; samples with a slowdown reason are marked in red. Compared runs get one legend entry
 // each, in their colour; a run's secondary series (RSS, temperature) are drawn faint.
 
-#include "theme.h"
 #include "plot_helpers.h"
+#include "theme.h"
 #include "view.h"
 
 #include <imgui.h>
@@ -246,8 +246,10 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
 WindowEntry telemetryWindow() {
-    return windowOf<TelemetryView>(DockSlot::ChartBottomLeft, {chart<TelemetryView>("telemetry", "Telemetry: step time, CPU use and RSS over the run",
-                 &TelemetryView::drawChart)});
+    return windowOf<TelemetryView>(
+        DockSlot::ChartBottomLeft,
+        {chart<TelemetryView>("telemetry", "Telemetry: step time, CPU use and RSS over the run",
+                              &TelemetryView::drawChart)});
 }
 
 } // namespace lmprof::ui

@@ -3,8 +3,8 @@
 // band (runs_band.h).
 
 #include "band_plot.h"
-#include "theme.h"
 #include "plot_helpers.h"
+#include "theme.h"
 #include "view.h"
 
 #include <imgui.h>
@@ -99,8 +99,10 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
 WindowEntry throughputWindow() {
-    return windowOf<ThroughputView>(DockSlot::ChartBottomRight, {chart<ThroughputView>("throughput", "Throughput, tokens per second",
-                 &ThroughputView::drawChart)});
+    return windowOf<ThroughputView>(
+        DockSlot::ChartBottomRight,
+        {chart<ThroughputView>("throughput", "Throughput, tokens per second",
+                               &ThroughputView::drawChart)});
 }
 
 } // namespace lmprof::ui

@@ -3,9 +3,8 @@
 // (zoom, scratch buffers) as members; nothing here is per-view.
 #pragma once
 
-#include "lmprof/engine/study.h"
-
 #include "lmprof/engine/session_interface.h"
+#include "lmprof/engine/study.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/run_store.h"
 #include "settings.h"

@@ -3,8 +3,8 @@
 // steps drawn as hollow markers), and the std of the measured steps against the warmup count.
 
 #include "lmprof/engine/report.h"
-#include "summary_model.h"
 #include "plot_helpers.h"
+#include "summary_model.h"
 #include "view.h"
 
 #include <imgui.h>

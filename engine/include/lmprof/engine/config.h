@@ -31,9 +31,9 @@ inline constexpr std::array kModes{Mode::Forward, Mode::ForwardBackward, Mode::T
 inline constexpr std::array kPhases{Phase::Forward, Phase::Backward, Phase::Optimizer};
 // Warmup steps a run with cuda_graphs needs before its capture.
 inline constexpr int kGraphWarmupSteps = 2;
-inline constexpr std::array kAttentionKinds{AttentionKind::Naive,         AttentionKind::Sdpa,
-                                            AttentionKind::SdpaFlash,     AttentionKind::SdpaEfficient,
-                                            AttentionKind::SdpaMath,      AttentionKind::SdpaCudnn};
+inline constexpr std::array kAttentionKinds{AttentionKind::Naive,     AttentionKind::Sdpa,
+                                            AttentionKind::SdpaFlash, AttentionKind::SdpaEfficient,
+                                            AttentionKind::SdpaMath,  AttentionKind::SdpaCudnn};
 
 std::string_view toString(Precision p);
 std::string_view toString(Mode m);

@@ -90,9 +90,9 @@ struct RankEndpoint {
     int masterPort = 29500;
 };
 
-// Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT. std::monostate when
-// RANK is not set (not launched as a rank); a message naming the variable when one is
-// missing or malformed. `getenv` is injectable for tests.
+// Reads RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT. std::monostate
+// when RANK is not set (not launched as a rank); a message naming the variable when one is missing
+// or malformed. `getenv` is injectable for tests.
 using EnvLookup = const char* (*)(const char*);
 std::variant<std::monostate, RankEndpoint, std::string> rankFromEnvironment(EnvLookup getenv);
 

@@ -40,11 +40,11 @@ inline constexpr const char* kUnattributed = "unattributed";
 } // namespace region
 
 inline constexpr std::array<std::string_view, 17> kRegions{
-    region::kEmbedding,      region::kNorm,       region::kQkv,    region::kRope,
-    region::kScores,         region::kSoftmax,    region::kValue,  region::kSdpa,
-    region::kAttnOutput,
-    region::kResidual,       region::kMlp,        region::kLmHead, region::kLoss,
-    region::kAccumulateGrad, region::kGradScaler, region::kAdamW,  region::kZeroGrad};
+    region::kEmbedding,  region::kNorm,           region::kQkv,        region::kRope,
+    region::kScores,     region::kSoftmax,        region::kValue,      region::kSdpa,
+    region::kAttnOutput, region::kResidual,       region::kMlp,        region::kLmHead,
+    region::kLoss,       region::kAccumulateGrad, region::kGradScaler, region::kAdamW,
+    region::kZeroGrad};
 
 // The range names of a step and its phases (outermost), which are not regions.
 inline constexpr const char* kStepRange = "step";

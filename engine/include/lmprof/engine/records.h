@@ -28,7 +28,7 @@ struct StepRecord {
     double totalMs = 0.0;     // wall time of the whole step, harness included
     int64_t peakAllocatedBytes = 0;
     int64_t peakReservedBytes = 0;
-    PeakBytes phasePeakBytes;        // peak allocated bytes of each phase of this step
+    PeakBytes phasePeakBytes; // peak allocated bytes of each phase of this step
     // The training loss of this step's forward (the same fixed batch every step, so runs
     // that differ only in precision can be overlaid). NaN or ±inf when it overflowed.
     std::optional<double> loss;
@@ -205,7 +205,7 @@ struct RunResult {
     std::optional<GraphCapture> graph;  // cuda_graphs: the capture, once it succeeded
     // Why a CUDA run has no kernel time (CUPTI missing or taken), if it has none.
     std::optional<std::string> busyNote;
-    std::optional<RunSource> source; // a watched script's run, not the engine's
+    std::optional<RunSource> source;        // a watched script's run, not the engine's
     std::optional<ModuleTimes> moduleTimes; // a watched run's time per module, when asked
 };
 
@@ -256,8 +256,7 @@ struct ResultSet {
 
 // A run that never ran a step (skipped by a sweep, cancelled before it started, refused):
 // its id, configuration and parameter count, with the status and why.
-RunResult unstartedRun(std::string id, const RunConfig& config, RunStatus status,
-                       std::string why);
+RunResult unstartedRun(std::string id, const RunConfig& config, RunStatus status, std::string why);
 
 // "oom (backward)": the run's status and, if it failed in one, the phase. The one text the
 // reports and the window show for a run's outcome.

@@ -49,7 +49,7 @@ inline constexpr std::string_view kInvalid = "invalid";          // a command we
 // A submit the server will not queue: over its limits, or a run its engine refuses (the
 // reason a local run would get, e.g. "attention: sdpa-flash needs a CUDA device").
 inline constexpr std::string_view kLimit = "limit";
-inline constexpr std::string_view kBusy = "busy";      // no room for another connection
+inline constexpr std::string_view kBusy = "busy"; // no room for another connection
 } // namespace code
 
 // A device of the engine's machine and what it can run: the refusal of each precision it

@@ -9,8 +9,8 @@
 #include "lmprof/engine/session_interface.h"
 
 #include <atomic>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -23,10 +23,10 @@ namespace lmprof::engine::remote {
 // filled from the machine when the server starts (limitsFor); lmprof-cli serve's flags set
 // the others. Refusals name the field and the limit.
 struct ServeLimits {
-    int maxWorldSize = 0;       // ranks of a data-parallel run: the cores, and RAM / 512 MiB
-    int64_t maxHostBytes = 0;   // a CPU run's predicted peak (all its ranks): the machine's RAM
-    int maxQueuedRuns = 256;    // runs submitted and not yet finished
-    int maxConnections = 0;     // open connections: the descriptor limit less a reserve
+    int maxWorldSize = 0;        // ranks of a data-parallel run: the cores, and RAM / 512 MiB
+    int64_t maxHostBytes = 0;    // a CPU run's predicted peak (all its ranks): the machine's RAM
+    int maxQueuedRuns = 256;     // runs submitted and not yet finished
+    int maxConnections = 0;      // open connections: the descriptor limit less a reserve
     int maxUnauthenticated = 32; // without a hello (at most half the connections); at the
                                  // cap the oldest of them is closed to let a new one in
 };
@@ -53,7 +53,7 @@ struct ServeOptions {
     std::filesystem::path fileDir;
     std::chrono::milliseconds helloTimeout{10000}; // a connection silent this long is closed
     ServeLimits limits;
-    std::function<void(const std::string&)> log;   // one line per connection event
+    std::function<void(const std::string&)> log; // one line per connection event
 };
 
 class RemoteServer {
@@ -66,7 +66,7 @@ public:
     RemoteServer(const RemoteServer&) = delete;
     RemoteServer& operator=(const RemoteServer&) = delete;
 
-    int port() const; // the bound port (the one the system picked for port 0)
+    int port() const;                  // the bound port (the one the system picked for port 0)
     const ServeLimits& limits() const; // as filled from the machine
     // Lines read from clients and handled so far (hellos and refused lines included): a
     // count any thread may read, so that a test can wait for the server to have handled

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "lmprof/engine/columns.h"
-
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/precision_lab.h"
@@ -33,8 +32,7 @@ void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format
 // e.g. {"small", "128", ..., "22.11 ± 0.09", ...}, in a layout (columns.h: the tables'
 // layout for the runs written, reportLayout(runs)).
 std::vector<std::string> summaryHeader(std::span<const RunColumn* const> layout);
-std::vector<std::string> summaryRow(const RunResult& run,
-                                    std::span<const RunColumn* const> layout);
+std::vector<std::string> summaryRow(const RunResult& run, std::span<const RunColumn* const> layout);
 
 // Layouts the writers share; rows[0] is the header. The grid counts characters, not bytes
 // ("±" is one column). Markdown left-aligns the first `textColumns` columns and the last

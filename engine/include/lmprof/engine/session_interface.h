@@ -1,9 +1,9 @@
 // The engine as the window and the CLI drive it, wherever it runs: in this process
 // (Session, session.h) or on another machine (RemoteSession, remote_session.h). Commands go
 // in (submit a configuration or a precision-lab experiment, cancel), events come out
-// (drained once per frame, or waited for), and the questions a form asks of the engine's machine (its devices, their memory,
-// whether a configuration can run there) are answered by the engine, not by this machine.
-// Torch-free and network-free: lmprof_core.
+// (drained once per frame, or waited for), and the questions a form asks of the engine's machine
+// (its devices, their memory, whether a configuration can run there) are answered by the engine,
+// not by this machine. Torch-free and network-free: lmprof_core.
 #pragma once
 
 #include "lmprof/engine/config.h"

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <stdexcept>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,13 +49,13 @@ StudyRate studyRateAt(const std::vector<StudyRate>& points, double stepFlops);
 // What a plan is made for: the device, its memory, how fast it computes (the calibration's
 // points), and the time to spend.
 struct StudyRequest {
-    std::string device = "cpu";  // "cpu", "cuda:0": what the runs name
-    bool cuda = false;           // the device is a GPU
-    int gpus = 0;                // GPUs present (data-parallel world size with NCCL)
-    int64_t memoryBytes = 0;     // the device's memory (host memory on the CPU)
+    std::string device = "cpu";   // "cpu", "cuda:0": what the runs name
+    bool cuda = false;            // the device is a GPU
+    int gpus = 0;                 // GPUs present (data-parallel world size with NCCL)
+    int64_t memoryBytes = 0;      // the device's memory (host memory on the CPU)
     std::vector<StudyRate> rates; // by step size, one per calibration run
     double budgetS = 20.0 * 60.0;
-    int threads = 0;             // CPU intra-op threads of every run (0: LibTorch's)
+    int threads = 0; // CPU intra-op threads of every run (0: LibTorch's)
 };
 
 struct StudyRun {
@@ -67,10 +67,10 @@ struct StudyRun {
 
 struct StudyPlan {
     std::vector<StudyRun> runs;
-    bool lab = true;              // the precision lab's two experiments (a few seconds)
+    bool lab = true; // the precision lab's two experiments (a few seconds)
     double labEstimateS = 0.0;
-    std::vector<std::string> cuts;     // what the budget took out, one sentence each
-    std::vector<std::string> leftOut;  // what the device's memory cannot hold, and why
+    std::vector<std::string> cuts;    // what the budget took out, one sentence each
+    std::vector<std::string> leftOut; // what the device's memory cannot hold, and why
     double estimateS() const;
 };
 
@@ -108,11 +108,11 @@ std::optional<StudySection> sectionOf(const RunResult& run);
 
 // The write-up's facts that are not in the runs.
 struct StudyHeader {
-    std::string device;  // "NVIDIA H100 80GB HBM3", or the CPU model
-    std::string driver;  // empty on the CPU
+    std::string device; // "NVIDIA H100 80GB HBM3", or the CPU model
+    std::string driver; // empty on the CPU
     std::string torch;
     std::string commit;
-    std::string date;    // of the newest run
+    std::string date; // of the newest run
     double budgetS = 0.0;
     std::vector<std::string> cuts;
     std::vector<std::string> leftOut;
@@ -187,9 +187,8 @@ std::optional<StudyRequest> loadStudyRequest(const std::filesystem::path& dir);
 std::set<std::string> finishedStudyRuns(const std::filesystem::path& dir);
 // Draws a report's charts from the study's runs into the folder; throws std::runtime_error
 // with the reason when it cannot (no headless OpenGL context, ...).
-using StudyChartDrawer = std::function<void(const ResultSet& set,
-                                            const std::vector<StudyChart>& charts,
-                                            const std::filesystem::path& dir)>;
+using StudyChartDrawer = std::function<void(
+    const ResultSet& set, const std::vector<StudyChart>& charts, const std::filesystem::path& dir)>;
 // Writes report.md, the tables' CSV files and (with `drawCharts`) the charts' PNG files from
 // the folder's saved files alone; returns the report. `command` is the header's line that
 // regenerates it. Charts that cannot be drawn are reported in the header, not fatal; without

@@ -1,6 +1,7 @@
 // Sweeps: the cartesian product of models × context lengths × batch sizes × precisions ×
-// modes × warmup counts × the execution variants listed, ordered cheaper first, and the rule that skips configurations an out-of-memory
-// run has shown to be too large. Plain data; the CLI and the GUI's sweep driver share it.
+// modes × warmup counts × the execution variants listed, ordered cheaper first, and the rule that
+// skips configurations an out-of-memory run has shown to be too large. Plain data; the CLI and the
+// GUI's sweep driver share it.
 //
 // Usage:
 //   SweepSpec spec{base, {tiny, small}, {128, 256}, {Precision::Fp32}, {Mode::Train}, {0, 5}};
@@ -29,7 +30,7 @@ struct SweepSpec {
     std::vector<int64_t> contexts;
     std::vector<Precision> precisions;
     std::vector<Mode> modes;
-    std::vector<int> warmups; // warmup step counts; empty means base.warmupSteps only
+    std::vector<int> warmups;     // warmup step counts; empty means base.warmupSteps only
     std::vector<int64_t> batches; // batch sizes; empty means base.batchSize only
     // Execution variants swept (ChoiceField, config.h): a field's key and its values' names; a
     // field not listed keeps the base's value.

@@ -52,7 +52,8 @@ private:
     std::optional<RunResult> m_header; // the run without its steps
     Environment m_environment;
     std::vector<StepRecord> m_steps;
-    std::optional<std::pair<RunStatus, std::optional<std::string>>> m_end; // status and error, once closed
+    std::optional<std::pair<RunStatus, std::optional<std::string>>>
+        m_end; // status and error, once closed
     int m_skipped = 0;
 };
 

@@ -15,17 +15,17 @@ namespace lmprof::ui {
 
 struct DemoStep {
     enum class Kind {
-        Configure, // change fields of the Configure form: `patch`
-        Run,       // press Run (with `patch` applied first when given)
-        Sweep,     // start a sweep over the lists below, the form's config as its base
-        Wait,      // until `target` ("run": the last started run, "sweep") has finished
-        Select,    // select runs by number (`runs`) or the last `last` runs, overlaid
-        Show,      // bring the window `target` to the front
-        Pause,     // hold for `seconds` (of recording time when recording)
-        SaveChart, // save the chart `target` as a PNG at `path`
-        Caption,   // show `text` in a banner over the window ("" hides it)
-        Theme,     // switch to the `target` theme ("dark" or "light")
-        Study,     // plan and run a study on the device `target` within the budget `text`
+        Configure,  // change fields of the Configure form: `patch`
+        Run,        // press Run (with `patch` applied first when given)
+        Sweep,      // start a sweep over the lists below, the form's config as its base
+        Wait,       // until `target` ("run": the last started run, "sweep") has finished
+        Select,     // select runs by number (`runs`) or the last `last` runs, overlaid
+        Show,       // bring the window `target` to the front
+        Pause,      // hold for `seconds` (of recording time when recording)
+        SaveChart,  // save the chart `target` as a PNG at `path`
+        Caption,    // show `text` in a banner over the window ("" hides it)
+        Theme,      // switch to the `target` theme ("dark" or "light")
+        Study,      // plan and run a study on the device `target` within the budget `text`
         Screenshot, // the whole window as a PNG at `path`, after the frame renders
         Layout,     // the layout report (docs/DEMO.md) of the last frame, as JSON at `path`
         Open,       // open the result set or autosave file at `path` as File > Open does

@@ -103,12 +103,12 @@ private:
     // vectors ends up with up to twice the room it needs.
     void reserveSeries(size_t steps, size_t telemetry);
     void dropTimeline();
-    bool m_lazyTimeline = false;  // opened from a file: its timeline is built on demand
-    bool m_timelineBuilt = true;  // memory, spans and peaks hold every sample and step
-    uint64_t m_timelineUsed = 0;  // when ensureTimeline last asked (a counter)
+    bool m_lazyTimeline = false; // opened from a file: its timeline is built on demand
+    bool m_timelineBuilt = true; // memory, spans and peaks hold every sample and step
+    uint64_t m_timelineUsed = 0; // when ensureTimeline last asked (a counter)
     bool m_summaryDirty = true;
     engine::RunSummary m_liveSummary;
-    engine::RunningStats m_running; // the measured steps so far: the running band
+    engine::RunningStats m_running;    // the measured steps so far: the running band
     std::optional<double> m_openSpanS; // a phase's start boundary seen, its end not yet
     size_t m_spansWithPeaks = 0;
 };
