@@ -1,7 +1,8 @@
 // lmprof-cli ddp: data-parallel runs (docs/DISTRIBUTED.md).
-//   As a launcher (no RANK in the environment) it runs each --strategy in turn through the
-//   engine's launcher (ddp_launch.h), which spawns --world-size ranks of this same binary,
-//   relays rank 0's steps and watches the ranks; then it prints and saves all the
+//   As a launcher (no RANK in the environment) it submits each --strategy in turn to the
+//   engine, like `run`: a Session here, whose launcher (ddp_launch.h) spawns --world-size
+//   ranks of this same binary, relays rank 0's steps and watches the ranks, or with
+//   --connect a server's engine, which does the same there. Then it prints and saves all the
 //   strategies' runs like `run` does.
 //   As a rank (RANK set: by a launcher, torchrun or Slurm) it runs runDataParallel. A rank
 //   of the engine's launcher takes its run from the launcher's header file; a rank of
@@ -14,8 +15,8 @@
 #include "cli_registry.h"
 #include "lmprof/engine/data_parallel.h"
 #include "lmprof/engine/ddp_launch.h"
-#include "lmprof/engine/devices.h"
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/session.h"
 
 #include <algorithm>
 #include <csignal>
@@ -44,7 +45,9 @@ std::optional<DdpStrategy> strategyNamed(const std::string& name) {
 }
 
 // The run configuration with its ddp request; nullopt after printing what is wrong.
-std::optional<RunConfig> buildDdpConfig(const DdpOptions& o, DdpStrategy strategy) {
+// Checked against `engine` (this machine's LibTorch without one).
+std::optional<RunConfig> buildDdpConfig(const DdpOptions& o, DdpStrategy strategy,
+                                        const SessionInterface* engine = nullptr) {
     auto backend = parseDdpBackend(o.backend);
     if (!backend) {
         std::cerr << "lmprof-cli: --backend: '" << o.backend << "' is not one of "
@@ -57,7 +60,7 @@ std::optional<RunConfig> buildDdpConfig(const DdpOptions& o, DdpStrategy strateg
     }
     const DdpRequest request{o.worldSize, *backend, strategy, o.bucketMb, o.timeoutS};
     // buildRunConfig checks the rest (and checkRunnable) with the request in place.
-    return buildRunConfig(run, request);
+    return buildRunConfig(run, request, engine);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -155,29 +158,32 @@ int rankMain(const DdpOptions& o, const RankEndpoint& endpoint) {
 }
 
 // ---------------------------------------------------------------------------------------
-// The launcher
+// The launcher: the engine's seam starts the ranks, a Session here (this very binary is the
+// ranks' program) or, with --connect, an lmprof-cli serve's on its machine.
 
-int cudaDeviceCount() {
-    const auto devices = availableDevices();
-    return static_cast<int>(std::count_if(devices.begin(), devices.end(),
-                                          [](const auto& d) { return d.rfind("cuda", 0) == 0; }));
-}
-
-// Prints rank 0's steps as the engine's launcher relays them.
-class LauncherObserver final : public RunObserver {
-public:
-    explicit LauncherObserver(const RunConfig& config) : m_config(config) {}
-    void onStepFinished(const StepRecord& step) override {
-        printStepLine("[" + runLabel(m_config) + "]", step, m_config);
+std::unique_ptr<SessionInterface> openDdpEngine(const DdpOptions& o) {
+    if (o.run.common.connect.empty() && o.masterPort > 0) {
+        auto session = std::make_unique<Session>();
+        RankProgram program = rankProgramBesideThisOne();
+        program.masterPort = o.masterPort;
+        session->setRankProgram(std::move(program));
+        return session;
     }
-
-private:
-    const RunConfig& m_config;
-};
+    return openEngine(o.run.common);
+}
 
 int launcherMain(const DdpOptions& o) {
     if (!checkFormat(o.run.common.format) || !checkJsonTarget(o.run.common.jsonPath)) {
         return kExitUsage;
+    }
+    if (!o.run.common.connect.empty() && o.masterPort > 0) {
+        std::cerr << "lmprof-cli: --master-port: the server picks its ranks' port; not with "
+                     "--connect\n";
+        return kExitUsage;
+    }
+    const auto engine = openDdpEngine(o);
+    if (!engine) {
+        return kExitFailure;
     }
     std::vector<RunConfig> plans;
     for (const auto& name : o.strategies) {
@@ -185,35 +191,15 @@ int launcherMain(const DdpOptions& o) {
         if (!strategy) {
             return kExitUsage;
         }
-        auto config = buildDdpConfig(o, *strategy);
+        auto config = buildDdpConfig(o, *strategy, engine.get());
         if (!config) {
-            return kExitUsage;
-        }
-        if (resolveDevice(config->device).cuda && o.worldSize > cudaDeviceCount()) {
-            std::cerr << "lmprof-cli: --world-size " << o.worldSize << ": one GPU per rank, but "
-                      << cudaDeviceCount() << " CUDA device(s) are available\n";
             return kExitUsage;
         }
         plans.push_back(*config);
     }
-    // This very binary is the ranks' program.
-    const RankProgram self{std::filesystem::read_symlink("/proc/self/exe"), {"ddp"}};
-    std::vector<RunResult> runs;
-    for (const auto& config : plans) {
-        if (!o.run.common.quiet) {
-            std::fprintf(stderr, "[%s] %d ranks, %s\n", runLabel(config).c_str(), o.worldSize,
-                         std::string(toString(config.ddp->backend)).c_str());
-        }
-        LauncherObserver printer(config);
-        const std::string id = runLabel(config) + "-" + std::to_string(runs.size() + 1);
-        runs.push_back(launchDataParallel(config, id, self, o.masterPort,
-                                          o.run.common.quiet ? nullptr : &printer,
-                                          interruptFlag()));
-        if (interrupted()) {
-            break;
-        }
-    }
-    const int code = reportRuns(runs, o.run.common);
+    const std::vector<RunResult> runs = runAll(*engine, plans, o.run.common.quiet, {}, {});
+    const Environment environment = engine->environment(o.run.common.device);
+    const int code = reportRuns(runs, o.run.common, &environment);
     const auto format = *parseReportFormat(o.run.common.format);
     if (format != ReportFormat::Csv) {
         std::cout << "\n";
@@ -260,6 +246,7 @@ CliCommand ddpEntry() {
             true, [](CLI::App& cmd) {
                 auto o = std::make_shared<DdpOptions>();
                 addRunOptions(cmd, o->run);
+                addConnectOptions(cmd, o->run.common);
                 addNumberIn(cmd, "--world-size", o->worldSize, 1, kMaxWorldSize,
                             "ranks (processes); under torchrun, WORLD_SIZE");
                 addChoice(cmd, "--backend", o->backend, {"gloo", "nccl"},
@@ -271,7 +258,7 @@ CliCommand ddpEntry() {
                 addNumberIn(cmd, "--timeout-s", o->timeoutS, 1.0, 86400.0,
                             "how long a rank waits for a peer before the run ends with an error");
                 addNumberIn(cmd, "--master-port", o->masterPort, 0, 65535,
-                            "the launcher's rendezvous port (0: a free one)");
+                            "the launcher's rendezvous port (0: a free one; not with --connect)");
                 return std::function<int()>([o] { return ddpCommand(*o); });
             }};
 }

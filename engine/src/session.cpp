@@ -164,7 +164,21 @@ int64_t Session::deviceMemoryBytes(std::string_view device) const {
 }
 
 std::optional<ConfigError> Session::checkRunnable(const RunConfig& config) const {
-    return engine::checkRunnable(config);
+    if (auto refusal = engine::checkRunnable(config)) {
+        return refusal;
+    }
+    // This engine starts a data-parallel run's ranks here, one GPU each (a rank of a
+    // multi-node launcher is not started by a Session, and is not checked so).
+    if (config.ddp && resolveDevice(config.device).cuda) {
+        const int gpus = cuda::deviceCount();
+        if (config.ddp->worldSize > gpus) {
+            return ConfigError{"ddp.world_size", std::to_string(config.ddp->worldSize) +
+                                                     " ranks need one GPU each, but " +
+                                                     std::to_string(gpus) +
+                                                     " CUDA device(s) are available"};
+        }
+    }
+    return std::nullopt;
 }
 
 Environment Session::environment(std::string_view device) const {
@@ -221,7 +235,8 @@ void Session::runJob(Job& job, const RankProgram& rankProgram) {
         EventForwarder forwarder(job.index, [this](SessionEvent e) { publish(std::move(e)); });
         const std::string id = runId(*config, job.index);
         finished =
-            RunFinished{job.index, config->ddp ? launchDataParallel(*config, id, rankProgram, 0,
+            RunFinished{job.index, config->ddp ? launchDataParallel(*config, id, rankProgram,
+                                                                    rankProgram.masterPort,
                                                                     &forwarder, &m_cancel)
                                                : runBenchmark(*config, id, &forwarder, &m_cancel)};
     } else {

@@ -121,6 +121,30 @@ TEST(Cli, ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled) {
     EXPECT_EQ(killed["status"], "ok");
     EXPECT_EQ(killed["steps"].size(), 31u);
 
+    // ddp --connect: the server's engine starts the ranks; the client gets the run as a
+    // local launch writes it. The rendezvous port is the server's to pick.
+    const std::string ddpFlags = "ddp --world-size 2 --strategy naive,bucketed --bucket-mb 0.1 "
+                                 "--model tiny --ctx 16 --batch 2 --warmup 1 --steps 2 "
+                                 "--device cpu --vocab 256 --sample-hz 0 --telemetry-hz 0 -q "
+                                 "--connect " +
+                                 address + " --token-file " + token.string();
+    const auto ddpJson = dir / "ddp.json";
+    const Result ddp = cli(ddpFlags + " --json " + ddpJson.string());
+    ASSERT_EQ(ddp.code, 0) << ddp.output;
+    EXPECT_NE(ddp.output.find("Data-parallel overhead"), std::string::npos) << ddp.output;
+    const auto ddpSet = readJson(ddpJson);
+    ASSERT_EQ(ddpSet["runs"].size(), 2u);
+    for (const auto& run : ddpSet["runs"]) {
+        EXPECT_EQ(run["status"], "ok");
+        EXPECT_EQ(run["ddp"]["parameters_identical"], true);
+        EXPECT_EQ(run["ddp"]["ranks"].size(), 2u);
+    }
+    EXPECT_EQ(ddpSet["runs"][1]["config"]["ddp"]["strategy"], "bucketed");
+    const Result port = cli(ddpFlags + " --master-port 29555");
+    EXPECT_EQ(port.code, 2);
+    EXPECT_NE(port.output.find("--master-port: the server picks"), std::string::npos)
+        << port.output;
+
     kill(server, SIGINT);
     int status = 0;
     waitpid(server, &status, 0);

@@ -465,6 +465,25 @@ TEST_F(Gpu, DevicesListTheGpuAndTheProbeAcceptsItsPrecisions) {
     EXPECT_EQ(refusal->field, "device");
 }
 
+// A Session starts a data-parallel run's ranks on its own GPUs, one each: more ranks than
+// GPUs is refused by its field before any rank starts (lmprof-cli ddp, locally or on a
+// server, and the window ask the same check); as many as there are GPUs is accepted.
+TEST_F(Gpu, SessionRefusesMoreNcclRanksThanGpus) {
+    Session session;
+    RunConfig c = gpuConfig("tiny", Precision::Fp32, Mode::Train, 32, 2, 0, 1);
+    c.device = "cuda";
+    c.ddp = DdpRequest{};
+    c.ddp->backend = DdpBackend::Nccl;
+    c.ddp->worldSize = cuda::deviceCount() + 1;
+    const auto refusal = session.checkRunnable(c);
+    ASSERT_TRUE(refusal);
+    EXPECT_EQ(refusal->field, "ddp.world_size");
+    EXPECT_NE(refusal->reason.find("one GPU each"), std::string::npos) << refusal->reason;
+    c.ddp->worldSize = cuda::deviceCount();
+    const auto accepted = session.checkRunnable(c);
+    EXPECT_FALSE(accepted) << accepted->message();
+}
+
 // RoPE as a complex product and the tables built on the device: the same weights give the
 // same logits on the GPU as on the CPU (fp32, TF32 off: LibTorch's default for matmuls).
 TEST_F(Gpu, ModelOnCudaMatchesTheSameWeightsOnTheCpu) {

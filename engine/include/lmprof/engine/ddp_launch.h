@@ -18,10 +18,12 @@
 
 namespace lmprof::engine {
 
-// The program a rank runs: lmprof-cli with `ddp`, which reads the variables below.
+// The program a rank runs: lmprof-cli with `ddp`, which reads the variables below, and the
+// port its ranks meet on.
 struct RankProgram {
     std::filesystem::path executable;
     std::vector<std::string> args; // after argv[0]
+    int masterPort = 0;            // the rendezvous port; 0: a free one at each launch
 };
 
 // lmprof-cli in the folder of the running program (lmprof and lmprof-cli are built and
