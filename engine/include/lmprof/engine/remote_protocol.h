@@ -11,6 +11,7 @@
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/session_interface.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -22,10 +23,20 @@
 
 namespace lmprof::engine::remote {
 
-// Raised by a server and a client that do not share it: the hello says which it speaks.
+// The protocol's versions, each with a fingerprint of its field lists: every message's keys
+// and the configuration's (tests/engine/protocol_fingerprint_test.cpp computes it from
+// encode()). Any change to those lists appends a stamp, so a peer that would misread them is
+// refused at its hello; the test fails while the last stamp is not what this build encodes.
 // 2: the non-fatal `limit` error; 3: precision-lab experiments (lab, lab_finished); 4: the
-// execution variants attention and tf32; 5: cuda_graphs, and the runs' busy shares.
-inline constexpr int kProtocolVersion = 6;
+// execution variants attention and tf32; 5: cuda_graphs, and the runs' busy shares; 6: the
+// first fingerprinted version.
+struct ProtocolStamp {
+    int version = 0;
+    uint64_t fingerprint = 0;
+};
+inline constexpr std::array kProtocolStamps{ProtocolStamp{6, 0x6e256473a8253a11}};
+// Raised by a server and a client that do not share it: the hello says which it speaks.
+inline constexpr int kProtocolVersion = kProtocolStamps.back().version;
 // The longest message either side reads (a whole run with its memory timeline is a few MB):
 // a longer line is refused before it is buffered further.
 inline constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;
