@@ -5,6 +5,7 @@
 //
 // Sections: helpers · one function per section · the report.
 
+#include "lmprof/engine/charts.h"
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/ddp.h"
@@ -94,9 +95,8 @@ public:
     void say(const std::string& sentence) { m_sentences.push_back(sentence); }
     void text(const std::string& markdown) { m_extra += markdown; }
     // The section's chart: the window's chart `chart` of those of `runs` with steps to draw.
-    void chart(const char* chart, const std::string& title,
-               const std::vector<const RunResult*>& runs) {
-        StudyChart c{m_name + ".png", chart, title, {}};
+    void chart(ChartId chart, const std::string& title, const std::vector<const RunResult*>& runs) {
+        StudyChart c{m_name + ".png", chart.name, title, {}};
         for (const auto* r : runs) {
             if (!r->steps.empty()) {
                 c.runs.push_back(r->id);
@@ -243,7 +243,7 @@ void sizes(Draft& draft, const ResultSet& set) {
     for (const auto& model : unread) {
         s.say(model + ": no forward or forward-backward run in this folder.");
     }
-    s.chart("step-times", "Forward-backward step time by size, every step", charted);
+    s.chart(chart::kStepTimes, "Forward-backward step time by size, every step", charted);
 }
 
 void warmup(Draft& draft, const ResultSet& set) {
@@ -308,7 +308,7 @@ void warmup(Draft& draft, const ResultSet& set) {
                                              : ", ") +
                   std::to_string(charted[i]->config.warmupSteps);
     }
-    s.chart("step-times", "Every step of the runs with " + counts + " warmup steps", charted);
+    s.chart(chart::kStepTimes, "Every step of the runs with " + counts + " warmup steps", charted);
 }
 
 void precision(Draft& draft, const ResultSet& set) {
@@ -362,7 +362,7 @@ void precision(Draft& draft, const ResultSet& set) {
         s.say("Across the sizes bf16 was faster for " + std::to_string(faster) + ", slower for " +
               std::to_string(slower) + " and indistinguishable for " + std::to_string(same) + ".");
     }
-    s.chart("step-times", "fp32 and bf16 forward-backward step times by size", charted);
+    s.chart(chart::kStepTimes, "fp32 and bf16 forward-backward step times by size", charted);
 }
 
 void ops(Draft& draft, const ResultSet& set) {
@@ -396,7 +396,8 @@ void ops(Draft& draft, const ResultSet& set) {
     for (const auto& sentence : headlineSentences(p)) {
         s.say(sentence);
     }
-    s.chart("ops-attention", "Softmax against the attention matmuls, per forward pass", {profiled});
+    s.chart(chart::kOpsAttention, "Softmax against the attention matmuls, per forward pass",
+            {profiled});
 }
 
 void memory(Draft& draft, const ResultSet& set) {
@@ -449,7 +450,7 @@ void memory(Draft& draft, const ResultSet& set) {
             steps.push_back(r);
         }
     }
-    s.chart("memory", "Memory over the training steps, by context", steps);
+    s.chart(chart::kMemory, "Memory over the training steps, by context", steps);
 }
 
 void dataParallel(Draft& draft, const ResultSet& set) {
@@ -501,7 +502,7 @@ void dataParallel(Draft& draft, const ResultSet& set) {
         s.say("The " + std::string(toString(best->config.ddp->strategy)) +
               " strategy hides the most communication.");
     }
-    s.chart("ddp-strategies", "Communication overhead and bus bandwidth by strategy", runs);
+    s.chart(chart::kDdpStrategies, "Communication overhead and bus bandwidth by strategy", runs);
 }
 
 void variants(Draft& draft, const ResultSet& set) {
@@ -541,7 +542,7 @@ void variants(Draft& draft, const ResultSet& set) {
                : ratio.verdict == Verdict::Slower ? "slower."
                                                   : "the two " + ratio.verdictWords() + "."));
     }
-    s.chart("step-times", "Step times of the execution variants", runs);
+    s.chart(chart::kStepTimes, "Step times of the execution variants", runs);
 }
 
 void lab(Draft& draft, const ResultSet& set) {

@@ -397,9 +397,10 @@ WindowEntry distributedWindow() {
     return windowOf<DistributedView>(
         DockSlot::Bottom,
         {chart<DistributedView>(
-             "ddp-strategies", "Distributed: communication overhead and bus bandwidth per strategy",
+             engine::chart::kDdpStrategies,
+             "Distributed: communication overhead and bus bandwidth per strategy",
              &DistributedView::drawStrategiesChart),
-         chart<DistributedView>("ddp-lanes",
+         chart<DistributedView>(engine::chart::kDdpLanes,
                                 "Distributed: each rank's steps, compute and exposed communication",
                                 &DistributedView::drawLanesChart)});
 }

@@ -159,10 +159,10 @@ void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
 WindowEntry histogramWindow() {
-    return windowOf<HistogramView>(
-        DockSlot::ChartTopRight,
-        {chart<HistogramView>("distribution", "Distribution of the measured step times",
-                              &HistogramView::drawChart)});
+    return windowOf<HistogramView>(DockSlot::ChartTopRight,
+                                   {chart<HistogramView>(engine::chart::kDistribution,
+                                                         "Distribution of the measured step times",
+                                                         &HistogramView::drawChart)});
 }
 
 } // namespace lmprof::ui

@@ -427,11 +427,12 @@ void MemoryView::draw(ViewContext& ctx) {
 WindowEntry memoryWindow() {
     return windowOf<MemoryView>(
         DockSlot::ChartTopRight,
-        {chart<MemoryView>("memory", "Memory over the run, MiB",
+        {chart<MemoryView>(engine::chart::kMemory, "Memory over the run, MiB",
                            [](MemoryView& v, ViewContext& ctx, ImVec2 size) {
                                v.drawTimeline(ctx, ctx.selectedRuns(), size);
                            }),
-         chart<MemoryView>("memory-breakdown", "Peak memory: predicted and measured, MiB",
+         chart<MemoryView>(engine::chart::kMemoryBreakdown,
+                           "Peak memory: predicted and measured, MiB",
                            &MemoryView::drawBreakdown)});
 }
 

@@ -127,7 +127,8 @@ void ModulesView::drawChart(ViewContext& ctx, ImVec2 size) {
 WindowEntry modulesWindow() {
     return windowOf<ModulesView>(
         DockSlot::Bottom,
-        {chart<ModulesView>("modules", "Time per module, forward and backward per step",
+        {chart<ModulesView>(engine::chart::kModules,
+                            "Time per module, forward and backward per step",
                             &ModulesView::drawChart)},
         0.5f);
 }

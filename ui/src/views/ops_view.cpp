@@ -621,7 +621,7 @@ WindowEntry opsWindow() {
     return windowOf<OpsView>(
         DockSlot::Bottom,
         {chart<OpsView>(
-            "ops-attention",
+            engine::chart::kOpsAttention,
             "Ops: softmax against the attention matmuls, time and FLOPs per forward pass",
             &OpsView::drawAttentionChart)},
         0.55f);

@@ -650,15 +650,17 @@ WindowEntry precisionLabWindow() {
     return windowOf<PrecisionLabView>(
         DockSlot::Bottom,
         {chart<PrecisionLabView>(
-             "accumulation", "Precision lab: relative error of a sum against its number of terms",
+             engine::chart::kAccumulation,
+             "Precision lab: relative error of a sum against its number of terms",
              &PrecisionLabView::drawAccumulationChart),
-         chart<PrecisionLabView>("loss",
+         chart<PrecisionLabView>(engine::chart::kLoss,
                                  "Precision lab: loss per step of runs that differ in precision",
                                  &PrecisionLabView::drawLossChart),
-         chart<PrecisionLabView>("loss-scale",
+         chart<PrecisionLabView>(engine::chart::kLossScale,
                                  "Precision lab: fp16 loss scale per step, skipped updates marked",
                                  &PrecisionLabView::drawLossScaleChart),
-         chart<PrecisionLabView>("grad-norms", "Precision lab: a layer's gradient norm per step",
+         chart<PrecisionLabView>(engine::chart::kGradNorms,
+                                 "Precision lab: a layer's gradient norm per step",
                                  &PrecisionLabView::drawGradNormChart)});
 }
 

@@ -243,7 +243,8 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
 WindowEntry stepTimesWindow() {
     return windowOf<StepTimesView>(
         DockSlot::ChartTopLeft,
-        {chart<StepTimesView>("step-times", "Step times, ms per step", &StepTimesView::drawChart)});
+        {chart<StepTimesView>(engine::chart::kStepTimes, "Step times, ms per step",
+                              &StepTimesView::drawChart)});
 }
 
 } // namespace lmprof::ui

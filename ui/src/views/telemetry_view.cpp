@@ -248,7 +248,8 @@ void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
 WindowEntry telemetryWindow() {
     return windowOf<TelemetryView>(
         DockSlot::ChartBottomLeft,
-        {chart<TelemetryView>("telemetry", "Telemetry: step time, CPU use and RSS over the run",
+        {chart<TelemetryView>(engine::chart::kTelemetry,
+                              "Telemetry: step time, CPU use and RSS over the run",
                               &TelemetryView::drawChart)});
 }
 

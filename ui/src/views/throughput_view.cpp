@@ -101,7 +101,7 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
 WindowEntry throughputWindow() {
     return windowOf<ThroughputView>(
         DockSlot::ChartBottomRight,
-        {chart<ThroughputView>("throughput", "Throughput, tokens per second",
+        {chart<ThroughputView>(engine::chart::kThroughput, "Throughput, tokens per second",
                                &ThroughputView::drawChart)});
 }
 

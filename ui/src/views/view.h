@@ -6,11 +6,12 @@
 //
 //   WindowEntry throughputWindow() {
 //       return windowOf<ThroughputView>(DockSlot::ChartBottomRight,
-//                                       {chart<ThroughputView>("throughput", "Throughput, ...",
+//                                       {chart<ThroughputView>(engine::chart::kThroughput, "...",
 //                                                              &ThroughputView::drawChart)});
 //   }
 #pragma once
 
+#include "lmprof/engine/charts.h"
 #include "view_context.h"
 
 #include <functional>
@@ -72,10 +73,11 @@ WindowEntry windowOf(DockSlot slot, std::vector<ChartEntry> charts = {}, float r
 }
 
 // A chart of view class V drawn by `draw(V&, ViewContext&, ImVec2)` (a member function
-// taking (ctx, size), or a lambda).
+// taking (ctx, size), or a lambda), named by its id in the engine's chart registry
+// (lmprof/engine/charts.h), which the study's report names charts from.
 template <typename V, typename Draw>
-ChartEntry chart(const char* name, const char* title, Draw draw) {
-    return {name, title, [draw](View& view, ViewContext& ctx, ImVec2 size) {
+ChartEntry chart(engine::ChartId id, const char* title, Draw draw) {
+    return {id.name, title, [draw](View& view, ViewContext& ctx, ImVec2 size) {
                 std::invoke(draw, static_cast<V&>(view), ctx, size);
             }};
 }
