@@ -36,7 +36,6 @@ CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltyp
 # What was over its limit when the rule came in: path (and function) -> lines then.
 # Shrink an entry by splitting it; remove it once it is within its limit.
 DEBT_FILES = {
-    "engine/src/remote/remote_server.cpp": 955,
     "tests/app/cli_test.cpp": 737,
     "tests/ui/ui_logic_test.cpp": 713,
     "engine/src/results/result_json.cpp": 673,
@@ -66,7 +65,6 @@ DEBT_FUNCTIONS = {
     ("ui/src/views/heatmap_view.cpp", "HeatmapView::draw"): 138,
     ("engine/src/experiments/dtype_inspector.cpp", "inspect"): 138,
     ("ui/src/demo_script.cpp", "parseStep"): 129,
-    ("engine/src/remote/remote_server.cpp", "RemoteServer::Impl::command"): 126,
     ("ui/src/views/warmup_view.cpp", "WarmupView::draw"): 118,
     ("ui/src/views/precision_lab_view.cpp", "PrecisionLabView::drawDtypes"): 110,
     ("app/cli_watch.cpp", "watchCommand"): 106,
