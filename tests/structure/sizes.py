@@ -50,7 +50,6 @@ DEBT_FILES = {
     "tests/engine/result_io_test.cpp": 607,
 }
 DEBT_FUNCTIONS = {
-    ("app/main.cpp", "main"): 389,
     ("engine/src/bench/runner.cpp", "bench::runBenchmarkWith"): 238,
     ("engine/src/study/study_plan.cpp", "planStudy"): 222,
     ("ui/src/views/config_view.cpp", "ConfigView::draw"): 206,
