@@ -258,7 +258,7 @@ int opsCommand(const OpsOptions& o) {
     try {
         std::vector<RunResult> chosen;
         for (auto& r : loadRunsWarning(o.path)) {
-            if (o.runId.empty() ? r.opProfile.has_value() : r.id == o.runId) {
+            if (o.runId.empty() ? r.opProfile != nullptr : r.id == o.runId) {
                 chosen.push_back(std::move(r));
             }
         }

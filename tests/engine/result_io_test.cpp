@@ -1,6 +1,8 @@
 // JSON result sets: round trip, forward compatibility, and clear rejections.
 
+#include "lmprof/engine/op_profile.h"
 #include "lmprof/engine/result_io.h"
+#include "result_samples.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,59 +10,7 @@
 #include <nlohmann/json.hpp>
 
 using namespace lmprof::engine;
-
-namespace {
-
-ResultSet sampleSet() {
-    ResultSet set;
-    set.created = "2026-11-21T12:00:00Z";
-    set.tool = {"lmprof", "0.1.0", "abc1234"};
-    set.environment.torch = "2.15.0";
-    set.environment.cuda = "13.2";
-    set.environment.device = {"cuda", "NVIDIA H100 80GB HBM3", 85000000000};
-    set.environment.cpuModel = "AMD EPYC";
-    set.environment.cpuThreads = 16;
-    set.environment.host = "gpu-1";
-    set.environment.driver = "580.65.06";
-    RunResult r;
-    r.id = "small-ctx128-bf16-train-1";
-    r.config.model = *presetModel("small");
-    r.config.precision = Precision::Fp16;
-    r.config.mode = Mode::Train;
-    r.config.faultOomPhase.reset();
-    r.resolvedDevice = "cuda:0";
-    r.config.device = "auto";
-    r.config.seed = 42;
-    r.parameterCount = parameterCount(r.config.model);
-    for (int i = 0; i < 3; ++i) {
-        StepRecord s;
-        s.index = i;
-        s.warmup = i == 0;
-        s.forwardMs = 10.5 + i;
-        s.backwardMs = 20.25;
-        s.optimizerMs = 3.125;
-        s.totalMs = 35.0 + i;
-        s.peakAllocatedBytes = 123456789012;
-        s.peakReservedBytes = 223456789012;
-        s.phasePeakBytes = {1, 2, 3};
-        s.lossScale = 65536.0;
-        s.skippedUpdate = i == 2;
-        r.steps.push_back(s);
-        r.memoryTimeline.push_back({1.5 * i, 100 + i, 200, 300, 0, 0, Phase::Backward, i, false});
-    }
-    r.summary = summarize(r.config, r.steps, 989.4e12);
-    RunResult oom = r;
-    oom.id = "xl-ctx1024-fp32-train-2";
-    oom.status = RunStatus::Oom;
-    oom.failedPhase = Phase::Backward;
-    oom.error = "CUDA out of memory. Tried to allocate 2.00 GiB";
-    oom.steps.clear();
-    oom.summary = summarize(oom.config, oom.steps, std::nullopt);
-    set.runs = {r, oom};
-    return set;
-}
-
-} // namespace
+using namespace lmprof::engine::test;
 
 TEST(ResultIo, RoundTripPreservesEveryField) {
     const ResultSet set = sampleSet();
@@ -110,17 +60,6 @@ TEST(ResultIo, UnknownFieldsAndMinorVersionsAreAccepted) {
     const ResultSet back = parseResultSet(text);
     EXPECT_EQ(back.runs.size(), 2u);
 }
-
-namespace {
-std::string rejection(const std::string& text) {
-    try {
-        parseResultSet(text);
-    } catch (const ResultFormatError& e) {
-        return e.what();
-    }
-    return "<accepted>";
-}
-} // namespace
 
 TEST(ResultIo, ForeignCorruptAndMalformedDocumentsAreRejectedClearly) {
     EXPECT_NE(rejection(R"({"runs": []})").find("\"schema\" field is missing"), std::string::npos);
@@ -327,99 +266,6 @@ TEST(ResultIo, PatchConfigChangesNamedFieldsAndRefusesUnknownOnes) {
     EXPECT_NE(refusal(R"([1, 2])").find("must be an object"), std::string::npos);
 }
 
-namespace {
-
-RunResult ddpRun() {
-    RunResult r = sampleSet().runs.front();
-    r.config.ddp = DdpRequest{2, DdpBackend::Gloo, DdpStrategy::Bucketed, 0.5, 30.0};
-    DdpReport report;
-    report.gradientBytes = 4000;
-    report.buckets = 3;
-    report.parametersIdentical = true;
-    for (int rank = 0; rank < 2; ++rank) {
-        DdpRank dr{rank, "host-a", "cpu", {}, std::nullopt, "00000000deadbeef"};
-        for (int i = 0; i < 3; ++i) {
-            dr.steps.push_back({i, i == 0, 20.0 + i, 8.0, 3.5 + rank, 4000});
-        }
-        report.ranks.push_back(dr);
-    }
-    report.ranks[1].error = "connection closed by peer";
-    r.ddp = report;
-    return r;
-}
-
-} // namespace
-
-TEST(ResultIo, DataParallelRunsRoundTripAndDerivedFiguresAreWritten) {
-    ResultSet set = sampleSet();
-    set.runs = {ddpRun()};
-    const std::string text = toJson(set);
-    const ResultSet back = parseResultSet(text);
-    const RunResult& r = back.runs.at(0);
-    ASSERT_TRUE(r.config.ddp && r.ddp);
-    EXPECT_EQ(r.config.ddp->strategy, DdpStrategy::Bucketed);
-    EXPECT_DOUBLE_EQ(r.config.ddp->bucketMb, 0.5);
-    EXPECT_EQ(r.ddp->buckets, 3);
-    EXPECT_EQ(r.ddp->parametersIdentical, true);
-    ASSERT_EQ(r.ddp->ranks.size(), 2u);
-    EXPECT_EQ(r.ddp->ranks[1].error, "connection closed by peer");
-    EXPECT_EQ(r.ddp->ranks[0].parameterHash, "00000000deadbeef");
-    EXPECT_DOUBLE_EQ(r.ddp->ranks[1].steps[2].exposedCommMs, 4.5);
-    EXPECT_EQ(toJson(back), text);
-    // The derived figures are in the file for scripts: 4000 B in 8 ms = 0.0005 GB/s.
-    const auto j = nlohmann::json::parse(text);
-    const auto& step = j["runs"][0]["ddp"]["ranks"][0]["steps"][1];
-    EXPECT_DOUBLE_EQ(step["compute_ms"].get<double>(), 21.0 - 3.5);
-    EXPECT_DOUBLE_EQ(step["algbw_gbps"].get<double>(), 0.0005);
-    EXPECT_DOUBLE_EQ(step["busbw_gbps"].get<double>(), 0.0005);
-    // A run without ddp writes config.ddp null and no block; older files have neither.
-    ResultSet plain = sampleSet();
-    const auto pj = nlohmann::json::parse(toJson(plain));
-    EXPECT_TRUE(pj["runs"][0]["config"]["ddp"].is_null());
-    EXPECT_FALSE(pj["runs"][0].contains("ddp"));
-}
-
-TEST(ResultIo, HostileDataParallelBlocksAreRefusedWithTheirPath) {
-    ResultSet set = sampleSet();
-    set.runs = {ddpRun()};
-    const auto base = nlohmann::json::parse(toJson(set));
-    const auto refused = [&](auto edit, const std::string& path) {
-        auto j = base;
-        edit(j["runs"][0]);
-        try {
-            parseResultSet(j.dump());
-            ADD_FAILURE() << "accepted, expected a refusal at " << path;
-        } catch (const ResultFormatError& e) {
-            EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
-        }
-    };
-    refused([](auto& run) { run["ddp"]["ranks"][1]["rank"] = 0; }, "$.runs[0].ddp.ranks[1].rank");
-    refused([](auto& run) { run["ddp"]["ranks"][1]["rank"] = 5; }, "$.runs[0].ddp.ranks[1].rank");
-    refused([](auto& run) { run["ddp"]["ranks"].push_back(run["ddp"]["ranks"][0]); },
-            "$.runs[0].ddp.ranks");
-    refused([](auto& run) { run["ddp"]["ranks"][0]["steps"][0]["exposed_comm_ms"] = 1e6; },
-            "$.runs[0].ddp.ranks[0].steps[0].exposed_comm_ms");
-    refused([](auto& run) { run["ddp"]["ranks"][0]["steps"][0]["index"] = 99; },
-            "$.runs[0].ddp.ranks[0].steps[0].index");
-    refused([](auto& run) { run["config"]["ddp"] = nullptr; }, "$.runs[0].ddp");
-    refused([](auto& run) { run["config"]["ddp"]["strategy"] = "ring"; },
-            "$.runs[0].config.ddp.strategy");
-    refused([](auto& run) { run["config"]["ddp"]["world_size"] = 0; },
-            "$.runs[0].config.ddp.world_size");
-}
-
-TEST(ResultIo, RankRecordsTravelAsJsonAndRefuseTooManySteps) {
-    const DdpRank rank = ddpRun().ddp->ranks[1];
-    const std::string text = ddpRankToJson(rank, 2);
-    const DdpRank back = ddpRankFromJson(text, 3);
-    EXPECT_EQ(back.rank, 1);
-    EXPECT_EQ(back.steps.size(), 3u);
-    EXPECT_EQ(back.error, rank.error);
-    EXPECT_THROW(ddpRankFromJson(text, 2), ResultFormatError);
-    EXPECT_THROW(ddpRankFromJson("{\"rank\": \"one\"}", 3), ResultFormatError);
-    EXPECT_THROW(ddpRankFromJson("garbage", 3), ResultFormatError);
-}
-
 // Integers never wrap: a value beyond its field's type is "out of range", with the path and
 // the value as written (4294967297 used to read as 1 measured step; 10^12 as -727379968).
 TEST(ResultIo, IntegersBeyondTheirFieldsTypeAreOutOfRange) {
@@ -483,7 +329,7 @@ TEST(ResultIo, HostileOpProfileLabAndDdpValuesAreRefusedWithTheirPath) {
     p.timeline.lanes = {"thread 1 (main)"};
     p.timeline.events.push_back(
         {"aten::mm", "mlp", Phase::Forward, OpKind::Op, 0, 0, 0.5, 1.0, 2e9, "[4, 8]", false});
-    set.runs[0].opProfile = p;
+    set.runs[0].opProfile = std::make_shared<const OpProfile>(p);
     DtypeReport d;
     d.model = "toy";
     d.precision = Precision::Bf16;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "lmprof/engine/records.h"
+#include "lmprof/engine/result_set.h"
 
 #include <optional>
 

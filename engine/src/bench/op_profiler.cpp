@@ -193,8 +193,13 @@ void OpProfiler::replayAllocations(CpuMemoryReporter& reporter, std::span<StepRe
     applyUntil(std::numeric_limits<int64_t>::max());
 }
 
-std::optional<OpProfile> OpProfiler::take() {
-    return std::move(m_profile);
+std::shared_ptr<const OpProfile> OpProfiler::take() {
+    if (!m_profile) {
+        return nullptr;
+    }
+    auto profile = std::make_shared<const OpProfile>(std::move(*m_profile));
+    m_profile.reset();
+    return profile;
 }
 
 } // namespace lmprof::engine::bench

@@ -48,8 +48,8 @@ public:
     // The profiled steps' allocations, in order, into `reporter`; on the CPU the steps'
     // phase peaks are replaced by the replayed ones. After stop().
     void replayAllocations(CpuMemoryReporter& reporter, std::span<StepRecord> steps) const;
-    // The profile once stopped; nullopt if it never started.
-    std::optional<OpProfile> take();
+    // The profile once stopped, as a run record keeps it; null if it never started.
+    std::shared_ptr<const OpProfile> take();
 
 private:
     struct Allocation {

@@ -5,6 +5,7 @@
 
 #include "enum_names.h"
 #include "lmprof/engine/ddp.h"
+#include "lmprof/engine/op_profile.h"
 #include "lmprof/engine/report.h"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 // The op profile as a grid table, Markdown or CSV (lmprof-cli run --profile-ops, lmprof-cli ops).
 
 #include "lmprof/engine/format.h"
+#include "lmprof/engine/op_profile.h"
 #include "lmprof/engine/report.h"
 
 #include <ostream>

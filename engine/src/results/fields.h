@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <type_traits>
 
 namespace lmprof::engine::json_io {
@@ -148,6 +149,14 @@ struct Writer {
             slot(key) = toObject(*v, context...);
         }
     }
+    // A record shared between copies of its owner (RunResult::opProfile).
+    template <typename T, typename... Context>
+    void optionalObject(const char* key, const std::shared_ptr<const T>& v,
+                        const Context&... context) {
+        if (v) {
+            slot(key) = toObject(*v, context...);
+        }
+    }
     template <typename T>
     void nullableObject(const char* key, const std::optional<T>& v) {
         slot(key) = v ? toObject(*v) : json(nullptr);
@@ -255,6 +264,12 @@ struct BasicReader {
     void optionalObject(const char* key, std::optional<T>& v, const Context&... context) {
         if (const auto m = member(in, path, key, false)) {
             v = fromObject<T>(*m, path + "." + key, context...);
+        }
+    }
+    template <typename T, typename... Context>
+    void optionalObject(const char* key, std::shared_ptr<const T>& v, const Context&... context) {
+        if (const auto m = member(in, path, key, false)) {
+            v = std::make_shared<const T>(fromObject<T>(*m, path + "." + key, context...));
         }
     }
     template <typename T>

@@ -3,6 +3,7 @@
 // the rows when a file has none; and a watched run's time per module ("module_times",
 // docs/WATCH.md).
 
+#include "lmprof/engine/op_profile.h"
 #include "results/fields.h"
 
 #include <algorithm>

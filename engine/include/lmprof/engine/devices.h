@@ -6,6 +6,7 @@
 
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/records.h"
+#include "lmprof/engine/result_set.h"
 
 #include <optional>
 #include <string>

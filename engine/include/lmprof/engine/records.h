@@ -4,18 +4,19 @@
 
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/module_times.h"
-#include "lmprof/engine/op_profile.h"
-#include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/stats.h"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace lmprof::engine {
+
+struct OpProfile; // op_profile.h
 
 using PeakBytes = PerPhase<int64_t>;
 
@@ -200,9 +201,11 @@ struct RunResult {
     double samplerCpuMs = 0.0;                // CPU time of the sampler thread over the whole run
     std::optional<std::string> samplerError;  // why periodic sampling stopped early, if it did
     std::optional<MemorySnapshotInfo> memorySnapshot;
-    std::optional<OpProfile> opProfile; // when op profiling was asked for and started
-    std::optional<DdpReport> ddp;       // a data-parallel run (config.ddp): every rank's steps
-    std::optional<GraphCapture> graph;  // cuda_graphs: the capture, once it succeeded
+    // When op profiling was asked for and started; shared and never changed once made, so a
+    // run record needs no op profile header (op_profile.h) to be copied or kept.
+    std::shared_ptr<const OpProfile> opProfile;
+    std::optional<DdpReport> ddp;      // a data-parallel run (config.ddp): every rank's steps
+    std::optional<GraphCapture> graph; // cuda_graphs: the capture, once it succeeded
     // Why a CUDA run has no kernel time (CUPTI missing or taken), if it has none.
     std::optional<std::string> busyNote;
     std::optional<RunSource> source;        // a watched script's run, not the engine's
@@ -223,36 +226,6 @@ int64_t tokensPerStep(const RunResult& run);
 // NVML's mean GPU utilisation (0..1) over the run's measured, unperturbed steps, from the
 // telemetry samples taken while they ran; nullopt without such samples.
 std::optional<double> nvmlBusyShare(const RunResult& run);
-
-struct DeviceInfo {
-    std::string type = "cpu"; // "cpu" or "cuda"
-    std::string name;
-    int64_t memoryBytes = 0;
-};
-
-struct Environment {
-    std::string torch;
-    std::string cuda; // CUDA version LibTorch was built with, empty for CPU-only builds
-    DeviceInfo device;
-    std::optional<std::string> driver; // the GPU driver's version (NVML), for a CUDA device
-    std::string cpuModel;
-    int cpuThreads = 0;
-    std::string host;
-};
-
-struct ToolInfo {
-    std::string name = "lmprof";
-    std::string version;
-    std::string git;
-};
-
-struct ResultSet {
-    std::string created; // ISO 8601 UTC
-    ToolInfo tool;
-    Environment environment;
-    std::vector<RunResult> runs;
-    PrecisionLab precisionLab; // the lab's experiments, when the set holds any
-};
 
 // A run that never ran a step (skipped by a sweep, cancelled before it started, refused):
 // its id, configuration and parameter count, with the status and why.

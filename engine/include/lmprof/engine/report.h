@@ -5,6 +5,7 @@
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/format.h"
+#include "lmprof/engine/op_profile.h"
 #include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/records.h"
 

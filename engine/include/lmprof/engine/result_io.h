@@ -4,7 +4,7 @@
 #pragma once
 
 #include "lmprof/engine/file_io.h"
-#include "lmprof/engine/records.h"
+#include "lmprof/engine/result_set.h"
 
 #include <cstdint>
 #include <filesystem>

@@ -8,7 +8,7 @@
 
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/precision_lab.h"
-#include "lmprof/engine/records.h"
+#include "lmprof/engine/result_set.h"
 
 #include <chrono>
 #include <cstdint>

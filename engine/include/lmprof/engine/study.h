@@ -4,6 +4,7 @@
 #pragma once
 
 #include "lmprof/engine/records.h"
+#include "lmprof/engine/result_set.h"
 
 #include <filesystem>
 #include <functional>

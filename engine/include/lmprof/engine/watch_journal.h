@@ -6,6 +6,7 @@
 #pragma once
 
 #include "lmprof/engine/records.h"
+#include "lmprof/engine/result_set.h"
 
 #include <cstdint>
 #include <filesystem>
