@@ -121,8 +121,28 @@ TEST(Cli, ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled) {
     EXPECT_EQ(killed["status"], "ok");
     EXPECT_EQ(killed["steps"].size(), 31u);
 
-    // ddp --connect: the server's engine starts the ranks; the client gets the run as a
-    // local launch writes it. The rendezvous port is the server's to pick.
+    kill(server, SIGINT);
+    int status = 0;
+    waitpid(server, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(serveLog);
+    EXPECT_NE(slurp(serveLog).find("stopped"), std::string::npos);
+}
+
+// ddp --connect (docs/DISTRIBUTED.md): the server's engine starts the ranks on its machine;
+// the client gets the runs as a local launch writes them. The rendezvous port is the
+// server's to pick.
+TEST(Cli, DdpConnectRunsTheRanksOnTheServer) {
+    const auto dir = tempDir() / "serve-ddp";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto serveLog = dir / "serve.log";
+    const pid_t server = spawnCli({"serve", "--listen", "127.0.0.1:0"}, dir / "config", serveLog);
+    ASSERT_TRUE(waitForText(serveLog, "listening on 127.0.0.1:")) << slurp(serveLog);
+    const std::string log = slurp(serveLog);
+    const size_t at = log.find("listening on 127.0.0.1:") + 23;
+    const std::string address = "127.0.0.1:" + log.substr(at, log.find(' ', at) - at);
+    const auto token = dir / "config" / "server" / "token";
+
     const std::string ddpFlags = "ddp --world-size 2 --strategy naive,bucketed --bucket-mb 0.1 "
                                  "--model tiny --ctx 16 --batch 2 --warmup 1 --steps 2 "
                                  "--device cpu --vocab 256 --sample-hz 0 --telemetry-hz 0 -q "
@@ -149,7 +169,6 @@ TEST(Cli, ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled) {
     int status = 0;
     waitpid(server, &status, 0);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(serveLog);
-    EXPECT_NE(slurp(serveLog).find("stopped"), std::string::npos);
 }
 
 // Out of descriptors, the server loses nothing (ulimit -n 48 and a flood of 80 idle

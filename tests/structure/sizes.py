@@ -68,7 +68,6 @@ DEBT_FUNCTIONS = {
     ("app/cli_watch.cpp", "watchCommand"): 106,
     ("ui/src/views/ops_view.cpp", "OpsView::draw"): 103,
     ("engine/src/remote/remote_protocol.cpp", "fromJson"): 101,
-    ("tests/app/cli_serve_test.cpp", "Cli.ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled"): 98,
     ("ui/src/views/runs_table_view.cpp", "RunsTableView::draw"): 97,
     ("ui/src/views/memory_view.cpp", "MemoryView::drawTimeline"): 97,
     ("tests/engine/study_test.cpp", "Study.EachSizeIsEstimatedAtTheRateCalibratedForIt"): 97,
