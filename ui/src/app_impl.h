@@ -214,7 +214,7 @@ struct App::Impl {
             if (!studyOffscreen) {
                 studyOffscreen = std::make_unique<OffscreenCharts>(false, 1.0f);
             }
-            drawStudyCharts(*studyOffscreen, session(), set, charts, dir);
+            drawStudyCharts(*studyOffscreen, set, charts, dir);
         };
         return ctx;
     }

@@ -53,9 +53,9 @@ private:
 };
 
 // The study report's charts drawn with `offscreen` (the window's own, or a headless
-// context's: lmprof/ui/study_charts.h); `engine` answers the views' questions (busy?).
-void drawStudyCharts(OffscreenCharts& offscreen, engine::SessionInterface& engine,
-                     const engine::ResultSet& set, const std::vector<engine::StudyChart>& charts,
+// context's: lmprof/ui/study_charts.h), each over its own runs and no engine.
+void drawStudyCharts(OffscreenCharts& offscreen, const engine::ResultSet& set,
+                     const std::vector<engine::StudyChart>& charts,
                      const std::filesystem::path& dir);
 
 } // namespace lmprof::ui

@@ -6,7 +6,6 @@
 
 #include "chart_export.h"
 #include "headless_gl.h"
-#include "lmprof/engine/session.h"
 #include "study_scene.h"
 #include "views/plot_helpers.h"
 
@@ -17,9 +16,8 @@ namespace lmprof::ui {
 
 using namespace lmprof::engine;
 
-StudyChartScene::StudyChartScene(const ResultSet& set, const StudyChart& chart,
-                                 SessionInterface& engine)
-    : m_chart(chart), m_ctx{engine, m_store, m_form, m_settings, m_status, m_isError} {
+StudyChartScene::StudyChartScene(const ResultSet& set, const StudyChart& chart)
+    : m_chart(chart), m_ctx{m_engine, m_store, m_form, m_settings, m_status, m_isError} {
     for (const WindowEntry& window : windowRegistry()) {
         for (const ChartEntry& entry : window.charts) {
             if (chart.chart == entry.name) {
@@ -53,10 +51,10 @@ std::string StudyChartScene::runsLine() {
     return m_chart.runs.empty() ? std::string() : chartRunsLine(m_ctx.selectedRuns());
 }
 
-void drawStudyCharts(OffscreenCharts& offscreen, SessionInterface& engine, const ResultSet& set,
+void drawStudyCharts(OffscreenCharts& offscreen, const ResultSet& set,
                      const std::vector<StudyChart>& charts, const std::filesystem::path& dir) {
     for (const StudyChart& chart : charts) {
-        StudyChartScene scene(set, chart, engine);
+        StudyChartScene scene(set, chart);
         const plot::ExportScope exporting;
         offscreen.render(dir / chart.file, kStudyChartWidth, kStudyChartHeight, false, chart.title,
                          scene.runsLine(), [&] { scene.draw(ImVec2(-1, -1)); });
@@ -67,8 +65,7 @@ void drawStudyChartsHeadless(const ResultSet& set, const std::vector<StudyChart>
                              const std::filesystem::path& dir) {
     const HeadlessGl gl;
     OffscreenCharts offscreen(false, 1.0f);
-    Session engine; // idle: a view may ask whether the engine is busy
-    drawStudyCharts(offscreen, engine, set, charts, dir);
+    drawStudyCharts(offscreen, set, charts, dir);
 }
 
 } // namespace lmprof::ui

@@ -7,6 +7,7 @@
 #include "lmprof/engine/study.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/run_store.h"
+#include "no_engine.h"
 #include "settings.h"
 #include "views/view.h"
 
@@ -20,8 +21,7 @@ class StudyChartScene {
 public:
     // Throws std::runtime_error naming the chart when its name is not a window chart or a
     // run it names is not in `set`.
-    StudyChartScene(const engine::ResultSet& set, const engine::StudyChart& chart,
-                    engine::SessionInterface& engine);
+    StudyChartScene(const engine::ResultSet& set, const engine::StudyChart& chart);
     StudyChartScene(const StudyChartScene&) = delete;
     StudyChartScene& operator=(const StudyChartScene&) = delete;
 
@@ -33,6 +33,7 @@ public:
 
 private:
     engine::StudyChart m_chart;
+    NoEngine m_engine; // a chart runs nothing: no engine thread, local or remote
     RunStore m_store;
     ConfigForm m_form;
     Settings m_settings;

@@ -180,12 +180,9 @@ void StudyView::refreshReport(ViewContext& ctx, bool final) {
             if (fs::exists(m_dir / "lab.json")) {
                 set.precisionLab = loadResultSet(m_dir / "lab.json").precisionLab;
             }
-            if (!m_idle) {
-                m_idle = std::make_unique<Session>();
-            }
             m_scenes.clear();
             for (const StudyChart& chart : m_report->charts) {
-                m_scenes.push_back(std::make_unique<StudyChartScene>(set, chart, *m_idle));
+                m_scenes.push_back(std::make_unique<StudyChartScene>(set, chart));
             }
         }
     } catch (const std::exception& e) {

@@ -2,7 +2,6 @@
 // step plans and runs one, a "wait" for "study" waits for it).
 #pragma once
 
-#include "lmprof/engine/session.h"
 #include "lmprof/engine/study.h"
 #include "study_scene.h"
 #include "view.h"
@@ -72,7 +71,6 @@ private:
     std::optional<engine::StudyReport> m_report;
     // The report's charts drawn live under their sections, over the folder's runs; an idle
     // engine of their own answers their views (the window's may be replaced by a connect).
-    std::unique_ptr<engine::Session> m_idle; // before the scenes: they outlive it not
     std::vector<std::unique_ptr<StudyChartScene>> m_scenes;
     bool m_showReport = false;
     std::string m_message;
