@@ -55,7 +55,6 @@ DEBT_FUNCTIONS = {
     ("ui/src/app_demo.cpp", "App::Impl::playStep"): 186,
     ("app/cli_study.cpp", "studyCommand"): 161,
     ("tests/app/cli_study_test.cpp", "Cli.AStudyResumesAfterAKillAndWritesItsReportFromItsRuns"): 160,
-    ("engine/src/remote/remote_session.cpp", "handle"): 155,
     # A declarative table: one entry per column of the CSV and the tables.
     ("engine/src/report/columns.cpp", "buildColumns"): 152,
     ("ui/src/views/ops_view.cpp", "OpsView::drawTimeline"): 148,

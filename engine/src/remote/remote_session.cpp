@@ -171,159 +171,169 @@ public:
         }
     }
 
+    using Lock = std::unique_lock<std::mutex>;
+    using Handler = void (Impl::*)(Message&, Lock&);
+    // A server's message, by its type: one method each, called with the mutex held (one that
+    // writes back releases it first). A client's message type from a server does nothing.
     void handle(Message m) {
-        std::unique_lock lock(mutex);
-        switch (m.type) {
-        case Type::Welcome: {
-            if (!serverId.empty() && m.serverId != serverId) {
-                // Another server process: the runs it had in flight are gone with it.
-                for (auto& [server, local] : toLocal) {
-                    Tracked& t = tracked[local];
-                    if (!t.finished) {
-                        t.finished = true;
-                        publish(RunFinished{local, unstartedRun(t.id, t.config, RunStatus::Error,
-                                                                "the server at " + where +
-                                                                    " restarted during the run; "
-                                                                    "its autosave holds the runs "
-                                                                    "it finished")});
-                    }
+        static const std::map<Type, Handler> kHandlers{
+            {Type::Welcome, &Impl::onWelcome},         {Type::Error, &Impl::onError},
+            {Type::Accepted, &Impl::onAccepted},       {Type::State, &Impl::onState},
+            {Type::RunStarted, &Impl::onRunStarted},   {Type::Step, &Impl::onStep},
+            {Type::Memory, &Impl::onSample},           {Type::Telemetry, &Impl::onSample},
+            {Type::RunFinished, &Impl::onRunFinished}, {Type::LabFinished, &Impl::onLabFinished},
+        };
+        Lock lock(mutex);
+        if (const auto it = kHandlers.find(m.type); it != kHandlers.end()) {
+            (this->*it->second)(m, lock);
+        }
+    }
+
+    void onWelcome(Message& m, Lock& lock) {
+        if (!serverId.empty() && m.serverId != serverId) {
+            // Another server process: the runs it had in flight are gone with it.
+            for (auto& [server, local] : toLocal) {
+                Tracked& t = tracked[local];
+                if (!t.finished) {
+                    t.finished = true;
+                    publish(RunFinished{local, unstartedRun(t.id, t.config, RunStatus::Error,
+                                                            "the server at " + where +
+                                                                " restarted during the run; "
+                                                                "its autosave holds the runs "
+                                                                "it finished")});
                 }
-                toLocal.clear();
             }
-            serverId = m.serverId;
-            welcome = m;
-            serverBusy = m.busy;
-            connected = true;
-            problem.clear();
+            toLocal.clear();
+        }
+        serverId = m.serverId;
+        welcome = m;
+        serverBusy = m.busy;
+        connected = true;
+        problem.clear();
+        owner.wake(); // info() changed
+        // Runs of ours the server may have finished while we were away (and another
+        // client acknowledged): asked for by index.
+        Message fetch;
+        fetch.type = Type::Fetch;
+        for (const auto& [server, local] : toLocal) {
+            if (!tracked[local].finished) {
+                fetch.runs.push_back(server);
+            }
+        }
+        const bool sendCancel = std::exchange(cancelPending, false);
+        lock.unlock();
+        if (!fetch.runs.empty()) {
+            write(encode(fetch));
+        }
+        if (sendCancel) {
+            Message c;
+            c.type = Type::Cancel;
+            write(encode(c));
+        }
+    }
+
+    void onError(Message& m, Lock&) {
+        if (m.fatal) {
+            refused = m.errorCode == code::kBadToken || m.errorCode == code::kVersion;
+            problem = "refused by " + where + ": " + m.text;
+            closedBecause = problem;
+        } else if (m.errorCode == code::kLimit && !unconfirmed.empty()) {
+            // The server would not take the oldest submit (commands are answered in
+            // order): that run ends here, as an error that says why.
+            auto [local, config] = std::move(unconfirmed.front());
+            unconfirmed.pop_front();
+            publish(RunFinished{local, unstartedRun(runLabel(config), config, RunStatus::Error,
+                                                    "refused by " + where + ": " + m.text)});
+        } else {
+            problem = where + ": " + m.text;
             owner.wake(); // info() changed
-            // Runs of ours the server may have finished while we were away (and another
-            // client acknowledged): asked for by index.
-            Message fetch;
-            fetch.type = Type::Fetch;
-            for (const auto& [server, local] : toLocal) {
-                if (!tracked[local].finished) {
-                    fetch.runs.push_back(server);
-                }
+        }
+    }
+
+    void onAccepted(Message& m, Lock&) {
+        for (int server : m.runs) {
+            if (unconfirmed.empty()) {
+                break;
             }
-            const bool sendCancel = std::exchange(cancelPending, false);
-            lock.unlock();
-            if (!fetch.runs.empty()) {
-                write(encode(fetch));
-            }
-            if (sendCancel) {
-                Message c;
-                c.type = Type::Cancel;
-                write(encode(c));
-            }
+            auto [local, config] = std::move(unconfirmed.front());
+            unconfirmed.pop_front();
+            toLocal[server] = local;
+            tracked[local].config = std::move(config);
+        }
+    }
+
+    void onState(Message& m, Lock&) { serverBusy = m.busy; }
+
+    void onRunStarted(Message& m, Lock&) {
+        const int local = localFor(m.run);
+        Tracked& t = tracked[local];
+        t.id = m.result->id;
+        t.config = m.result->config;
+        if (!t.started) { // else a replay after a reconnect: its steps follow
+            t.started = true;
+            publish(RunStarted{local, std::move(*m.result)});
+        }
+    }
+
+    void onStep(Message& m, Lock&) {
+        const auto it = toLocal.find(m.run);
+        if (it == toLocal.end()) {
             return;
         }
-        case Type::Error:
-            if (m.fatal) {
-                refused = m.errorCode == code::kBadToken || m.errorCode == code::kVersion;
-                problem = "refused by " + where + ": " + m.text;
-                closedBecause = problem;
-            } else if (m.errorCode == code::kLimit && !unconfirmed.empty()) {
-                // The server would not take the oldest submit (commands are answered in
-                // order): that run ends here, as an error that says why.
-                auto [local, config] = std::move(unconfirmed.front());
-                unconfirmed.pop_front();
-                publish(RunFinished{local, unstartedRun(runLabel(config), config, RunStatus::Error,
-                                                        "refused by " + where + ": " + m.text)});
-            } else {
-                problem = where + ": " + m.text;
-                owner.wake(); // info() changed
-            }
+        Tracked& t = tracked[it->second];
+        if (m.step->index <= t.lastStep) {
+            return; // replayed: this client has it
+        }
+        t.lastStep = m.step->index;
+        if (m.sentNs > 0) {
+            latencies.push_back(static_cast<double>(steadyNowNs() - m.sentNs) / 1e6);
+        }
+        publish(StepFinished{it->second, std::move(*m.step), m.sentNs});
+    }
+
+    void onSample(Message& m, Lock&) {
+        const auto it = toLocal.find(m.run);
+        if (it == toLocal.end()) {
             return;
-        case Type::Accepted:
-            for (int server : m.runs) {
-                if (unconfirmed.empty()) {
-                    break;
-                }
-                auto [local, config] = std::move(unconfirmed.front());
-                unconfirmed.pop_front();
-                toLocal[server] = local;
-                tracked[local].config = std::move(config);
-            }
-            return;
-        case Type::State:
-            serverBusy = m.busy;
-            return;
-        case Type::RunStarted: {
-            const int local = localFor(m.run);
-            Tracked& t = tracked[local];
-            t.id = m.result->id;
-            t.config = m.result->config;
-            if (!t.started) { // else a replay after a reconnect: its steps follow
+        }
+        Tracked& t = tracked[it->second];
+        if (m.memory && m.memory->tMs > t.lastMemoryMs) {
+            t.lastMemoryMs = m.memory->tMs;
+            publish(MemorySampled{it->second, *m.memory});
+        } else if (m.telemetry && m.telemetry->tMs > t.lastTelemetryMs) {
+            t.lastTelemetryMs = m.telemetry->tMs;
+            publish(TelemetrySampled{it->second, *m.telemetry});
+        }
+    }
+
+    void onRunFinished(Message& m, Lock& lock) {
+        serverBusy = m.busy;
+        const int local = localFor(m.run);
+        Tracked& t = tracked[local];
+        if (!t.finished) {
+            if (!t.started) {
+                // Finished while no one listened: its header first, as a local run has.
+                RunResult header = *m.result;
+                header.steps.clear();
+                header.memoryTimeline.clear();
+                header.telemetry.clear();
+                publish(RunStarted{local, std::move(header)});
                 t.started = true;
-                publish(RunStarted{local, std::move(*m.result)});
             }
-            return;
+            t.finished = true;
+            publish(RunFinished{local, std::move(*m.result)});
         }
-        case Type::Step: {
-            const auto it = toLocal.find(m.run);
-            if (it == toLocal.end()) {
-                return;
-            }
-            Tracked& t = tracked[it->second];
-            if (m.step->index <= t.lastStep) {
-                return; // replayed: this client has it
-            }
-            t.lastStep = m.step->index;
-            if (m.sentNs > 0) {
-                latencies.push_back(static_cast<double>(steadyNowNs() - m.sentNs) / 1e6);
-            }
-            publish(StepFinished{it->second, std::move(*m.step), m.sentNs});
-            return;
-        }
-        case Type::Memory:
-        case Type::Telemetry: {
-            const auto it = toLocal.find(m.run);
-            if (it == toLocal.end()) {
-                return;
-            }
-            Tracked& t = tracked[it->second];
-            if (m.memory && m.memory->tMs > t.lastMemoryMs) {
-                t.lastMemoryMs = m.memory->tMs;
-                publish(MemorySampled{it->second, *m.memory});
-            } else if (m.telemetry && m.telemetry->tMs > t.lastTelemetryMs) {
-                t.lastTelemetryMs = m.telemetry->tMs;
-                publish(TelemetrySampled{it->second, *m.telemetry});
-            }
-            return;
-        }
-        case Type::RunFinished: {
-            serverBusy = m.busy;
-            const int local = localFor(m.run);
-            Tracked& t = tracked[local];
-            if (!t.finished) {
-                if (!t.started) {
-                    // Finished while no one listened: its header first, as a local run has.
-                    RunResult header = *m.result;
-                    header.steps.clear();
-                    header.memoryTimeline.clear();
-                    header.telemetry.clear();
-                    publish(RunStarted{local, std::move(header)});
-                    t.started = true;
-                }
-                t.finished = true;
-                publish(RunFinished{local, std::move(*m.result)});
-            }
-            Message ack;
-            ack.type = Type::Ack;
-            ack.run = m.run;
-            lock.unlock();
-            write(encode(ack));
-            return;
-        }
-        case Type::LabFinished: {
-            serverBusy = m.busy;
-            if (labsInFlight.erase(m.run) > 0) {
-                publish(LabFinished{m.run, std::move(*m.labReport)});
-            }
-            return;
-        }
-        default:
-            return; // a client's message type from a server: nothing to do
+        Message ack;
+        ack.type = Type::Ack;
+        ack.run = m.run;
+        lock.unlock();
+        write(encode(ack));
+    }
+
+    void onLabFinished(Message& m, Lock&) {
+        serverBusy = m.busy;
+        if (labsInFlight.erase(m.run) > 0) {
+            publish(LabFinished{m.run, std::move(*m.labReport)});
         }
     }
 
