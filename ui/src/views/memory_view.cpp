@@ -41,6 +41,9 @@ constexpr size_t kMaxBands = 1500;
 
 const char* const kParts[] = {"parameters", "gradients", "AdamW moments", "activations"};
 const char* const kBars[] = {"predicted", "measured"};
+// The height, in lines, under which the breakdown's bars would be below the layout's
+// smallest readable plot (its data area and axes): the table is shown instead.
+constexpr float kBarsMinHeightLines = 14.0f;
 
 // ---------------------------------------------------------------------------------------
 // Timeline
@@ -270,8 +273,12 @@ void drawBreakdownChart(ViewContext& ctx, RunView& run, ImVec2 size, bool tableW
         {"gradients", predicted.gradients, measured.gradients},
         {"AdamW m, v", predicted.optimizerState, measured.optimizerState},
         {"activations", predicted.activations, measuredPeak > 0 ? measured.activations : 0}};
-    // A narrow pane gets the figures as a table; a wide one the stacked bars.
-    if (tableWhenNarrow && ImGui::GetContentRegionAvail().x < ImGui::GetFontSize() * 26.0f) {
+    // A narrow or short pane gets the figures as a table; a roomy one the stacked bars. The
+    // bars never ask the layout for room (docs/WINDOW.md, "Layout"): drawn only where they
+    // already read, they cannot hold a pane tall against a window brought forward below it.
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    if (tableWhenNarrow && (avail.x < ImGui::GetFontSize() * 26.0f ||
+                            avail.y < ImGui::GetFontSize() * kBarsMinHeightLines)) {
         drawBreakdownTable(rows, measuredPeak > 0);
         return;
     }
