@@ -176,14 +176,14 @@ std::optional<engine::RunConfig> buildConfig(const std::string& model, int64_t c
                                              const engine::SessionInterface* engine = nullptr);
 // Where each profiled run's Chrome trace goes (--profile-trace, else beside --json).
 void assignTracePaths(std::vector<engine::RunConfig>& configs, const CommonOptions& o);
-// Runs configs in order on the engine, printing progress unless quiet; `skip` may turn a
-// config into a skipped result without running it. Calls `finished` as each run ends.
-// Either may be empty.
-using SkipFn = std::function<std::optional<engine::RunResult>(const engine::RunConfig&)>;
+// Runs configs in order on the engine through its driver (lmprof/engine/sweep_driver.h, the
+// window's too), printing progress unless quiet; with skipAfterOom, the larger configurations
+// of a family that ran out of memory become skipped results. Calls `finished` (may be
+// empty) as each run ends; Ctrl+C cancels the run in flight and submits no more.
 using DoneFn = std::function<void(const engine::RunResult&)>;
 std::vector<engine::RunResult> runAll(engine::SessionInterface& session,
                                       const std::vector<engine::RunConfig>& configs, bool quiet,
-                                      const SkipFn& skip, const DoneFn& finished);
+                                      bool skipAfterOom, const DoneFn& finished);
 
 // The engine run and sweep drive: a Session in this process, or with --connect a
 // RemoteSession once its server accepted the hello; nullptr after printing why not (an

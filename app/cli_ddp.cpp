@@ -197,7 +197,7 @@ int launcherMain(const DdpOptions& o) {
         }
         plans.push_back(*config);
     }
-    const std::vector<RunResult> runs = runAll(*engine, plans, o.run.common.quiet, {}, {});
+    const std::vector<RunResult> runs = runAll(*engine, plans, o.run.common.quiet, false, {});
     const Environment environment = engine->environment(o.run.common.device);
     const int code = reportRuns(runs, o.run.common, &environment);
     const auto format = *parseReportFormat(o.run.common.format);

@@ -47,7 +47,7 @@ std::vector<RunResult> runReferences(const std::vector<RunResult>& watched,
                  "lmprof-cli: watch: running lmprof's engine at the script's size "
                  "(%zu run(s))\n",
                  configs.size());
-    std::vector<RunResult> references = runAll(*engine, configs, options.quiet, {}, {});
+    std::vector<RunResult> references = runAll(*engine, configs, options.quiet, false, {});
     Comparison c;
     for (size_t i = 0; i < references.size() && i < pairedWith.size(); ++i) {
         c.matched.push_back(compareTwo(references[i], *pairedWith[i]));

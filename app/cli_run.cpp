@@ -50,7 +50,7 @@ int runCommand(const RunOptions& o) {
     }
     std::vector<RunConfig> configs{*config};
     assignTracePaths(configs, o.common);
-    auto runs = runAll(*engine, configs, o.common.quiet, {}, {});
+    auto runs = runAll(*engine, configs, o.common.quiet, false, {});
     const Environment environment = engine->environment(o.common.device);
     const int code = reportRuns(runs, o.common, &environment);
     if (!runs.empty() && runs.front().opProfile) {
@@ -195,13 +195,10 @@ int sweepCommand(const SweepOptions& o) {
             return kExitUsage;
         }
     }
-    OomSkipper skipper;
-    auto skip = [&](const RunConfig& c) { return o.keepAfterOom ? std::nullopt : skipper.skip(c); };
     // A failed autosave (full disk, missing folder) is said once; the sweep goes on and its
     // table and --json are still written.
     bool autosaveFailed = false;
     auto finished = [&](const RunResult& r) {
-        skipper.record(r);
         if (o.autosavePath.empty() || r.status == RunStatus::Skipped) {
             return;
         }
@@ -216,7 +213,7 @@ int sweepCommand(const SweepOptions& o) {
         }
     };
     try {
-        auto runs = runAll(*engine, configs, o.common.quiet, skip, finished);
+        auto runs = runAll(*engine, configs, o.common.quiet, !o.keepAfterOom, finished);
         const Environment environment = engine->environment(o.common.device);
         const int code = reportRuns(runs, o.common, &environment);
         return autosaveFailed && code == kExitOk ? kExitFailure : code;

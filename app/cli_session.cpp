@@ -14,6 +14,7 @@
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/session.h"
 #include "lmprof/engine/sweep.h"
+#include "lmprof/engine/sweep_driver.h"
 
 #include <algorithm>
 #include <atomic>
@@ -276,55 +277,71 @@ LabReport runOnEngine(SessionInterface& engine, const LabRequest& request) {
     return report;
 }
 
-// Runs configs in order on the engine; `skip` may turn a config into a skipped result
-// without running it. Calls `finished` as each run ends.
+// Runs configs in order on the engine through its driver (sweep_driver.h, as the window's
+// Sweep view does): one at a time, with skipAfterOom the larger configurations of a family
+// that ran out of memory turned into skipped results. Prints each run's start and steps,
+// calls `finished` as each run ends, and cancels on Ctrl+C.
 std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunConfig>& configs,
-                              bool quiet, const SkipFn& skip, const DoneFn& finished) {
+                              bool quiet, bool skipAfterOom, const DoneFn& finished) {
     std::vector<RunResult> results;
-    for (size_t i = 0; i < configs.size(); ++i) {
-        if (g_interrupts.load() > 0) {
-            break;
+    if (g_interrupts.load() > 0) {
+        return results;
+    }
+    const auto done = [&](RunResult r) {
+        results.push_back(std::move(r));
+        if (finished) {
+            finished(results.back());
         }
-        if (auto skipped = skip ? skip(configs[i]) : std::nullopt) {
-            results.push_back(std::move(*skipped));
-            if (finished) {
-                finished(results.back());
-            }
-            continue;
-        }
-        const std::string label = "[" + std::to_string(i + 1) + "/" +
-                                  std::to_string(configs.size()) + " " + runLabel(configs[i]) + "]";
+    };
+    // Every configuration ends as a result before the next is considered: the one in flight
+    // is configs[results.size()].
+    const auto label = [&] {
+        const size_t i = results.size();
+        return "[" + std::to_string(i + 1) + "/" + std::to_string(configs.size()) + " " +
+               runLabel(configs[i]) + "]";
+    };
+    const auto submit = [&](const RunConfig& c) {
         if (!quiet) {
-            std::fprintf(stderr, "%s starting (%.1fM parameters)\n", label.c_str(),
-                         static_cast<double>(parameterCount(configs[i].model)) / 1e6);
+            std::fprintf(stderr, "%s starting (%.1fM parameters)\n", label().c_str(),
+                         static_cast<double>(parameterCount(c.model)) / 1e6);
         }
         // A warning, not a refusal: the run may still be wanted (to see where it fails).
-        if (const std::string fit =
-                fitWarning(configs[i], session.deviceMemoryBytes(configs[i].device));
+        if (const std::string fit = fitWarning(c, session.deviceMemoryBytes(c.device));
             !fit.empty()) {
-            std::fprintf(stderr, "%s warning: %s\n", label.c_str(), fit.c_str());
+            std::fprintf(stderr, "%s warning: %s\n", label().c_str(), fit.c_str());
         }
-        const int index = session.submit(configs[i]);
-        waitForJob(session, "the current run", [&](SessionEvent& event) {
-            // A remote engine's other clients' runs are theirs: only this one counts.
+        return session.submit(c);
+    };
+    SweepDriver driver;
+    driver.start(configs, !skipAfterOom, submit, done);
+    bool cancelSent = false;
+    // Cancelled, the run in flight still ends (as cancelled) and is kept.
+    while (driver.running() || driver.current() >= 0) {
+        session.waitForEvents(std::chrono::milliseconds(100));
+        if (g_interrupts.load() > 0 && !cancelSent) {
+            std::fprintf(stderr, "lmprof-cli: interrupted, cancelling the current run\n");
+            driver.cancel();
+            session.cancel();
+            cancelSent = true;
+        }
+        for (SessionEvent& event : session.drain()) {
+            // A remote engine's other clients' runs are theirs: only the driver's counts.
+            const int index = driver.current();
             if (auto* step = std::get_if<StepFinished>(&event);
                 step && step->runIndex == index && !quiet) {
-                printStep(label, step->step, configs[i]);
+                printStep(label(), step->step, configs[results.size()]);
             } else if (auto* fin = std::get_if<RunFinished>(&event);
                        fin && fin->runIndex == index) {
                 // A local run is named by its place in this invocation; a server's keeps
                 // the server's id, unique among every client's runs there.
+                RunResult result = fin->result;
                 if (!session.info().remote) {
-                    fin->result.id = runIdFor(configs[i], i);
+                    result.id = runIdFor(configs[results.size()], results.size());
                 }
-                results.push_back(std::move(fin->result));
-                if (finished) {
-                    finished(results.back());
-                }
-                return true;
+                done(std::move(result));
             }
-            return false;
-        });
+            driver.observe(event); // after the result is kept: it may submit the next
+        }
     }
     return results;
 }

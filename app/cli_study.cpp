@@ -55,7 +55,7 @@ bool calibrate(SessionInterface& engine, StudyRequest& r, bool quiet) {
             std::fprintf(stderr, "study: calibrating on %s (%s, %d steps)\n", r.device.c_str(),
                          run->model.preset.c_str(), run->warmupSteps + run->measureSteps);
         }
-        const auto runs = runAll(engine, {*run}, true, {}, {});
+        const auto runs = runAll(engine, {*run}, true, false, {});
         std::string why = "the calibration run failed: interrupted";
         const auto point = runs.empty() ? std::nullopt : calibratedRate(runs.front(), why);
         if (!point) {
@@ -246,7 +246,7 @@ int studyCommand(const StudyOptions& o) {
                          ofSection, formatStudyTime(std::max(0.0, plannedLeft - spent)).c_str(),
                          run.id.c_str());
         }
-        auto results = runAll(*engine, {run.config}, true, {}, {});
+        auto results = runAll(*engine, {run.config}, true, false, {});
         if (results.empty()) {
             break; // interrupted before it started
         }

@@ -3,6 +3,7 @@
 set(LMPROF_CORE_SOURCES)
 foreach(_src
     config.cpp ddp.cpp ddp_launch.cpp precision.cpp records.cpp stats.cpp compare.cpp sweep.cpp
+    sweep_driver.cpp
     session_interface.cpp file_io.cpp format.cpp
     lab/precision_lab.cpp
     memory/memory_model.cpp

@@ -1,4 +1,5 @@
-// lmprof-cli serve and run --connect end to end (docs/REMOTE.md): runs survive their clients,
+// lmprof-cli as processes the tests start and signal: serve and run --connect end to end
+// (docs/REMOTE.md), and Ctrl+C during a sweep. Served runs survive their clients,
 // and the server holds within its descriptor limit.
 
 #include "cli_test_util.h"
@@ -169,6 +170,32 @@ TEST(Cli, DdpConnectRunsTheRanksOnTheServer) {
     int status = 0;
     waitpid(server, &status, 0);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(serveLog);
+}
+
+// Ctrl+C during a sweep (the engine's driver, runAll): the run in flight ends cancelled and
+// is kept with its steps, no later configuration starts, and the set is still written.
+TEST(Cli, CtrlCDuringASweepKeepsTheCancelledRunAndStartsNoOther) {
+    const auto dir = tempDir() / "sweep-interrupt";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    const auto log = dir / "sweep.log";
+    const auto json = dir / "sweep.json";
+    const pid_t sweep =
+        spawnCli({"sweep", "--models", "tiny", "--ctx", "16,32", "--batch", "1", "--warmup", "1",
+                  "--steps", "100000", "--device", "cpu", "--sample-hz", "0", "--telemetry-hz", "0",
+                  "--json", json.string()},
+                 dir / "config", log);
+    ASSERT_TRUE(waitForText(log, "step 3/")) << slurp(log);
+    kill(sweep, SIGINT);
+    int status = 0;
+    waitpid(sweep, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << slurp(log);
+    EXPECT_NE(slurp(log).find("interrupted, cancelling the current run"), std::string::npos);
+    EXPECT_EQ(slurp(log).find("[2/2"), std::string::npos) << slurp(log);
+    const auto set = readJson(json);
+    ASSERT_EQ(set["runs"].size(), 1u);
+    EXPECT_EQ(set["runs"][0]["status"], "cancelled");
+    EXPECT_GE(set["runs"][0]["steps"].size(), 3u);
 }
 
 // Out of descriptors, the server loses nothing (ulimit -n 48 and a flood of 80 idle

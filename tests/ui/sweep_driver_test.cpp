@@ -1,8 +1,9 @@
 // The SweepDriver fed synthetic engine events: one run at a time, skip after OOM, cancel,
 // ETA, and the editable lists of the Sweep builder.
 
+#include "int_list.h"
 #include "lmprof/engine/session.h"
-#include "sweep_driver.h"
+#include "lmprof/engine/sweep_driver.h"
 #include "synthetic_runs.h"
 
 #include <cmath>
@@ -14,6 +15,7 @@ using namespace lmprof;
 using namespace lmprof::ui;
 using namespace lmprof::ui::testing;
 using engine::SessionEvent;
+using engine::SweepDriver;
 
 namespace {
 
@@ -176,7 +178,7 @@ TEST(SweepDriver, EtaFollowsTheRunInFlightAndCountsTimeOutsideTheSteps) {
     engine::StepRecord first;
     first.totalMs = 5000.0;
     h.nowMs += 5000.0;
-    h.driver.observe({engine::StepFinished{1, first}});
+    h.driver.observe(engine::SessionEvent{engine::StepFinished{1, first}});
     p = h.driver.progress();
     ASSERT_TRUE(p.etaSeconds);
     const double rateNow = (engine::stepFlops(a) * 5 + engine::stepFlops(b)) / (50.0 + 5000.0);

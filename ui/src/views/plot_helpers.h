@@ -6,7 +6,6 @@
 #include "lmprof/ui/decimate.h"
 #include "ops_model.h"
 #include "summary_model.h"
-#include "sweep_driver.h"
 #include "view_context.h"
 
 #include <algorithm>

@@ -5,6 +5,7 @@
 
 #include "sweep_view.h"
 
+#include "int_list.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/report.h"
 #include "theme.h"
@@ -313,7 +314,7 @@ void SweepView::start(ViewContext& ctx, std::vector<RunConfig> configs) {
 }
 
 void SweepView::drawProgress() {
-    const SweepDriver::Progress p = m_driver.progress();
+    const engine::SweepDriver::Progress p = m_driver.progress();
     if (p.total == 0) {
         ImGui::ProgressBar(0.0f, ImVec2(-1, 0), "no sweep yet");
         return;

@@ -2,7 +2,7 @@
 // runs (demo scripts start one through it).
 #pragma once
 
-#include "sweep_driver.h"
+#include "lmprof/engine/sweep_driver.h"
 #include "view.h"
 
 #include <string>
@@ -33,7 +33,7 @@ private:
                                                 std::string& error) const;
     void drawProgress();
 
-    SweepDriver m_driver;
+    engine::SweepDriver m_driver;
     bool m_initialised = false;
     std::vector<char> m_models, m_precisions, m_modes; // ticked, index-aligned with options
     bool m_customModel = false;

@@ -1,15 +1,13 @@
 // SweepDriver: one configuration at a time on the Session, the skip-after-OOM rule of the
 // engine, and an ETA from the FLOP rate the sweep's own steps have shown.
 
-#include "sweep_driver.h"
+#include "lmprof/engine/sweep_driver.h"
 
-#include <charconv>
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
-namespace lmprof::ui {
-
-using namespace lmprof::engine;
+namespace lmprof::engine {
 
 void SweepDriver::start(std::vector<RunConfig> configs, bool runAfterOom, SubmitFn submit,
                         SkippedFn skipped) {
@@ -51,29 +49,33 @@ void SweepDriver::submitNext() {
 
 void SweepDriver::observe(const std::vector<SessionEvent>& events) {
     for (const auto& event : events) {
-        if (m_currentIndex < 0) {
-            return;
-        }
-        if (const auto* step = std::get_if<StepFinished>(&event);
-            step && step->runIndex == m_currentIndex) {
-            ++m_currentSteps;
-            m_flopsDone += stepFlops(m_configs[m_currentConfig]);
-            m_msDone += step->step.totalMs;
-            m_currentMs += step->step.totalMs;
-        } else if (const auto* fin = std::get_if<RunFinished>(&event);
-                   fin && fin->runIndex == m_currentIndex) {
-            m_outsideStepsMs += std::max(0.0, m_nowMs() - m_submittedAtMs - m_currentMs);
-            ++m_runsTimed;
-            ++m_finished;
-            const RunStatus status = fin->result.status;
-            m_failed += status == RunStatus::Oom || status == RunStatus::Error;
-            m_skipper.record(fin->result);
-            m_currentIndex = -1;
-            if (status == RunStatus::Cancelled || !m_running) {
-                m_running = false;
-            } else {
-                submitNext();
-            }
+        observe(event);
+    }
+}
+
+void SweepDriver::observe(const SessionEvent& event) {
+    if (m_currentIndex < 0) {
+        return;
+    }
+    if (const auto* step = std::get_if<StepFinished>(&event);
+        step && step->runIndex == m_currentIndex) {
+        ++m_currentSteps;
+        m_flopsDone += stepFlops(m_configs[m_currentConfig]);
+        m_msDone += step->step.totalMs;
+        m_currentMs += step->step.totalMs;
+    } else if (const auto* fin = std::get_if<RunFinished>(&event);
+               fin && fin->runIndex == m_currentIndex) {
+        m_outsideStepsMs += std::max(0.0, m_nowMs() - m_submittedAtMs - m_currentMs);
+        ++m_runsTimed;
+        ++m_finished;
+        const RunStatus status = fin->result.status;
+        m_failed += status == RunStatus::Oom || status == RunStatus::Error;
+        m_skipper.record(fin->result);
+        m_currentIndex = -1;
+        if (status == RunStatus::Cancelled || !m_running) {
+            m_running = false;
+        } else {
+            submitNext();
         }
     }
 }
@@ -117,40 +119,4 @@ SweepDriver::Progress SweepDriver::progress() const {
     return p;
 }
 
-std::optional<std::vector<int64_t>> parseIntList(std::string_view text, int64_t min,
-                                                 std::string* error) {
-    std::vector<int64_t> values;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        const size_t comma = std::min(text.find(',', pos), text.size());
-        std::string_view item = text.substr(pos, comma - pos);
-        while (!item.empty() && item.front() == ' ') {
-            item.remove_prefix(1);
-        }
-        while (!item.empty() && item.back() == ' ') {
-            item.remove_suffix(1);
-        }
-        pos = comma + 1;
-        if (item.empty()) {
-            continue;
-        }
-        int64_t v = 0;
-        const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-        if (ec != std::errc() || end != item.data() + item.size()) {
-            *error = "'" + std::string(item) + "' is not a whole number";
-            return std::nullopt;
-        }
-        if (v < min) {
-            *error = std::to_string(v) + " is below " + std::to_string(min);
-            return std::nullopt;
-        }
-        values.push_back(v);
-    }
-    if (values.empty()) {
-        *error = "the list is empty";
-        return std::nullopt;
-    }
-    return values;
-}
-
-} // namespace lmprof::ui
+} // namespace lmprof::engine

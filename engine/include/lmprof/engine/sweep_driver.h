@@ -1,7 +1,9 @@
-// Runs a sweep on the engine one configuration at a time. The engine queues runs, so a sweep
-// submitted at once could not skip the configurations an earlier OOM has shown to be too
-// large; the driver submits the next one (through the function it is given) when the
-// previous RunFinished arrives. No ImGui and no engine here: tests feed it synthetic events.
+// Runs a sweep (or any list of runs) on the engine one configuration at a time: the one
+// driver of multi-run work for both clients (lmprof-cli's runAll, the window's Sweep view).
+// The engine queues runs, so a sweep submitted at once could not skip the configurations an
+// earlier OOM has shown to be too large; the driver submits the next one (through the
+// function it is given) when the previous RunFinished arrives, and estimates what is left.
+// It runs nothing itself: tests feed it synthetic events.
 //
 // Usage (once per frame, before the RunStore takes the events):
 //   driver.start(expandSweep(spec), runAfterOom, submitFn, skippedFn);
@@ -17,25 +19,27 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-namespace lmprof::ui {
+namespace lmprof::engine {
 
 class SweepDriver {
 public:
     // Queues a run on the engine and returns its session index.
-    using SubmitFn = std::function<int(const engine::RunConfig&)>;
+    using SubmitFn = std::function<int(const RunConfig&)>;
     // Receives a configuration turned into a Skipped result instead of a run.
-    using SkippedFn = std::function<void(const engine::RunResult&)>;
+    using SkippedFn = std::function<void(const RunResult&)>;
 
     // Starts a sweep over `configs` in the given order (expandSweep's, cheapest first) and
     // submits the first one. The functions are kept until the sweep ends.
-    void start(std::vector<engine::RunConfig> configs, bool runAfterOom, SubmitFn submit,
+    void start(std::vector<RunConfig> configs, bool runAfterOom, SubmitFn submit,
                SkippedFn skipped);
-    // This frame's events: steps of the current run feed the ETA; its RunFinished submits
-    // the next configuration. A cancelled run ends the sweep.
-    void observe(const std::vector<engine::SessionEvent>& events);
+    // The engine's events (a frame's, or one): steps of the current run feed the ETA; its
+    // RunFinished submits the next configuration. A cancelled run ends the sweep.
+    void observe(const std::vector<SessionEvent>& events);
+    void observe(const SessionEvent& event);
+    // The engine's index of the run in flight; -1 when none.
+    int current() const { return m_currentIndex; }
     // Submits nothing more; the caller cancels the session's current run.
     void cancel();
 
@@ -63,14 +67,14 @@ public:
 private:
     void submitNext();
 
-    std::vector<engine::RunConfig> m_configs;
+    std::vector<RunConfig> m_configs;
     size_t m_next = 0;       // index of the next configuration to consider
     int m_currentIndex = -1; // session index of the run in flight; -1 when none
     size_t m_currentConfig = 0;
     int m_currentSteps = 0; // steps of the current run seen so far
     bool m_running = false;
     bool m_runAfterOom = false;
-    engine::OomSkipper m_skipper;
+    OomSkipper m_skipper;
     SubmitFn m_submit;
     SkippedFn m_skipped;
     size_t m_finished = 0, m_skippedCount = 0, m_failed = 0;
@@ -83,9 +87,4 @@ private:
     std::function<double()> m_nowMs;
 };
 
-// "0, 1,2,5" -> {0, 1, 2, 5}. nullopt (with `error` set) for an empty list, a non-number
-// or a value below `min`.
-std::optional<std::vector<int64_t>> parseIntList(std::string_view text, int64_t min,
-                                                 std::string* error);
-
-} // namespace lmprof::ui
+} // namespace lmprof::engine
