@@ -5,21 +5,80 @@
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
+#include "results/fields.h"
 
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <sys/file.h>
 #include <unistd.h>
 
+namespace lmprof::engine::json_io {
+
+// plan.json as a record (docs/STUDY.md): what the study was planned for, and what the budget
+// and the device's memory left out. Its fields in the order the file has always had them.
+struct StudyPlanFile {
+    std::optional<std::string> commit;
+    std::string created;
+    std::vector<std::string> cuts;
+    std::optional<std::string> deviceName;
+    std::optional<std::string> driver;
+    std::vector<std::string> leftOut;
+    std::string plan = std::string(kStudyPlanName);
+    StudyRequest request;
+    std::optional<std::string> torch;
+};
+
+template <typename Io>
+void fields(Io& io, Ref<StudyRate, Io> p) {
+    io.required("forward_flops_per_s", p.forwardPerS);
+    io.required("step_flops", p.stepFlops);
+    io.required("train_flops_per_s", p.trainPerS);
+}
+
+template <typename Io>
+void fields(Io& io, Ref<StudyRequest, Io> r) {
+    io.required("budget_s", r.budgetS);
+    io.required("cuda", r.cuda);
+    io.required("device", r.device);
+    io.required("gpus", r.gpus);
+    io.required("memory_bytes", r.memoryBytes);
+    if constexpr (Io::kReads) {
+        if (!member(io.in, io.path, "rates", false)) {
+            // A plan from before the calibration had points: one rate for every size.
+            double flopsPerS = 0.0;
+            io.required("flops_per_s", flopsPerS);
+            r.rates = {StudyRate::constant(flopsPerS)};
+        } else {
+            io.array("rates", r.rates);
+        }
+    } else {
+        io.array("rates", r.rates);
+    }
+    io.required("threads", r.threads);
+}
+
+template <typename Io>
+void fields(Io& io, Ref<StudyPlanFile, Io> f) {
+    io.optional("commit", f.commit);
+    io.field("created", f.created);
+    io.strings("cuts", f.cuts);
+    io.optional("device_name", f.deviceName);
+    io.optional("driver", f.driver);
+    io.strings("left_out", f.leftOut);
+    io.field("plan", f.plan);
+    io.object("request", f.request, true);
+    io.optional("torch", f.torch);
+}
+
+} // namespace lmprof::engine::json_io
+
 namespace lmprof::engine {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
@@ -27,11 +86,17 @@ constexpr std::uintmax_t kMaxPlanBytes = 1 << 20;
 // A calibration has a point or two (study.h); a plan.json with more is not one.
 constexpr size_t kMaxStudyRates = 8;
 
-json readPlan(const fs::path& dir) {
+// plan.json read by its fields (json_io::StudyPlanFile); a field missing or of the wrong
+// type is an error naming the file and the field's path.
+json_io::StudyPlanFile readPlan(const fs::path& dir) {
+    const std::string file = (dir / "plan.json").string();
     try {
-        return json::parse(readInputFile(dir / "plan.json", kMaxPlanBytes));
-    } catch (const json::exception& e) {
-        throw ResultFormatError((dir / "plan.json").string() + ": " + e.what());
+        const auto j = json_io::json::parse(readInputFile(dir / "plan.json", kMaxPlanBytes));
+        return json_io::fromObject<json_io::StudyPlanFile>(j, "$");
+    } catch (const json_io::json::exception& e) {
+        throw ResultFormatError(file + ": " + e.what());
+    } catch (const ResultFormatError& e) {
+        throw ResultFormatError(file + ": " + e.what());
     }
 }
 
@@ -39,9 +104,8 @@ json readPlan(const fs::path& dir) {
 std::string plannedAt(const fs::path& dir) {
     try {
         if (fs::exists(dir / "plan.json")) {
-            const json plan = readPlan(dir);
-            if (plan.contains("created") && plan["created"].is_string()) {
-                return plan["created"].get<std::string>();
+            if (std::string created = readPlan(dir).created; !created.empty()) {
+                return created;
             }
         }
     } catch (const std::exception&) {
@@ -96,35 +160,9 @@ void checkRequest(const StudyRequest& r, const std::string& file) {
 }
 
 // A plan's request, each field checked (checkRequest), or an error naming the file.
-StudyRequest requestOf(const json& plan, const std::string& file) {
-    try {
-        const json& q = plan.at("request");
-        StudyRequest r;
-        r.device = q.at("device").get<std::string>();
-        r.cuda = q.at("cuda").get<bool>();
-        r.gpus = q.at("gpus").get<int>();
-        r.memoryBytes = q.at("memory_bytes").get<int64_t>();
-        if (q.contains("rates")) {
-            const json& rates = q.at("rates");
-            if (!rates.is_array() || rates.size() > kMaxStudyRates) {
-                throw ResultFormatError(file + ": request.rates: not a list of at most " +
-                                        std::to_string(kMaxStudyRates) + " points");
-            }
-            for (const json& p : rates) {
-                r.rates.push_back({p.at("step_flops").get<double>(),
-                                   p.at("train_flops_per_s").get<double>(),
-                                   p.at("forward_flops_per_s").get<double>()});
-            }
-        } else { // a plan from before the calibration had points: one rate for every size
-            r.rates.push_back(StudyRate::constant(q.at("flops_per_s").get<double>()));
-        }
-        r.budgetS = q.at("budget_s").get<double>();
-        r.threads = q.at("threads").get<int>();
-        checkRequest(r, file);
-        return r;
-    } catch (const json::exception& e) {
-        throw ResultFormatError(file + ": " + e.what());
-    }
+StudyRequest requestOf(const json_io::StudyPlanFile& plan, const std::string& file) {
+    checkRequest(plan.request, file);
+    return plan.request;
 }
 
 } // namespace
@@ -189,29 +227,16 @@ std::unique_ptr<StudyFolderLock> openStudyFolder(const fs::path& dir) {
 void saveStudyPlan(const fs::path& dir, const StudyRequest& r, const StudyPlan& plan,
                    const Environment& env) {
     fs::create_directories(dir);
-    json rates = json::array();
-    for (const StudyRate& p : r.rates) {
-        rates.push_back({{"step_flops", p.stepFlops},
-                         {"train_flops_per_s", p.trainPerS},
-                         {"forward_flops_per_s", p.forwardPerS}});
-    }
-    const json j = {{"plan", std::string(kStudyPlanName)},
-                    {"request",
-                     {{"device", r.device},
-                      {"cuda", r.cuda},
-                      {"gpus", r.gpus},
-                      {"memory_bytes", r.memoryBytes},
-                      {"rates", rates},
-                      {"budget_s", r.budgetS},
-                      {"threads", r.threads}}},
-                    {"cuts", plan.cuts},
-                    {"left_out", plan.leftOut},
-                    {"device_name", env.device.name},
-                    {"driver", env.driver.value_or("")},
-                    {"torch", env.torch},
-                    {"commit", toolInfo().git},
-                    {"created", plannedAt(dir)}};
-    writeFileAtomic(dir / "plan.json", j.dump(2) + "\n");
+    json_io::StudyPlanFile file;
+    file.request = r;
+    file.cuts = plan.cuts;
+    file.leftOut = plan.leftOut;
+    file.deviceName = env.device.name;
+    file.driver = env.driver.value_or("");
+    file.torch = env.torch;
+    file.commit = toolInfo().git;
+    file.created = plannedAt(dir);
+    writeFileAtomic(dir / "plan.json", json_io::toObject(file).dump(2) + "\n");
 }
 
 std::optional<StudyRequest> loadStudyRequest(const fs::path& dir) {
@@ -289,19 +314,15 @@ StudyReport writeStudyFolder(const fs::path& dir, const std::string& command,
         header.commit = lab.tool.git;
     }
     if (fs::exists(dir / "plan.json")) {
-        const json plan = readPlan(dir);
+        const json_io::StudyPlanFile plan = readPlan(dir);
         header.budgetS = requestOf(plan, (dir / "plan.json").string()).budgetS; // checked
-        try {
-            header.cuts = plan.at("cuts").get<std::vector<std::string>>();
-            header.leftOut = plan.at("left_out").get<std::vector<std::string>>();
-            header.device = plan.value("device_name", header.device);
-            header.driver = plan.value("driver", header.driver);
-            header.torch = plan.value("torch", header.torch);
-            header.commit = plan.value("commit", header.commit);
-            header.date = plan.value("created", std::string());
-        } catch (const json::exception& e) {
-            throw ResultFormatError((dir / "plan.json").string() + ": " + e.what());
-        }
+        header.cuts = plan.cuts;
+        header.leftOut = plan.leftOut;
+        header.device = plan.deviceName.value_or(header.device);
+        header.driver = plan.driver.value_or(header.driver);
+        header.torch = plan.torch.value_or(header.torch);
+        header.commit = plan.commit.value_or(header.commit);
+        header.date = plan.created;
     }
     header.command = command;
     StudyReport report = writeStudyReport(set, header);
