@@ -50,21 +50,41 @@ bool waitForText(const std::filesystem::path& path, const std::string& text) {
     return false;
 }
 
+// A served engine on a free loopback port, its state under `dir` (made afresh); an empty
+// address when it did not say it listens within 60 s.
+struct Served {
+    pid_t pid = -1;
+    std::string address;
+    std::filesystem::path token;
+    std::filesystem::path log;
+};
+Served startServer(const std::filesystem::path& dir) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    Served s;
+    s.log = dir / "serve.log";
+    s.token = dir / "config" / "server" / "token";
+    s.pid = spawnCli({"serve", "--listen", "127.0.0.1:0"}, dir / "config", s.log);
+    if (waitForText(s.log, "listening on 127.0.0.1:")) {
+        const std::string text = slurp(s.log);
+        const size_t at = text.find("listening on 127.0.0.1:") + 23;
+        s.address = "127.0.0.1:" + text.substr(at, text.find(' ', at) - at);
+    }
+    return s;
+}
+
 } // namespace
 
 // lmprof-cli serve and run --connect (docs/REMOTE.md): a remote run saves the result set a
 // local one does; a client killed mid-run leaves the run to finish and be autosaved there.
 TEST(Cli, ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled) {
     const auto dir = tempDir() / "serve";
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    const auto serveLog = dir / "serve.log";
-    const pid_t server = spawnCli({"serve", "--listen", "127.0.0.1:0"}, dir / "config", serveLog);
-    ASSERT_TRUE(waitForText(serveLog, "listening on 127.0.0.1:")) << slurp(serveLog);
-    const std::string log = slurp(serveLog);
-    const size_t at = log.find("listening on 127.0.0.1:") + 23;
-    const std::string address = "127.0.0.1:" + log.substr(at, log.find(' ', at) - at);
-    const auto token = dir / "config" / "server" / "token";
+    const Served served = startServer(dir);
+    ASSERT_FALSE(served.address.empty()) << slurp(served.log);
+    const pid_t server = served.pid;
+    const auto& serveLog = served.log;
+    const std::string& address = served.address;
+    const auto& token = served.token;
     struct stat st {};
     ASSERT_EQ(::stat(token.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -134,15 +154,12 @@ TEST(Cli, ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled) {
 // server's to pick.
 TEST(Cli, DdpConnectRunsTheRanksOnTheServer) {
     const auto dir = tempDir() / "serve-ddp";
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    const auto serveLog = dir / "serve.log";
-    const pid_t server = spawnCli({"serve", "--listen", "127.0.0.1:0"}, dir / "config", serveLog);
-    ASSERT_TRUE(waitForText(serveLog, "listening on 127.0.0.1:")) << slurp(serveLog);
-    const std::string log = slurp(serveLog);
-    const size_t at = log.find("listening on 127.0.0.1:") + 23;
-    const std::string address = "127.0.0.1:" + log.substr(at, log.find(' ', at) - at);
-    const auto token = dir / "config" / "server" / "token";
+    const Served served = startServer(dir);
+    ASSERT_FALSE(served.address.empty()) << slurp(served.log);
+    const pid_t server = served.pid;
+    const auto& serveLog = served.log;
+    const std::string& address = served.address;
+    const auto& token = served.token;
 
     const std::string ddpFlags = "ddp --world-size 2 --strategy naive,bucketed --bucket-mb 0.1 "
                                  "--model tiny --ctx 16 --batch 2 --warmup 1 --steps 2 "
