@@ -156,16 +156,12 @@ TEST(Cli, DdpConnectRunsTheRanksOnTheServer) {
     const auto dir = tempDir() / "serve-ddp";
     const Served served = startServer(dir);
     ASSERT_FALSE(served.address.empty()) << slurp(served.log);
-    const pid_t server = served.pid;
-    const auto& serveLog = served.log;
-    const std::string& address = served.address;
-    const auto& token = served.token;
 
     const std::string ddpFlags = "ddp --world-size 2 --strategy naive,bucketed --bucket-mb 0.1 "
                                  "--model tiny --ctx 16 --batch 2 --warmup 1 --steps 2 "
                                  "--device cpu --vocab 256 --sample-hz 0 --telemetry-hz 0 -q "
                                  "--connect " +
-                                 address + " --token-file " + token.string();
+                                 served.address + " --token-file " + served.token.string();
     const auto ddpJson = dir / "ddp.json";
     const Result ddp = cli(ddpFlags + " --json " + ddpJson.string());
     ASSERT_EQ(ddp.code, 0) << ddp.output;
@@ -183,10 +179,10 @@ TEST(Cli, DdpConnectRunsTheRanksOnTheServer) {
     EXPECT_NE(port.output.find("--master-port: the server picks"), std::string::npos)
         << port.output;
 
-    kill(server, SIGINT);
+    kill(served.pid, SIGINT);
     int status = 0;
-    waitpid(server, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(serveLog);
+    waitpid(served.pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(served.log);
 }
 
 // Ctrl+C during a sweep (the engine's driver, runAll): the run in flight ends cancelled and
