@@ -77,7 +77,6 @@ DEBT_FUNCTIONS = {
     ("ui/src/views/sweep_view.cpp", "SweepView::draw"): 83,
     ("ui/src/views/precision_lab_view.cpp", "PrecisionLabView::drawNumerics"): 83,
     ("ui/src/views/compare_view.cpp", "CompareView::draw"): 83,
-    ("engine/src/remote/remote_protocol.cpp", "body"): 83,
     ("ui/src/views/sweep_view.cpp", "SweepView::buildConfigs"): 81,
     ("engine/src/data_parallel/data_parallel.cpp", "runDataParallel"): 81,
 }

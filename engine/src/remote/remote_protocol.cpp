@@ -69,6 +69,20 @@ DeviceOffer deviceFrom(const json& j, const std::string& path) {
     return d;
 }
 
+// A welcome's fields: the server, its machine and what each of its devices can run.
+void welcomeBody(const Message& m, json& j) {
+    j["protocol"] = m.protocol;
+    j["server_id"] = m.serverId;
+    j["tool"] = toolJson(m.tool);
+    j["environment"] = environmentJson(m.environment);
+    json devices = json::array();
+    for (const auto& d : m.devices) {
+        devices.push_back(deviceJson(d));
+    }
+    j["devices"] = std::move(devices);
+    j["busy"] = m.busy;
+}
+
 // The JSON of a message's own fields, by type.
 json body(const Message& m) {
     json j = {{"type", toString(m.type)}};
@@ -94,19 +108,9 @@ json body(const Message& m) {
     case Type::Ack:
         j["run"] = m.run;
         break;
-    case Type::Welcome: {
-        j["protocol"] = m.protocol;
-        j["server_id"] = m.serverId;
-        j["tool"] = toolJson(m.tool);
-        j["environment"] = environmentJson(m.environment);
-        json devices = json::array();
-        for (const auto& d : m.devices) {
-            devices.push_back(deviceJson(d));
-        }
-        j["devices"] = std::move(devices);
-        j["busy"] = m.busy;
+    case Type::Welcome:
+        welcomeBody(m, j);
         break;
-    }
     case Type::Error:
         j["code"] = m.errorCode;
         j["message"] = m.text;
