@@ -224,7 +224,7 @@ RankProgram rankProgramBesideThisOne() {
 }
 
 RunResult launchDataParallel(const RunConfig& config, const std::string& runId,
-                             const RankProgram& program, int masterPort, RunObserver* observer,
+                             const RankProgram& program, RunObserver* observer,
                              const std::atomic<bool>* cancel) {
     if (!config.ddp) {
         return unstartedRun(runId, config, RunStatus::Error, "not a data-parallel run");
@@ -252,7 +252,7 @@ RunResult launchDataParallel(const RunConfig& config, const std::string& runId,
         return unstartedRun(runId, config, RunStatus::Error,
                             std::string("cannot prepare the ranks' files: ") + e.what());
     }
-    const int port = masterPort > 0 ? masterPort : freePort();
+    const int port = program.masterPort > 0 ? program.masterPort : freePort();
     std::vector<Rank> ranks(static_cast<size_t>(config.ddp->worldSize));
     spawnRanks(ranks, program, port, dir);
     ProgressReader progress(dir / "progress.jsonl");

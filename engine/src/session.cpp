@@ -236,7 +236,6 @@ void Session::runJob(Job& job, const RankProgram& rankProgram) {
         const std::string id = runId(*config, job.index);
         finished =
             RunFinished{job.index, config->ddp ? launchDataParallel(*config, id, rankProgram,
-                                                                    rankProgram.masterPort,
                                                                     &forwarder, &m_cancel)
                                                : runBenchmark(*config, id, &forwarder, &m_cancel)};
     } else {

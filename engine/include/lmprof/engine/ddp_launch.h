@@ -35,14 +35,14 @@ inline constexpr const char* kDdpRunVar = "LMPROF_DDP_RUN";           // the hea
 inline constexpr const char* kDdpResultVar = "LMPROF_DDP_RESULT";     // rank 0's result set
 inline constexpr const char* kDdpProgressVar = "LMPROF_DDP_PROGRESS"; // rank 0's steps
 
-// Runs config (which has a ddp request) as local ranks of `program` and waits for them.
-// masterPort 0 picks a free port. observer (may be null) hears onRunStarted at once and
-// rank 0's steps as they finish; a set cancel is passed on to the ranks (SIGINT), which
+// Runs config (which has a ddp request) as local ranks of `program` and waits for them,
+// meeting on the program's masterPort (0: a free one). observer (may be null) hears onRunStarted at
+// once and rank 0's steps as they finish; a set cancel is passed on to the ranks (SIGINT), which
 // stop together after the current step. Never throws for a failed run: a rank that cannot
 // start, dies or fails makes the result an error saying which rank and how, and the steps
 // rank 0 finished are kept.
 RunResult launchDataParallel(const RunConfig& config, const std::string& runId,
-                             const RankProgram& program, int masterPort, RunObserver* observer,
+                             const RankProgram& program, RunObserver* observer,
                              const std::atomic<bool>* cancel);
 
 // What a rank started by launchDataParallel was given; nullopt when kDdpRunVar is unset
