@@ -23,8 +23,12 @@ ib_version=$(sed -n 's/.*set(LMPROF_IMGUI_BUNDLE_VERSION "\(.*\)").*/\1/p' third
 ib_sha=$(grep -A1 'set(LMPROF_IMGUI_BUNDLE_SHA256' third_party/CMakeLists.txt | grep -o '"[0-9a-f]*"' | tr -d '"')
 py=python3
 [ -x .venv/bin/python ] && py=.venv/bin/python
+# The same members as the build unpacks: the stamp then matches and CMake fetches nothing.
+read -r -a ib_members < <(sed -n 's/.*set(LMPROF_IMGUI_BUNDLE_MEMBERS \(.*\)).*/\1/p' \
+  third_party/CMakeLists.txt)
+[ ${#ib_members[@]} -gt 0 ] || { echo "prepare.sh: no LMPROF_IMGUI_BUNDLE_MEMBERS in third_party/CMakeLists.txt" >&2; exit 1; }
 "$py" third_party/fetch_sdist.py imgui-bundle "imgui_bundle-$ib_version.tar.gz" "$ib_sha" \
-  "$carry/imgui-bundle" external/imgui/imgui/ external/implot/implot/ >/dev/null
+  "$carry/imgui-bundle" "${ib_members[@]}" >/dev/null
 git describe --always --dirty > "$carry/revision" 2>/dev/null || echo unknown > "$carry/revision"
 # A GPU checker's carried lmprof-cli (see check.sh --save-cli) is kept: bench can reuse it.
 
