@@ -117,7 +117,10 @@ void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t* buffer, size_t, size
     while (api().nextRecord(buffer, validSize, &record) == CUPTI_SUCCESS) {
         if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
             record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
-            const auto* k = reinterpret_cast<const CUpti_ActivityKernel11*>(record);
+            // Read as CUpti_ActivityKernel10, which CUDA 13.0's CUPTI (130001) and 13.2's
+            // (130202, whose records are CUpti_ActivityKernel11) both declare: start and end
+            // lie at offsets 16 and 24 in both layouts.
+            const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(record);
             if (s.intervals.size() < kMaxIntervals) {
                 s.intervals.emplace_back(k->start, k->end);
             } else {
