@@ -88,9 +88,9 @@ std::optional<std::string> runSdpaProbe(const DeviceTarget& target, const RunCon
         // and a run may be using them on the engine thread (bench/execution_scope.h).
         const PrecisionTraits& traits = traitsOf(config.precision);
         const auto dtype = bench::scalarType(traits.autocast.value_or(traits.weights));
-        const auto opts =
-            at::TensorOptions().device(bench::torchDevice(target)).dtype(dtype).requires_grad(true);
-        const at::Tensor q = at::randn({1, 2, 16, headDim}, opts);
+        // ATen's factories drop TensorOptions' requires_grad: set it on the tensor.
+        const auto opts = at::TensorOptions().device(bench::torchDevice(target)).dtype(dtype);
+        const at::Tensor q = at::randn({1, 2, 16, headDim}, opts).requires_grad_(true);
         at::Tensor out;
         switch (config.attention) {
         case AttentionKind::SdpaFlash:
