@@ -20,6 +20,10 @@
 #include <sys/types.h>
 #include <vector>
 
+namespace lmprof::engine {
+class Session;
+} // namespace lmprof::engine
+
 namespace lmprof::app {
 
 inline constexpr int kExitOk = 0;
@@ -191,6 +195,8 @@ std::vector<engine::RunResult> runAll(engine::SessionInterface& session,
 std::unique_ptr<engine::SessionInterface> openEngine(const CommonOptions& options);
 std::unique_ptr<engine::SessionInterface> openEngine(const std::string& connect,
                                                      const std::string& tokenFile, bool quiet);
+// The Session in this process, or nullptr after saying why (a --token-file without --connect).
+std::unique_ptr<engine::Session> openLocalEngine(const std::string& tokenFile);
 // lmprof-cli serve (docs/REMOTE.md).
 struct ServeOptions {
     std::string listen = "127.0.0.1:7377";

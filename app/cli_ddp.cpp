@@ -21,7 +21,6 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -163,7 +162,10 @@ int rankMain(const DdpOptions& o, const RankEndpoint& endpoint) {
 
 std::unique_ptr<SessionInterface> openDdpEngine(const DdpOptions& o) {
     if (o.run.common.connect.empty() && o.masterPort > 0) {
-        auto session = std::make_unique<Session>();
+        auto session = openLocalEngine(o.run.common.tokenFile);
+        if (!session) {
+            return nullptr;
+        }
         RankProgram program = rankProgramBesideThisOne();
         program.masterPort = o.masterPort;
         session->setRankProgram(std::move(program));

@@ -105,14 +105,18 @@ std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o) {
     return openEngine(o.connect, o.tokenFile, o.quiet);
 }
 
+std::unique_ptr<Session> openLocalEngine(const std::string& tokenFile) {
+    if (!tokenFile.empty()) {
+        std::cerr << "lmprof-cli: --token-file is for --connect\n";
+        return nullptr;
+    }
+    return std::make_unique<Session>();
+}
+
 std::unique_ptr<SessionInterface> openEngine(const std::string& connect,
                                              const std::string& tokenFile, bool quiet) {
     if (connect.empty()) {
-        if (!tokenFile.empty()) {
-            std::cerr << "lmprof-cli: --token-file is for --connect\n";
-            return nullptr;
-        }
-        return std::make_unique<Session>();
+        return openLocalEngine(tokenFile);
     }
     remote::ConnectOptions options;
     try {

@@ -574,6 +574,9 @@ TEST(Cli, DdpRefusesBadFlagsNamingThem) {
     r = cli("ddp --mode forward " + kDdpTiny);
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.output.find("--mode (ddp)"), std::string::npos) << r.output;
+    r = cli("ddp --master-port 29999 --token-file /nonexistent " + kDdpTiny);
+    EXPECT_NE(r.code, 0);
+    EXPECT_NE(r.output.find("--token-file is for --connect"), std::string::npos) << r.output;
     r = cli("ddp " + kDdpTiny, "RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1");
     EXPECT_EQ(r.code, 2);
     EXPECT_NE(r.output.find("RANK=2 must be between 0 and 1"), std::string::npos) << r.output;
