@@ -22,7 +22,8 @@ class PhaseListener(Protocol):
 
     def on_forward(self, module: nn.Module, args: Any) -> None: ...
     def on_backward(self, starting: bool) -> None: ...
-    def on_optimizer(self, starting: bool) -> None: ...
+    def on_optimizer(self, starting: bool,
+                     optimizer: torch.optim.Optimizer | None = None) -> None: ...
 
 
 _lock = threading.Lock()
@@ -93,8 +94,8 @@ def hook_optimizer(optimizer: torch.optim.Optimizer | None,
                    listener: PhaseListener) -> list[Removable]:
     """The optimizer's step() is the optimizer phase; without an optimizer, every
     optimizer's step() in the process is."""
-    pre = lambda opt, args, kwargs: listener.on_optimizer(True)  # noqa: E731
-    post = lambda opt, args, kwargs: listener.on_optimizer(False)  # noqa: E731
+    pre = lambda opt, args, kwargs: listener.on_optimizer(True, opt)  # noqa: E731
+    post = lambda opt, args, kwargs: listener.on_optimizer(False, opt)  # noqa: E731
     if optimizer is None:
         return [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
     return [optimizer.register_step_pre_hook(pre), optimizer.register_step_post_hook(post)]

@@ -155,12 +155,12 @@ class Instruments:
         self._snapshot = _timeline.StepSnapshot(path, index, entries, device)
         self._snapshot.start((step.start_ns - self._start_ns) / 1e6, step.phase)
 
-    def switch(self, phase: str) -> None:
-        """Before the step leaves its phase for `phase`."""
+    def switch(self, phase: str, region: Optional[str] = None) -> None:
+        """Before the step leaves its phase for `phase` (whose own work is `region`)."""
         if self.sampler is not None:
             self.sampler.sample(boundary=True)  # the end of the phase, tagged with it
         if self._profiler is not None:
-            self._profiler.switch(phase)
+            self._profiler.switch(phase, region)
         if self._snapshot is not None:
             self._snapshot.switch(phase)
 

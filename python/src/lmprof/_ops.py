@@ -48,6 +48,14 @@ MAX_TIMELINE_EVENTS = 60_000  # the engine's bound on a kept timeline (docs/OP_P
 DEFAULT_DEPTH = 3
 
 
+def optimizer_region(optimizer: Optional[torch.optim.Optimizer]) -> Optional[str]:
+    """The optimizer step's region, named as the engine names its own (`optimizer.adamw`):
+    the optimizer's class in lower case. None for an unknown optimizer."""
+    if optimizer is None:
+        return None
+    return "optimizer." + type(optimizer).__name__.lower()
+
+
 def region_name(path: str, depth: int, fold: bool, root: str) -> str:
     """A module's region: its path cut to `depth` names (`blocks.3.attn.q` at depth 3 is
     `blocks.3.attn`), with layer indices folded to `*` when `fold` (`blocks.*.attn`). The
@@ -104,6 +112,7 @@ class StepProfiler:
                                                         self._root)
         self._open: list[tuple[int, Any]] = []  # (module id, its range), innermost last
         self._phase: Optional[Any] = None
+        self._phase_region: Optional[Any] = None
         self._step: Optional[Any] = None
         self._hooks: list[Any] = []
         activities = [torch.profiler.ProfilerActivity.CPU]
@@ -143,11 +152,19 @@ class StepProfiler:
         if self._open and self._open[-1][0] == id(module):
             self._open.pop()[1].__exit__(None, None, None)
 
-    def switch(self, phase: str) -> None:
-        """Ends the current phase's range and opens `phase`'s."""
-        if self._phase is not None:
-            self._phase.__exit__(None, None, None)
+    def switch(self, phase: str, region: Optional[str] = None) -> None:
+        """Ends the current phase's range and opens `phase`'s, with a region range `region`
+        inside it when given (the optimizer's step, which no module's forward covers)."""
+        self._close_phase()
         self._phase = record_function(PHASE_RANGE + phase).__enter__()
+        if region is not None:
+            self._phase_region = record_function(region).__enter__()
+
+    def _close_phase(self) -> None:
+        for scope in (self._phase_region, self._phase):
+            if scope is not None:
+                scope.__exit__(None, None, None)
+        self._phase_region = self._phase = None
 
     def stop(self) -> Any:
         """Ends every range and the profiler; returns its events."""
@@ -156,10 +173,10 @@ class StepProfiler:
         self._hooks = []
         while self._open:
             self._open.pop()[1].__exit__(None, None, None)
-        for scope in (self._phase, self._step):
-            if scope is not None:
-                scope.__exit__(None, None, None)
-        self._phase = self._step = None
+        self._close_phase()
+        if self._step is not None:
+            self._step.__exit__(None, None, None)
+        self._step = None
         self._profile.__exit__(None, None, None)
         return self._profile.events()
 
