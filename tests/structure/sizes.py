@@ -40,7 +40,6 @@ DEBT_FILES = {
     "tests/ui/ui_logic_test.cpp": 713,
     "engine/src/results/result_json.cpp": 673,
     "ui/src/views/precision_lab_view.cpp": 667,
-    "tests/engine/gpu_test.cpp": 660,
     "engine/src/study/study_report.cpp": 636,
     "ui/src/views/plot_helpers.cpp": 634,
     "ui/src/views/ops_view.cpp": 630,
