@@ -560,26 +560,21 @@ TEST(Cli, DdpRunsEveryStrategyOnTwoRanksWithIdenticalParameters) {
 }
 
 TEST(Cli, DdpRefusesBadFlagsNamingThem) {
-    Result r = cli("ddp --world-size 0 " + kDdpTiny);
-    EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.output.find("--world-size"), std::string::npos) << r.output;
-    r = cli("ddp --strategy ring " + kDdpTiny);
-    EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.output.find("--strategy: 'ring' is not one of naive, flat, bucketed"),
-              std::string::npos)
-        << r.output;
-    r = cli("ddp --backend mpi " + kDdpTiny);
-    EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.output.find("--backend"), std::string::npos) << r.output;
-    r = cli("ddp --mode forward " + kDdpTiny);
-    EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.output.find("--mode (ddp)"), std::string::npos) << r.output;
-    r = cli("ddp --master-port 29999 --token-file /nonexistent " + kDdpTiny);
-    EXPECT_NE(r.code, 0);
-    EXPECT_NE(r.output.find("--token-file is for --connect"), std::string::npos) << r.output;
-    r = cli("ddp " + kDdpTiny, "RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1");
-    EXPECT_EQ(r.code, 2);
-    EXPECT_NE(r.output.find("RANK=2 must be between 0 and 1"), std::string::npos) << r.output;
+    // Arguments, environment, exit code, and what the message says.
+    const std::tuple<std::string, std::string, int, std::string> cases[] = {
+        {"--world-size 0", "", 2, "--world-size"},
+        {"--strategy ring", "", 2, "--strategy: 'ring' is not one of naive, flat, bucketed"},
+        {"--backend mpi", "", 2, "--backend"},
+        {"--mode forward", "", 2, "--mode (ddp)"},
+        {"--master-port 29999 --token-file /nonexistent", "", 1, "--token-file is for --connect"},
+        {"", "RANK=2 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1", 2,
+         "RANK=2 must be between 0 and 1"},
+    };
+    for (const auto& [args, env, code, says] : cases) {
+        const Result r = cli("ddp " + args + " " + kDdpTiny, env);
+        EXPECT_EQ(r.code, code) << args << env;
+        EXPECT_NE(r.output.find(says), std::string::npos) << r.output;
+    }
 }
 
 // A rank killed mid-run: the other ends with an error well within 30 s, the finished steps

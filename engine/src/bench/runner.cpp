@@ -234,8 +234,6 @@ void captureStep(StepEnv& env, std::optional<Phase>& currentPhase) {
 // pool, at the same moments), the reserved peak includes the graph's pool.
 void replayStep(StepEnv& env, int index, std::optional<Phase>& currentPhase, StepRecord& rec) {
     const auto phases = phasesOf(env.config.mode);
-    // The graph object exists from the last warmup step on (its stream ran that step); the
-    // capture is made by the first measured step.
     if (!env.capture->has_value()) {
         captureStep(env, currentPhase);
     }

@@ -353,14 +353,10 @@ class Run:
     @_guarded
     def on_optimizer(self, starting: bool,
                      optimizer: Optional[torch.optim.Optimizer] = None) -> None:
-        if self._open is None:
-            return
-        if starting:
-            self._switch("optimizer", _ops.optimizer_region(optimizer))
-        else:
-            self._switch("rest")
-        if not starting and self._finder is not None:
-            self._end_step()  # zero-code mode: a step ends at each optimizer step
+        if self._open is not None:
+            self._switch("optimizer" if starting else "rest", optimizer)
+            if not starting and self._finder is not None:
+                self._end_step()  # zero-code mode: a step ends at each optimizer step
 
     def _autocast_dtype(self) -> str:
         device_type = self._device.type if self._device is not None else "cpu"
@@ -422,13 +418,11 @@ class Run:
             self._nvtx_depth -= 1
             torch.cuda.nvtx.range_pop()
 
-    def _switch(self, phase: str, region: Optional[str] = None) -> None:
-        """Moves the open step to `phase`; `region` names the phase's own work in an op
-        profile (the optimizer's step)."""
+    def _switch(self, phase: str, optimizer: Optional[torch.optim.Optimizer] = None) -> None:
         step = self._open
         if step is None or step.phase == phase:
             return
-        self._instruments.switch(phase, region)
+        self._instruments.switch(phase, _ops.optimizer_region(optimizer))
         self._where = (step.index, phase)
         step.switch(phase, self._clock, self._memory.boundary())
         if self._nvtx_depth > 1:
