@@ -40,19 +40,17 @@ struct CommonOptions {
     int warmup = 5;
     int steps = 10;
     std::string device = "auto";
-    uint64_t seed = 0;
-    int threads = 0;
     std::string jsonPath;
     std::string format = "table";
     bool quiet = false;
-    double sampleHz = 100.0;   // memory sampler rate; 0: phase boundaries only
-    double telemetryHz = 10.0; // CPU use / NVML telemetry rate; 0: off
+    // The plain fields' flags (ValueField, config.h): --seed, --threads, --sample-hz, ...
+    // set these members of `values`, which start at RunConfig's defaults.
+    engine::RunConfig values;
     // --profile-ops: op/kernel profile of chosen steps (docs/OP_PROFILE.md).
     bool profileOps = false;
     int profileStep = -1; // -1: the first step after the warmup
     int profileSteps = engine::OpProfileRequest{}.stepCount;
     std::string profileTrace; // Chrome trace path, "{run}" = run id; default beside --json
-    bool gradNorms = false;   // --grad-norms: per-layer gradient norms every step
     // --connect HOST:PORT --token-file F: run on an lmprof-cli serve (docs/REMOTE.md) instead
     // of in this process (run, sweep and the window take them).
     std::string connect;

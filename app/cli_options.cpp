@@ -13,6 +13,7 @@
 #include <limits>
 #include <sstream>
 #include <type_traits>
+#include <variant>
 
 namespace lmprof::app {
 
@@ -280,15 +281,21 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
     addNumber(cmd, "--vocab", o.vocab, "vocabulary size");
     addNumber(cmd, "--steps", o.steps, "measured steps");
     addText(cmd, "--device", o.device, "auto|cpu|cuda[:i]");
-    addNumber(cmd, "--seed", o.seed, "seed for weights and tokens");
-    addNumber(cmd, "--threads", o.threads, "CPU intra-op threads (0: LibTorch default)");
     addText(cmd, "--json", o.jsonPath, "write the result set to FILE (atomically)");
     addText(cmd, "--format", o.format, "table|markdown|csv");
     cmd.add_flag("--quiet,-q", o.quiet, "no per-step progress on stderr");
-    addNumber(cmd, "--sample-hz", o.sampleHz,
-              "memory sampler rate in Hz, 0: phase boundaries only");
-    addNumber(cmd, "--telemetry-hz", o.telemetryHz,
-              "GPU (NVML) / CPU telemetry rate in Hz, at most 10; 0: off");
+    for (const engine::ValueField& f : engine::valueFields()) {
+        std::visit(
+            [&](auto member) {
+                auto& target = o.values.*member;
+                if constexpr (std::is_same_v<std::decay_t<decltype(target)>, bool>) {
+                    cmd.add_flag(f.flag, target, f.help);
+                } else {
+                    addNumber(cmd, f.flag, target, f.help);
+                }
+            },
+            f.member);
+    }
     // One value for run, a comma-separated list for sweep (checked by each command).
     for (const engine::ChoiceField& f : engine::choiceFields()) {
         std::string names;
@@ -298,8 +305,6 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
         addList(cmd, f.flag, o.choices[f.key], f.help + " (default " + f.values.front() + ")")
             ->type_name(names);
     }
-    cmd.add_flag("--grad-norms", o.gradNorms,
-                 "record each layer's gradient norm every step (the precision lab)");
     auto* ops = cmd.add_flag("--profile-ops", o.profileOps,
                              "profile every op (and GPU kernel) of chosen steps by region");
     addNumber(cmd, "--profile-step", o.profileStep,

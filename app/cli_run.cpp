@@ -120,7 +120,7 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o, const SessionInterfac
     // The base is checked in a mode with a backward when one is listed, so --grad-norms
     // goes with forward,train (expandSweep leaves it out of the forward runs).
     std::string baseMode = o.modes.front();
-    if (common.gradNorms) {
+    if (common.values.gradNorms) {
         const auto withBackward = std::find_if(o.modes.begin(), o.modes.end(),
                                                [](const std::string& m) { return m != "forward"; });
         baseMode = withBackward != o.modes.end() ? *withBackward : baseMode;

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <variant>
 
 namespace lmprof::app {
 
@@ -54,12 +55,8 @@ std::string flagFor(const std::string& field) {
         {"warmup_steps", "--warmup"},
         {"measure_steps", "--steps"},
         {"device", "--device"},
-        {"threads", "--threads"},
         {"precision", "--precision"},
         {"mode", "--mode"},
-        {"sample_hz", "--sample-hz"},
-        {"grad_norms", "--grad-norms"},
-        {"telemetry_hz", "--telemetry-hz"},
         {"memory_snapshot.path", "--memory-snapshot"},
         {"memory_snapshot.first_step", "--snapshot-step"},
         {"memory_snapshot.step_count", "--snapshot-steps"},
@@ -76,6 +73,9 @@ std::string flagFor(const std::string& field) {
     const auto it = kFlags.find(field);
     if (it != kFlags.end()) {
         return it->second;
+    }
+    if (const ValueField* value = valueField(field)) {
+        return value->flag;
     }
     const ChoiceField* choice = choiceField(field);
     return choice ? choice->flag : field;
@@ -147,11 +147,9 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
     c.warmupSteps = o.warmup;
     c.measureSteps = o.steps;
     c.device = o.device;
-    c.seed = o.seed;
-    c.threads = o.threads;
-    c.sampleHz = o.sampleHz;
-    c.telemetryHz = o.telemetryHz;
-    c.gradNorms = o.gradNorms;
+    for (const ValueField& f : valueFields()) {
+        std::visit([&](auto member) { c.*member = o.values.*member; }, f.member);
+    }
     if (o.profileOps) {
         c.opProfile = defaultOpProfileRequest(o.warmup, o.profileTrace);
         if (o.profileStep >= 0) {

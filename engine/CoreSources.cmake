@@ -2,7 +2,7 @@
 # engine's CMakeLists.txt and the fuzzing project (tests/fuzz) build the same list.
 set(LMPROF_CORE_SOURCES)
 foreach(_src
-    config.cpp ddp.cpp ddp_launch.cpp precision.cpp records.cpp stats.cpp compare.cpp sweep.cpp
+    config.cpp config_fields.cpp ddp.cpp ddp_launch.cpp precision.cpp records.cpp stats.cpp compare.cpp sweep.cpp
     sweep_driver.cpp
     session_interface.cpp file_io.cpp format.cpp
     lab/precision_lab.cpp

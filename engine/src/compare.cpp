@@ -3,6 +3,7 @@
 #include "lmprof/engine/compare.h"
 
 #include "enum_names.h"
+#include "lmprof/engine/format.h"
 
 #include <cmath>
 #include <cstdio>
@@ -37,6 +38,11 @@ std::string configKey(const RunConfig& c) {
     for (const ChoiceField& f : choiceFields()) {
         if (!f.isDefault(c)) {
             variants += " " + f.key + "=" + f.get(c);
+        }
+    }
+    for (const ValueField& f : valueFields()) { // the plain fields that make a configuration
+        if (f.inComparisonKey) {
+            variants += " " + f.key + "=" + formatFixed(f.number(c), 6);
         }
     }
     return std::to_string(m.dModel) + "/" + std::to_string(m.dFf) + "/" +

@@ -254,7 +254,11 @@ std::vector<ConfigError> validate(const RunConfig& c) {
     requireRange(errors, "batch_size", c.batchSize, 1, kMaxBatch);
     requireRange(errors, "warmup_steps", c.warmupSteps, 0, kMaxSteps);
     requireRange(errors, "measure_steps", c.measureSteps, 1, kMaxSteps);
-    requireRange(errors, "threads", c.threads, 0, 4096);
+    for (const ValueField& f : valueFields()) {
+        if (auto why = f.rangeError(c)) {
+            errors.push_back({f.key, *why});
+        }
+    }
     if (auto e = deviceError(c.device)) {
         errors.push_back(*e);
     }
@@ -266,12 +270,6 @@ std::vector<ConfigError> validate(const RunConfig& c) {
     }
     if (c.gradNorms && c.mode == Mode::Forward) {
         errors.push_back({"grad_norms", "needs a backward pass (mode forward has none)"});
-    }
-    if (!(c.sampleHz >= 0.0 && c.sampleHz <= 1000.0)) {
-        errors.push_back({"sample_hz", "must be between 0 (phase boundaries only) and 1000"});
-    }
-    if (!(c.telemetryHz >= 0.0 && c.telemetryHz <= 10.0)) {
-        errors.push_back({"telemetry_hz", "must be between 0 (off) and 10"});
     }
     if (const auto& snap = c.memorySnapshot) {
         if (snap->path.empty()) {
@@ -400,126 +398,6 @@ std::string describe(const std::vector<ConfigError>& errors) {
         out += (out.empty() ? "" : "; ") + e.message();
     }
     return out;
-}
-
-// ---------------------------------------------------------------------------------------
-// The choice fields (ChoiceField, config.h), each declared once
-
-namespace {
-
-const std::vector<std::string> kOffOn = {"off", "on"};
-
-std::vector<std::string> attentionNames() {
-    std::vector<std::string> out;
-    for (AttentionKind a : kAttentionKinds) {
-        out.emplace_back(toString(a));
-    }
-    return out;
-}
-
-std::vector<ChoiceField> buildFields() {
-    std::vector<ChoiceField> f;
-
-    ChoiceField attention;
-    attention.key = "attention";
-    attention.flag = "--attention";
-    attention.label = "Attention";
-    attention.help = "naive (the CS336 math) or sdpa (scaled_dot_product_attention; on CUDA "
-                     "also sdpa-flash, sdpa-efficient, sdpa-math, sdpa-cudnn)";
-    attention.values = attentionNames();
-    attention.shortNames = {"naive", "sdpa", "sdpa flash", "sdpa eff.", "sdpa math", "sdpa cudnn"};
-    attention.get = [](const RunConfig& c) { return std::string(toString(c.attention)); };
-    attention.set = [](RunConfig& c, const std::string& v) { c.attention = *parseAttention(v); };
-    attention.deviceRefusal = [](const std::string& v, bool cuda) -> std::optional<std::string> {
-        if (!cuda && v != "naive" && v != "sdpa") {
-            return "'" + v +
-                   "' forces a CUDA backend of scaled_dot_product_attention; on the "
-                   "CPU use sdpa (LibTorch chooses)";
-        }
-        return std::nullopt;
-    };
-    f.push_back(std::move(attention));
-
-    ChoiceField tf32;
-    tf32.key = "tf32";
-    tf32.flag = "--tf32";
-    tf32.label = "TF32";
-    tf32.help = "fp32 matmuls on TF32 tensor cores (CUDA; MFU then uses the TF32 peak)";
-    tf32.values = kOffOn;
-    tf32.shortNames = {"no tf32", "tf32"};
-    tf32.get = [](const RunConfig& c) { return std::string(c.tf32 ? "on" : "off"); };
-    tf32.set = [](RunConfig& c, const std::string& v) { c.tf32 = v == "on"; };
-    tf32.deviceRefusal = [](const std::string& v, bool cuda) -> std::optional<std::string> {
-        if (!cuda && v == "on") {
-            return std::string("TF32 is a mode of CUDA tensor cores; the CPU computes fp32 "
-                               "matmuls in fp32");
-        }
-        return std::nullopt;
-    };
-    f.push_back(std::move(tf32));
-
-    ChoiceField graphs;
-    graphs.key = "cuda_graphs";
-    graphs.flag = "--cuda-graphs";
-    graphs.label = "CUDA graphs";
-    graphs.help = "capture the whole step once after the warmup and replay it for the "
-                  "measured steps (CUDA; needs 2 warmup steps)";
-    graphs.values = kOffOn;
-    graphs.shortNames = {"eager", "graphs"};
-    graphs.get = [](const RunConfig& c) { return std::string(c.cudaGraphs ? "on" : "off"); };
-    graphs.set = [](RunConfig& c, const std::string& v) { c.cudaGraphs = v == "on"; };
-    graphs.deviceRefusal = [](const std::string& v, bool cuda) -> std::optional<std::string> {
-        if (!cuda && v == "on") {
-            return std::string("CUDA graphs record and replay GPU work; the CPU has none to "
-                               "replay (use a CUDA device, or cuda_graphs off)");
-        }
-        return std::nullopt;
-    };
-    f.push_back(std::move(graphs));
-    return f;
-}
-
-} // namespace
-
-std::string ChoiceField::shortName(const RunConfig& c) const {
-    const std::string v = get(c);
-    const auto it = std::find(values.begin(), values.end(), v);
-    return it == values.end() ? v : shortNames[static_cast<size_t>(it - values.begin())];
-}
-
-std::optional<std::string> ChoiceField::unknown(const std::string& value) const {
-    if (std::find(values.begin(), values.end(), value) != values.end()) {
-        return std::nullopt;
-    }
-    std::string names;
-    for (const auto& v : values) {
-        names += (names.empty() ? "" : ", ") + v;
-    }
-    return "'" + value + "' is not one of " + names;
-}
-
-const std::vector<ChoiceField>& choiceFields() {
-    static const std::vector<ChoiceField> fields = buildFields();
-    return fields;
-}
-
-const ChoiceField* choiceField(std::string_view key) {
-    for (const auto& f : choiceFields()) {
-        if (f.key == key) {
-            return &f;
-        }
-    }
-    return nullptr;
-}
-
-std::vector<ConfigError> choiceRefusals(const RunConfig& config, bool cuda) {
-    std::vector<ConfigError> errors;
-    for (const auto& f : choiceFields()) {
-        if (auto why = f.deviceRefusal(f.get(config), cuda)) {
-            errors.push_back({f.key, *why});
-        }
-    }
-    return errors;
 }
 
 } // namespace lmprof::engine

@@ -1,7 +1,10 @@
 // Presets, validation messages and the analytic counts of config.h.
 
+#include "lmprof/engine/compare.h"
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/precision.h"
+#include "lmprof/engine/result_io.h"
+#include "throwaway_field.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -292,4 +295,36 @@ TEST(Config, CudaGraphsAreRefusedWhereAReplayCannotBeMeasured) {
     EXPECT_EQ(fieldsOf(ddp), std::vector<std::string>{"ddp"});
 
     EXPECT_EQ(runLabel(c), "tiny-ctx128-fp32-train-graphs");
+}
+
+// A plain field is one declaration (ValueField): a throwaway one reaches the JSON both ways,
+// validate() with its range and the comparison key (tests/engine/throwaway_field.h).
+TEST(ConfigFields, AThrowawayFieldReachesTheJsonValidateAndTheComparisonKey) {
+    RunConfig c;
+    c.warmupSteps = 2;
+    RunConfig other = c;
+    other.warmupSteps = 1;
+    EXPECT_EQ(configKey(c), configKey(other)); // not part of the key before it is declared
+    const std::string before = configToJsonLine(c);
+    EXPECT_EQ(before.find("throwaway_steps"), std::string::npos);
+
+    const ExtraValueField declared(test::throwawayField());
+    std::string line = configToJsonLine(c);
+    const std::string written = "\"throwaway_steps\":2";
+    ASSERT_NE(line.find(written), std::string::npos) << line;
+    line.replace(line.find(written), written.size(), "\"throwaway_steps\":3");
+    EXPECT_EQ(parseConfig(line).warmupSteps, 3);
+
+    const RunConfig tooMany = [] {
+        RunConfig r;
+        r.warmupSteps = 5;
+        return r;
+    }();
+    bool refused = false;
+    for (const auto& e : validate(tooMany)) {
+        refused |= e.field == "throwaway_steps" && e.reason == "must be between 0 and 3, got 5";
+    }
+    EXPECT_TRUE(refused) << describe(validate(tooMany));
+    EXPECT_NE(configKey(c), configKey(other));
+    EXPECT_NE(configKey(c).find("throwaway_steps="), std::string::npos);
 }

@@ -6,6 +6,7 @@
 // drop, running something else than was asked) cannot go unnoticed.
 
 #include "lmprof/engine/remote_protocol.h"
+#include "throwaway_field.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -152,4 +153,13 @@ TEST(ProtocolFingerprint, ShapeReachesNestedConfigurationFields) {
           "lab.request:object", "run_finished.result:record", "hello.protocol:number"}) {
         EXPECT_NE(shape.find(std::string(path) + "\n"), std::string::npos) << path << "\n" << shape;
     }
+}
+
+// A new configuration field reaches the protocol by its declaration alone, and the
+// fingerprint then asks for a version bump (tests/engine/throwaway_field.h).
+TEST(ProtocolFingerprint, AThrowawayConfigurationFieldChangesTheFingerprint) {
+    const ExtraValueField declared(test::throwawayField());
+    const std::string shape = protocolShape();
+    EXPECT_NE(shape.find("submit.configs[].throwaway_steps:number\n"), std::string::npos) << shape;
+    EXPECT_NE(fnv1a(shape), kProtocolStamps.back().fingerprint);
 }

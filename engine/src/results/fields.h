@@ -15,13 +15,16 @@
 // `if constexpr (Io::kReads)` beside the others, still in the one list.
 #pragma once
 
+#include "lmprof/engine/config.h"
 #include "results/columns.h"
 #include "results/json_access.h"
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <memory>
 #include <type_traits>
+#include <variant>
 
 namespace lmprof::engine::json_io {
 
@@ -349,6 +352,35 @@ T fromObject(const J& j, const std::string& path, const Context&... context) {
     BasicReader<J> r{j, path};
     fields(r, value, context...);
     return value;
+}
+
+// A run configuration's declared fields (config.h), both ways: the plain ones of `sections`,
+// in their declared order, and the choices, each checked against its names when read.
+template <typename Io, typename Config>
+void valueFieldsOf(Io& io, Config& c, std::initializer_list<ValueField::Section> sections) {
+    for (ValueField::Section section : sections) {
+        for (const ValueField& f : valueFields()) {
+            if (f.section == section) {
+                std::visit([&](auto member) { io.field(f.key.c_str(), c.*member); }, f.member);
+            }
+        }
+    }
+}
+
+template <typename Io, typename Config>
+void choiceFieldsOf(Io& io, Config& c) {
+    for (const ChoiceField& f : choiceFields()) {
+        if constexpr (Io::kReads) {
+            std::string value = f.get(c);
+            io.field(f.key.c_str(), value);
+            if (auto why = f.unknown(value)) {
+                fail(io.path + "." + f.key, *why);
+            }
+            f.set(c, value);
+        } else {
+            io.field(f.key.c_str(), f.get(c));
+        }
+    }
 }
 
 } // namespace lmprof::engine::json_io

@@ -109,27 +109,14 @@ void fields(Io& io, Ref<ConfigRecord, Io> record) {
     io.field("measure_steps", c.measureSteps);
     deviceField(io, record, "auto");
     io.field("device_requested", c.device);
-    io.field("seed", c.seed);
-    io.field("threads", c.threads);
-    io.field("sample_hz", c.sampleHz);
-    io.field("telemetry_hz", c.telemetryHz);
+    // The plain fields (ValueField, config.h) at their section's place.
+    valueFieldsOf(io, c, {ValueField::Section::Run, ValueField::Section::Sampling});
     io.nullableObject("memory_snapshot", c.memorySnapshot);
     io.nullableObject("op_profile", c.opProfile);
-    io.field("grad_norms", c.gradNorms);
+    valueFieldsOf(io, c, {ValueField::Section::Instruments});
     io.nullableObject("ddp", c.ddp);
     // The execution variants (ChoiceField, config.h), absent from files before 1.4: the defaults.
-    for (const ChoiceField& f : choiceFields()) {
-        if constexpr (Io::kReads) {
-            std::string value = f.get(c);
-            io.field(f.key.c_str(), value);
-            if (auto why = f.unknown(value)) {
-                fail(io.path + "." + f.key, *why);
-            }
-            f.set(c, value);
-        } else {
-            io.field(f.key.c_str(), f.get(c));
-        }
-    }
+    choiceFieldsOf(io, c);
 }
 
 template <typename Io>

@@ -8,6 +8,7 @@
 #include "lmprof/engine/result_io.h"
 #include "plot_helpers.h"
 #include "theme.h"
+#include "value_inputs.h"
 #include "view.h"
 
 #include <algorithm>
@@ -34,15 +35,6 @@ using namespace lmprof::engine;
 namespace {
 
 constexpr std::array<int64_t, 4> kContexts = {128, 256, 512, 1024};
-
-// Shows the field's validation message under it, in the error colour.
-void fieldError(const std::map<std::string, std::string>& errors, const char* field) {
-    if (auto it = errors.find(field); it != errors.end()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, palette().error);
-        ImGui::TextWrapped("%s", it->second.c_str());
-        ImGui::PopStyleColor();
-    }
-}
 
 bool inputInt64(const char* label, int64_t& v) {
     return ImGui::InputScalar(label, ImGuiDataType_S64, &v, nullptr, nullptr, "%" PRId64);
@@ -197,7 +189,7 @@ void ConfigView::draw(ViewContext& ctx) {
         choiceCombo(field, c, cuda);
         fieldError(errors, field.key.c_str());
     }
-    ImGui::InputScalar("seed", ImGuiDataType_U64, &c.seed);
+    valueInputs(ValueField::Section::Run, c, errors);
 
     ImGui::SeparatorText("Data parallel");
     bool parallel = c.ddp.has_value();
@@ -255,8 +247,7 @@ void ConfigView::draw(ViewContext& ctx) {
         fieldError(errors, "memory_snapshot.path");
         fieldError(errors, "memory_snapshot.max_entries");
     }
-    ImGui::InputDouble("sample Hz", &c.sampleHz, 10.0, 100.0, "%.0f");
-    fieldError(errors, "sample_hz");
+    valueInputs(ValueField::Section::Sampling, c, errors);
 
     ImGui::SeparatorText("Op profile");
     bool profile = c.opProfile.has_value();
@@ -278,13 +269,7 @@ void ConfigView::draw(ViewContext& ctx) {
         ImGui::InputInt("steps profiled", &c.opProfile->stepCount);
         fieldError(errors, "op_profile.step_count");
     }
-    ImGui::Checkbox("gradient norms", &c.gradNorms);
-    if (ImGui::IsItemHovered()) {
-        ImGui::SetTooltip("Records each layer's gradient norm after every backward, for the "
-                          "Precision lab's Training numerics (computed between the backward "
-                          "and optimizer phases: in the step's total, not in its phases).");
-    }
-    fieldError(errors, "grad_norms");
+    valueInputs(ValueField::Section::Instruments, c, errors);
     ImGui::PopItemWidth();
 
     ImGui::SeparatorText("Estimate");

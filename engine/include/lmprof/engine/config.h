@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 namespace lmprof::engine {
@@ -197,7 +198,7 @@ std::string modelLabel(const ModelConfig& model);
 std::string runLabel(const RunConfig& config);
 
 // The run configuration's choice fields: execution variants whose value is one of a few
-// names (attention, tf32, ...). Each is declared once, in config.cpp, and every part
+// names (attention, tf32, ...). Each is declared once, in config_fields.cpp, and every part
 // of lmprof reads the declaration: the result set's JSON (written, read, checked), the
 // CLI's flag (a list for sweeps), the sweep's axis and its out-of-memory rule, the
 // configuration's checks, the report's columns and run names, and Configure's combo with
@@ -227,6 +228,57 @@ struct ChoiceField {
 const std::vector<ChoiceField>& choiceFields();
 // The field of a key; nullptr for none.
 const ChoiceField* choiceField(std::string_view key);
+
+// The run configuration's plain fields: a number or a flag (seed, threads, sample_hz,
+// telemetry_hz, grad_norms). Each is declared once, in config_fields.cpp, and every part of lmprof
+// reads the declaration: the result set's JSON (at its section's place), validate() (its
+// range), the CLI's flag with its help and the names in its error messages, Configure's
+// widget (in its section) and the comparison key (when it is part of it); the protocol
+// carries the configuration's JSON. A new field is its RunConfig member and its entry
+// here (docs/ARCHITECTURE.md).
+struct ValueField {
+    // Where it sits, in Configure and in the file: with the run's settings, with the memory
+    // and telemetry sampling, or with the instruments after the op profile.
+    enum class Section { Run, Sampling, Instruments };
+    using Member = std::variant<int RunConfig::*, uint64_t RunConfig::*, double RunConfig::*,
+                                bool RunConfig::*>;
+    std::string key;   // "threads": the JSON key, the error's field
+    std::string flag;  // "--threads"
+    std::string label; // "threads": Configure's label
+    std::string help;  // one line for --help and Configure's tooltip
+    Member member;
+    Section section = Section::Run;
+    // Numbers: the accepted range, and the reason given outside it (empty: "must be between
+    // min and max, got v"). min == max: any value.
+    double min = 0.0;
+    double max = 0.0;
+    std::string rangeReason;
+    double step = 1.0; // Configure's +/- step for numbers
+    // Runs that differ in it are different configurations (compare's key).
+    bool inComparisonKey = false;
+
+    bool isFlag() const { return std::holds_alternative<bool RunConfig::*>(member); }
+    double number(const RunConfig& c) const;
+    // The reason `c`'s value is outside the range, or nullopt.
+    std::optional<std::string> rangeError(const RunConfig& c) const;
+};
+
+// Every plain field, in the order the file and the form list them.
+const std::vector<ValueField>& valueFields();
+// The field of a key; nullptr for none.
+const ValueField* valueField(std::string_view key);
+
+// Tests only: one more field while this lives (the throwaway field of config_fields_test).
+class ExtraValueField {
+public:
+    explicit ExtraValueField(ValueField field);
+    ~ExtraValueField();
+    ExtraValueField(const ExtraValueField&) = delete;
+    ExtraValueField& operator=(const ExtraValueField&) = delete;
+
+private:
+    std::string m_key;
+};
 
 // The config's choices that a device of this type cannot run, each as the field's error
 // (validate() with an explicit device, checkRunnable() once "auto" is resolved).
