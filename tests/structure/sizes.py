@@ -50,7 +50,6 @@ DEBT_FILES = {
 DEBT_FUNCTIONS = {
     ("engine/src/bench/runner.cpp", "bench::runBenchmarkWith"): 238,
     ("engine/src/study/study_plan.cpp", "planStudy"): 222,
-    ("ui/src/views/config_view.cpp", "ConfigView::draw"): 206,
     ("ui/src/app_demo.cpp", "App::Impl::playStep"): 186,
     ("app/cli_study.cpp", "studyCommand"): 161,
     ("tests/app/cli_study_test.cpp", "Cli.AStudyResumesAfterAKillAndWritesItsReportFromItsRuns"): 160,

@@ -25,6 +25,18 @@ public:
     void draw(ViewContext& ctx) override;
 
 private:
+    using Errors = std::map<std::string, std::string>; // field -> why (ConfigForm::errors)
+    using RunConfig = engine::RunConfig;
+    // The form's sections, top to bottom, and the footer with Run, Cancel and the progress.
+    void drawModel(ViewContext& ctx, RunConfig& c, const Errors& errors);
+    void drawInput(RunConfig& c, const Errors& errors);
+    void drawRun(ViewContext& ctx, RunConfig& c, const Errors& errors);
+    void drawDataParallel(ViewContext& ctx, RunConfig& c, const Errors& errors);
+    void drawMemory(ViewContext& ctx, RunConfig& c, const Errors& errors);
+    void drawOpProfile(RunConfig& c, const Errors& errors);
+    void drawEstimate(ViewContext& ctx, const RunConfig& c);
+    void drawFooter(ViewContext& ctx, RunConfig& c, const Errors& errors);
+
     bool m_customContext = false; // "custom" picked in the context combo
     std::string m_deviceBytesFor; // the engine and device m_deviceBytes was asked for
     int64_t m_deviceBytes = 0;
@@ -124,7 +136,20 @@ void ConfigView::draw(ViewContext& ctx) {
                          ImGui::GetStyle().ItemSpacing.y * 2.0f + 1.0f; // + the separator;
     ImGui::BeginChild("##form", ImVec2(0, -footer));
     ImGui::PushItemWidth(-ImGui::GetFontSize() * 7.5f);
+    drawModel(ctx, c, errors);
+    drawInput(c, errors);
+    drawRun(ctx, c, errors);
+    drawDataParallel(ctx, c, errors);
+    drawMemory(ctx, c, errors);
+    drawOpProfile(c, errors);
+    ImGui::PopItemWidth();
+    drawEstimate(ctx, c);
+    ImGui::EndChild();
+    drawFooter(ctx, c, errors);
+    ImGui::End();
+}
 
+void ConfigView::drawModel(ViewContext& ctx, RunConfig& c, const Errors& errors) {
     ImGui::SeparatorText("Model");
     if (ImGui::BeginCombo("preset", c.model.preset.c_str())) {
         for (const auto& name : presetNames()) {
@@ -149,7 +174,9 @@ void ConfigView::draw(ViewContext& ctx) {
     ImGui::EndDisabled();
     inputInt64("vocab", c.model.vocabSize);
     fieldError(errors, "model.vocab_size");
+}
 
+void ConfigView::drawInput(RunConfig& c, const Errors& errors) {
     ImGui::SeparatorText("Input");
     // "custom" stays chosen once picked (the length field shows even when the length is a
     // preset's); otherwise the choice follows the length (e.g. --ctx 256 picks "256").
@@ -173,7 +200,9 @@ void ConfigView::draw(ViewContext& ctx) {
     fieldError(errors, "context_length");
     inputInt64("batch", c.batchSize);
     fieldError(errors, "batch_size");
+}
 
+void ConfigView::drawRun(ViewContext& ctx, RunConfig& c, const Errors& errors) {
     ImGui::SeparatorText("Run");
     enumCombo("precision", c.precision, kPrecisions);
     enumCombo("mode", c.mode, kModes);
@@ -190,7 +219,9 @@ void ConfigView::draw(ViewContext& ctx) {
         fieldError(errors, field.key.c_str());
     }
     valueInputs(ValueField::Section::Run, c, errors);
+}
 
+void ConfigView::drawDataParallel(ViewContext& ctx, RunConfig& c, const Errors& errors) {
     ImGui::SeparatorText("Data parallel");
     bool parallel = c.ddp.has_value();
     if (ImGui::Checkbox("data-parallel (DDP)", &parallel)) {
@@ -222,7 +253,9 @@ void ConfigView::draw(ViewContext& ctx) {
         }
         fieldError(errors, "ddp");
     }
+}
 
+void ConfigView::drawMemory(ViewContext& ctx, RunConfig& c, const Errors& errors) {
     ImGui::SeparatorText("Memory");
     bool snapshot = c.memorySnapshot.has_value();
     if (ImGui::Checkbox("record memory snapshot", &snapshot)) {
@@ -248,7 +281,9 @@ void ConfigView::draw(ViewContext& ctx) {
         fieldError(errors, "memory_snapshot.max_entries");
     }
     valueInputs(ValueField::Section::Sampling, c, errors);
+}
 
+void ConfigView::drawOpProfile(RunConfig& c, const Errors& errors) {
     ImGui::SeparatorText("Op profile");
     bool profile = c.opProfile.has_value();
     if (ImGui::Checkbox("profile ops", &profile)) {
@@ -270,8 +305,9 @@ void ConfigView::draw(ViewContext& ctx) {
         fieldError(errors, "op_profile.step_count");
     }
     valueInputs(ValueField::Section::Instruments, c, errors);
-    ImGui::PopItemWidth();
+}
 
+void ConfigView::drawEstimate(ViewContext& ctx, const RunConfig& c) {
     ImGui::SeparatorText("Estimate");
     const MemoryBreakdown m = ctx.form.predictedPeak();
     ImGui::Text("%.2fM parameters", static_cast<double>(ctx.form.parameterCount()) / 1e6);
@@ -293,8 +329,9 @@ void ConfigView::draw(ViewContext& ctx) {
     } else if (m_deviceBytes > 0) {
         ImGui::TextDisabled("fits: device has %s", formatBytes(m_deviceBytes).c_str());
     }
+}
 
-    ImGui::EndChild();
+void ConfigView::drawFooter(ViewContext& ctx, RunConfig& c, const Errors& errors) {
     ImGui::Separator();
     const bool busy = ctx.session.busy();
     ImGui::BeginDisabled(!errors.empty() || busy);
@@ -309,7 +346,6 @@ void ConfigView::draw(ViewContext& ctx) {
     }
     ImGui::EndDisabled();
     drawProgress(ctx);
-    ImGui::End();
 }
 
 // The window's place in the registry (registry.cpp) and the charts it exports.
