@@ -105,23 +105,20 @@ bool acceptConfig(const RunConfig& c, const SessionInterface* engine) {
     return errors.empty();
 }
 
-std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
-                                     const std::string& precision, const std::string& mode,
-                                     const CommonOptions& o,
-                                     std::optional<SnapshotRequest> snapshot,
-                                     std::optional<DdpRequest> ddp,
-                                     const SessionInterface* engine) {
-    std::vector<ConfigError> errors;
-    RunConfig c;
-    c.ddp = ddp;
-    c.memorySnapshot = std::move(snapshot);
+namespace {
+
+// The model --model and the custom dimensions' flags describe, with their mistakes in
+// `errors` (a preset with dimensions, custom without them).
+ModelConfig modelFromFlags(const std::string& model, const CommonOptions& o,
+                           std::vector<ConfigError>& errors) {
+    ModelConfig m;
     const bool dimsGiven = o.dModel || o.dFf || o.layers || o.heads;
     if (model == "custom") {
-        c.model.preset = "custom";
-        c.model.dModel = o.dModel.value_or(0);
-        c.model.dFf = o.dFf.value_or(0);
-        c.model.numLayers = o.layers.value_or(0);
-        c.model.numHeads = o.heads.value_or(0);
+        m.preset = "custom";
+        m.dModel = o.dModel.value_or(0);
+        m.dFf = o.dFf.value_or(0);
+        m.numLayers = o.layers.value_or(0);
+        m.numHeads = o.heads.value_or(0);
         // A given value, 0 included, is left to validate() ("must be ..., got 0").
         for (auto [given, field] : {std::pair{o.dModel.has_value(), "model.d_model"},
                                     {o.dFf.has_value(), "model.d_ff"},
@@ -132,15 +129,31 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
             }
         }
     } else if (auto preset = presetModel(model)) {
-        c.model = *preset;
+        m = *preset;
         if (dimsGiven) {
             errors.push_back({"model.preset", "--d-model/--d-ff/--layers/--heads need --model "
                                               "custom (preset '" +
                                                   model + "' fixes them)"});
         }
     } else {
-        c.model.preset = model; // validate() names the unknown preset
+        m.preset = model; // validate() names the unknown preset
     }
+    return m;
+}
+
+} // namespace
+
+std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
+                                     const std::string& precision, const std::string& mode,
+                                     const CommonOptions& o,
+                                     std::optional<SnapshotRequest> snapshot,
+                                     std::optional<DdpRequest> ddp,
+                                     const SessionInterface* engine) {
+    std::vector<ConfigError> errors;
+    RunConfig c;
+    c.ddp = ddp;
+    c.memorySnapshot = std::move(snapshot);
+    c.model = modelFromFlags(model, o, errors);
     c.model.vocabSize = o.vocab;
     c.contextLength = ctx;
     c.batchSize = o.batch;
