@@ -71,10 +71,7 @@ DEBT_FUNCTIONS = {
     ("engine/src/bench/runner.cpp", "runStep"): 96,
     ("ui/src/app.cpp", "App::frame"): 92,
     ("tests/ui/ui_logic_test.cpp", "DemoScript.StepsParseAndMistakesNameTheStepAndField"): 92,
-    ("ui/src/views/sweep_view.cpp", "SweepView::draw"): 83,
     ("ui/src/views/precision_lab_view.cpp", "PrecisionLabView::drawNumerics"): 83,
-    ("ui/src/views/compare_view.cpp", "CompareView::draw"): 83,
-    ("ui/src/views/sweep_view.cpp", "SweepView::buildConfigs"): 81,
     ("engine/src/data_parallel/data_parallel.cpp", "runDataParallel"): 81,
 }
 

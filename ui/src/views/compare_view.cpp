@@ -30,6 +30,8 @@ public:
 
 private:
     void load(ViewContext& ctx);
+    // The mode, Compare / Load files, and the two file paths: the pane's first two lines.
+    void drawControls(ViewContext& ctx);
     void drawPickers(const std::vector<PickableRun>& pool);
     void drawReferenceButton(ViewContext& ctx, const std::vector<PickableRun>& pool,
                              const engine::RunResult* watched);
@@ -104,11 +106,7 @@ void CompareView::load(ViewContext& ctx) {
     }
 }
 
-void CompareView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin(kTitle)) {
-        ImGui::End();
-        return;
-    }
+void CompareView::drawControls(ViewContext& ctx) {
     // One line of controls, one of files, (picking) one of runs: the pane is often short.
     int mode = m_pickTwo ? 1 : 0;
     ImGui::RadioButton("Match by configuration", &mode, 0);
@@ -143,6 +141,14 @@ void CompareView::draw(ViewContext& ctx) {
                              m_pickTwo ? "optional: a file whose runs join the lists"
                                        : "result set .json or autosave .jsonl",
                              m_pathB, sizeof(m_pathB));
+}
+
+void CompareView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin(kTitle)) {
+        ImGui::End();
+        return;
+    }
+    drawControls(ctx);
 
     Comparison cmp;
     if (m_pickTwo) {

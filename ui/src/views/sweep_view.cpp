@@ -207,6 +207,34 @@ void SweepView::applyForm(const std::string& text) {
     }
 }
 
+namespace {
+
+// The first configuration's first problem, "id: field: why", or nullopt. Runs each frame: the
+// device check (which asks the runtime) once per precision and set of variants (a forced
+// attention backend is probed for each).
+std::optional<std::string> firstProblem(const std::vector<RunConfig>& configs,
+                                        const SessionInterface& engine) {
+    std::set<std::string> checked;
+    for (const auto& c : configs) {
+        auto problems = validate(c);
+        std::string family(toString(c.precision));
+        for (const ChoiceField& f : choiceFields()) {
+            family += " " + f.get(c);
+        }
+        if (problems.empty() && checked.insert(family).second) {
+            if (auto refusal = engine.checkRunnable(c)) {
+                problems.push_back(*refusal);
+            }
+        }
+        if (!problems.empty()) {
+            return runLabel(c) + ": " + problems.front().message();
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base,
                                                const SessionInterface& engine,
                                                std::string& error) const {
@@ -269,24 +297,9 @@ std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base,
         return {};
     }
     auto configs = expandSweep(spec);
-    // Runs each frame: the device check (which asks the runtime) once per precision and
-    // set of variants (a forced attention backend is probed for each).
-    std::set<std::string> checked;
-    for (const auto& c : configs) {
-        auto problems = validate(c);
-        std::string family(toString(c.precision));
-        for (const ChoiceField& f : fields) {
-            family += " " + f.get(c);
-        }
-        if (problems.empty() && checked.insert(family).second) {
-            if (auto refusal = engine.checkRunnable(c)) {
-                problems.push_back(*refusal);
-            }
-        }
-        if (!problems.empty()) {
-            error = runLabel(c) + ": " + problems.front().message();
-            return {};
-        }
+    if (auto problem = firstProblem(configs, engine)) {
+        error = *problem;
+        return {};
     }
     return configs;
 }
@@ -338,6 +351,21 @@ void SweepView::drawProgress() {
     ImGui::ProgressBar(static_cast<float>(p.fraction()), ImVec2(-1, 0), overlay);
 }
 
+void SweepView::drawVariantTicks() {
+    ImGui::SeparatorText("Execution variants");
+    const auto& fields = choiceFields();
+    for (size_t f = 0; f < fields.size(); ++f) {
+        ImGui::AlignTextToFramePadding();
+        ImGui::TextDisabled("%s", fields[f].key.c_str());
+        ImGui::SetItemTooltip("%s", fields[f].help.c_str());
+        for (size_t i = 0; i < fields[f].values.size(); ++i) {
+            ImGui::PushID(static_cast<int>(f));
+            checkbox(fields[f].values[i], m_choices[f][i], false);
+            ImGui::PopID();
+        }
+    }
+}
+
 void SweepView::draw(ViewContext& ctx) {
     if (!m_initialised) {
         initFrom(ctx.form.config());
@@ -366,18 +394,7 @@ void SweepView::draw(ViewContext& ctx) {
     ImGui::InputText("warmup counts", m_warmups, sizeof(m_warmups));
     ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
     ImGui::InputText("batch sizes", m_batches, sizeof(m_batches));
-    ImGui::SeparatorText("Execution variants");
-    const auto& fields = choiceFields();
-    for (size_t f = 0; f < fields.size(); ++f) {
-        ImGui::AlignTextToFramePadding();
-        ImGui::TextDisabled("%s", fields[f].key.c_str());
-        ImGui::SetItemTooltip("%s", fields[f].help.c_str());
-        for (size_t i = 0; i < fields[f].values.size(); ++i) {
-            ImGui::PushID(static_cast<int>(f));
-            checkbox(fields[f].values[i], m_choices[f][i], false);
-            ImGui::PopID();
-        }
-    }
+    drawVariantTicks();
     ImGui::Checkbox("run after OOM", &m_runAfterOom);
     ImGui::SetItemTooltip("Also run configurations at least as large as one that ran out of "
                           "memory (same precision and mode). Otherwise they are marked "

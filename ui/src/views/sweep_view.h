@@ -32,6 +32,7 @@ private:
                                                 const engine::SessionInterface& engine,
                                                 std::string& error) const;
     void drawProgress();
+    void drawVariantTicks(); // a row of checkboxes per choice field
 
     engine::SweepDriver m_driver;
     bool m_initialised = false;
