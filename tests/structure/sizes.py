@@ -72,7 +72,6 @@ DEBT_FUNCTIONS = {
     ("ui/src/app.cpp", "App::frame"): 92,
     ("tests/ui/ui_logic_test.cpp", "DemoScript.StepsParseAndMistakesNameTheStepAndField"): 92,
     ("ui/src/views/precision_lab_view.cpp", "PrecisionLabView::drawNumerics"): 83,
-    ("engine/src/data_parallel/data_parallel.cpp", "runDataParallel"): 81,
 }
 
 

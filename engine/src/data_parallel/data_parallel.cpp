@@ -86,6 +86,25 @@ DdpReport gather(c10d::Store& store, const RunResult& mine, DdpRank own, const D
 
 } // namespace
 
+namespace {
+
+// A rank other than 0 hands its record to rank 0 through the store; a run that cannot ends
+// in error (rank 0 then reports the rank as missing).
+void sendToRankZero(c10d::Store& store, const DdpRank& own, int worldSize, RunResult& result) {
+    try {
+        const std::string text = ddpRankToJson(own, worldSize);
+        store.set(kRankKey + std::to_string(own.rank),
+                  std::vector<uint8_t>(text.begin(), text.end()));
+    } catch (const std::exception& e) {
+        if (result.status == RunStatus::Ok) {
+            result.status = RunStatus::Error;
+            result.error = std::string("could not send this rank's steps to rank 0: ") + e.what();
+        }
+    }
+}
+
+} // namespace
+
 RunResult runDataParallel(const RunConfig& config, const RankEndpoint& endpoint,
                           const std::string& runId, RunObserver* observer,
                           const std::atomic<bool>* cancel) {
@@ -133,17 +152,7 @@ RunResult runDataParallel(const RunConfig& config, const RankEndpoint& endpoint,
     }
     const int totalSteps = config.warmupSteps + config.measureSteps;
     if (endpoint.rank != 0) {
-        try {
-            const std::string text = ddpRankToJson(own, ddp.worldSize);
-            store->set(kRankKey + std::to_string(endpoint.rank),
-                       std::vector<uint8_t>(text.begin(), text.end()));
-        } catch (const std::exception& e) {
-            if (result.status == RunStatus::Ok) {
-                result.status = RunStatus::Error;
-                result.error =
-                    std::string("could not send this rank's steps to rank 0: ") + e.what();
-            }
-        }
+        sendToRankZero(*store, own, ddp.worldSize, result);
         result.ddp = DdpReport{
             {std::move(own)}, sync.gradientBytes(), sync.allReducesPerStep(), std::nullopt};
         return result;
