@@ -71,7 +71,6 @@ DEBT_FUNCTIONS = {
     ("engine/src/bench/runner.cpp", "runStep"): 96,
     ("ui/src/app.cpp", "App::frame"): 92,
     ("tests/ui/ui_logic_test.cpp", "DemoScript.StepsParseAndMistakesNameTheStepAndField"): 92,
-    ("ui/src/views/precision_lab_view.cpp", "PrecisionLabView::drawNumerics"): 83,
 }
 
 

@@ -184,6 +184,22 @@ TEST(SummaryModel, LossGroupsJoinRunsThatDifferOnlyInPrecision) {
     EXPECT_TRUE(std::isnan(*engine::maxLossDifference(runs[1].result, diverged)));
 }
 
+// The numerics table's row: the loss gap to the fp32 run, fp16's skipped updates and the
+// range of its loss scale; the fp32 run itself is the reference.
+TEST(SummaryModel, NumericsRowsSayTheGapToFp32AndFp16sScaling) {
+    const engine::RunResult fp32 = withLosses(cfg("tiny", 64, Precision::Fp32), {9.2, 8.6}, "f");
+    engine::RunResult fp16 = withLosses(cfg("tiny", 64, Precision::Fp16), {9.2, 8.7}, "h");
+    fp16.steps[0].skippedUpdate = true;
+    fp16.steps[0].lossScale = 65536.0;
+    fp16.steps[1].lossScale = 32768.0;
+    EXPECT_EQ(
+        numericsRow(fp16, &fp32),
+        (std::vector<std::string>{"h", "fp16", "2", "8.70000", "0.10000", "1", "32768 .. 65536"}));
+    EXPECT_EQ(numericsRow(fp32, &fp32),
+              (std::vector<std::string>{"f", "fp32", "2", "8.60000", "(reference)", "-", "-"}));
+    EXPECT_EQ(numericsRow(fp16, nullptr)[4], "-"); // no fp32 run to compare with
+}
+
 TEST(SummaryModel, TheLabTravelsWithTheStoreIntoResultSets) {
     RunStore store;
     engine::DtypeReport a;

@@ -3,11 +3,13 @@
 #include "summary_model.h"
 
 #include "lmprof/engine/compare.h"
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -472,6 +474,40 @@ const RunResult* pickedRun(const std::vector<PickableRun>& runs, std::string_vie
     const auto it =
         std::find_if(runs.begin(), runs.end(), [&](const PickableRun& p) { return p.key == key; });
     return it == runs.end() ? nullptr : it->run;
+}
+
+std::vector<std::string> numericsRow(const RunResult& r, const RunResult* fp32) {
+    std::optional<double> last;
+    int skipped = 0;
+    std::optional<double> lo, hi; // the loss scale's range (fp16)
+    for (const auto& s : r.steps) {
+        if (s.loss) {
+            last = s.loss;
+        }
+        skipped += s.skippedUpdate ? 1 : 0;
+        if (s.lossScale) {
+            lo = std::min(lo.value_or(*s.lossScale), *s.lossScale);
+            hi = std::max(hi.value_or(*s.lossScale), *s.lossScale);
+        }
+    }
+    std::string delta = "-";
+    if (fp32 && fp32 != &r) {
+        const auto d = maxLossDifference(*fp32, r);
+        delta = d ? (std::isfinite(*d) ? formatFixed(*d, 5) : "not finite") : "no common step";
+    } else if (fp32 == &r) {
+        delta = "(reference)";
+    }
+    char scaleText[64] = "-";
+    if (lo) {
+        std::snprintf(scaleText, sizeof(scaleText), *lo == *hi ? "%g" : "%g .. %g", *lo, *hi);
+    }
+    return {r.id,
+            std::string(toString(r.config.precision)),
+            std::to_string(r.steps.size()),
+            last ? formatFixed(*last, 5) : "-",
+            delta,
+            r.config.precision == Precision::Fp16 ? std::to_string(skipped) : "-",
+            scaleText};
 }
 
 } // namespace lmprof::ui

@@ -114,6 +114,10 @@ std::vector<WarmupGroup> warmupGroups(const RunStore& store);
 // and another precision come first, then the rest, each in order of appearance.
 using LossGroup = RunGroup; // label: "tiny ctx 32 batch 2 train, cpu: fp32 bf16 fp16"
 std::vector<LossGroup> lossGroups(const RunStore& store);
+// A run's row of the Precision lab's numerics table: id, precision, steps, its last loss,
+// its largest loss gap to `fp32` (the group's fp32 run, if any: "(reference)" for itself),
+// fp16's skipped updates and the loss scale's range.
+std::vector<std::string> numericsRow(const engine::RunResult& r, const engine::RunResult* fp32);
 
 // Compare's "pick two runs": every run it can pick, this session's finished runs first,
 // then those loaded from file A, then file B. The key names a run across frames (its

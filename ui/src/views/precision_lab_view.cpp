@@ -405,35 +405,7 @@ void PrecisionLabView::drawNumerics(ViewContext& ctx) {
     Rows table{{"run", "precision", "steps", "last loss", "max |Δ loss| vs fp32", "skipped updates",
                 "loss scale"}};
     for (int i : group.runs) {
-        const RunResult& r = runs[i].result;
-        std::optional<double> last;
-        int skipped = 0;
-        plot::Range scale;
-        for (const auto& s : r.steps) {
-            if (s.loss) {
-                last = s.loss;
-            }
-            skipped += s.skippedUpdate ? 1 : 0;
-            if (s.lossScale) {
-                scale.add(*s.lossScale);
-            }
-        }
-        std::string delta = "-";
-        if (fp32 && fp32 != &r) {
-            const auto d = maxLossDifference(*fp32, r);
-            delta = d ? (std::isfinite(*d) ? formatFixed(*d, 5) : "not finite") : "no common step";
-        } else if (fp32 == &r) {
-            delta = "(reference)";
-        }
-        char scaleText[64] = "-";
-        if (!scale.empty()) {
-            std::snprintf(scaleText, sizeof(scaleText), scale.lo == scale.hi ? "%g" : "%g .. %g",
-                          scale.lo, scale.hi);
-        }
-        table.push_back({r.id, std::string(toString(r.config.precision)),
-                         std::to_string(r.steps.size()), last ? formatFixed(*last, 5) : "-", delta,
-                         r.config.precision == Precision::Fp16 ? std::to_string(skipped) : "-",
-                         scaleText});
+        table.push_back(numericsRow(runs[i].result, fp32));
     }
     copyMarkdownButton("Copy as Markdown##numerics", table, 2);
     drawRowsTable("##numerics", table);
