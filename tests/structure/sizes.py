@@ -36,10 +36,10 @@ CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltyp
 # What was over its limit when the rule came in: path (and function) -> lines then.
 # Shrink an entry by splitting it; remove it once it is within its limit.
 DEBT_FILES = {
-    "tests/app/cli_test.cpp": 737,
+    "tests/app/cli_test.cpp": 735,
     "tests/ui/ui_logic_test.cpp": 713,
-    "engine/src/results/result_json.cpp": 673,
-    "ui/src/views/precision_lab_view.cpp": 667,
+    "engine/src/results/result_json.cpp": 660,
+    "ui/src/views/precision_lab_view.cpp": 639,
     "engine/src/study/study_report.cpp": 636,
     "ui/src/views/plot_helpers.cpp": 634,
     "ui/src/views/ops_view.cpp": 630,
