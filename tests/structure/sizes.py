@@ -69,7 +69,6 @@ DEBT_FUNCTIONS = {
     ("ui/src/views/memory_view.cpp", "MemoryView::drawTimeline"): 97,
     ("tests/engine/study_test.cpp", "Study.EachSizeIsEstimatedAtTheRateCalibratedForIt"): 97,
     ("engine/src/bench/runner.cpp", "runStep"): 96,
-    ("ui/src/app.cpp", "App::frame"): 92,
     ("tests/ui/ui_logic_test.cpp", "DemoScript.StepsParseAndMistakesNameTheStepAndField"): 92,
 }
 

@@ -415,6 +415,31 @@ void App::Impl::reportFinished(const std::vector<SessionEvent>& events) {
     sweepWasRunning = sweepView.running();
 }
 
+void App::Impl::layOutOnce(ImGuiID dockspace) {
+    if (layoutBuilt) {
+        return;
+    }
+    // A saved layout made for a window of another size (a smaller screen now, say)
+    // would squeeze panes to slivers: the default layout is built for this size.
+    const ImVec2 now = ImGui::GetMainViewport()->Size;
+    const auto differs = [](float now, int saved) {
+        return saved > 0 && std::abs(now - static_cast<float>(saved)) > 0.15f * saved;
+    };
+    if (hadLayout &&
+        (differs(now.x, settings.windowWidth) || differs(now.y, settings.windowHeight))) {
+        hadLayout = false;
+        status = "the saved layout was made for a " + std::to_string(settings.windowWidth) + "x" +
+                 std::to_string(settings.windowHeight) + " window; laid out afresh for this size";
+        statusIsError = false;
+    }
+    if (!hadLayout) {
+        buildDefaultLayout(dockspace);
+    } else {
+        dockUnknownWindows();
+    }
+    layoutBuilt = true;
+}
+
 void App::frame() {
     Impl& s = *m_impl;
     // Settings are written when they change, not only at a clean exit (a killed window
@@ -460,28 +485,7 @@ void App::frame() {
 
     s.drawMenu();
     const ImGuiID dockspace = ImGui::DockSpaceOverViewport(0, ImGui::GetMainViewport());
-    if (!s.layoutBuilt) {
-        // A saved layout made for a window of another size (a smaller screen now, say)
-        // would squeeze panes to slivers: the default layout is built for this size.
-        const ImVec2 now = ImGui::GetMainViewport()->Size;
-        const auto differs = [](float now, int saved) {
-            return saved > 0 && std::abs(now - static_cast<float>(saved)) > 0.15f * saved;
-        };
-        if (s.hadLayout &&
-            (differs(now.x, s.settings.windowWidth) || differs(now.y, s.settings.windowHeight))) {
-            s.hadLayout = false;
-            s.status = "the saved layout was made for a " + std::to_string(s.settings.windowWidth) +
-                       "x" + std::to_string(s.settings.windowHeight) +
-                       " window; laid out afresh for this size";
-            s.statusIsError = false;
-        }
-        if (!s.hadLayout) {
-            s.buildDefaultLayout(dockspace);
-        } else {
-            s.dockUnknownWindows();
-        }
-        s.layoutBuilt = true;
-    }
+    s.layOutOnce(dockspace);
     ViewContext ctx = s.context();
     for (const Window& w : s.windows) {
         if (auto it = s.pendingDocks.find(w.title); it != s.pendingDocks.end()) {

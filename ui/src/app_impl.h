@@ -219,6 +219,9 @@ struct App::Impl {
         return ctx;
     }
     void buildDefaultLayout(ImGuiID dockspace);
+    // The first frame's layout: the saved one, or the default when there is none or it was
+    // made for a window of another size.
+    void layOutOnce(ImGuiID dockspace);
     // Windows the saved layout does not know (added by a later version) join, as a tab, a
     // window it knows from the same default place, instead of floating over the layout.
     std::map<std::string, ImGuiID> pendingDocks; // title -> dock node, for the first frame
