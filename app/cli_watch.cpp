@@ -195,6 +195,54 @@ int viewCommand(const WatchOptions& o) {
     return kExitOk;
 }
 
+// Where the op trace and the memory pickle go: beside the result set, as the engine writes
+// them (docs/OP_PROFILE.md), not into the script's private folder, which is removed. False
+// (after saying why) when a snapshot has nowhere to go.
+bool placeOutputs(const std::string& jsonPath, WatchLaunch& launch) {
+    const fs::path json(jsonPath);
+    const auto beside = [&](const char* suffix) {
+        return (json.parent_path() / (json.stem().string() + ".{run}" + suffix)).string();
+    };
+    if (launch.profileOps >= 0 && launch.opsTrace.empty() && !jsonPath.empty()) {
+        launch.opsTrace = beside(".trace.json");
+    }
+    if (launch.memorySnapshot >= 0 && launch.snapshotPath.empty()) {
+        if (jsonPath.empty()) {
+            std::cerr << "lmprof-cli: watch: --memory-snapshot: give --json (the pickle goes "
+                         "beside it) or --snapshot-path\n";
+            return false;
+        }
+        launch.snapshotPath = beside(".snapshot.pickle");
+    }
+    return true;
+}
+
+// Each journal's run as the script closed it, printing the steps recorded after the last
+// poll; a journal that cannot be read is said and skipped.
+std::vector<RunResult> finalRuns(const fs::path& dir, std::map<std::string, WatchJournal>& journals,
+                                 const std::string& ended, StepPrinter& print,
+                                 std::optional<Environment>& environment) {
+    std::vector<RunResult> runs;
+    for (auto& [name, journal] : journals) {
+        try {
+            const size_t seen = journal.stepCount();
+            if (auto run = finalRun(dir, name, journal, ended, environment)) {
+                if (run->steps.size() > seen) {
+                    print(run->id,
+                          std::vector<StepRecord>(run->steps.begin() +
+                                                      static_cast<std::ptrdiff_t>(seen),
+                                                  run->steps.end()),
+                          true);
+                }
+                runs.push_back(std::move(*run));
+            }
+        } catch (const std::exception& e) {
+            std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
+        }
+    }
+    return runs;
+}
+
 int watchCommand(const WatchOptions& o) {
     if (!checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
         return kExitUsage;
@@ -208,22 +256,8 @@ int watchCommand(const WatchOptions& o) {
         return viewCommand(o);
     }
     WatchLaunch launch = o.launch;
-    // The trace and the pickle go beside the result set, as the engine writes them
-    // (docs/OP_PROFILE.md), not into the script's private folder, which is removed.
-    const fs::path json(o.jsonPath);
-    const auto beside = [&](const char* suffix) {
-        return (json.parent_path() / (json.stem().string() + ".{run}" + suffix)).string();
-    };
-    if (launch.profileOps >= 0 && launch.opsTrace.empty() && !o.jsonPath.empty()) {
-        launch.opsTrace = beside(".trace.json");
-    }
-    if (launch.memorySnapshot >= 0 && launch.snapshotPath.empty()) {
-        if (o.jsonPath.empty()) {
-            std::cerr << "lmprof-cli: watch: --memory-snapshot: give --json (the pickle goes "
-                         "beside it) or --snapshot-path\n";
-            return kExitUsage;
-        }
-        launch.snapshotPath = beside(".snapshot.pickle");
+    if (!placeOutputs(o.jsonPath, launch)) {
+        return kExitUsage;
     }
     std::unique_ptr<WatchedScript> script;
     try {
@@ -261,26 +295,8 @@ int watchCommand(const WatchOptions& o) {
     pollAll();
     const int status = *script->poll();
     const std::string ended = describeExit(status);
-    std::vector<RunResult> runs;
     std::optional<Environment> environment;
-    for (auto& [name, journal] : journals) {
-        try {
-            const size_t seen = journal.stepCount();
-            if (auto run = finalRun(dir, name, journal, ended, environment)) {
-                // The steps recorded as the script closed its run, after the last poll.
-                if (run->steps.size() > seen) {
-                    print(run->id,
-                          std::vector<StepRecord>(run->steps.begin() +
-                                                      static_cast<std::ptrdiff_t>(seen),
-                                                  run->steps.end()),
-                          true);
-                }
-                runs.push_back(std::move(*run));
-            }
-        } catch (const std::exception& e) {
-            std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
-        }
-    }
+    std::vector<RunResult> runs = finalRuns(dir, journals, ended, print, environment);
     const int scriptCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (runs.empty()) {
         std::cerr << "lmprof-cli: watch: the script " << ended
