@@ -129,6 +129,130 @@ int writeReport(const fs::path& dir, const std::string& command) {
     }
 }
 
+// The study's request: the saved one with --resume, else one made for this engine, budget
+// and device, with its rates calibrated (or --rate's). nullopt, with `code` set after saying
+// why, when the saved plan cannot be read or the engine cannot run its device.
+std::optional<StudyRequest> studyRequestOf(SessionInterface& engine, const StudyOptions& o,
+                                           double budget, int& code) {
+    const fs::path dir = o.out;
+    std::optional<StudyRequest> saved;
+    try {
+        saved = o.resume ? loadStudyRequest(dir) : std::nullopt;
+    } catch (const std::exception& e) {
+        std::cerr << "lmprof-cli study: " << e.what() << "\n";
+        code = kExitUsage;
+        return std::nullopt;
+    }
+    // The engine's bounds first (its devices, its cores), before anything is measured. A
+    // saved plan is for its device: resumed where that device is missing, every run would
+    // end as an error and the study's machine would be overwritten.
+    RunConfig probe;
+    probe.device = saved ? saved->device : o.device;
+    probe.threads = saved ? saved->threads : o.threads;
+    if (auto refusal = engine.checkRunnable(probe)) {
+        if (saved) {
+            std::cerr << "lmprof-cli study: --resume: " << dir.string() << " was planned for "
+                      << saved->device << ", which this engine cannot run (" << refusal->message()
+                      << "); resume it on that machine, or from here "
+                      << "with --connect HOST:PORT to an lmprof-cli serve there\n";
+        } else {
+            std::cerr << "lmprof-cli study: --" << refusal->field << ": " << refusal->reason
+                      << "\n";
+        }
+        code = kExitUsage;
+        return std::nullopt;
+    }
+    if (saved) {
+        return saved;
+    }
+    StudyRequest request = studyRequestFor(engine, o.device, budget, o.threads);
+    if (o.rate > 0.0) {
+        request.rates = {StudyRate::constant(o.rate)};
+    } else if (!calibrate(engine, request, o.quiet)) {
+        code = kExitFailure;
+        return std::nullopt;
+    }
+    return request;
+}
+
+// The plan's runs not in runs.jsonl yet, one at a time, each appended as it ends (an OOM is
+// data); stops at Ctrl+C.
+void runPlannedRuns(SessionInterface& engine, const StudyPlan& plan, const fs::path& dir,
+                    bool quiet) {
+    // What is done already: every run in runs.jsonl, whatever its outcome (an OOM is data).
+    std::set<std::string> done = finishedStudyRuns(dir);
+    const auto start = std::chrono::steady_clock::now();
+    double plannedLeft = 0.0;
+    for (const auto& run : plan.runs) {
+        plannedLeft += done.count(run.id) ? 0.0 : run.estimateS;
+    }
+    size_t index = 0;
+    for (const auto& run : plan.runs) {
+        ++index;
+        if (done.count(run.id)) {
+            continue;
+        }
+        if (interrupted()) {
+            break;
+        }
+        if (!quiet) {
+            size_t inSection = 0, ofSection = 0;
+            for (const auto& r : plan.runs) {
+                if (r.section == run.section) {
+                    ++ofSection;
+                    inSection += &r <= &run ? 1 : 0;
+                }
+            }
+            const double spent =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            std::fprintf(stderr, "study [%zu/%zu, %s %zu/%zu, about %s left] %s\n", index,
+                         plan.runs.size(), std::string(toString(run.section)).c_str(), inSection,
+                         ofSection, formatStudyTime(std::max(0.0, plannedLeft - spent)).c_str(),
+                         run.id.c_str());
+        }
+        auto results = runAll(engine, {run.config}, true, false, {});
+        if (results.empty()) {
+            break; // interrupted before it started
+        }
+        RunResult& result = results.front();
+        result.id = run.id;
+        appendRunJsonl(dir / "runs.jsonl", result);
+        done.insert(run.id);
+        if (!quiet && result.status != RunStatus::Ok) {
+            std::fprintf(stderr, "study: %s ended %s: %s (kept as data)\n", run.id.c_str(),
+                         std::string(toString(result.status)).c_str(),
+                         result.error.value_or("").c_str());
+        }
+    }
+}
+
+// The precision lab of the study (the accumulation experiment, and the ToyModel's dtypes in
+// fp16 and bf16) into lab.json, unless it is there already or Ctrl+C was pressed.
+void runStudyLab(SessionInterface& engine, const std::string& device, const Environment& env,
+                 const fs::path& dir, bool quiet) {
+    if (interrupted() || fs::exists(dir / "lab.json")) {
+        return;
+    }
+    if (!quiet) {
+        std::fprintf(stderr, "study: the precision lab\n");
+    }
+    PrecisionLab lab;
+    AccumulationRequest accumulate;
+    accumulate.device = device;
+    lab.accumulation = std::get<AccumulationReport>(runOnEngine(engine, accumulate));
+    for (Precision p : {Precision::Fp16, Precision::Bf16}) {
+        DtypeRequest dtypes;
+        dtypes.device = device;
+        dtypes.precision = p;
+        lab.dtypes.push_back(std::get<DtypeReport>(runOnEngine(engine, dtypes)));
+    }
+    if (!interrupted()) {
+        ResultSet set = makeSet({}, device, &env);
+        set.precisionLab = std::move(lab);
+        saveResultSetAtomic(set, dir / "lab.json");
+    }
+}
+
 int studyCommand(const StudyOptions& o) {
     if (!o.report.empty()) {
         return writeReport(o.report, "lmprof-cli study --report " + o.report);
@@ -171,114 +295,22 @@ int studyCommand(const StudyOptions& o) {
     if (!engine) {
         return kExitUsage;
     }
-    StudyRequest request;
-    std::optional<StudyRequest> saved;
-    try {
-        saved = o.resume ? loadStudyRequest(dir) : std::nullopt;
-    } catch (const std::exception& e) {
-        std::cerr << "lmprof-cli study: " << e.what() << "\n";
-        return kExitUsage;
+    int refused = kExitOk;
+    const auto request = studyRequestOf(*engine, o, *budget, refused);
+    if (!request) {
+        return refused;
     }
-    // The engine's bounds first (its devices, its cores), before anything is measured. A
-    // saved plan is for its device: resumed where that device is missing, every run would
-    // end as an error and the study's machine would be overwritten.
-    RunConfig probe;
-    probe.device = saved ? saved->device : o.device;
-    probe.threads = saved ? saved->threads : o.threads;
-    if (auto refusal = engine->checkRunnable(probe)) {
-        if (saved) {
-            std::cerr << "lmprof-cli study: --resume: " << dir.string() << " was planned for "
-                      << saved->device << ", which this engine cannot run (" << refusal->message()
-                      << "); resume it on that machine, or from here "
-                      << "with --connect HOST:PORT to an lmprof-cli serve there\n";
-        } else {
-            std::cerr << "lmprof-cli study: --" << refusal->field << ": " << refusal->reason
-                      << "\n";
-        }
-        return kExitUsage;
-    }
-    if (saved) {
-        request = *saved;
-    } else {
-        request = studyRequestFor(*engine, o.device, *budget, o.threads);
-        if (o.rate > 0.0) {
-            request.rates = {StudyRate::constant(o.rate)};
-        } else if (!calibrate(*engine, request, o.quiet)) {
-            return kExitFailure;
-        }
-    }
-    const StudyPlan plan = planStudy(request);
-    printPlan(plan, request);
+    const StudyPlan plan = planStudy(*request);
+    printPlan(plan, *request);
     if (o.dryRun) {
         return kExitOk;
     }
-    const Environment env = engine->environment(request.device);
-    saveStudyPlan(dir, request, plan, env);
+    const Environment env = engine->environment(request->device);
+    saveStudyPlan(dir, *request, plan, env);
 
-    // What is done already: every run in runs.jsonl, whatever its outcome (an OOM is data).
-    std::set<std::string> done = finishedStudyRuns(dir);
-    const auto start = std::chrono::steady_clock::now();
-    double plannedLeft = 0.0;
-    for (const auto& run : plan.runs) {
-        plannedLeft += done.count(run.id) ? 0.0 : run.estimateS;
-    }
-    size_t index = 0;
-    for (const auto& run : plan.runs) {
-        ++index;
-        if (done.count(run.id)) {
-            continue;
-        }
-        if (interrupted()) {
-            break;
-        }
-        if (!o.quiet) {
-            size_t inSection = 0, ofSection = 0;
-            for (const auto& r : plan.runs) {
-                if (r.section == run.section) {
-                    ++ofSection;
-                    inSection += &r <= &run ? 1 : 0;
-                }
-            }
-            const double spent =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            std::fprintf(stderr, "study [%zu/%zu, %s %zu/%zu, about %s left] %s\n", index,
-                         plan.runs.size(), std::string(toString(run.section)).c_str(), inSection,
-                         ofSection, formatStudyTime(std::max(0.0, plannedLeft - spent)).c_str(),
-                         run.id.c_str());
-        }
-        auto results = runAll(*engine, {run.config}, true, false, {});
-        if (results.empty()) {
-            break; // interrupted before it started
-        }
-        RunResult& result = results.front();
-        result.id = run.id;
-        appendRunJsonl(dir / "runs.jsonl", result);
-        done.insert(run.id);
-        if (!o.quiet && result.status != RunStatus::Ok) {
-            std::fprintf(stderr, "study: %s ended %s: %s (kept as data)\n", run.id.c_str(),
-                         std::string(toString(result.status)).c_str(),
-                         result.error.value_or("").c_str());
-        }
-    }
-    if (plan.lab && !interrupted() && !fs::exists(dir / "lab.json")) {
-        if (!o.quiet) {
-            std::fprintf(stderr, "study: the precision lab\n");
-        }
-        PrecisionLab lab;
-        AccumulationRequest accumulate;
-        accumulate.device = request.device;
-        lab.accumulation = std::get<AccumulationReport>(runOnEngine(*engine, accumulate));
-        for (Precision p : {Precision::Fp16, Precision::Bf16}) {
-            DtypeRequest dtypes;
-            dtypes.device = request.device;
-            dtypes.precision = p;
-            lab.dtypes.push_back(std::get<DtypeReport>(runOnEngine(*engine, dtypes)));
-        }
-        if (!interrupted()) {
-            ResultSet set = makeSet({}, request.device, &env);
-            set.precisionLab = std::move(lab);
-            saveResultSetAtomic(set, dir / "lab.json");
-        }
+    runPlannedRuns(*engine, plan, dir, o.quiet);
+    if (plan.lab) {
+        runStudyLab(*engine, request->device, env, dir, o.quiet);
     }
     if (interrupted()) {
         std::fprintf(stderr,
