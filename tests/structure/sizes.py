@@ -62,7 +62,6 @@ DEBT_FUNCTIONS = {
     ("ui/src/views/warmup_view.cpp", "WarmupView::draw"): 118,
     ("ui/src/views/precision_lab_view.cpp", "PrecisionLabView::drawDtypes"): 110,
     ("ui/src/views/ops_view.cpp", "OpsView::draw"): 103,
-    ("engine/src/remote/remote_protocol.cpp", "fromJson"): 101,
     ("ui/src/views/runs_table_view.cpp", "RunsTableView::draw"): 97,
     ("ui/src/views/memory_view.cpp", "MemoryView::drawTimeline"): 97,
     ("tests/engine/study_test.cpp", "Study.EachSizeIsEstimatedAtTheRateCalibratedForIt"): 97,

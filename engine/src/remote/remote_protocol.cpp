@@ -182,6 +182,35 @@ void readRun(const json& j, Message& m) {
     }
 }
 
+// A submit's configurations: one or more.
+void readConfigs(const json& j, Message& m) {
+    const json& configs = required(j, "configs");
+    if (!configs.is_array() || configs.empty()) {
+        fail("$.configs", "expected an array of one or more configurations");
+    }
+    for (size_t i = 0; i < configs.size(); ++i) {
+        std::string resolved;
+        m.configs.push_back(configFrom(configs[i], indexed("$", "configs", i), resolved));
+    }
+}
+
+// A welcome's fields (welcomeBody's, read back).
+void readWelcome(const json& j, Message& m) {
+    read(j, "$", "protocol", m.protocol, true);
+    read(j, "$", "server_id", m.serverId);
+    if (const json* t = member(j, "$", "tool", false)) {
+        m.tool = toolFrom(*t, "$.tool");
+    }
+    if (const json* e = member(j, "$", "environment", false)) {
+        m.environment = environmentFrom(*e, "$.environment");
+    }
+    const json& devices = arrayMember(j, "$", "devices");
+    for (size_t i = 0; i < devices.size(); ++i) {
+        m.devices.push_back(deviceFrom(devices[i], indexed("$", "devices", i)));
+    }
+    read(j, "$", "busy", m.busy);
+}
+
 Message fromJson(const json& j) {
     Message m;
     std::string type;
@@ -202,17 +231,9 @@ Message fromJson(const json& j) {
         read(j, "$", "token", m.token);
         read(j, "$", "client", m.client);
         break;
-    case Type::Submit: {
-        const json& configs = required(j, "configs");
-        if (!configs.is_array() || configs.empty()) {
-            fail("$.configs", "expected an array of one or more configurations");
-        }
-        for (size_t i = 0; i < configs.size(); ++i) {
-            std::string resolved;
-            m.configs.push_back(configFrom(configs[i], indexed("$", "configs", i), resolved));
-        }
+    case Type::Submit:
+        readConfigs(j, m);
         break;
-    }
     case Type::Cancel:
         break;
     case Type::Fetch:
@@ -221,22 +242,9 @@ Message fromJson(const json& j) {
     case Type::Ack:
         readRun(j, m);
         break;
-    case Type::Welcome: {
-        read(j, "$", "protocol", m.protocol, true);
-        read(j, "$", "server_id", m.serverId);
-        if (const json* t = member(j, "$", "tool", false)) {
-            m.tool = toolFrom(*t, "$.tool");
-        }
-        if (const json* e = member(j, "$", "environment", false)) {
-            m.environment = environmentFrom(*e, "$.environment");
-        }
-        const json& devices = arrayMember(j, "$", "devices");
-        for (size_t i = 0; i < devices.size(); ++i) {
-            m.devices.push_back(deviceFrom(devices[i], indexed("$", "devices", i)));
-        }
-        read(j, "$", "busy", m.busy);
+    case Type::Welcome:
+        readWelcome(j, m);
         break;
-    }
     case Type::Error:
         read(j, "$", "code", m.errorCode, true);
         read(j, "$", "message", m.text);
