@@ -73,6 +73,26 @@ def test_every_op_of_the_step_lands_in_a_module_region(model: TinyGPT, tmp_path:
     assert profile["unattributed_ms"]["forward"] < profile["phase_ms"]["forward"]
 
 
+def test_the_optimizer_region_ends_with_its_step(model: TinyGPT, tmp_path: Path) -> None:
+    """Work after opt.step() (here a plain op outside any range) is the optimizer phase's, by
+    the engine's rule for time between phases, but not the optimizer's region."""
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    save = tmp_path / "run.json"
+    run = lmprof.watch(model, opt, save=save)
+    run.profile_ops(3)
+    for x, y in batches(5):
+        with run.step():
+            loss_of(model, x, y).backward()
+            opt.step()
+            torch.full((64,), 2.0).cumprod(0)  # after the step: not the optimizer's work
+            opt.zero_grad()
+    run.close()
+    rows = json.loads(save.read_text())["runs"][0]["op_profile"]["rows"]
+    cumprod = {(r["phase"], r["region"]) for r in rows if r["name"] == "aten::cumprod"}
+    assert cumprod == {("optimizer", "unattributed")}
+    assert any(r["region"] == "optimizer.adamw" for r in rows)
+
+
 def test_softmax_and_the_attention_matmuls_are_found_by_names_and_shapes(
         model: TinyGPT, tmp_path: Path) -> None:
     profile = profiled(model, tmp_path)["op_profile"]

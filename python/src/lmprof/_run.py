@@ -354,7 +354,7 @@ class Run:
     def on_optimizer(self, starting: bool,
                      optimizer: Optional[torch.optim.Optimizer] = None) -> None:
         if self._open is not None:
-            self._switch("optimizer" if starting else "rest", optimizer)
+            self._switch("optimizer" if starting else "rest", optimizer if starting else None)
             if not starting and self._finder is not None:
                 self._end_step()  # zero-code mode: a step ends at each optimizer step
 
