@@ -41,6 +41,19 @@ void requireRange(std::vector<ConfigError>& errors, const char* field, int64_t v
     }
 }
 
+// The plain fields of one section outside their ranges (ValueField, config.h); by section,
+// so that the errors keep the order the configuration lists them in.
+void rangeErrors(std::vector<ConfigError>& errors, const RunConfig& c,
+                 ValueField::Section section) {
+    for (const ValueField& f : valueFields()) {
+        if (f.section == section) {
+            if (auto why = f.rangeError(c)) {
+                errors.push_back({f.key, *why});
+            }
+        }
+    }
+}
+
 // A span of steps [first, first + count) that must lie within a run of `total` steps.
 void requireStepSpan(std::vector<ConfigError>& errors, const std::string& prefix, int first,
                      int count, int total) {
@@ -254,11 +267,7 @@ std::vector<ConfigError> validate(const RunConfig& c) {
     requireRange(errors, "batch_size", c.batchSize, 1, kMaxBatch);
     requireRange(errors, "warmup_steps", c.warmupSteps, 0, kMaxSteps);
     requireRange(errors, "measure_steps", c.measureSteps, 1, kMaxSteps);
-    for (const ValueField& f : valueFields()) {
-        if (auto why = f.rangeError(c)) {
-            errors.push_back({f.key, *why});
-        }
-    }
+    rangeErrors(errors, c, ValueField::Section::Run);
     if (auto e = deviceError(c.device)) {
         errors.push_back(*e);
     }
@@ -271,6 +280,8 @@ std::vector<ConfigError> validate(const RunConfig& c) {
     if (c.gradNorms && c.mode == Mode::Forward) {
         errors.push_back({"grad_norms", "needs a backward pass (mode forward has none)"});
     }
+    rangeErrors(errors, c, ValueField::Section::Sampling);
+    rangeErrors(errors, c, ValueField::Section::Instruments);
     if (const auto& snap = c.memorySnapshot) {
         if (snap->path.empty()) {
             errors.push_back({"memory_snapshot.path", "must name the file to write"});

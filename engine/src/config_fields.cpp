@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <variant>
 
@@ -205,14 +206,17 @@ const ValueField* valueField(std::string_view key) {
 }
 
 ExtraValueField::ExtraValueField(ValueField field) : m_key(field.key) {
+    if (valueField(m_key) || choiceField(m_key)) {
+        throw std::invalid_argument("a configuration field '" + m_key + "' exists already");
+    }
     valueFieldTable().push_back(std::move(field));
 }
 
 ExtraValueField::~ExtraValueField() {
     auto& fields = valueFieldTable();
-    fields.erase(std::remove_if(fields.begin(), fields.end(),
-                                [&](const ValueField& f) { return f.key == m_key; }),
-                 fields.end());
+    if (!fields.empty() && fields.back().key == m_key) { // scoped: the last one added
+        fields.pop_back();
+    }
 }
 
 } // namespace lmprof::engine

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <gtest/gtest.h>
 #include <map>
+#include <stdexcept>
 #include <variant>
 
 using namespace lmprof::engine;
@@ -309,6 +310,7 @@ TEST(ConfigFields, AThrowawayFieldReachesTheJsonValidateAndTheComparisonKey) {
     EXPECT_EQ(before.find("throwaway_steps"), std::string::npos);
 
     const ExtraValueField declared(test::throwawayField());
+    EXPECT_THROW(ExtraValueField{test::throwawayField()}, std::invalid_argument); // one per key
     std::string line = configToJsonLine(c);
     const std::string written = "\"throwaway_steps\":2";
     ASSERT_NE(line.find(written), std::string::npos) << line;

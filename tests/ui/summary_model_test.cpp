@@ -11,6 +11,7 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
+#include <limits>
 #include <stdexcept>
 
 using namespace lmprof;
@@ -198,6 +199,8 @@ TEST(SummaryModel, NumericsRowsSayTheGapToFp32AndFp16sScaling) {
     EXPECT_EQ(numericsRow(fp32, &fp32),
               (std::vector<std::string>{"f", "fp32", "2", "8.60000", "(reference)", "-", "-"}));
     EXPECT_EQ(numericsRow(fp16, nullptr)[4], "-"); // no fp32 run to compare with
+    fp16.steps[0].lossScale = std::numeric_limits<double>::infinity(); // not a scale to show
+    EXPECT_EQ(numericsRow(fp16, &fp32)[6], "32768");
 }
 
 TEST(SummaryModel, TheLabTravelsWithTheStoreIntoResultSets) {

@@ -485,7 +485,7 @@ std::vector<std::string> numericsRow(const RunResult& r, const RunResult* fp32) 
             last = s.loss;
         }
         skipped += s.skippedUpdate ? 1 : 0;
-        if (s.lossScale) {
+        if (s.lossScale && std::isfinite(*s.lossScale)) {
             lo = std::min(lo.value_or(*s.lossScale), *s.lossScale);
             hi = std::max(hi.value_or(*s.lossScale), *s.lossScale);
         }

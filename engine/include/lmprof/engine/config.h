@@ -268,7 +268,10 @@ const std::vector<ValueField>& valueFields();
 // The field of a key; nullptr for none.
 const ValueField* valueField(std::string_view key);
 
-// Tests only: one more field while this lives (the throwaway field of config_fields_test).
+// Tests only: one more field while this lives (the throwaway field, tests/engine/
+// throwaway_field.h). Single-threaded and scoped: it changes the list valueFields() returns,
+// so nothing may hold a field or iterate the list across its construction or destruction. A
+// key that exists already is refused (std::invalid_argument).
 class ExtraValueField {
 public:
     explicit ExtraValueField(ValueField field);
