@@ -181,18 +181,23 @@ configure_and_build() { # targets...
     -DLMPROF_GIT_REVISION_OVERRIDE="$(cat "$carry/revision" 2>/dev/null || echo unknown)" &&
     tmo cmake --build "$build" -j"$(nproc)" ${1:+--target "$@"}
 }
+# torch 2.11's libtorch.so exports part of libstdc++ (docs/GPU_CHECK.md): every
+# std::filesystem reference of our executables must carry libstdc++'s symbol version, or it
+# may bind to that copy at run time. Sets `unversioned` to the executables that do not.
+check_filesystem_binding() {
+  unversioned=()
+  for exe in "$build"/app/lmprof-cli "$build"/tests/*; do
+    [ -f "$exe" ] && [ -x "$exe" ] || continue
+    nm -D --undefined-only "$exe" 2>/dev/null | grep 'St10filesystem' | grep -qv '@GLIBCXX' &&
+      unversioned+=("${exe##*/}")
+  done
+}
+built=0 # this call built the tests (gputest runs no binary an earlier call left)
 if wants build; then
   t0=$(date +%s)
   if configure_and_build > "$art/build.log" 2>&1; then
-    # torch 2.11's libtorch.so exports part of libstdc++ (docs/GPU_CHECK.md): every
-    # std::filesystem reference of our executables must carry libstdc++'s symbol version,
-    # or it may bind to that copy at run time.
-    unversioned=()
-    for exe in "$build"/app/lmprof-cli "$build"/tests/*; do
-      [ -f "$exe" ] && [ -x "$exe" ] || continue
-      nm -D --undefined-only "$exe" 2>/dev/null | grep 'St10filesystem' | grep -qv '@GLIBCXX' &&
-        unversioned+=("${exe##*/}")
-    done
+    built=1
+    check_filesystem_binding
     if [ ${#unversioned[@]} -eq 0 ]; then
       outcome build passed $(($(date +%s) - t0)) \
         "$(grep -c 'Building CXX' "$art/build.log") C++ files; std::filesystem bound to libstdc++"
@@ -209,7 +214,14 @@ fi
 if wants gputest && ! wants build; then
   t0=$(date +%s)
   if configure_and_build lmprof-cli gpu_test > "$art/build.log" 2>&1; then
-    say "- build (lmprof-cli and gpu_test): ok in $(($(date +%s) - t0)) s"
+    built=1
+    check_filesystem_binding
+    if [ ${#unversioned[@]} -eq 0 ]; then
+      say "- build (lmprof-cli and gpu_test): ok in $(($(date +%s) - t0)) s"
+    else
+      outcome build FAILED $(($(date +%s) - t0)) \
+        "std::filesystem references without libstdc++'s version in: ${unversioned[*]}"
+    fi
   else
     outcome build FAILED $(($(date +%s) - t0)) "lmprof-cli and gpu_test" "$art/build.log"
   fi
@@ -264,8 +276,10 @@ elif wants test; then
   fi
   say '```'; printf '%s\n' "$lines" | tee -a "$report"; say '```'
 fi
-if wants gputest && [ ! -x "$build/tests/gpu_test" ]; then
-  outcome gputest skipped "" "gpu_test was not built"
+if wants gputest && [ "$gpus" -eq 0 ]; then
+  outcome gputest skipped "" "no GPU here (nvidia-smi lists none): every GPU test would skip"
+elif wants gputest && { [ $built -eq 0 ] || [ ! -x "$build/tests/gpu_test" ]; }; then
+  outcome gputest skipped "" "gpu_test was not built by this call"
 elif wants gputest; then
   t0=$(date +%s)
   : > "$art/gpu-ctest.log"

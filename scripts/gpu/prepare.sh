@@ -25,7 +25,7 @@ py=python3
 [ -x .venv/bin/python ] && py=.venv/bin/python
 # The same members as the build unpacks: the stamp then matches and CMake fetches nothing.
 read -r -a ib_members < <(sed -n 's/.*set(LMPROF_IMGUI_BUNDLE_MEMBERS \(.*\)).*/\1/p' \
-  third_party/CMakeLists.txt)
+  third_party/CMakeLists.txt) || true # read fails on no line; the check below says why
 [ ${#ib_members[@]} -gt 0 ] || { echo "prepare.sh: no LMPROF_IMGUI_BUNDLE_MEMBERS in third_party/CMakeLists.txt" >&2; exit 1; }
 "$py" third_party/fetch_sdist.py imgui-bundle "imgui_bundle-$ib_version.tar.gz" "$ib_sha" \
   "$carry/imgui-bundle" "${ib_members[@]}" >/dev/null
