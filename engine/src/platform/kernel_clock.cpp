@@ -5,6 +5,7 @@
 #if LMPROF_HAVE_CUPTI
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cupti_activity.h>
 #include <dlfcn.h>
@@ -14,6 +15,11 @@
 #include <vector>
 
 namespace lmprof::engine::cupti {
+
+// A kernel record's start and end are read through CUpti_ActivityKernel10 whatever version
+// the library writes (bufferCompleted): they sit at the same offsets in 10 and 11.
+static_assert(offsetof(CUpti_ActivityKernel10, start) == 16 &&
+              offsetof(CUpti_ActivityKernel10, end) == 24);
 
 namespace {
 
