@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
-#include <sstream>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 
 using namespace lmprof;
