@@ -20,6 +20,12 @@ public:
     void draw(ViewContext& ctx) override;
 
 private:
+    // Step time by step index, one line per warmup count (warmup steps as hollow rings).
+    void drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec2 chart);
+    // The std of the measured steps (m_xs, m_ys) against the warmup count, with each CV.
+    void drawStdChart(ViewContext& ctx, const std::vector<double>& means,
+                      const std::vector<std::string>& tickText, ImVec2 chart);
+
     int m_group = 0;
     bool m_logScale = true;
     std::vector<double> m_xs, m_ys;
@@ -28,36 +34,8 @@ private:
 
 using namespace lmprof::engine;
 
-void WarmupView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin(kTitle)) {
-        ImGui::End();
-        return;
-    }
-    const std::vector<WarmupGroup> groups = warmupGroups(ctx.store);
-    if (groups.empty()) {
-        ImGui::TextDisabled("No runs yet. A sweep with warmup counts 0, 1, 2, 5 fills this in.");
-        ImGui::End();
-        return;
-    }
-    groupCombo("configuration", groups, m_group, 18.0f);
-    ImGui::SameLine();
-    ImGui::Checkbox("log scale", &m_logScale);
+void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec2 chart) {
     auto& runs = ctx.store.runs();
-    const WarmupGroup& group = groups[m_group];
-    // Two charts: side by side in a wide, short pane, else one above the other; each at
-    // least 12 lines tall (the pane scrolls when it is smaller than that).
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float spacing = ImGui::GetStyle().ItemSpacing.x;
-    const float minHeight = ImGui::GetFontSize() * 12.0f;
-    const bool beside = avail.x > avail.y * 2.2f;
-    const ImVec2 chart = beside ? ImVec2((avail.x - spacing) / 2, std::max(avail.y, minHeight))
-                                : ImVec2(-1, std::max((avail.y - spacing) / 2, minHeight));
-    if (!ImGui::BeginChild("##warmup-charts", ImVec2(0, 0), ImGuiChildFlags_None,
-                           ImGuiWindowFlags_NoScrollWithMouse)) {
-        ImGui::EndChild();
-        ImGui::End();
-        return;
-    }
     if (ImPlot::BeginPlot("step time by step index", chart)) {
         ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
@@ -102,25 +80,11 @@ void WarmupView::draw(ViewContext& ctx) {
         }
         plot::endPlot(ctx, "warmup-steps");
     }
+}
 
-    m_xs.clear();
-    m_ys.clear();
-    std::vector<double> means;
-    std::vector<std::string> tickText;
-    for (int i : group.runs) {
-        RunView& v = runs[i];
-        const PhaseStats& t = v.liveSummary().totalMs;
-        if (t.n > 0) {
-            m_xs.push_back(v.result.config.warmupSteps);
-            m_ys.push_back(t.std);
-            means.push_back(t.mean);
-            tickText.push_back(std::to_string(v.result.config.warmupSteps));
-        }
-    }
-    if (beside) {
-        ImGui::SameLine();
-    }
-    if (ImPlot::BeginPlot("std of measured steps vs warmup count", chart)) {
+void WarmupView::drawStdChart(ViewContext& ctx, const std::vector<double>& means,
+                              const std::vector<std::string>& tickText, ImVec2 chart) {
+    if (ImPlot::BeginPlot("std by warmup count", chart)) {
         ImPlot::SetupAxes("warmup steps", "std of step ms", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
         std::vector<const char*> ticks;
@@ -143,6 +107,58 @@ void WarmupView::draw(ViewContext& ctx) {
         }
         plot::endPlot(ctx, "warmup-std");
     }
+}
+
+void WarmupView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin(kTitle)) {
+        ImGui::End();
+        return;
+    }
+    const std::vector<WarmupGroup> groups = warmupGroups(ctx.store);
+    if (groups.empty()) {
+        ImGui::TextDisabled("No runs yet. A sweep with warmup counts 0, 1, 2, 5 fills this in.");
+        ImGui::End();
+        return;
+    }
+    groupCombo("configuration", groups, m_group, 18.0f);
+    ImGui::SameLine();
+    ImGui::Checkbox("log scale", &m_logScale);
+    auto& runs = ctx.store.runs();
+    const WarmupGroup& group = groups[m_group];
+    // Two charts: side by side in a wide, short pane, else one above the other; each at
+    // least 12 lines tall (the pane scrolls when it is smaller than that).
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float spacing = ImGui::GetStyle().ItemSpacing.x;
+    const float minHeight = ImGui::GetFontSize() * 12.0f;
+    const bool beside = avail.x > avail.y * 2.2f;
+    const ImVec2 chart = beside ? ImVec2((avail.x - spacing) / 2, std::max(avail.y, minHeight))
+                                : ImVec2(-1, std::max((avail.y - spacing) / 2, minHeight));
+    if (!ImGui::BeginChild("##warmup-charts", ImVec2(0, 0), ImGuiChildFlags_None,
+                           ImGuiWindowFlags_NoScrollWithMouse)) {
+        ImGui::EndChild();
+        ImGui::End();
+        return;
+    }
+    drawStepChart(ctx, group, chart);
+    // The std chart's bars, gathered before its plot: the same line of the pane when beside.
+    m_xs.clear();
+    m_ys.clear();
+    std::vector<double> means;
+    std::vector<std::string> tickText;
+    for (int i : group.runs) {
+        RunView& v = runs[i];
+        const PhaseStats& t = v.liveSummary().totalMs;
+        if (t.n > 0) {
+            m_xs.push_back(v.result.config.warmupSteps);
+            m_ys.push_back(t.std);
+            means.push_back(t.mean);
+            tickText.push_back(std::to_string(v.result.config.warmupSteps));
+        }
+    }
+    if (beside) {
+        ImGui::SameLine();
+    }
+    drawStdChart(ctx, means, tickText, chart);
     ImGui::EndChild();
     ImGui::End();
 }
