@@ -24,6 +24,7 @@ public:
     void draw(ViewContext& ctx) override;
     // The timeline of the selected runs, and the first one's peak breakdown (for exports).
     void drawTimeline(ViewContext& ctx, const std::vector<RunView*>& runs, ImVec2 size);
+    void drawSeries(const std::vector<RunView*>& runs, bool comparing);
     void drawBreakdown(ViewContext& ctx, ImVec2 size);
 
 private:
@@ -118,7 +119,58 @@ void timelineTooltip(const std::vector<RunView*>& runs) {
     ImGui::EndTooltip();
 }
 
+// A series' legend name: compared runs have one entry per run (allocated, reserved) and
+// one "RSS" entry for every run's RSS line (each in its run's colour, faint).
+std::string seriesLabel(const RunView& run, const char* series, bool comparing) {
+    return comparing && std::string(series) != "RSS" ? plot::legendName(run) : std::string(series);
+}
+
 } // namespace
+
+// Each run's lines (allocated; on CUDA reserved and, alone, device used; RSS hidden at
+// first), a lone run's phase peaks, and the peak's label at the plot's right edge.
+void MemoryView::drawSeries(const std::vector<RunView*>& runs, bool comparing) {
+    for (RunView* run : runs) {
+        const MemorySeries& m = run->memory;
+        const auto spec = [&](int series) {
+            return comparing ? plot::runSpec(*run, 0.45f) : plot::colorSpec(seriesColor(series));
+        };
+        plot::line(seriesLabel(*run, "allocated", comparing).c_str(), m.tS, m.allocatedMiB,
+                   m_scratch, plot::runSpec(*run));
+        if (onCuda(*run)) {
+            plot::line(seriesLabel(*run, "reserved", comparing).c_str(), m.tS, m.reservedMiB,
+                       m_scratch, spec(1));
+            if (!comparing) {
+                plot::line("device used", m.tS, m.deviceUsedMiB, m_scratch, spec(2));
+            }
+        }
+        // RSS counts the process's libraries too (hundreds of MiB for LibTorch) and would
+        // flatten the tensor lines: off until its legend entry is clicked.
+        ImPlot::HideNextItem(true, ImPlotCond_Once);
+        plot::line(seriesLabel(*run, "RSS", comparing).c_str(), m.tS, m.rssMiB, m_scratch, spec(0));
+        if (!comparing && !run->peaks.tS.empty()) {
+            // Samples can miss a short-lived peak; the allocator's own peak of each phase
+            // is drawn over the phase it belongs to.
+            ImPlotSpec peakSpec = plot::colorSpec(palette().peak);
+            peakSpec.LineWeight = 2.0f;
+            peakSpec.Flags = ImPlotLineFlags_Segments;
+            ImPlot::PlotLine("phase peak", run->peaks.tS.data(), run->peaks.peakMiB.data(),
+                             static_cast<int>(run->peaks.tS.size()), peakSpec);
+        }
+    }
+    if (!runs.empty()) {
+        const double peakMiB =
+            static_cast<double>(runs.front()->liveSummary().peakBytes.max()) / kMiB;
+        if (peakMiB > 0.0) {
+            // Inside the plot at its right edge, above the line (clamped to stay visible).
+            char text[48];
+            std::snprintf(text, sizeof(text), "peak %.1f MiB", peakMiB);
+            plot::record(std::string(text));
+            ImPlot::Annotation(plot::shownRange(ImAxis_X1).hi, peakMiB, palette().peak,
+                               ImVec2(-4, -4), true, "%s", text);
+        }
+    }
+}
 
 void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& selected,
                               ImVec2 size) {
@@ -133,11 +185,8 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& sel
     ImPlot::SetupAxes("time since run start (s)", "MiB");
     const bool legendShown = plot::setupLegend(runs);
     const bool comparing = runs.size() > 1;
-    // Compared runs: one legend entry per run (allocated, reserved), and one "RSS" entry
-    // for every run's RSS line (each in its run's colour, faint).
     const auto label = [&](const RunView& run, const char* series) {
-        return comparing && std::string(series) != "RSS" ? plot::legendName(run)
-                                                         : std::string(series);
+        return seriesLabel(run, series, comparing);
     };
     plot::watchInput({&m_x, &m_y});
     plot::Range x;
@@ -167,45 +216,7 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& sel
     if (!runs.empty()) {
         drawBands(*runs.front());
     }
-    for (RunView* run : runs) {
-        const MemorySeries& m = run->memory;
-        const auto spec = [&](int series) {
-            return comparing ? plot::runSpec(*run, 0.45f) : plot::colorSpec(seriesColor(series));
-        };
-        plot::line(label(*run, "allocated").c_str(), m.tS, m.allocatedMiB, m_scratch,
-                   plot::runSpec(*run));
-        if (onCuda(*run)) {
-            plot::line(label(*run, "reserved").c_str(), m.tS, m.reservedMiB, m_scratch, spec(1));
-            if (!comparing) {
-                plot::line("device used", m.tS, m.deviceUsedMiB, m_scratch, spec(2));
-            }
-        }
-        // RSS counts the process's libraries too (hundreds of MiB for LibTorch) and would
-        // flatten the tensor lines: off until its legend entry is clicked.
-        ImPlot::HideNextItem(true, ImPlotCond_Once);
-        plot::line(label(*run, "RSS").c_str(), m.tS, m.rssMiB, m_scratch, spec(0));
-        if (!comparing && !run->peaks.tS.empty()) {
-            // Samples can miss a short-lived peak; the allocator's own peak of each phase
-            // is drawn over the phase it belongs to.
-            ImPlotSpec peakSpec = plot::colorSpec(palette().peak);
-            peakSpec.LineWeight = 2.0f;
-            peakSpec.Flags = ImPlotLineFlags_Segments;
-            ImPlot::PlotLine("phase peak", run->peaks.tS.data(), run->peaks.peakMiB.data(),
-                             static_cast<int>(run->peaks.tS.size()), peakSpec);
-        }
-    }
-    if (!runs.empty()) {
-        const double peakMiB =
-            static_cast<double>(runs.front()->liveSummary().peakBytes.max()) / kMiB;
-        if (peakMiB > 0.0) {
-            // Inside the plot at its right edge, above the line (clamped to stay visible).
-            char text[48];
-            std::snprintf(text, sizeof(text), "peak %.1f MiB", peakMiB);
-            plot::record(std::string(text));
-            ImPlot::Annotation(plot::shownRange(ImAxis_X1).hi, peakMiB, palette().peak,
-                               ImVec2(-4, -4), true, "%s", text);
-        }
-    }
+    drawSeries(runs, comparing);
     if (x.empty() || runs.front()->memory.tS.empty()) {
         plot::emptyHint(runs, "samples");
     }

@@ -22,6 +22,8 @@ public:
     void draw(ViewContext& ctx) override;
 
 private:
+    void drawRow(ViewContext& ctx, int i, const std::vector<const engine::RunColumn*>& columns);
+
     std::vector<std::vector<std::string>> m_cells; // the cells of the frame being drawn
 };
 
@@ -60,6 +62,53 @@ ImVec4 statusColor(const RunView& v) {
 }
 
 } // namespace
+
+// Run i's row: its number (selects it; Ctrl+click adds it), its status with the error on
+// hover, where it comes from, and the report's columns.
+void RunsTableView::drawRow(ViewContext& ctx, int i, const std::vector<const RunColumn*>& columns) {
+    RunView& v = ctx.store.runs()[static_cast<size_t>(i)];
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    ImGui::PushID(i);
+    const bool selected = ctx.store.isSelected(i);
+    if (selected) {
+        plot::swatch(v);
+    } else {
+        ImGui::Dummy(ImVec2(ImGui::GetTextLineHeight() * 0.8f, 0.0f));
+        ImGui::SameLine();
+    }
+    const std::string number = std::to_string(i + 1);
+    if (ImGui::Selectable(number.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns)) {
+        if (ImGui::GetIO().KeyCtrl) {
+            ctx.store.toggle(i);
+        } else {
+            ctx.store.selectOnly(i);
+        }
+    }
+    if (ImGui::IsItemHovered() && !v.result.id.empty()) {
+        ImGui::SetTooltip("%s", v.result.id.c_str());
+    }
+    ImGui::PopID();
+    ImGui::TableNextColumn();
+    const std::string status = v.finished ? statusText(v.result) : "running";
+    ImGui::TextColored(statusColor(v), "%s", status.c_str());
+    if (v.result.error && ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s", v.result.error->c_str());
+    }
+    ImGui::TableNextColumn();
+    if (v.fromFile) {
+        ImGui::TextUnformatted("file");
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("opened from a file or restored from the last session");
+        }
+    } else {
+        ImGui::TextDisabled("session");
+    }
+    for (size_t k = 0; k < columns.size(); ++k) {
+        ImGui::TableNextColumn();
+        cell::figure(*columns[k], m_cells[i][k], v.result, v.liveSummary());
+    }
+}
 
 void RunsTableView::draw(ViewContext& ctx) {
     if (!ImGui::Begin(kTitle)) {
@@ -109,49 +158,7 @@ void RunsTableView::draw(ViewContext& ctx) {
         clipper.Begin(static_cast<int>(runs.size()));
         while (clipper.Step()) {
             for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
-                RunView& v = runs[i];
-                ImGui::TableNextRow();
-                ImGui::TableSetColumnIndex(0);
-                ImGui::PushID(i);
-                const bool selected = ctx.store.isSelected(i);
-                if (selected) {
-                    plot::swatch(v);
-                } else {
-                    ImGui::Dummy(ImVec2(ImGui::GetTextLineHeight() * 0.8f, 0.0f));
-                    ImGui::SameLine();
-                }
-                const std::string number = std::to_string(i + 1);
-                if (ImGui::Selectable(number.c_str(), selected,
-                                      ImGuiSelectableFlags_SpanAllColumns)) {
-                    if (ImGui::GetIO().KeyCtrl) {
-                        ctx.store.toggle(i);
-                    } else {
-                        ctx.store.selectOnly(i);
-                    }
-                }
-                if (ImGui::IsItemHovered() && !v.result.id.empty()) {
-                    ImGui::SetTooltip("%s", v.result.id.c_str());
-                }
-                ImGui::PopID();
-                ImGui::TableNextColumn();
-                const std::string status = v.finished ? statusText(v.result) : "running";
-                ImGui::TextColored(statusColor(v), "%s", status.c_str());
-                if (v.result.error && ImGui::IsItemHovered()) {
-                    ImGui::SetTooltip("%s", v.result.error->c_str());
-                }
-                ImGui::TableNextColumn();
-                if (v.fromFile) {
-                    ImGui::TextUnformatted("file");
-                    if (ImGui::IsItemHovered()) {
-                        ImGui::SetTooltip("opened from a file or restored from the last session");
-                    }
-                } else {
-                    ImGui::TextDisabled("session");
-                }
-                for (size_t k = 0; k < columns.size(); ++k) {
-                    ImGui::TableNextColumn();
-                    cell::figure(*columns[k], m_cells[i][k], v.result, v.liveSummary());
-                }
+                drawRow(ctx, i, columns);
             }
         }
         ImGui::EndTable();
