@@ -8,22 +8,18 @@
 #include "cli_registry.h"
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/file_io.h"
-#include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
+#include "lmprof/engine/study_driver.h"
 #ifdef LMPROF_STUDY_CHARTS
 #include "lmprof/ui/study_charts.h"
 #endif
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <set>
-#include <sstream>
 
 namespace lmprof::app {
 
@@ -46,26 +42,6 @@ struct StudyOptions {
     std::string connect;
     std::string tokenFile;
 };
-
-// Short training runs measure the device's rate at a size or two (nextCalibrationRun) for
-// the estimates; false, the reason said, when one of them fails.
-bool calibrate(SessionInterface& engine, StudyRequest& r, bool quiet) {
-    while (const auto run = nextCalibrationRun(r)) {
-        if (!quiet) {
-            std::fprintf(stderr, "study: calibrating on %s (%s, %d steps)\n", r.device.c_str(),
-                         run->model.preset.c_str(), run->warmupSteps + run->measureSteps);
-        }
-        const auto runs = runAll(engine, {*run}, true, false, {});
-        std::string why = "the calibration run failed: interrupted";
-        const auto point = runs.empty() ? std::nullopt : calibratedRate(runs.front(), why);
-        if (!point) {
-            std::cerr << "lmprof-cli study: " << why << "\n";
-            return false;
-        }
-        r.rates.push_back(*point);
-    }
-    return true;
-}
 
 void printPlan(const StudyPlan& plan, const StudyRequest& r) {
     std::printf("study %s on %s: %zu runs%s, about %s of a %s budget\n",
@@ -129,128 +105,111 @@ int writeReport(const fs::path& dir, const std::string& command) {
     }
 }
 
-// The study's request: the saved one with --resume, else one made for this engine, budget
-// and device, with its rates calibrated (or --rate's). nullopt, with `code` set after saying
-// why, when the saved plan cannot be read or the engine cannot run its device.
-std::optional<StudyRequest> studyRequestOf(SessionInterface& engine, const StudyOptions& o,
-                                           double budget, int& code) {
-    const fs::path dir = o.out;
-    std::optional<StudyRequest> saved;
-    try {
-        saved = o.resume ? loadStudyRequest(dir) : std::nullopt;
-    } catch (const std::exception& e) {
-        std::cerr << "lmprof-cli study: " << e.what() << "\n";
-        code = kExitUsage;
-        return std::nullopt;
+// What a study says on stderr as it goes (unless --quiet): each calibration run, each run
+// with its place in the plan and the time left, a run that did not end ok, the lab.
+StudyDriver::Listener progressLines(bool quiet) {
+    if (quiet) {
+        return {};
     }
-    // The engine's bounds first (its devices, its cores), before anything is measured. A
-    // saved plan is for its device: resumed where that device is missing, every run would
-    // end as an error and the study's machine would be overwritten.
-    RunConfig probe;
-    probe.device = saved ? saved->device : o.device;
-    probe.threads = saved ? saved->threads : o.threads;
-    if (auto refusal = engine.checkRunnable(probe)) {
-        if (saved) {
-            std::cerr << "lmprof-cli study: --resume: " << dir.string() << " was planned for "
-                      << saved->device << ", which this engine cannot run (" << refusal->message()
-                      << "); resume it on that machine, or from here "
-                      << "with --connect HOST:PORT to an lmprof-cli serve there\n";
-        } else {
-            std::cerr << "lmprof-cli study: --" << refusal->field << ": " << refusal->reason
-                      << "\n";
-        }
-        code = kExitUsage;
-        return std::nullopt;
-    }
-    if (saved) {
-        return saved;
-    }
-    StudyRequest request = studyRequestFor(engine, o.device, budget, o.threads);
-    if (o.rate > 0.0) {
-        request.rates = {StudyRate::constant(o.rate)};
-    } else if (!calibrate(engine, request, o.quiet)) {
-        code = kExitFailure;
-        return std::nullopt;
-    }
-    return request;
-}
-
-// The plan's runs not in runs.jsonl yet, one at a time, each appended as it ends (an OOM is
-// data); stops at Ctrl+C.
-void runPlannedRuns(SessionInterface& engine, const StudyPlan& plan, const fs::path& dir,
-                    bool quiet) {
-    // What is done already: every run in runs.jsonl, whatever its outcome (an OOM is data).
-    std::set<std::string> done = finishedStudyRuns(dir);
-    const auto start = std::chrono::steady_clock::now();
-    double plannedLeft = 0.0;
-    for (const auto& run : plan.runs) {
-        plannedLeft += done.count(run.id) ? 0.0 : run.estimateS;
-    }
-    size_t index = 0;
-    for (const auto& run : plan.runs) {
-        ++index;
-        if (done.count(run.id)) {
-            continue;
-        }
-        if (interrupted()) {
+    return [](StudyDriver::Change change, const StudyDriver& study) {
+        switch (change) {
+        case StudyDriver::Change::Calibrating: {
+            const RunConfig& run = study.calibrating();
+            std::fprintf(stderr, "study: calibrating on %s (%s, %d steps)\n",
+                         study.request().device.c_str(), run.model.preset.c_str(),
+                         run.warmupSteps + run.measureSteps);
             break;
         }
-        if (!quiet) {
+        case StudyDriver::Change::RunStarted: {
+            const auto& runs = study.studyPlan().runs;
+            const StudyRun& run = *study.current();
+            const size_t index = static_cast<size_t>(&run - runs.data()) + 1;
             size_t inSection = 0, ofSection = 0;
-            for (const auto& r : plan.runs) {
+            for (const auto& r : runs) {
                 if (r.section == run.section) {
                     ++ofSection;
                     inSection += &r <= &run ? 1 : 0;
                 }
             }
-            const double spent =
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             std::fprintf(stderr, "study [%zu/%zu, %s %zu/%zu, about %s left] %s\n", index,
-                         plan.runs.size(), std::string(toString(run.section)).c_str(), inSection,
-                         ofSection, formatStudyTime(std::max(0.0, plannedLeft - spent)).c_str(),
-                         run.id.c_str());
+                         runs.size(), std::string(toString(run.section)).c_str(), inSection,
+                         ofSection, formatStudyTime(study.estimateLeftS()).c_str(), run.id.c_str());
+            break;
         }
-        auto results = runAll(engine, {run.config}, true, false, {});
-        if (results.empty()) {
-            break; // interrupted before it started
+        case StudyDriver::Change::RunEnded:
+            if (const RunResult& r = study.lastResult(); !studyRunDone(r)) {
+                std::fprintf(stderr, "study: %s was %s; a resume runs it again\n", r.id.c_str(),
+                             std::string(toString(r.status)).c_str());
+            } else if (r.status != RunStatus::Ok) {
+                std::fprintf(stderr, "study: %s ended %s: %s (kept as data)\n", r.id.c_str(),
+                             std::string(toString(r.status)).c_str(), r.error.value_or("").c_str());
+            }
+            break;
+        case StudyDriver::Change::LabStarted:
+            std::fprintf(stderr, "study: the precision lab\n");
+            break;
+        default:
+            break;
         }
-        RunResult& result = results.front();
-        result.id = run.id;
-        appendRunJsonl(dir / "runs.jsonl", result);
-        done.insert(run.id);
-        if (!quiet && result.status != RunStatus::Ok) {
-            std::fprintf(stderr, "study: %s ended %s: %s (kept as data)\n", run.id.c_str(),
-                         std::string(toString(result.status)).c_str(),
-                         result.error.value_or("").c_str());
+    };
+}
+
+// Passes the engine's events to the study until it is no longer busy; Ctrl+C cancels the
+// run in flight (kept, as cancelled) and stops the study where --resume continues it.
+void drive(SessionInterface& engine, StudyDriver& study) {
+    bool cancelSent = false;
+    while (study.busy()) {
+        engine.waitForEvents(std::chrono::milliseconds(100));
+        if (interrupted() && !cancelSent) {
+            std::fprintf(stderr, "lmprof-cli: interrupted, cancelling the current run\n");
+            study.cancel();
+            engine.cancel();
+            cancelSent = true;
         }
+        study.observe(engine, engine.drain());
     }
 }
 
-// The precision lab of the study (the accumulation experiment, and the ToyModel's dtypes in
-// fp16 and bf16) into lab.json, unless it is there already or Ctrl+C was pressed.
-void runStudyLab(SessionInterface& engine, const std::string& device, const Environment& env,
-                 const fs::path& dir, bool quiet) {
-    if (interrupted() || fs::exists(dir / "lab.json")) {
-        return;
+// Plans the study on the driver: the saved one with --resume (when DIR has a plan), else one
+// made for this engine, budget and device, with its rates calibrated (or --rate's). false,
+// with `code` set after saying why, when the saved plan cannot be read, the engine cannot
+// run its device, or the calibration failed.
+bool planOn(SessionInterface& engine, StudyDriver& study, const StudyOptions& o, double budget,
+            int& code) {
+    const fs::path dir = o.out;
+    code = kExitUsage;
+    if (o.resume && fs::exists(dir / "plan.json")) {
+        std::optional<ConfigError> refusal;
+        if (!study.resume(engine, dir, &refusal)) {
+            std::cerr << "lmprof-cli study: " << (refusal ? "--resume: " : "") << study.message()
+                      << (refusal ? "; resume it on that machine, or from here with --connect "
+                                    "HOST:PORT to an lmprof-cli serve there"
+                                  : "")
+                      << "\n";
+            return false;
+        }
+        return true;
     }
-    if (!quiet) {
-        std::fprintf(stderr, "study: the precision lab\n");
+    // The engine's bounds first (its devices, its cores), before anything is measured.
+    RunConfig probe;
+    probe.device = o.device;
+    probe.threads = o.threads;
+    if (auto refusal = engine.checkRunnable(probe)) {
+        std::cerr << "lmprof-cli study: --" << refusal->field << ": " << refusal->reason << "\n";
+        return false;
     }
-    PrecisionLab lab;
-    AccumulationRequest accumulate;
-    accumulate.device = device;
-    lab.accumulation = std::get<AccumulationReport>(runOnEngine(engine, accumulate));
-    for (Precision p : {Precision::Fp16, Precision::Bf16}) {
-        DtypeRequest dtypes;
-        dtypes.device = device;
-        dtypes.precision = p;
-        lab.dtypes.push_back(std::get<DtypeReport>(runOnEngine(engine, dtypes)));
+    StudyRequest request = studyRequestFor(engine, o.device, budget, o.threads);
+    if (o.rate > 0.0) {
+        request.rates = {StudyRate::constant(o.rate)};
     }
-    if (!interrupted()) {
-        ResultSet set = makeSet({}, device, &env);
-        set.precisionLab = std::move(lab);
-        saveResultSetAtomic(set, dir / "lab.json");
+    study.plan(engine, std::move(request), o.dryRun ? fs::path() : dir);
+    drive(engine, study);
+    if (study.phase() != StudyDriver::Phase::Planned) {
+        std::cerr << "lmprof-cli study: " << study.message() << "\n";
+        code = kExitFailure;
+        return false;
     }
+    return true;
 }
 
 int studyCommand(const StudyOptions& o) {
@@ -295,28 +254,26 @@ int studyCommand(const StudyOptions& o) {
     if (!engine) {
         return kExitUsage;
     }
+    StudyDriver study(progressLines(o.quiet));
     int refused = kExitOk;
-    const auto request = studyRequestOf(*engine, o, *budget, refused);
-    if (!request) {
+    if (!planOn(*engine, study, o, *budget, refused)) {
         return refused;
     }
-    const StudyPlan plan = planStudy(*request);
-    printPlan(plan, *request);
+    printPlan(study.studyPlan(), study.request());
     if (o.dryRun) {
         return kExitOk;
     }
-    const Environment env = engine->environment(request->device);
-    saveStudyPlan(dir, *request, plan, env);
-
-    runPlannedRuns(*engine, plan, dir, o.quiet);
-    if (plan.lab) {
-        runStudyLab(*engine, request->device, env, dir, o.quiet);
-    }
+    study.run(*engine);
+    drive(*engine, study);
     if (interrupted()) {
         std::fprintf(stderr,
                      "study: interrupted; the finished runs are in %s: --resume "
                      "continues\n",
                      (dir / "runs.jsonl").c_str());
+        return kExitFailure;
+    }
+    if (!study.message().empty()) {
+        std::cerr << "lmprof-cli study: " << study.message() << "\n";
         return kExitFailure;
     }
     held.reset(); // the report takes the folder in turn

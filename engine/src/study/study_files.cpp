@@ -246,15 +246,12 @@ std::optional<StudyRequest> loadStudyRequest(const fs::path& dir) {
     return requestOf(readPlan(dir), (dir / "plan.json").string());
 }
 
-namespace {
-
-// Whether a run saved in runs.jsonl is done: an OOM or a failure is data, but a run that
-// was cancelled (Ctrl+C, a window closed) or found no device (a resume elsewhere) says
-// nothing about the study, and runs again.
-bool isDone(const RunResult& r) {
+bool studyRunDone(const RunResult& r) {
     return r.status != RunStatus::Cancelled &&
            !(r.status == RunStatus::Error && r.error && r.error->rfind("device: ", 0) == 0);
 }
+
+namespace {
 
 // A folder's runs, the last of each id in the place of its first: a run that runs again
 // after a cancel replaces the cancelled one.
@@ -278,7 +275,7 @@ std::set<std::string> finishedStudyRuns(const fs::path& dir) {
     std::set<std::string> done;
     if (fs::exists(dir / "runs.jsonl")) {
         for (const auto& r : latestRuns(loadRunsJsonl(dir / "runs.jsonl").runs)) {
-            if (isDone(r)) {
+            if (studyRunDone(r)) {
                 done.insert(r.id);
             }
         }

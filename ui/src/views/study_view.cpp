@@ -8,16 +8,12 @@
 #include "plot_helpers.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <imgui.h>
-#include <map>
-#include <set>
 #include <stdexcept>
 #include <string>
-#include <utility>
 #include <vector>
 
 namespace lmprof::ui {
@@ -38,72 +34,65 @@ std::string stamp() {
 
 } // namespace
 
-// Plan: a calibration run first (its finish, in observe, makes the plan). Resume: the
-// folder's saved request plans the same runs at once.
+StudyView::StudyView()
+    : m_study([this](StudyDriver::Change change, const StudyDriver& study) {
+          if (change == StudyDriver::Change::Failed) {
+              m_message = study.message();
+          }
+          // The tables again after each run, and the charts' files once it is all done.
+          m_refresh = change == StudyDriver::Change::RunEnded || m_refresh;
+          m_refreshFinal = change == StudyDriver::Change::Done || m_refreshFinal;
+      }) {}
+
+// Plan: the driver's calibration runs first (their finish, in observe, makes the plan).
+// Resume: the folder's saved request plans the same runs at once.
 void StudyView::plan(ViewContext& ctx, bool resume) {
     m_message.clear();
     m_report.reset();
-    m_cancelled = false;
+    m_scenes.clear();
     m_held.reset(); // a lock of this process's own would refuse the folder again
+    SessionInterface& engine = ctx.session;
     if (resume) {
         try {
             m_held = openStudyFolder(m_dir); // refused with its reason: links, a second process
-            if (auto saved = loadStudyRequest(m_dir)) {
-                RunConfig probe; // a plan is for its device: not resumed where it is missing
-                probe.device = saved->device;
-                if (auto refusal = ctx.session.checkRunnable(probe)) {
-                    m_message = "this study was planned for " + saved->device +
-                                ", which this engine cannot run (" + refusal->message() +
-                                "); resume it on that machine, or connect to it (File > "
-                                "Connect)";
-                    m_held.reset();
-                    return;
-                }
-                m_request = *saved;
-                m_plan = planStudy(m_request);
-                m_done = finishedStudyRuns(m_dir);
-                m_phase = Phase::Planned;
-                refreshReport(ctx);
-                return;
-            }
-            m_message = m_dir.string() + ": no study plan (plan.json) to resume";
-            m_held.reset();
-            return;
         } catch (const std::exception& e) {
             m_message = e.what();
             return;
         }
+        std::optional<ConfigError> refusal;
+        if (!m_study.resume(engine, m_dir, &refusal)) {
+            m_message = refusal ? m_study.message() + "; resume it on that machine, or connect "
+                                                      "to it (File > Connect)"
+                                : m_study.message();
+            m_held.reset();
+            return;
+        }
+        refreshReport(ctx);
+        return;
     }
     const auto budget = parseStudyBudget(m_budget);
     if (!budget) {
         m_message = "budget: '" + std::string(m_budget) + "' is not a time (20m, 90s, 1h)";
         return;
     }
-    SessionInterface& engine = ctx.session;
-    m_request = studyRequestFor(engine, m_device, *budget, 0);
-    const RunConfig calibration = *nextCalibrationRun(m_request);
-    if (auto refusal = engine.checkRunnable(calibration)) {
-        m_message = refusal->message();
-        return;
-    }
-    m_dir = ctx.studyDir / ("study-" + stamp());
+    const fs::path dir = ctx.studyDir / ("study-" + stamp());
     try {
-        m_held = openStudyFolder(m_dir);
+        m_held = openStudyFolder(dir);
     } catch (const std::exception& e) {
         m_message = e.what();
         return;
     }
-    m_done.clear();
-    m_calibration = engine.submit(calibration);
-    m_calibrating = calibration.model.preset;
-    m_phase = Phase::Calibrating;
+    m_dir = dir;
+    if (!m_study.plan(engine, studyRequestFor(engine, m_device, *budget, 0), m_dir)) {
+        m_held.reset();
+    }
 }
 
 void StudyView::start(ViewContext& ctx, const std::string& device, const std::string& budget) {
     m_device = device;
     std::snprintf(m_budget, sizeof(m_budget), "%s", budget.c_str());
     plan(ctx, false);
-    m_runWhenPlanned = m_phase == Phase::Calibrating;
+    m_study.runWhenPlanned();
 }
 
 void StudyView::openFolder(ViewContext& ctx, const fs::path& dir) {
@@ -114,56 +103,20 @@ void StudyView::openFolder(ViewContext& ctx, const fs::path& dir) {
     m_dir = dir;
     plan(ctx, true);
     if (!m_message.empty()) {
-        m_phase = Phase::Idle;
         ctx.report("cannot open the study: " + m_message, true);
         return;
     }
-    const bool allRun = std::all_of(m_plan.runs.begin(), m_plan.runs.end(),
-                                    [&](const auto& run) { return m_done.count(run.id) > 0; });
-    if (allRun && (!m_plan.lab || fs::exists(m_dir / "lab.json"))) {
-        m_phase = Phase::Done;
+    if (m_study.complete()) {
         refreshReport(ctx, true); // its report with its charts, as the study's end wrote it
     }
-    ctx.report("opened the study in " + dir.string() + " (" + std::to_string(m_done.size()) +
-                   " of " + std::to_string(m_plan.runs.size()) + " runs done)",
+    ctx.report("opened the study in " + dir.string() + " (" +
+                   std::to_string(m_study.done().size()) + " of " +
+                   std::to_string(m_study.studyPlan().runs.size()) + " runs done)",
                false);
 }
 
 bool StudyView::busy() const {
-    return m_phase == Phase::Calibrating || m_phase == Phase::Running || m_phase == Phase::Lab;
-}
-
-void StudyView::submitNext(ViewContext& ctx) {
-    if (m_cancelled) {
-        m_phase = Phase::Planned;
-        return;
-    }
-    for (const auto& run : m_plan.runs) {
-        if (!m_done.count(run.id)) {
-            m_running[ctx.session.submit(run.config)] = run.id;
-            m_phase = Phase::Running;
-            return;
-        }
-    }
-    if (m_plan.lab && !fs::exists(m_dir / "lab.json")) {
-        m_lab = PrecisionLab{};
-        m_lab.dtypes.resize(2);
-        AccumulationRequest accumulate;
-        accumulate.device = m_request.device;
-        m_labs[ctx.session.submitLab(accumulate)] = 0;
-        size_t slot = 1;
-        for (Precision p : {Precision::Fp16, Precision::Bf16}) {
-            DtypeRequest dtypes;
-            dtypes.device = m_request.device;
-            dtypes.precision = p;
-            m_labs[ctx.session.submitLab(dtypes)] = slot++;
-        }
-        m_labPending = 3;
-        m_phase = Phase::Lab;
-        return;
-    }
-    refreshReport(ctx, true);
-    m_phase = Phase::Done;
+    return m_study.busy();
 }
 
 void StudyView::refreshReport(ViewContext& ctx, bool final) {
@@ -191,93 +144,29 @@ void StudyView::refreshReport(ViewContext& ctx, bool final) {
 }
 
 void StudyView::observe(ViewContext& ctx, const std::vector<SessionEvent>& events) {
-    for (const auto& event : events) {
-        if (const auto* fin = std::get_if<RunFinished>(&event)) {
-            if (fin->runIndex == m_calibration) {
-                m_calibration = -1;
-                const auto point = calibratedRate(fin->result, m_message);
-                if (!point) {
-                    m_phase = Phase::Idle;
-                    m_runWhenPlanned = false;
-                    continue;
-                }
-                m_request.rates.push_back(*point);
-                if (const auto next = nextCalibrationRun(m_request)) { // a larger size's point
-                    m_calibration = ctx.session.submit(*next);
-                    m_calibrating = next->model.preset;
-                    continue;
-                }
-                m_plan = planStudy(m_request);
-                try {
-                    saveStudyPlan(m_dir, m_request, m_plan,
-                                  ctx.session.environment(m_request.device));
-                } catch (const std::exception& e) { // a full disk: nothing runs unrecorded
-                    m_message = e.what();
-                    m_phase = Phase::Idle;
-                    m_runWhenPlanned = false;
-                    continue;
-                }
-                m_phase = Phase::Planned;
-                if (std::exchange(m_runWhenPlanned, false)) {
-                    submitNext(ctx);
-                }
-            } else if (auto it = m_running.find(fin->runIndex); it != m_running.end()) {
-                RunResult result = fin->result;
-                result.id = it->second;
-                m_running.erase(it);
-                try {
-                    appendRunJsonl(m_dir / "runs.jsonl", result);
-                } catch (const std::exception& e) {
-                    m_message = e.what();
-                }
-                m_done.insert(result.id);
-                m_cancelled = m_cancelled || result.status == RunStatus::Cancelled;
-                refreshReport(ctx);
-                submitNext(ctx);
-            }
-        } else if (const auto* lab = std::get_if<LabFinished>(&event)) {
-            if (auto it = m_labs.find(lab->labIndex); it != m_labs.end()) {
-                if (it->second == 0) {
-                    m_lab.accumulation = std::get<AccumulationReport>(lab->report);
-                } else {
-                    m_lab.dtypes[it->second - 1] = std::get<DtypeReport>(lab->report);
-                }
-                m_labs.erase(it);
-                if (--m_labPending == 0) {
-                    ResultSet set;
-                    set.environment = ctx.session.environment(m_request.device);
-                    set.tool = toolInfo();
-                    set.precisionLab = m_lab;
-                    try {
-                        saveResultSetAtomic(set, m_dir / "lab.json");
-                    } catch (const std::exception& e) {
-                        m_message = e.what();
-                    }
-                    refreshReport(ctx, true);
-                    m_phase = Phase::Done;
-                }
-            }
-        }
+    m_study.observe(ctx.session, events);
+    if (m_refresh || m_refreshFinal) {
+        refreshReport(ctx, m_refreshFinal);
+        m_refresh = m_refreshFinal = false;
     }
 }
 
 void StudyView::drawPlan() {
-    ImGui::Text("%zu runs%s, about %s of a %s budget", m_plan.runs.size(),
-                m_plan.lab ? " and the precision lab" : "",
-                formatStudyTime(m_plan.estimateS()).c_str(),
-                formatStudyTime(m_request.budgetS).c_str());
-    const size_t done = m_done.size();
+    const StudyPlan& plan = m_study.studyPlan();
+    ImGui::Text("%zu runs%s, about %s of a %s budget", plan.runs.size(),
+                plan.lab ? " and the precision lab" : "", formatStudyTime(plan.estimateS()).c_str(),
+                formatStudyTime(m_study.request().budgetS).c_str());
+    const size_t done = m_study.done().size();
     ImGui::ProgressBar(
-        m_plan.runs.empty() ? 0.0f
-                            : static_cast<float>(done) / static_cast<float>(m_plan.runs.size()),
+        plan.runs.empty() ? 0.0f : static_cast<float>(done) / static_cast<float>(plan.runs.size()),
         ImVec2(-1, 0),
-        (std::to_string(done) + " of " + std::to_string(m_plan.runs.size()) + " runs").c_str());
+        (std::to_string(done) + " of " + std::to_string(plan.runs.size()) + " runs").c_str());
     for (StudySection s : kStudySections) {
         size_t n = 0, finished = 0;
-        for (const auto& run : m_plan.runs) {
+        for (const auto& run : plan.runs) {
             if (run.section == s) {
                 ++n;
-                finished += m_done.count(run.id);
+                finished += m_study.done().count(run.id);
             }
         }
         ImGui::TextUnformatted(std::string(toString(s)).c_str());
@@ -291,10 +180,10 @@ void StudyView::drawPlan() {
         ImGui::ProgressBar(static_cast<float>(finished) / static_cast<float>(n),
                            ImVec2(-1, ImGui::GetTextLineHeight()), "");
     }
-    for (const auto& c : m_plan.cuts) {
+    for (const auto& c : plan.cuts) {
         ImGui::TextDisabled("cut: %s", c.c_str());
     }
-    for (const auto& l : m_plan.leftOut) {
+    for (const auto& l : plan.leftOut) {
         ImGui::TextDisabled("left out: %s", l.c_str());
     }
 }
@@ -378,18 +267,19 @@ void StudyView::draw(ViewContext& ctx) {
                           "the plan is then cut to the budget (docs/STUDY.md).");
     }
     ImGui::SameLine();
-    ImGui::BeginDisabled(m_phase != Phase::Planned || ctx.session.busy());
-    const bool started = !m_done.empty() && m_done.size() < m_plan.runs.size();
-    if (ImGui::Button(started ? "Resume" : "Run")) {
-        m_cancelled = false;
-        submitNext(ctx);
+    using Phase = StudyDriver::Phase;
+    const Phase phase = m_study.phase();
+    ImGui::BeginDisabled(phase != Phase::Planned || ctx.session.busy());
+    const size_t done = m_study.done().size();
+    if (ImGui::Button(done > 0 && done < m_study.studyPlan().runs.size() ? "Resume" : "Run")) {
+        m_study.run(ctx.session);
     }
     ImGui::EndDisabled();
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::BeginDisabled(!busy);
     if (ImGui::Button("Cancel")) {
-        m_cancelled = true;
+        m_study.cancel();
         ctx.session.cancel();
     }
     ImGui::EndDisabled();
@@ -399,14 +289,14 @@ void StudyView::draw(ViewContext& ctx) {
     if (!m_message.empty()) {
         ImGui::TextColored(ImVec4(0.9f, 0.4f, 0.3f, 1.0f), "%s", m_message.c_str());
     }
-    switch (m_phase) {
+    switch (phase) {
     case Phase::Idle:
         ImGui::TextDisabled("Plan the study for a device and a budget; it runs through the "
                             "engine, local or connected.");
         break;
     case Phase::Calibrating:
-        ImGui::Text("calibrating on %s: a few training steps of %s ...", m_request.device.c_str(),
-                    m_calibrating.c_str());
+        ImGui::Text("calibrating on %s: a few training steps of %s ...",
+                    m_study.request().device.c_str(), m_study.calibrating().model.preset.c_str());
         break;
     case Phase::Lab:
         ImGui::Text("the precision lab ...");
@@ -414,7 +304,7 @@ void StudyView::draw(ViewContext& ctx) {
     default:
         drawPlan();
     }
-    if (m_phase == Phase::Done && m_report) {
+    if (phase == Phase::Done && m_report) {
         ImGui::Checkbox("Show report", &m_showReport);
         ImGui::SameLine();
         ImGui::TextDisabled("%s", (m_dir / "report.md").c_str());

@@ -3,14 +3,13 @@
 #pragma once
 
 #include "lmprof/engine/study.h"
+#include "lmprof/engine/study_driver.h"
 #include "study_scene.h"
 #include "view.h"
 
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -20,10 +19,13 @@ namespace lmprof::ui {
 // run measures the device's rate, then the plan and its cuts show), Run, Cancel or Resume;
 // each section's table and chart fill in as its runs finish (the same write-up as the CLI's,
 // from the study folder), and Show report when it is done. The runs go through the engine
-// like any other, so a study runs on a remote engine's GPU when one is connected.
+// like any other, so a study runs on a remote engine's GPU when one is connected. The study
+// itself is the engine's StudyDriver, which lmprof-cli study drives too: this view starts it,
+// passes it the engine's events and draws the folder it writes.
 class StudyView final : public View {
 public:
     static constexpr const char* kTitle = "Study";
+    StudyView();
     void draw(ViewContext& ctx) override;
     void observe(ViewContext& ctx, const std::vector<engine::SessionEvent>& events) override;
     // Plans for `device` and `budget` ("20s", "20m"), then runs the study, as Plan and then
@@ -36,15 +38,15 @@ public:
     // Calibrating, running or in the lab.
     bool busy() const;
     // A plan or a write-up to show: then the Study tab grows as it comes to the front.
-    bool wantsRoom() const override { return m_phase != Phase::Idle || m_report.has_value(); }
+    bool wantsRoom() const override {
+        return m_study.phase() != engine::StudyDriver::Phase::Idle || m_report.has_value();
+    }
     bool plotsScroll() const override { return true; }
     const std::string& message() const { return m_message; }
     const std::filesystem::path& folder() const { return m_dir; }
 
 private:
-    enum class Phase { Idle, Calibrating, Planned, Running, Lab, Done };
     void plan(ViewContext& ctx, bool resume);
-    void submitNext(ViewContext& ctx);
     // The write-up again from the folder, and the live charts; the PNG files only when the
     // study has ended (`final`), so a finished run does not stall the window drawing them.
     void refreshReport(ViewContext& ctx, bool final = false);
@@ -52,25 +54,18 @@ private:
     void drawSections();
     void drawChart(const std::string& file);
 
-    Phase m_phase = Phase::Idle;
+    // The study's calibration, runs and lab on the engine; its listener sets m_message on a
+    // failure and asks for the write-up again (m_refresh) as runs end.
+    engine::StudyDriver m_study;
+    bool m_refresh = false;
+    bool m_refreshFinal = false;
     std::string m_device = "auto";
     char m_budget[32] = "20m";
     std::filesystem::path m_dir;
     std::unique_ptr<engine::StudyFolderLock> m_held; // the folder, checked and held while used
-    engine::StudyRequest m_request;
-    engine::StudyPlan m_plan;
-    std::set<std::string> m_done;
-    std::map<int, std::string> m_running; // session run index -> study id
-    std::map<int, size_t> m_labs;         // session lab index -> slot in m_lab
-    int m_calibration = -1;
-    std::string m_calibrating; // the size the calibration run measures
-    engine::PrecisionLab m_lab;
-    size_t m_labPending = 0;
-    bool m_cancelled = false;
-    bool m_runWhenPlanned = false; // start(): Run follows the plan
     std::optional<engine::StudyReport> m_report;
-    // The report's charts drawn live under their sections, over the folder's runs; an idle
-    // engine of their own answers their views (the window's may be replaced by a connect).
+    // The report's charts drawn live under their sections, over the folder's runs; they need
+    // no engine (StudyChartScene), so a connect that replaces the window's leaves them be.
     std::vector<std::unique_ptr<StudyChartScene>> m_scenes;
     bool m_showReport = false;
     std::string m_message;

@@ -184,7 +184,11 @@ std::unique_ptr<StudyFolderLock> openStudyFolder(const std::filesystem::path& di
 void saveStudyPlan(const std::filesystem::path& dir, const StudyRequest& request,
                    const StudyPlan& plan, const Environment& environment);
 std::optional<StudyRequest> loadStudyRequest(const std::filesystem::path& dir);
-// The ids of the runs already in runs.jsonl, whatever their outcome (an OOM is data).
+// Whether a run saved in runs.jsonl is done: an OOM or a failure is data, but a run that
+// was cancelled (Ctrl+C, a window closed) or found no device (a resume elsewhere) says
+// nothing about the study, and runs again.
+bool studyRunDone(const RunResult& run);
+// The ids of the runs in runs.jsonl that are done (studyRunDone), whatever their outcome.
 std::set<std::string> finishedStudyRuns(const std::filesystem::path& dir);
 // Draws a report's charts from the study's runs into the folder; throws std::runtime_error
 // with the reason when it cannot (no headless OpenGL context, ...).
