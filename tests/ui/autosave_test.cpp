@@ -13,7 +13,7 @@
 
 using namespace lmprof;
 using namespace lmprof::ui;
-using namespace lmprof::ui::testing;
+using namespace lmprof::engine::testing;
 using engine::SessionEvent;
 
 TEST(Autosave, PreviousSessionIsMovedAsideAndOfferedOnce) {

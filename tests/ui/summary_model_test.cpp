@@ -16,7 +16,7 @@
 
 using namespace lmprof;
 using namespace lmprof::ui;
-using namespace lmprof::ui::testing;
+using namespace lmprof::engine::testing;
 using engine::SessionEvent;
 
 TEST(SummaryModel, MatrixRowsKeepTheNewestRunOfEachConfigurationInOrder) {

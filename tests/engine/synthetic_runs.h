@@ -1,5 +1,6 @@
-// Synthetic runs the window-logic tests share: a configuration of a preset, and a finished
-// run of it with given measured step times (and one 100 ms warmup step per warmup).
+// Synthetic runs that the engine's driver tests and the window-logic tests share: a
+// configuration of a preset, and a finished run of it with given measured step times (and
+// one 100 ms warmup step per warmup).
 #pragma once
 
 #include "lmprof/engine/config.h"
@@ -9,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace lmprof::ui::testing {
+namespace lmprof::engine::testing {
 
 using engine::Mode;
 using engine::Precision;
@@ -56,4 +57,4 @@ inline engine::RunResult finished(const engine::RunConfig& c, RunStatus status,
     return r;
 }
 
-} // namespace lmprof::ui::testing
+} // namespace lmprof::engine::testing

@@ -1,7 +1,6 @@
 // The SweepDriver fed synthetic engine events: one run at a time, skip after OOM, cancel,
-// ETA, and the editable lists of the Sweep builder.
+// and the ETA.
 
-#include "int_list.h"
 #include "lmprof/engine/session.h"
 #include "lmprof/engine/sweep_driver.h"
 #include "synthetic_runs.h"
@@ -12,8 +11,7 @@
 #include <gtest/gtest.h>
 
 using namespace lmprof;
-using namespace lmprof::ui;
-using namespace lmprof::ui::testing;
+using namespace lmprof::engine::testing;
 using engine::SessionEvent;
 using engine::SweepDriver;
 
@@ -185,16 +183,4 @@ TEST(SweepDriver, EtaFollowsTheRunInFlightAndCountsTimeOutsideTheSteps) {
     EXPECT_NEAR(*p.etaSeconds,
                 (4 * 5000.0 + 100.0 + engine::runFlops(c) / rateNow + 400.0) / 1000.0, 1e-9);
     EXPECT_GT(*p.etaSeconds, 20.0);
-}
-
-TEST(SweepDriver, ParsesEditableLists) {
-    std::string error;
-    EXPECT_EQ(parseIntList(" 0, 1,2 ,5 ", 0, &error), (std::vector<int64_t>{0, 1, 2, 5}));
-    EXPECT_EQ(parseIntList("128,", 1, &error), (std::vector<int64_t>{128}));
-    EXPECT_FALSE(parseIntList("1, x", 0, &error));
-    EXPECT_EQ(error, "'x' is not a whole number");
-    EXPECT_FALSE(parseIntList("16, 0", 1, &error));
-    EXPECT_EQ(error, "0 is below 1");
-    EXPECT_FALSE(parseIntList(" , ", 0, &error));
-    EXPECT_EQ(error, "the list is empty");
 }
