@@ -70,6 +70,25 @@ TEST(RemoteProtocol, EveryMessageRoundTripsAndBadOnesAreNamed) {
     EXPECT_NE(codeOf(R"({"type":"hello"})").find("$.protocol: missing"), std::string::npos);
     EXPECT_NE(codeOf(R"({"type":"submit","configs":[{"model":1}]})").find("$.configs[0]"),
               std::string::npos);
+    // Each refusal names its field's path, whatever the message.
+    const std::string welcomeOf =
+        R"({"type":"welcome","protocol":)" + std::to_string(kProtocolVersion) + R"(,"devices":)";
+    EXPECT_NE(codeOf(welcomeOf + R"([{"name":"cpu","refusals":{"fp16":1}}]})")
+                  .find("$.devices[0].refusals.fp16: expected a string"),
+              std::string::npos);
+    EXPECT_NE(codeOf(welcomeOf + R"([{"name":"cpu","refusals":[]}]})")
+                  .find("$.devices[0].refusals: expected an object"),
+              std::string::npos);
+    EXPECT_NE(codeOf(welcomeOf + R"([{"cuda":true}]})").find("$.devices[0].name: missing"),
+              std::string::npos);
+    EXPECT_NE(codeOf(R"({"type":"ack","run":-1})").find("$.run: must be 0 or more, got -1"),
+              std::string::npos);
+    EXPECT_NE(codeOf(R"({"type":"fetch","runs":[1,-2]})").find("$.runs[1]: expected a run index"),
+              std::string::npos);
+    EXPECT_NE(codeOf(R"({"type":"run_finished","run":1})").find("$.result: missing"),
+              std::string::npos);
+    EXPECT_NE(codeOf(R"({"type":"submit","configs":[]})").find("$.configs: expected an array"),
+              std::string::npos);
     EXPECT_EQ(codeOf(std::string(kMaxMessageBytes + 1, ' ')).rfind("too_large", 0), 0u);
     EXPECT_EQ(codeOf(std::string(100000, '[')).rfind("malformed", 0), 0u);
 }

@@ -1,10 +1,12 @@
-// The remote engine's messages as JSON lines (docs/REMOTE.md), with the result set's
-// encoders (results/json_access.h) for the records they carry.
+// The remote engine's messages as JSON lines (docs/REMOTE.md): each message's fields in one
+// list for both directions (results/fields.h), the records it carries through the result
+// set's own lists.
 
 #include "lmprof/engine/remote_protocol.h"
 
 #include "enum_names.h"
 #include "lmprof/engine/result_io.h"
+#include "results/fields.h"
 #include "results/json_access.h"
 
 #include <algorithm>
@@ -39,176 +41,150 @@ constexpr EnumNames<Type, 16> kTypeNames{{
     {Type::LabFinished, "lab_finished"},
 }};
 
-json deviceJson(const DeviceOffer& d) {
-    json refusals = json::object();
-    for (const auto& [precision, why] : d.refusals) {
-        refusals[precision] = why;
+// A run's index in its client's numbering: 0 or more.
+template <typename Io>
+void runIndex(Io& io, Ref<Message, Io> m) {
+    io.required("run", m.run);
+    if constexpr (Io::kReads) {
+        if (m.run < 0) {
+            io.refuse("run", "must be 0 or more, got " + std::to_string(m.run));
+        }
     }
-    return {{"name", d.name},
-            {"cuda", d.cuda},
-            {"memory_bytes", d.memoryBytes},
-            {"refusals", std::move(refusals)}};
 }
 
-DeviceOffer deviceFrom(const json& j, const std::string& path) {
-    DeviceOffer d;
-    read(j, path, "name", d.name, true);
-    read(j, path, "cuda", d.cuda);
-    read(j, path, "memory_bytes", d.memoryBytes);
-    if (const json* r = member(j, path, "refusals", false)) {
-        if (!r->is_object()) {
-            fail(path + ".refusals", "expected an object");
-        }
-        for (const auto& [precision, why] : r->items()) {
-            if (!why.is_string()) {
-                fail(path + ".refusals." + precision, "expected a string");
+// A fetch's or an accepted's run indices.
+template <typename Io>
+void runIndices(Io& io, Ref<Message, Io> m) {
+    if constexpr (Io::kReads) {
+        const json& runs = arrayMember(io.in, io.path, "runs");
+        for (size_t i = 0; i < runs.size(); ++i) {
+            if (!runs[i].is_number_integer() || runs[i].get<int64_t>() < 0 ||
+                runs[i].get<int64_t>() > std::numeric_limits<int>::max()) {
+                io.refuse("runs", i, "", "expected a run index");
             }
-            d.refusals[precision] = why.get<std::string>();
+            m.runs.push_back(runs[i].get<int>());
         }
-    }
-    return d;
-}
-
-// A welcome's fields: the server, its machine and what each of its devices can run.
-void welcomeBody(const Message& m, json& j) {
-    j["protocol"] = m.protocol;
-    j["server_id"] = m.serverId;
-    j["tool"] = toolJson(m.tool);
-    j["environment"] = environmentJson(m.environment);
-    json devices = json::array();
-    for (const auto& d : m.devices) {
-        devices.push_back(deviceJson(d));
-    }
-    j["devices"] = std::move(devices);
-    j["busy"] = m.busy;
-}
-
-// The JSON of a message's own fields, by type.
-json body(const Message& m) {
-    json j = {{"type", toString(m.type)}};
-    switch (m.type) {
-    case Type::Hello:
-        j["protocol"] = m.protocol;
-        j["token"] = m.token;
-        j["client"] = m.client;
-        break;
-    case Type::Submit: {
-        json configs = json::array();
-        for (const auto& c : m.configs) {
-            configs.push_back(configJson(c, ""));
-        }
-        j["configs"] = std::move(configs);
-        break;
-    }
-    case Type::Cancel:
-        break;
-    case Type::Fetch:
-        j["runs"] = m.runs;
-        break;
-    case Type::Ack:
-        j["run"] = m.run;
-        break;
-    case Type::Welcome:
-        welcomeBody(m, j);
-        break;
-    case Type::Error:
-        j["code"] = m.errorCode;
-        j["message"] = m.text;
-        j["fatal"] = m.fatal;
-        break;
-    case Type::Accepted:
-        j["runs"] = m.runs;
-        break;
-    case Type::State:
-        j["busy"] = m.busy;
-        break;
-    case Type::RunStarted:
-        j["run"] = m.run;
-        j["header"] = m.result ? runJson(*m.result) : json(nullptr);
-        break;
-    case Type::Step:
-        j["run"] = m.run;
-        j["step"] = m.step ? stepJson(*m.step) : json(nullptr);
-        j["sent_ns"] = m.sentNs;
-        break;
-    case Type::Memory:
-        j["run"] = m.run;
-        j["sample"] = m.memory ? memorySampleJson(*m.memory) : json(nullptr);
-        break;
-    case Type::Telemetry:
-        j["run"] = m.run;
-        j["sample"] = m.telemetry ? telemetrySampleJson(*m.telemetry) : json(nullptr);
-        break;
-    case Type::RunFinished:
-        j["run"] = m.run;
-        j["result"] = m.result ? runJson(*m.result) : json(nullptr);
-        j["replay"] = m.replay;
-        j["busy"] = m.busy;
-        break;
-    case Type::Lab:
-        j["run"] = m.run;
-        j["request"] = m.lab ? labRequestJson(*m.lab) : json(nullptr);
-        break;
-    case Type::LabFinished:
-        j["run"] = m.run;
-        j["report"] = m.labReport ? labReportJson(*m.labReport) : json(nullptr);
-        j["busy"] = m.busy;
-        break;
-    }
-    return j;
-}
-
-const json& required(const json& j, const char* key) {
-    return *member(j, "$", key, true);
-}
-
-std::vector<int> runIndices(const json& j) {
-    std::vector<int> out;
-    const json& runs = arrayMember(j, "$", "runs");
-    for (size_t i = 0; i < runs.size(); ++i) {
-        if (!runs[i].is_number_integer() || runs[i].get<int64_t>() < 0 ||
-            runs[i].get<int64_t>() > std::numeric_limits<int>::max()) {
-            fail(indexed("$", "runs", i), "expected a run index");
-        }
-        out.push_back(runs[i].get<int>());
-    }
-    return out;
-}
-
-void readRun(const json& j, Message& m) {
-    read(j, "$", "run", m.run, true);
-    if (m.run < 0) {
-        fail("$.run", "must be 0 or more, got " + std::to_string(m.run));
+    } else {
+        io.field("runs", m.runs);
     }
 }
 
 // A submit's configurations: one or more.
-void readConfigs(const json& j, Message& m) {
-    const json& configs = required(j, "configs");
-    if (!configs.is_array() || configs.empty()) {
-        fail("$.configs", "expected an array of one or more configurations");
-    }
-    for (size_t i = 0; i < configs.size(); ++i) {
-        std::string resolved;
-        m.configs.push_back(configFrom(configs[i], indexed("$", "configs", i), resolved));
+template <typename Io>
+void configs(Io& io, Ref<Message, Io> m) {
+    if constexpr (Io::kReads) {
+        const json& configs = *member(io.in, io.path, "configs", true);
+        if (!configs.is_array() || configs.empty()) {
+            io.refuse("configs", "expected an array of one or more configurations");
+        }
+        for (size_t i = 0; i < configs.size(); ++i) {
+            std::string resolved;
+            m.configs.push_back(configFrom(configs[i], indexed(io.path, "configs", i), resolved));
+        }
+    } else {
+        json configs = json::array();
+        for (const auto& c : m.configs) {
+            configs.push_back(configJson(c, ""));
+        }
+        io.slot("configs") = std::move(configs);
     }
 }
 
-// A welcome's fields (welcomeBody's, read back).
-void readWelcome(const json& j, Message& m) {
-    read(j, "$", "protocol", m.protocol, true);
-    read(j, "$", "server_id", m.serverId);
-    if (const json* t = member(j, "$", "tool", false)) {
-        m.tool = toolFrom(*t, "$.tool");
+} // namespace
+
+// A device of the server's, in its welcome.
+template <typename Io>
+void fields(Io& io, Ref<DeviceOffer, Io> d) {
+    io.required("name", d.name);
+    io.field("cuda", d.cuda);
+    io.field("memory_bytes", d.memoryBytes);
+    io.stringMap("refusals", d.refusals);
+}
+
+// A message's own fields, by its type (written after "type", which is read first to choose
+// them). The records a message carries are the result set's, through their own field lists.
+template <typename Io>
+void fields(Io& io, Ref<Message, Io> m) {
+    switch (m.type) {
+    case Type::Hello:
+        io.required("protocol", m.protocol);
+        // A client of another version may send other fields: the server refuses it as
+        // another version, whatever else it says.
+        if (!Io::kReads || m.protocol == kProtocolVersion) {
+            io.field("token", m.token);
+            io.field("client", m.client);
+        }
+        break;
+    case Type::Submit:
+        configs(io, m);
+        break;
+    case Type::Cancel:
+        break;
+    case Type::Fetch:
+    case Type::Accepted:
+        runIndices(io, m);
+        break;
+    case Type::Ack:
+        runIndex(io, m);
+        break;
+    case Type::Welcome: // the server, its machine and what each of its devices can run
+        io.required("protocol", m.protocol);
+        io.field("server_id", m.serverId);
+        io.encoded("tool", m.tool, toolJson, toolFrom);
+        io.encoded("environment", m.environment, environmentJson, environmentFrom);
+        io.array("devices", m.devices);
+        io.field("busy", m.busy);
+        break;
+    case Type::Error:
+        io.required("code", m.errorCode);
+        io.field("message", m.text);
+        io.field("fatal", m.fatal);
+        break;
+    case Type::State:
+        io.required("busy", m.busy);
+        break;
+    case Type::RunStarted:
+        runIndex(io, m);
+        io.nullableEncoded("header", m.result, runJson, runFrom);
+        break;
+    case Type::Step:
+        runIndex(io, m);
+        io.nullableEncoded("step", m.step, stepJson, stepFrom);
+        io.field("sent_ns", m.sentNs);
+        break;
+    case Type::Memory:
+        runIndex(io, m);
+        io.nullableEncoded("sample", m.memory, memorySampleJson, memorySampleFrom);
+        break;
+    case Type::Telemetry:
+        runIndex(io, m);
+        io.nullableEncoded("sample", m.telemetry, telemetrySampleJson, telemetrySampleFrom);
+        break;
+    case Type::RunFinished:
+        runIndex(io, m);
+        io.nullableEncoded("result", m.result, runJson, runFrom);
+        io.field("replay", m.replay);
+        io.field("busy", m.busy);
+        break;
+    case Type::Lab:
+        runIndex(io, m);
+        io.nullableEncoded("request", m.lab, labRequestJson, labRequestFrom);
+        break;
+    case Type::LabFinished:
+        runIndex(io, m);
+        io.nullableEncoded("report", m.labReport, labReportJson, labReportFrom);
+        io.field("busy", m.busy);
+        break;
     }
-    if (const json* e = member(j, "$", "environment", false)) {
-        m.environment = environmentFrom(*e, "$.environment");
-    }
-    const json& devices = arrayMember(j, "$", "devices");
-    for (size_t i = 0; i < devices.size(); ++i) {
-        m.devices.push_back(deviceFrom(devices[i], indexed("$", "devices", i)));
-    }
-    read(j, "$", "busy", m.busy);
+}
+
+namespace {
+
+json body(const Message& m) {
+    Writer w;
+    w.field("type", toString(m.type));
+    fields(w, m);
+    return std::move(w.out);
 }
 
 Message fromJson(const json& j) {
@@ -221,74 +197,8 @@ Message fromJson(const json& j) {
         throw ProtocolError(code::kUnknownType, "unknown message type \"" + type + "\"");
     }
     m.type = it->first;
-    switch (m.type) {
-    case Type::Hello:
-        // The version first: a client of another version may send other fields.
-        read(j, "$", "protocol", m.protocol, true);
-        if (m.protocol != kProtocolVersion) {
-            break; // the server refuses it as another version, whatever else it says
-        }
-        read(j, "$", "token", m.token);
-        read(j, "$", "client", m.client);
-        break;
-    case Type::Submit:
-        readConfigs(j, m);
-        break;
-    case Type::Cancel:
-        break;
-    case Type::Fetch:
-        m.runs = runIndices(j);
-        break;
-    case Type::Ack:
-        readRun(j, m);
-        break;
-    case Type::Welcome:
-        readWelcome(j, m);
-        break;
-    case Type::Error:
-        read(j, "$", "code", m.errorCode, true);
-        read(j, "$", "message", m.text);
-        read(j, "$", "fatal", m.fatal);
-        break;
-    case Type::Accepted:
-        m.runs = runIndices(j);
-        break;
-    case Type::State:
-        read(j, "$", "busy", m.busy, true);
-        break;
-    case Type::RunStarted:
-        readRun(j, m);
-        m.result = runFrom(required(j, "header"), "$.header");
-        break;
-    case Type::Step:
-        readRun(j, m);
-        m.step = stepFrom(required(j, "step"), "$.step");
-        read(j, "$", "sent_ns", m.sentNs);
-        break;
-    case Type::Memory:
-        readRun(j, m);
-        m.memory = memorySampleFrom(required(j, "sample"), "$.sample");
-        break;
-    case Type::Telemetry:
-        readRun(j, m);
-        m.telemetry = telemetrySampleFrom(required(j, "sample"), "$.sample");
-        break;
-    case Type::RunFinished:
-        readRun(j, m);
-        m.result = runFrom(required(j, "result"), "$.result");
-        read(j, "$", "replay", m.replay);
-        read(j, "$", "busy", m.busy);
-        break;
-    case Type::Lab:
-        readRun(j, m);
-        m.lab = labRequestFrom(required(j, "request"), "$.request");
-        break;
-    case Type::LabFinished:
-        readRun(j, m);
-        m.labReport = labReportFrom(required(j, "report"), "$.report");
-        read(j, "$", "busy", m.busy);
-        break;
-    }
+    BasicReader<json> reader{j, "$"};
+    fields(reader, m);
     return m;
 }
 

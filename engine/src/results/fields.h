@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <type_traits>
 #include <variant>
@@ -185,6 +186,23 @@ struct Writer {
         slot(key) = columns.take(rows.size());
     }
     void strings(const char* key, const std::vector<std::string>& values) { slot(key) = values; }
+    // Names to texts ({"fp16": "why"}).
+    void stringMap(const char* key, const std::map<std::string, std::string>& values) {
+        slot(key) = values;
+    }
+    // A record whose fields are listed in another file, through its pair of functions
+    // (json_access.h: runJson and runFrom, ...): read when present.
+    template <typename T>
+    void encoded(const char* key, const T& v, json (*encode)(const T&),
+                 T (*)(const json&, const std::string&)) {
+        slot(key) = encode(v);
+    }
+    // The same, null when absent; a reader requires it.
+    template <typename T>
+    void nullableEncoded(const char* key, const std::optional<T>& v, json (*encode)(const T&),
+                         T (*)(const json&, const std::string&)) {
+        slot(key) = v ? encode(*v) : json(nullptr);
+    }
     // A nested object of fields that are not a record of their own ({"cpu": {...}}).
     template <typename Fn>
     void group(const char* key, Fn&& fn, bool = false) {
@@ -316,6 +334,33 @@ struct BasicReader {
             }
             values.push_back(e.template get<std::string>());
         });
+    }
+    void stringMap(const char* key, std::map<std::string, std::string>& values) {
+        const auto m = member(in, path, key, false);
+        if (!m) {
+            return;
+        }
+        if (!m->is_object()) {
+            fail(path + "." + key, "expected an object");
+        }
+        for (const auto& [name, text] : m->items()) {
+            if (!text.is_string()) {
+                fail(path + "." + key + "." + name, "expected a string");
+            }
+            values[name] = text.template get<std::string>();
+        }
+    }
+    template <typename T>
+    void encoded(const char* key, T& v, json (*)(const T&),
+                 T (*decode)(const json&, const std::string&)) {
+        if (const auto m = member(in, path, key, false)) {
+            v = decode(*m, path + "." + key);
+        }
+    }
+    template <typename T>
+    void nullableEncoded(const char* key, std::optional<T>& v, json (*)(const T&),
+                         T (*decode)(const json&, const std::string&)) {
+        v = decode(*member(in, path, key, true), path + "." + key);
     }
     // For the checks a rule cannot say: whether a member is there, and a refusal at a member
     // or at an array element.
