@@ -281,195 +281,192 @@ std::optional<StudySection> sectionOf(const RunResult& run) {
     return std::nullopt;
 }
 
-StudyPlan planStudy(const StudyRequest& r) {
-    StudyPlan plan;
-    std::vector<std::string> sizes = planSizes(r);
-    const std::string smallest = sizes.front();
-    std::vector<int64_t> memoryContexts(std::begin(kMemoryContexts), std::end(kMemoryContexts));
+namespace {
+
+// What a plan keeps of the whole study: the sizes (smallest first), the memory section's
+// contexts, the measured steps of every run, the execution variants, the data-parallel
+// strategies. The budget's cuts shrink these.
+struct PlanKnobs {
+    std::vector<std::string> sizes;
+    std::vector<int64_t> memoryContexts;
     int steps = kSteps;
     bool variants = true;
-    std::vector<DdpStrategy> strategies(kDdpStrategies.begin(), kDdpStrategies.end());
-    const struct {
-        std::vector<std::string> sizes;
-        std::vector<int64_t> memoryContexts;
-    } full{sizes, memoryContexts};
+    std::vector<DdpStrategy> strategies;
+};
 
-    const auto build = [&] {
-        std::vector<StudyRun> runs;
-        const auto add = [&](StudySection section, RunConfig c) {
-            c.measureSteps = std::min(c.measureSteps, steps);
-            runs.push_back({section, c, 0.0, idOf(section, c)});
-        };
-        for (const auto& size : sizes) {
-            for (Mode mode : {Mode::Forward, Mode::ForwardBackward}) {
-                RunConfig c = base(r, size);
-                c.mode = mode;
-                add(StudySection::Sizes, c);
-            }
-        }
-        for (int warmup : kWarmupCounts) {
-            RunConfig c = base(r, smallest);
-            c.mode = Mode::ForwardBackward;
-            c.warmupSteps = warmup;
-            add(StudySection::Warmup, c);
-        }
-        for (const auto& size : sizes) {
+PlanKnobs wholeStudy(const StudyRequest& r) {
+    return {planSizes(r),
+            {std::begin(kMemoryContexts), std::end(kMemoryContexts)},
+            kSteps,
+            true,
+            {kDdpStrategies.begin(), kDdpStrategies.end()}};
+}
+
+// Adds a run of `section`, its measured steps at most the plan's.
+struct RunList {
+    const PlanKnobs& k;
+    std::vector<StudyRun> runs;
+    void add(StudySection section, RunConfig c) {
+        c.measureSteps = std::min(c.measureSteps, k.steps);
+        runs.push_back({section, c, 0.0, idOf(section, c)});
+    }
+};
+
+// The sizes, warmup, precision and ops sections.
+void addTimingRuns(const StudyRequest& r, RunList& list) {
+    const std::string& smallest = list.k.sizes.front();
+    for (const auto& size : list.k.sizes) {
+        for (Mode mode : {Mode::Forward, Mode::ForwardBackward}) {
             RunConfig c = base(r, size);
-            c.mode = Mode::ForwardBackward;
-            c.precision = Precision::Bf16;
-            add(StudySection::Precision, c);
+            c.mode = mode;
+            list.add(StudySection::Sizes, c);
         }
-        {
-            RunConfig c = base(r, smallest);
-            c.warmupSteps = 2;
-            c.measureSteps = 3;
-            c.opProfile = defaultOpProfileRequest(c.warmupSteps);
-            add(StudySection::Ops, c);
-        }
-        for (int64_t ctx : memoryContexts) {
-            for (Mode mode : {Mode::Forward, Mode::Train}) {
-                RunConfig c = base(r, sizes.back()); // the largest size kept
-                c.contextLength = ctx;
-                c.mode = mode;
-                c.warmupSteps = 1;
-                c.measureSteps = 2;
-                add(StudySection::Memory, c);
-            }
-        }
-        for (DdpStrategy s : strategies) {
-            RunConfig c = base(r, smallest);
-            c.warmupSteps = 2;
-            c.measureSteps = 5;
-            DdpRequest ddp;
-            ddp.backend = r.cuda ? DdpBackend::Nccl : DdpBackend::Gloo;
-            ddp.worldSize = r.cuda ? std::max(1, std::min(r.gpus, 2)) : 2;
-            ddp.strategy = s;
-            c.ddp = ddp;
-            add(StudySection::DataParallel, c);
-        }
-        if (variants) {
-            for (AttentionKind a : {AttentionKind::Naive, AttentionKind::Sdpa}) {
-                for (bool graphs :
-                     r.cuda ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
-                    RunConfig c = base(r, smallest);
-                    c.precision = r.cuda ? Precision::Bf16 : Precision::Fp32;
-                    c.attention = a;
-                    c.cudaGraphs = graphs;
-                    add(StudySection::Variants, c);
-                }
-            }
-        }
-        return runs;
-    };
-
-    // What the device cannot hold is left out, each named once with the model's estimate.
-    const auto finish = [&] {
-        plan.runs.clear();
-        plan.leftOut.clear();
-        for (StudyRun& run : build()) {
-            if (!fitsMemory(r, run.config)) {
-                plan.leftOut.push_back(run.id + ": the memory model predicts " +
-                                       formatBytes(predictPeak(run.config).total()) + " of " +
-                                       formatBytes(r.memoryBytes));
-                continue;
-            }
-            run.estimateS = estimateRunSeconds(run.config, r.rates);
-            plan.runs.push_back(std::move(run));
-        }
-        plan.labEstimateS = r.cuda ? 10.0 : 20.0;
-    };
-    finish();
-
-    // Scaled down until it fits, in the order that keeps most of the study: the largest
-    // sizes first (beyond two), fewer measured steps, fewer memory contexts, no variants,
-    // one data-parallel strategy, the fewest steps; each cut said.
-    char text[160];
-    while (plan.estimateS() > r.budgetS) {
-        if (sizes.size() > 2) {
-            std::snprintf(text, sizeof(text), "sizes and precision: %s left out",
-                          sizes.back().c_str());
-            sizes.pop_back();
-        } else if (steps > 5) {
-            steps = 5;
-            std::snprintf(text, sizeof(text), "every section: 5 measured steps instead of %d",
-                          kSteps);
-        } else if (memoryContexts.size() > 1) {
-            std::snprintf(text, sizeof(text), "memory: context %lld left out",
-                          static_cast<long long>(memoryContexts.back()));
-            memoryContexts.pop_back();
-        } else if (variants) {
-            variants = false;
-            std::snprintf(text, sizeof(text), "execution variants left out");
-        } else if (strategies.size() > 1) {
-            strategies = {DdpStrategy::Bucketed};
-            std::snprintf(text, sizeof(text), "data-parallel: the bucketed strategy only");
-        } else if (sizes.size() > 1) {
-            std::snprintf(text, sizeof(text), "sizes and precision: %s left out",
-                          sizes.back().c_str());
-            sizes.pop_back();
-        } else if (steps > 3) {
-            steps = 3;
-            std::snprintf(text, sizeof(text), "every section: 3 measured steps");
-        } else {
-            std::snprintf(text, sizeof(text),
-                          "the smallest plan still takes about %.0f s, over the budget of %.0f s",
-                          plan.estimateS(), r.budgetS);
-            plan.cuts.emplace_back(text);
-            break;
-        }
-        plan.cuts.emplace_back(text);
-        finish();
     }
-    if (plan.cuts.empty() || plan.estimateS() > r.budgetS) {
-        return plan;
+    for (int warmup : kWarmupCounts) {
+        RunConfig c = base(r, smallest);
+        c.mode = Mode::ForwardBackward;
+        c.warmupSteps = warmup;
+        list.add(StudySection::Warmup, c);
     }
+    for (const auto& size : list.k.sizes) {
+        RunConfig c = base(r, size);
+        c.mode = Mode::ForwardBackward;
+        c.precision = Precision::Bf16;
+        list.add(StudySection::Precision, c);
+    }
+    RunConfig ops = base(r, smallest);
+    ops.warmupSteps = 2;
+    ops.measureSteps = 3;
+    ops.opProfile = defaultOpProfileRequest(ops.warmupSteps);
+    list.add(StudySection::Ops, ops);
+}
 
-    // The cuts above come in a fixed order, and a later one may free the time an earlier one
-    // was made for: what fits again is put back; the cuts then say what is still out.
-    struct Knobs {
-        std::vector<std::string> sizes;
-        std::vector<int64_t> memoryContexts;
-        int steps;
-        bool variants;
-        std::vector<DdpStrategy> strategies;
-    };
-    const Knobs all{full.sizes, full.memoryContexts, kSteps, true,
-                    std::vector<DdpStrategy>(kDdpStrategies.begin(), kDdpStrategies.end())};
-    const auto use = [&](const Knobs& k) {
-        sizes = k.sizes;
-        memoryContexts = k.memoryContexts;
-        steps = k.steps;
-        variants = k.variants;
-        strategies = k.strategies;
-        finish();
-    };
-    // Every plan between the cut one and the whole (a few hundred, each built in
-    // microseconds). Among those that fit, the one that keeps most in the cuts' order of
-    // importance (the reverse of the order they are made in: two sizes, every strategy, the
-    // variants, the memory contexts, 5 steps, more sizes), then more steps, then more time;
-    // but first the plans that fill 70% of the budget, wherever one does.
-    const auto importance = [&all](const Knobs& k, double seconds) {
+// The memory, data-parallel and variants sections.
+void addScaleRuns(const StudyRequest& r, RunList& list) {
+    const std::string& smallest = list.k.sizes.front();
+    for (int64_t ctx : list.k.memoryContexts) {
+        for (Mode mode : {Mode::Forward, Mode::Train}) {
+            RunConfig c = base(r, list.k.sizes.back()); // the largest size kept
+            c.contextLength = ctx;
+            c.mode = mode;
+            c.warmupSteps = 1;
+            c.measureSteps = 2;
+            list.add(StudySection::Memory, c);
+        }
+    }
+    for (DdpStrategy s : list.k.strategies) {
+        RunConfig c = base(r, smallest);
+        c.warmupSteps = 2;
+        c.measureSteps = 5;
+        DdpRequest ddp;
+        ddp.backend = r.cuda ? DdpBackend::Nccl : DdpBackend::Gloo;
+        ddp.worldSize = r.cuda ? std::max(1, std::min(r.gpus, 2)) : 2;
+        ddp.strategy = s;
+        c.ddp = ddp;
+        list.add(StudySection::DataParallel, c);
+    }
+    if (!list.k.variants) {
+        return;
+    }
+    for (AttentionKind a : {AttentionKind::Naive, AttentionKind::Sdpa}) {
+        for (bool graphs : r.cuda ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+            RunConfig c = base(r, smallest);
+            c.precision = r.cuda ? Precision::Bf16 : Precision::Fp32;
+            c.attention = a;
+            c.cudaGraphs = graphs;
+            list.add(StudySection::Variants, c);
+        }
+    }
+}
+
+// The plan's runs for these knobs, each estimated; what the device cannot hold is left out,
+// each named once with the model's estimate. The cuts are the caller's.
+void fillPlan(const StudyRequest& r, const PlanKnobs& k, StudyPlan& plan) {
+    RunList list{k, {}};
+    addTimingRuns(r, list);
+    addScaleRuns(r, list);
+    plan.runs.clear();
+    plan.leftOut.clear();
+    for (StudyRun& run : list.runs) {
+        if (!fitsMemory(r, run.config)) {
+            plan.leftOut.push_back(run.id + ": the memory model predicts " +
+                                   formatBytes(predictPeak(run.config).total()) + " of " +
+                                   formatBytes(r.memoryBytes));
+            continue;
+        }
+        run.estimateS = estimateRunSeconds(run.config, r.rates);
+        plan.runs.push_back(std::move(run));
+    }
+    plan.labEstimateS = r.cuda ? 10.0 : 20.0;
+}
+
+// The next cut, in the order that keeps most of the study: the largest sizes first (beyond
+// two), fewer measured steps, fewer memory contexts, no variants, one data-parallel strategy,
+// the fewest steps. Its sentence, or nullopt when nothing is left to cut.
+std::optional<std::string> cutOnce(PlanKnobs& k) {
+    if (k.sizes.size() > 2) {
+        const std::string cut = "sizes and precision: " + k.sizes.back() + " left out";
+        k.sizes.pop_back();
+        return cut;
+    }
+    if (k.steps > 5) {
+        k.steps = 5;
+        return "every section: 5 measured steps instead of " + std::to_string(kSteps);
+    }
+    if (k.memoryContexts.size() > 1) {
+        const std::string cut =
+            "memory: context " + std::to_string(k.memoryContexts.back()) + " left out";
+        k.memoryContexts.pop_back();
+        return cut;
+    }
+    if (k.variants) {
+        k.variants = false;
+        return "execution variants left out";
+    }
+    if (k.strategies.size() > 1) {
+        k.strategies = {DdpStrategy::Bucketed};
+        return "data-parallel: the bucketed strategy only";
+    }
+    if (k.sizes.size() > 1) {
+        const std::string cut = "sizes and precision: " + k.sizes.back() + " left out";
+        k.sizes.pop_back();
+        return cut;
+    }
+    if (k.steps > 3) {
+        k.steps = 3;
+        return "every section: 3 measured steps";
+    }
+    return std::nullopt;
+}
+
+// The cuts come in a fixed order, and a later one may free the time an earlier one was made
+// for. Every plan between the cut one (`now`) and the whole is tried (a few hundred, each
+// built in microseconds). Among those that fit, the one that keeps most in the cuts' order of
+// importance (the reverse of the order they are made in: two sizes, every strategy, the
+// variants, the memory contexts, 5 steps, more sizes), then more steps, then more time; but
+// first the plans that fill 70% of the budget, wherever one does.
+PlanKnobs putBack(const StudyRequest& r, const PlanKnobs& all, PlanKnobs now, double nowS) {
+    const auto importance = [&all](const PlanKnobs& k, double seconds) {
         return std::make_tuple(
             std::min<size_t>(k.sizes.size(), 2), k.strategies.size() == all.strategies.size(),
             k.variants, k.memoryContexts.size(), k.steps >= 5, k.sizes.size(), k.steps, seconds);
     };
-    Knobs now{sizes, memoryContexts, steps, variants, strategies};
-    auto best =
-        std::make_tuple(plan.estimateS() >= 0.7 * r.budgetS, importance(now, plan.estimateS()));
+    auto best = std::make_tuple(nowS >= 0.7 * r.budgetS, importance(now, nowS));
     const std::vector<std::vector<DdpStrategy>> strategyChoices{{DdpStrategy::Bucketed},
                                                                 all.strategies};
+    StudyPlan plan;
     for (size_t nSizes = 1; nSizes <= all.sizes.size(); ++nSizes) {
         for (int nSteps = 3; nSteps <= kSteps; ++nSteps) {
             for (size_t nContexts = 1; nContexts <= all.memoryContexts.size(); ++nContexts) {
                 for (bool withVariants : {false, true}) {
                     for (const auto& withStrategies : strategyChoices) {
-                        const Knobs k{
+                        const PlanKnobs k{
                             {all.sizes.begin(), all.sizes.begin() + nSizes},
                             {all.memoryContexts.begin(), all.memoryContexts.begin() + nContexts},
                             nSteps,
                             withVariants,
                             withStrategies};
-                        use(k);
+                        fillPlan(r, k, plan);
                         const double seconds = plan.estimateS();
                         const auto score =
                             std::make_tuple(seconds >= 0.7 * r.budgetS, importance(k, seconds));
@@ -482,25 +479,59 @@ StudyPlan planStudy(const StudyRequest& r) {
             }
         }
     }
-    use(now);
-    plan.cuts.clear();
-    for (size_t i = all.sizes.size(); i-- > now.sizes.size();) {
-        plan.cuts.push_back("sizes and precision: " + all.sizes[i] + " left out");
+    return now;
+}
+
+// What a plan with knobs `k` leaves out of the whole study, one sentence each.
+std::vector<std::string> cutsOf(const PlanKnobs& all, const PlanKnobs& k) {
+    std::vector<std::string> cuts;
+    for (size_t i = all.sizes.size(); i-- > k.sizes.size();) {
+        cuts.push_back("sizes and precision: " + all.sizes[i] + " left out");
     }
-    if (now.steps < kSteps) {
-        plan.cuts.push_back("every section: " + std::to_string(now.steps) +
-                            " measured steps instead of " + std::to_string(kSteps));
+    if (k.steps < kSteps) {
+        cuts.push_back("every section: " + std::to_string(k.steps) + " measured steps instead of " +
+                       std::to_string(kSteps));
     }
-    for (size_t i = all.memoryContexts.size(); i-- > now.memoryContexts.size();) {
-        plan.cuts.push_back("memory: context " + std::to_string(all.memoryContexts[i]) +
-                            " left out");
+    for (size_t i = all.memoryContexts.size(); i-- > k.memoryContexts.size();) {
+        cuts.push_back("memory: context " + std::to_string(all.memoryContexts[i]) + " left out");
     }
-    if (!now.variants) {
-        plan.cuts.emplace_back("execution variants left out");
+    if (!k.variants) {
+        cuts.emplace_back("execution variants left out");
     }
-    if (now.strategies.size() < all.strategies.size()) {
-        plan.cuts.emplace_back("data-parallel: the bucketed strategy only");
+    if (k.strategies.size() < all.strategies.size()) {
+        cuts.emplace_back("data-parallel: the bucketed strategy only");
     }
+    return cuts;
+}
+
+} // namespace
+
+StudyPlan planStudy(const StudyRequest& r) {
+    const PlanKnobs all = wholeStudy(r);
+    PlanKnobs knobs = all;
+    StudyPlan plan;
+    fillPlan(r, knobs, plan);
+    // Scaled down until it fits, each cut said.
+    while (plan.estimateS() > r.budgetS) {
+        if (auto cut = cutOnce(knobs)) {
+            plan.cuts.push_back(std::move(*cut));
+            fillPlan(r, knobs, plan);
+            continue;
+        }
+        char text[160];
+        std::snprintf(text, sizeof(text),
+                      "the smallest plan still takes about %.0f s, over the budget of %.0f s",
+                      plan.estimateS(), r.budgetS);
+        plan.cuts.emplace_back(text);
+        return plan;
+    }
+    if (plan.cuts.empty()) {
+        return plan;
+    }
+    // What fits again is put back; the cuts then say what is still out.
+    knobs = putBack(r, all, knobs, plan.estimateS());
+    fillPlan(r, knobs, plan);
+    plan.cuts = cutsOf(all, knobs);
     return plan;
 }
 
