@@ -49,7 +49,6 @@ DEBT_FILES = {
 }
 DEBT_FUNCTIONS = {
     ("engine/src/bench/runner.cpp", "bench::runBenchmarkWith"): 238,
-    ("ui/src/app_demo.cpp", "App::Impl::playStep"): 186,
     ("tests/app/cli_study_test.cpp", "Cli.AStudyResumesAfterAKillAndWritesItsReportFromItsRuns"): 160,
     # A declarative table: one entry per column of the CSV and the tables.
     ("engine/src/report/columns.cpp", "buildColumns"): 152,

@@ -78,126 +78,154 @@ void App::Impl::playDemo() {
     }
 }
 
+// The form's configuration with the step's patch, validated; nullopt after failing the demo.
+std::optional<RunConfig> App::Impl::demoConfig(const DemoStep& step, const std::string& where) {
+    try {
+        RunConfig c = step.patch.empty()
+                          ? form.config()
+                          : patchConfig(form.config(), step.patch, where + ".config");
+        if (const auto errors = validate(c); !errors.empty()) {
+            failDemo(where + ".config", errors.front().message());
+            return std::nullopt;
+        }
+        return c;
+    } catch (const std::exception& e) {
+        failDemo(where, e.what());
+        return std::nullopt;
+    }
+}
+
+bool App::Impl::playRun(ViewContext& ctx, const DemoStep& step, const std::string& where) {
+    const auto c = demoConfig(step, where);
+    if (!c) {
+        return true;
+    }
+    form.config() = *c;
+    if (session().busy()) {
+        return false; // the Run button waits for the previous run too
+    }
+    demoRunIndex = submitRun(ctx, *c);
+    if (demoRunIndex < 0) {
+        failDemo(where, status);
+    }
+    return true;
+}
+
+bool App::Impl::playSweep(ViewContext& ctx, const DemoStep& step, const std::string& where) {
+    if (session().busy() || sweepView.running()) {
+        return false;
+    }
+    SweepSpec spec;
+    spec.base = form.config();
+    for (const std::string& name : step.models) {
+        spec.models.push_back(*pickPreset(spec.base.model, name));
+    }
+    if (spec.models.empty()) {
+        spec.models.push_back(spec.base.model);
+    }
+    spec.contexts =
+        step.contexts.empty() ? std::vector<int64_t>{spec.base.contextLength} : step.contexts;
+    spec.precisions =
+        step.precisions.empty() ? std::vector<Precision>{spec.base.precision} : step.precisions;
+    spec.modes = step.modes.empty() ? std::vector<Mode>{spec.base.mode} : step.modes;
+    spec.warmups = step.warmups;
+    std::vector<RunConfig> configs = expandSweep(spec);
+    for (const RunConfig& c : configs) {
+        if (const auto errors = validate(c); !errors.empty()) {
+            failDemo(where, runLabel(c) + ": " + errors.front().message());
+            return true;
+        }
+    }
+    sweepView.start(ctx, std::move(configs));
+    return true;
+}
+
+bool App::Impl::playWait(const DemoStep& step, const std::string& where, double elapsed) {
+    bool done = false;
+    if (step.target == "run") {
+        // A run step came before (parseDemoScript checks it) and started, or the demo
+        // stopped there: demoRunIndex is the run's.
+        const RunView* v = store.findBySessionIndex(demoRunIndex);
+        done = v && v->finished;
+    } else if (step.target == "open") {
+        done = !filesView.opening();
+    } else if (step.target == "study") {
+        done = !studyView.busy();
+        if (done && !studyView.message().empty()) {
+            failDemo(where, "the study stopped: " + studyView.message());
+            return true;
+        }
+    } else {
+        done = !sweepView.running() && !session().busy();
+    }
+    if (!done && elapsed > step.seconds) {
+        failDemo(where, "still waiting after " + formatFixed(step.seconds, 0) + " s");
+        return true;
+    }
+    return done;
+}
+
+void App::Impl::playSelect(const DemoStep& step, const std::string& where) {
+    const int count = static_cast<int>(store.runs().size());
+    std::vector<int> chosen;
+    if (step.last > 0) {
+        if (step.last > count) {
+            failDemo(where + ".last", "there are " + std::to_string(count) + " run(s)");
+            return;
+        }
+        for (int i = count - step.last; i < count; ++i) {
+            chosen.push_back(i);
+        }
+    }
+    for (int number : step.runs) {
+        if (number > count) {
+            failDemo(where + ".runs", "there is no run " + std::to_string(number) + " (" +
+                                          std::to_string(count) + " run(s))");
+            return;
+        }
+        chosen.push_back(number - 1);
+    }
+    store.selection() = chosen;
+}
+
+bool App::Impl::playSaveChart(const DemoStep& step, const std::string& where, bool firstFrame) {
+    if (firstFrame) {
+        PngRequest request = exportRequest(step.target, step.path);
+        request.origin = PngRequest::Origin::Demo;
+        demoExportError.clear();
+        pngRequests.push_back(request);
+        return false;
+    }
+    if (!pngRequests.empty()) {
+        return false;
+    }
+    if (!demoExportError.empty()) {
+        failDemo(where, demoExportError);
+    }
+    return true;
+}
+
 bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool firstFrame) {
     using Kind = DemoStep::Kind;
     ViewContext ctx = context();
     const double elapsed = clockS - demoStepStartS;
-    const auto configured = [&](std::optional<RunConfig>& out) {
-        try {
-            RunConfig c = step.patch.empty()
-                              ? form.config()
-                              : patchConfig(form.config(), step.patch, where + ".config");
-            if (const auto errors = validate(c); !errors.empty()) {
-                failDemo(where + ".config", errors.front().message());
-                return false;
-            }
-            out = c;
-            return true;
-        } catch (const std::exception& e) {
-            failDemo(where, e.what());
-            return false;
-        }
-    };
     switch (step.kind) {
-    case Kind::Configure: {
-        std::optional<RunConfig> c;
-        if (configured(c)) {
+    case Kind::Configure:
+        if (const auto c = demoConfig(step, where)) {
             form.config() = *c;
             ctx.report("configured " + runLabel(*c), false);
         }
         return true;
-    }
-    case Kind::Run: {
-        std::optional<RunConfig> c;
-        if (!configured(c)) {
-            return true;
-        }
-        form.config() = *c;
-        if (session().busy()) {
-            return false; // the Run button waits for the previous run too
-        }
-        demoRunIndex = submitRun(ctx, *c);
-        if (demoRunIndex < 0) {
-            failDemo(where, status);
-        }
+    case Kind::Run:
+        return playRun(ctx, step, where);
+    case Kind::Sweep:
+        return playSweep(ctx, step, where);
+    case Kind::Wait:
+        return playWait(step, where, elapsed);
+    case Kind::Select:
+        playSelect(step, where);
         return true;
-    }
-    case Kind::Sweep: {
-        if (session().busy() || sweepView.running()) {
-            return false;
-        }
-        SweepSpec spec;
-        spec.base = form.config();
-        for (const std::string& name : step.models) {
-            spec.models.push_back(*pickPreset(spec.base.model, name));
-        }
-        if (spec.models.empty()) {
-            spec.models.push_back(spec.base.model);
-        }
-        spec.contexts =
-            step.contexts.empty() ? std::vector<int64_t>{spec.base.contextLength} : step.contexts;
-        spec.precisions =
-            step.precisions.empty() ? std::vector<Precision>{spec.base.precision} : step.precisions;
-        spec.modes = step.modes.empty() ? std::vector<Mode>{spec.base.mode} : step.modes;
-        spec.warmups = step.warmups;
-        std::vector<RunConfig> configs = expandSweep(spec);
-        for (const RunConfig& c : configs) {
-            if (const auto errors = validate(c); !errors.empty()) {
-                failDemo(where, runLabel(c) + ": " + errors.front().message());
-                return true;
-            }
-        }
-        sweepView.start(ctx, std::move(configs));
-        return true;
-    }
-    case Kind::Wait: {
-        bool done = false;
-        if (step.target == "run") {
-            // A run step came before (parseDemoScript checks it) and started, or the demo
-            // stopped there: demoRunIndex is the run's.
-            const RunView* v = store.findBySessionIndex(demoRunIndex);
-            done = v && v->finished;
-        } else if (step.target == "open") {
-            done = !filesView.opening();
-        } else if (step.target == "study") {
-            done = !studyView.busy();
-            if (done && !studyView.message().empty()) {
-                failDemo(where, "the study stopped: " + studyView.message());
-                return true;
-            }
-        } else {
-            done = !sweepView.running() && !session().busy();
-        }
-        if (!done && elapsed > step.seconds) {
-            failDemo(where, "still waiting after " + formatFixed(step.seconds, 0) + " s");
-            return true;
-        }
-        return done;
-    }
-    case Kind::Select: {
-        const int count = static_cast<int>(store.runs().size());
-        std::vector<int> chosen;
-        if (step.last > 0) {
-            if (step.last > count) {
-                failDemo(where + ".last", "there are " + std::to_string(count) + " run(s)");
-                return true;
-            }
-            for (int i = count - step.last; i < count; ++i) {
-                chosen.push_back(i);
-            }
-        }
-        for (int number : step.runs) {
-            if (number > count) {
-                failDemo(where + ".runs", "there is no run " + std::to_string(number) + " (" +
-                                              std::to_string(count) + " run(s))");
-                return true;
-            }
-            chosen.push_back(number - 1);
-        }
-        store.selection() = chosen;
-        return true;
-    }
-    case Kind::Show: {
+    case Kind::Show:
         // One window per frame: focusing two docked windows in one frame leaves only the
         // last one's tab in front (as --show does).
         if (firstFrame) {
@@ -205,25 +233,10 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
             return false;
         }
         return true;
-    }
     case Kind::Pause:
         return elapsed >= step.seconds;
-    case Kind::SaveChart: {
-        if (firstFrame) {
-            PngRequest request = exportRequest(step.target, step.path);
-            request.origin = PngRequest::Origin::Demo;
-            demoExportError.clear();
-            pngRequests.push_back(request);
-            return false;
-        }
-        if (!pngRequests.empty()) {
-            return false;
-        }
-        if (!demoExportError.empty()) {
-            failDemo(where, demoExportError);
-        }
-        return true;
-    }
+    case Kind::SaveChart:
+        return playSaveChart(step, where, firstFrame);
     case Kind::Caption:
         caption = step.text;
         return true;

@@ -184,6 +184,13 @@ struct App::Impl {
     void playDemo();
     // Plays one step; true when it is done and the next may start.
     bool playStep(const DemoStep& step, const std::string& where, bool firstFrame);
+    // playStep's longer steps, each true when it is done (false: ask again next frame).
+    std::optional<engine::RunConfig> demoConfig(const DemoStep& step, const std::string& where);
+    bool playRun(ViewContext& ctx, const DemoStep& step, const std::string& where);
+    bool playSweep(ViewContext& ctx, const DemoStep& step, const std::string& where);
+    bool playWait(const DemoStep& step, const std::string& where, double elapsed);
+    void playSelect(const DemoStep& step, const std::string& where);
+    bool playSaveChart(const DemoStep& step, const std::string& where, bool firstFrame);
     void failDemo(const std::string& where, const std::string& why);
     void drawCaption();
     void openAtLaunch();
