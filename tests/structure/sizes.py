@@ -56,7 +56,6 @@ DEBT_FUNCTIONS = {
     ("ui/src/views/telemetry_view.cpp", "TelemetryView::drawChart"): 139,
     ("ui/src/views/heatmap_view.cpp", "HeatmapView::draw"): 138,
     ("engine/src/experiments/dtype_inspector.cpp", "inspect"): 138,
-    ("ui/src/demo_script.cpp", "parseStep"): 129,
     ("ui/src/views/precision_lab_view.cpp", "PrecisionLabView::drawDtypes"): 110,
     ("ui/src/views/ops_view.cpp", "OpsView::draw"): 103,
     ("tests/engine/study_test.cpp", "Study.EachSizeIsEstimatedAtTheRateCalibratedForIt"): 97,

@@ -117,18 +117,18 @@ std::string configPatch(const json& v, const std::string& where) {
     return patch;
 }
 
-DemoStep parseStep(const json& j, const std::string& where) {
+// The step's kind, by its "do"; a field that is not one of that kind's is refused, naming
+// the kind's fields.
+const KindName& kindOf(const json& j, const std::string& where) {
     if (!j.is_object()) {
         fail(where, "must be an object such as {\"do\": \"run\"}");
     }
-    DemoStep s;
     const std::string name = text(j, where, "do", false);
     const auto kind = std::find_if(std::begin(kKinds), std::end(kKinds),
                                    [&](const KindName& k) { return name == k.name; });
     if (kind == std::end(kKinds)) {
         fail(where + ".do", "'" + name + "' is not a step; the steps are " + kindList());
     }
-    s.kind = kind->kind;
     for (const auto& item : j.items()) {
         const std::string& key = item.key(); // a plain name: clang before 16 cannot capture a
                                              // structured binding in the lambda below
@@ -143,6 +143,67 @@ DemoStep parseStep(const json& j, const std::string& where) {
                  "is not a field of '" + name + "' (its fields: " + fields + ")");
         }
     }
+    return *kind;
+}
+
+// A sweep step's lists: the models, contexts, precisions, modes and warmups to cross.
+void parseSweepLists(const json& j, const std::string& where, DemoStep& s) {
+    s.models = list<std::string>(j, where, "models", [](const json& v, const std::string& w) {
+        if (!v.is_string() || !engine::presetModel(v.get<std::string>())) {
+            fail(w, "must name a preset model");
+        }
+        return v.get<std::string>();
+    });
+    s.contexts = list<int64_t>(j, where, "contexts", [](const json& v, const std::string& w) {
+        return wholeNumber(v, w, 1, 1 << 20);
+    });
+    s.precisions =
+        list<engine::Precision>(j, where, "precisions", [](const json& v, const std::string& w) {
+            const auto p =
+                v.is_string() ? engine::parsePrecision(v.get<std::string>()) : std::nullopt;
+            if (!p) {
+                fail(w, "must name a precision");
+            }
+            return *p;
+        });
+    s.modes = list<engine::Mode>(j, where, "modes", [](const json& v, const std::string& w) {
+        const auto m = v.is_string() ? engine::parseMode(v.get<std::string>()) : std::nullopt;
+        if (!m) {
+            fail(w, "must name a mode");
+        }
+        return *m;
+    });
+    s.warmups = list<int>(j, where, "warmups", [](const json& v, const std::string& w) {
+        return static_cast<int>(wholeNumber(v, w, 0, 100000));
+    });
+}
+
+// A select step's runs: the last few, or run numbers as in the Runs table, none twice.
+void parseSelection(const json& j, const std::string& where, DemoStep& s) {
+    if (j.contains("last") && j.contains("runs")) {
+        fail(where, "give \"runs\" or \"last\", not both");
+    }
+    if (j.contains("last")) {
+        s.last = static_cast<int>(wholeNumber(j["last"], where + ".last", 1, 100000));
+        return;
+    }
+    s.runs = list<int>(j, where, "runs", [](const json& v, const std::string& w) {
+        return static_cast<int>(wholeNumber(v, w, 1, 100000));
+    });
+    if (s.runs.empty()) {
+        fail(where, "needs \"runs\" (run numbers as in the Runs table) or \"last\"");
+    }
+    for (size_t i = 1; i < s.runs.size(); ++i) {
+        if (std::find(s.runs.begin(), s.runs.begin() + i, s.runs[i]) != s.runs.begin() + i) {
+            fail(where + ".runs[" + std::to_string(i) + "]",
+                 "repeats run " + std::to_string(s.runs[i]));
+        }
+    }
+}
+
+DemoStep parseStep(const json& j, const std::string& where) {
+    DemoStep s;
+    s.kind = kindOf(j, where).kind;
     switch (s.kind) {
     case Kind::Configure:
         s.patch = configPatch(field(j, where, "config"), where + ".config");
@@ -153,34 +214,7 @@ DemoStep parseStep(const json& j, const std::string& where) {
         }
         break;
     case Kind::Sweep:
-        s.models = list<std::string>(j, where, "models", [](const json& v, const std::string& w) {
-            if (!v.is_string() || !engine::presetModel(v.get<std::string>())) {
-                fail(w, "must name a preset model");
-            }
-            return v.get<std::string>();
-        });
-        s.contexts = list<int64_t>(j, where, "contexts", [](const json& v, const std::string& w) {
-            return wholeNumber(v, w, 1, 1 << 20);
-        });
-        s.precisions = list<engine::Precision>(
-            j, where, "precisions", [](const json& v, const std::string& w) {
-                const auto p =
-                    v.is_string() ? engine::parsePrecision(v.get<std::string>()) : std::nullopt;
-                if (!p) {
-                    fail(w, "must name a precision");
-                }
-                return *p;
-            });
-        s.modes = list<engine::Mode>(j, where, "modes", [](const json& v, const std::string& w) {
-            const auto m = v.is_string() ? engine::parseMode(v.get<std::string>()) : std::nullopt;
-            if (!m) {
-                fail(w, "must name a mode");
-            }
-            return *m;
-        });
-        s.warmups = list<int>(j, where, "warmups", [](const json& v, const std::string& w) {
-            return static_cast<int>(wholeNumber(v, w, 0, 100000));
-        });
+        parseSweepLists(j, where, s);
         break;
     case Kind::Wait:
         s.target = text(j, where, "for", false);
@@ -191,26 +225,7 @@ DemoStep parseStep(const json& j, const std::string& where) {
         s.seconds = j.contains("timeout_s") ? seconds(j, where, "timeout_s") : 3600.0;
         break;
     case Kind::Select:
-        if (j.contains("last") && j.contains("runs")) {
-            fail(where, "give \"runs\" or \"last\", not both");
-        }
-        if (j.contains("last")) {
-            s.last = static_cast<int>(wholeNumber(j["last"], where + ".last", 1, 100000));
-        } else {
-            s.runs = list<int>(j, where, "runs", [](const json& v, const std::string& w) {
-                return static_cast<int>(wholeNumber(v, w, 1, 100000));
-            });
-            if (s.runs.empty()) {
-                fail(where, "needs \"runs\" (run numbers as in the Runs table) or \"last\"");
-            }
-            for (size_t i = 1; i < s.runs.size(); ++i) {
-                if (std::find(s.runs.begin(), s.runs.begin() + i, s.runs[i]) !=
-                    s.runs.begin() + i) {
-                    fail(where + ".runs[" + std::to_string(i) + "]",
-                         "repeats run " + std::to_string(s.runs[i]));
-                }
-            }
-        }
+        parseSelection(j, where, s);
         break;
     case Kind::Show:
         s.target = text(j, where, "window", false);
