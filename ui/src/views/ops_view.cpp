@@ -1,15 +1,15 @@
 // Ops: where a profiled step's time goes (docs/OP_PROFILE.md). The headline in sentences; a
 // sortable, filterable tree of phase → region → op or kernel with share bars; attention's
 // softmax against its two matmuls in time and FLOPs; a zoomable timeline of the first
-// profiled step in which the rows chosen in the tree light up; and two runs' per-region
-// times side by side.
+// profiled step in which the rows chosen in the tree light up (ops_timeline.cpp); and two
+// runs' per-region times side by side.
+
+#include "ops_view.h"
 
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
-#include "ops_model.h"
 #include "plot_helpers.h"
 #include "theme.h"
-#include "view.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,51 +19,11 @@
 
 namespace lmprof::ui {
 
-// Where a profiled step's time goes (docs/OP_PROFILE.md): headline, tree, timeline,
-// attention, two runs' regions side by side.
-class OpsView final : public View {
-public:
-    static constexpr const char* kTitle = "Ops";
-    void draw(ViewContext& ctx) override;
-    // A profile to show: then the Ops tab grows as it comes to the front.
-    bool wantsRoom() const override { return m_hasProfiles; }
-    // The Attention tab's two charts alone (the "ops-attention" export, the study's ops
-    // chart): the selected run with a profile, else the newest profiled one.
-    void drawAttentionChart(ViewContext& ctx, ImVec2 size);
-
-private:
-    struct Selection {
-        engine::Phase phase = engine::Phase::Forward;
-        std::string region; // empty: nothing chosen
-        std::string name;   // empty: the whole region
-        bool matches(const engine::OpEvent& e) const;
-    };
-    void drawHeadline(const engine::OpProfile& p);
-    void drawTable(const engine::OpProfile& p);
-    void drawNode(const OpsNode& node, bool openAll);
-    void drawTimeline(const engine::OpProfile& p);
-    void drawAttention(ViewContext& ctx, const engine::OpProfile& p, ImVec2 size);
-    void drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& runs, const RunView& run);
-
-    std::string m_runId, m_lastSelected, m_otherId;
-    bool m_hasProfiles = false; // at the last draw
-    engine::OpKind m_kind = engine::OpKind::Kernel;
-    char m_filter[128] = "";
-    OpsSort m_sort = OpsSort::Self;
-    bool m_descending = true;
-    std::string m_kindFor; // the run m_kind was set for (its headline kind, then the user's)
-    Selection m_selection;
-    std::string m_timelineFor; // the run the zoom below belongs to
-    double m_t0 = 0.0, m_t1 = 0.0;
-};
-
 using namespace lmprof::engine;
-
-namespace {
 
 // A region's colour, the same in the tree, the timeline and the overlay: one hue per
 // region of kRegions (a qualitative colormap has too few), grey for the rest.
-ImU32 regionColor(std::string_view region, float alpha = 1.0f) {
+ImU32 regionColor(std::string_view region, float alpha) {
     const auto it = std::find(kRegions.begin(), kRegions.end(), region);
     if (it == kRegions.end()) {
         return ImGui::GetColorU32(ImVec4(0.55f, 0.55f, 0.55f, alpha));
@@ -75,6 +35,8 @@ ImU32 regionColor(std::string_view region, float alpha = 1.0f) {
     ImGui::ColorConvertHSVtoRGB(hue, 0.55f, 0.85f, c.x, c.y, c.z);
     return ImGui::GetColorU32(c);
 }
+
+namespace {
 
 std::string fmt(const char* f, double v) {
     char buf[64];
@@ -114,7 +76,46 @@ void OpsView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
-    // The run: the selected one if it has a profile, else the one chosen here (newest first).
+    const RunView* run = chooseRun(ctx, runs);
+    const OpProfile& p = *run->result.opProfile;
+    drawHeader(ctx, runs, p);
+
+    if (ImGui::BeginTabBar("ops-tabs")) {
+        if (ImGui::BeginTabItem("Ops and timeline")) {
+            // The headline and the tree beside the timeline (above it in a tall window): a
+            // row clicked lights up at once.
+            const ImVec2 avail = ImGui::GetContentRegionAvail();
+            const bool sideBySide = avail.x > 1.6f * avail.y;
+            const ImVec2 treeSize =
+                sideBySide ? ImVec2(avail.x * 0.5f, avail.y) : ImVec2(avail.x, avail.y * 0.55f);
+            ImGui::BeginChild("tree", treeSize);
+            drawHeadline(p);
+            drawTable(p);
+            ImGui::EndChild();
+            if (sideBySide) {
+                ImGui::SameLine();
+            }
+            ImGui::BeginChild("timeline-pane", ImVec2(0, 0));
+            drawTimeline(p);
+            ImGui::EndChild();
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Attention")) {
+            drawAttention(ctx, p, ImVec2(-1, -1));
+            ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Compare runs")) {
+            drawOverlay(ctx, runs, *run);
+            ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+    }
+    ImGui::End();
+}
+
+// The run: the selected one if it has a profile, else the one chosen here (newest first);
+// the kind of row shown follows it (GPU kernels when it has them).
+const RunView* OpsView::chooseRun(ViewContext& ctx, const std::vector<const RunView*>& runs) {
     for (RunView* v : ctx.selectedRuns()) {
         if (v->result.opProfile && v->result.id != m_runId && v->result.id != m_lastSelected) {
             m_runId = v->result.id;
@@ -126,14 +127,18 @@ void OpsView::draw(ViewContext& ctx) {
         run = v->result.id == m_runId ? v : run;
     }
     m_runId = run->result.id;
-    const OpProfile& p = *run->result.opProfile;
-    const bool hasKernels = p.headline.kind == OpKind::Kernel;
     if (m_kindFor != m_runId) {
         m_kindFor = m_runId;
-        m_kind = p.headline.kind;
+        m_kind = run->result.opProfile->headline.kind;
         m_selection = {};
     }
+    return run;
+}
 
+// The run's combo, the kind of rows, the profiled steps and the trace's path.
+void OpsView::drawHeader(ViewContext& ctx, const std::vector<const RunView*>& runs,
+                         const OpProfile& p) {
+    const bool hasKernels = p.headline.kind == OpKind::Kernel;
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
     if (ImGui::BeginCombo("run", m_runId.c_str())) {
         for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
@@ -171,38 +176,6 @@ void OpsView::draw(ViewContext& ctx) {
         ImGui::SameLine();
         ImGui::TextColored(palette().error, "%s", p.traceError->c_str());
     }
-
-    if (ImGui::BeginTabBar("ops-tabs")) {
-        if (ImGui::BeginTabItem("Ops and timeline")) {
-            // The headline and the tree beside the timeline (above it in a tall window): a
-            // row clicked lights up at once.
-            const ImVec2 avail = ImGui::GetContentRegionAvail();
-            const bool sideBySide = avail.x > 1.6f * avail.y;
-            const ImVec2 treeSize =
-                sideBySide ? ImVec2(avail.x * 0.5f, avail.y) : ImVec2(avail.x, avail.y * 0.55f);
-            ImGui::BeginChild("tree", treeSize);
-            drawHeadline(p);
-            drawTable(p);
-            ImGui::EndChild();
-            if (sideBySide) {
-                ImGui::SameLine();
-            }
-            ImGui::BeginChild("timeline-pane", ImVec2(0, 0));
-            drawTimeline(p);
-            ImGui::EndChild();
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Attention")) {
-            drawAttention(ctx, p, ImVec2(-1, -1));
-            ImGui::EndTabItem();
-        }
-        if (ImGui::BeginTabItem("Compare runs")) {
-            drawOverlay(ctx, runs, *run);
-            ImGui::EndTabItem();
-        }
-        ImGui::EndTabBar();
-    }
-    ImGui::End();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -332,158 +305,6 @@ void OpsView::drawNode(const OpsNode& n, bool openAll) {
         }
         ImGui::TreePop();
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// The timeline: lanes of ops (threads) and kernels (streams) under the step's ranges.
-
-void OpsView::drawTimeline(const OpProfile& p) {
-    const OpTimeline& t = p.timeline;
-    if (t.events.empty()) {
-        ImGui::TextDisabled("This profile has no timeline.");
-        return;
-    }
-    double end = 0.0;
-    int rangeDepth = 0;
-    std::vector<int> laneDepth(t.lanes.size(), 0);
-    for (const OpEvent& e : t.events) {
-        end = std::max(end, e.startMs + e.durMs);
-        if (e.range) {
-            rangeDepth = std::max(rangeDepth, e.depth + 1);
-        } else {
-            laneDepth[static_cast<size_t>(e.lane)] =
-                std::max(laneDepth[static_cast<size_t>(e.lane)], std::min(e.depth, 7) + 1);
-        }
-    }
-    end = std::max(end, 1e-3); // a step of zero-length events still gets an axis
-    if (m_timelineFor != m_runId || m_t1 <= m_t0) {
-        m_timelineFor = m_runId;
-        m_t0 = 0.0;
-        m_t1 = end;
-    }
-    // Wrapped: a narrow pane keeps the whole line (the shown range is at its end).
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("step %d, %.2f..%.2f ms shown: wheel zooms, drag pans, double-click "
-                       "shows the whole step",
-                       t.step, m_t0, m_t1);
-    ImGui::PopStyleColor();
-    const float rowH = ImGui::GetTextLineHeight() + 3.0f;
-    const float labelW = ImGui::CalcTextSize("thread 0000000 (main)").x + 8.0f;
-    float height = rowH * static_cast<float>(rangeDepth + 1);
-    for (int d : laneDepth) {
-        height += rowH * static_cast<float>(d) + 4.0f;
-    }
-    ImGui::BeginChild("timeline", ImVec2(0, 0), ImGuiChildFlags_Borders,
-                      ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_HorizontalScrollbar);
-    // A time ruler on top, the ranges and lanes under it.
-    const ImVec2 canvas = ImGui::GetCursorScreenPos();
-    const ImVec2 origin(canvas.x, canvas.y + rowH);
-    const float width = std::max(50.0f, ImGui::GetContentRegionAvail().x - labelW);
-    ImGui::InvisibleButton("canvas", ImVec2(labelW + width, height + rowH));
-    const bool hovered = ImGui::IsItemHovered();
-    ImGuiIO& io = ImGui::GetIO();
-    const double span = m_t1 - m_t0;
-    const float x0 = origin.x + labelW;
-    if (hovered && io.MouseWheel != 0.0f) {
-        const double at = m_t0 + (io.MousePos.x - x0) / width * span;
-        const double factor = std::pow(1.25, -io.MouseWheel);
-        const double next = std::clamp(span * factor, 1e-4, end);
-        m_t0 = std::clamp(at - (at - m_t0) * next / span, 0.0, end - next);
-        m_t1 = m_t0 + next;
-    }
-    if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
-        const double dt = -io.MouseDelta.x / width * span;
-        const double shift = std::clamp(dt, -m_t0, end - m_t1);
-        m_t0 += shift;
-        m_t1 += shift;
-    }
-    if (hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
-        m_t0 = 0.0;
-        m_t1 = end;
-    }
-    ImDrawList* dl = ImGui::GetWindowDrawList();
-    auto xOf = [&](double ms) {
-        return x0 + static_cast<float>((ms - m_t0) / (m_t1 - m_t0)) * width;
-    };
-    const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-    const ImU32 faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-    dl->PushClipRect(canvas, ImVec2(x0 + width, origin.y + height), true);
-    const float labelSpace = ImGui::CalcTextSize("000.00 ms").x * 1.6f;
-    for (const RulerTick& tick :
-         rulerTicks(m_t0, m_t1, std::max(1, static_cast<int>(width / labelSpace)))) {
-        const float x = xOf(tick.ms);
-        dl->AddLine(ImVec2(x, canvas.y + rowH * 0.55f), ImVec2(x, origin.y + height),
-                    ImGui::GetColorU32(ImGuiCol_Border));
-        // Right of its tick, or left of it where it would run past the edge.
-        const float tickW = ImGui::CalcTextSize(tick.label.c_str()).x;
-        const float at = x + 3.0f + tickW <= x0 + width ? x + 3.0f : x - 3.0f - tickW;
-        dl->AddText(ImVec2(at, canvas.y), faint, tick.label.c_str());
-    }
-    dl->AddLine(ImVec2(x0, origin.y - 1.0f), ImVec2(x0 + width, origin.y - 1.0f), faint);
-
-    // Row tops: the ranges first (step, phase, region), then each lane's op depths.
-    std::vector<float> laneTop(t.lanes.size());
-    float y = origin.y + rowH * static_cast<float>(rangeDepth);
-    dl->AddText(ImVec2(origin.x + 2, origin.y), faint, "ranges");
-    for (size_t l = 0; l < t.lanes.size(); ++l) {
-        y += 4.0f;
-        laneTop[l] = y;
-        dl->AddLine(ImVec2(origin.x, y - 2.0f), ImVec2(x0 + width, y - 2.0f), faint);
-        dl->AddText(ImVec2(origin.x + 2, y), text, t.lanes[l].c_str());
-        y += rowH * static_cast<float>(laneDepth[l]);
-    }
-    const bool anySelected = !m_selection.region.empty();
-    const OpEvent* hover = nullptr;
-    for (const OpEvent& e : t.events) {
-        const float a = xOf(e.startMs);
-        const float b = std::max(a + 1.0f, xOf(e.startMs + e.durMs));
-        if (b < x0 || a > x0 + width) {
-            continue;
-        }
-        const float top = e.range ? origin.y + rowH * static_cast<float>(e.depth)
-                                  : laneTop[static_cast<size_t>(e.lane)] +
-                                        rowH * static_cast<float>(std::min(e.depth, 7));
-        const ImVec2 p0(std::max(a, x0), top);
-        const ImVec2 p1(b, top + rowH - 1.0f);
-        const bool lit = anySelected && m_selection.matches(e);
-        float alpha = e.range ? 0.45f : 0.9f;
-        if (anySelected && !lit && !e.range) {
-            alpha = 0.18f;
-        }
-        const ImU32 fill = e.range && e.region.empty() ? ImGui::GetColorU32(ImGuiCol_Header)
-                                                       : regionColor(e.region, alpha);
-        dl->AddRectFilled(p0, p1, fill);
-        if (lit) {
-            dl->AddRect(p0, p1, ImGui::GetColorU32(palette().warning), 0.0f, 0, 2.0f);
-        }
-        if (p1.x - p0.x > 30.0f) {
-            dl->PushClipRect(p0, p1, true);
-            dl->AddText(ImVec2(p0.x + 2, p0.y + 1), text, e.name.c_str());
-            dl->PopClipRect();
-        }
-        if (hovered && io.MousePos.x >= p0.x && io.MousePos.x < p1.x && io.MousePos.y >= p0.y &&
-            io.MousePos.y < p1.y) {
-            hover = &e;
-        }
-    }
-    dl->PopClipRect();
-    if (hover) {
-        ImGui::BeginTooltip();
-        ImGui::TextUnformatted(hover->name.c_str());
-        ImGui::TextDisabled("%s%s%s, %s", toString(hover->phase).data(),
-                            hover->region.empty() ? "" : " / ", hover->region.c_str(),
-                            hover->range ? "range" : toString(hover->kind).data());
-        ImGui::Text("%.3f ms at %.3f ms", hover->durMs, hover->startMs);
-        if (!hover->shapes.empty()) {
-            ImGui::Text("inputs %s", hover->shapes.c_str());
-        }
-        if (hover->flops > 0.0) {
-            ImGui::Text("%.3f GFLOP, %.3f TFLOP/s", hover->flops / 1e9,
-                        hover->durMs > 0 ? hover->flops / (hover->durMs * 1e-3) / 1e12 : 0.0);
-        }
-        ImGui::EndTooltip();
-    }
-    ImGui::EndChild();
 }
 
 // ---------------------------------------------------------------------------------------
