@@ -22,6 +22,12 @@ public:
     void drawChart(ViewContext& ctx, ImVec2 size);
 
 private:
+    struct Rows;
+    plot::Range setupX(Rows& r, int row);
+    void drawStepTimes(Rows& r);
+    void drawCpu(Rows& r);
+    void drawGpu(Rows& r);
+
     plot::FollowAxis m_x;     // shared by the linked charts
     plot::FollowAxis m_y[4];  // per chart: step ms, CPU % / GPU util, clocks, power
     plot::FollowAxis m_y2[4]; // per chart's right axis: -, RSS, -, temperature
@@ -104,139 +110,157 @@ void TelemetryView::draw(ViewContext& ctx) {
     ImGui::End();
 }
 
+// What the rows of one chart share: the runs, their common x range, whether any ran on a
+// GPU, and whether several are compared.
+struct TelemetryView::Rows {
+    ViewContext& ctx;
+    const std::vector<RunView*>& selected;
+    std::vector<RunView*> runs;
+    plot::Range x;
+    bool gpu = false;
+    bool comparing = false;
+    bool legendShown = true;
+};
+
+// A row's x axis (linked, following the runs) and legend; the x range it shows.
+// Compared runs: each chart's legend at its right, outside the data (every row has one, so
+// the rows' time axes stay aligned); a single run's charts each name their own series inside
+// the chart.
+plot::Range TelemetryView::setupX(Rows& r, int row) {
+    plot::linesOfRuns(r.runs.size(), 1.0f);
+    plot::watchInput({&m_x, &m_y[row], &m_y2[row]});
+    m_x.setup(ImAxis_X1, r.x, 0.0);
+    if (r.comparing) {
+        r.legendShown = plot::setupLegend(r.runs);
+    } else {
+        ImPlot::SetupLegend(ImPlotLocation_NorthWest);
+    }
+    return m_x.following() ? r.x : plot::shownRange(ImAxis_X1);
+}
+
+// Step time at each step's end.
+void TelemetryView::drawStepTimes(Rows& r) {
+    if (!ImPlot::BeginPlot("##step-time")) {
+        return;
+    }
+    ImPlot::SetupAxes(nullptr, "step ms");
+    const plot::Range window = setupX(r, 0);
+    plot::Range y;
+    for (const RunView* run : r.runs) {
+        y.add(plot::extent(run->stepEndS, run->series.total, window));
+    }
+    m_y[0].setup(ImAxis_Y1, y, 0.06);
+    for (RunView* run : r.runs) {
+        const std::string label = r.comparing ? plot::legendName(*run) : std::string("step time");
+        plot::line(label.c_str(), run->stepEndS, run->series.total, m_scratch, plot::runSpec(*run));
+    }
+    if (!r.runs.empty()) {
+        markThrottling(r.runs.front()->telemetry);
+    }
+    if (y.empty()) {
+        plot::emptyHint(r.runs, "steps");
+    }
+    sampleTooltip(r.runs, "ms", stepEnds, stepTotals);
+    plot::legendTooltips(r.runs);
+    plot::timelineNote(r.selected);
+    if (!r.legendShown) {
+        plot::hiddenLegendNote(r.runs);
+    }
+    plot::endPlot(r.ctx, "telemetry-step-time");
+}
+
+// Process CPU use (and GPU utilisation) on the left axis, RSS on the right.
+void TelemetryView::drawCpu(Rows& r) {
+    if (!ImPlot::BeginPlot("##cpu", ImVec2(-1, 0))) {
+        return;
+    }
+    ImPlot::SetupAxes(r.gpu ? nullptr : "time since run start (s)",
+                      r.gpu ? "CPU %, GPU util %" : "CPU %");
+    ImPlot::SetupAxis(ImAxis_Y2, "RSS MiB", ImPlotAxisFlags_Opposite);
+    const plot::Range window = setupX(r, 1);
+    plot::Range y = runsExtent(r.runs, window, &TelemetrySeries::cpuPercent);
+    if (r.gpu) {
+        y.add(runsExtent(r.runs, window, &TelemetrySeries::gpuUtil));
+        y.add(runsExtent(r.runs, window, &TelemetrySeries::memUtil));
+    }
+    m_y[1].setup(ImAxis_Y1, y, 0.06);
+    m_y2[1].setup(ImAxis_Y2, runsExtent(r.runs, window, &TelemetrySeries::rssMiB), 0.06);
+    for (RunView* run : r.runs) {
+        const TelemetrySeries& t = run->telemetry;
+        const auto label = [&](const char* series) {
+            return r.comparing ? plot::legendName(*run) : std::string(series);
+        };
+        ImPlot::SetAxes(ImAxis_X1, ImAxis_Y1);
+        plot::line(label("process CPU %").c_str(), t.tS, t.cpuPercent, m_scratch,
+                   plot::runSpec(*run));
+        if (r.gpu) {
+            const auto spec = [&](int series) {
+                return r.comparing ? plot::runSpec(*run, kFaint)
+                                   : plot::colorSpec(seriesColor(series));
+            };
+            plot::line(label("GPU util %").c_str(), t.tS, t.gpuUtil, m_scratch, spec(1));
+            plot::line(label("GPU memory util %").c_str(), t.tS, t.memUtil, m_scratch, spec(2));
+        }
+        ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
+        plot::line(label("RSS").c_str(), t.tS, t.rssMiB, m_scratch,
+                   r.comparing ? plot::runSpec(*run, kFaint) : plot::colorSpec(seriesColor(0)));
+    }
+    if (y.empty()) {
+        plot::emptyHint(r.runs, "samples");
+    }
+    sampleTooltip(r.runs, "% CPU", sampleTimes, cpuPercent);
+    plot::legendTooltips(r.runs);
+    plot::endPlot(r.ctx, "telemetry-cpu");
+}
+
+// The first run's SM and memory clocks, then its power and temperature (NVML).
+void TelemetryView::drawGpu(Rows& r) {
+    const TelemetrySeries& t = r.runs.front()->telemetry;
+    const std::vector<RunView*> first = {r.runs.front()};
+    if (ImPlot::BeginPlot("##clocks")) {
+        ImPlot::SetupAxes(nullptr, "MHz");
+        const plot::Range window = setupX(r, 2);
+        plot::Range y = runsExtent(first, window, &TelemetrySeries::smClockMHz);
+        y.add(runsExtent(first, window, &TelemetrySeries::memClockMHz));
+        m_y[2].setup(ImAxis_Y1, y, 0.06);
+        plot::line("SM clock", t.tS, t.smClockMHz, m_scratch, plot::runSpec(*r.runs.front()));
+        plot::line("memory clock", t.tS, t.memClockMHz, m_scratch, plot::colorSpec(seriesColor(1)));
+        markThrottling(t);
+        plot::endPlot(r.ctx, "telemetry-clocks");
+    }
+    if (ImPlot::BeginPlot("##power")) {
+        ImPlot::SetupAxes("time since run start (s)", "W");
+        ImPlot::SetupAxis(ImAxis_Y2, "°C", ImPlotAxisFlags_Opposite);
+        const plot::Range window = setupX(r, 3);
+        m_y[3].setup(ImAxis_Y1, runsExtent(first, window, &TelemetrySeries::powerW), 0.06);
+        m_y2[3].setup(ImAxis_Y2, runsExtent(first, window, &TelemetrySeries::temperatureC), 0.06);
+        plot::line("power", t.tS, t.powerW, m_scratch, plot::runSpec(*r.runs.front()));
+        ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
+        plot::line("temperature", t.tS, t.temperatureC, m_scratch, plot::colorSpec(seriesColor(2)));
+        plot::endPlot(r.ctx, "telemetry-power");
+    }
+}
+
 void TelemetryView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto selected = ctx.selectedRuns();
-    const std::vector<RunView*> runs = plot::timelineRuns(selected);
-    const bool gpu = !runs.empty() && runs.front()->telemetry.anyGpu;
+    Rows r{ctx, selected, plot::timelineRuns(selected)};
+    r.gpu = !r.runs.empty() && r.runs.front()->telemetry.anyGpu;
+    r.comparing = r.runs.size() > 1;
     // One x range for all the charts: from the run start to the last step or sample.
-    plot::Range x;
-    for (const RunView* run : runs) {
-        x.add(0.0);
+    for (const RunView* run : r.runs) {
+        r.x.add(0.0);
         for (const auto* times : {&run->stepEndS, &run->telemetry.tS}) {
             if (!times->empty()) {
-                x.add(times->back());
+                r.x.add(times->back());
             }
         }
     }
-    const int rows = gpu ? 4 : 2;
-    const bool comparing = runs.size() > 1;
-    // Compared runs: each chart's legend at its right, outside the data (every row has one,
-    // so the rows' time axes stay aligned); a single run's charts each name their own series
-    // inside the chart.
-    bool legendShown = true;
-    const auto setupX = [&](int row) {
-        plot::linesOfRuns(runs.size(), 1.0f);
-        plot::watchInput({&m_x, &m_y[row], &m_y2[row]});
-        m_x.setup(ImAxis_X1, x, 0.0);
-        if (comparing) {
-            legendShown = plot::setupLegend(runs);
-        } else {
-            ImPlot::SetupLegend(ImPlotLocation_NorthWest);
-        }
-        return m_x.following() ? x : plot::shownRange(ImAxis_X1);
-    };
-    const ImPlotFlags later = ImPlotFlags_None;
-    if (ImPlot::BeginSubplots("##telemetry", rows, 1, size,
+    if (ImPlot::BeginSubplots("##telemetry", r.gpu ? 4 : 2, 1, size,
                               ImPlotSubplotFlags_LinkAllX | ImPlotSubplotFlags_NoTitle)) {
-        // Step time at each step's end.
-        if (ImPlot::BeginPlot("##step-time")) {
-            ImPlot::SetupAxes(nullptr, "step ms");
-            const plot::Range window = setupX(0);
-            plot::Range y;
-            for (const RunView* run : runs) {
-                y.add(plot::extent(run->stepEndS, run->series.total, window));
-            }
-            m_y[0].setup(ImAxis_Y1, y, 0.06);
-            for (RunView* run : runs) {
-                const std::string label =
-                    comparing ? plot::legendName(*run) : std::string("step time");
-                plot::line(label.c_str(), run->stepEndS, run->series.total, m_scratch,
-                           plot::runSpec(*run));
-            }
-            if (!runs.empty()) {
-                markThrottling(runs.front()->telemetry);
-            }
-            if (y.empty()) {
-                plot::emptyHint(runs, "steps");
-            }
-            sampleTooltip(runs, "ms", stepEnds, stepTotals);
-            plot::legendTooltips(runs);
-            plot::timelineNote(selected);
-            if (!legendShown) {
-                plot::hiddenLegendNote(runs);
-            }
-            plot::endPlot(ctx, "telemetry-step-time");
-        }
-        // Process CPU use (and GPU utilisation) on the left axis, RSS on the right.
-        if (ImPlot::BeginPlot("##cpu", ImVec2(-1, 0), later)) {
-            ImPlot::SetupAxes(gpu ? nullptr : "time since run start (s)",
-                              gpu ? "CPU %, GPU util %" : "CPU %");
-            ImPlot::SetupAxis(ImAxis_Y2, "RSS MiB", ImPlotAxisFlags_Opposite);
-            const plot::Range window = setupX(1);
-            plot::Range y = runsExtent(runs, window, &TelemetrySeries::cpuPercent);
-            if (gpu) {
-                y.add(runsExtent(runs, window, &TelemetrySeries::gpuUtil));
-                y.add(runsExtent(runs, window, &TelemetrySeries::memUtil));
-            }
-            m_y[1].setup(ImAxis_Y1, y, 0.06);
-            m_y2[1].setup(ImAxis_Y2, runsExtent(runs, window, &TelemetrySeries::rssMiB), 0.06);
-            for (RunView* run : runs) {
-                const TelemetrySeries& t = run->telemetry;
-                const auto label = [&](const char* series) {
-                    return comparing ? plot::legendName(*run) : std::string(series);
-                };
-                ImPlot::SetAxes(ImAxis_X1, ImAxis_Y1);
-                plot::line(label("process CPU %").c_str(), t.tS, t.cpuPercent, m_scratch,
-                           plot::runSpec(*run));
-                if (gpu) {
-                    const auto spec = [&](int series) {
-                        return comparing ? plot::runSpec(*run, kFaint)
-                                         : plot::colorSpec(seriesColor(series));
-                    };
-                    plot::line(label("GPU util %").c_str(), t.tS, t.gpuUtil, m_scratch, spec(1));
-                    plot::line(label("GPU memory util %").c_str(), t.tS, t.memUtil, m_scratch,
-                               spec(2));
-                }
-                ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
-                plot::line(label("RSS").c_str(), t.tS, t.rssMiB, m_scratch,
-                           comparing ? plot::runSpec(*run, kFaint)
-                                     : plot::colorSpec(seriesColor(0)));
-            }
-            if (y.empty()) {
-                plot::emptyHint(runs, "samples");
-            }
-            sampleTooltip(runs, "% CPU", sampleTimes, cpuPercent);
-            plot::legendTooltips(runs);
-            plot::endPlot(ctx, "telemetry-cpu");
-        }
-        if (gpu) {
-            const TelemetrySeries& t = runs.front()->telemetry;
-            const std::vector<RunView*> first = {runs.front()};
-            if (ImPlot::BeginPlot("##clocks")) {
-                ImPlot::SetupAxes(nullptr, "MHz");
-                const plot::Range window = setupX(2);
-                plot::Range y = runsExtent(first, window, &TelemetrySeries::smClockMHz);
-                y.add(runsExtent(first, window, &TelemetrySeries::memClockMHz));
-                m_y[2].setup(ImAxis_Y1, y, 0.06);
-                plot::line("SM clock", t.tS, t.smClockMHz, m_scratch, plot::runSpec(*runs.front()));
-                plot::line("memory clock", t.tS, t.memClockMHz, m_scratch,
-                           plot::colorSpec(seriesColor(1)));
-                markThrottling(t);
-                plot::endPlot(ctx, "telemetry-clocks");
-            }
-            if (ImPlot::BeginPlot("##power")) {
-                ImPlot::SetupAxes("time since run start (s)", "W");
-                ImPlot::SetupAxis(ImAxis_Y2, "°C", ImPlotAxisFlags_Opposite);
-                const plot::Range window = setupX(3);
-                m_y[3].setup(ImAxis_Y1, runsExtent(first, window, &TelemetrySeries::powerW), 0.06);
-                m_y2[3].setup(ImAxis_Y2, runsExtent(first, window, &TelemetrySeries::temperatureC),
-                              0.06);
-                plot::line("power", t.tS, t.powerW, m_scratch, plot::runSpec(*runs.front()));
-                ImPlot::SetAxes(ImAxis_X1, ImAxis_Y2);
-                plot::line("temperature", t.tS, t.temperatureC, m_scratch,
-                           plot::colorSpec(seriesColor(2)));
-                plot::endPlot(ctx, "telemetry-power");
-            }
+        drawStepTimes(r);
+        drawCpu(r);
+        if (r.gpu) {
+            drawGpu(r);
         }
         ImPlot::EndSubplots();
         // The grid's rectangle: the size "telemetry" exports at, as the window shows it.
