@@ -51,7 +51,6 @@ DEBT_FUNCTIONS = {
     ("tests/app/cli_study_test.cpp", "Cli.AStudyResumesAfterAKillAndWritesItsReportFromItsRuns"): 160,
     # A declarative table: one entry per column of the CSV and the tables.
     ("engine/src/report/columns.cpp", "buildColumns"): 152,
-    ("ui/src/views/heatmap_view.cpp", "HeatmapView::draw"): 138,
     ("engine/src/experiments/dtype_inspector.cpp", "inspect"): 138,
     ("ui/src/views/precision_lab_view.cpp", "PrecisionLabView::drawDtypes"): 110,
     ("tests/engine/study_test.cpp", "Study.EachSizeIsEstimatedAtTheRateCalibratedForIt"): 97,

@@ -16,6 +16,7 @@
 #include <implot.h>
 #include <iterator>
 #include <map>
+#include <span>
 
 namespace lmprof::ui {
 
@@ -27,6 +28,10 @@ public:
 
 private:
     void drawFilters(const RunStore& store, const HeatmapQuery& query);
+    HeatmapQuery drawChoices(const RunStore& store,
+                             std::span<const engine::RunColumn* const> metrics);
+    void drawGrid(ViewContext& ctx, const HeatmapGrid& g, const HeatmapQuery& query, double lo,
+                  double hi, float width);
 
     int m_metric = 0;
     int m_precision = 0;
@@ -94,16 +99,79 @@ void HeatmapView::drawFilters(const RunStore& store, const HeatmapQuery& query) 
     }
 }
 
-void HeatmapView::draw(ViewContext& ctx) {
-    if (!ImGui::Begin(kTitle)) {
-        ImGui::End();
+namespace {
+
+// The colour scale: the cells that have values, never an empty range.
+std::pair<double, double> valueRange(const HeatmapGrid& g) {
+    double lo = INFINITY, hi = -INFINITY;
+    for (double v : g.values) {
+        if (!std::isnan(v)) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    }
+    if (lo > hi) {
+        return {0.0, 1.0};
+    }
+    return {lo, lo == hi ? lo + 1.0 : hi}; // one value: any non-empty range colours it
+}
+
+// Each cell's text over it: its value ("~" when noisy), or why it has none on grey.
+void labelCells(const HeatmapGrid& g) {
+    const int rows = static_cast<int>(g.rows.size());
+    const int cols = static_cast<int>(g.columns.size());
+    ImDrawList* draw = ImPlot::GetPlotDrawList();
+    for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < cols; ++c) {
+            const double v = g.at(r, c);
+            const double y = rows - r - 0.5;
+            char text[32];
+            if (std::isnan(v)) {
+                const ImVec2 a = ImPlot::PlotToPixels(c, y + 0.5);
+                const ImVec2 b = ImPlot::PlotToPixels(c + 1, y - 0.5);
+                draw->AddRectFilled(a, b, IM_COL32(90, 90, 90, 255));
+                const std::string& mark = g.marks[r * cols + c];
+                std::snprintf(text, sizeof(text), "%s", mark.empty() ? "-" : mark.c_str());
+            } else {
+                // A noisy run's value carries "~" (the rule is in the tooltip).
+                std::snprintf(text, sizeof(text), v >= 1000 ? "%.0f%s" : "%.2f%s", v,
+                              g.noisy[r * cols + c] ? " ~" : "");
+            }
+            const ImVec2 centre = ImPlot::PlotToPixels(c + 0.5, y);
+            const ImVec2 size = ImGui::CalcTextSize(text);
+            draw->AddText(ImVec2(centre.x - size.x / 2 + 1, centre.y - size.y / 2 + 1),
+                          IM_COL32(0, 0, 0, 200), text);
+            draw->AddText(ImVec2(centre.x - size.x / 2, centre.y - size.y / 2),
+                          IM_COL32(255, 255, 255, 255), text);
+        }
+    }
+}
+
+// The hovered cell's run, and the noise rule when it is noisy.
+void cellTooltip(const HeatmapGrid& g) {
+    if (!ImPlot::IsPlotHovered()) {
         return;
     }
-    const auto metrics = chartMetrics();
+    const int rows = static_cast<int>(g.rows.size());
+    const int cols = static_cast<int>(g.columns.size());
+    const ImPlotPoint mouse = ImPlot::GetPlotMousePos();
+    const int c = static_cast<int>(std::floor(mouse.x));
+    const int r = rows - 1 - static_cast<int>(std::floor(mouse.y));
+    if (c >= 0 && c < cols && r >= 0 && r < rows && g.shown[r * cols + c] >= 0) {
+        const size_t k = static_cast<size_t>(r * cols + c);
+        ImGui::SetTooltip("%s%s%s", g.about[k].c_str(), g.noisy[k] ? "\n~ " : "",
+                          g.noisy[k] ? engine::noiseRule().c_str() : "");
+    }
+}
+
+} // namespace
+
+// The metric, precision, mode and axes, then the filters; the query they make.
+HeatmapQuery HeatmapView::drawChoices(const RunStore& store,
+                                      std::span<const RunColumn* const> metrics) {
     m_metric = std::clamp(m_metric, 0, static_cast<int>(metrics.size()) - 1);
-    const RunColumn& metric = *metrics[static_cast<size_t>(m_metric)];
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12.0f);
-    if (ImGui::BeginCombo("metric", metric.chartName.c_str())) {
+    if (ImGui::BeginCombo("metric", metrics[static_cast<size_t>(m_metric)]->chartName.c_str())) {
         for (int i = 0; i < static_cast<int>(metrics.size()); ++i) {
             if (ImGui::Selectable(metrics[static_cast<size_t>(i)]->chartName.c_str(),
                                   i == m_metric)) {
@@ -130,8 +198,65 @@ void HeatmapView::draw(ViewContext& ctx) {
     query.columns = kHeatmapAxes[m_columns];
     query.precision = kPrecisions[m_precision];
     query.mode = kModes[m_mode];
-    drawFilters(ctx.store, query);
+    drawFilters(store, query);
     query.settings = m_settings;
+    return query;
+}
+
+// The grid with its axes' labels, each cell labelled; lo..hi is its colour scale.
+void HeatmapView::drawGrid(ViewContext& ctx, const HeatmapGrid& g, const HeatmapQuery& query,
+                           double lo, double hi, float width) {
+    if (!ImPlot::BeginPlot("##heatmap", ImVec2(width, -1),
+                           ImPlotFlags_NoLegend | ImPlotFlags_NoMouseText)) {
+        return;
+    }
+    const int rows = static_cast<int>(g.rows.size());
+    const int cols = static_cast<int>(g.columns.size());
+    // PlotHeatmap cannot colour NaN; empty cells get the low end and are covered (labelCells).
+    m_filled.assign(g.values.begin(), g.values.end());
+    for (double& v : m_filled) {
+        v = std::isnan(v) ? lo : v;
+    }
+    m_tickLabels.clear();
+    std::vector<double> xTicks, yTicks;
+    for (int c = 0; c < cols; ++c) {
+        xTicks.push_back(c + 0.5);
+        m_tickLabels.push_back(g.columns[c]);
+    }
+    for (int r = 0; r < rows; ++r) {
+        yTicks.push_back(rows - r - 0.5); // row 0 is drawn at the top
+        m_tickLabels.push_back(g.rows[r]);
+    }
+    std::vector<const char*> labels;
+    for (const auto& l : m_tickLabels) {
+        labels.push_back(l.c_str());
+    }
+    const ImPlotAxisFlags axisFlags = ImPlotAxisFlags_Lock | ImPlotAxisFlags_NoGridLines;
+    ImPlot::SetupAxes(std::string(toString(query.columns)).c_str(),
+                      std::string(toString(query.rows)).c_str(), axisFlags, axisFlags);
+    ImPlot::SetupAxisLimits(ImAxis_X1, 0, cols, ImPlotCond_Always);
+    ImPlot::SetupAxisLimits(ImAxis_Y1, 0, rows, ImPlotCond_Always);
+    ImPlot::SetupAxisTicks(ImAxis_X1, xTicks.data(), cols, labels.data());
+    ImPlot::SetupAxisTicks(ImAxis_Y1, yTicks.data(), rows, labels.data() + cols);
+    ImPlot::PushColormap(ImPlotColormap_Viridis);
+    ImPlot::PlotHeatmap("##values", m_filled.data(), rows, cols, lo, hi, nullptr, ImPlotPoint(0, 0),
+                        ImPlotPoint(cols, rows));
+    ImPlot::PopColormap();
+    ImPlot::PushPlotClipRect();
+    labelCells(g);
+    ImPlot::PopPlotClipRect();
+    cellTooltip(g);
+    plot::endPlot(ctx, "heatmap");
+}
+
+void HeatmapView::draw(ViewContext& ctx) {
+    if (!ImGui::Begin(kTitle)) {
+        ImGui::End();
+        return;
+    }
+    const auto metrics = chartMetrics();
+    const HeatmapQuery query = drawChoices(ctx.store, metrics);
+    const RunColumn& metric = *metrics[static_cast<size_t>(m_metric)];
     const HeatmapGrid g = heatmapGrid(ctx.store, metric, query);
     if (g.rows.empty()) {
         ImGui::TextDisabled("no finished %s %s runs yet",
@@ -140,93 +265,9 @@ void HeatmapView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
-    double lo = INFINITY, hi = -INFINITY;
-    for (double v : g.values) {
-        if (!std::isnan(v)) {
-            lo = std::min(lo, v);
-            hi = std::max(hi, v);
-        }
-    }
-    if (lo > hi) {
-        lo = 0.0, hi = 1.0;
-    } else if (lo == hi) {
-        hi = lo + 1.0; // one value: any non-empty range colours it
-    }
-    // PlotHeatmap cannot colour NaN; empty cells get the low end and are covered below.
-    m_filled.assign(g.values.begin(), g.values.end());
-    for (double& v : m_filled) {
-        v = std::isnan(v) ? lo : v;
-    }
-    const int rows = static_cast<int>(g.rows.size());
-    const int cols = static_cast<int>(g.columns.size());
-
+    const auto [lo, hi] = valueRange(g);
     const float scaleWidth = ImGui::GetFontSize() * 5.0f;
-    if (ImPlot::BeginPlot("##heatmap", ImVec2(ImGui::GetContentRegionAvail().x - scaleWidth, -1),
-                          ImPlotFlags_NoLegend | ImPlotFlags_NoMouseText)) {
-        m_tickLabels.clear();
-        std::vector<double> xTicks, yTicks;
-        for (int c = 0; c < cols; ++c) {
-            xTicks.push_back(c + 0.5);
-            m_tickLabels.push_back(g.columns[c]);
-        }
-        for (int r = 0; r < rows; ++r) {
-            yTicks.push_back(rows - r - 0.5); // row 0 is drawn at the top
-            m_tickLabels.push_back(g.rows[r]);
-        }
-        std::vector<const char*> labels;
-        for (const auto& l : m_tickLabels) {
-            labels.push_back(l.c_str());
-        }
-        const ImPlotAxisFlags axisFlags = ImPlotAxisFlags_Lock | ImPlotAxisFlags_NoGridLines;
-        ImPlot::SetupAxes(std::string(toString(query.columns)).c_str(),
-                          std::string(toString(query.rows)).c_str(), axisFlags, axisFlags);
-        ImPlot::SetupAxisLimits(ImAxis_X1, 0, cols, ImPlotCond_Always);
-        ImPlot::SetupAxisLimits(ImAxis_Y1, 0, rows, ImPlotCond_Always);
-        ImPlot::SetupAxisTicks(ImAxis_X1, xTicks.data(), cols, labels.data());
-        ImPlot::SetupAxisTicks(ImAxis_Y1, yTicks.data(), rows, labels.data() + cols);
-        ImPlot::PushColormap(ImPlotColormap_Viridis);
-        ImPlot::PlotHeatmap("##values", m_filled.data(), rows, cols, lo, hi, nullptr,
-                            ImPlotPoint(0, 0), ImPlotPoint(cols, rows));
-        ImPlot::PopColormap();
-        ImPlot::PushPlotClipRect();
-        ImDrawList* draw = ImPlot::GetPlotDrawList();
-        for (int r = 0; r < rows; ++r) {
-            for (int c = 0; c < cols; ++c) {
-                const double v = g.at(r, c);
-                const double y = rows - r - 0.5;
-                char text[32];
-                if (std::isnan(v)) {
-                    const ImVec2 a = ImPlot::PlotToPixels(c, y + 0.5);
-                    const ImVec2 b = ImPlot::PlotToPixels(c + 1, y - 0.5);
-                    draw->AddRectFilled(a, b, IM_COL32(90, 90, 90, 255));
-                    const std::string& mark = g.marks[r * cols + c];
-                    std::snprintf(text, sizeof(text), "%s", mark.empty() ? "-" : mark.c_str());
-                } else {
-                    // A noisy run's value carries "~" (the rule is in the tooltip).
-                    std::snprintf(text, sizeof(text), v >= 1000 ? "%.0f%s" : "%.2f%s", v,
-                                  g.noisy[r * cols + c] ? " ~" : "");
-                }
-                const ImVec2 centre = ImPlot::PlotToPixels(c + 0.5, y);
-                const ImVec2 size = ImGui::CalcTextSize(text);
-                draw->AddText(ImVec2(centre.x - size.x / 2 + 1, centre.y - size.y / 2 + 1),
-                              IM_COL32(0, 0, 0, 200), text);
-                draw->AddText(ImVec2(centre.x - size.x / 2, centre.y - size.y / 2),
-                              IM_COL32(255, 255, 255, 255), text);
-            }
-        }
-        ImPlot::PopPlotClipRect();
-        if (ImPlot::IsPlotHovered()) {
-            const ImPlotPoint mouse = ImPlot::GetPlotMousePos();
-            const int c = static_cast<int>(std::floor(mouse.x));
-            const int r = rows - 1 - static_cast<int>(std::floor(mouse.y));
-            if (c >= 0 && c < cols && r >= 0 && r < rows && g.shown[r * cols + c] >= 0) {
-                const size_t k = static_cast<size_t>(r * cols + c);
-                ImGui::SetTooltip("%s%s%s", g.about[k].c_str(), g.noisy[k] ? "\n~ " : "",
-                                  g.noisy[k] ? engine::noiseRule().c_str() : "");
-            }
-        }
-        plot::endPlot(ctx, "heatmap");
-    }
+    drawGrid(ctx, g, query, lo, hi, ImGui::GetContentRegionAvail().x - scaleWidth);
     ImGui::SameLine();
     ImPlot::ColormapScale(metric.chartName.c_str(), lo, hi, ImVec2(scaleWidth, -1), "%g", 0,
                           ImPlotColormap_Viridis);
