@@ -39,7 +39,6 @@ DEBT_FILES = {
     "tests/app/cli_test.cpp": 735,
     "tests/ui/ui_logic_test.cpp": 713,
     "engine/src/results/result_json.cpp": 660,
-    "ui/src/views/precision_lab_view.cpp": 639,
     "engine/src/study/study_report.cpp": 636,
     "ui/src/views/plot_helpers.cpp": 634,
     "python/src/lmprof/_run.py": 625,
@@ -52,7 +51,6 @@ DEBT_FUNCTIONS = {
     # A declarative table: one entry per column of the CSV and the tables.
     ("engine/src/report/columns.cpp", "buildColumns"): 152,
     ("engine/src/experiments/dtype_inspector.cpp", "inspect"): 138,
-    ("ui/src/views/precision_lab_view.cpp", "PrecisionLabView::drawDtypes"): 110,
     ("tests/engine/study_test.cpp", "Study.EachSizeIsEstimatedAtTheRateCalibratedForIt"): 97,
     ("engine/src/bench/runner.cpp", "runStep"): 96,
     ("tests/ui/ui_logic_test.cpp", "DemoScript.StepsParseAndMistakesNameTheStepAndField"): 92,

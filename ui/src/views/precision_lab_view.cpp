@@ -1,10 +1,10 @@
 // The Precision lab (docs/PRECISION_LAB.md): what reduced precision does to numbers, beside
 // the speed it buys. Three tabs: accumulation (the seeds' loops, the grid's error against
 // the number of terms with the stalls marked), dtypes (every module's dtypes under a
-// precision, reduced cells coloured, the notes), and training numerics (loss curves of runs
-// that differ only in precision, the fp16 loss scale and skipped updates, gradient norms).
-// The two experiments are requests to the engine (SessionInterface::submitLab), local or
-// remote, on its devices; their reports come back as LabFinished events.
+// precision, reduced cells coloured, the notes; precision_lab_dtypes.cpp), and training numerics
+// (loss curves of runs that differ only in precision, the fp16 loss scale and skipped updates,
+// gradient norms). The two experiments are requests to the engine (SessionInterface::submitLab),
+// local or remote, on its devices; their reports come back as LabFinished events.
 
 #include "precision_lab_view.h"
 
@@ -26,12 +26,6 @@ namespace lmprof::ui {
 
 using namespace lmprof::engine;
 
-namespace {
-
-// The engine's device choices as a combo ("auto", "cpu", "cuda:0", ...): `chosen` keeps its
-// name while the list changes (another engine, a GPU that appears), else falls back to auto.
-// The lab's device combo: one of the engine's devices (a remote engine's list replaces the
-// local one, and a device it lacks gives way to its first).
 void labDeviceCombo(const char* label, const std::vector<std::string>& devices,
                     std::string& chosen) {
     if (std::find(devices.begin(), devices.end(), chosen) == devices.end()) {
@@ -40,6 +34,8 @@ void labDeviceCombo(const char* label, const std::vector<std::string>& devices,
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.0f);
     deviceCombo(label, devices, chosen);
 }
+
+namespace {
 
 // Each accumulator its colour, each addend its marker; LibTorch's sum() grey.
 // The addend formats' markers as text, in the same order: circle, diamond, square.
@@ -260,120 +256,6 @@ void PrecisionLabView::drawAccumulationChart(ViewContext& ctx, ImVec2 size) {
         }
     }
     plot::endPlot(ctx, "accumulation");
-}
-
-// ---------------------------------------------------------------------------------------
-// Dtypes
-
-void PrecisionLabView::drawDtypes(ViewContext& ctx) {
-    const std::vector<std::string> models = dtypeModelNames();
-    m_model = std::clamp(m_model, 0, static_cast<int>(models.size()) - 1);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
-    if (ImGui::BeginCombo("model", models[m_model].c_str())) {
-        for (int i = 0; i < static_cast<int>(models.size()); ++i) {
-            if (ImGui::Selectable(models[i].c_str(), i == m_model)) {
-                m_model = i;
-            }
-        }
-        ImGui::EndCombo();
-    }
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6.0f);
-    const Precision chosen = kPrecisions[static_cast<size_t>(m_precision)];
-    if (ImGui::BeginCombo("precision", toString(chosen).data())) {
-        for (int i = 0; i < static_cast<int>(kPrecisions.size()); ++i) {
-            if (ImGui::Selectable(toString(kPrecisions[i]).data(), i == m_precision)) {
-                m_precision = i;
-            }
-        }
-        ImGui::EndCombo();
-    }
-    ImGui::SameLine();
-    labDeviceCombo("device##dtypes", ctx.session.devices(), m_device);
-    ImGui::SameLine();
-    ImGui::BeginDisabled(busy() || ctx.session.busy());
-    if (ImGui::Button("Inspect")) {
-        DtypeRequest request;
-        request.model = models[m_model];
-        request.precision = chosen;
-        request.device = m_device;
-        m_dtypesJob = ctx.session.submitLab(request);
-        ctx.report("inspecting the dtypes of " + request.model + " under " +
-                       std::string(toString(chosen)) + "...",
-                   false);
-    }
-    ImGui::EndDisabled();
-    if (m_dtypesJob) {
-        ImGui::SameLine();
-        ImGui::TextDisabled("running...");
-    }
-    const auto& reports = ctx.store.lab().dtypes;
-    if (reports.empty()) {
-        ImGui::TextWrapped("Runs one forward and backward of the seeds' ToyModel (fc1, ReLU, "
-                           "LayerNorm, fc2) or an LM preset under a precision and shows the "
-                           "dtype every module saw: its parameters, input, output and, after "
-                           "backward, its gradients; reduced-precision cells are coloured and "
-                           "each row says why. Press Inspect.");
-        return;
-    }
-    // The report shown: the one just made, or picked among those made or opened.
-    int shown = static_cast<int>(reports.size()) - 1;
-    for (int i = 0; i < static_cast<int>(reports.size()); ++i) {
-        const auto& d = reports[i];
-        if (d.model + "/" + std::string(toString(d.precision)) + "/" + d.device == m_shownReport) {
-            shown = i;
-        }
-    }
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16.0f);
-    auto reportName = [](const DtypeReport& d) {
-        return d.model + " · " + std::string(toString(d.precision)) + " · " + d.device;
-    };
-    if (ImGui::BeginCombo("report", reportName(reports[shown]).c_str())) {
-        for (int i = 0; i < static_cast<int>(reports.size()); ++i) {
-            if (ImGui::Selectable(reportName(reports[i]).c_str(), i == shown)) {
-                m_shownReport = reports[i].model + "/" +
-                                std::string(toString(reports[i].precision)) + "/" +
-                                reports[i].device;
-                shown = i;
-            }
-        }
-        ImGui::EndCombo();
-    }
-    const DtypeReport& report = reports[shown];
-    ImGui::SameLine();
-    ImGui::Text("autocast %s", report.autocast.c_str());
-    if (report.error) {
-        ImGui::PushStyleColor(ImGuiCol_Text, palette().error);
-        ImGui::TextWrapped("Not run: %s", report.error->c_str());
-        ImGui::PopStyleColor();
-        return;
-    }
-    const Rows rows = dtypeRows(report, true, true);
-    ImGui::SameLine();
-    copyMarkdownButton("Copy as Markdown##dtypes", dtypeRows(report, true, false), 7);
-    // Reduced-precision dtypes in the warning colour: where autocast (or a bf16 model) put
-    // the numbers into 16 bits.
-    const auto tint = [&rows](size_t r, size_t c) -> std::optional<ImVec4> {
-        if (c >= 2 && c <= 5 && isReducedDtype(rows[r][c])) {
-            return palette().warning;
-        }
-        return std::nullopt;
-    };
-    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
-                                  ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
-    if (!ImGui::BeginTable("##dtypes", 7, flags, ImVec2(0, 0))) {
-        return;
-    }
-    ImGui::TableSetupScrollFreeze(0, 1);
-    const float em = ImGui::GetFontSize();
-    const float widths[] = {14 * em, 7 * em, 5 * em, 6 * em, 4 * em, 5 * em};
-    for (size_t c = 0; c < 6; ++c) {
-        ImGui::TableSetupColumn(rows[0][c].c_str(), ImGuiTableColumnFlags_WidthFixed, widths[c]);
-    }
-    ImGui::TableSetupColumn(rows[0][6].c_str(), ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableHeadersRow();
-    drawRowsBody(rows, tint, 6); // the notes wrap
-    ImGui::EndTable();
 }
 
 // ---------------------------------------------------------------------------------------

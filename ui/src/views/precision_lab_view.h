@@ -14,6 +14,11 @@
 
 namespace lmprof::ui {
 
+// The lab's device combo: one of the engine's devices (a remote engine's list replaces the
+// local one, and a device it lacks gives way to its first).
+void labDeviceCombo(const char* label, const std::vector<std::string>& devices,
+                    std::string& chosen);
+
 // The precision lab (docs/PRECISION_LAB.md): accumulation error, dtypes per module, and the
 // loss, loss scale and gradient norms of runs that differ only in precision.
 class PrecisionLabView final : public View {
@@ -34,6 +39,8 @@ private:
     void poll(ViewContext& ctx);
     void drawAccumulation(ViewContext& ctx);
     void drawDtypes(ViewContext& ctx);
+    void drawDtypesRequest(ViewContext& ctx);
+    const engine::DtypeReport& pickDtypeReport(const std::vector<engine::DtypeReport>& reports);
     void drawNumerics(ViewContext& ctx);
     // The runs of the chosen training-numerics group, each with its legend name.
     using NamedRuns = std::vector<std::pair<RunView*, std::string>>;
