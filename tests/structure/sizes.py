@@ -42,17 +42,14 @@ DEBT_FILES = {
     "engine/src/study/study_report.cpp": 636,
     "ui/src/views/plot_helpers.cpp": 634,
     "python/src/lmprof/_run.py": 625,
-    "engine/src/bench/runner.cpp": 623,
     "ui/src/run_store.cpp": 619,
 }
 DEBT_FUNCTIONS = {
-    ("engine/src/bench/runner.cpp", "bench::runBenchmarkWith"): 238,
     ("tests/app/cli_study_test.cpp", "Cli.AStudyResumesAfterAKillAndWritesItsReportFromItsRuns"): 160,
     # A declarative table: one entry per column of the CSV and the tables.
     ("engine/src/report/columns.cpp", "buildColumns"): 152,
     ("engine/src/experiments/dtype_inspector.cpp", "inspect"): 138,
     ("tests/engine/study_test.cpp", "Study.EachSizeIsEstimatedAtTheRateCalibratedForIt"): 97,
-    ("engine/src/bench/runner.cpp", "runStep"): 96,
     ("tests/ui/ui_logic_test.cpp", "DemoScript.StepsParseAndMistakesNameTheStepAndField"): 92,
 }
 
