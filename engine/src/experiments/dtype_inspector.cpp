@@ -218,6 +218,122 @@ struct Inputs {
     at::Tensor targets; // class ids for the loss
 };
 
+// The model inspected and its inputs, on `device` in the precision's weights: an LM preset at
+// small widths, or the ToyModel.
+struct Inspected {
+    std::shared_ptr<torch::nn::Module> root;
+    std::function<at::Tensor(const at::Tensor&)> forward;
+    Inputs in;
+};
+
+Inspected buildInspected(const DtypeRequest& request, const Facts& facts,
+                         const at::Device& device) {
+    at::manual_seed(0);
+    Inspected m;
+    const auto longs = at::TensorOptions().dtype(at::kLong).device(device);
+    if (facts.lm) {
+        // The dtypes do not depend on the sizes: the preset's modules and layer count at
+        // small widths (head dim 8, a 64-token vocabulary), a short context and one
+        // sequence, so that 2.7B inspects in a moment on any machine.
+        ModelConfig config = *presetModel(request.model);
+        config.dModel = 8 * config.numHeads;
+        config.dFf = 2 * config.dModel;
+        config.vocabSize = 64;
+        constexpr int64_t kContext = 16;
+        auto lm = model::TransformerLM(config, kContext, device);
+        m.root = lm.ptr();
+        m.forward = [lm](const at::Tensor& ids) mutable { return lm->forward(ids); };
+        m.in.x = at::randint(0, config.vocabSize, {1, kContext}, longs);
+        m.in.targets = at::randint(0, config.vocabSize, {1, kContext}, longs);
+    } else {
+        auto toy = model::ToyModel(kToyInFeatures, kToyOutFeatures, device);
+        m.root = toy.ptr();
+        m.forward = [toy](const at::Tensor& x) mutable { return toy->forward(x); };
+        m.in.x =
+            at::randn({4, kToyInFeatures}, at::TensorOptions().device(device)).to(facts.weights);
+        m.in.targets = at::randint(0, kToyOutFeatures, {4}, longs);
+    }
+    if (facts.weights != at::kFloat) {
+        m.root->to(facts.weights);
+    }
+    return m;
+}
+
+// A module of the report's rows: its dotted name and its indent.
+struct Visited {
+    std::string name;
+    const torch::nn::Module* module;
+    int depth;
+};
+
+// The model first, then each module's children in the order the forward called them (fc1,
+// relu, ln, fc2), those never called after them. A container that is never called and holds
+// no parameter of its own (the ModuleList) gets no row; its modules are indented as its
+// parent's, and it goes where its first module did.
+void visitInCallOrder(const CallRecorder& recorder, const std::string& name,
+                      const torch::nn::Module& m, int depth, std::vector<Visited>& out) {
+    const bool shown = recorder.find(&m) || !m.parameters(/*recurse=*/false).empty();
+    if (shown) {
+        out.push_back({name, &m, depth});
+    }
+    std::vector<std::pair<std::string, const torch::nn::Module*>> ordered;
+    for (const auto& child : m.named_children()) {
+        ordered.emplace_back(child.key(), child.value().get());
+    }
+    std::function<int(const torch::nn::Module*)> orderOf = [&](const torch::nn::Module* c) {
+        if (const Call* call = recorder.find(c)) {
+            return call->order;
+        }
+        int first = std::numeric_limits<int>::max();
+        for (const auto& child : c->children()) {
+            first = std::min(first, orderOf(child.get()));
+        }
+        return first;
+    };
+    std::stable_sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
+        return orderOf(a.second) < orderOf(b.second);
+    });
+    for (const auto& [key, child] : ordered) {
+        visitInCallOrder(recorder, name.empty() ? key : name + "." + key, *child,
+                         depth + (shown ? 1 : 0), out);
+    }
+}
+
+// A module's row: its parameters' and gradients' dtypes, what its forward took and
+// returned, and why.
+DtypeRow rowOf(const Visited& v, const CallRecorder& recorder, const Facts& facts) {
+    const torch::nn::Module& m = *v.module;
+    const Call* call = recorder.find(&m);
+    std::vector<at::ScalarType> params, grads;
+    for (const auto& p : m.parameters(/*recurse=*/false)) {
+        params.push_back(p.scalar_type());
+        if (p.grad().defined()) {
+            grads.push_back(p.grad().scalar_type());
+        }
+    }
+    DtypeRow row;
+    row.name = v.name.empty() ? "(model)" : v.name;
+    row.kind = kindOf(m);
+    row.depth = v.depth;
+    row.parameters = joinDtypes(params);
+    row.gradients = joinDtypes(grads);
+    if (call) {
+        row.input = joinDtypes(call->inputs);
+        row.output = dtypeName(call->output);
+        row.note = moduleNote(facts, row.kind, row.input, call->output);
+    }
+    if (!params.empty()) {
+        row.note += parameterNote(facts);
+        if (!grads.empty()) {
+            row.note += " A gradient has its parameter's dtype (" + row.gradients + ")" +
+                        (facts.autocast ? ": the backward of autocast's cast returns it "
+                                          "in that dtype."
+                                        : ".");
+        }
+    }
+    return row;
+}
+
 DtypeReport inspect(const DtypeRequest& request, const DeviceTarget& target) {
     DtypeReport report;
     report.model = request.model;
@@ -234,120 +350,23 @@ DtypeReport inspect(const DtypeRequest& request, const DeviceTarget& target) {
         facts.autocast = bench::scalarType(*traits.autocast);
     }
     facts.lm = request.model != kToyModel;
-
-    at::manual_seed(0);
-    std::shared_ptr<torch::nn::Module> root;
-    std::function<at::Tensor(const at::Tensor&)> forward;
-    Inputs in;
-    const auto longs = at::TensorOptions().dtype(at::kLong).device(device);
-    if (facts.lm) {
-        // The dtypes do not depend on the sizes: the preset's modules and layer count at
-        // small widths (head dim 8, a 64-token vocabulary), a short context and one
-        // sequence, so that 2.7B inspects in a moment on any machine.
-        ModelConfig config = *presetModel(request.model);
-        config.dModel = 8 * config.numHeads;
-        config.dFf = 2 * config.dModel;
-        config.vocabSize = 64;
-        constexpr int64_t kContext = 16;
-        auto lm = model::TransformerLM(config, kContext, device);
-        root = lm.ptr();
-        forward = [lm](const at::Tensor& ids) mutable { return lm->forward(ids); };
-        in.x = at::randint(0, config.vocabSize, {1, kContext}, longs);
-        in.targets = at::randint(0, config.vocabSize, {1, kContext}, longs);
-    } else {
-        auto toy = model::ToyModel(kToyInFeatures, kToyOutFeatures, device);
-        root = toy.ptr();
-        forward = [toy](const at::Tensor& x) mutable { return toy->forward(x); };
-        in.x = at::randn({4, kToyInFeatures}, at::TensorOptions().device(device)).to(facts.weights);
-        in.targets = at::randint(0, kToyOutFeatures, {4}, longs);
-    }
-    if (facts.weights != at::kFloat) {
-        root->to(facts.weights);
-    }
+    Inspected inspected = buildInspected(request, facts, device);
 
     CallRecorder recorder;
     at::Tensor logits, loss;
     {
         model::probe::Scope scope(recorder);
         bench::AutocastScope autocast(device.type(), facts.autocast);
-        logits = forward(in.x);
-        loss = facts.lm ? model::lmLoss(logits, in.targets)
-                        : at::cross_entropy_loss(logits, in.targets);
+        logits = inspected.forward(inspected.in.x);
+        loss = facts.lm ? model::lmLoss(logits, inspected.in.targets)
+                        : at::cross_entropy_loss(logits, inspected.in.targets);
     }
     loss.backward();
 
-    // The model first, then each module's children in the order the forward called them
-    // (fc1, relu, ln, fc2), those never called after them.
-    // A container that is never called and holds no parameter of its own (the ModuleList)
-    // gets no row; its modules are indented as its parent's.
-    struct Visited {
-        std::string name;
-        const torch::nn::Module* module;
-        int depth;
-    };
     std::vector<Visited> modules;
-    std::function<void(const std::string&, const torch::nn::Module&, int)> visit =
-        [&](const std::string& name, const torch::nn::Module& m, int depth) {
-            const bool shown = recorder.find(&m) || !m.parameters(/*recurse=*/false).empty();
-            if (shown) {
-                modules.push_back({name, &m, depth});
-            }
-            auto children = m.named_children();
-            std::vector<std::pair<std::string, const torch::nn::Module*>> ordered;
-            for (const auto& child : children) {
-                ordered.emplace_back(child.key(), child.value().get());
-            }
-            // A container that is never called itself (the ModuleList of blocks) goes where
-            // its first module did.
-            std::function<int(const torch::nn::Module*)> orderOf = [&](const torch::nn::Module* c) {
-                if (const Call* call = recorder.find(c)) {
-                    return call->order;
-                }
-                int first = std::numeric_limits<int>::max();
-                for (const auto& child : c->children()) {
-                    first = std::min(first, orderOf(child.get()));
-                }
-                return first;
-            };
-            std::stable_sort(ordered.begin(), ordered.end(), [&](const auto& a, const auto& b) {
-                return orderOf(a.second) < orderOf(b.second);
-            });
-            for (const auto& [key, child] : ordered) {
-                visit(name.empty() ? key : name + "." + key, *child, depth + (shown ? 1 : 0));
-            }
-        };
-    visit("", *root, 0);
+    visitInCallOrder(recorder, "", *inspected.root, 0, modules);
     for (const Visited& v : modules) {
-        const torch::nn::Module& m = *v.module;
-        const Call* call = recorder.find(&m);
-        std::vector<at::ScalarType> params, grads;
-        for (const auto& p : m.parameters(/*recurse=*/false)) {
-            params.push_back(p.scalar_type());
-            if (p.grad().defined()) {
-                grads.push_back(p.grad().scalar_type());
-            }
-        }
-        DtypeRow row;
-        row.name = v.name.empty() ? "(model)" : v.name;
-        row.kind = kindOf(m);
-        row.depth = v.depth;
-        row.parameters = joinDtypes(params);
-        row.gradients = joinDtypes(grads);
-        if (call) {
-            row.input = joinDtypes(call->inputs);
-            row.output = dtypeName(call->output);
-            row.note = moduleNote(facts, row.kind, row.input, call->output);
-        }
-        if (!params.empty()) {
-            row.note += parameterNote(facts);
-            if (!grads.empty()) {
-                row.note += " A gradient has its parameter's dtype (" + row.gradients + ")" +
-                            (facts.autocast ? ": the backward of autocast's cast returns it "
-                                              "in that dtype."
-                                            : ".");
-            }
-        }
-        report.rows.push_back(std::move(row));
+        report.rows.push_back(rowOf(v, recorder, facts));
     }
     report.rows.push_back({"logits", "tensor", 0, "", "", dtypeName(logits.scalar_type()), "",
                            "The model's output, from its last linear."});
