@@ -292,8 +292,7 @@ static RunResult calibrated(const RunConfig& config, double forwardMs, double to
 
 // The calibration measures the smallest size, then a larger one where that is worth its
 // time; each run is estimated at the rate of its own size (between the points on log-log
-// axes, beyond them the nearest point's), and forward-only runs at the forward rate. The
-// points survive plan.json, and a plan.json from before them still reads as one rate.
+// axes, beyond them the nearest point's), and forward-only runs at the forward rate.
 TEST(Study, EachSizeIsEstimatedAtTheRateCalibratedForIt) {
     StudyRequest r = cpu(180.0);
     r.rates.clear();
@@ -360,13 +359,35 @@ TEST(Study, EachSizeIsEstimatedAtTheRateCalibratedForIt) {
         StudyRequest given = cpu(180.0); // --rate: no calibration
         return given;
     }()));
+}
 
+// A request calibrated at two points, as the test above makes it: tiny, then small at twice
+// tiny's training rate and three times its forward rate.
+static StudyRequest calibratedAtTwoSizes() {
+    StudyRequest r = cpu(180.0);
+    r.rates.clear();
+    std::string why;
+    const RunConfig first = *nextCalibrationRun(r);
+    r.rates.push_back(*calibratedRate(calibrated(first, 20.0, 60.0), why));
+    const RunConfig second = *nextCalibrationRun(r);
+    r.rates.push_back(*calibratedRate(
+        calibrated(second, 1000.0 * forwardFlops(second) / (3.0 * r.rates[0].forwardPerS),
+                   1000.0 * stepFlops(second) / (2.0 * r.rates[0].trainPerS)),
+        why));
+    return r;
+}
+
+// The calibration's points survive plan.json, so a resume plans the same; a plan.json from
+// before them still reads as one rate, and a rate out of range is refused by its path.
+TEST(Study, TheCalibratedRatesSurvivePlanJson) {
+    const StudyRequest r = calibratedAtTwoSizes();
+    const StudyPlan plan = planStudy(r);
     const StudyDir folder("rates");
     saveStudyPlan(folder.path, r, plan, Environment{});
     const auto loaded = loadStudyRequest(folder.path);
     ASSERT_TRUE(loaded);
     ASSERT_EQ(loaded->rates.size(), 2u);
-    EXPECT_DOUBLE_EQ(loaded->rates[1].forwardPerS, small->forwardPerS);
+    EXPECT_DOUBLE_EQ(loaded->rates[1].forwardPerS, r.rates[1].forwardPerS);
     EXPECT_EQ(planStudy(*loaded).estimateS(), plan.estimateS()) << "a resume plans the same";
     std::ofstream(folder.path / "plan.json")
         << R"({"plan": "cs336-systems", "request": {"device": "cpu", "cuda": false, "gpus": 0,

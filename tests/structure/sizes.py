@@ -45,10 +45,8 @@ DEBT_FILES = {
     "ui/src/run_store.cpp": 619,
 }
 DEBT_FUNCTIONS = {
-    ("tests/app/cli_study_test.cpp", "Cli.AStudyResumesAfterAKillAndWritesItsReportFromItsRuns"): 160,
     # A declarative table: one entry per column of the CSV and the tables.
     ("engine/src/report/columns.cpp", "buildColumns"): 152,
-    ("tests/engine/study_test.cpp", "Study.EachSizeIsEstimatedAtTheRateCalibratedForIt"): 97,
     ("tests/ui/ui_logic_test.cpp", "DemoScript.StepsParseAndMistakesNameTheStepAndField"): 92,
 }
 
