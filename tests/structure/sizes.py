@@ -37,7 +37,6 @@ CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltyp
 # Shrink an entry by splitting it; remove it once it is within its limit.
 DEBT_FILES = {
     "tests/app/cli_test.cpp": 735,
-    "tests/ui/ui_logic_test.cpp": 713,
     "engine/src/results/result_json.cpp": 660,
     "engine/src/study/study_report.cpp": 636,
     "ui/src/views/plot_helpers.cpp": 634,
@@ -47,7 +46,6 @@ DEBT_FILES = {
 DEBT_FUNCTIONS = {
     # A declarative table: one entry per column of the CSV and the tables.
     ("engine/src/report/columns.cpp", "buildColumns"): 152,
-    ("tests/ui/ui_logic_test.cpp", "DemoScript.StepsParseAndMistakesNameTheStepAndField"): 92,
 }
 
 

@@ -1,14 +1,13 @@
 // The window's logic without a window: the run store fed synthetic engine events, chart
-// decimation, the configure form's validation and estimates, and opening files.
+// decimation, the configure form's validation and estimates, and opening files (settings in
+// settings_test.cpp, demo scripts in demo_script_test.cpp).
 
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/session.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/decimate.h"
-#include "lmprof/ui/demo_script.h"
 #include "lmprof/ui/run_store.h"
-#include "settings.h"
 #include "views/files_view.h"
 #include "views/plot_helpers.h"
 
@@ -514,101 +513,6 @@ TEST(FilesView, OpeningAForeignOrCorruptFileReportsAndChangesNothing) {
     std::filesystem::remove_all(dir);
 }
 
-TEST(Settings, RoundTripAndDamagedFileFallsBack) {
-    const auto file = std::filesystem::temp_directory_path() / "lmprof_settings_test" / "s.json";
-    Settings s;
-    s.darkTheme = false;
-    for (int i = 0; i < 12; ++i) {
-        s.addRecent("f" + std::to_string(i));
-    }
-    s.addRecent("f3");
-    EXPECT_EQ(s.recentFiles.size(), Settings::kMaxRecent);
-    EXPECT_EQ(s.recentFiles.front(), "f3");
-    s.windowWidth = 1280;
-    s.windowHeight = 720;
-    s.save(file);
-    const Settings back = Settings::load(file);
-    EXPECT_FALSE(back.darkTheme);
-    EXPECT_EQ(back.recentFiles, s.recentFiles);
-    EXPECT_EQ(back.windowWidth, 1280); // the next launch opens at the layout's size
-    EXPECT_EQ(back.windowHeight, 720);
-    EXPECT_TRUE(back.loadProblem.empty());
-    // A window size that no screen has is a damaged field, not a 100000-pixel window.
-    std::vector<std::string> damaged;
-    const Settings huge = Settings::parse(R"({"window_size": [100000, 720]})", damaged);
-    EXPECT_EQ(huge.windowWidth, 0);
-    EXPECT_EQ(damaged, std::vector<std::string>{"window_size"});
-    // The forms are kept as the objects they are; one of another type is a damaged field.
-    damaged.clear();
-    const Settings forms =
-        Settings::parse(R"({"configure": 3, "sweep": {"contexts": "32"}})", damaged);
-    EXPECT_EQ(damaged, std::vector<std::string>{"configure"});
-    EXPECT_TRUE(forms.configure.empty());
-    EXPECT_EQ(forms.sweep, R"({"contexts":"32"})");
-    engine::RunConfig edited;
-    edited.contextLength = 96;
-    edited.model.preset = "custom";
-    s.configure = engine::configToJsonLine(edited);
-    s.sweep = forms.sweep;
-    s.save(file);
-    const Settings resumed = Settings::load(file);
-    EXPECT_EQ(engine::parseConfig(resumed.configure).contextLength, 96);
-    EXPECT_EQ(engine::parseConfig(resumed.configure).model.preset, "custom");
-    EXPECT_EQ(resumed.sweep, forms.sweep);
-    std::ofstream(file) << "{ not json";
-    const Settings broken = Settings::load(file);
-    EXPECT_TRUE(broken.darkTheme);
-    EXPECT_NE(broken.loadProblem.find("not valid JSON"), std::string::npos);
-    std::filesystem::remove_all(file.parent_path());
-}
-
-TEST(Settings, ADamagedFieldLosesOnlyItselfAndTheFileIsKeptAside) {
-    const auto dir = std::filesystem::temp_directory_path() / "lmprof_settings_damaged";
-    std::filesystem::create_directories(dir);
-    const auto file = dir / "settings.json";
-    std::ofstream(file) << R"({"dark_theme": false, "save_path": 7,
-                               "recent_files": ["a.json", 3, "b.json"]})";
-    const Settings s = Settings::load(file);
-    EXPECT_FALSE(s.darkTheme);
-    EXPECT_EQ(s.savePath, Settings{}.savePath);
-    EXPECT_EQ(s.recentFiles, (std::vector<std::string>{"a.json", "b.json"}));
-    EXPECT_NE(s.loadProblem.find("save_path, an entry of recent_files"), std::string::npos)
-        << s.loadProblem;
-    EXPECT_NE(s.loadProblem.find("settings.json.bad"), std::string::npos);
-    EXPECT_TRUE(std::filesystem::exists(dir / "settings.json.bad"));
-    std::filesystem::remove_all(dir);
-}
-
-// Files no lmprof wrote: nested too deep, or far too large, are set aside with a message and
-// defaults used (never parsed, never a crash or a 40 s start).
-TEST(Settings, HostileSettingsAndLayoutFilesAreSetAside) {
-    const auto dir = std::filesystem::temp_directory_path() / "lmprof_settings_hostile";
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    const auto file = dir / "settings.json";
-    std::ofstream(file) << std::string(100000, '[') << std::string(100000, ']');
-    const Settings deep = Settings::load(file);
-    EXPECT_TRUE(deep.darkTheme);
-    EXPECT_NE(deep.loadProblem.find("nested deeper than"), std::string::npos) << deep.loadProblem;
-    EXPECT_TRUE(std::filesystem::exists(dir / "settings.json.bad"));
-
-    const auto ini = dir / "imgui.ini";
-    {
-        std::ofstream out(ini);
-        for (int i = 0; out.tellp() <= static_cast<std::streamoff>(kMaxLayoutBytes); ++i) {
-            out << "[Window][w" << i << "]\nPos=0,0\nSize=10,10\n\n";
-        }
-    }
-    const std::string problem = setAsideOversizedLayout(ini);
-    EXPECT_NE(problem.find("more than any window layout"), std::string::npos) << problem;
-    EXPECT_NE(problem.find("imgui.ini.bad"), std::string::npos) << problem;
-    EXPECT_FALSE(std::filesystem::exists(ini));
-    std::ofstream(ini) << "[Window][Summary]\nPos=0,0\n";
-    EXPECT_EQ(setAsideOversizedLayout(ini), ""); // a real layout stays
-    EXPECT_TRUE(std::filesystem::exists(ini));
-    std::filesystem::remove_all(dir);
-}
-
 // Log-axis ticks: 1, 2, 5 × 10^k inside the range, every multiple when that gives too few.
 TEST(PlotAxes, LogTicksCoverTheRangeWithReadableValues) {
     EXPECT_EQ(plot::logTicks(plot::Range{40, 1200}),
@@ -616,98 +520,4 @@ TEST(PlotAxes, LogTicksCoverTheRangeWithReadableValues) {
     EXPECT_EQ(plot::logTicks(plot::Range{55, 95}), (std::vector<double>{60, 70, 80, 90}));
     EXPECT_TRUE(plot::logTicks(plot::Range{}).empty());
     EXPECT_TRUE(plot::logTicks(plot::Range{-1, 10}).empty());
-}
-
-// A demo script is read whole before it plays: each mistake names its step and field.
-TEST(DemoScript, StepsParseAndMistakesNameTheStepAndField) {
-    const DemoScript ok = parseDemoScript(R"({"lmprof_demo": 1, "steps": [
-        {"do": "configure", "config": {"context_length": 32}},
-        {"do": "run", "config": {"warmup_steps": 5}},
-        {"do": "wait", "for": "run", "timeout_s": 60},
-        {"do": "sweep", "contexts": [16, 32], "precisions": ["fp32", "bf16"], "warmups": [0, 2]},
-        {"do": "select", "last": 2},
-        {"do": "select", "runs": [1, 3]},
-        {"do": "show", "window": "Memory"},
-        {"do": "pause", "seconds": 1.5},
-        {"do": "save_chart", "chart": "step-times", "path": "a.png"},
-        {"do": "caption", "text": ""},
-        {"do": "theme", "theme": "light"},
-        {"do": "study", "device": "cpu", "budget": "90s"},
-        {"do": "wait", "for": "study"},
-        {"do": "screenshot", "path": "tab.png"},
-        {"do": "layout", "path": "layout.json"}]})");
-    ASSERT_EQ(ok.steps.size(), 15u);
-    EXPECT_EQ(ok.steps[13].kind, DemoStep::Kind::Screenshot);
-    EXPECT_EQ(ok.steps[13].path, "tab.png");
-    EXPECT_EQ(ok.steps[14].kind, DemoStep::Kind::Layout);
-    EXPECT_EQ(ok.steps[14].path, "layout.json");
-    EXPECT_EQ(ok.steps[11].kind, DemoStep::Kind::Study);
-    EXPECT_EQ(ok.steps[11].target, "cpu");
-    EXPECT_EQ(ok.steps[11].text, "90s");
-    EXPECT_EQ(ok.steps[12].target, "study");
-    EXPECT_EQ(ok.steps[0].kind, DemoStep::Kind::Configure);
-    EXPECT_EQ(ok.steps[2].seconds, 60.0);
-    EXPECT_EQ(ok.steps[3].contexts, (std::vector<int64_t>{16, 32}));
-    EXPECT_EQ(ok.steps[3].precisions.size(), 2u);
-    EXPECT_EQ(ok.steps[4].last, 2);
-    EXPECT_EQ(ok.steps[5].runs, (std::vector<int>{1, 3}));
-    EXPECT_EQ(ok.steps[7].seconds, 1.5);
-    EXPECT_EQ(ok.steps[8].path, "a.png");
-
-    const auto refusal = [](const std::string& steps) {
-        try {
-            parseDemoScript(R"({"lmprof_demo": 1, "steps": [)" + steps + "]}");
-        } catch (const DemoScriptError& e) {
-            return std::string(e.what());
-        }
-        return std::string("accepted");
-    };
-    const auto says = [&](const std::string& steps, const std::string& part) {
-        const std::string why = refusal(steps);
-        EXPECT_NE(why.find(part), std::string::npos) << why;
-    };
-    says(R"({"do": "pause", "seconds": 1}, {"do": "rn"})", "steps[1].do: 'rn' is not a step");
-    says(R"({"do": "pause"})", "steps[0]: needs \"seconds\"");
-    says(R"({"do": "pause", "seconds": -1})", "steps[0].seconds");
-    says(R"({"do": "wait", "for": "lunch"})", "steps[0].for");
-    says(R"({"do": "configure", "config": {"contxt": 1}})", "steps[0].config.contxt");
-    says(R"({"do": "sweep", "precisions": ["fp64"]})", "steps[0].precisions[0]");
-    says(R"({"do": "sweep", "contexts": []})", "steps[0].contexts: must be a non-empty array");
-    says(R"({"do": "select"})", "steps[0]: needs \"runs\"");
-    says(R"({"do": "theme", "theme": "pink"})", "steps[0].theme");
-    says(R"({"do": "study", "budget": "soon"})", "steps[0].budget: 'soon' is not a time");
-    says(R"({"do": "study"})", "steps[0]: needs \"budget\"");
-    says(R"({"do": "layout"})", "steps[0]: needs \"path\"");
-    says(R"({"do": "screenshot", "path": ""})", "steps[0].path");
-    says(R"(7)", "steps[0]: must be an object");
-    // A field the step does not have (a typo would otherwise be ignored: "timeout" for
-    // "timeout_s" waited the default hour), both ways of selecting, a repeated run, and a
-    // wait for a run that no step before it starts.
-    says(R"({"do": "run"}, {"do": "wait", "for": "run", "timeout": 60})",
-         "steps[1].timeout: is not a field of 'wait' (its fields: for, timeout_s)");
-    says(R"({"do": "select", "last": 2, "runs": [1]})", "not both");
-    says(R"({"do": "select", "runs": [1, 2, 1]})", "steps[0].runs[2]: repeats run 1");
-    says(R"({"do": "pause", "seconds": 1}, {"do": "wait", "for": "run"})",
-         "steps[1].for: no step before it starts a run");
-    EXPECT_NE(std::string(refusal("")).find("steps: must be an array of 1"), std::string::npos);
-    const auto whole = [](const char* text) {
-        try {
-            parseDemoScript(text);
-        } catch (const DemoScriptError& e) {
-            return std::string(e.what());
-        }
-        return std::string("accepted");
-    };
-    EXPECT_NE(whole("{").find("not JSON"), std::string::npos);
-    EXPECT_NE(whole(R"({"steps": []})").find("not an lmprof demo script"), std::string::npos);
-    EXPECT_NE(whole(R"({"lmprof_demo": 2, "steps": []})").find("version 2"), std::string::npos);
-    // Nesting beyond the readers' limit is a DemoScriptError too (found by fuzz_demo_script).
-    const std::string deep = R"({"lmprof_demo": 1, "steps": [)" + std::string(200, '[');
-    EXPECT_NE(whole(deep.c_str()).find("nest"), std::string::npos) << whole(deep.c_str());
-    // The shipped demos parse.
-    for (const char* name : {"two-runs.json", "sweep.json"}) {
-        EXPECT_NO_THROW(
-            loadDemoScript(std::filesystem::path(LMPROF_SOURCE_DIR) / "docs" / "demos" / name))
-            << name;
-    }
 }
