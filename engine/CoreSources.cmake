@@ -10,7 +10,7 @@ foreach(_src
     profile/op_analysis.cpp profile/op_profile.cpp
     results/result_json.cpp results/memory_json.cpp results/result_file.cpp
     results/op_profile_json.cpp results/ddp_json.cpp results/watch_journal.cpp
-    results/simd_node.cpp results/result_reading.cpp
+    results/simd_node.cpp results/result_reading.cpp results/json_lines.cpp
     report/columns.cpp report/report_cells.cpp report/table_writer.cpp
     report/markdown_writer.cpp report/csv_writer.cpp report/compare_writer.cpp
     report/op_writer.cpp report/lab_writer.cpp results/lab_json.cpp

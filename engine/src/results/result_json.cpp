@@ -2,8 +2,8 @@
 // Decoding is strict about types and names the JSON path of any problem, lenient about
 // unknown fields (forward compatibility) and missing optional ones.
 //
-// Sections: records (each one's fields, both directions) · schema check and public entry
-// points.
+// Sections: records (each one's fields, both directions) · schema check and the result set's
+// document. One record per line (JSON lines, a patched configuration): json_lines.cpp.
 
 #include "lmprof/engine/file_io.h"
 #include "lmprof/engine/result_io.h"
@@ -558,102 +558,6 @@ ResultSet json_io::readResultSetReference(std::string_view text) {
         return fromObject<ResultSet>(j, "$");
     } catch (const json::exception& e) {
         throw ResultFormatError(std::string("malformed result set: ") + e.what());
-    }
-}
-
-namespace {
-
-// One JSON value on one line (no newline inside), bad UTF-8 replaced.
-std::string oneLine(const json& j) {
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// A document of one record read by `from`; a type error is "malformed <what>: ...".
-template <typename From>
-auto parseRecord(std::string_view text, From from, const char* what) {
-    const json j = parseDocument(text);
-    try {
-        return from(j, "$");
-    } catch (const json::exception& e) {
-        throw ResultFormatError(std::string("malformed ") + what + ": " + e.what());
-    }
-}
-
-} // namespace
-
-std::string runToJsonLine(const RunResult& run) {
-    return oneLine(runJson(run));
-}
-
-RunResult json_io::readRunReference(std::string_view text) {
-    return parseRecord(
-        text, [](const json& j, const std::string& path) { return runFrom(j, path); }, "run");
-}
-
-std::string configToJsonLine(const RunConfig& config) {
-    return oneLine(configJson(config, {}));
-}
-
-RunConfig parseConfig(std::string_view text) {
-    return parseRecord(
-        text,
-        [](const json& j, const std::string& path) {
-            std::string resolved;
-            return configFrom(j, path, resolved);
-        },
-        "configuration");
-}
-
-std::string stepToJsonLine(const StepRecord& step) {
-    return oneLine(stepJson(step));
-}
-
-StepRecord parseStep(std::string_view text) {
-    return parseRecord(text, stepFrom, "step");
-}
-
-RunConfig patchConfig(const RunConfig& base, std::string_view patch, const std::string& path) {
-    const json changes = parseDocument(patch);
-    if (!changes.is_object()) {
-        throw ResultFormatError(path + ": must be an object of configuration fields");
-    }
-    json merged = configJson(base, {});
-    for (const auto& [key, value] : changes.items()) {
-        if (!merged.contains(key)) {
-            throw ResultFormatError(path + "." + key + ": not a configuration field");
-        }
-        if (key == "model" && value.is_object()) {
-            for (const auto& [field, v] : value.items()) {
-                if (!merged["model"].contains(field)) {
-                    throw ResultFormatError(path + ".model." + field + ": not a model field");
-                }
-            }
-        }
-    }
-    merged.merge_patch(changes);
-    // "model": "small" picks a preset (as Configure does: the vocabulary stays); a model
-    // dimension changed by itself makes the model a custom one.
-    if (changes.contains("model") && changes["model"].is_string()) {
-        const std::string name = changes["model"].get<std::string>();
-        const auto preset = pickPreset(base.model, name);
-        if (!preset) {
-            throw ResultFormatError(path + ".model: '" + name + "' is not a preset");
-        }
-        RunConfig picked;
-        picked.model = *preset;
-        merged["model"] = configJson(picked, {})["model"];
-    } else if (changes.contains("model") && changes["model"].is_object() &&
-               !changes["model"].contains("preset")) {
-        merged["model"]["preset"] = "custom";
-    }
-    if (changes.contains("device")) {
-        merged["device_requested"] = changes["device"];
-    }
-    std::string resolved;
-    try {
-        return configFrom(merged, path, resolved);
-    } catch (const json::exception& e) {
-        throw ResultFormatError(path + ": " + e.what());
     }
 }
 
