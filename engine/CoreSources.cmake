@@ -15,7 +15,7 @@ foreach(_src
     report/markdown_writer.cpp report/csv_writer.cpp report/compare_writer.cpp
     report/op_writer.cpp report/lab_writer.cpp results/lab_json.cpp
     report/ddp_writer.cpp
-    study/study_plan.cpp study/study_report.cpp study/study_files.cpp
+    study/study_plan.cpp study/study_report.cpp study/study_report_scale.cpp study/study_files.cpp
     study/study_driver.cpp
     remote/remote_protocol.cpp)
   list(APPEND LMPROF_CORE_SOURCES "${CMAKE_CURRENT_LIST_DIR}/src/${_src}")

@@ -3,17 +3,10 @@
 // under it do not carry: comparisons say faster, slower or "cannot be told apart" from the
 // ratio's 95% interval, and a section without runs says why.
 //
-// Sections: helpers · one function per section · the report.
+// Sections: helpers · the timing sections (sizes, warmup, precision, ops) · the report. The
+// scale sections (memory, data-parallel, variants, the lab) are in study_report_scale.cpp.
 
-#include "lmprof/engine/charts.h"
-#include "lmprof/engine/compare.h"
-#include "lmprof/engine/config.h"
-#include "lmprof/engine/ddp.h"
-#include "lmprof/engine/format.h"
-#include "lmprof/engine/op_profile.h"
-#include "lmprof/engine/report.h"
-#include "lmprof/engine/stats.h"
-#include "lmprof/engine/study.h"
+#include "study/report_section.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,51 +16,11 @@
 
 namespace lmprof::engine {
 
-namespace {
+namespace study_report {
 
 // ---------------------------------------------------------------------------------------
 // Helpers
 
-// A run's figures as the write-up prints them.
-std::string ms(const PhaseStats& s) {
-    return s.n > 0 ? formatMeanStd(s) : "-";
-}
-std::string fixed(double v, int digits) {
-    return formatFixed(v, digits);
-}
-std::string percent(double share) {
-    return formatFixed(100.0 * share, 1) + "%";
-}
-std::string outcome(const RunResult& r) {
-    return r.status == RunStatus::Ok ? "ok" : std::string(toString(r.status));
-}
-bool measured(const RunResult& r) {
-    return r.status == RunStatus::Ok && r.summary.totalMs.n > 0;
-}
-
-// "0.55× [0.52, 0.58], faster": B over A with its interval and the verdict behind it.
-struct Ratio {
-    RatioInterval interval;
-    Verdict verdict = Verdict::Untestable;
-    std::string text() const {
-        return fixed(interval.ratio, 2) + "\u00D7 [" + fixed(interval.low, 2) + ", " +
-               fixed(interval.high, 2) + "]";
-    }
-    // "faster", "slower" or "cannot be told apart" (within noise, or too few steps).
-    std::string verdictWords() const {
-        switch (verdict) {
-        case Verdict::Faster:
-            return "faster";
-        case Verdict::Slower:
-            return "slower";
-        case Verdict::Same:
-            return "cannot be told apart (within noise)";
-        case Verdict::Untestable:
-            return "cannot be told apart (too few measured steps)";
-        }
-        return "";
-    }
-};
 Ratio ratioOf(const RunResult& a, const RunResult& b) {
     const auto ta = measuredStepTimes(a.steps);
     const auto tb = measuredStepTimes(b.steps);
@@ -76,71 +29,6 @@ Ratio ratioOf(const RunResult& a, const RunResult& b) {
     r.verdict = verdictOf(r.interval, ta.size(), tb.size());
     return r;
 }
-
-// The report being written, and whether its charts are drawn (linked from the Markdown).
-struct Draft {
-    StudyReport& report;
-    bool chartLinks;
-};
-
-// Collects a section's table and chart and writes them in Markdown.
-class Section {
-public:
-    Section(Draft& draft, StudySection s) : m_draft(draft), m_name(toString(s)) {
-        m_out << "## " << sectionTitle(s) << "\n\n";
-        m_table.file = m_name + ".csv";
-    }
-    void header(std::vector<std::string> columns) { m_table.header = std::move(columns); }
-    void row(std::vector<std::string> cells) { m_table.rows.push_back(std::move(cells)); }
-    void say(const std::string& sentence) { m_sentences.push_back(sentence); }
-    void text(const std::string& markdown) { m_extra += markdown; }
-    // The section's chart: the window's chart `chart` of those of `runs` with steps to draw.
-    void chart(ChartId chart, const std::string& title, const std::vector<const RunResult*>& runs) {
-        StudyChart c{m_name + ".png", chart.name, title, {}};
-        for (const auto* r : runs) {
-            if (!r->steps.empty()) {
-                c.runs.push_back(r->id);
-            }
-        }
-        if (!c.runs.empty()) {
-            m_chart = std::move(c);
-        }
-    }
-    ~Section() {
-        if (!m_table.rows.empty()) {
-            Rows rows{m_table.header};
-            rows.insert(rows.end(), m_table.rows.begin(), m_table.rows.end());
-            writeMarkdownRows(m_out, rows, 1);
-            m_out << "\n(Table: `" << m_table.file << "`.)\n\n";
-            m_draft.report.tables.push_back(std::move(m_table));
-        }
-        if (m_chart) {
-            if (m_draft.chartLinks) {
-                m_out << "![" << m_chart->title << "](" << m_chart->file << ")\n\n";
-            }
-            m_draft.report.charts.push_back(std::move(*m_chart));
-        }
-        for (const auto& s : m_sentences) {
-            m_out << s << "\n";
-        }
-        if (!m_sentences.empty()) {
-            m_out << "\n";
-        }
-        m_out << m_extra;
-        m_draft.report.markdown += m_out.str();
-    }
-    Section(const Section&) = delete;
-    Section& operator=(const Section&) = delete;
-
-private:
-    Draft& m_draft;
-    std::string m_name;
-    std::ostringstream m_out;
-    StudyTable m_table;
-    std::optional<StudyChart> m_chart;
-    std::vector<std::string> m_sentences;
-    std::string m_extra;
-};
 
 std::vector<const RunResult*> runsOf(const ResultSet& set, StudySection s) {
     std::vector<const RunResult*> out;
@@ -170,7 +58,7 @@ std::vector<std::string> modelsOf(const std::vector<const RunResult*>& runs) {
 }
 
 const RunResult* find(const std::vector<const RunResult*>& runs, const std::string& model,
-                      Mode mode, std::optional<Precision> precision = std::nullopt) {
+                      Mode mode, std::optional<Precision> precision) {
     for (const auto* r : runs) {
         if (modelLabel(r->config.model) == model && r->config.mode == mode &&
             (!precision || r->config.precision == *precision)) {
@@ -400,192 +288,13 @@ void ops(Draft& draft, const ResultSet& set) {
             {profiled});
 }
 
-void memory(Draft& draft, const ResultSet& set) {
-    Section s(draft, StudySection::Memory);
-    auto runs = runsOf(set, StudySection::Memory);
-    if (runs.empty()) {
-        return noRuns(s, " (cut from the plan, or left out by the device's memory)");
-    }
-    std::sort(runs.begin(), runs.end(), [](const auto* a, const auto* b) {
-        return std::pair(a->config.contextLength, a->config.mode) <
-               std::pair(b->config.contextLength, b->config.mode);
-    });
-    s.header(
-        {"Model", "Context", "Mode", "Forward peak", "Backward peak", "Optimizer peak", "Outcome"});
-    std::map<Mode, const RunResult*> largestFit;
-    std::map<Mode, const RunResult*> firstOom;
-    for (const auto* r : runs) {
-        const PeakBytes& p = r->summary.peakBytes;
-        const auto bytes = [](int64_t b) { return b > 0 ? formatBytes(b) : std::string("-"); };
-        s.row({modelLabel(r->config.model), std::to_string(r->config.contextLength),
-               std::string(toString(r->config.mode)), bytes(p.forward), bytes(p.backward),
-               bytes(p.optimizer), outcome(*r)});
-        if (measured(*r)) {
-            largestFit[r->config.mode] = r;
-        } else if (r->status == RunStatus::Oom && !firstOom.count(r->config.mode)) {
-            firstOom[r->config.mode] = r;
-        }
-    }
-    for (Mode mode : {Mode::Forward, Mode::Train}) {
-        const char* what = mode == Mode::Train ? "a full training step" : "a forward pass";
-        if (const auto it = largestFit.find(mode); it != largestFit.end()) {
-            const RunResult& r = *it->second;
-            std::string sentence = "The largest context at which " + std::string(what) + " of " +
-                                   modelLabel(r.config.model) +
-                                   " fit: " + std::to_string(r.config.contextLength) + " (peak " +
-                                   formatBytes(r.summary.peakBytes.max()) + ")";
-            if (const auto oom = firstOom.find(mode); oom != firstOom.end()) {
-                sentence += "; at " + std::to_string(oom->second->config.contextLength) +
-                            " it ran out of memory";
-            }
-            s.say(sentence + ".");
-        } else if (const auto oom = firstOom.find(mode); oom != firstOom.end()) {
-            s.say("Not even context " + std::to_string(oom->second->config.contextLength) +
-                  " fit " + what + ": it ran out of memory.");
-        }
-    }
-    std::vector<const RunResult*> steps;
-    for (const auto* r : runs) {
-        if (r->config.mode == Mode::Train) {
-            steps.push_back(r);
-        }
-    }
-    s.chart(chart::kMemory, "Memory over the training steps, by context", steps);
-}
-
-void dataParallel(Draft& draft, const ResultSet& set) {
-    Section s(draft, StudySection::DataParallel);
-    const auto runs = runsOf(set, StudySection::DataParallel);
-    if (runs.empty()) {
-        return noRuns(s, " (cut from the plan, or not run yet)");
-    }
-    // One definition with the Distributed window and its chart (summarizeDdp): the means
-    // over every rank's measured steps, with each rank's own overhead beside them.
-    s.header({"Strategy", "Ranks", "Step, ms", "Exposed communication, ms", "Overhead",
-              "Overhead by rank", "Outcome"});
-    const RunResult* best = nullptr;
-    double bestShare = 2.0;
-    std::vector<std::pair<std::string, double>> shares;
-    for (const auto* r : runs) {
-        if (!r->config.ddp) { // named as this section's, but not a data-parallel run
-            s.row(
-                {"-", "-", "-", "-", "-", "-", r->id + ": not a data-parallel run (no ddp block)"});
-            continue;
-        }
-        const DdpRequest& q = *r->config.ddp;
-        const auto summary = r->ddp ? summarizeDdp(*r->ddp, q.worldSize) : std::nullopt;
-        if (!measured(*r) || !summary) {
-            s.row({std::string(toString(q.strategy)), std::to_string(q.worldSize), "-", "-", "-",
-                   "-", outcome(*r)});
-            continue;
-        }
-        std::string byRank;
-        for (size_t k = 0; k < summary->rankOverhead.size(); ++k) {
-            const auto& share = summary->rankOverhead[k];
-            byRank += (k ? ", " : "") + std::to_string(k) + ": " + (share ? percent(*share) : "-");
-        }
-        s.row({std::string(toString(q.strategy)),
-               std::to_string(q.worldSize) + " " + std::string(toString(q.backend)),
-               fixed(summary->stepMs, 2), fixed(summary->exposedCommMs, 2),
-               percent(summary->overhead), byRank, outcome(*r)});
-        shares.emplace_back(std::string(toString(q.strategy)), summary->overhead);
-        if (summary->overhead < bestShare) {
-            bestShare = summary->overhead;
-            best = r;
-        }
-    }
-    for (const auto& [strategy, share] : shares) {
-        s.say("With the " + strategy + " strategy communication the step waits for takes " +
-              percent(share) + " of each measured step (the mean over the ranks).");
-    }
-    if (best && shares.size() > 1) {
-        s.say("The " + std::string(toString(best->config.ddp->strategy)) +
-              " strategy hides the most communication.");
-    }
-    s.chart(chart::kDdpStrategies, "Communication overhead and bus bandwidth by strategy", runs);
-}
-
-void variants(Draft& draft, const ResultSet& set) {
-    Section s(draft, StudySection::Variants);
-    const auto runs = runsOf(set, StudySection::Variants);
-    if (runs.empty()) {
-        return noRuns(s, " (cut from the plan, or not run yet)");
-    }
-    const RunResult* reference = nullptr; // naive attention, eager
-    for (const auto* r : runs) {
-        if (r->config.attention == AttentionKind::Naive && !r->config.cudaGraphs) {
-            reference = r;
-        }
-    }
-    s.header({"Attention", "CUDA graphs", "Step, ms", "Against naive eager [95%]", "Verdict",
-              "GPU busy"});
-    for (const auto* r : runs) {
-        const std::string busy =
-            busyShare(r->summary) ? percent(*busyShare(r->summary)) : std::string("-");
-        if (!measured(*r)) {
-            s.row({std::string(toString(r->config.attention)), r->config.cudaGraphs ? "on" : "off",
-                   outcome(*r), "-", "-", busy});
-            continue;
-        }
-        if (r == reference || !reference || !measured(*reference)) {
-            s.row({std::string(toString(r->config.attention)), r->config.cudaGraphs ? "on" : "off",
-                   ms(r->summary.totalMs), r == reference ? "reference" : "-", "-", busy});
-            continue;
-        }
-        const Ratio ratio = ratioOf(*reference, *r);
-        s.row({std::string(toString(r->config.attention)), r->config.cudaGraphs ? "on" : "off",
-               ms(r->summary.totalMs), ratio.text(), ratio.verdictWords(), busy});
-        const std::string name = std::string(toString(r->config.attention)) +
-                                 (r->config.cudaGraphs ? " with CUDA graphs" : "");
-        s.say(name + " takes " + ratio.text() + " the naive eager step's time: " +
-              (ratio.verdict == Verdict::Faster   ? "faster."
-               : ratio.verdict == Verdict::Slower ? "slower."
-                                                  : "the two " + ratio.verdictWords() + "."));
-    }
-    s.chart(chart::kStepTimes, "Step times of the execution variants", runs);
-}
-
-void lab(Draft& draft, const ResultSet& set) {
-    StudyReport& report = draft.report;
-    report.markdown += "## Mixed-precision accumulation and autocast dtypes\n\n";
-    const PrecisionLab& lab = set.precisionLab;
-    if (lab.empty()) {
-        report.markdown += "No precision-lab experiments are in the result set.\n\n";
-        return;
-    }
-    std::ostringstream out;
-    if (lab.accumulation) {
-        writeAccumulationReport(out, *lab.accumulation, ReportFormat::Markdown);
-        out << "\n";
-        for (const auto& series : lab.accumulation->series) {
-            if (series.stallTerms) {
-                out << series.label() << " stops growing at " << *series.stallTerms
-                    << " terms (sum " << fixed(*series.stallSum, 4) << ").\n";
-            }
-        }
-        out << "\n";
-        StudyChart chart{"lab-accumulation.png",
-                         "accumulation",
-                         "Relative error of a sum against its number of terms",
-                         {}};
-        if (draft.chartLinks) {
-            out << "![" << chart.title << "](" << chart.file << ")\n\n";
-        }
-        report.charts.push_back(std::move(chart));
-    }
-    for (size_t i = 0; i < lab.dtypes.size(); ++i) {
-        writeDtypeReport(out, lab.dtypes[i], ReportFormat::Markdown, i == 0);
-        out << "\n";
-    }
-    report.markdown += out.str();
-}
-
-} // namespace
+} // namespace study_report
 
 // ---------------------------------------------------------------------------------------
 // The report
 
 StudyReport writeStudyReport(const ResultSet& set, const StudyHeader& h) {
+    using namespace study_report;
     StudyReport report;
     report.chartsMissing = h.chartsMissing;
     std::ostringstream head;
