@@ -36,7 +36,6 @@ CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltyp
 # What was over its limit when the rule came in: path (and function) -> lines then.
 # Shrink an entry by splitting it; remove it once it is within its limit.
 DEBT_FILES = {
-    "ui/src/views/plot_helpers.cpp": 634,
     "python/src/lmprof/_run.py": 625,
     "ui/src/run_store.cpp": 619,
 }
