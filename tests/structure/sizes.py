@@ -37,7 +37,6 @@ CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltyp
 # Shrink an entry by splitting it; remove it once it is within its limit.
 DEBT_FILES = {
     "python/src/lmprof/_run.py": 625,
-    "ui/src/run_store.cpp": 619,
 }
 DEBT_FUNCTIONS = {
     # A declarative table: one entry per column of the CSV and the tables.
