@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 
 import lmprof
-from lmprof import _run
+from lmprof import _run, _steps
 from conftest import BATCH, CTX, TinyGPT, batches, loss_of, train_steps
 
 
@@ -206,7 +206,7 @@ def test_memory_stays_bounded_over_many_steps(monkeypatch: pytest.MonkeyPatch) -
             opt.step()
     run.close()
     assert len(run.steps) == 500 and run.steps[-1]["index"] == 4_999
-    assert run.summary()["total_ms"]["n"] == 5_000 - _run.DEFAULT_WARMUP_STEPS
+    assert run.summary()["total_ms"]["n"] == 5_000 - _steps.DEFAULT_WARMUP_STEPS
 
 
 def test_the_summary_is_the_same_whether_kept_live_or_rebuilt_from_steps(model: TinyGPT) -> None:

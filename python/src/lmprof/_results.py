@@ -130,6 +130,49 @@ def environment(device: Optional[torch.device]) -> dict[str, Any]:
     }
 
 
+def watched_run(name: str, model: Optional[torch.nn.Module], device: Optional[torch.device],
+                tally: Tally, steps: list[dict[str, Any]], *, source: dict[str, Any],
+                status: str, error: Optional[str]) -> dict[str, Any]:
+    """A watched run's record (docs/RESULTS.md, "source"): its configuration as the script
+    ran it (precision from autocast, the step counts, the device), where it came from, its
+    steps and their summary. `source` holds what only the run knows: the script, the model's
+    class and shape, autocast, tokens per step and the optimizer."""
+    parameters = sum(p.numel() for p in model.parameters()) if model is not None else 0
+    where = str(device) if device is not None else "cpu"
+    # The run's step counts are every step recorded, not only those in `steps` (the recent
+    # ones in memory): a reader checks each step's index against them.
+    measured = tally.measured()
+    precision = {"bfloat16": "bf16", "float16": "fp16"}.get(source.get("autocast") or "", "fp32")
+    config: dict[str, Any] = {"mode": "train", "precision": precision,
+                              "warmup_steps": len(tally) - measured,
+                              "measure_steps": measured, "device": where}
+    return {
+        "id": name,
+        "config": config,
+        "source": {"kind": "watched", "script": source["script"],
+                   "model_class": source["model_class"], "parameter_count": parameters,
+                   "device": where, "autocast": source["autocast"],
+                   "tokens_per_step": source["tokens_per_step"],
+                   "optimizer": source["optimizer"],
+                   "torch_compile": any(s.get("compiled") for s in steps),
+                   "pid": os.getpid(),
+                   **{k: v for k, v in source.items() if k in ("model", "model_note")}},
+        "parameter_count": parameters,
+        "status": status, "error": error, "failed_phase": None,
+        "steps": steps,
+        "summary": tally.summary(source["tokens_per_step"]),
+    }
+
+
+def device_offers(device: Optional[torch.device]) -> list[dict[str, Any]]:
+    """A welcome's device list (docs/REMOTE.md): the one the run trains on, refusing nothing
+    (a watched script takes no runs at all)."""
+    device = device or torch.device("cpu")
+    cuda = device.type == "cuda"
+    memory = int(torch.cuda.get_device_properties(device).total_memory) if cuda else 0
+    return [{"name": str(device), "cuda": cuda, "memory_bytes": memory, "refusals": {}}]
+
+
 def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 

@@ -24,12 +24,8 @@ from . import _faults, _hooks, _instruments, _ops, _results, _serve, _shapes
 from ._clocks import clock_for
 from ._memory import memory_for
 from ._model import compiled_graphs, device_of, model_class
-from ._steps import OpenStep, finish, perturbed, readable, span_marks
+from ._steps import OpenStep, finish, perturbed, readable, span_marks, warmup_steps
 
-# The first steps pay for lazy initialisation (allocator growth, kernels' first launches,
-# autotuning); they are flagged and left out of the summary, as the engine's warmup steps
-# are. A watched script can change the count with LMPROF_WARMUP_STEPS.
-DEFAULT_WARMUP_STEPS = 5
 # Finished step records held in memory (Run.steps); the summary keeps every step's phase
 # times (48 bytes a step), and `save` keeps every record on disk.
 RECENT_STEPS = 10_000
@@ -51,19 +47,6 @@ def _guarded(method: F) -> F:
             return None
 
     return call  # type: ignore[return-value]
-
-
-def _warmup_steps() -> int:
-    text = os.environ.get("LMPROF_WARMUP_STEPS", "")
-    if not text:
-        return DEFAULT_WARMUP_STEPS
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ValueError(f"LMPROF_WARMUP_STEPS: {text!r} is not a step count (0 or more)")
-    return value
 
 
 # ---------------------------------------------------------------------------------------
@@ -136,7 +119,7 @@ class Run:
         self._save = Path(save) if save is not None else None
         if self._save is not None and not self._save.parent.is_dir():
             raise ValueError(f"save: the folder {str(self._save.parent)!r} does not exist")
-        self._warmup = _warmup_steps()
+        self._warmup = warmup_steps()
         hz = _instruments.check_memory_hz(memory_hz)
         self._stated = _shapes.check_stated(config)
         self._first_batch: Optional[torch.Tensor] = None
@@ -489,7 +472,8 @@ class Run:
             if self._serve_at_first_step:
                 self._serve()
             if self._server is not None:
-                self._server.started(self._run_record([]), self._env(), self._devices())
+                self._server.started(self._run_record([]), self._env(),
+                                     _results.device_offers(self._device))
         if self._server is not None:
             self._server.step(record)
         if self._save is not None:
@@ -504,16 +488,9 @@ class Run:
     def _serve(self) -> None:
         assert self._listen is not None
         listen, token = self._listen
-        self._server = _serve.start(listen, token, tool=_results.tool(),
-                                    environment=self._env(), devices=self._devices())
-
-    def _devices(self) -> list[dict[str, Any]]:
-        """The welcome's device list: the one the run trains on (refusing nothing: a
-        watched script takes no runs at all)."""
-        device = self._device or torch.device("cpu")
-        cuda = device.type == "cuda"
-        memory = int(torch.cuda.get_device_properties(device).total_memory) if cuda else 0
-        return [{"name": str(device), "cuda": cuda, "memory_bytes": memory, "refusals": {}}]
+        devices = _results.device_offers(self._device)
+        self._server = _serve.start(listen, token, tool=_results.tool(), environment=self._env(),
+                                    devices=devices)
 
     def _env(self) -> dict[str, Any]:
         if self._environment is None:
@@ -522,31 +499,14 @@ class Run:
 
     def _run_record(self, steps: list[dict[str, Any]]) -> dict[str, Any]:
         model = self._watched_model()
-        parameters = sum(p.numel() for p in model.parameters()) if model is not None else 0
-        device = str(self._device) if self._device is not None else "cpu"
-        # The run's step counts are every step recorded, not only those in `steps` (the
-        # recent ones in memory): a reader checks each step's index against them.
-        measured = self._tally.measured()
-        precision = {"bfloat16": "bf16", "float16": "fp16"}.get(self._autocast or "", "fp32")
-        config: dict[str, Any] = {"mode": "train", "precision": precision,
-                                  "warmup_steps": len(self._tally) - measured,
-                                  "measure_steps": measured, "device": device}
-        record = {
-            "id": self.name,
-            "config": config,
-            "source": {"kind": "watched",
-                       "script": self._script or (sys.argv[0] if sys.argv else ""),
-                       "model_class": model_class(model) if model is not None else None,
-                       "parameter_count": parameters, "device": device,
-                       "autocast": self._autocast, "tokens_per_step": self._tokens_per_step,
-                       "optimizer": type(self._optimizer).__name__ if self._optimizer else None,
-                       "torch_compile": any(s.get("compiled") for s in steps),
-                       "pid": os.getpid(), **self._model_shape(model)},
-            "parameter_count": parameters,
-            "status": self._status, "error": self._error, "failed_phase": None,
-            "steps": steps,
-            "summary": self._tally.summary(self._tokens_per_step),
-        }
+        record = _results.watched_run(
+            self.name, model, self._device, self._tally, steps,
+            source={"script": self._script or (sys.argv[0] if sys.argv else ""),
+                    "model_class": model_class(model) if model is not None else None,
+                    "autocast": self._autocast, "tokens_per_step": self._tokens_per_step,
+                    "optimizer": type(self._optimizer).__name__ if self._optimizer else None,
+                    **self._model_shape(model)},
+            status=self._status, error=self._error)
         self._instruments.add_to(record, len(self._tally))
         return record
 

@@ -5,6 +5,7 @@ be read (docs/WATCH.md, "What a step records")."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
@@ -16,6 +17,25 @@ from ._clocks import Clock
 # time between the previous step's end and this one's start (the loader); "rest" is what
 # the step runs outside the other three (zero_grad, clipping, logging, the scaler).
 PHASES: tuple[str, ...] = ("data", "forward", "backward", "optimizer", "rest")
+
+# The first steps pay for lazy initialisation (allocator growth, kernels' first launches,
+# autotuning); they are flagged and left out of the summary, as the engine's warmup steps
+# are. A watched script can change the count with LMPROF_WARMUP_STEPS.
+DEFAULT_WARMUP_STEPS = 5
+
+
+def warmup_steps() -> int:
+    """The warmup steps of a watched run: LMPROF_WARMUP_STEPS, else DEFAULT_WARMUP_STEPS."""
+    text = os.environ.get("LMPROF_WARMUP_STEPS", "")
+    if not text:
+        return DEFAULT_WARMUP_STEPS
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"LMPROF_WARMUP_STEPS: {text!r} is not a step count (0 or more)")
+    return value
 
 
 @dataclass
