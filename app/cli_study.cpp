@@ -263,7 +263,9 @@ int studyCommand(const StudyOptions& o) {
     if (o.dryRun) {
         return kExitOk;
     }
-    study.run(*engine);
+    if (!interrupted()) { // Ctrl+C as the plan was made: nothing runs
+        study.run(*engine);
+    }
     drive(*engine, study);
     if (interrupted()) {
         std::fprintf(stderr,

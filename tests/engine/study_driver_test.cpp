@@ -249,3 +249,52 @@ TEST(StudyDriver, ARunThatCannotBeRecordedStopsTheStudy) {
     EXPECT_EQ(engine.runs.size(), 1u);
     EXPECT_TRUE(study.done().empty());
 }
+
+// A run that found no device (a GPU lost, another engine connected) would fail the same for
+// every run after it: the study stops at Planned with the reason, and submits nothing more.
+TEST(StudyDriver, ARunWhoseDeviceIsGoneStopsTheStudy) {
+    const Folder folder("nodevice");
+    RecordingEngine engine;
+    StudyDriver study;
+    ASSERT_TRUE(study.plan(engine, atRate(engine), folder.path));
+    study.run(engine);
+    RunFinished lost = finished(engine, 0, RunStatus::Error);
+    lost.result.error = "device: 'cuda:0' requested but 0 CUDA device(s) are available";
+    study.observe(engine, SessionEvent{lost});
+    EXPECT_EQ(study.phase(), StudyDriver::Phase::Planned);
+    EXPECT_EQ(engine.runs.size(), 1u) << "not submitted again";
+    EXPECT_NE(study.message().find("could not run"), std::string::npos) << study.message();
+    EXPECT_TRUE(study.done().empty());
+}
+
+// Cancelled while calibrating, nothing is planned or saved (rates measured in part would
+// plan another study); a finished study resumes as Done, with nothing to run.
+TEST(StudyDriver, ACancelWhileCalibratingPlansNothingAndAFinishedStudyIsDone) {
+    const Folder folder("calibrating");
+    RecordingEngine engine;
+    StudyDriver study;
+    ASSERT_TRUE(study.plan(engine, studyRequestFor(engine, "cpu", 20 * 60.0, 0), folder.path));
+    study.cancel();
+    study.observe(engine, SessionEvent{finished(engine, 0)});
+    EXPECT_EQ(study.phase(), StudyDriver::Phase::Idle);
+    EXPECT_FALSE(fs::exists(folder.path / "plan.json"));
+    EXPECT_EQ(engine.runs.size(), 1u);
+
+    const Folder whole("finished");
+    StudyDriver done;
+    ASSERT_TRUE(done.plan(engine, atRate(engine), whole.path));
+    done.run(engine);
+    while (done.phase() == StudyDriver::Phase::Running) {
+        done.observe(engine,
+                     SessionEvent{finished(engine, static_cast<int>(engine.runs.size()) - 1)});
+    }
+    for (int i = 0; i < 3; ++i) {
+        done.observe(engine, SessionEvent{labFinished(engine, static_cast<int>(engine.labs.size()) -
+                                                                  3 + i)});
+    }
+    ASSERT_EQ(done.phase(), StudyDriver::Phase::Done);
+    StudyDriver reopened;
+    ASSERT_TRUE(reopened.resume(engine, whole.path)) << reopened.message();
+    EXPECT_EQ(reopened.phase(), StudyDriver::Phase::Done);
+    EXPECT_TRUE(reopened.complete());
+}

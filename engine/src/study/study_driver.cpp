@@ -53,6 +53,10 @@ void StudyDriver::fail(std::string why, Phase phase) {
     tell(Change::Failed);
 }
 
+void StudyDriver::clear() {
+    *this = StudyDriver(std::move(m_listener));
+}
+
 bool StudyDriver::plan(SessionInterface& engine, StudyRequest request, fs::path dir) {
     *this = StudyDriver(std::move(m_listener));
     m_request = std::move(request);
@@ -73,19 +77,20 @@ bool StudyDriver::plan(SessionInterface& engine, StudyRequest request, fs::path 
     return true;
 }
 
-bool StudyDriver::resume(SessionInterface& engine, const fs::path& dir,
+bool StudyDriver::resume(SessionInterface& engine, fs::path dir,
                          std::optional<ConfigError>* refusal) {
     *this = StudyDriver(std::move(m_listener));
-    m_dir = dir;
+    m_dir = std::move(dir);
     std::optional<StudyRequest> saved;
     try {
-        saved = loadStudyRequest(dir);
+        saved = loadStudyRequest(m_dir);
+        m_done = finishedStudyRuns(m_dir);
     } catch (const std::exception& e) {
         fail(e.what(), Phase::Idle);
         return false;
     }
     if (!saved) {
-        fail(dir.string() + ": no study plan (plan.json) to resume", Phase::Idle);
+        fail(m_dir.string() + ": no study plan (plan.json) to resume", Phase::Idle);
         return false;
     }
     // A saved plan is for its device: resumed where that device is missing, every run would
@@ -97,15 +102,14 @@ bool StudyDriver::resume(SessionInterface& engine, const fs::path& dir,
         if (refusal) {
             *refusal = refused;
         }
-        fail(dir.string() + " was planned for " + saved->device +
+        fail(m_dir.string() + " was planned for " + saved->device +
                  ", which this engine cannot run (" + refused->message() + ")",
              Phase::Idle);
         return false;
     }
     m_request = std::move(*saved);
     m_plan = planStudy(m_request);
-    m_done = finishedStudyRuns(dir);
-    m_phase = Phase::Planned;
+    m_phase = complete() ? Phase::Done : Phase::Planned;
     return true;
 }
 
@@ -204,6 +208,10 @@ void StudyDriver::observe(SessionInterface& engine, const SessionEvent& event) {
 }
 
 void StudyDriver::calibrated(SessionInterface& engine, const RunResult& result) {
+    if (m_cancelled) { // rates measured in part would plan another study: nothing is saved
+        fail("cancelled while calibrating; nothing was planned", Phase::Idle);
+        return;
+    }
     std::string why;
     const auto point = calibratedRate(result, why);
     if (!point) {
@@ -211,7 +219,7 @@ void StudyDriver::calibrated(SessionInterface& engine, const RunResult& result) 
         return;
     }
     m_request.rates.push_back(*point);
-    if (const auto next = nextCalibrationRun(m_request); next && !m_cancelled) {
+    if (const auto next = nextCalibrationRun(m_request)) {
         m_calibrating = *next; // a larger size's point
         m_calibrationIndex = engine.submit(m_calibrating);
         tell(Change::Calibrating);
@@ -229,10 +237,16 @@ void StudyDriver::runEnded(SessionInterface& engine, const RunResult& result) {
         fail(e.what(), Phase::Planned);
         return;
     }
+    m_cancelled = m_cancelled || result.status == RunStatus::Cancelled;
     if (studyRunDone(m_lastResult)) {
         m_done.insert(m_lastResult.id);
+    } else if (!m_cancelled) { // its device is gone: every run after it would fail the same
+        tell(Change::RunEnded);
+        fail(m_lastResult.id + " could not run: " + m_lastResult.error.value_or("no reason") +
+                 "; the study stops here, to be resumed where its device is",
+             Phase::Planned);
+        return;
     }
-    m_cancelled = m_cancelled || result.status == RunStatus::Cancelled;
     tell(Change::RunEnded);
     submitNext(engine);
 }

@@ -56,6 +56,7 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
         try {
             m_held = openStudyFolder(m_dir); // refused with its reason: links, a second process
         } catch (const std::exception& e) {
+            m_study.clear(); // the study shown before is not held any more: it cannot run
             m_message = e.what();
             return;
         }
@@ -75,15 +76,22 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
         m_message = "budget: '" + std::string(m_budget) + "' is not a time (20m, 90s, 1h)";
         return;
     }
+    StudyRequest request = studyRequestFor(engine, m_device, *budget, 0);
+    // Refused before a folder is made for it: no empty study folder is left behind.
+    if (auto refusal = engine.checkRunnable(*nextCalibrationRun(request))) {
+        m_message = refusal->message();
+        return;
+    }
     const fs::path dir = ctx.studyDir / ("study-" + stamp());
     try {
         m_held = openStudyFolder(dir);
     } catch (const std::exception& e) {
+        m_study.clear();
         m_message = e.what();
         return;
     }
     m_dir = dir;
-    if (!m_study.plan(engine, studyRequestFor(engine, m_device, *budget, 0), m_dir)) {
+    if (!m_study.plan(engine, std::move(request), m_dir)) {
         m_held.reset();
     }
 }
@@ -106,7 +114,7 @@ void StudyView::openFolder(ViewContext& ctx, const fs::path& dir) {
         ctx.report("cannot open the study: " + m_message, true);
         return;
     }
-    if (m_study.complete()) {
+    if (m_study.phase() == StudyDriver::Phase::Done) {
         refreshReport(ctx, true); // its report with its charts, as the study's end wrote it
     }
     ctx.report("opened the study in " + dir.string() + " (" +

@@ -26,6 +26,9 @@ class StudyView final : public View {
 public:
     static constexpr const char* kTitle = "Study";
     StudyView();
+    // The driver's listener holds `this`.
+    StudyView(const StudyView&) = delete;
+    StudyView& operator=(const StudyView&) = delete;
     void draw(ViewContext& ctx) override;
     void observe(ViewContext& ctx, const std::vector<engine::SessionEvent>& events) override;
     // Plans for `device` and `budget` ("20s", "20m"), then runs the study, as Plan and then

@@ -37,17 +37,24 @@ public:
     using Listener = std::function<void(Change, const StudyDriver&)>;
 
     explicit StudyDriver(Listener listener = {}) : m_listener(std::move(listener)) {}
+    // current() points into the plan: a copy would point into another driver's.
+    StudyDriver(const StudyDriver&) = delete;
+    StudyDriver& operator=(const StudyDriver&) = delete;
+    StudyDriver(StudyDriver&&) = default;
+    StudyDriver& operator=(StudyDriver&&) = default;
 
     // A new study: the calibration runs first (nextCalibrationRun) unless `request` has its
     // rates already (--rate), then the plan, saved in `dir`'s plan.json (none when `dir` is
     // empty: a dry run). false, with message(), when the engine refuses the calibration run.
     bool plan(SessionInterface& engine, StudyRequest request, std::filesystem::path dir);
     // The study saved in `dir`: its plan.json's request plans the same runs, and runs.jsonl
-    // says which are done. false, with message(), when there is no plan to resume or it
-    // cannot be read; `refusal` is set, and message() says why, when this engine cannot run
-    // the device (or the threads) it was planned for.
-    bool resume(SessionInterface& engine, const std::filesystem::path& dir,
+    // says which are done (Done when every run and the lab are). false, with message(), when
+    // there is no plan to resume or a file cannot be read; `refusal` is set, and message()
+    // says why, when this engine cannot run the device (or the threads) it was planned for.
+    bool resume(SessionInterface& engine, std::filesystem::path dir,
                 std::optional<ConfigError>* refusal = nullptr);
+    // Back to Idle, with no study (the listener stays).
+    void clear();
     // Run as soon as the calibration has planned (a demo's "study" step, the CLI).
     void runWhenPlanned() { m_runWhenPlanned = true; }
     // Submits the first planned run not done, then the lab, then writes nothing more (Done).
@@ -55,12 +62,14 @@ public:
     // a plan, or in a dry run (no folder).
     void run(SessionInterface& engine);
     // The engine's events: a calibration run's finish plans, a study run's is appended to
-    // runs.jsonl and submits the next, the lab's three reports make lab.json. Events of other
-    // runs (another client's on a server) are not the study's and are passed over.
+    // runs.jsonl and submits the next, the lab's three reports make lab.json. A run that could
+    // not start on its device (it is gone) stops the study at Planned, with message(). Events
+    // of other runs (another client's on a server) are not the study's and are passed over.
     void observe(SessionInterface& engine, const std::vector<SessionEvent>& events);
     void observe(SessionInterface& engine, const SessionEvent& event);
     // Submits nothing more: the run in flight ends (cancelled, when the caller cancels the
-    // engine's run) and is kept, and the study stops at Planned, to be resumed.
+    // engine's run) and is kept, and the study stops at Planned, to be resumed; during the
+    // calibration it stops at Idle, with nothing planned or saved.
     void cancel() { m_cancelled = true; }
 
     Phase phase() const { return m_phase; }
