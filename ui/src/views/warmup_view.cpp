@@ -7,6 +7,7 @@
 #include "summary_model.h"
 #include "view.h"
 
+#include <algorithm>
 #include <imgui.h>
 #include <implot.h>
 
@@ -39,6 +40,10 @@ void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec
     if (ImPlot::BeginPlot("step time by step index", chart)) {
         ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
+        // Top right, over the later steps' empty upper half: at the top left it covered the
+        // first steps, which the warmup makes the tallest (outside, it crushed the plot in a
+        // pane shared with the std chart).
+        ImPlot::SetupLegend(ImPlotLocation_NorthEast);
         if (m_logScale) {
             ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
             // Log ticks at 1, 2, 5 × 10^k within the data (ImPlot's own give one or two
@@ -85,8 +90,16 @@ void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec
 void WarmupView::drawStdChart(ViewContext& ctx, const std::vector<double>& means,
                               const std::vector<std::string>& tickText, ImVec2 chart) {
     if (ImPlot::BeginPlot("std by warmup count", chart)) {
-        ImPlot::SetupAxes("warmup steps", "std of step ms", ImPlotAxisFlags_AutoFit,
-                          ImPlotAxisFlags_AutoFit);
+        ImPlot::SetupAxes("warmup steps", "std of step ms");
+        // Room beside the outer bars and above the tallest, so that each bar's CV, written
+        // over it, stays inside the plot.
+        if (!m_xs.empty()) {
+            const auto [lo, hi] = std::minmax_element(m_xs.begin(), m_xs.end());
+            const double top = *std::max_element(m_ys.begin(), m_ys.end());
+            ImPlot::SetupAxisLimits(ImAxis_X1, *lo - 0.8, *hi + 0.8, ImPlotCond_Always);
+            ImPlot::SetupAxisLimits(ImAxis_Y1, 0.0, top > 0.0 ? 1.45 * top : 1.0,
+                                    ImPlotCond_Always);
+        }
         std::vector<const char*> ticks;
         for (const auto& t : tickText) {
             ticks.push_back(t.c_str());
