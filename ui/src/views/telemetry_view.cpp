@@ -116,7 +116,7 @@ struct TelemetryView::Rows {
     ViewContext& ctx;
     const std::vector<RunView*>& selected;
     std::vector<RunView*> runs;
-    plot::Range x;
+    plot::Range x{};
     bool gpu = false;
     bool comparing = false;
     bool legendShown = true;

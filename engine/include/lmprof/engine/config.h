@@ -252,7 +252,7 @@ struct ValueField {
     // min and max, got v"). min == max: any value.
     double min = 0.0;
     double max = 0.0;
-    std::string rangeReason;
+    std::string rangeReason{};
     double step = 1.0; // Configure's +/- step for numbers
     // Runs that differ in it are different configurations (compare's key).
     bool inComparisonKey = false;
