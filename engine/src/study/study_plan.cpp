@@ -400,37 +400,52 @@ void fillPlan(const StudyRequest& r, const PlanKnobs& k, StudyPlan& plan) {
     plan.labEstimateS = r.cuda ? 10.0 : 20.0;
 }
 
+// The sentences a cut is said in, by cutOnce as it is made and by cutsOf for what a plan
+// leaves out of the whole study.
+std::string sizeCut(const std::string& size) {
+    return "sizes and precision: " + size + " left out";
+}
+std::string stepsCut(int steps) {
+    return "every section: " + std::to_string(steps) + " measured steps instead of " +
+           std::to_string(kSteps);
+}
+std::string contextCut(int64_t context) {
+    return "memory: context " + std::to_string(context) + " left out";
+}
+constexpr const char* kVariantsCut = "execution variants left out";
+constexpr const char* kStrategiesCut = "data-parallel: the bucketed strategy only";
+
 // The next cut, in the order that keeps most of the study: the largest sizes first (beyond
 // two), fewer measured steps, fewer memory contexts, no variants, one data-parallel strategy,
 // the fewest steps. Its sentence, or nullopt when nothing is left to cut.
 std::optional<std::string> cutOnce(PlanKnobs& k) {
-    if (k.sizes.size() > 2) {
-        const std::string cut = "sizes and precision: " + k.sizes.back() + " left out";
+    const auto dropLargestSize = [&k] {
+        const std::string cut = sizeCut(k.sizes.back());
         k.sizes.pop_back();
         return cut;
+    };
+    if (k.sizes.size() > 2) {
+        return dropLargestSize();
     }
     if (k.steps > 5) {
         k.steps = 5;
-        return "every section: 5 measured steps instead of " + std::to_string(kSteps);
+        return stepsCut(5);
     }
     if (k.memoryContexts.size() > 1) {
-        const std::string cut =
-            "memory: context " + std::to_string(k.memoryContexts.back()) + " left out";
+        const std::string cut = contextCut(k.memoryContexts.back());
         k.memoryContexts.pop_back();
         return cut;
     }
     if (k.variants) {
         k.variants = false;
-        return "execution variants left out";
+        return kVariantsCut;
     }
     if (k.strategies.size() > 1) {
         k.strategies = {DdpStrategy::Bucketed};
-        return "data-parallel: the bucketed strategy only";
+        return kStrategiesCut;
     }
     if (k.sizes.size() > 1) {
-        const std::string cut = "sizes and precision: " + k.sizes.back() + " left out";
-        k.sizes.pop_back();
-        return cut;
+        return dropLargestSize();
     }
     if (k.steps > 3) {
         k.steps = 3;
@@ -486,20 +501,19 @@ PlanKnobs putBack(const StudyRequest& r, const PlanKnobs& all, PlanKnobs now, do
 std::vector<std::string> cutsOf(const PlanKnobs& all, const PlanKnobs& k) {
     std::vector<std::string> cuts;
     for (size_t i = all.sizes.size(); i-- > k.sizes.size();) {
-        cuts.push_back("sizes and precision: " + all.sizes[i] + " left out");
+        cuts.push_back(sizeCut(all.sizes[i]));
     }
     if (k.steps < kSteps) {
-        cuts.push_back("every section: " + std::to_string(k.steps) + " measured steps instead of " +
-                       std::to_string(kSteps));
+        cuts.push_back(stepsCut(k.steps));
     }
     for (size_t i = all.memoryContexts.size(); i-- > k.memoryContexts.size();) {
-        cuts.push_back("memory: context " + std::to_string(all.memoryContexts[i]) + " left out");
+        cuts.push_back(contextCut(all.memoryContexts[i]));
     }
     if (!k.variants) {
-        cuts.emplace_back("execution variants left out");
+        cuts.emplace_back(kVariantsCut);
     }
     if (k.strategies.size() < all.strategies.size()) {
-        cuts.emplace_back("data-parallel: the bucketed strategy only");
+        cuts.emplace_back(kStrategiesCut);
     }
     return cuts;
 }
