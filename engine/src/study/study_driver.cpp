@@ -57,18 +57,24 @@ void StudyDriver::clear() {
     *this = StudyDriver(std::move(m_listener));
 }
 
+std::optional<ConfigError> StudyDriver::refusal(const SessionInterface& engine,
+                                                const StudyRequest& request) {
+    const auto calibration = nextCalibrationRun(request);
+    return calibration ? engine.checkRunnable(*calibration) : std::nullopt;
+}
+
 bool StudyDriver::plan(SessionInterface& engine, StudyRequest request, fs::path dir) {
     *this = StudyDriver(std::move(m_listener));
     m_request = std::move(request);
     m_dir = std::move(dir);
+    if (auto refused = refusal(engine, m_request)) {
+        fail(refused->message(), Phase::Idle);
+        return false;
+    }
     const auto calibration = nextCalibrationRun(m_request);
     if (!calibration) { // rates given (--rate): nothing to measure
         planned(engine);
         return m_phase != Phase::Idle;
-    }
-    if (auto refusal = engine.checkRunnable(*calibration)) {
-        fail(refusal->message(), Phase::Idle);
-        return false;
     }
     m_calibrating = *calibration;
     m_calibrationIndex = engine.submit(m_calibrating);

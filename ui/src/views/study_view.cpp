@@ -78,7 +78,7 @@ void StudyView::plan(ViewContext& ctx, bool resume) {
     }
     StudyRequest request = studyRequestFor(engine, m_device, *budget, 0);
     // Refused before a folder is made for it: no empty study folder is left behind.
-    if (auto refusal = engine.checkRunnable(*nextCalibrationRun(request))) {
+    if (auto refusal = StudyDriver::refusal(engine, request)) {
         m_message = refusal->message();
         return;
     }

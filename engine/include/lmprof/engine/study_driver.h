@@ -43,6 +43,10 @@ public:
     StudyDriver(StudyDriver&&) = default;
     StudyDriver& operator=(StudyDriver&&) = default;
 
+    // Why this engine cannot plan `request` (its first calibration run is refused), or
+    // nullopt: plan() refuses for it, and a client can ask before it makes a folder.
+    static std::optional<ConfigError> refusal(const SessionInterface& engine,
+                                              const StudyRequest& request);
     // A new study: the calibration runs first (nextCalibrationRun) unless `request` has its
     // rates already (--rate), then the plan, saved in `dir`'s plan.json (none when `dir` is
     // empty: a dry run). false, with message(), when the engine refuses the calibration run.
