@@ -58,6 +58,9 @@ struct CommonOptions {
     // The execution variants' flags (ChoiceField, config.h) by field key: one value for run, a
     // list for sweep; empty when not given.
     std::map<std::string, std::vector<std::string>> choices;
+    // sweep: the lists of the plain fields a sweep can list (ValueField::sweepAxis), by key;
+    // empty when not given (the field's one value in `values` then).
+    std::map<std::string, std::vector<int64_t>> valueLists;
 };
 
 struct RunOptions {

@@ -273,7 +273,7 @@ void parseCommandLine(CLI::App& app, int argc, char** argv) {
     }
 }
 
-void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
+void addCommonOptions(CLI::App& cmd, CommonOptions& o, bool sweepLists) {
     addOptionalNumber(cmd, "--d-model", o.dModel, "custom model: d_model");
     addOptionalNumber(cmd, "--d-ff", o.dFf, "custom model: feed-forward width");
     addOptionalNumber(cmd, "--layers", o.layers, "custom model: number of blocks");
@@ -285,6 +285,12 @@ void addCommonOptions(CLI::App& cmd, CommonOptions& o) {
     addText(cmd, "--format", o.format, "table|markdown|csv");
     cmd.add_flag("--quiet,-q", o.quiet, "no per-step progress on stderr");
     for (const engine::ValueField& f : engine::valueFields()) {
+        if (sweepLists && f.sweepAxis) {
+            addList(cmd, f.flag, o.valueLists[f.key],
+                    f.help + "; a comma-separated list sweeps it [" + shown(f.number(o.values)) +
+                        "]");
+            continue;
+        }
         std::visit(
             [&](auto member) {
                 auto& target = o.values.*member;

@@ -37,7 +37,9 @@ CLI::Option* addPixelSize(CLI::App& cmd, const std::string& name, PixelSize& tar
 void parseCommandLine(CLI::App& app, int argc, char** argv);
 
 // Every common option but --warmup, which run takes as one count and sweep as a list.
-void addCommonOptions(CLI::App& cmd, CommonOptions& o);
+// `sweepLists`: the plain fields a sweep can list take a comma-separated list (lmprof-cli
+// sweep) into o.valueLists; elsewhere each takes one value.
+void addCommonOptions(CLI::App& cmd, CommonOptions& o, bool sweepLists = false);
 // --model, --ctx, --precision, --mode, --warmup and the common options.
 void addRunOptions(CLI::App& cmd, RunOptions& o);
 // --connect HOST:PORT and --token-file F: drive an lmprof-cli serve (run, sweep, window).

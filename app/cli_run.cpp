@@ -85,6 +85,51 @@ int runCommand(const RunOptions& o) {
 
 namespace {
 
+// The lists of the execution variants and of the plain fields a sweep can list into
+// spec.choices and spec.values, each value checked, the first of each list into `common`
+// (the base's); false when one is refused (said on stderr).
+bool addFieldLists(const CommonOptions& given, const SessionInterface& engine,
+                   CommonOptions& common, SweepSpec& spec) {
+    // The variants' lists: each value checked here, the first one the base's.
+    for (const auto& [key, values] : given.choices) {
+        if (values.empty()) {
+            continue;
+        }
+        for (const auto& v : values) {
+            if (auto why = choiceField(key)->unknown(v)) {
+                printConfigErrors({{key, *why}});
+                return false;
+            }
+        }
+        common.choices[key] = {values.front()};
+        spec.choices.emplace_back(key, values);
+    }
+    // The plain fields' lists: each value one its field holds and the engine runs, the first
+    // one the base's.
+    for (const auto& [key, values] : given.valueLists) {
+        if (values.empty()) {
+            continue;
+        }
+        const ValueField& field = *valueField(key);
+        for (int64_t v : values) {
+            if (auto why = field.valueError(v)) {
+                printConfigErrors({{key, *why}});
+                return false;
+            }
+            RunConfig probe; // and what the engine says of it
+            probe.device = given.device;
+            field.set(probe, v);
+            if (auto refusal = engine.checkRunnable(probe)) {
+                printConfigErrors({*refusal});
+                return false;
+            }
+        }
+        field.set(common.values, values.front());
+        spec.values.emplace_back(key, values);
+    }
+    return true;
+}
+
 // The lists as a SweepSpec. Each model is built once with the first of the other lists
 // (which checks the model flags); the other list entries are parsed one by one.
 std::optional<SweepSpec> buildSweep(const SweepOptions& o, const SessionInterface& engine) {
@@ -102,20 +147,9 @@ std::optional<SweepSpec> buildSweep(const SweepOptions& o, const SessionInterfac
     CommonOptions common = o.common;
     common.warmup = o.warmups.front();
     common.batch = o.batches.front();
-    // The variants' lists: each value checked here, the first one the base's.
     SweepSpec spec;
-    for (const auto& [key, values] : o.common.choices) {
-        if (values.empty()) {
-            continue;
-        }
-        for (const auto& v : values) {
-            if (auto why = choiceField(key)->unknown(v)) {
-                printConfigErrors({{key, *why}});
-                return std::nullopt;
-            }
-        }
-        common.choices[key] = {values.front()};
-        spec.choices.emplace_back(key, values);
+    if (!addFieldLists(o.common, engine, common, spec)) {
+        return std::nullopt;
     }
     // The base is checked in a mode with a backward when one is listed, so --grad-norms
     // goes with forward,train (expandSweep leaves it out of the forward runs).
@@ -252,7 +286,7 @@ CliCommand sweepEntry() {
                 addText(cmd, "--shard", o->shard,
                         "i/n: run every n-th configuration from the i-th (split a sweep across "
                         "machines)");
-                addCommonOptions(cmd, o->common);
+                addCommonOptions(cmd, o->common, /*sweepLists=*/true);
                 addConnectOptions(cmd, o->common);
                 return std::function<int()>([o] { return sweepCommand(*o); });
             }};

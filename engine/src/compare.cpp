@@ -42,7 +42,7 @@ std::string configKey(const RunConfig& c) {
     }
     for (const ValueField& f : valueFields()) { // the plain fields that make a configuration
         if (f.inComparisonKey) {
-            variants += " " + f.key + "=" + formatFixed(f.number(c), 6);
+            variants += " " + f.key + "=" + f.text(c);
         }
     }
     return std::to_string(m.dModel) + "/" + std::to_string(m.dFf) + "/" +

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 namespace lmprof::engine {
@@ -142,8 +144,12 @@ std::vector<ValueField> buildValueFields() {
     std::vector<ValueField> f;
     f.push_back(
         {"seed", "--seed", "seed", "seed for weights and tokens", &RunConfig::seed, S::Run});
+    f.back().sweepAxis = true;       // the spread of a step over seeds
+    f.back().inComparisonKey = true; // a row and a pair per seed
     f.push_back({"threads", "--threads", "threads", "CPU intra-op threads (0: LibTorch default)",
                  &RunConfig::threads, S::Run, 0.0, 4096.0});
+    f.back().sweepAxis = true;       // a step's time by the CPU threads it has
+    f.back().inComparisonKey = true; // one thread or four: two configurations
     f.push_back({"sample_hz", "--sample-hz", "sample Hz",
                  "memory sampler rate in Hz, 0: phase boundaries only", &RunConfig::sampleHz,
                  S::Sampling, 0.0, 1000.0, "must be between 0 (phase boundaries only) and 1000",
@@ -178,6 +184,61 @@ std::string shownNumber(double v) {
 
 double ValueField::number(const RunConfig& c) const {
     return std::visit([&](auto m) { return static_cast<double>(c.*m); }, member);
+}
+
+std::string ValueField::text(const RunConfig& c) const {
+    return std::visit(
+        [&](auto m) {
+            using T = std::decay_t<decltype(c.*m)>;
+            if constexpr (std::is_same_v<T, double>) {
+                return shownNumber(c.*m);
+            } else if constexpr (std::is_same_v<T, bool>) {
+                return std::string(c.*m ? "on" : "off");
+            } else {
+                return std::to_string(c.*m);
+            }
+        },
+        member);
+}
+
+std::optional<std::string> ValueField::valueError(int64_t v) const {
+    const double d = static_cast<double>(v);
+    if (!isFlag() && min != max && (d < min || d > max)) {
+        return rangeReason.empty() ? "must be between " + shownNumber(min) + " and " +
+                                         shownNumber(max) + ", got " + std::to_string(v)
+                                   : rangeReason;
+    }
+    // What the member holds: a value is never narrowed to another.
+    const auto [lowest, highest] = std::visit(
+        [](auto m) -> std::pair<double, double> {
+            using T = std::decay_t<std::remove_reference_t<decltype(RunConfig{}.*m)>>;
+            if constexpr (std::is_same_v<T, bool>) {
+                return {0.0, 1.0};
+            } else if constexpr (std::is_same_v<T, double>) {
+                return {-9.0e15, 9.0e15}; // whole numbers a double holds exactly
+            } else {
+                return {static_cast<double>(std::numeric_limits<T>::lowest()),
+                        static_cast<double>(std::numeric_limits<T>::max())};
+            }
+        },
+        member);
+    if (d < lowest && lowest == 0.0) {
+        return "must not be negative, got " + std::to_string(v);
+    }
+    if (d < lowest || d > highest) {
+        return "must be between " + shownNumber(lowest) + " and " + shownNumber(highest) +
+               ", got " + std::to_string(v);
+    }
+    return std::nullopt;
+}
+
+void ValueField::set(RunConfig& c, int64_t v) const {
+    std::visit(
+        [&](auto m) {
+            using T = std::decay_t<decltype(c.*m)>;
+            c.*m = std::is_same_v<T, bool> ? T(v != 0) : static_cast<T>(v);
+        },
+        member);
 }
 
 std::optional<std::string> ValueField::rangeError(const RunConfig& c) const {

@@ -13,13 +13,16 @@ size_t sweepSize(const SweepSpec& s) {
     for (const auto& [key, values] : s.choices) {
         n *= values.size();
     }
+    for (const auto& [key, values] : s.values) {
+        n *= values.size();
+    }
     return n;
 }
 
 namespace {
 
-// Every config times every batch size and every value of each listed variant, in the
-// lists' order.
+// Every config times every batch size, every value of each listed variant and of each listed
+// plain field, in the lists' order.
 std::vector<RunConfig> withChoices(std::vector<RunConfig> configs, const SweepSpec& s) {
     if (!s.batches.empty()) {
         std::vector<RunConfig> out;
@@ -42,6 +45,28 @@ std::vector<RunConfig> withChoices(std::vector<RunConfig> configs, const SweepSp
         out.reserve(configs.size() * values.size());
         for (const RunConfig& c : configs) {
             for (const std::string& v : values) {
+                RunConfig copy = c;
+                field->set(copy, v);
+                out.push_back(std::move(copy));
+            }
+        }
+        configs = std::move(out);
+    }
+    for (const auto& [key, values] : s.values) {
+        const ValueField* field = valueField(key);
+        if (!field || !field->sweepAxis) {
+            throw std::invalid_argument("a sweep lists '" + key +
+                                        "', which is no field a sweep can list");
+        }
+        for (int64_t v : values) {
+            if (auto why = field->valueError(v)) {
+                throw std::invalid_argument(key + ": " + *why);
+            }
+        }
+        std::vector<RunConfig> out;
+        out.reserve(configs.size() * values.size());
+        for (const RunConfig& c : configs) {
+            for (int64_t v : values) {
                 RunConfig copy = c;
                 field->set(copy, v);
                 out.push_back(std::move(copy));

@@ -34,3 +34,31 @@ TEST(CliFields, AThrowawayFieldGetsItsFlagHelpAndMessages) {
               std::string::npos)
         << said;
 }
+
+// In lmprof-cli sweep a field a sweep can list takes a comma-separated list, each entry
+// checked as the one value elsewhere; elsewhere a list is refused naming the flag.
+TEST(CliFields, AThrowawayFieldIsAListInSweep) {
+    const engine::ExtraValueField declared(engine::test::throwawayField());
+    CLI::App sweep;
+    CommonOptions o;
+    addCommonOptions(sweep, o, /*sweepLists=*/true);
+    EXPECT_NE(sweep.help().find("a comma-separated list sweeps it"), std::string::npos);
+    sweep.parse("--throwaway-steps 1,3", false);
+    EXPECT_EQ(o.valueLists.at("throwaway_steps"), (std::vector<int64_t>{1, 3}));
+    try {
+        sweep.parse("--throwaway-steps 1,x", false);
+        ADD_FAILURE() << "a list with a word in it was taken";
+    } catch (const CLI::ParseError& e) {
+        EXPECT_NE(std::string(e.what()).find("--throwaway-steps"), std::string::npos) << e.what();
+    }
+
+    CLI::App run;
+    CommonOptions one;
+    addCommonOptions(run, one);
+    try {
+        run.parse("--throwaway-steps 1,3", false);
+        ADD_FAILURE() << "run took a list";
+    } catch (const CLI::ParseError& e) {
+        EXPECT_NE(std::string(e.what()).find("--throwaway-steps"), std::string::npos) << e.what();
+    }
+}

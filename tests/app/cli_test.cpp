@@ -1,7 +1,7 @@
 // lmprof-cli end to end: exit codes of README.md ("lmprof-cli"), messages that name the flag, files
 // that round-trip through `show`, sweeps, ops, the precision lab and the flags commands share.
 // Runs the real binary (path from CMake). Serve: cli_serve_test.cpp; study:
-// cli_study_test.cpp; ddp and sweep shards: cli_ddp_test.cpp.
+// cli_study_test.cpp; ddp and sweep shards: cli_ddp_test.cpp; sweep lists: cli_sweep_test.cpp.
 
 #include "cli_test_util.h"
 
@@ -135,27 +135,6 @@ TEST(Cli, SweepRunsCheapestFirstSkipsAfterOomAndAutosaves) {
     EXPECT_NE(oom.output.find("skipped after out-of-memory in tiny-ctx16-fp32-forward"),
               std::string::npos)
         << oom.output;
-}
-
-TEST(Cli, SweepTakesAListOfWarmupCounts) {
-    const auto json = tempDir() / "warmups.json";
-    const Result r = cli("sweep --models tiny --ctx 16 --mode forward --warmup 2,0 --batch 1 "
-                         "--steps 2 --device cpu -q --format csv --json " +
-                         json.string());
-    ASSERT_EQ(r.code, 0) << r.output;
-    std::ifstream in(json);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    // Two runs, fewer warmup steps first (the cheaper run), each with its own count.
-    const auto zero = text.find("\"warmup_steps\": 0");
-    const auto two = text.find("\"warmup_steps\": 2");
-    ASSERT_NE(zero, std::string::npos) << text;
-    ASSERT_NE(two, std::string::npos) << text;
-    EXPECT_LT(zero, two);
-    EXPECT_EQ(cli("sweep --models tiny --warmup 1,x --device cpu").code, 2);
-    const Result negative = cli("sweep --models tiny --ctx 16 --warmup 0,-1 --device cpu -q");
-    EXPECT_EQ(negative.code, 2) << negative.output;
-    EXPECT_NE(negative.output.find("--warmup (warmup_steps)"), std::string::npos)
-        << negative.output;
 }
 
 TEST(Cli, SigkillDuringASweepLosesNoFinishedRun) {
@@ -392,6 +371,9 @@ TEST(Cli, BadValuesNameTheFlagTheValueAndTheRule) {
         {"run --steps 99999999999",
          "--steps: '99999999999' is out of range (-2147483648 to 2147483647)"},
         {"run --seed -1", "--seed: '-1' is negative; it must be 0 or more"},
+        {"sweep --ctx 16 --seed 0,-1", "--seed (seed): must not be negative, got -1"},
+        {"sweep --ctx 16 --threads 1,4294967297",
+         "--threads (threads): must be between 0 and 4096, got 4294967297"},
         {"run --steps 3x", "--steps: '3x' is not a whole number"},
         {"run --sample-hz nan", "--sample-hz: 'nan' is not a finite number"},
         {"run --json ''", "--json: needs a value, got ''"},

@@ -115,6 +115,33 @@ TEST(Compare, RowsShowWhatTellsPairsApartAndWhereAPickedPairDiffers) {
     EXPECT_EQ(std::find(plain[0].begin(), plain[0].end(), "Attention"), plain[0].end());
 }
 
+// Seeds and thread counts make configurations (ValueField::inComparisonKey): each run pairs
+// with the one of its seed and threads, whatever the order, and a run with no such partner
+// stays unpaired.
+TEST(Compare, RunsPairByTheirSeedAndThreads) {
+    const auto with = [](int threads, uint64_t seed, std::vector<double> totals) {
+        RunResult r = run("tiny", 64, Precision::Fp32, std::move(totals));
+        r.config.threads = threads;
+        r.config.seed = seed;
+        r.id += "-t" + std::to_string(threads) + "-s" + std::to_string(seed);
+        return r;
+    };
+    const std::vector<RunResult> a = {with(1, 0, {40, 41, 40}), with(4, 0, {10, 11, 10}),
+                                      with(1, 7, {42, 41, 42})};
+    const std::vector<RunResult> b = {with(4, 0, {12, 13, 12}), with(1, 0, {44, 45, 44}),
+                                      with(2, 7, {20, 21, 20})};
+    const Comparison c = compareRuns(a, b);
+    ASSERT_EQ(c.matched.size(), 2u);
+    for (const ComparedRun& m : c.matched) {
+        EXPECT_EQ(m.a.config.threads, m.b.config.threads) << m.a.id << " vs " << m.b.id;
+        EXPECT_EQ(m.a.config.seed, m.b.config.seed) << m.a.id << " vs " << m.b.id;
+    }
+    ASSERT_EQ(c.onlyA.size(), 1u);
+    EXPECT_EQ(c.onlyA[0].config.seed, 7u);
+    ASSERT_EQ(c.onlyB.size(), 1u);
+    EXPECT_EQ(c.onlyB[0].config.threads, 2);
+}
+
 // A watched run against the engine's at its size (docs/WATCH.md, "Against the reference"):
 // the engine's configuration from the run's dimensions, and the pair phase by phase.
 TEST(Compare, AWatchedRunGetsTheReferenceAtItsSizeAndIsComparedPhaseByPhase) {

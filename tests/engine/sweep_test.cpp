@@ -2,6 +2,7 @@
 // skip-after-OOM rule, on plain configs (no run needed).
 
 #include "lmprof/engine/sweep.h"
+#include "throwaway_field.h"
 
 #include <gtest/gtest.h>
 #include <set>
@@ -197,4 +198,56 @@ TEST(Sweep, BatchSizesAndExecutionVariantsAreAxesAndPartOfTheOomFamily) {
 
     s.choices = {{"no_such_field", {"x"}}};
     EXPECT_THROW(expandSweep(s), std::invalid_argument);
+}
+
+// A plain field a sweep can list (ValueField::sweepAxis) is an axis like the others: seeds
+// and threads, and a field declared by a test alone. A field that is no such axis (or none at
+// all) is refused by name.
+TEST(Sweep, PlainFieldsASweepCanListAreAxes) {
+    SweepSpec s;
+    s.base.measureSteps = 2;
+    s.models = {preset("tiny")};
+    s.contexts = {128};
+    s.precisions = {Precision::Fp32};
+    s.modes = {Mode::Train};
+    s.values = {{"seed", {0, 1, 2}}, {"threads", {1, 2}}};
+    EXPECT_EQ(sweepSize(s), 6u);
+    std::set<std::pair<uint64_t, int>> seen;
+    for (const auto& c : expandSweep(s)) {
+        seen.insert({c.seed, c.threads});
+    }
+    EXPECT_EQ(seen.size(), 6u);
+    EXPECT_TRUE(seen.count({2, 2}));
+
+    const ExtraValueField declared(test::throwawayField());
+    s.values = {{"throwaway_steps", {1, 3}}};
+    std::set<int> warmups;
+    for (const auto& c : expandSweep(s)) {
+        warmups.insert(c.warmupSteps); // the throwaway field stands on warmup_steps
+    }
+    EXPECT_EQ(warmups, (std::set<int>{1, 3}));
+
+    s.values = {{"sample_hz", {10}}};
+    try {
+        expandSweep(s);
+        ADD_FAILURE() << "sample_hz is no sweep axis";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("sample_hz"), std::string::npos) << e.what();
+    }
+    s.values = {{"no_such_field", {1}}};
+    EXPECT_THROW(expandSweep(s), std::invalid_argument);
+
+    // A value the field cannot hold is refused by name, never narrowed to one it can.
+    for (const auto& [values, why] : std::vector<std::pair<SweepSpec::ValueList, std::string>>{
+             {{"threads", {1, 4294967297}}, "threads: must be between 0 and 4096, got 4294967297"},
+             {{"threads", {5000}}, "threads: must be between 0 and 4096, got 5000"},
+             {{"seed", {0, -1}}, "seed: must not be negative, got -1"}}) {
+        s.values = {values};
+        try {
+            expandSweep(s);
+            ADD_FAILURE() << why;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_EQ(std::string(e.what()), why);
+        }
+    }
 }

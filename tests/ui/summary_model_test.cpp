@@ -331,16 +331,18 @@ TEST(TableColumns, EveryTableAndCopyKeepsTheSettingsThatTellRowsApart) {
         r.resolvedDevice = device;
         return r;
     };
-    const std::vector<engine::RunResult> runs = {
-        run(1, 1, false, false, "cpu", "a"),
-        run(4, 1, false, false, "cpu", "b"),
-        run(4, 5, false, false, "cpu", "c"),
-        run(4, 5, true, false, "cpu", "d"),
-        run(4, 5, true, true, "cpu", "e"),
-        run(4, 5, true, true, "cuda", "f"),
-        run(4, 5, true, true, "cuda", "g", Precision::Bf16)};
+    std::vector<engine::RunResult> runs = {run(1, 1, false, false, "cpu", "a"),
+                                           run(4, 1, false, false, "cpu", "b"),
+                                           run(4, 5, false, false, "cpu", "c"),
+                                           run(4, 5, true, false, "cpu", "d"),
+                                           run(4, 5, true, true, "cpu", "e"),
+                                           run(4, 5, true, true, "cuda", "f"),
+                                           run(4, 5, true, true, "cuda", "g", Precision::Bf16)};
+    runs.push_back(run(4, 5, true, true, "cuda", "h", Precision::Bf16));
+    runs.back().config.threads = 2; // and the plain fields a sweep lists
+    runs.back().config.seed = 3;
     const std::vector<std::string> telling = {"batch_size", "attention", "warmup_steps", "parallel",
-                                              "device"};
+                                              "device",     "threads",   "seed"};
     const auto keys = [](const auto& columns) {
         std::vector<std::string> out;
         for (const engine::RunColumn* c : columns) {
@@ -395,6 +397,25 @@ TEST(TableColumns, EveryTableAndCopyKeepsTheSettingsThatTellRowsApart) {
     // One data-parallel run keeps its Parallel column: it is no ordinary run.
     const std::vector<engine::RunResult> one = {run(4, 5, false, true, "cpu", "z")};
     EXPECT_TRUE(has(keys(engine::settingColumns(one)), "parallel"));
+}
+
+// Seeds and thread counts make configurations (ValueField::inComparisonKey): the Summary keeps
+// a row for each, where runs that differ in nothing keep their newest.
+TEST(SummaryModel, ASeedOrAThreadCountIsARowOfItsOwn) {
+    const auto run = [](int threads, uint64_t seed, const std::string& id) {
+        engine::RunConfig c = cfg("tiny", 64, Precision::Fp32, Mode::Train, 1);
+        c.threads = threads;
+        c.seed = seed;
+        return finished(c, RunStatus::Ok, {10, 11, 30, 10}, id);
+    };
+    RunStore store;
+    store.addLoaded({run(1, 0, "a"), run(2, 0, "b"), run(1, 5, "c"), run(1, 5, "again")});
+    std::vector<std::string> shown;
+    for (int k : matrixRows(store)) {
+        shown.push_back(store.runs()[k].result.id);
+    }
+    std::sort(shown.begin(), shown.end());
+    EXPECT_EQ(shown, (std::vector<std::string>{"a", "again", "b"}));
 }
 
 // A Heatmap cell names the run it shows, and when runs share it, how many, in what they

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <optional>
 #include <stdexcept>
@@ -137,6 +138,21 @@ void addPhaseStats(std::deque<RunColumn>& out, const PhaseColumn& p) {
                [p](const RunResult&, const RunSummary& s) { return integer((s.*p.stats).n); }));
 }
 
+// The plain fields a sweep can list (seed, threads), shown where the runs shown differ in
+// them. Each getter holds its field by value: a test's extra field comes and goes (config.h).
+void addSweepAxisColumns(std::deque<RunColumn>& out) {
+    for (const ValueField& f : valueFields()) {
+        if (f.sweepAxis) {
+            std::string header = f.label;
+            header[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(header[0])));
+            out.push_back(
+                column(f.key, header, "", ColumnKind::Integer,
+                       [f](const RunResult& r, const RunSummary&) { return f.text(r.config); }));
+            out.back().setting = RunColumn::Setting::WhereRunsDiffer;
+        }
+    }
+}
+
 std::deque<RunColumn> buildColumns() {
     using R = const RunResult&;
     using S = const RunSummary&;
@@ -188,8 +204,7 @@ std::deque<RunColumn> buildColumns() {
     c.back().setting = RunColumn::Setting::WhereRunsDiffer;
     c.push_back(count("measure_steps", "Steps", [](R r) { return r.config.measureSteps; }));
     c.back().setting = RunColumn::Setting::WhereRunsDiffer;
-    c.push_back(column("seed", "", "", ColumnKind::Integer,
-                       [](R r, S) { return std::to_string(r.config.seed); })); // uint64
+    addSweepAxisColumns(c);
     c.push_back(text(
         "status", "Status", [](R r, S) { return std::string(toString(r.status)); },
         [](R r, S) { return statusText(r); }));
@@ -311,7 +326,15 @@ std::vector<std::string> defaultTableKeys() {
     for (const ChoiceField& f : choiceFields()) {
         keys.push_back(f.key);
     }
-    for (const char* k : {"warmup_steps", "measure_steps", "parallel", "device"}) {
+    for (const char* k : {"warmup_steps", "measure_steps"}) {
+        keys.emplace_back(k);
+    }
+    for (const ValueField& f : valueFields()) {
+        if (f.sweepAxis) {
+            keys.push_back(f.key);
+        }
+    }
+    for (const char* k : {"parallel", "device"}) {
         keys.emplace_back(k);
     }
     for (const char* k : {"forward_ms", "backward_ms", "optimizer_ms", "total_ms", "total_ms_noisy",

@@ -11,6 +11,7 @@
 #include "theme.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <imgui.h>
 #include <nlohmann/json.hpp>
@@ -123,6 +124,14 @@ void SweepView::initFrom(const RunConfig& c) {
         }
         m_choices.push_back(std::move(ticked));
     }
+    m_valueLists.clear();
+    for (const ValueField& f : valueFields()) {
+        if (f.sweepAxis) {
+            auto& [key, text] = m_valueLists.emplace_back(f.key, std::array<char, 128>{});
+            std::snprintf(text.data(), text.size(), "%lld",
+                          static_cast<long long>(std::llround(f.number(c))));
+        }
+    }
     m_initialised = true;
 }
 
@@ -179,6 +188,9 @@ std::string SweepView::formJson() const {
     for (size_t f = 0; f < fields.size() && f < m_choices.size(); ++f) {
         j["variants"][fields[f].key] = tickedNames(fields[f].values, m_choices[f]);
     }
+    for (const auto& [key, text] : m_valueLists) {
+        j["values"][key] = text.data();
+    }
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -205,13 +217,22 @@ void SweepView::applyForm(const std::string& text) {
     for (size_t f = 0; f < fields.size() && f < m_choices.size() && variants.is_object(); ++f) {
         tickNames(variants.value(fields[f].key, nlohmann::json()), fields[f].values, m_choices[f]);
     }
+    const auto values = at("values");
+    for (auto& [key, text] : m_valueLists) {
+        if (values.is_object()) {
+            const auto saved = values.value(key, nlohmann::json());
+            if (saved.is_string()) {
+                std::snprintf(text.data(), text.size(), "%s", saved.get<std::string>().c_str());
+            }
+        }
+    }
 }
 
 namespace {
 
 // The first configuration's first problem, "id: field: why", or nullopt. Runs each frame: the
-// device check (which asks the runtime) once per precision and set of variants (a forced
-// attention backend is probed for each).
+// device check (which asks the runtime) once per precision, set of variants (a forced
+// attention backend is probed for each) and plain fields of the comparison key (threads).
 std::optional<std::string> firstProblem(const std::vector<RunConfig>& configs,
                                         const SessionInterface& engine) {
     std::set<std::string> checked;
@@ -220,6 +241,11 @@ std::optional<std::string> firstProblem(const std::vector<RunConfig>& configs,
         std::string family(toString(c.precision));
         for (const ChoiceField& f : choiceFields()) {
             family += " " + f.get(c);
+        }
+        for (const ValueField& f : valueFields()) { // a thread count the engine may refuse
+            if (f.inComparisonKey) {
+                family += " " + f.text(c);
+            }
         }
         if (problems.empty() && checked.insert(family).second) {
             if (auto refusal = engine.checkRunnable(c)) {
@@ -234,6 +260,26 @@ std::optional<std::string> firstProblem(const std::vector<RunConfig>& configs,
 }
 
 } // namespace
+
+bool SweepView::addValueLists(SweepSpec& spec, std::string& error) const {
+    for (const auto& [key, text] : m_valueLists) {
+        const ValueField& field = *valueField(key);
+        std::string listError;
+        const auto values = parseIntList(text.data(), static_cast<int64_t>(field.min), &listError);
+        if (!values) {
+            error = field.label + ": " + listError;
+            return false;
+        }
+        for (int64_t v : *values) {
+            if (auto why = field.valueError(v)) {
+                error = field.label + ": " + *why;
+                return false;
+            }
+        }
+        spec.values.emplace_back(key, *values);
+    }
+    return true;
+}
 
 std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base,
                                                const SessionInterface& engine,
@@ -285,6 +331,9 @@ std::vector<RunConfig> SweepView::buildConfigs(const RunConfig& base,
             return {};
         }
         spec.choices.emplace_back(fields[f].key, std::move(values));
+    }
+    if (!addValueLists(spec, error)) {
+        return {};
     }
     const auto warmups = parseIntList(m_warmups, 0, &listError);
     if (!warmups) {
@@ -366,6 +415,15 @@ void SweepView::drawVariantTicks() {
     }
 }
 
+void SweepView::drawValueLists() {
+    for (auto& [key, text] : m_valueLists) {
+        const ValueField& field = *valueField(key);
+        ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
+        ImGui::InputText(field.label.c_str(), text.data(), text.size());
+        ImGui::SetItemTooltip("%s; a comma-separated list sweeps it", field.help.c_str());
+    }
+}
+
 void SweepView::draw(ViewContext& ctx) {
     if (!m_initialised) {
         initFrom(ctx.form.config());
@@ -385,7 +443,7 @@ void SweepView::draw(ViewContext& ctx) {
     if (base.model.preset == "custom") {
         ImGui::Checkbox("custom (the Configure panel's dimensions)", &m_customModel);
     }
-    ImGui::SeparatorText("Contexts, precisions, modes, warmups, batches");
+    ImGui::SeparatorText("Lengths, precisions, modes and other lists");
     ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
     ImGui::InputText("context lengths", m_contexts, sizeof(m_contexts));
     checkboxRow(kPrecisions, m_precisions);
@@ -394,6 +452,7 @@ void SweepView::draw(ViewContext& ctx) {
     ImGui::InputText("warmup counts", m_warmups, sizeof(m_warmups));
     ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
     ImGui::InputText("batch sizes", m_batches, sizeof(m_batches));
+    drawValueLists();
     drawVariantTicks();
     ImGui::Checkbox("run after OOM", &m_runAfterOom);
     ImGui::SetItemTooltip("Also run configurations at least as large as one that ran out of "

@@ -2,9 +2,11 @@
 // runs (demo scripts start one through it).
 #pragma once
 
+#include "lmprof/engine/sweep.h"
 #include "lmprof/engine/sweep_driver.h"
 #include "view.h"
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,11 @@ private:
     char m_warmups[128] = "";
     // Per choice field (choiceFields(), config.h), its values ticked, index-aligned.
     std::vector<std::vector<char>> m_choices;
+    // Per plain field a sweep can list (ValueField::sweepAxis): its key and its list's text.
+    std::vector<std::pair<std::string, std::array<char, 128>>> m_valueLists;
+    void drawValueLists(); // an editable list per such field
+    // Each list parsed and checked into spec.values; false with `error` naming the field.
+    bool addValueLists(engine::SweepSpec& spec, std::string& error) const;
 };
 
 } // namespace lmprof::ui

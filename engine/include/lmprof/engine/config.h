@@ -256,9 +256,19 @@ struct ValueField {
     double step = 1.0; // Configure's +/- step for numbers
     // Runs that differ in it are different configurations (compare's key).
     bool inComparisonKey = false;
+    // A sweep may list its values (SweepSpec::values): lmprof-cli sweep's flag takes a list,
+    // the Sweep view an editable list. Whole-number fields only.
+    bool sweepAxis = false;
 
     bool isFlag() const { return std::holds_alternative<bool RunConfig::*>(member); }
     double number(const RunConfig& c) const;
+    // Its value as the tables and the CSV show it: a whole number in full, a flag "on"/"off".
+    std::string text(const RunConfig& c) const;
+    // Why `v` cannot be its value: outside what its member holds ("--threads 4294967297" is
+    // refused, not narrowed to 1) or outside its range. nullopt: set() may take it.
+    std::optional<std::string> valueError(int64_t v) const;
+    // Sets `c`'s member to `v` (a flag: v != 0); valueError(v) says whether it fits.
+    void set(RunConfig& c, int64_t v) const;
     // The reason `c`'s value is outside the range, or nullopt.
     std::optional<std::string> rangeError(const RunConfig& c) const;
 };

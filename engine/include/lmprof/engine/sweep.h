@@ -35,6 +35,10 @@ struct SweepSpec {
     // Execution variants swept (ChoiceField, config.h): a field's key and its values' names; a
     // field not listed keeps the base's value.
     std::vector<std::pair<std::string, std::vector<std::string>>> choices;
+    // Plain fields swept (ValueField::sweepAxis, config.h): a field's key and its values; a
+    // field not listed keeps the base's value.
+    using ValueList = std::pair<std::string, std::vector<int64_t>>;
+    std::vector<ValueList> values;
 };
 
 // Number of configurations expandSweep() returns: the product of the list sizes.
