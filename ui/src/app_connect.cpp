@@ -2,12 +2,14 @@
 // connects to an lmprof-cli serve, the switch between engines, and the menu bar's
 // indicator of the engine in use.
 
-#include "app_impl.h"
+#include "app_parts.h"
 #include "lmprof/engine/remote_protocol.h"
+#include "lmprof/engine/remote_session.h"
 #include "lmprof/engine/result_io.h"
 #include "theme.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <imgui.h>
 
@@ -15,27 +17,28 @@ namespace lmprof::ui {
 
 using namespace lmprof::engine;
 
-bool App::Impl::switchEngine(
+bool EngineSwitch::switchTo(
     const std::function<std::shared_ptr<SessionInterface>(int firstRunIndex)>& make) {
     // A remote engine that is not connected may be left while busy: its runs go on on the
     // server, which keeps them for the next client.
-    const EngineInfo info = session().info();
+    const EngineInfo info = m_ws.session().info();
     const bool leavable = info.remote && !info.connected;
-    if ((session().busy() && !leavable) || sweepView.running() || precisionLabView.busy()) {
-        status = "the engine is busy: wait for its run to finish, or cancel it, before "
-                 "switching";
-        statusIsError = true;
+    if ((m_ws.session().busy() && !leavable) || m_windows.sweep.running() ||
+        m_windows.precisionLab.busy()) {
+        m_ws.report("the engine is busy: wait for its run to finish, or cancel it, before "
+                    "switching",
+                    true);
         return false;
     }
     // Events the old engine published since the frame began go through the next frame.
-    for (auto& e : session().drain()) {
-        retiredEvents.push_back(std::move(e));
+    for (auto& e : m_ws.session().drain()) {
+        m_ws.retiredEvents.push_back(std::move(e));
     }
     int next = 0;
-    for (const auto& run : store.runs()) {
+    for (const auto& run : m_ws.store.runs()) {
         next = std::max(next, run.runIndex + 1);
     }
-    for (const auto& e : retiredEvents) {
+    for (const auto& e : m_ws.retiredEvents) {
         std::visit(
             [&](const auto& v) {
                 if constexpr (requires { v.runIndex; }) {
@@ -44,17 +47,22 @@ bool App::Impl::switchEngine(
             },
             e);
     }
-    activeEngine->setWaker({});
-    activeEngine = make(next);
-    activeEngine->setWaker(options.wake);
+    m_ws.activeEngine->setWaker({});
+    m_ws.activeEngine = make(next);
+    m_ws.activeEngine->setWaker(m_options.wake);
     return true;
 }
 
-void App::Impl::drawConnectDialog() {
-    ConnectDialog& d = connectDialog;
-    if (d.open) {
+void EngineSwitch::openDialog() {
+    m_open = true;
+    std::snprintf(m_address, sizeof(m_address), "%s", m_options.connectAddress.c_str());
+    std::snprintf(m_tokenFile, sizeof(m_tokenFile), "%s", m_options.connectTokenFile.c_str());
+}
+
+void EngineSwitch::drawDialog() {
+    if (m_open) {
         ImGui::OpenPopup("Connect to a server");
-        d.open = false;
+        m_open = false;
     }
     ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 34, 0), ImGuiCond_Appearing);
     if (!ImGui::BeginPopupModal("Connect to a server", nullptr, ImGuiWindowFlags_NoSavedSettings)) {
@@ -65,63 +73,62 @@ void App::Impl::drawConnectDialog() {
                        "with the server's token.");
     ImGui::Spacing();
     ImGui::PushItemWidth(-ImGui::GetFontSize() * 7);
-    ImGui::InputText("address", d.address, sizeof(d.address));
-    ImGui::InputText("token file", d.tokenFile, sizeof(d.tokenFile));
-    ImGui::InputText("or token", d.token, sizeof(d.token), ImGuiInputTextFlags_Password);
+    ImGui::InputText("address", m_address, sizeof(m_address));
+    ImGui::InputText("token file", m_tokenFile, sizeof(m_tokenFile));
+    ImGui::InputText("or token", m_token, sizeof(m_token), ImGuiInputTextFlags_Password);
     ImGui::PopItemWidth();
     ImGui::TextDisabled("The server prints its token file; the token is its first line.");
-    if (!d.error.empty()) {
+    if (!m_error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, palette().error);
-        ImGui::TextWrapped("%s", d.error.c_str());
+        ImGui::TextWrapped("%s", m_error.c_str());
         ImGui::PopStyleColor();
     }
     ImGui::Separator();
     if (ImGui::Button("Connect", ImVec2(ImGui::GetFontSize() * 6, 0))) {
         try {
-            const remote::Endpoint endpoint = remote::parseEndpoint(d.address, "address");
+            const remote::Endpoint endpoint = remote::parseEndpoint(m_address, "address");
             remote::ConnectOptions o;
             o.host = endpoint.host;
             o.port = endpoint.port;
-            o.token = d.token[0] ? std::string(d.token) : remote::readToken(d.tokenFile);
+            o.token = m_token[0] ? std::string(m_token) : remote::readToken(m_tokenFile);
             o.clientName = "lmprof " + toolInfo().version + " (window)";
-            if (switchEngine([&o](int first) {
+            if (switchTo([&o](int first) {
                     o.firstRunIndex = first;
                     return std::make_shared<remote::RemoteSession>(o);
                 })) {
-                options.connectAddress = d.address;
-                options.connectTokenFile = d.tokenFile;
-                status = "connecting to " + endpoint.text();
-                statusIsError = false;
-                d.error.clear();
+                m_options.connectAddress = m_address;
+                m_options.connectTokenFile = m_tokenFile;
+                m_ws.report("connecting to " + endpoint.text(), false);
+                m_error.clear();
                 ImGui::CloseCurrentPopup();
             } else {
-                d.error = status;
+                m_error = m_ws.status;
             }
         } catch (const std::exception& e) {
-            d.error = e.what();
+            m_error = e.what();
         }
     }
     ImGui::SameLine();
     if (ImGui::Button("Cancel", ImVec2(ImGui::GetFontSize() * 6, 0))) {
-        d.error.clear();
+        m_error.clear();
         ImGui::CloseCurrentPopup();
     }
     ImGui::EndPopup();
 }
 
-void App::Impl::drawEngineIndicator() {
-    const EngineInfo info = session().info();
+void EngineSwitch::drawIndicator(bool watchedRunEnded) const {
+    const EngineInfo info = m_ws.session().info();
     std::string text;
     ImVec4 color = ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled);
-    if (options.awaitWatchedRun && !info.connected) {
+    if (m_options.awaitWatchedRun && !info.connected) {
         // `lmprof -- python train.py`: the server is the script, which listens from its first
         // step and closes when its run ends; neither is a lost connection.
-        text = autorunAnswered ? "watched script: its run has ended"
+        text = watchedRunEnded ? "watched script: its run has ended"
                                : "watched script: waiting for its first step (" + info.where + ")";
-        color = autorunAnswered ? palette().ok : palette().live;
+        color = watchedRunEnded ? palette().ok : palette().live;
     } else if (!info.remote) {
         text = "engine: local";
-    } else if (options.awaitWatchedRun) {
+    } else if (m_options.awaitWatchedRun) {
         text = "watched script: " + info.where;
         color = palette().ok;
     } else if (info.connected) {

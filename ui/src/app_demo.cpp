@@ -2,7 +2,7 @@
 // (--demo, docs/DEMO.md) played one step per frame or more, on App's clock (the wall
 // clock, or the recording's frames / fps), and its caption banner.
 
-#include "app_impl.h"
+#include "app_parts.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/sweep.h"
 #include "theme.h"
@@ -14,109 +14,109 @@ namespace lmprof::ui {
 
 using namespace lmprof::engine;
 
-void App::Impl::openAtLaunch() {
+void App::Parts::openAtLaunch() {
     if (options.openFiles.empty()) {
         return;
     }
     ViewContext ctx = context();
-    const size_t before = store.runs().size();
+    const size_t before = ws.store.runs().size();
     std::string problems;
     for (const std::string& path : options.openFiles) {
-        filesView.open(ctx, path);
-        if (statusIsError) {
-            std::fprintf(stderr, "lmprof: --open: %s\n", status.c_str());
-            problems += (problems.empty() ? "" : "; ") + status;
+        windows.files.open(ctx, path);
+        if (ws.statusIsError) {
+            std::fprintf(stderr, "lmprof: --open: %s\n", ws.status.c_str());
+            problems += (problems.empty() ? "" : "; ") + ws.status;
         }
     }
     // Every run opened is selected, overlaid in the charts.
-    const size_t opened = store.runs().size() - before;
-    store.selectLast(opened);
+    const size_t opened = ws.store.runs().size() - before;
+    ws.store.selectLast(opened);
     ctx.report(problems.empty() ? "opened " + std::to_string(opened) + " run(s), shown together"
                                 : problems,
                !problems.empty());
 }
 
-void App::Impl::checkDemoTargets() {
-    if (!options.demo) {
+void DemoPlayer::checkTargets() {
+    if (!m_options.demo) {
         return;
     }
-    for (size_t i = 0; i < options.demo->steps.size() && !demoFailed; ++i) {
-        const DemoStep& step = options.demo->steps[i];
+    for (size_t i = 0; i < m_options.demo->steps.size() && !m_failed; ++i) {
+        const DemoStep& step = m_options.demo->steps[i];
         const std::string where = "steps[" + std::to_string(i) + "]";
-        if (step.kind == DemoStep::Kind::Show && !isWindow(step.target)) {
-            failDemo(where + ".window",
-                     "'" + step.target + "' is not a window (" + windowTitles() + ")");
-        } else if (step.kind == DemoStep::Kind::SaveChart && !findChart(step.target)) {
-            failDemo(where + ".chart",
-                     "'" + step.target + "' is not a chart (" + chartNames() + ")");
+        if (step.kind == DemoStep::Kind::Show && !m_windows.isWindow(step.target)) {
+            fail(where + ".window",
+                 "'" + step.target + "' is not a window (" + m_windows.windowTitles() + ")");
+        } else if (step.kind == DemoStep::Kind::SaveChart && !m_windows.findChart(step.target)) {
+            fail(where + ".chart",
+                 "'" + step.target + "' is not a chart (" + m_windows.chartNames() + ")");
         }
     }
 }
 
-void App::Impl::failDemo(const std::string& where, const std::string& why) {
-    demoFailed = true;
-    status = "demo stopped at " + where + ": " + why;
-    statusIsError = true;
-    std::fprintf(stderr, "lmprof: --demo: %s\n", status.c_str());
+void DemoPlayer::fail(const std::string& where, const std::string& why) {
+    m_failed = true;
+    m_ws.status = "demo stopped at " + where + ": " + why;
+    m_ws.statusIsError = true;
+    std::fprintf(stderr, "lmprof: --demo: %s\n", m_ws.status.c_str());
 }
 
-void App::Impl::playDemo() {
+void DemoPlayer::play() {
     // Instant steps (configure, select, ...) run back to back in one frame; a step that
     // waits returns false and is asked again next frame.
-    while (demoPlaying()) {
-        const DemoStep& step = options.demo->steps[demoStep];
-        const bool firstFrame = demoStepStartS < 0.0;
+    while (playing()) {
+        const DemoStep& step = m_options.demo->steps[m_step];
+        const bool firstFrame = m_stepStartS < 0.0;
         if (firstFrame) {
-            demoStepStartS = clockS;
+            m_stepStartS = clockS;
         }
-        const std::string where = "steps[" + std::to_string(demoStep) + "]";
+        const std::string where = "steps[" + std::to_string(m_step) + "]";
         if (!playStep(step, where, firstFrame)) {
             return;
         }
-        ++demoStep;
-        demoStepStartS = -1.0;
+        ++m_step;
+        m_stepStartS = -1.0;
     }
 }
 
 // The form's configuration with the step's patch, validated; nullopt after failing the demo.
-std::optional<RunConfig> App::Impl::demoConfig(const DemoStep& step, const std::string& where) {
+std::optional<RunConfig> DemoPlayer::demoConfig(const DemoStep& step, const std::string& where) {
     try {
         RunConfig c = step.patch.empty()
-                          ? form.config()
-                          : patchConfig(form.config(), step.patch, where + ".config");
+                          ? m_ws.form.config()
+                          : patchConfig(m_ws.form.config(), step.patch, where + ".config");
         if (const auto errors = validate(c); !errors.empty()) {
-            failDemo(where + ".config", errors.front().message());
+            fail(where + ".config", errors.front().message());
             return std::nullopt;
         }
         return c;
     } catch (const std::exception& e) {
-        failDemo(where, e.what());
+        fail(where, e.what());
         return std::nullopt;
     }
 }
 
-bool App::Impl::playRun(ViewContext& ctx, const DemoStep& step, const std::string& where) {
+bool DemoPlayer::playRun(ViewContext& ctx, const DemoStep& step, const std::string& where) {
     const auto c = demoConfig(step, where);
     if (!c) {
         return true;
     }
-    form.config() = *c;
-    if (session().busy()) {
+    m_ws.form.config() = *c;
+    if (m_ws.session().busy()) {
         return false; // the Run button waits for the previous run too
     }
-    demoRunIndex = submitRun(ctx, *c);
-    if (demoRunIndex < 0) {
-        failDemo(where, status);
+    m_runIndex = submitRun(ctx, *c);
+    if (m_runIndex < 0) {
+        fail(where, m_ws.status);
     }
     return true;
 }
 
-bool App::Impl::playSweep(ViewContext& ctx, const DemoStep& step, const std::string& where) {
-    if (session().busy() || sweepView.running()) {
+bool DemoPlayer::playSweep(ViewContext& ctx, const DemoStep& step, const std::string& where) {
+    if (m_ws.session().busy() || m_windows.sweep.running()) {
         return false;
     }
     SweepSpec spec;
-    spec.base = form.config();
+    spec.base = m_ws.form.config();
     for (const std::string& name : step.models) {
         spec.models.push_back(*pickPreset(spec.base.model, name));
     }
@@ -132,45 +132,45 @@ bool App::Impl::playSweep(ViewContext& ctx, const DemoStep& step, const std::str
     std::vector<RunConfig> configs = expandSweep(spec);
     for (const RunConfig& c : configs) {
         if (const auto errors = validate(c); !errors.empty()) {
-            failDemo(where, runLabel(c) + ": " + errors.front().message());
+            fail(where, runLabel(c) + ": " + errors.front().message());
             return true;
         }
     }
-    sweepView.start(ctx, std::move(configs));
+    m_windows.sweep.start(ctx, std::move(configs));
     return true;
 }
 
-bool App::Impl::playWait(const DemoStep& step, const std::string& where, double elapsed) {
+bool DemoPlayer::playWait(const DemoStep& step, const std::string& where, double elapsed) {
     bool done = false;
     if (step.target == "run") {
         // A run step came before (parseDemoScript checks it) and started, or the demo
-        // stopped there: demoRunIndex is the run's.
-        const RunView* v = store.findBySessionIndex(demoRunIndex);
+        // stopped there: m_runIndex is the run's.
+        const RunView* v = m_ws.store.findBySessionIndex(m_runIndex);
         done = v && v->finished;
     } else if (step.target == "open") {
-        done = !filesView.opening();
+        done = !m_windows.files.opening();
     } else if (step.target == "study") {
-        done = !studyView.busy();
-        if (done && !studyView.message().empty()) {
-            failDemo(where, "the study stopped: " + studyView.message());
+        done = !m_windows.study.busy();
+        if (done && !m_windows.study.message().empty()) {
+            fail(where, "the study stopped: " + m_windows.study.message());
             return true;
         }
     } else {
-        done = !sweepView.running() && !session().busy();
+        done = !m_windows.sweep.running() && !m_ws.session().busy();
     }
     if (!done && elapsed > step.seconds) {
-        failDemo(where, "still waiting after " + formatFixed(step.seconds, 0) + " s");
+        fail(where, "still waiting after " + formatFixed(step.seconds, 0) + " s");
         return true;
     }
     return done;
 }
 
-void App::Impl::playSelect(const DemoStep& step, const std::string& where) {
-    const int count = static_cast<int>(store.runs().size());
+void DemoPlayer::playSelect(const DemoStep& step, const std::string& where) {
+    const int count = static_cast<int>(m_ws.store.runs().size());
     std::vector<int> chosen;
     if (step.last > 0) {
         if (step.last > count) {
-            failDemo(where + ".last", "there are " + std::to_string(count) + " run(s)");
+            fail(where + ".last", "there are " + std::to_string(count) + " run(s)");
             return;
         }
         for (int i = count - step.last; i < count; ++i) {
@@ -179,40 +179,40 @@ void App::Impl::playSelect(const DemoStep& step, const std::string& where) {
     }
     for (int number : step.runs) {
         if (number > count) {
-            failDemo(where + ".runs", "there is no run " + std::to_string(number) + " (" +
-                                          std::to_string(count) + " run(s))");
+            fail(where + ".runs", "there is no run " + std::to_string(number) + " (" +
+                                      std::to_string(count) + " run(s))");
             return;
         }
         chosen.push_back(number - 1);
     }
-    store.selection() = chosen;
+    m_ws.store.selection() = chosen;
 }
 
-bool App::Impl::playSaveChart(const DemoStep& step, const std::string& where, bool firstFrame) {
+bool DemoPlayer::playSaveChart(const DemoStep& step, const std::string& where, bool firstFrame) {
     if (firstFrame) {
-        PngRequest request = exportRequest(step.target, step.path);
+        PngRequest request = m_exports.request(step.target, step.path);
         request.origin = PngRequest::Origin::Demo;
-        demoExportError.clear();
-        pngRequests.push_back(request);
+        m_exports.demoError.clear();
+        m_exports.requests.push_back(request);
         return false;
     }
-    if (!pngRequests.empty()) {
+    if (!m_exports.requests.empty()) {
         return false;
     }
-    if (!demoExportError.empty()) {
-        failDemo(where, demoExportError);
+    if (!m_exports.demoError.empty()) {
+        fail(where, m_exports.demoError);
     }
     return true;
 }
 
-bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool firstFrame) {
+bool DemoPlayer::playStep(const DemoStep& step, const std::string& where, bool firstFrame) {
     using Kind = DemoStep::Kind;
-    ViewContext ctx = context();
-    const double elapsed = clockS - demoStepStartS;
+    ViewContext ctx = m_context();
+    const double elapsed = clockS - m_stepStartS;
     switch (step.kind) {
     case Kind::Configure:
         if (const auto c = demoConfig(step, where)) {
-            form.config() = *c;
+            m_ws.form.config() = *c;
             ctx.report("configured " + runLabel(*c), false);
         }
         return true;
@@ -238,55 +238,55 @@ bool App::Impl::playStep(const DemoStep& step, const std::string& where, bool fi
     case Kind::SaveChart:
         return playSaveChart(step, where, firstFrame);
     case Kind::Caption:
-        caption = step.text;
+        m_caption = step.text;
         return true;
     case Kind::Screenshot:
         // Taken after this frame renders (afterRender), before the next step.
         if (firstFrame) {
-            screenshotPath = step.path;
-            screenshotRequested = true;
+            m_screenshot.path = step.path;
+            m_screenshot.requested = true;
             return false;
         }
-        return !screenshotRequested;
+        return !m_screenshot.requested;
     case Kind::Layout:
         try {
-            writeLayoutReport(step.path);
+            m_windows.writeLayoutReport(step.path);
         } catch (const std::exception& e) {
-            failDemo(where, e.what());
+            fail(where, e.what());
         }
         return true;
     case Kind::Theme:
-        themeOverride = step.target == "dark";
-        applyTheme(*themeOverride, ImGui::GetStyle().FontScaleDpi);
+        m_ws.themeOverride = step.target == "dark";
+        applyTheme(*m_ws.themeOverride, ImGui::GetStyle().FontScaleDpi);
         return true;
     case Kind::Open:
-        if (filesView.opening()) {
+        if (m_windows.files.opening()) {
             return false; // one file at a time, as the menu
         }
-        filesView.openInBackground(ctx, step.path);
+        m_windows.files.openInBackground(ctx, step.path);
         return true;
     case Kind::Study:
-        if (session().busy() || sweepView.running() || studyView.busy()) {
+        if (m_ws.session().busy() || m_windows.sweep.running() || m_windows.study.busy()) {
             return false; // as the Plan button, it waits for the engine
         }
-        studyView.start(ctx, step.target, step.text);
-        if (!studyView.busy()) {
-            failDemo(where, studyView.message());
+        m_windows.study.start(ctx, step.target, step.text);
+        if (!m_windows.study.busy()) {
+            fail(where, m_windows.study.message());
         }
         return true;
     }
     return true;
 }
 
-void App::Impl::drawCaption() {
-    if (caption.empty()) {
+void DemoPlayer::drawCaption() const {
+    if (m_caption.empty()) {
         return;
     }
     // A banner across the bottom of the window, above everything, for recorded demos.
     const ImGuiViewport* vp = ImGui::GetMainViewport();
     const float pad = ImGui::GetFontSize() * 0.8f;
     const float wrap = vp->WorkSize.x * 0.7f;
-    const ImVec2 size = ImGui::CalcTextSize(caption.c_str(), nullptr, false, wrap);
+    const ImVec2 size = ImGui::CalcTextSize(m_caption.c_str(), nullptr, false, wrap);
     const ImVec2 box(size.x + 2 * pad, size.y + 2 * pad);
     const ImVec2 at(vp->WorkPos.x + (vp->WorkSize.x - box.x) / 2.0f,
                     vp->WorkPos.y + vp->WorkSize.y - box.y - pad * 2.0f);
@@ -294,7 +294,7 @@ void App::Impl::drawCaption() {
     draw->AddRectFilled(at, ImVec2(at.x + box.x, at.y + box.y), IM_COL32(20, 20, 28, 225),
                         pad * 0.6f);
     draw->AddText(nullptr, 0.0f, ImVec2(at.x + pad, at.y + pad), IM_COL32(255, 255, 255, 255),
-                  caption.c_str(), nullptr, wrap);
+                  m_caption.c_str(), nullptr, wrap);
 }
 
 } // namespace lmprof::ui

@@ -2,7 +2,8 @@
 // window's keyboard shortcuts: Ctrl+Enter runs the Configure form, Escape cancels the run,
 // Ctrl+O opens, Ctrl+S saves, F12 takes a screenshot, Ctrl+Q quits.
 
-#include "app_impl.h"
+#include "app_parts.h"
+#include "lmprof/engine/session.h"
 
 #include <GL/gl.h>
 #include <ImFileDialog/ImFileDialog.h>
@@ -73,30 +74,30 @@ std::vector<fs::path> pastStudies(const fs::path& studies) {
 
 } // namespace
 
-void App::Impl::openFileDialog() {
+void FileMenu::openFileDialog() {
     giveFileDialogTextures();
     ifd::FileDialog::Instance().Open(kOpenDialog, "Open result sets", kResultFilter, true,
-                                     startingFolder(settings));
+                                     startingFolder(m_ws.settings));
 }
 
-void App::Impl::saveAsDialog() {
+void FileMenu::saveAsDialog() {
     giveFileDialogTextures();
     ifd::FileDialog::Instance().Save(kSaveDialog, "Save the finished runs as",
-                                     "Result set (*.json){.json}", startingFolder(settings));
+                                     "Result set (*.json){.json}", startingFolder(m_ws.settings));
 }
 
-void App::Impl::drawFileMenu() {
-    ViewContext ctx = context();
-    const bool anyFinished = std::any_of(store.runs().begin(), store.runs().end(),
+void FileMenu::drawMenu() {
+    ViewContext ctx = m_context();
+    const bool anyFinished = std::any_of(m_ws.store.runs().begin(), m_ws.store.runs().end(),
                                          [](const RunView& v) { return v.finished; });
     if (ImGui::MenuItem("Open...", "Ctrl+O")) {
         openFileDialog();
     }
-    if (ImGui::BeginMenu("Open recent", !settings.recentFiles.empty())) {
-        const std::vector<std::string> recent = settings.recentFiles; // open() reorders it
+    if (ImGui::BeginMenu("Open recent", !m_ws.settings.recentFiles.empty())) {
+        const std::vector<std::string> recent = m_ws.settings.recentFiles; // open() reorders it
         for (const std::string& path : recent) {
             if (ImGui::MenuItem(path.c_str())) {
-                filesView.openInBackground(ctx, path);
+                m_windows.files.openInBackground(ctx, path);
             }
         }
         ImGui::EndMenu();
@@ -106,8 +107,8 @@ void App::Impl::drawFileMenu() {
         for (size_t i = 0; i < studies.size() && i < kStudiesListed; ++i) {
             const bool reported = fs::exists(studies[i] / "report.md");
             if (ImGui::MenuItem(studies[i].filename().c_str(), reported ? "report" : "unfinished",
-                                false, !studyView.busy())) {
-                studyView.openFolder(ctx, studies[i]);
+                                false, !m_windows.study.busy())) {
+                m_windows.study.openFolder(ctx, studies[i]);
                 ImGui::SetWindowFocus(StudyView::kTitle);
             }
         }
@@ -115,28 +116,24 @@ void App::Impl::drawFileMenu() {
         ImGui::EndMenu();
     }
     ImGui::Separator();
-    const std::string saveLabel = "Save to " + fs::path(settings.savePath).filename().string();
+    const std::string saveLabel = "Save to " + fs::path(m_ws.settings.savePath).filename().string();
     if (ImGui::MenuItem(saveLabel.c_str(), "Ctrl+S", false, anyFinished)) {
-        filesView.requestSave(ctx, settings.savePath);
+        m_windows.files.requestSave(ctx, m_ws.settings.savePath);
     }
     if (ImGui::MenuItem("Save as...", nullptr, false, anyFinished)) {
         saveAsDialog();
     }
     if (ImGui::MenuItem("Screenshot", "F12")) {
-        screenshotRequested = true;
+        m_screenshot.requested = true;
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Connect...")) {
-        connectDialog.open = true;
-        std::snprintf(connectDialog.address, sizeof(connectDialog.address), "%s",
-                      options.connectAddress.c_str());
-        std::snprintf(connectDialog.tokenFile, sizeof(connectDialog.tokenFile), "%s",
-                      options.connectTokenFile.c_str());
+        m_engines.openDialog();
     }
-    if (ImGui::MenuItem("Use the local engine", nullptr, false, session().info().remote)) {
-        if (switchEngine([](int first) { return std::make_shared<engine::Session>(first); })) {
-            status = "driving the local engine";
-            statusIsError = false;
+    if (ImGui::MenuItem("Use the local engine", nullptr, false, m_ws.session().info().remote)) {
+        if (m_engines.switchTo(
+                [](int first) { return std::make_shared<engine::Session>(first); })) {
+            m_ws.report("driving the local engine", false);
         }
     }
     ImGui::Separator();
@@ -145,17 +142,17 @@ void App::Impl::drawFileMenu() {
     }
 }
 
-void App::Impl::drawFileDialogs() {
+void FileMenu::drawDialogs() {
     auto& dialog = ifd::FileDialog::Instance();
     if (dialog.IsDone(kOpenDialog)) {
         if (dialog.HasResult()) {
-            ViewContext ctx = context();
+            ViewContext ctx = m_context();
             const auto picked = dialog.GetResults();
             if (picked.size() == 1) { // read while the window goes on
-                filesView.openInBackground(ctx, picked.front().string());
+                m_windows.files.openInBackground(ctx, picked.front().string());
             } else { // several, one after another
                 for (const fs::path& path : picked) {
-                    filesView.open(ctx, path.string());
+                    m_windows.files.open(ctx, path.string());
                 }
             }
         }
@@ -167,17 +164,17 @@ void App::Impl::drawFileDialogs() {
             if (path.extension().empty()) {
                 path += ".json";
             }
-            ViewContext ctx = context();
-            filesView.requestSave(ctx, path.string());
+            ViewContext ctx = m_context();
+            m_windows.files.requestSave(ctx, path.string());
         }
         dialog.Close();
     }
 }
 
-void App::Impl::handleShortcuts() {
+void FileMenu::handleShortcuts() {
     const ImGuiInputFlags global = ImGuiInputFlags_RouteGlobal;
     if (ImGui::Shortcut(ImGuiKey_F12, global)) {
-        screenshotRequested = true;
+        m_screenshot.requested = true;
     }
     // Not while a modal asks something, nor while a text field takes the keys.
     if (ImGui::IsPopupOpen("", ImGuiPopupFlags_AnyPopupId) || ImGui::GetIO().WantTextInput) {
@@ -187,8 +184,8 @@ void App::Impl::handleShortcuts() {
         openFileDialog();
     }
     if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_S, global)) {
-        ViewContext ctx = context();
-        filesView.requestSave(ctx, settings.savePath);
+        ViewContext ctx = m_context();
+        m_windows.files.requestSave(ctx, m_ws.settings.savePath);
     }
     if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_Q, global)) {
         quitRequested = true;
@@ -196,17 +193,17 @@ void App::Impl::handleShortcuts() {
     if (ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_Enter, global) ||
         ImGui::Shortcut(ImGuiMod_Ctrl | ImGuiKey_KeypadEnter, global)) {
         // As Configure's Run button: a valid form, an idle engine.
-        ViewContext ctx = context();
-        if (const auto errors = form.errors(); !errors.empty()) {
+        ViewContext ctx = m_context();
+        if (const auto errors = m_ws.form.errors(); !errors.empty()) {
             ctx.report("not run: " + errors.begin()->first + ": " + errors.begin()->second, true);
-        } else if (session().busy()) {
+        } else if (m_ws.session().busy()) {
             ctx.report("not run: the engine is busy (Escape cancels its run)", true);
         } else {
-            submitRun(ctx, form.config());
+            submitRun(ctx, m_ws.form.config());
         }
     }
-    if (ImGui::Shortcut(ImGuiKey_Escape, global) && session().busy()) {
-        ViewContext ctx = context();
+    if (ImGui::Shortcut(ImGuiKey_Escape, global) && m_ws.session().busy()) {
+        ViewContext ctx = m_context();
         cancelRun(ctx);
     }
 }

@@ -1,7 +1,7 @@
 // The scripted side of App: tracking the --autorun run, --export-plots and PNG requests
 // (Save PNG, F12, --screenshot) taken after a frame is rendered, and --frame-stats.
 
-#include "app_impl.h"
+#include "app_parts.h"
 #include "lmprof/engine/file_io.h"
 #include "lmprof/engine/result_io.h"
 #include "views/plot_helpers.h"
@@ -31,29 +31,7 @@ std::string runsLabel(const std::vector<RunView*>& runs) {
 
 } // namespace
 
-const Chart* App::Impl::findChart(const std::string& stem) const {
-    // A telemetry chart's own "Save PNG" exports the linked charts together.
-    const bool telemetryPart = stem == "telemetry-step-time" || stem == "telemetry-cpu" ||
-                               stem == "telemetry-clocks" || stem == "telemetry-power";
-    const std::string name = telemetryPart ? "telemetry" : stem;
-    for (const Chart& c : charts) {
-        if (name == c.name) {
-            return &c;
-        }
-    }
-    return nullptr;
-}
-
-std::string App::Impl::chartNames() const {
-    std::string names;
-    for (const Chart& c : charts) {
-        names += (names.empty() ? "" : ", ") + std::string(c.name);
-    }
-    return names;
-}
-
-bool App::Impl::exportChart(const Chart& chart, const PngRequest& request) {
-    ViewContext ctx = context();
+bool ChartExports::save(const Chart& chart, const PngRequest& request, ViewContext& ctx) {
     const auto runs = ctx.selectedRuns();
     const std::filesystem::path path = std::filesystem::absolute(
         !request.path.empty()
@@ -61,34 +39,33 @@ bool App::Impl::exportChart(const Chart& chart, const PngRequest& request) {
             : std::filesystem::path(std::string(chart.name) + "-" + runsLabel(runs) + "-" +
                                     engine::localNowForFileName() + ".png"));
     try {
-        if (!offscreen) {
-            offscreen = std::make_unique<OffscreenCharts>(darkTheme(), options.fontScale);
+        if (!m_offscreen) {
+            m_offscreen = std::make_unique<OffscreenCharts>(m_ws.darkTheme(), m_options.fontScale);
         }
         const plot::ExportScope exporting; // axes show what the window shows
-        offscreen->render(path, static_cast<int>(request.width), static_cast<int>(request.height),
-                          darkTheme(), chart.title, chartRunsLine(runs), [&] { chart.draw(ctx); });
-        status = "chart saved to " + path.string();
-        statusIsError = false;
+        m_offscreen->render(path, static_cast<int>(request.width), static_cast<int>(request.height),
+                            m_ws.darkTheme(), chart.title, chartRunsLine(runs),
+                            [&] { chart.draw(ctx); });
+        m_ws.report("chart saved to " + path.string(), false);
         return true;
     } catch (const std::exception& e) {
-        status = e.what();
-        statusIsError = true;
+        m_ws.report(e.what(), true);
         std::fprintf(stderr, "lmprof: %s\n", e.what());
         return false;
     }
 }
 
-void App::Impl::trackAutorun() {
-    if (autorunIndex < 0 || autorunAnswered) {
+void Autorun::track(RunStore& store) {
+    if (index < 0 || answered) {
         return;
     }
-    if (const RunView* v = store.findBySessionIndex(autorunIndex); v && v->finished) {
-        autorunAnswered = true;
-        autorunOk = v->result.status == RunStatus::Ok; // the status line says it (frame())
+    if (const RunView* v = store.findBySessionIndex(index); v && v->finished) {
+        answered = true;
+        ok = v->result.status == RunStatus::Ok; // the status line says it (frame())
     }
 }
 
-PngRequest App::Impl::exportRequest(const std::string& stem, std::string path) const {
+PngRequest ChartExports::request(const std::string& stem, std::string path) const {
     // The size asked for; else the chart's size on screen; else a default for a chart never
     // drawn (its window behind another tab since launch).
     const auto drawn = plotRects.find(stem);
@@ -96,61 +73,70 @@ PngRequest App::Impl::exportRequest(const std::string& stem, std::string path) c
     request.fileStem = stem;
     request.path = std::move(path);
     request.framesToWait = 1;
-    request.width = options.exportWidth > 0    ? static_cast<float>(options.exportWidth)
+    request.width = m_options.exportWidth > 0  ? static_cast<float>(m_options.exportWidth)
                     : drawn != plotRects.end() ? drawn->second.width
                                                : 1200.0f;
-    request.height = options.exportHeight > 0   ? static_cast<float>(options.exportHeight)
+    request.height = m_options.exportHeight > 0 ? static_cast<float>(m_options.exportHeight)
                      : drawn != plotRects.end() ? drawn->second.height
                                                 : 700.0f;
     return request;
 }
 
-void App::Impl::queueExports() {
-    exportsQueued = true;
-    ViewContext ctx = context();
+void ChartExports::queue(ViewContext& ctx, const WindowSet& windows) {
+    queued = true;
     const auto runs = ctx.selectedRuns();
-    for (const std::string& stem : options.exportPlots) {
-        if (!findChart(stem)) {
+    for (const std::string& stem : m_options.exportPlots) {
+        if (!windows.findChart(stem)) {
             std::fprintf(stderr, "lmprof: --export-plots: '%s' is not a chart (%s)\n", stem.c_str(),
-                         chartNames().c_str());
-            exportsOk = false;
+                         windows.chartNames().c_str());
+            ok = false;
             continue;
         }
-        PngRequest request = exportRequest(
-            stem, (options.exportDir / (stem + "-" + runsLabel(runs) + ".png")).string());
-        request.origin = PngRequest::Origin::ExportPlots;
-        pngRequests.push_back(request);
+        PngRequest asked =
+            request(stem, (m_options.exportDir / (stem + "-" + runsLabel(runs) + ".png")).string());
+        asked.origin = PngRequest::Origin::ExportPlots;
+        requests.push_back(asked);
     }
 }
 
+void ChartExports::drawStudyCharts(const engine::ResultSet& set,
+                                   const std::vector<engine::StudyChart>& charts,
+                                   const std::filesystem::path& dir) {
+    if (!m_studyOffscreen) {
+        m_studyOffscreen = std::make_unique<OffscreenCharts>(false, 1.0f);
+    }
+    ui::drawStudyCharts(*m_studyOffscreen, set, charts, dir);
+}
+
 bool App::pngPending() const {
-    return !m_impl->pngRequests.empty() ||
-           (!m_impl->options.exportPlots.empty() && !m_impl->exportsQueued);
+    return !m_parts->exports.requests.empty() ||
+           (!m_parts->options.exportPlots.empty() && !m_parts->exports.queued);
 }
 
 bool App::animating() const {
-    const Impl& s = *m_impl;
-    return s.session().busy() || s.sweepView.running() || !autorunSettled() || pngPending() ||
-           s.demoPlaying() || s.screenshotRequested ||
+    const Parts& s = *m_parts;
+    return s.ws.session().busy() || s.windows.sweep.running() || !autorunSettled() ||
+           pngPending() || s.demo.playing() || s.screenshot.requested ||
            s.frameNumber < static_cast<int>(s.options.showWindows.size()) + kSettleFrames;
 }
 
 bool App::cpuRunStreaming() const {
-    const RunView* active = m_impl->store.active();
+    const RunView* active = m_parts->ws.store.active();
     // A remote engine's CPU is another machine's: drawing takes nothing from its run.
-    return active && active->result.resolvedDevice == "cpu" && !m_impl->session().info().remote;
+    return active && active->result.resolvedDevice == "cpu" && !m_parts->ws.session().info().remote;
 }
 
 bool App::exportsSucceeded() const {
-    return m_impl->exportsOk;
+    return m_parts->exports.ok;
 }
 
 bool App::quitRequested() const {
-    return m_impl->quitRequested;
+    return m_parts->fileMenu.quitRequested;
 }
 
 void App::afterRender(int fbWidth, int fbHeight) {
-    auto& requests = m_impl->pngRequests;
+    Parts& s = *m_parts;
+    auto& requests = s.exports.requests;
     const ImGuiIO& io = ImGui::GetIO();
     const float scaleX = io.DisplaySize.x > 0 ? fbWidth / io.DisplaySize.x : 1.0f;
     const float scaleY = io.DisplaySize.y > 0 ? fbHeight / io.DisplaySize.y : 1.0f;
@@ -159,18 +145,19 @@ void App::afterRender(int fbWidth, int fbHeight) {
             ++it;
             continue;
         }
-        if (const Chart* chart = m_impl->findChart(it->fileStem)) {
+        if (const Chart* chart = s.windows.findChart(it->fileStem)) {
             // Asked from one part of a chart (a telemetry row): the whole chart's size.
-            const auto whole = m_impl->plotRects.find(chart->name);
-            if (it->fileStem != chart->name && whole != m_impl->plotRects.end()) {
+            const auto whole = s.exports.plotRects.find(chart->name);
+            if (it->fileStem != chart->name && whole != s.exports.plotRects.end()) {
                 it->width = whole->second.width;
                 it->height = whole->second.height;
             }
-            const bool ok = m_impl->exportChart(*chart, *it);
+            ViewContext ctx = s.context();
+            const bool ok = s.exports.save(*chart, *it, ctx);
             if (!ok && it->origin == PngRequest::Origin::ExportPlots) {
-                m_impl->exportsOk = false;
+                s.exports.ok = false;
             } else if (!ok && it->origin == PngRequest::Origin::Demo) {
-                m_impl->demoExportError = m_impl->status;
+                s.exports.demoError = s.ws.status;
             }
             it = requests.erase(it);
             continue;
@@ -193,10 +180,10 @@ void App::afterRender(int fbWidth, int fbHeight) {
         }
         it = requests.erase(it);
     }
-    if (std::exchange(m_impl->screenshotRequested, false)) {
+    if (std::exchange(s.screenshot.requested, false)) {
         const std::filesystem::path path = std::filesystem::absolute(
-            !m_impl->screenshotPath.empty()
-                ? std::exchange(m_impl->screenshotPath, {})
+            !s.screenshot.path.empty()
+                ? std::exchange(s.screenshot.path, {})
                 : std::filesystem::path("lmprof-screenshot-" + engine::localNowForFileName() +
                                         ".png"));
         try {
@@ -212,44 +199,46 @@ bool App::autorunSettled() const {
     // Settled once its last frames drew the same layout (a view grown for the finished run
     // has given its neighbours back what their plots need), or, should the layout never
     // come to rest, after kLayoutPatienceFrames.
-    const Impl& s = *m_impl;
-    return !s.options.autorun || (s.autorunAnswered && s.framesSinceAnswer >= kSettleFrames &&
-                                  (s.framesSinceLayoutMove >= kSettleFrames ||
-                                   s.framesSinceAnswer >= kLayoutPatienceFrames));
+    const Parts& s = *m_parts;
+    const Autorun& a = s.autorun;
+    return !s.options.autorun || (a.answered && a.framesSinceAnswer >= kSettleFrames &&
+                                  (s.windows.framesSinceLayoutMove() >= kSettleFrames ||
+                                   a.framesSinceAnswer >= kLayoutPatienceFrames));
 }
 
 bool App::autorunSucceeded() const {
-    return m_impl->autorunOk;
+    return m_parts->autorun.ok;
 }
 
 void App::recordFrameTime(double uiMs, double ms) {
     size_t held = 0;
-    for (const auto& r : m_impl->store.runs()) {
+    RunStore& store = m_parts->ws.store;
+    for (const auto& r : store.runs()) {
         held += r.result.steps.size();
     }
-    m_impl->frames.push_back(
-        {uiMs, ms, held, m_impl->store.active() != nullptr, m_impl->store.selection().size()});
+    FrameStats& stats = m_parts->frameStats;
+    stats.frames.push_back({uiMs, ms, held, store.active() != nullptr, store.selection().size()});
     // The frame that drew them is on screen now.
     const int64_t now = engine::steadyNowNs();
-    for (int64_t published : m_impl->stepsPublishedNs) {
-        m_impl->stepLatencyMs.push_back(static_cast<double>(now - published) / 1e6);
+    for (int64_t published : stats.stepsPublishedNs) {
+        stats.stepLatencyMs.push_back(static_cast<double>(now - published) / 1e6);
     }
-    m_impl->stepsPublishedNs.clear();
+    stats.stepsPublishedNs.clear();
 }
 
 void App::writeFrameStats(const std::filesystem::path& path) const {
     nlohmann::json frames = nlohmann::json::array();
-    for (const auto& f : m_impl->frames) {
+    for (const auto& f : m_parts->frameStats.frames) {
         frames.push_back({{"ui_ms", f.uiMs},
                           {"ms", f.ms},
                           {"steps_held", f.stepsHeld},
                           {"running", f.running},
                           {"selected", f.selected}});
     }
-    writeFileAtomic(
-        path,
-        nlohmann::json{{"frames", frames}, {"step_latency_ms", m_impl->stepLatencyMs}}.dump() +
-            "\n");
+    writeFileAtomic(path, nlohmann::json{{"frames", frames},
+                                         {"step_latency_ms", m_parts->frameStats.stepLatencyMs}}
+                                  .dump() +
+                              "\n");
 }
 
 } // namespace lmprof::ui

@@ -1,6 +1,7 @@
-// The lmprof window's contents: owns the engine Session, the RunStore and the views, and
-// draws one frame at a time. Platform setup (GLFW, OpenGL, the ImGui/ImPlot contexts)
-// stays in app/main.cpp; this class only needs a current ImGui frame.
+// The lmprof window's contents: owns the engine, the runs, the views and the rest of its
+// parts (ui/src/app_parts.h), and draws one frame at a time. Platform setup (GLFW, OpenGL,
+// the ImGui/ImPlot contexts) stays in app/main.cpp; this class only needs a current ImGui
+// frame.
 #pragma once
 
 #include "lmprof/engine/config.h"
@@ -131,8 +132,8 @@ public:
     bool demoSucceeded() const;
 
 private:
-    struct Impl;
-    std::unique_ptr<Impl> m_impl;
+    struct Parts; // its parts, each with its own state (app_parts.h)
+    std::unique_ptr<Parts> m_parts;
 };
 
 // Pixels read from OpenGL (RGBA, bottom row first) as a PNG at `path`, written atomically

@@ -1,6 +1,7 @@
-// A demo script (docs/DEMO.md): the steps a recorded demo needs, played by the window itself
-// (App::Impl::playDemo in app_demo.cpp). Parsing is separate from playing so a bad script is
-// refused at launch, naming the step and field, before any window opens. No ImGui here.
+// A demo script (docs/DEMO.md): the steps a recorded demo needs, played by the window
+// itself (DemoPlayer::play in ui/src/app_demo.cpp). Parsing is separate from playing so a
+// bad script is refused at launch, naming the step and field, before any window opens. No
+// ImGui here.
 #pragma once
 
 #include "lmprof/engine/config.h"

@@ -1,10 +1,10 @@
-// The dock places at run time (app_impl.h): a window brought forward grows when it has
+// The dock places at run time (window_set.h): a window brought forward grows when it has
 // content (roomShare, View::wantsRoom), and room moves between neighbouring places so that
 // every plot on screen keeps a readable size (docs/WINDOW.md, "Layout"). The layout report
 // is what a demo's "layout" step writes and gui_e2e checks.
 
-#include "app_impl.h"
 #include "lmprof/engine/file_io.h"
+#include "window_set.h"
 
 #include <algorithm>
 #include <cmath>
@@ -155,15 +155,15 @@ bool inFront(const ImGuiWindow* win) {
 
 } // namespace
 
-void App::Impl::giveRoomTo(const Window& w) {
+void WindowSet::giveRoomTo(const Window& w) {
     if (w.roomShare > 0.0f && (!w.view || w.view->wantsRoom())) {
         const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
         growInSplit(win ? win->DockNode : nullptr, w.roomShare);
     }
 }
 
-void App::Impl::giveRoomToWindowsBroughtForward() {
-    for (Window& w : windows) {
+void WindowSet::giveRoomToWindowsBroughtForward() {
+    for (Window& w : m_windows) {
         if (w.roomShare <= 0.0f) {
             continue;
         }
@@ -180,19 +180,20 @@ void App::Impl::giveRoomToWindowsBroughtForward() {
     }
 }
 
-void App::Impl::keepPlotsReadable(ImGuiID dockspace) {
-    lastFramePlots = std::move(plot::plotsThisFrame());
+void WindowSet::keepPlotsReadable(ImGuiID dockspace, bool settled) {
+    giveRoomToWindowsBroughtForward();
+    m_lastFramePlots = std::move(plot::plotsThisFrame());
     plot::plotsThisFrame().clear();
     Places places;
-    for (const plot::DrawnPlot& p : lastFramePlots) {
+    for (const plot::DrawnPlot& p : m_lastFramePlots) {
         const ImGuiWindow* win = ImGui::FindWindowByName(p.window.c_str());
-        const auto w = std::find_if(windows.begin(), windows.end(),
+        const auto w = std::find_if(m_windows.begin(), m_windows.end(),
                                     [&](const Window& w) { return p.window == w.title; });
-        if (inFront(win) && w != windows.end()) {
+        if (inFront(win) && w != m_windows.end()) {
             places.plots[win->DockNode].push_back({&p, w->view && w->view->plotsScroll()});
         }
     }
-    for (const Window& w : windows) {
+    for (const Window& w : m_windows) {
         const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
         if (win && win->DockNode) {
             places.hostsCharts[win->DockNode] |= w.slot != DockSlot::Left &&
@@ -204,16 +205,16 @@ void App::Impl::keepPlotsReadable(ImGuiID dockspace) {
     // out from the saved sizes).
     ImGuiDockNode* root = ImGui::DockBuilderGetNode(dockspace);
     int moves = 0;
-    if (root && frameNumber > kSettleFrames) {
+    if (root && settled) {
         balance(root, places, moves);
     }
-    framesSinceLayoutMove = moves > 0 ? 0 : framesSinceLayoutMove + 1;
+    m_framesSinceLayoutMove = moves > 0 ? 0 : m_framesSinceLayoutMove + 1;
 }
 
-void App::Impl::writeLayoutReport(const std::filesystem::path& path) const {
+void WindowSet::writeLayoutReport(const std::filesystem::path& path) const {
     // In whole pixels: a lack under half a pixel is none (balance's kAtLeast).
     nlohmann::json plots = nlohmann::json::array();
-    for (const plot::DrawnPlot& p : lastFramePlots) {
+    for (const plot::DrawnPlot& p : m_lastFramePlots) {
         plots.push_back({{"window", p.window},
                          {"chart", p.chart},
                          {"x", p.min.x},
@@ -226,7 +227,7 @@ void App::Impl::writeLayoutReport(const std::filesystem::path& path) const {
                          {"frame_height", std::round(p.frameSize.y)}});
     }
     nlohmann::json front = nlohmann::json::array();
-    for (const Window& w : windows) {
+    for (const Window& w : m_windows) {
         const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
         if (inFront(win)) {
             front.push_back({{"window", w.title},
@@ -244,10 +245,6 @@ void App::Impl::writeLayoutReport(const std::filesystem::path& path) const {
                                 {"windows", front},
                                 {"plots", plots}};
     engine::writeFileAtomic(path, report.dump(1) + "\n");
-}
-
-void App::writeLayoutReport(const std::filesystem::path& path) const {
-    m_impl->writeLayoutReport(path);
 }
 
 } // namespace lmprof::ui
