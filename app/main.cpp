@@ -305,7 +305,9 @@ ui::AppOptions appOptionsFor(Launch& l) {
     a.fontScale = static_cast<float>(o.fontScale);
     a.demo = l.demo;
     a.engine = std::move(l.engine); // the window's alone: switched away, it goes
-    a.connectAddress = o.run.common.connect;
+    if (!o.run.common.connect.empty()) { // else File > Connect... offers the default port
+        a.connectAddress = o.run.common.connect;
+    }
     if (l.script) { // the script's run is the autorun: awaited, not submitted
         a.connectAddress = l.watchAddress;
         a.autorun = true;
