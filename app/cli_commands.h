@@ -159,13 +159,21 @@ std::optional<engine::RunConfig> buildRunConfig(const RunOptions& options,
                                                 std::optional<engine::DdpRequest> ddp = {},
                                                 const engine::SessionInterface* engine = nullptr);
 
+// The one loop every subcommand that follows the engine runs: hands the engine's events to
+// `handle` until `busy()` is false, waiting for them 100 ms at a time. The first Ctrl+C
+// says it cancels `what` ("the current run"), calls `cancel` (a driver's, if any) and asks
+// the engine to cancel; the run in flight still ends, as cancelled, and is handed on.
+void driveUntilIdle(engine::SessionInterface& engine, const char* what,
+                    const std::function<bool()>& busy,
+                    const std::function<void(std::vector<engine::SessionEvent>&)>& handle,
+                    const std::function<void()>& cancel = {});
 // Hands every event of the engine to `handle` until it says the job it follows has ended
-// (true); the first Ctrl+C asks the engine to cancel, naming `what` ("the current run").
+// (true), as driveUntilIdle.
+void waitForJob(engine::SessionInterface& engine, const char* what,
+                const std::function<bool(engine::SessionEvent&)>& handle);
 // Asks the engine for one precision-lab experiment and waits for its report; Ctrl+C
 // cancels it.
 engine::LabReport runOnEngine(engine::SessionInterface& engine, const engine::LabRequest& request);
-void waitForJob(engine::SessionInterface& engine, const char* what,
-                const std::function<bool(engine::SessionEvent&)>& handle);
 // The session driver run and sweep share (cli_session.cpp).
 // Every problem of the configuration, each naming its flag and field, on stderr.
 void printConfigErrors(const std::vector<engine::ConfigError>& errors);

@@ -256,22 +256,37 @@ void assignTracePaths(std::vector<RunConfig>& configs, const CommonOptions& o) {
     }
 }
 
-void waitForJob(SessionInterface& engine, const char* what,
-                const std::function<bool(SessionEvent&)>& handle) {
+void driveUntilIdle(SessionInterface& engine, const char* what, const std::function<bool()>& busy,
+                    const std::function<void(std::vector<SessionEvent>&)>& handle,
+                    const std::function<void()>& cancel) {
     bool cancelSent = false;
-    for (;;) {
+    while (busy()) {
         engine.waitForEvents(std::chrono::milliseconds(100));
         if (g_interrupts.load() > 0 && !cancelSent) {
             std::fprintf(stderr, "lmprof-cli: interrupted, cancelling %s\n", what);
+            if (cancel) {
+                cancel();
+            }
             engine.cancel();
             cancelSent = true;
         }
-        for (auto& event : engine.drain()) {
-            if (handle(event)) {
-                return;
-            }
-        }
+        std::vector<SessionEvent> events = engine.drain();
+        handle(events);
     }
+}
+
+void waitForJob(SessionInterface& engine, const char* what,
+                const std::function<bool(SessionEvent&)>& handle) {
+    bool ended = false;
+    driveUntilIdle(
+        engine, what, [&] { return !ended; },
+        [&](std::vector<SessionEvent>& events) {
+            for (auto& event : events) {
+                if (!ended && handle(event)) {
+                    ended = true;
+                }
+            }
+        });
 }
 
 LabReport runOnEngine(SessionInterface& engine, const LabRequest& request) {
@@ -325,17 +340,10 @@ std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunCo
     };
     SweepDriver driver;
     driver.start(configs, !skipAfterOom, submit, done);
-    bool cancelSent = false;
     // Cancelled, the run in flight still ends (as cancelled) and is kept.
-    while (driver.running() || driver.current() >= 0) {
-        session.waitForEvents(std::chrono::milliseconds(100));
-        if (g_interrupts.load() > 0 && !cancelSent) {
-            std::fprintf(stderr, "lmprof-cli: interrupted, cancelling the current run\n");
-            driver.cancel();
-            session.cancel();
-            cancelSent = true;
-        }
-        for (SessionEvent& event : session.drain()) {
+    const auto busy = [&] { return driver.running() || driver.current() >= 0; };
+    const auto handle = [&](std::vector<SessionEvent>& events) {
+        for (SessionEvent& event : events) {
             // A remote engine's other clients' runs are theirs: only the driver's counts.
             const int index = driver.current();
             if (auto* step = std::get_if<StepFinished>(&event);
@@ -353,7 +361,8 @@ std::vector<RunResult> runAll(SessionInterface& session, const std::vector<RunCo
             }
             driver.observe(event); // after the result is kept: it may submit the next
         }
-    }
+    };
+    driveUntilIdle(session, "the current run", busy, handle, [&] { driver.cancel(); });
     return results;
 }
 

@@ -157,17 +157,10 @@ StudyDriver::Listener progressLines(bool quiet) {
 // Passes the engine's events to the study until it is no longer busy; Ctrl+C cancels the
 // run in flight (kept, as cancelled) and stops the study where --resume continues it.
 void drive(SessionInterface& engine, StudyDriver& study) {
-    bool cancelSent = false;
-    while (study.busy()) {
-        engine.waitForEvents(std::chrono::milliseconds(100));
-        if (interrupted() && !cancelSent) {
-            std::fprintf(stderr, "lmprof-cli: interrupted, cancelling the current run\n");
-            study.cancel();
-            engine.cancel();
-            cancelSent = true;
-        }
-        study.observe(engine, engine.drain());
-    }
+    driveUntilIdle(
+        engine, "the current run", [&] { return study.busy(); },
+        [&](std::vector<SessionEvent>& events) { study.observe(engine, events); },
+        [&] { study.cancel(); });
 }
 
 // Plans the study on the driver: the saved one with --resume (when DIR has a plan), else one
