@@ -148,6 +148,17 @@ TEST(Runner, CancelBeforeTheFirstStepKeepsNothingAndSaysCancelled) {
     EXPECT_TRUE(r.steps.empty());
 }
 
+// A run's thread count is its own: the next run that asks for none (0) has LibTorch's
+// default again, and says so in its environment.
+TEST(Runner, AThreadCountLastsOnlyItsRun) {
+    const auto threadsNow = [] { return probeEnvironment(resolveDevice("cpu")).cpuThreads; };
+    const int byDefault = threadsNow();
+    RunConfig c = tinyCpu();
+    c.threads = byDefault == 1 ? 2 : 1;
+    ASSERT_EQ(run(c).status, RunStatus::Ok);
+    EXPECT_EQ(threadsNow(), byDefault);
+}
+
 TEST(Runner, DevicesResolveAndTheEnvironmentIsDescribed) {
     EXPECT_EQ(resolveDevice("cuda"), (DeviceTarget{true, 0}));
     EXPECT_EQ(resolveDevice("cuda:3").name(), "cuda:3");

@@ -31,6 +31,28 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// LibTorch's intra-op thread count belongs to the process: a run that asks for a count has
+// it until it ends, and the next run asking for none (0) gets the default back, not the
+// last run's count (a sweep over threads 0,4 would otherwise run its second seed's 0 on 4).
+class IntraOpThreads {
+public:
+    explicit IntraOpThreads(int threads) : m_before(at::get_num_threads()) {
+        if (threads > 0) {
+            at::set_num_threads(threads);
+        }
+    }
+    ~IntraOpThreads() {
+        if (at::get_num_threads() != m_before) {
+            at::set_num_threads(m_before);
+        }
+    }
+    IntraOpThreads(const IntraOpThreads&) = delete;
+    IntraOpThreads& operator=(const IntraOpThreads&) = delete;
+
+private:
+    int m_before;
+};
+
 void releaseDeviceMemory(const DeviceTarget& target) {
     if (target.cuda) {
         cuda::synchronize(target.index);
@@ -351,9 +373,7 @@ RunResult bench::runBenchmarkWith(const RunConfig& config, const std::string& ru
         return result;
     }
     result.resolvedDevice = target.name();
-    if (config.threads > 0) {
-        at::set_num_threads(config.threads);
-    }
+    const IntraOpThreads threads(config.threads);
     const ExecutionScope execution(config); // SDPA backends, TF32: until the run ends
     BenchmarkRun run(config, runId, observer, cancel, hooks, result, target);
     run.measure();
