@@ -100,9 +100,8 @@ std::string sameRunKey(const RunResult& r) {
         return pairKey(r) + " pid " + std::to_string(r.source->pid) + " " + r.source->script + " " +
                r.id + " steps " + std::to_string(r.steps.size()) + " " + device;
     }
-    return configKey(r.config) + " seed " + std::to_string(r.config.seed) + " steps " +
-           std::to_string(r.config.warmupSteps) + "+" + std::to_string(r.config.measureSteps) +
-           " " + device;
+    return configKey(r.config) + " steps " + std::to_string(r.config.warmupSteps) + "+" +
+           std::to_string(r.config.measureSteps) + " " + device;
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <variant>
 
 namespace lmprof::engine {
 
@@ -42,7 +43,9 @@ std::string configKey(const RunConfig& c) {
     }
     for (const ValueField& f : valueFields()) { // the plain fields that make a configuration
         if (f.inComparisonKey) {
-            variants += " " + f.key + "=" + f.text(c);
+            // A decimal in full, not as shown (text() keeps 6 significant digits).
+            const bool decimal = std::holds_alternative<double RunConfig::*>(f.member);
+            variants += " " + f.key + "=" + (decimal ? formatFixed(f.number(c), 9) : f.text(c));
         }
     }
     return std::to_string(m.dModel) + "/" + std::to_string(m.dFf) + "/" +
@@ -63,9 +66,10 @@ std::string configKey(const RunConfig& c) {
 std::string numericsKey(const RunResult& run) {
     RunConfig c = run.config;
     c.precision = Precision::Fp32; // every precision alike
+    c.threads = 0;                 // and every thread count: the same model on the same data
     const std::string device = run.resolvedDevice.empty() ? c.device : run.resolvedDevice;
-    return configKey(c) + " rope " + std::to_string(c.model.ropeTheta) + " seed " +
-           std::to_string(c.seed) + " " + device.substr(0, device.find(':'));
+    return configKey(c) + " rope " + std::to_string(c.model.ropeTheta) + " " +
+           device.substr(0, device.find(':'));
 }
 
 std::optional<double> maxLossDifference(const RunResult& a, const RunResult& b) {

@@ -166,8 +166,25 @@ std::vector<ValueField> buildValueFields() {
     return f;
 }
 
+// A field's declaration that cannot work, refused where it is made: a sweep lists whole
+// numbers (SweepSpec::values), so a flag or a decimal cannot be a sweep axis.
+void checkDeclaration(const ValueField& f) {
+    const bool whole = std::holds_alternative<int RunConfig::*>(f.member) ||
+                       std::holds_alternative<uint64_t RunConfig::*>(f.member);
+    if (f.sweepAxis && !whole) {
+        throw std::logic_error("configuration field '" + f.key +
+                               "' is a sweep axis but not a whole number");
+    }
+}
+
 std::vector<ValueField>& valueFieldTable() {
-    static std::vector<ValueField> fields = buildValueFields();
+    static std::vector<ValueField> fields = [] {
+        std::vector<ValueField> declared = buildValueFields();
+        for (const ValueField& f : declared) {
+            checkDeclaration(f);
+        }
+        return declared;
+    }();
     return fields;
 }
 
@@ -270,6 +287,7 @@ ExtraValueField::ExtraValueField(ValueField field) : m_key(field.key) {
     if (valueField(m_key) || choiceField(m_key)) {
         throw std::invalid_argument("a configuration field '" + m_key + "' exists already");
     }
+    checkDeclaration(field);
     valueFieldTable().push_back(std::move(field));
 }
 

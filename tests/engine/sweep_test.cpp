@@ -251,3 +251,15 @@ TEST(Sweep, PlainFieldsASweepCanListAreAxes) {
         }
     }
 }
+
+// A sweep lists whole numbers: a flag or a decimal declared as a sweep axis is refused where
+// it is declared, before any list could be made of it.
+TEST(Sweep, OnlyAWholeNumberFieldCanBeASweepAxis) {
+    ValueField flag = test::throwawayField();
+    flag.member = &RunConfig::gradNorms;
+    EXPECT_THROW(ExtraValueField{flag}, std::logic_error);
+    ValueField decimal = test::throwawayField();
+    decimal.member = &RunConfig::sampleHz;
+    EXPECT_THROW(ExtraValueField{decimal}, std::logic_error);
+    EXPECT_EQ(valueField("throwaway_steps"), nullptr); // neither was declared
+}

@@ -142,6 +142,14 @@ TEST(SummaryModel, WarmupGroupsCollectRunsDifferingOnlyInWarmupCount) {
     EXPECT_EQ(groups[0].label, "tiny-ctx64-fp32-train");
     EXPECT_EQ(groups[0].runs, (std::vector<int>{1, 3, 0})); // warmup 0, 2, 5
     EXPECT_EQ(groups[1].runs, (std::vector<int>{2}));
+
+    // A thread count is a group of its own, named by it.
+    engine::RunConfig threaded = cfg("tiny", 64, Precision::Fp32, Mode::Train, 1);
+    threaded.threads = 2;
+    store.addLoaded({finished(threaded, RunStatus::Ok, {1, 2})});
+    const auto more = warmupGroups(store);
+    ASSERT_EQ(more.size(), 3u);
+    EXPECT_EQ(more[2].label, "tiny-ctx64-fp32-train threads 2");
 }
 
 namespace {

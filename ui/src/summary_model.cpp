@@ -359,7 +359,14 @@ std::vector<WarmupGroup> warmupGroups(const RunStore& store) {
         const std::string key = configKey(v.result.config);
         auto [it, inserted] = groups.try_emplace(key);
         if (inserted) {
+            // The run's label, and the plain fields of the key it leaves at another value
+            // than the default (groups of one sweep over threads differ only there).
             it->second.label = runLabel(v.result.config);
+            for (const ValueField& f : valueFields()) {
+                if (f.inComparisonKey && f.text(v.result.config) != f.text(RunConfig{})) {
+                    it->second.label += " " + f.label + " " + f.text(v.result.config);
+                }
+            }
             order.push_back(key);
         }
         it->second.runs.push_back(i);

@@ -139,7 +139,8 @@ void addPhaseStats(std::deque<RunColumn>& out, const PhaseColumn& p) {
 }
 
 // The plain fields a sweep can list (seed, threads), shown where the runs shown differ in
-// them. Each getter holds its field by value: a test's extra field comes and goes (config.h).
+// them. The registry is built once, from the fields declared by then; each getter holds its
+// field by value, since a test's extra field (config.h) may be gone before the registry.
 void addSweepAxisColumns(std::deque<RunColumn>& out) {
     for (const ValueField& f : valueFields()) {
         if (f.sweepAxis) {

@@ -11,9 +11,9 @@
 #include "theme.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <imgui.h>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -127,9 +127,10 @@ void SweepView::initFrom(const RunConfig& c) {
     m_valueLists.clear();
     for (const ValueField& f : valueFields()) {
         if (f.sweepAxis) {
-            auto& [key, text] = m_valueLists.emplace_back(f.key, std::array<char, 128>{});
-            std::snprintf(text.data(), text.size(), "%lld",
-                          static_cast<long long>(std::llround(f.number(c))));
+            ValueList& list = m_valueLists.emplace_back();
+            list.key = f.key;
+            list.configured = f.text(c);
+            std::snprintf(list.text.data(), list.text.size(), "%s", list.configured.c_str());
         }
     }
     m_initialised = true;
@@ -188,8 +189,8 @@ std::string SweepView::formJson() const {
     for (size_t f = 0; f < fields.size() && f < m_choices.size(); ++f) {
         j["variants"][fields[f].key] = tickedNames(fields[f].values, m_choices[f]);
     }
-    for (const auto& [key, text] : m_valueLists) {
-        j["values"][key] = text.data();
+    for (const ValueList& list : m_valueLists) {
+        j["values"][list.key] = list.text.data();
     }
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -218,11 +219,12 @@ void SweepView::applyForm(const std::string& text) {
         tickNames(variants.value(fields[f].key, nlohmann::json()), fields[f].values, m_choices[f]);
     }
     const auto values = at("values");
-    for (auto& [key, text] : m_valueLists) {
+    for (ValueList& list : m_valueLists) {
         if (values.is_object()) {
-            const auto saved = values.value(key, nlohmann::json());
+            const auto saved = values.value(list.key, nlohmann::json());
             if (saved.is_string()) {
-                std::snprintf(text.data(), text.size(), "%s", saved.get<std::string>().c_str());
+                std::snprintf(list.text.data(), list.text.size(), "%s",
+                              saved.get<std::string>().c_str());
             }
         }
     }
@@ -262,10 +264,11 @@ std::optional<std::string> firstProblem(const std::vector<RunConfig>& configs,
 } // namespace
 
 bool SweepView::addValueLists(SweepSpec& spec, std::string& error) const {
-    for (const auto& [key, text] : m_valueLists) {
-        const ValueField& field = *valueField(key);
-        std::string listError;
-        const auto values = parseIntList(text.data(), static_cast<int64_t>(field.min), &listError);
+    for (const ValueList& list : m_valueLists) {
+        const ValueField& field = *valueField(list.key);
+        std::string listError; // the range is the field's to say (valueError)
+        const auto values =
+            parseIntList(list.text.data(), std::numeric_limits<int64_t>::min(), &listError);
         if (!values) {
             error = field.label + ": " + listError;
             return false;
@@ -276,7 +279,7 @@ bool SweepView::addValueLists(SweepSpec& spec, std::string& error) const {
                 return false;
             }
         }
-        spec.values.emplace_back(key, *values);
+        spec.values.emplace_back(list.key, *values);
     }
     return true;
 }
@@ -415,12 +418,18 @@ void SweepView::drawVariantTicks() {
     }
 }
 
-void SweepView::drawValueLists() {
-    for (auto& [key, text] : m_valueLists) {
-        const ValueField& field = *valueField(key);
+void SweepView::drawValueLists(const RunConfig& configured) {
+    for (ValueList& list : m_valueLists) {
+        const ValueField& field = *valueField(list.key);
+        if (std::string now = field.text(configured); now != list.configured) {
+            std::snprintf(list.text.data(), list.text.size(), "%s", now.c_str());
+            list.configured = std::move(now);
+        }
         ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
-        ImGui::InputText(field.label.c_str(), text.data(), text.size());
-        ImGui::SetItemTooltip("%s; a comma-separated list sweeps it", field.help.c_str());
+        ImGui::InputText(field.label.c_str(), list.text.data(), list.text.size());
+        ImGui::SetItemTooltip("%s; a comma-separated list sweeps it (Configure's value when "
+                              "that changes)",
+                              field.help.c_str());
     }
 }
 
@@ -452,7 +461,7 @@ void SweepView::draw(ViewContext& ctx) {
     ImGui::InputText("warmup counts", m_warmups, sizeof(m_warmups));
     ImGui::SetNextItemWidth(-ImGui::GetFontSize() * 8.0f);
     ImGui::InputText("batch sizes", m_batches, sizeof(m_batches));
-    drawValueLists();
+    drawValueLists(base);
     drawVariantTicks();
     ImGui::Checkbox("run after OOM", &m_runAfterOom);
     ImGui::SetItemTooltip("Also run configurations at least as large as one that ran out of "

@@ -46,9 +46,16 @@ private:
     char m_warmups[128] = "";
     // Per choice field (choiceFields(), config.h), its values ticked, index-aligned.
     std::vector<std::vector<char>> m_choices;
-    // Per plain field a sweep can list (ValueField::sweepAxis): its key and its list's text.
-    std::vector<std::pair<std::string, std::array<char, 128>>> m_valueLists;
-    void drawValueLists(); // an editable list per such field
+    // Per plain field a sweep can list (ValueField::sweepAxis): its list's text, and the
+    // value Configure had when last seen (the list becomes Configure's value when it changes,
+    // so a seed changed there is the one a sweep runs, as before the field was a list).
+    struct ValueList {
+        std::string key;
+        std::array<char, 128> text{};
+        std::string configured;
+    };
+    std::vector<ValueList> m_valueLists;
+    void drawValueLists(const engine::RunConfig& configured); // an editable list per field
     // Each list parsed and checked into spec.values; false with `error` naming the field.
     bool addValueLists(engine::SweepSpec& spec, std::string& error) const;
 };

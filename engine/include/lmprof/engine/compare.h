@@ -38,7 +38,9 @@ struct Comparison {
 // then faster or slower by the ratio. compareRuns and lmprof-cli ratio both say it.
 Verdict verdictOf(const RatioInterval& r, size_t na, size_t nb);
 
-// Same model dimensions, context, batch, precision and mode. Device and steps may differ.
+// Same model dimensions, context, batch, precision, mode, data-parallel request, execution
+// variants (those not at their default) and the plain fields marked inComparisonKey (seed,
+// threads; config_fields.cpp). Device and steps may differ.
 std::string configKey(const RunConfig& config);
 
 // Runs that trained the same model on the same data whatever their precision: the

@@ -257,7 +257,8 @@ struct ValueField {
     // Runs that differ in it are different configurations (compare's key).
     bool inComparisonKey = false;
     // A sweep may list its values (SweepSpec::values): lmprof-cli sweep's flag takes a list,
-    // the Sweep view an editable list. Whole-number fields only.
+    // the Sweep view an editable list, the tables a column where runs differ. Whole-number
+    // fields only (a flag or a decimal so marked is refused where it is declared).
     bool sweepAxis = false;
 
     bool isFlag() const { return std::holds_alternative<bool RunConfig::*>(member); }
