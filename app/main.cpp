@@ -305,7 +305,8 @@ ui::AppOptions appOptionsFor(Launch& l) {
     a.fontScale = static_cast<float>(o.fontScale);
     a.demo = l.demo;
     a.engine = std::move(l.engine); // the window's alone: switched away, it goes
-    if (!o.run.common.connect.empty()) { // else File > Connect... offers the default port
+    // Without --connect, File > Connect... offers AppOptions' default address.
+    if (!o.run.common.connect.empty()) {
         a.connectAddress = o.run.common.connect;
     }
     if (l.script) { // the script's run is the autorun: awaited, not submitted

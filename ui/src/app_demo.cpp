@@ -55,8 +55,7 @@ void DemoPlayer::checkTargets() {
 
 void DemoPlayer::fail(const std::string& where, const std::string& why) {
     m_failed = true;
-    m_ws.status = "demo stopped at " + where + ": " + why;
-    m_ws.statusIsError = true;
+    m_ws.report("demo stopped at " + where + ": " + why, true);
     std::fprintf(stderr, "lmprof: --demo: %s\n", m_ws.status.c_str());
 }
 

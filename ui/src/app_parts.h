@@ -195,6 +195,9 @@ private:
     void fail(const std::string& where, const std::string& why);
 };
 
+// Members are made in this order and destroyed in the reverse: the parts after the views
+// (WindowSet) go first. SessionRestore may still have a file read by the Files view on a
+// thread; ~FilesView joins that thread without calling back, so nothing reaches a part gone.
 struct App::Parts {
     explicit Parts(AppOptions o);
 

@@ -29,8 +29,7 @@ void SessionRestore::restoreNow() {
     try {
         read = loadResultsFile(autosave.previousPath()); // as File > Open reads it
     } catch (const std::exception& e) {
-        m_ws.status = autosave.setAside(e.what());
-        m_ws.statusIsError = true;
+        m_ws.report(autosave.setAside(e.what()), true);
         return;
     }
     restore(std::move(read.runs), read.warnings);
@@ -43,14 +42,13 @@ void SessionRestore::restoreInBackground() {
                                  if (file) {
                                      restore(std::move(file->runs), file->warnings);
                                  } else if (cancelled) {
-                                     m_ws.status =
+                                     m_ws.report(
                                          "restore cancelled: the last session's runs stay in " +
-                                         autosave.previousPath().string() +
-                                         " and are offered at the next launch";
-                                     m_ws.statusIsError = false;
+                                             autosave.previousPath().string() +
+                                             " and are offered at the next launch",
+                                         false);
                                  } else {
-                                     m_ws.status = autosave.setAside(error);
-                                     m_ws.statusIsError = true;
+                                     m_ws.report(autosave.setAside(error), true);
                                  }
                              });
 }
@@ -58,9 +56,9 @@ void SessionRestore::restoreInBackground() {
 void SessionRestore::restore(std::vector<RunResult> runs,
                              const std::vector<std::string>& warnings) {
     if (runs.empty()) {
-        m_ws.status =
-            autosave.setAside("no line of it is a readable run (" + skippedLines(warnings) + ")");
-        m_ws.statusIsError = true;
+        m_ws.report(
+            autosave.setAside("no line of it is a readable run (" + skippedLines(warnings) + ")"),
+            true);
         return;
     }
     const size_t count = runs.size();
@@ -81,20 +79,18 @@ void SessionRestore::restore(std::vector<RunResult> runs,
         problem = problem.empty() ? autosave.answer(true) : problem;
     }
     m_ws.store.selectNewestOf(m_ws.store.addLoaded(std::move(runs))); // the others are in Runs
-    m_ws.status = "restored " + std::to_string(count) + " run(s) of the last session" +
-                  (count > 1 ? ", showing the newest (Runs selects the others)" : "") +
-                  (warnings.empty() ? std::string() : "; " + skippedLines(warnings));
-    m_ws.statusIsError = !warnings.empty();
+    m_ws.report("restored " + std::to_string(count) + " run(s) of the last session" +
+                    (count > 1 ? ", showing the newest (Runs selects the others)" : "") +
+                    (warnings.empty() ? std::string() : "; " + skippedLines(warnings)),
+                !warnings.empty());
     if (!problem.empty()) {
-        m_ws.status = problem;
-        m_ws.statusIsError = true;
+        m_ws.report(problem, true);
     }
 }
 
 void SessionRestore::discard() {
     if (const std::string problem = autosave.answer(false); !problem.empty()) {
-        m_ws.status = problem;
-        m_ws.statusIsError = true;
+        m_ws.report(problem, true);
     }
 }
 
@@ -143,8 +139,7 @@ void SessionRestore::saveFinished(const std::vector<SessionEvent>& events) {
         try {
             autosave.append(fin->result);
         } catch (const std::exception& e) {
-            m_ws.status = std::string("autosave: ") + e.what();
-            m_ws.statusIsError = true;
+            m_ws.report(std::string("autosave: ") + e.what(), true);
         }
     }
 }

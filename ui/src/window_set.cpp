@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <imgui_internal.h>
+#include <stdexcept>
 
 namespace lmprof::ui {
 
@@ -22,10 +23,14 @@ WindowSet::WindowSet(std::string iniFile, bool freshLayout)
                                                     {SweepView::kTitle, &sweep},
                                                     {PrecisionLabView::kTitle, &precisionLab},
                                                     {StudyView::kTitle, &study}};
+    size_t found = 0;
     for (const WindowEntry& entry : windowRegistry()) {
         View* view = nullptr;
         for (const auto& [title, own] : driven) {
-            view = std::string_view(title) == entry.title ? own : view;
+            if (std::string_view(title) == entry.title) {
+                view = own;
+                ++found;
+            }
         }
         if (!view) {
             view = m_others.emplace_back(entry.make()).get();
@@ -37,6 +42,10 @@ WindowSet::WindowSet(std::string iniFile, bool freshLayout)
                                     draw(*view, c, ImVec2(-1, -1));
                                 }});
         }
+    }
+    if (found != std::size(driven)) { // a driven view the registry lost would never be drawn
+        throw std::logic_error("the window registry lacks a view the app drives (Files, Sweep, "
+                               "Precision lab or Study)");
     }
 }
 

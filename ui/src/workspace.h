@@ -1,6 +1,6 @@
 // The window's model: the engine it drives, the runs, the Configure form, the settings and
 // the status line. Every part of the app (app_parts.h) and every view (ViewContext) works
-// on this one object; nothing else is shared between them.
+// on this one object; what else a part uses it is given by reference (app_parts.h).
 #pragma once
 
 #include "lmprof/engine/session_interface.h"
