@@ -29,6 +29,17 @@ SweepSpec spec() {
     return s;
 }
 
+// One configuration (tiny, 128, fp32, train) for a test's own axes to multiply.
+SweepSpec oneConfig() {
+    SweepSpec s;
+    s.base.measureSteps = 2;
+    s.models = {preset("tiny")};
+    s.contexts = {128};
+    s.precisions = {Precision::Fp32};
+    s.modes = {Mode::Train};
+    return s;
+}
+
 RunResult oomRun(const RunConfig& c, const std::string& id) {
     RunResult r;
     r.id = id;
@@ -161,12 +172,7 @@ TEST(Sweep, OpProfileKeepsItsPlaceAfterEachWarmup) {
 }
 
 TEST(Sweep, BatchSizesAndExecutionVariantsAreAxesAndPartOfTheOomFamily) {
-    SweepSpec s;
-    s.base.measureSteps = 2;
-    s.models = {preset("tiny")};
-    s.contexts = {128};
-    s.precisions = {Precision::Fp32};
-    s.modes = {Mode::Train};
+    SweepSpec s = oneConfig();
     s.batches = {1, 8, 64};
     s.choices = {{"attention", {"naive", "sdpa"}}, {"tf32", {"off", "on"}}};
     EXPECT_EQ(sweepSize(s), 3u * 2 * 2);
@@ -204,12 +210,7 @@ TEST(Sweep, BatchSizesAndExecutionVariantsAreAxesAndPartOfTheOomFamily) {
 // and threads, and a field declared by a test alone. A field that is no such axis (or none at
 // all) is refused by name.
 TEST(Sweep, PlainFieldsASweepCanListAreAxes) {
-    SweepSpec s;
-    s.base.measureSteps = 2;
-    s.models = {preset("tiny")};
-    s.contexts = {128};
-    s.precisions = {Precision::Fp32};
-    s.modes = {Mode::Train};
+    SweepSpec s = oneConfig();
     s.values = {{"seed", {0, 1, 2}}, {"threads", {1, 2}}};
     EXPECT_EQ(sweepSize(s), 6u);
     std::set<std::pair<uint64_t, int>> seen;
