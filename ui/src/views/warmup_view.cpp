@@ -23,7 +23,8 @@ public:
 private:
     // Step time by step index, one line per warmup count (warmup steps as hollow rings).
     void drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec2 chart);
-    // The std of the measured steps (m_xs, m_ys) against the warmup count, with each CV.
+    // The std of the measured steps (m_ys), a bar per warmup count (m_xs: its place), with
+    // each CV.
     void drawStdChart(ViewContext& ctx, const std::vector<double>& means,
                       const std::vector<std::string>& tickText, ImVec2 chart);
 
@@ -41,9 +42,15 @@ void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec
         ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
         // Top right, over the later steps' empty upper half: at the top left it covered the
-        // first steps, which the warmup makes the tallest (outside, it crushed the plot in a
-        // pane shared with the std chart).
-        ImPlot::SetupLegend(ImPlotLocation_NorthEast);
+        // first steps, which the warmup makes the tallest. Outside it takes width from a pane
+        // shared with the std chart, so only where it would cover half the plot's height
+        // (many counts in a short pane) does it go outside, to the right.
+        const float legendHeight =
+            static_cast<float>(group.runs.size()) * ImGui::GetTextLineHeightWithSpacing();
+        const float plotHeight = chart.y - ImGui::GetFontSize() * 4.0f; // less title and axis
+        const bool outside = legendHeight > 0.5f * plotHeight;
+        ImPlot::SetupLegend(outside ? ImPlotLocation_East : ImPlotLocation_NorthEast,
+                            outside ? ImPlotLegendFlags_Outside : ImPlotLegendFlags_None);
         if (m_logScale) {
             ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
             // Log ticks at 1, 2, 5 × 10^k within the data (ImPlot's own give one or two
@@ -89,15 +96,28 @@ void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec
 
 void WarmupView::drawStdChart(ViewContext& ctx, const std::vector<double>& means,
                               const std::vector<std::string>& tickText, ImVec2 chart) {
+    std::vector<std::string> cvText;
+    float widest = 0.0f;
+    for (size_t k = 0; k < m_xs.size(); ++k) {
+        cvText.push_back("CV " +
+                         engine::formatFixed(100.0 * m_ys[k] / std::max(means[k], 1e-9), 0) + "%");
+        widest = std::max(widest, ImGui::CalcTextSize(cvText.back().c_str()).x);
+    }
+    // Each bar's CV is written over it. Where the bars stand closer than the widest CV (a
+    // narrow pane, many counts), every other CV goes a line higher so that none overlaps
+    // its neighbour; the plot area is estimated from the chart less its y axis.
+    const float plotWidth =
+        (chart.x > 0 ? chart.x : ImGui::GetContentRegionAvail().x) - ImGui::GetFontSize() * 5.0f;
+    const float perBar = plotWidth / (static_cast<float>(m_xs.size()) + 0.6f);
+    const bool stagger = m_xs.size() > 1 && widest + ImGui::GetFontSize() * 0.5f > perBar;
     if (ImPlot::BeginPlot("std by warmup count", chart)) {
         ImPlot::SetupAxes("warmup steps", "std of step ms");
-        // Room beside the outer bars and above the tallest, so that each bar's CV, written
-        // over it, stays inside the plot.
+        // Room beside the outer bars and above the tallest for its CV (two lines staggered).
         if (!m_xs.empty()) {
-            const auto [lo, hi] = std::minmax_element(m_xs.begin(), m_xs.end());
             const double top = *std::max_element(m_ys.begin(), m_ys.end());
-            ImPlot::SetupAxisLimits(ImAxis_X1, *lo - 0.8, *hi + 0.8, ImPlotCond_Always);
-            ImPlot::SetupAxisLimits(ImAxis_Y1, 0.0, top > 0.0 ? 1.45 * top : 1.0,
+            ImPlot::SetupAxisLimits(ImAxis_X1, -0.8, static_cast<double>(m_xs.size()) - 0.2,
+                                    ImPlotCond_Always);
+            ImPlot::SetupAxisLimits(ImAxis_Y1, 0.0, top > 0.0 ? (stagger ? 1.8 : 1.45) * top : 1.0,
                                     ImPlotCond_Always);
         }
         std::vector<const char*> ticks;
@@ -112,11 +132,10 @@ void WarmupView::drawStdChart(ViewContext& ctx, const std::vector<double>& means
         spec.Flags = ImPlotItemFlags_NoLegend;
         ImPlot::PlotBars("std of step ms", m_xs.data(), m_ys.data(), static_cast<int>(m_xs.size()),
                          0.6, spec);
+        const float raised = -12.0f - ImGui::GetTextLineHeightWithSpacing();
         for (size_t k = 0; k < m_xs.size(); ++k) {
-            ImPlot::PlotText(
-                ("CV " + engine::formatFixed(100.0 * m_ys[k] / std::max(means[k], 1e-9), 0) + "%")
-                    .c_str(),
-                m_xs[k], m_ys[k], ImVec2(0, -12));
+            ImPlot::PlotText(cvText[k].c_str(), m_xs[k], m_ys[k],
+                             ImVec2(0, stagger && k % 2 == 1 ? raised : -12.0f));
         }
         plot::endPlot(ctx, "warmup-std");
     }
@@ -162,7 +181,9 @@ void WarmupView::draw(ViewContext& ctx) {
         RunView& v = runs[i];
         const PhaseStats& t = v.liveSummary().totalMs;
         if (t.n > 0) {
-            m_xs.push_back(v.result.config.warmupSteps);
+            // A bar per count at its place in the list, the count its tick: 1 and 2 stand as
+            // far apart as 2 and 5.
+            m_xs.push_back(static_cast<double>(m_xs.size()));
             m_ys.push_back(t.std);
             means.push_back(t.mean);
             tickText.push_back(std::to_string(v.result.config.warmupSteps));
