@@ -233,8 +233,9 @@ void SweepView::applyForm(const std::string& text) {
 namespace {
 
 // The first configuration's first problem, "id: field: why", or nullopt. Runs each frame: the
-// device check (which asks the runtime) once per precision, set of variants (a forced
-// attention backend is probed for each) and plain fields of the comparison key (threads).
+// device check (which asks the runtime) once per precision and set of variants (a forced
+// attention backend is probed for each); a seed or a thread count is not the device's to
+// refuse (their range is the field's, checked with the lists).
 std::optional<std::string> firstProblem(const std::vector<RunConfig>& configs,
                                         const SessionInterface& engine) {
     std::set<std::string> checked;
@@ -243,11 +244,6 @@ std::optional<std::string> firstProblem(const std::vector<RunConfig>& configs,
         std::string family(toString(c.precision));
         for (const ChoiceField& f : choiceFields()) {
             family += " " + f.get(c);
-        }
-        for (const ValueField& f : valueFields()) { // a thread count the engine may refuse
-            if (f.inComparisonKey) {
-                family += " " + f.text(c);
-            }
         }
         if (problems.empty() && checked.insert(family).second) {
             if (auto refusal = engine.checkRunnable(c)) {
