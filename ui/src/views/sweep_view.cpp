@@ -233,9 +233,9 @@ void SweepView::applyForm(const std::string& text) {
 namespace {
 
 // The first configuration's first problem, "id: field: why", or nullopt. Runs each frame: the
-// device check (which asks the runtime) once per precision and set of variants (a forced
-// attention backend is probed for each); a seed or a thread count is not the device's to
-// refuse (their range is the field's, checked with the lists).
+// engine's check (which asks the runtime) once per precision, set of variants (a forced
+// attention backend is probed for each) and thread count (bounded by the engine's CPUs); a
+// seed is nothing the engine checks.
 std::optional<std::string> firstProblem(const std::vector<RunConfig>& configs,
                                         const SessionInterface& engine) {
     std::set<std::string> checked;
@@ -245,6 +245,7 @@ std::optional<std::string> firstProblem(const std::vector<RunConfig>& configs,
         for (const ChoiceField& f : choiceFields()) {
             family += " " + f.get(c);
         }
+        family += " threads " + std::to_string(c.threads);
         if (problems.empty() && checked.insert(family).second) {
             if (auto refusal = engine.checkRunnable(c)) {
                 problems.push_back(*refusal);
