@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <gtest/gtest.h>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace lmprof;
@@ -86,6 +87,34 @@ TEST(DemoScript, MistakesNameTheStepAndField) {
     says(R"({"do": "pause", "seconds": 1}, {"do": "wait", "for": "run"})",
          "steps[1].for: no step before it starts a run");
     EXPECT_NE(std::string(refusal("")).find("steps: must be an array of 1"), std::string::npos);
+}
+
+// A sweep step lists the plain fields a sweep can list by their keys (ValueField::sweepAxis),
+// each value checked by its field, and names them among its fields.
+TEST(DemoScript, ASweepListsSeedsAndThreadsByTheirFields) {
+    const DemoScript ok = parseDemoScript(R"({"lmprof_demo": 1, "steps": [
+        {"do": "sweep", "seed": [0, 7], "threads": [1, 2]}]})");
+    ASSERT_EQ(ok.steps.size(), 1u);
+    using Values = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+    EXPECT_EQ(ok.steps[0].values, (Values{{"seed", {0, 7}}, {"threads", {1, 2}}}));
+    const auto refusal = [](const std::string& step) {
+        try {
+            parseDemoScript(R"({"lmprof_demo": 1, "steps": [)" + step + "]}");
+        } catch (const DemoScriptError& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_NE(refusal(R"({"do": "sweep", "threads": [1, 5000]})")
+                  .find("steps[0].threads[1]: must be between 0 and 4096, got 5000"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"do": "sweep", "seed": [-1]})").find("steps[0].seed[0]: must not be"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"do": "sweep", "seed": ["one"]})")
+                  .find("steps[0].seed[0]: must be a whole number"),
+              std::string::npos);
+    EXPECT_NE(refusal(R"({"do": "sweep", "sample_hz": [1]})").find("seed, threads"),
+              std::string::npos);
 }
 
 // A file that is not a demo script, of another version, or nested too deep is refused as a

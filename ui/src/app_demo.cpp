@@ -128,6 +128,7 @@ bool DemoPlayer::playSweep(ViewContext& ctx, const DemoStep& step, const std::st
         step.precisions.empty() ? std::vector<Precision>{spec.base.precision} : step.precisions;
     spec.modes = step.modes.empty() ? std::vector<Mode>{spec.base.mode} : step.modes;
     spec.warmups = step.warmups;
+    spec.values = step.values;
     std::vector<RunConfig> configs = expandSweep(spec);
     for (const RunConfig& c : configs) {
         if (const auto errors = validate(c); !errors.empty()) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace lmprof::ui {
@@ -129,24 +130,32 @@ const KindName& kindOf(const json& j, const std::string& where) {
     if (kind == std::end(kKinds)) {
         fail(where + ".do", "'" + name + "' is not a step; the steps are " + kindList());
     }
-    for (const auto& item : j.items()) {
-        const std::string& key = item.key(); // a plain name: clang before 16 cannot capture a
-                                             // structured binding in the lambda below
-        const bool known = key == "do" || std::any_of(kind->fields.begin(), kind->fields.end(),
-                                                      [&](const char* f) { return key == f; });
-        if (!known) {
-            std::string fields;
-            for (const char* f : kind->fields) {
-                fields += (fields.empty() ? "" : ", ") + std::string(f);
+    // A sweep also lists the plain fields a sweep can list, by their keys (config.h).
+    std::vector<std::string> fields(kind->fields.begin(), kind->fields.end());
+    if (kind->kind == Kind::Sweep) {
+        for (const engine::ValueField& f : engine::valueFields()) {
+            if (f.sweepAxis) {
+                fields.push_back(f.key);
             }
-            fail(where + "." + key,
-                 "is not a field of '" + name + "' (its fields: " + fields + ")");
+        }
+    }
+    for (const auto& item : j.items()) {
+        const std::string& key = item.key();
+        const bool known =
+            key == "do" || std::find(fields.begin(), fields.end(), key) != fields.end();
+        if (!known) {
+            std::string names;
+            for (const std::string& f : fields) {
+                names += (names.empty() ? "" : ", ") + f;
+            }
+            fail(where + "." + key, "is not a field of '" + name + "' (its fields: " + names + ")");
         }
     }
     return *kind;
 }
 
-// A sweep step's lists: the models, contexts, precisions, modes and warmups to cross.
+// A sweep step's lists: the models, contexts, precisions, modes, warmups and plain fields
+// (seed, threads) to cross.
 void parseSweepLists(const json& j, const std::string& where, DemoStep& s) {
     s.models = list<std::string>(j, where, "models", [](const json& v, const std::string& w) {
         if (!v.is_string() || !engine::presetModel(v.get<std::string>())) {
@@ -176,6 +185,26 @@ void parseSweepLists(const json& j, const std::string& where, DemoStep& s) {
     s.warmups = list<int>(j, where, "warmups", [](const json& v, const std::string& w) {
         return static_cast<int>(wholeNumber(v, w, 0, 100000));
     });
+    for (const engine::ValueField& f : engine::valueFields()) {
+        if (!f.sweepAxis || !j.contains(f.key)) {
+            continue;
+        }
+        auto values =
+            list<int64_t>(j, where, f.key.c_str(), [&f](const json& v, const std::string& w) {
+                const bool fits =
+                    v.is_number_integer() &&
+                    !(v.is_number_unsigned() &&
+                      v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()));
+                if (!fits) {
+                    fail(w, "must be a whole number");
+                }
+                if (auto why = f.valueError(v.get<int64_t>())) {
+                    fail(w, *why);
+                }
+                return v.get<int64_t>();
+            });
+        s.values.emplace_back(f.key, std::move(values));
+    }
 }
 
 // A select step's runs: the last few, or run numbers as in the Runs table, none twice.

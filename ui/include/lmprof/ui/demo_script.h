@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace lmprof::ui {
@@ -46,6 +47,8 @@ struct DemoStep {
     std::vector<engine::Precision> precisions;
     std::vector<engine::Mode> modes;
     std::vector<int> warmups;
+    // The plain fields a sweep lists (ValueField::sweepAxis: seed, threads), by key.
+    std::vector<std::pair<std::string, std::vector<int64_t>>> values;
 };
 
 struct DemoScript {
