@@ -110,11 +110,9 @@ bool addFieldLists(const CommonOptions& given, CommonOptions& common, SweepSpec&
             continue;
         }
         const ValueField& field = *valueField(key);
-        for (int64_t v : values) {
-            if (auto why = field.valueError(v)) {
-                printConfigErrors({{key, *why}});
-                return false;
-            }
+        if (auto why = field.listError(values)) {
+            printConfigErrors({{key, *why}});
+            return false;
         }
         field.set(common.values, values.front());
         spec.values.emplace_back(key, values);

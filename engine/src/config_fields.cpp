@@ -249,6 +249,15 @@ std::optional<std::string> ValueField::valueError(int64_t v) const {
     return std::nullopt;
 }
 
+std::optional<std::string> ValueField::listError(const std::vector<int64_t>& values) const {
+    for (int64_t v : values) {
+        if (auto why = valueError(v)) {
+            return why;
+        }
+    }
+    return std::nullopt;
+}
+
 void ValueField::set(RunConfig& c, int64_t v) const {
     std::visit(
         [&](auto m) {

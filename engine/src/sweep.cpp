@@ -58,10 +58,8 @@ std::vector<RunConfig> withChoices(std::vector<RunConfig> configs, const SweepSp
             throw std::invalid_argument("a sweep lists '" + key +
                                         "', which is no field a sweep can list");
         }
-        for (int64_t v : values) {
-            if (auto why = field->valueError(v)) {
-                throw std::invalid_argument(key + ": " + *why);
-            }
+        if (auto why = field->listError(values)) {
+            throw std::invalid_argument(key + ": " + *why);
         }
         std::vector<RunConfig> out;
         out.reserve(configs.size() * values.size());

@@ -12,6 +12,20 @@
 using namespace lmprof;
 using namespace lmprof::ui;
 
+namespace {
+
+// Why a script of these steps is refused, or "accepted".
+std::string refusalOf(const std::string& steps) {
+    try {
+        parseDemoScript(R"({"lmprof_demo": 1, "steps": [)" + steps + "]}");
+    } catch (const DemoScriptError& e) {
+        return std::string(e.what());
+    }
+    return std::string("accepted");
+}
+
+} // namespace
+
 // A demo script is read whole before it plays: every kind of step, and what each keeps.
 TEST(DemoScript, EveryKindOfStepParses) {
     const DemoScript ok = parseDemoScript(R"({"lmprof_demo": 1, "steps": [
@@ -51,14 +65,7 @@ TEST(DemoScript, EveryKindOfStepParses) {
 
 // Each mistake in a step names its step and field, and says what would do.
 TEST(DemoScript, MistakesNameTheStepAndField) {
-    const auto refusal = [](const std::string& steps) {
-        try {
-            parseDemoScript(R"({"lmprof_demo": 1, "steps": [)" + steps + "]}");
-        } catch (const DemoScriptError& e) {
-            return std::string(e.what());
-        }
-        return std::string("accepted");
-    };
+    const auto refusal = refusalOf;
     const auto says = [&](const std::string& steps, const std::string& part) {
         const std::string why = refusal(steps);
         EXPECT_NE(why.find(part), std::string::npos) << why;
@@ -97,14 +104,7 @@ TEST(DemoScript, ASweepListsSeedsAndThreadsByTheirFields) {
     ASSERT_EQ(ok.steps.size(), 1u);
     using Values = std::vector<std::pair<std::string, std::vector<int64_t>>>;
     EXPECT_EQ(ok.steps[0].values, (Values{{"seed", {0, 7}}, {"threads", {1, 2}}}));
-    const auto refusal = [](const std::string& step) {
-        try {
-            parseDemoScript(R"({"lmprof_demo": 1, "steps": [)" + step + "]}");
-        } catch (const DemoScriptError& e) {
-            return std::string(e.what());
-        }
-        return std::string("accepted");
-    };
+    const auto refusal = refusalOf;
     EXPECT_NE(refusal(R"({"do": "sweep", "threads": [1, 5000]})")
                   .find("steps[0].threads[1]: must be between 0 and 4096, got 5000"),
               std::string::npos);

@@ -270,11 +270,9 @@ bool SweepView::addValueLists(SweepSpec& spec, std::string& error) const {
             error = field.label + ": " + listError;
             return false;
         }
-        for (int64_t v : *values) {
-            if (auto why = field.valueError(v)) {
-                error = field.label + ": " + *why;
-                return false;
-            }
+        if (auto why = field.listError(*values)) {
+            error = field.label + ": " + *why;
+            return false;
         }
         spec.values.emplace_back(list.key, *values);
     }

@@ -268,6 +268,8 @@ struct ValueField {
     // Why `v` cannot be its value: outside what its member holds ("--threads 4294967297" is
     // refused, not narrowed to 1) or outside its range. nullopt: set() may take it.
     std::optional<std::string> valueError(int64_t v) const;
+    // valueError of the first value of a sweep's list it refuses; nullopt when it takes all.
+    std::optional<std::string> listError(const std::vector<int64_t>& values) const;
     // Sets `c`'s member to `v` (a flag: v != 0); valueError(v) says whether it fits.
     void set(RunConfig& c, int64_t v) const;
     // The reason `c`'s value is outside the range, or nullopt.
