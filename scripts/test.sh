@@ -19,7 +19,9 @@ stage() { # stage NAME COMMAND...: runs it, remembers how long it took
 stage "set-up and build" scripts/setup.sh default
 stage "ctest" ctest --preset default --output-junit "$PWD/build/ctest-junit.xml"
 .venv/bin/python scripts/slowest_tests.py build/ctest-junit.xml build 10 || true
-stage "pytest (python/)" .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+# test_serve_hostile.py runs in ctest (watch_live_server_hostile_clients), not twice
+stage "pytest (python/)" .venv/bin/python -m pytest -q -p no:cacheprovider python/tests \
+  --ignore=python/tests/test_serve_hostile.py
 stage "ASan + UBSan build and tests" scripts/sanitize.sh
 stage "fuzz targets" scripts/fuzz.sh "${LMPROF_FUZZ_SECONDS:-30}"
 
