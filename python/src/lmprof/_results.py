@@ -11,12 +11,14 @@ import os
 import platform
 import socket
 import tempfile
+import warnings
 from array import array
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
 import torch
 
+from . import _files
 from ._steps import PHASES
 
 SCHEMA = "lmprof.results/1.7"
@@ -25,6 +27,8 @@ VERSION = "0.1.0"
 # A step is noisy when its phase's interquartile range exceeds this share of the median:
 # the engine's rule (docs/MEASUREMENT.md).
 NOISY_IQR_RATIO = 0.1
+MAX_DURATION_MS = 1e9  # the C++ reader's bound on a duration (docs/LIMITS.md)
+JOURNAL_SUFFIX = ".steps.jsonl"
 
 
 def _quantile(sorted_values: list[float], q: float) -> float:
@@ -195,6 +199,9 @@ def write_atomically(path: Path, document: dict[str, Any]) -> None:
     """A temporary file beside `path`, fsynced, then renamed over it: a reader sees the old
     file or the new one, never half of one."""
     path = Path(path)
+    why = _files.not_regular(path)
+    if why is not None:  # os.replace would put the file in a device's or a link's place
+        raise ValueError(f"save: {str(path)!r} {why}; lmprof writes only regular files")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -211,6 +218,21 @@ def write_atomically(path: Path, document: dict[str, Any]) -> None:
         raise
 
 
+def write_result(save: Path, document: dict[str, Any], journal: Optional["Journal"]) -> None:
+    """The result set written to `save`, then its journal removed. Should the write fail (a
+    full disk), the journal is kept and the ValueError names it."""
+    try:
+        write_atomically(save, document)
+    except (OSError, ValueError) as exc:
+        if journal is None:
+            raise
+        journal.close(remove=False)  # the steps are there: recover() reads them
+        raise ValueError(f"save: the result set was not written ({exc}); every step is in "
+                         f"{str(journal.path)!r}, which lmprof.recover() reads") from exc
+    if journal is not None:
+        journal.close(remove=True)
+
+
 class Journal:
     """`<save>.steps.jsonl`: the run's header, then one line per finished step, then its end.
     Each line is written through to the operating system as it is made, so a script killed
@@ -219,7 +241,7 @@ class Journal:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._file = open(path, "w", encoding="utf-8", buffering=1)
+        self._file = _files.create_text(path, "save")  # never through a link, nor a FIFO
 
     def write(self, kind: str, body: dict[str, Any]) -> None:
         self._file.write(json.dumps({"kind": kind, **body}, allow_nan=False) + "\n")
@@ -234,36 +256,78 @@ class Journal:
 
 
 def journal_path(save: Path) -> Path:
-    return save.with_name(save.name + ".steps.jsonl")
+    return save.with_name(save.name + JOURNAL_SUFFIX)
+
+
+def _step_problem(step: Any) -> Optional[str]:
+    """Why a journal's step cannot be a step of the run (None: it can)."""
+    if not isinstance(step, dict):
+        return "the step is not an object"
+    index = step.get("index")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < 2**31 - 1:
+        return "the step has no index from 0 to 2^31-2"
+    if not isinstance(step.get("warmup"), bool):
+        return "the step's warmup is not true or false"
+    for key in (*(f"{p}_ms" for p in PHASES), "total_ms"):
+        value = step.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                0 <= value <= MAX_DURATION_MS):
+            return f"the step's {key} is not a duration from 0 to 1e9 ms"
+    peaks = step.get("peak_allocated_by_phase")
+    if not isinstance(peaks, dict) or any(
+            isinstance(peaks.get(p), bool) or not isinstance(peaks.get(p), int) for p in PHASES):
+        return "the step's peak_allocated_by_phase is not a byte count per phase"
+    return None
 
 
 def recover(journal: "os.PathLike[str] | str") -> dict[str, Any]:
     """The result set of a journal left by a script that was killed: the run with every step
-    the journal holds, ended `cancelled` unless the journal recorded its end. A cut last
-    line (the kill came mid-write) is skipped."""
+    the journal holds, ended `cancelled` unless the journal recorded its end. Every line that
+    cannot be read (the one cut by the kill, bytes that are not UTF-8, a step without its
+    index) is skipped and named in one RuntimeWarning; the journal must be a regular file
+    with its header line. Raises ValueError naming the journal."""
     header: Optional[dict[str, Any]] = None
     steps: list[dict[str, Any]] = []
     end: Optional[dict[str, Any]] = None
-    with open(journal, encoding="utf-8") as f:
-        for number, line in enumerate(f, 1):
+    skipped: list[str] = []
+    seen: set[int] = set()
+    with _files.open_regular(journal, "recover") as f:
+        for number, raw in enumerate(f, 1):
             try:
-                entry = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the line being written when the script died
-            if not isinstance(entry, dict):
-                raise ValueError(f"{journal}:{number}: not an lmprof watch journal line")
-            kind = entry.get("kind")
+                entry = json.loads(raw.decode("utf-8"))
+            except (ValueError, RecursionError) as exc:  # UnicodeDecodeError too
+                why = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not JSON"
+                skipped.append(f"line {number}: {why}")
+                continue
+            kind = entry.get("kind") if isinstance(entry, dict) else None
             if kind == "header":
                 if entry.get("schema") != JOURNAL_SCHEMA:
-                    raise ValueError(f"{journal}:{number}: schema is {entry.get('schema')!r}, "
-                                     f"expected {JOURNAL_SCHEMA!r}")
+                    raise ValueError(f"{journal}:{number}: schema is "
+                                     f"{str(entry.get('schema'))[:80]!r}, expected "
+                                     f"{JOURNAL_SCHEMA!r}")
                 header = entry
             elif kind == "step":
+                problem = _step_problem(entry.get("step"))
+                if problem is None and entry["step"]["index"] in seen:
+                    problem = "a step whose index came before"
+                if problem is not None:
+                    skipped.append(f"line {number}: {problem}")
+                    continue
+                seen.add(entry["step"]["index"])
                 steps.append(entry["step"])
-            elif kind == "end":
+            elif kind == "scalars" and steps and isinstance(entry.get("scalars"), dict):
+                _amend(steps, entry)
+            elif kind == "end" and isinstance(entry.get("status"), str):
                 end = entry
-    if header is None:
+            else:
+                skipped.append(f"line {number}: not a line of an lmprof watch journal")
+    if header is None or not isinstance(header.get("run"), dict):
         raise ValueError(f"{journal}: no header line: not an lmprof watch journal")
+    if skipped:
+        shown = "; ".join(skipped[:10]) + (f"; and {len(skipped) - 10} more"
+                                           if len(skipped) > 10 else "")
+        warnings.warn(f"recover: {journal}: {len(skipped)} line(s) skipped: {shown}",
+                      RuntimeWarning, stacklevel=2)
     run = dict(header["run"])
     run["steps"] = steps
     run["status"] = end["status"] if end else "cancelled"
@@ -275,3 +339,19 @@ def recover(journal: "os.PathLike[str] | str") -> dict[str, Any]:
         tally.add(step)
     run["summary"] = tally.summary(run["source"].get("tokens_per_step"))
     return result_set([run], header["environment"], header["created"])
+
+
+def _amend(steps: list[dict[str, Any]], entry: dict[str, Any]) -> None:
+    """A `scalars` line: what log() added to a step after it was journaled."""
+    step = next((s for s in reversed(steps) if s["index"] == entry.get("index")), None)
+    if step is not None:
+        apply_scalars(step, entry["scalars"])
+
+
+def apply_scalars(record: dict[str, Any], scalars: dict[str, Any]) -> None:
+    """Scalars logged after the step was recorded, added to its record."""
+    scalars = dict(scalars)
+    if "loss" in scalars:
+        record["loss"] = scalars.pop("loss")
+    if scalars:
+        record.setdefault("scalars", {}).update(scalars)

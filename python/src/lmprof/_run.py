@@ -20,15 +20,18 @@ from typing import Any, Callable, Iterator, Optional, TypeVar
 import torch
 import torch.nn as nn
 
-from . import _faults, _hooks, _instruments, _ops, _results, _serve, _shapes
+from . import _faults, _files, _hooks, _instruments, _ops, _results, _serve, _shapes
 from ._clocks import clock_for
 from ._memory import memory_for
 from ._model import compiled_graphs, device_of, model_class
-from ._steps import OpenStep, finish, perturbed, readable, span_marks, warmup_steps
+from ._steps import (OpenStep, check_scalar, finish, json_number, perturbed, read_scalar,
+                     readable, span_marks, warmup_steps)
 
 # Finished step records held in memory (Run.steps); the summary keeps every step's phase
 # times (48 bytes a step), and `save` keeps every record on disk.
 RECENT_STEPS = 10_000
+# tokens_per_step's bound: exact as a double, and within the C++ reader's int64.
+MAX_TOKENS_PER_STEP = 2**53
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -105,8 +108,9 @@ class Run:
                 f"optimizer: expected a torch.optim.Optimizer, got {type(optimizer).__name__}")
         if tokens_per_step is not None and (
                 isinstance(tokens_per_step, bool) or not isinstance(tokens_per_step, int)
-                or tokens_per_step <= 0):
-            raise ValueError(f"tokens_per_step: expected a positive int, got {tokens_per_step!r}")
+                or not 0 < tokens_per_step <= MAX_TOKENS_PER_STEP):
+            raise ValueError("tokens_per_step: expected an int from 1 to 2^53, got "
+                             f"{str(tokens_per_step)[:40]}")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
         token: Optional[str] = None
@@ -116,9 +120,9 @@ class Run:
                      else _serve.default_token())
         elif token_file is not None:
             raise ValueError("token_file: given without listen")
-        self._save = Path(save) if save is not None else None
-        if self._save is not None and not self._save.parent.is_dir():
-            raise ValueError(f"save: the folder {str(self._save.parent)!r} does not exist")
+        # Resolved once: a later os.chdir moves neither the result nor its journal.
+        self._save = (_files.resolve_save(save, _results.JOURNAL_SUFFIX) if save is not None
+                      else None)
         self._warmup = warmup_steps()
         hz = _instruments.check_memory_hz(memory_hz)
         self._stated = _shapes.check_stated(config)
@@ -209,19 +213,14 @@ class Run:
         A CUDA tensor is copied to the host without waiting for the device and read later;
         a CPU tensor is read now. A value that is not one number raises ``ValueError``."""
         for key, value in scalars.items():
-            if isinstance(value, torch.Tensor):
-                if value.numel() != 1:
-                    raise ValueError(f"log({key}=...): expected one number, got a tensor of "
-                                     f"shape {tuple(value.shape)}")
-            elif isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"log({key}=...): expected a number or a tensor, "
-                                 f"got {type(value).__name__}")
+            check_scalar(key, value)
         self._log(scalars)
 
     @_guarded
     def _log(self, scalars: dict[str, Any]) -> None:
         step = self._open or (self._ended[-1] if self._ended else None)
         if step is None:
+            self._amend(scalars)
             return
         for key, value in scalars.items():
             if isinstance(value, torch.Tensor):
@@ -234,6 +233,18 @@ class Run:
                 else:  # read now: the script may change it in place before the step ends
                     value = float(value.item())
             step.scalars[key] = value
+
+    def _amend(self, scalars: dict[str, Any]) -> None:
+        """Scalars for the last step after it was recorded (it is recorded as it ends when its
+        marks can be read, so that a kill loses no finished step): added to its record and
+        journaled as a `scalars` line. A tensor is read now."""
+        if not self._recent or self._recent[-1]["index"] != self._count - 1:
+            return  # no step has ended yet, or the last one was not recorded
+        values = {key: json_number(read_scalar(v.detach().cpu() if isinstance(v, torch.Tensor)
+                                               else v)) for key, v in scalars.items()}
+        _results.apply_scalars(self._recent[-1], values)
+        if self._journal is not None:
+            self._journal.write("scalars", {"index": self._count - 1, "scalars": values})
 
     def profile_ops(self, step: Optional[int] = None, *, depth: int = _ops.DEFAULT_DEPTH,
                     fold: bool = False,
@@ -430,11 +441,10 @@ class Run:
         if self._instruments.end():  # its analysis is not the next step's data phase
             self._last_end_ns = time.perf_counter_ns()
             self._last_end_mark = None
-        if self._model is None:
-            # The zero-code mode: no log() can add to the step now, so it is recorded (and
-            # journaled) as soon as its marks can be read, not at the next step's start,
-            # and a script killed between steps loses none.
-            self._record_ready(everything=True)
+        # Recorded (and journaled) as soon as its marks can be read, not at the next step's
+        # start, so that a script killed between steps loses none; a log() after this is
+        # added to the record (_amend).
+        self._record_ready(everything=True)
 
     def _abandon(self, exc: BaseException) -> None:
         """A step that raised is not recorded; the run remembers why."""
@@ -555,9 +565,7 @@ class Run:
             self._journal.write("end", {"status": self._status, "error": self._error})
         steps = self._journal_steps()
         document = _results.result_set([self._run_record(steps)], self._env(), self._created)
-        _results.write_atomically(self._save, document)
-        if self._journal is not None:
-            self._journal.close(remove=True)
+        _results.write_result(self._save, document, self._journal)
 
     def _journal_steps(self) -> list[dict[str, Any]]:
         """Every recorded step: from memory, or from the journal once the ring has dropped some."""
@@ -567,6 +575,11 @@ class Run:
 
     def _break(self, exc: Exception) -> None:
         self._broken = f"{type(exc).__name__}: {exc}"
+        # The run says so: the steps after this one are not in it.
+        self._status = "error"
+        self._error = self._error or (f"lmprof stopped watching after {len(self._tally)} "
+                                      f"recorded step(s), on its own error ({self._broken}); "
+                                      "the script trained on")
         warnings.warn(f"lmprof stopped watching this run after its own error ({self._broken}); "
                       "training goes on", RuntimeWarning, stacklevel=3)
         try:

@@ -79,6 +79,23 @@ class OpenStep:
         self.peak_reserved = max(self.peak_reserved, reserved)
 
 
+def check_scalar(key: str, value: Any) -> None:
+    """A value for log(): one real number within a double, or a one-element tensor of one.
+    Raises ValueError naming the scalar."""
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"log({key}=...): expected one number, got a tensor of "
+                             f"shape {tuple(value.shape)}")
+        if value.is_complex() or value.device.type == "meta":
+            what = "complex" if value.is_complex() else "on the meta device (no value)"
+            raise ValueError(f"log({key}=...): expected a real number, got a tensor {what}")
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"log({key}=...): expected a number or a tensor, "
+                         f"got {type(value).__name__}")
+    elif isinstance(value, int) and not -2**1023 < value < 2**1023:
+        raise ValueError(f"log({key}=...): {str(value)[:20]}... is beyond a double")
+
+
 def read_scalar(value: Any) -> float:
     """A logged value as a float: tensors were copied to the host when logged (log())."""
     if isinstance(value, torch.Tensor):
