@@ -140,9 +140,13 @@ std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& 
         static constexpr std::string_view kOurs[] = {
             "LMPROF_WATCH",   "LMPROF_TOKENS_PER_STEP=", "LMPROF_PROFILE_OPS=", "LMPROF_OPS_",
             "LMPROF_MEMORY_", "LMPROF_SNAPSHOT_PATH=",   "LMPROF_MODULE_DEPTH="};
+        // --warmup, when given, beats the caller's LMPROF_WARMUP_STEPS: the child's getenv
+        // would find the caller's first.
+        const bool ourWarmup = o.warmup >= 0 && entry.starts_with("LMPROF_WARMUP_STEPS=");
         if (entry.starts_with("PYTHONPATH=")) {
             pythonPath = std::string(entry.substr(11));
-        } else if (std::none_of(std::begin(kOurs), std::end(kOurs),
+        } else if (!ourWarmup &&
+                   std::none_of(std::begin(kOurs), std::end(kOurs),
                                 [&](std::string_view ours) { return entry.starts_with(ours); })) {
             env.emplace_back(entry);
         }
