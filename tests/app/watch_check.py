@@ -14,6 +14,7 @@ import json
 import shutil
 import os
 import socket
+import time
 import subprocess
 import sys
 from pathlib import Path
@@ -139,8 +140,9 @@ def main() -> None:
     out = a.workdir / "watched.json"
     # The loader sleeps 0.3 s a step, so that lmprof-cli (polling every 0.1 s) sees the steps
     # while the script runs, whatever the machine's speed.
+    # The caller's LMPROF_WARMUP_STEPS is set too: --warmup 1 must win over it.
     done = run(watch + ["--json", str(out), "--", a.python, str(script), "--steps", "6",
-                        "--sleep", "0.3"])
+                        "--sleep", "0.3"], env={**os.environ, "LMPROF_WARMUP_STEPS": "4"})
     check(done.returncode == 0, "watch of a plain script exits 0", done)
     check("trained 6" in done.stdout, "the script's own output passes through", done)
     check("] step 6" in done.stderr and "fwd" in done.stderr, "a live line per step", done)
@@ -148,7 +150,7 @@ def main() -> None:
     check(record["status"] == "ok" and len(record["steps"]) == 6, "six steps, ok", done)
     check(record["source"]["model_class"] == "SmallLM", "the model's class")
     check(record["summary"]["tokens_per_s"] > 0, "tokens/s from --tokens-per-step")
-    check([s["warmup"] for s in record["steps"]] == [True] + [False] * 5, "--warmup 1")
+    check([s["warmup"] for s in record["steps"]] == [True] + [False] * 5, "--warmup 1, not the caller's LMPROF_WARMUP_STEPS")
     check(all(s["data_ms"] >= 300 for s in record["steps"][1:]), "the loader's sleep is data")
     run_id = record["id"]
 
@@ -266,6 +268,9 @@ def main() -> None:
         watch + ["--listen", f"127.0.0.1:{port}", "--token-file", str(token), "--json",
                  str(served), "--quiet", "--", a.python, str(script), "--steps", "8", "--sleep",
                  "0.4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The viewer starts once the script listens (it does from its first step): how long the
+    # script takes to import torch is the machine's business, not the test's.
+    wait_until_listening(port, script_side)
     viewed = a.workdir / "viewed.json"
     done = run([a.cli, "watch", "--connect", f"127.0.0.1:{port}", "--token-file", str(token),
                 "--json", str(viewed)])
@@ -279,6 +284,19 @@ def main() -> None:
           "the viewer's run is the script's, all eight steps", done)
     check_installed_package(a, watch, script)
     print("watch end to end: ok")
+
+
+def wait_until_listening(port: int, process: subprocess.Popen[str]) -> None:
+    """Returns once 127.0.0.1:port accepts a connection; fails if `process` ends first."""
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            return
+        except OSError:
+            if process.poll() is not None:
+                out, err = process.communicate()
+                check(False, f"the serving script ended before it listened: {err}")
+            time.sleep(0.1)
 
 
 def check_installed_package(a: argparse.Namespace, watch: list[str], script: Path) -> None:
