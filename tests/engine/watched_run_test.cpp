@@ -6,6 +6,7 @@
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/watch_journal.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -336,4 +337,26 @@ TEST(WatchJournal, AnEndLineSaysHowTheScriptClosedItsRun) {
     oddJournal.poll();
     EXPECT_EQ(oddJournal.skipped(), 1);
     EXPECT_EQ(oddJournal.run("killed").status, RunStatus::Cancelled);
+}
+
+TEST(WatchJournal, AScalarsLineGivesTheLastStepTheLossLoggedAfterIt) {
+    // run.log(loss=...) after a step's `with` block: the step was journaled as it ended, its
+    // loss follows on a `scalars` line. A line about another step, or a loss that is no
+    // number, is skipped.
+    JournalFile file("scalars");
+    const auto scalars = [](int index, const json& loss) {
+        return json{{"kind", "scalars"}, {"index", index}, {"scalars", {{"loss", loss}}}}.dump() +
+               "\n";
+    };
+    file.append(headerLine() + stepLine(0) + scalars(0, 2.5) + stepLine(1) + scalars(0, 9.0) +
+                scalars(1, "nan") + stepLine(2) + scalars(2, json::array()));
+    WatchJournal journal(file.path);
+    const auto read = journal.poll();
+    ASSERT_EQ(read.size(), 3u);
+    EXPECT_EQ(journal.skipped(), 2);
+    const RunResult run = journal.run("killed");
+    EXPECT_EQ(run.steps[0].loss, 2.5);
+    ASSERT_TRUE(run.steps[1].loss.has_value());
+    EXPECT_TRUE(std::isnan(*run.steps[1].loss));
+    EXPECT_EQ(run.steps[2].loss, read[2].loss); // as its own line had it
 }

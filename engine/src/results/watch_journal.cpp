@@ -12,6 +12,30 @@ namespace lmprof::engine {
 
 using namespace json_io;
 
+namespace {
+
+// A `scalars` line: what run.log() gave the last step after it was journaled. Only its loss
+// is a field of a step here. False (skipped) for a line about another step, or a loss that is
+// no number.
+bool amendLast(const json& entry, std::vector<StepRecord>& steps) {
+    const auto* index = entry.contains("index") ? &entry["index"] : nullptr;
+    const auto* scalars = entry.contains("scalars") ? &entry["scalars"] : nullptr;
+    if (steps.empty() || !index || !index->is_number_integer() ||
+        index->get<int64_t>() != steps.back().index || !scalars || !scalars->is_object()) {
+        return false;
+    }
+    if (scalars->contains("loss")) {
+        try {
+            steps.back().loss = numberOrNameFrom((*scalars)["loss"], "$.scalars.loss");
+        } catch (const ResultFormatError&) {
+            return false;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
 WatchJournal::WatchJournal(std::filesystem::path path) : m_path(std::move(path)) {}
 
 std::vector<StepRecord> WatchJournal::poll() {
@@ -99,6 +123,10 @@ void WatchJournal::take(std::string_view line, std::vector<StepRecord>& out) {
         m_end.emplace(*parsed, error && error->is_string()
                                    ? std::optional<std::string>(error->get<std::string>())
                                    : std::nullopt);
+        return;
+    }
+    if (kind == "scalars") {
+        m_skipped += amendLast(entry, m_steps) ? 0 : 1;
         return;
     }
     if (kind != "step") {
