@@ -9,6 +9,7 @@
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/devices.h"
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
@@ -217,8 +218,9 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
 namespace {
 
 void printStep(const std::string& label, const StepRecord& s, const RunConfig& c) {
-    std::fprintf(stderr, "  %s step %d/%d%s  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
-                 label.c_str(), s.index + 1, c.warmupSteps + c.measureSteps,
+    std::fprintf(stderr, "  %s step %lld/%lld%s  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
+                 printable(label).c_str(), static_cast<long long>(s.index) + 1,
+                 static_cast<long long>(c.warmupSteps) + c.measureSteps,
                  s.warmup ? " (warmup)" : "", s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
 }
 

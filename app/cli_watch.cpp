@@ -68,11 +68,13 @@ namespace {
 
 // One line a step: the phases as the watcher split them, the loss when logged.
 void printWatchedStep(const std::string& label, const StepRecord& s) {
-    std::string line = "  [" + label + "] step " + std::to_string(s.index + 1) +
-                       (s.warmup ? (s.compiled ? " (compiled)" : " (warmup)") : "") + "  data " +
-                       ms(s.dataMs) + "  fwd " + ms(s.forwardMs) + "  bwd " + ms(s.backwardMs) +
-                       "  opt " + ms(s.optimizerMs) + "  rest " + ms(s.restMs) + "  step " +
-                       ms(s.totalMs) + " ms";
+    // The label is the script's run id: printable() keeps its escapes off the terminal. The
+    // index is widened before the + 1 (an index of 2^31-1 printed as -2147483648).
+    std::string line =
+        "  [" + printable(label) + "] step " + std::to_string(static_cast<int64_t>(s.index) + 1) +
+        (s.warmup ? (s.compiled ? " (compiled)" : " (warmup)") : "") + "  data " + ms(s.dataMs) +
+        "  fwd " + ms(s.forwardMs) + "  bwd " + ms(s.backwardMs) + "  opt " + ms(s.optimizerMs) +
+        "  rest " + ms(s.restMs) + "  step " + ms(s.totalMs) + " ms";
     if (s.microBatches > 1) {
         line += "  x" + std::to_string(s.microBatches) + " micro-batches";
     }

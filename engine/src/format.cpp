@@ -48,4 +48,25 @@ std::string csvQuote(const std::string& s) {
     return out + "\"";
 }
 
+std::string printable(const std::string& text) {
+    std::string out;
+    out.reserve(text.size());
+    char hex[8];
+    for (size_t i = 0; i < text.size(); ++i) {
+        const auto ch = static_cast<unsigned char>(text[i]);
+        const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+        if (ch < 0x20 || ch == 0x7f) {
+            std::snprintf(hex, sizeof hex, "\\x%02x", ch);
+            out += hex;
+        } else if (ch == 0xc2 && next >= 0x80 && next <= 0x9f) { // U+0080..U+009F in UTF-8
+            std::snprintf(hex, sizeof hex, "\\u%04x", next);
+            out += hex;
+            ++i;
+        } else {
+            out += static_cast<char>(ch);
+        }
+    }
+    return out;
+}
+
 } // namespace lmprof::engine

@@ -233,3 +233,21 @@ TEST(Report, NoisyRunWithAZeroMedianIsDescribedWithoutARatio) {
               std::string::npos)
         << ratio.str();
 }
+
+TEST(Report, NamesFromAFileCannotDriveTheTerminal) {
+    // A run id or error holding escapes (clear the screen, set the title, a C1 CSI) is printed
+    // as visible text: no control byte reaches the terminal, and the table keeps its rows.
+    EXPECT_EQ(printable("a\x1b[2Jb\x07\x7f\tc"), "a\\x1b[2Jb\\x07\\x7f\\x09c");
+    EXPECT_EQ(printable("x\xc2\x9by \xc2\xb1 \xe2\x80\x94"), "x\\u009by \xc2\xb1 \xe2\x80\x94");
+    RunResult r = sampleRun("small", RunStatus::Error);
+    r.id = "evil\x1b]0;pwned\x07\nrow";
+    r.error = "boom\x1b[31m";
+    std::ostringstream out;
+    writeTable(out, std::span<const RunResult>(&r, 1));
+    const std::string text = out.str();
+    for (char control : {'\x1b', '\x07'}) {
+        EXPECT_EQ(text.find(control), std::string::npos) << text;
+    }
+    EXPECT_NE(text.find("evil\\x1b]0;pwned\\x07\\x0arow: error: boom\\x1b[31m"), std::string::npos)
+        << text;
+}

@@ -1,6 +1,7 @@
 // Grid table with +---+ borders and = under the header (the layout benchmark write-ups use),
 // with columns sized to their widest cell counted in characters, not bytes.
 
+#include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 
 #include <algorithm>
@@ -36,7 +37,14 @@ void line(std::ostream& out, const std::vector<size_t>& widths,
 
 } // namespace
 
-void writeGridRows(std::ostream& out, const Rows& rows) {
+void writeGridRows(std::ostream& out, const Rows& unsafe) {
+    // Cells hold names from files (run ids, labels): no control character reaches the terminal.
+    Rows rows = unsafe;
+    for (auto& row : rows) {
+        for (auto& cell : row) {
+            cell = printable(cell);
+        }
+    }
     size_t columns = 0;
     for (const auto& row : rows) {
         columns = std::max(columns, row.size());
@@ -63,10 +71,11 @@ void writeTable(std::ostream& out, std::span<const RunResult> runs) {
     writeGridRows(out, rows);
     for (const auto& r : runs) {
         if (r.error) {
-            out << r.id << ": " << toString(r.status) << ": " << *r.error << '\n';
+            out << printable(r.id) << ": " << toString(r.status) << ": " << printable(*r.error)
+                << '\n';
         } else if (const PhaseStats& t = r.summary.totalMs; t.noisy) {
             // A file may hold a median of 0 with a spread (found by fuzzing): no ratio then.
-            out << r.id << ": noisy (step-time IQR is "
+            out << printable(r.id) << ": noisy (step-time IQR is "
                 << (t.median > 0.0 ? formatFixed(100.0 * t.iqr / t.median, 0) + "% of the median"
                                    : formatFixed(t.iqr, 3) + " ms with a median of 0")
                 << ")\n";

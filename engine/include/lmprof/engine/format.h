@@ -19,4 +19,9 @@ std::string formatBytes(int64_t bytes);
 // An RFC 4180 field: quoted when it holds a comma, quote or line break.
 std::string csvQuote(const std::string& field);
 
+// Text from a file or a peer (a run id, a label) made safe to print on a terminal: each C0 or
+// C1 control character and DEL becomes a visible escape ("\x1b", "\u009b"), so a name cannot
+// move the cursor, recolour the terminal or break a table's row. Other text is unchanged.
+std::string printable(const std::string& text);
+
 } // namespace lmprof::engine
