@@ -256,6 +256,9 @@ void printStepLine(const std::string& label, const engine::StepRecord& step,
                    const engine::RunConfig& config);
 // Whether SIGINT/SIGTERM has arrived since installInterruptHandler.
 bool interrupted();
+// What the handler writes to stderr when a second signal ends the process (say where the
+// user's data is); empty: nothing. Set from the main thread.
+void setLastWords(const std::string& text);
 // The same as a flag an engine run polls for a cancel (set by the signal handler itself).
 const std::atomic<bool>* interruptFlag();
 

@@ -24,6 +24,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <unistd.h>
 #include <variant>
 
 namespace lmprof::app {
@@ -34,6 +35,10 @@ namespace {
 
 std::atomic<int> g_interrupts{0};
 std::atomic<bool> g_interrupted{false}; // the same, as the cancel flag the engine polls
+// Said by the handler as a second signal ends the process (setLastWords).
+std::string g_lastWordsText;
+std::atomic<const char*> g_lastWords{nullptr};
+std::atomic<size_t> g_lastWordsSize{0};
 
 } // namespace
 
@@ -467,11 +472,21 @@ bool checkFormat(const std::string& format) {
 // ---------------------------------------------------------------------------------------
 // signals
 
+void setLastWords(const std::string& text) {
+    g_lastWords.store(nullptr); // the handler never reads a string being replaced
+    g_lastWordsText = text;
+    g_lastWordsSize.store(g_lastWordsText.size());
+    g_lastWords.store(g_lastWordsText.empty() ? nullptr : g_lastWordsText.c_str());
+}
+
 void installInterruptHandler() {
     struct sigaction sa {};
     sa.sa_handler = [](int sig) {
         g_interrupted.store(true);
         if (g_interrupts.fetch_add(1) > 0) {
+            if (const char* words = g_lastWords.load()) {
+                [[maybe_unused]] const auto n = write(STDERR_FILENO, words, g_lastWordsSize.load());
+            }
             std::signal(sig, SIG_DFL);
             std::raise(sig);
         }

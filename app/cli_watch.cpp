@@ -269,6 +269,12 @@ int watchCommand(const WatchOptions& o) {
         return kExitUsage;
     }
     const fs::path dir = script->dir();
+    // A second Ctrl+C ends lmprof-cli at once, and the script with it (it dies with its
+    // parent): the journals it leaves are named, and kept (the scratch folder is not removed).
+    setLastWords("\nlmprof-cli: watch: stopped at once; every step it finished is in " +
+                 dir.string() +
+                 " (its journal, *.steps.jsonl, which lmprof.recover() reads; or run.json, "
+                 "if it had closed its run)\n");
 
     std::map<std::string, WatchJournal> journals;
     StepPrinter print(o.quiet);

@@ -16,6 +16,7 @@
 #include <iostream>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -128,6 +129,53 @@ std::optional<fs::path> packageDir(const std::vector<std::string>& command, std:
           " is gone (pip install the package from the checkout's python/ folder, or set "
           "LMPROF_PYTHON_PACKAGE to the folder that holds lmprof/)";
     return std::nullopt;
+}
+
+// Starts the command in a process group of its own, so that a terminal's Ctrl+C reaches
+// lmprof alone, which passes it on once (stop()) and waits for the script to close its run.
+// The script dies with lmprof (PR_SET_PDEATHSIG, SIGKILL): whatever ends lmprof, even a
+// second Ctrl+C or a SIGKILL, no script is left training into a folder nobody reads; its
+// journal holds every finished step. The pid, or -errno when it cannot be started (told by
+// the child through a close-on-exec pipe). Called from the thread that lives as long as the
+// script (the main thread): the signal follows the thread that forked.
+pid_t spawnInItsOwnGroup(char* const* argv, char* const* envp) {
+    int told[2];
+    if (pipe2(told, O_CLOEXEC) != 0) {
+        return -errno;
+    }
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid == 0) { // only async-signal-safe calls from here to exec
+        setpgid(0, 0);
+        int error = 0;
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
+            error = getppid() != parent ? ESRCH : errno; // lmprof already gone
+        } else {
+            execvpe(argv[0], argv, envp);
+            error = errno;
+        }
+        [[maybe_unused]] const auto n = write(told[1], &error, sizeof error);
+        _exit(127);
+    }
+    ::close(told[1]);
+    if (pid < 0) {
+        const int error = errno;
+        ::close(told[0]);
+        return -error;
+    }
+    setpgid(pid, pid); // as the child does: whichever runs first, the group exists
+    int error = 0;
+    ssize_t n;
+    do {
+        n = read(told[0], &error, sizeof error);
+    } while (n < 0 && errno == EINTR);
+    ::close(told[0]);
+    if (n == static_cast<ssize_t>(sizeof error)) {
+        int ignored = 0;
+        waitpid(pid, &ignored, 0);
+        return -error;
+    }
+    return pid;
 }
 
 std::vector<std::string> childEnvironment(const WatchLaunch& o, const fs::path& package,
@@ -253,17 +301,10 @@ WatchedScript::WatchedScript(const WatchLaunch& launch) {
         argv.push_back(a.data());
     }
     argv.push_back(nullptr);
-    // Its own process group: a terminal's Ctrl+C reaches lmprof alone, which passes it on
-    // once (stop()), and then waits for the script to close its run.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    const int spawned = posix_spawnp(&m_pid, argv[0], nullptr, &attr, argv.data(), envp.data());
-    posix_spawnattr_destroy(&attr);
-    if (spawned != 0) {
+    m_pid = spawnInItsOwnGroup(argv.data(), envp.data());
+    if (m_pid < 0) {
         throw std::runtime_error("cannot start '" + launch.command.front() +
-                                 "': " + std::strerror(spawned));
+                                 "': " + std::strerror(static_cast<int>(-m_pid)));
     }
 }
 
