@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace lmprof::engine;
@@ -359,4 +360,20 @@ TEST(WatchJournal, AScalarsLineGivesTheLastStepTheLossLoggedAfterIt) {
     ASSERT_TRUE(run.steps[1].loss.has_value());
     EXPECT_TRUE(std::isnan(*run.steps[1].loss));
     EXPECT_EQ(run.steps[2].loss, read[2].loss); // as its own line had it
+}
+
+TEST(WatchJournal, AFifoInTheJournalsPlaceIsRefusedOnceAndNeverBlocks) {
+    // A plain open of a FIFO for reading waits for a writer: lmprof-cli watch hung 10 min.
+    JournalFile file("fifo");
+    ASSERT_EQ(mkfifo(file.path.c_str(), 0600), 0);
+    WatchJournal journal(file.path);
+    try {
+        journal.poll();
+        FAIL() << "a FIFO is no journal";
+    } catch (const ResultFormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("is not a regular file"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_TRUE(journal.poll().empty()); // said once
+    EXPECT_FALSE(journal.started());
 }

@@ -6,7 +6,11 @@
 #include "results/json_access.h"
 
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace lmprof::engine {
 
@@ -40,22 +44,32 @@ WatchJournal::WatchJournal(std::filesystem::path path) : m_path(std::move(path))
 
 std::vector<StepRecord> WatchJournal::poll() {
     std::vector<StepRecord> steps;
-    std::ifstream in(m_path, std::ios::binary);
-    if (!in) {
-        return steps; // not there yet
+    // Opened without blocking and without following a link, then held to a regular file: a
+    // FIFO planted in the journal's place would block a plain open until a writer came.
+    const int fd = ::open(m_path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) {
+            return steps; // not there yet
+        }
+        return refuse(std::string("cannot be opened (") + std::strerror(errno) + ")");
+    }
+    struct stat info {};
+    if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+        ::close(fd);
+        return refuse("is not a regular file (a FIFO, a device or a folder)");
     }
     // What was appended since the last call, at most kMaxReadBytes: the buffer is sized to
     // it, not to the bound (a journal is polled ten times a second and grows by a line).
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<uintmax_t>(std::max<std::streamoff>(in.tellg(), 0));
+    const auto size = static_cast<uintmax_t>(std::max<off_t>(info.st_size, 0));
     if (size <= m_offset) {
+        ::close(fd);
         return steps;
     }
     std::string chunk(static_cast<size_t>(std::min<uintmax_t>(size - m_offset, kMaxReadBytes)),
                       '\0');
-    in.seekg(static_cast<std::streamoff>(m_offset));
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    chunk.resize(static_cast<size_t>(in.gcount()));
+    const ssize_t got = pread(fd, chunk.data(), chunk.size(), static_cast<off_t>(m_offset));
+    ::close(fd);
+    chunk.resize(got > 0 ? static_cast<size_t>(got) : 0);
     size_t start = 0;
     for (size_t end; (end = chunk.find('\n', start)) != std::string::npos; start = end + 1) {
         take(std::string_view(chunk).substr(start, end - start), steps);
@@ -67,6 +81,16 @@ std::vector<StepRecord> WatchJournal::poll() {
     }
     m_offset += start;
     return steps;
+}
+
+std::vector<StepRecord> WatchJournal::refuse(const std::string& why) {
+    if (!m_refused) { // said once, not at every poll
+        m_refused = true;
+        throw ResultFormatError(m_path.string() + ": " + why +
+                                "; lmprof reads only a regular "
+                                "file as a watch journal");
+    }
+    return {};
 }
 
 void WatchJournal::take(std::string_view line, std::vector<StepRecord>& out) {

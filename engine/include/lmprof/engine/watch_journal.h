@@ -28,7 +28,8 @@ public:
     // still being written waits for the next call, and at most kMaxReadBytes are read per
     // call. A line that is not JSON is skipped (counted in skipped()). Throws
     // ResultFormatError when the file is not a watch journal: its first line is not the
-    // header, or the header names another schema.
+    // header, or the header names another schema; or when it is no regular file (a FIFO, a
+    // device, a link), which is never opened for reading: said once, then nothing is read.
     std::vector<StepRecord> poll();
 
     bool started() const { return m_header.has_value(); }
@@ -47,6 +48,8 @@ public:
 
 private:
     void take(std::string_view line, std::vector<StepRecord>& out);
+    // Throws ResultFormatError naming the file and `why` the first time; nothing after.
+    std::vector<StepRecord> refuse(const std::string& why);
 
     std::filesystem::path m_path;
     uintmax_t m_offset = 0;
@@ -56,6 +59,7 @@ private:
     std::optional<std::pair<RunStatus, std::optional<std::string>>>
         m_end; // status and error, once closed
     int m_skipped = 0;
+    bool m_refused = false; // a file in the journal's place that is no regular file, told once
 };
 
 } // namespace lmprof::engine
