@@ -256,6 +256,9 @@ void printStepLine(const std::string& label, const engine::StepRecord& step,
                    const engine::RunConfig& config);
 // Whether SIGINT/SIGTERM has arrived since installInterruptHandler.
 bool interrupted();
+// How a child process ended, from its wait status: "exited with status 1", "was killed by
+// signal 9 (Killed)".
+std::string describeExit(int status);
 // What the handler writes to stderr when a second signal ends the process (say where the
 // user's data is); empty: nothing. Set from the main thread.
 void setLastWords(const std::string& text);

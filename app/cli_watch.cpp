@@ -64,6 +64,14 @@ std::string ms(const std::optional<double>& v) {
 
 } // namespace
 
+std::string describeExit(int status) {
+    if (WIFSIGNALED(status)) {
+        return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+               strsignal(WTERMSIG(status)) + ")";
+    }
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+}
+
 namespace {
 
 // One line a step: the phases as the watcher split them, the loss when logged.
@@ -148,14 +156,6 @@ std::optional<RunResult> finalRun(const fs::path& dir, const std::string& journa
         environment = journal.environment();
     }
     return journal.run("the watched script " + ended + " before its run was closed");
-}
-
-std::string describeExit(int status) {
-    if (WIFSIGNALED(status)) {
-        return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-               strsignal(WTERMSIG(status)) + ")";
-    }
-    return "exited with status " + std::to_string(WEXITSTATUS(status));
 }
 
 // watch --connect: a viewer of a script that serves its run (listen=), through the same

@@ -313,6 +313,11 @@ ui::AppOptions appOptionsFor(Launch& l) {
         a.connectAddress = l.watchAddress;
         a.autorun = true;
         a.awaitWatchedRun = true;
+        app::WatchedScript* script = l.script.get(); // outlives the window (windowMode)
+        a.watchedScriptEnded = [script]() -> std::optional<std::string> {
+            const std::optional<int> status = script->poll();
+            return status ? std::optional(app::describeExit(*status)) : std::nullopt;
+        };
     }
     a.connectTokenFile = o.run.common.tokenFile.empty()
                              ? (app::configDir() / "server" / "token").string()

@@ -286,7 +286,9 @@ private:
             m_app.pngPending() || !m_app.demoFinished()) {
             return false;
         }
-        if ((m_o.autorun && !m_app.autorunSucceeded()) || !m_app.exportsSucceeded()) {
+        // The App's own flag: a watched script's run is an autorun the command line's
+        // --autorun does not name (it exited 0 after that run ended `error`).
+        if ((m_app.autorunAsked() && !m_app.autorunSucceeded()) || !m_app.exportsSucceeded()) {
             fail(kExitFailure);
         }
         return true;

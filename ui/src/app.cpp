@@ -231,6 +231,27 @@ void App::Parts::reportFinished(const std::vector<SessionEvent>& events) {
     sweepWasRunning = windows.sweep.running();
 }
 
+void App::Parts::noticeScriptEnd() {
+    if (!options.awaitWatchedRun || !options.watchedScriptEnded || autorun.answered) {
+        return;
+    }
+    const std::optional<std::string> ended = options.watchedScriptEnded();
+    if (!ended || ws.session().info().connected) {
+        autorun.framesSinceScriptEnded = 0;
+        return;
+    }
+    // One more frame drains what its server sent before it closed (a run_finished).
+    if (++autorun.framesSinceScriptEnded < 2) {
+        return;
+    }
+    autorun.answered = true;
+    autorun.ok = false;
+    ws.report("the watched script " + *ended +
+                  " before lmprof saw its run end (its messages are in the terminal)",
+              true);
+    std::fprintf(stderr, "lmprof: %s\n", ws.status.c_str());
+}
+
 void App::frame() {
     Parts& s = *m_parts;
     s.ws.saveSettingsWhenChanged();
@@ -250,6 +271,7 @@ void App::frame() {
     s.restore.saveFinished(events); // an autosave error is the last word of the frame
     s.ws.store.apply(events);
     s.autorun.track(s.ws.store);
+    s.noticeScriptEnd();
     if (s.frameNumber > 2) { // the windows and the layout exist (a demo may focus them)
         s.demo.play();
     }

@@ -56,6 +56,7 @@ struct Autorun {
     bool answered = false;
     bool ok = false;
     int framesSinceAnswer = 0;
+    int framesSinceScriptEnded = 0; // a watched script gone, its server too
     void track(RunStore& store);
 };
 
@@ -221,6 +222,9 @@ struct App::Parts {
     void openAtLaunch();
     // The status line follows the work: how each run ended, and "sweep finished".
     void reportFinished(const std::vector<engine::SessionEvent>& events);
+    // A watched script that ended while its run was awaited: once its server is gone too
+    // (every event it sent is drained), the autorun ends as failed, saying how it ended.
+    void noticeScriptEnd();
     void drawMenu();
 };
 

@@ -210,6 +210,10 @@ bool App::autorunSucceeded() const {
     return m_parts->autorun.ok;
 }
 
+bool App::autorunAsked() const {
+    return m_parts->options.autorun;
+}
+
 void App::recordFrameTime(double uiMs, double ms) {
     size_t held = 0;
     RunStore& store = m_parts->ws.store;

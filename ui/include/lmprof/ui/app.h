@@ -35,6 +35,10 @@ struct AppOptions {
     // docs/WATCH.md): the autorun submits nothing and waits for the script's run, the first
     // that appears, to finish.
     bool awaitWatchedRun = false;
+    // With awaitWatchedRun: how the script ended once it has ("exited with status 1"), else
+    // nullopt. A script that ends before its run does (a crash before its first step) ends
+    // the autorun as failed instead of leaving the window waiting.
+    std::function<std::optional<std::string>()> watchedScriptEnded;
     std::filesystem::path configDir; // imgui.ini, settings.json and autosave.jsonl live here
     RestoreChoice restore = RestoreChoice::Ask;
     std::filesystem::path saveOnExit;     // if set, the finished runs are saved there at exit
@@ -87,6 +91,8 @@ public:
     bool autorunSettled() const;
     // True if the autorun run ended with status ok.
     bool autorunSucceeded() const;
+    // An autorun was asked for: by --autorun, or a watched script's run (awaited).
+    bool autorunAsked() const;
     // Call after rendering the frame, before the buffer swap: saves the plots whose
     // "Save PNG" was picked and the whole window when F12 (or File > Screenshot) asked
     // for it (a framebuffer of fbWidth x fbHeight pixels is current).
