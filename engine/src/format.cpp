@@ -69,4 +69,15 @@ std::string printable(const std::string& text) {
     return out;
 }
 
+std::string clipText(const std::string& text, size_t maxBytes) {
+    if (text.size() <= maxBytes) {
+        return text;
+    }
+    size_t cut = maxBytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) {
+        --cut; // not inside a character
+    }
+    return text.substr(0, cut) + " ... (" + std::to_string(text.size() - cut) + " more bytes)";
+}
+
 } // namespace lmprof::engine

@@ -234,6 +234,16 @@ TEST(Report, NoisyRunWithAZeroMedianIsDescribedWithoutARatio) {
         << ratio.str();
 }
 
+TEST(Report, LongTextIsClippedAtACharactersStart) {
+    EXPECT_EQ(clipText("short", 10), "short");
+    EXPECT_EQ(clipText(std::string(50, 'x'), 10), std::string(10, 'x') + " ... (40 more bytes)");
+    // "±" is two bytes: a cut inside it moves back to its start.
+    EXPECT_EQ(clipText("ab\xc2\xb1"
+                       "cd",
+                       3),
+              "ab ... (4 more bytes)");
+}
+
 TEST(Report, NamesFromAFileCannotDriveTheTerminal) {
     // A run id or error holding escapes (clear the screen, set the title, a C1 CSI) is printed
     // as visible text: no control byte reaches the terminal, and the table keeps its rows.

@@ -219,7 +219,7 @@ void App::Parts::reportFinished(const std::vector<SessionEvent>& events) {
         const PhaseStats& t = r.summary.totalMs;
         ws.status =
             std::string(windows.sweep.running() ? "sweep: " : "") + "finished " + r.id + ": " +
-            statusText(r) + (r.error ? " - " + *r.error : std::string()) +
+            statusText(r) + (r.error ? " - " + clipText(*r.error, 300) : std::string()) +
             (r.status == RunStatus::Ok ? ", " + std::to_string(t.n) + " measured step(s), " +
                                              formatFixed(t.mean, 2) + " ms per step"
                                        : std::string());

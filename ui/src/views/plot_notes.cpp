@@ -2,6 +2,7 @@
 // a note in its corner, the note of a timeline that shows one run of several, and the
 // sample under the mouse.
 
+#include "lmprof/engine/format.h"
 #include "plot_helpers.h"
 #include "theme.h"
 
@@ -10,6 +11,10 @@
 #include <implot_internal.h>
 
 namespace lmprof::ui::plot {
+
+namespace {
+constexpr size_t kMaxHintBytes = 300; // of a run's error in an empty plot: a few lines
+}
 
 void hint(const char* text) {
     const ImVec2 pos = ImPlot::GetPlotPos();
@@ -39,7 +44,8 @@ void emptyHint(const std::vector<RunView*>& runs, const char* what) {
         text = "waiting for the first " + one + "...";
     } else {
         text = "no " + std::string(what) + ": " + engine::statusText(run.result) +
-               (run.result.error ? " - " + *run.result.error : std::string());
+               (run.result.error ? " - " + engine::clipText(*run.result.error, kMaxHintBytes)
+                                 : std::string());
     }
     hint(text.c_str());
 }

@@ -24,4 +24,9 @@ std::string csvQuote(const std::string& field);
 // move the cursor, recolour the terminal or break a table's row. Other text is unchanged.
 std::string printable(const std::string& text);
 
+// `text` cut to at most `maxBytes` bytes at a UTF-8 character's start, with " ... (N more
+// bytes)" when it was cut: an error message of 20 MB drawn as a hint or a status line made a
+// frame take minutes (text layout costs its length, wrapping more).
+std::string clipText(const std::string& text, size_t maxBytes);
+
 } // namespace lmprof::engine
