@@ -17,6 +17,9 @@ import torch.nn.functional as F
 
 import lmprof
 
+# The token a served run's viewers present in the live server's tests.
+TOKEN = "a" * 64
+
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 BOOTSTRAP = PYTHON_DIR / "src" / "lmprof" / "_bootstrap"
 
@@ -106,3 +109,11 @@ def run_script(source: str, tmp_path: Path, *, watch: bool = False,
         full_env["LMPROF_WATCH"] = "1"
     return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           env=full_env, timeout=timeout, cwd=tmp_path)
+
+
+@pytest.fixture
+def token_file(tmp_path: Path) -> Path:
+    path = tmp_path / "token"
+    path.write_text(TOKEN + "\n")
+    path.chmod(0o600)
+    return path

@@ -16,17 +16,7 @@ import torch
 
 import lmprof
 from lmprof import _serve
-from conftest import TinyGPT, train_steps
-
-TOKEN = "a" * 64
-
-
-@pytest.fixture
-def token_file(tmp_path: Path) -> Path:
-    path = tmp_path / "token"
-    path.write_text(TOKEN + "\n")
-    path.chmod(0o600)
-    return path
+from conftest import TOKEN, TinyGPT, train_steps
 
 
 class Viewer:

@@ -21,17 +21,9 @@ import torch.nn as nn
 
 import lmprof
 from lmprof import _serve
+from conftest import TOKEN
 
-TOKEN = "c" * 64
 HANG_GUARD_S = 60.0  # a socket read that waits longer than this is a hang, not slowness
-
-
-@pytest.fixture
-def token_file(tmp_path: Path) -> Path:
-    path = tmp_path / "token"
-    path.write_text(TOKEN + "\n")
-    path.chmod(0o600)
-    return path
 
 
 class Client:
