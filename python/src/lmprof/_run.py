@@ -374,7 +374,7 @@ class Run:
     def _begin(self, inside: Optional[nn.Module] = None) -> None:
         if self._open is not None:
             return
-        self._record_ready(everything=True)
+        self._record_ready()
         if self._count == 0 and self._model is not None:
             self._bind(device_of(self._model))  # it may have moved since watch()
         if self._finder is not None and self._count == 1:
@@ -444,7 +444,7 @@ class Run:
         # Recorded (and journaled) as soon as its marks can be read, not at the next step's
         # start, so that a script killed between steps loses none; a log() after this is
         # added to the record (_amend).
-        self._record_ready(everything=True)
+        self._record_ready()
 
     def _abandon(self, exc: BaseException) -> None:
         """A step that raised is not recorded; the run remembers why."""
@@ -454,10 +454,10 @@ class Run:
         self._instruments.abandon()  # a step that raised keeps no profile or snapshot
         self._error = f"{type(exc).__name__}: {exc}"
 
-    def _record_ready(self, *, everything: bool = False, wait: bool = False) -> None:
-        """Records ended steps whose marks can be read, oldest first. The newest ended step
-        waits for the next one to begin (log() may still add to it) unless `everything`."""
-        while self._ended and (everything or len(self._ended) > 1):
+    def _record_ready(self, *, wait: bool = False) -> None:
+        """Records ended steps whose marks can be read, oldest first (waiting for them when
+        `wait`). A log() after its step was recorded amends the record (_amend)."""
+        while self._ended:
             step = self._ended[0]
             if wait:
                 for mark in [m for _, m in step.marks] + step.waits + span_marks(step):
@@ -547,7 +547,7 @@ class Run:
         self._nvtx_pop_all()
         if self._broken is None:
             try:
-                self._record_ready(everything=True, wait=True)
+                self._record_ready(wait=True)
             except Exception as failure:  # noqa: BLE001 - e.g. a CUDA error: keep what was read
                 self._ended.clear()
                 self._status = "error"

@@ -342,16 +342,15 @@ class LiveServer:
             self._listener_rests_until = None
             self._selector.register(self._listener, selectors.EVENT_READ, None)
 
-    def _take_accept_token(self) -> bool:
-        """The accept budget: ACCEPTS_PER_S, in bursts of ACCEPT_BURST. Without a token the
-        listener rests until one is due, so that a peer reconnecting in a loop costs the
-        script's interpreter a bounded share, whatever its rate."""
+    def _has_accept_token(self) -> bool:
+        """The accept budget: ACCEPTS_PER_S, in bursts of ACCEPT_BURST; a connection taken
+        spends a token (_accept). Without one the listener rests until one is due, so that a
+        peer reconnecting in a loop costs the script's interpreter a bounded share."""
         now = time.monotonic()
         self._accept_tokens = min(float(ACCEPT_BURST),
                                   self._accept_tokens + (now - self._accept_at) * ACCEPTS_PER_S)
         self._accept_at = now
         if self._accept_tokens >= 1.0:
-            self._accept_tokens -= 1.0
             return True
         self._listener_rests_until = now + (1.0 - self._accept_tokens) / ACCEPTS_PER_S
         self._selector.unregister(self._listener)
@@ -364,12 +363,13 @@ class LiveServer:
         connections that never say hello cannot keep a viewer out: a viewer's hello arrives
         with its connection, and it is read at once."""
         for _ in range(ACCEPT_BURST):
-            if not self._take_accept_token():
+            if not self._has_accept_token():
                 return
             try:
                 sock, peer = self._listener.accept()
             except OSError:
-                return
+                return  # none waiting: no token spent
+            self._accept_tokens -= 1.0
             sock.setblocking(False)
             address = str(peer[0]) if isinstance(peer, tuple) and peer else "?"
             silent = sorted((v for v in self._viewers.values() if not v.hello and not v.closing),
