@@ -10,6 +10,7 @@
 #include "bench/device_peaks.h"
 #include "bench/step_context.h"
 #include "gpu_helpers.h"
+#include "lmprof/engine/data_parallel.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/precision_lab.h"
@@ -464,6 +465,29 @@ TEST_F(Gpu, SessionRefusesMoreNcclRanksThanGpus) {
     c.ddp->worldSize = cuda::deviceCount();
     const auto accepted = session.checkRunnable(c);
     EXPECT_FALSE(accepted) << accepted->message();
+}
+
+// NCCL data parallelism on one GPU, each strategy: the run completes and every step has
+// the GPU duration of its all-reduces as its communication time (ProcessGroupNCCL keeps
+// those durations only when timing is enabled; without it every strategy failed).
+TEST_F(Gpu, NcclDataParallelTimesEachStepsCollectives) {
+    for (auto strategy : kDdpStrategies) {
+        SCOPED_TRACE(std::string(toString(strategy)));
+        RunConfig c = gpuConfig("tiny", Precision::Fp32, Mode::Train, 32, 2, 1, 2);
+        c.ddp = DdpRequest{1, DdpBackend::Nccl, strategy, 1.0, 20.0};
+        RankEndpoint e;
+        e.masterPort = 29500 + static_cast<int>(strategy) + 17;
+        const RunResult r = runDataParallel(c, e, "nccl-one", nullptr, nullptr);
+        ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
+        ASSERT_TRUE(r.ddp);
+        ASSERT_EQ(r.ddp->ranks.size(), 1u);
+        ASSERT_FALSE(r.ddp->ranks[0].error) << *r.ddp->ranks[0].error;
+        ASSERT_EQ(r.ddp->ranks[0].steps.size(), 3u);
+        for (const auto& s : r.ddp->ranks[0].steps) {
+            EXPECT_GT(s.commMs, 0.0);
+            EXPECT_LT(s.commMs, s.stepMs);
+        }
+    }
 }
 
 // RoPE as a complex product and the tables built on the device: the same weights give the

@@ -14,6 +14,9 @@ c10::intrusive_ptr<c10d::Backend> makeNcclBackend(const c10::intrusive_ptr<c10d:
     auto options = c10d::ProcessGroupNCCL::Options::create();
     options->timeout = timeout;
     auto group = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, worldSize, options);
+    // Each collective's GPU duration is the step's communication time (GradientSync reads
+    // Work::getDuration), which NCCL only records with timing on.
+    group->enableCollectivesTiming();
     // Bound to its device, the group creates its communicator now (a missing peer fails the
     // rendezvous rather than the first step).
     const at::Device device(at::kCUDA, static_cast<c10::DeviceIndex>(cudaIndex));
