@@ -42,28 +42,33 @@ TEST(MemoryModel, MeasuredBreakdownSumsToThePeakWithExactStaticParts) {
 }
 
 // The prediction against CPU measurements (exact tensor bytes) of the same configurations.
-// Tolerance 10% (measured: 0.97-1.07): the analytic model counts saved tensors and the
-// largest transients, not every temporary.
-TEST(MemoryModel, PredictedPeakIsWithinTenPercentOfTheMeasuredPeak) {
+// Tolerance 5% (measured: 1.008-1.029): the analytic model counts saved tensors and the
+// loss's gradient, not every temporary.
+TEST(MemoryModel, PredictedPeakIsWithinFivePercentOfTheMeasuredPeak) {
     struct Case {
         Mode mode;
         Precision precision;
         int64_t ctx;
+        AttentionKind attention = AttentionKind::Naive;
     };
     for (const Case& k :
          {Case{Mode::Train, Precision::Fp32, 128}, Case{Mode::Forward, Precision::Fp32, 256},
           Case{Mode::ForwardBackward, Precision::Fp32, 64}, Case{Mode::Train, Precision::Bf16, 128},
-          Case{Mode::Forward, Precision::Bf16, 256}, Case{Mode::Train, Precision::Bf16Pure, 128}}) {
+          Case{Mode::Forward, Precision::Bf16, 256}, Case{Mode::Train, Precision::Bf16Pure, 128},
+          // SDPA saves no (B, h, T, T) scores: at context 512 they would be most of the peak.
+          Case{Mode::Train, Precision::Fp32, 512, AttentionKind::Sdpa},
+          Case{Mode::ForwardBackward, Precision::Bf16, 512, AttentionKind::Sdpa}}) {
         RunConfig c = tinyCpu(k.mode, 1, 1);
         c.contextLength = k.ctx;
         c.batchSize = 4;
         c.precision = k.precision;
+        c.attention = k.attention;
         c.sampleHz = 0.0;
         const RunResult r = run(c);
         ASSERT_EQ(r.status, RunStatus::Ok) << r.error.value_or("");
         const double measured = static_cast<double>(r.summary.peakBytes.max());
         const double predicted = static_cast<double>(predictPeak(c).total());
-        EXPECT_NEAR(predicted / measured, 1.0, 0.10)
+        EXPECT_NEAR(predicted / measured, 1.0, 0.05)
             << runLabel(c) << ": predicted " << predicted << " measured " << measured;
     }
 }

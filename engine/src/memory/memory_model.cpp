@@ -23,12 +23,20 @@ double activationBytes(const RunConfig& c) {
     const double layers = static_cast<double>(c.model.numLayers);
     const PrecisionTraits& e = traitsOf(c.precision);
     const double dense = layers * (12.0 * b * t * d + 4.0 * b * t * f) + 3.0 * b * t * d;
-    double scores = layers * 3.0 * b * h * t * t;
-    if (c.mode != Mode::Forward) {
-        // The softmax backward of one layer holds three more (B, h, T, T) gradients.
-        scores += 3.0 * b * h * t * t;
-    }
-    return dense * e.denseBytes + scores * e.scoreBytes + b * t * v * e.logitBytes;
+    // The CS336 math and SDPA's math backend hold (B, h, T, T) scores and probabilities.
+    const bool materialized =
+        c.attention == AttentionKind::Naive || c.attention == AttentionKind::SdpaMath;
+    const double scores = materialized ? layers * 3.0 * b * h * t * t : 0.0;
+    // SDPA's fused kernels (flash, memory-efficient, cuDNN; flash on the CPU) never hold
+    // one: each layer saves its (B, h, T) row log-sum-exp, in fp32.
+    const double rowStats = materialized ? 0.0 : layers * b * h * t * 4.0;
+    // Backward starts with every saved tensor alive and adds the loss's gradient with
+    // respect to the logits, (B, T, V) in the logits' format (the matmuls').
+    const double lossGradBytes = c.mode == Mode::Forward
+                                     ? 0.0
+                                     : static_cast<double>(bytesOf(e.autocast.value_or(e.weights)));
+    return dense * e.denseBytes + scores * e.scoreBytes + rowStats +
+           b * t * v * (e.logitBytes + lossGradBytes);
 }
 
 } // namespace
@@ -51,6 +59,10 @@ MemoryBreakdown predictPeak(const RunConfig& c) {
         act += static_cast<double>(bytesOf(*autocast)) *
                static_cast<double>(n - c.model.vocabSize * c.model.dModel);
     }
+    // The peak comes as backward starts: every saved tensor and the loss's gradient, while
+    // the parameters' gradients do not exist yet (each step starts without them). It is
+    // counted as the static parts plus what exceeds them, like a measured peak.
+    act = std::max(0.0, act - static_cast<double>(m.gradients));
     // Unvalidated input (the form is being edited) can be astronomically large.
     m.activations = act < 9.0e18 ? static_cast<int64_t>(act) : int64_t{9'000'000'000'000'000'000};
     return m;

@@ -22,12 +22,14 @@ struct MemoryBreakdown {
 // Bytes of one parameter (and of its gradient and moments): 2 for bf16-pure, else 4.
 int64_t parameterElementBytes(Precision precision);
 
-// The predicted peak allocated bytes of a step. The static parts are exact; activations
-// count the tensors our model saves for backward (per layer 12·B·T·d + 4·B·T·d_ff +
-// 3·B·h·T² elements, then the final norm and the logits with their log-softmax), one
-// layer's softmax-backward gradients when there is a backward, bytes per element by
-// precision, plus autocast's low-precision weight copies. An estimate: the tests hold it
-// to the measured CPU peak within a stated tolerance.
+// The predicted peak allocated bytes of a step, reached as backward starts. The static
+// parts are exact; activations count the tensors our model saves for backward (per layer
+// 12·B·T·d + 4·B·T·d_ff elements, 3·B·h·T² more for attention that materializes its
+// scores, naive or SDPA's math, B·h·T row statistics for SDPA's fused kernels; then the
+// final norm and the logits with their log-softmax), the loss's (B, T, V) gradient when
+// there is a backward, bytes per element by precision, and autocast's low-precision
+// weight copies, less the parameters' gradients, which do not exist yet at that moment.
+// An estimate: the tests hold it to the measured CPU peak within a stated tolerance.
 MemoryBreakdown predictPeak(const RunConfig& config);
 
 // Splits a measured peak: the static parts as predicted (they are exact) and activations
