@@ -80,6 +80,7 @@ int showCommand(const ShowOptions& o) {
         if (format != ReportFormat::Csv) {
             writeModuleReport(std::cout, runs, format);
         }
+        writeVerdictReport(std::cout, runs, format);
         return kExitOk;
     } catch (const ResultFormatError& e) {
         std::cerr << "lmprof-cli: cannot show " << e.what() << "\n";

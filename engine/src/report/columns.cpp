@@ -7,6 +7,7 @@
 #include "lmprof/engine/ddp.h"
 #include "lmprof/engine/op_profile.h"
 #include "lmprof/engine/report.h"
+#include "lmprof/engine/verdicts.h"
 
 #include <algorithm>
 #include <array>
@@ -154,6 +155,21 @@ void addSweepAxisColumns(std::deque<RunColumn>& out) {
     }
 }
 
+// How the run ended, and what bounds its steps.
+void addOutcomeColumns(std::deque<RunColumn>& out) {
+    using R = const RunResult&;
+    using S = const RunSummary&;
+    out.push_back(text(
+        "status", "Status", [](R r, S) { return std::string(toString(r.status)); },
+        [](R r, S) { return statusText(r); }));
+    out.push_back(text("failed_phase", "", [](R r, S) {
+        return r.failedPhase ? std::string(toString(*r.failedPhase)) : std::string();
+    }));
+    out.push_back(text("error", "", [](R r, S) { return r.error.value_or(""); }));
+    // The verdicts for machines (docs/VERDICTS.md); the tables print them under the runs.
+    out.push_back(text("verdicts", "", [](R r, S) { return verdictsText(r.verdicts); }));
+}
+
 std::deque<RunColumn> buildColumns() {
     using R = const RunResult&;
     using S = const RunSummary&;
@@ -206,13 +222,7 @@ std::deque<RunColumn> buildColumns() {
     c.push_back(count("measure_steps", "Steps", [](R r) { return r.config.measureSteps; }));
     c.back().setting = RunColumn::Setting::WhereRunsDiffer;
     addSweepAxisColumns(c);
-    c.push_back(text(
-        "status", "Status", [](R r, S) { return std::string(toString(r.status)); },
-        [](R r, S) { return statusText(r); }));
-    c.push_back(text("failed_phase", "", [](R r, S) {
-        return r.failedPhase ? std::string(toString(*r.failedPhase)) : std::string();
-    }));
-    c.push_back(text("error", "", [](R r, S) { return r.error.value_or(""); }));
+    addOutcomeColumns(c);
     // Whether the run has an op profile (the window's runs table; the CSV leaves it out).
     c.push_back(text("op_profile", "Ops", [](R r, S) {
         return r.opProfile ? "step " + std::to_string(r.opProfile->firstStep) : std::string("-");

@@ -341,6 +341,9 @@ void opProfileFields(SimdReader& io, RunResult& r);
 void ddpFields(Writer& io, const RunResult& r);
 void ddpFields(Reader& io, RunResult& r);
 void ddpFields(SimdReader& io, RunResult& r);
+void verdictFields(Writer& io, const RunResult& r);
+void verdictFields(Reader& io, RunResult& r);
+void verdictFields(SimdReader& io, RunResult& r);
 void precisionLabFields(Writer& io, const PrecisionLab& lab);
 void precisionLabFields(Reader& io, PrecisionLab& lab);
 // A lab experiment's request and its report, as the remote engine's messages carry them:

@@ -339,6 +339,7 @@ void fields(Io& io, Ref<RunResult, Io> r) {
     memoryFields(io, r);
     opProfileFields(io, r);
     ddpFields(io, r);
+    verdictFields(io, r);
 }
 
 template <typename Io>

@@ -4,6 +4,7 @@
 
 #include "lmprof/engine/config.h"
 #include "lmprof/engine/module_times.h"
+#include "lmprof/engine/run_verdict.h"
 #include "lmprof/engine/stats.h"
 
 #include <algorithm>
@@ -210,6 +211,9 @@ struct RunResult {
     std::optional<std::string> busyNote;
     std::optional<RunSource> source;        // a watched script's run, not the engine's
     std::optional<ModuleTimes> moduleTimes; // a watched run's time per module, when asked
+    // What bounds its steps (docs/VERDICTS.md): judgeRun's, as written or read back; empty
+    // until the run is written or read.
+    std::vector<RunVerdict> verdicts;
 };
 
 // The model a run measured, for people: the engine's model label, or a watched run's

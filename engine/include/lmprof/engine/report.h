@@ -75,6 +75,11 @@ void writeOpReport(std::ostream& out, std::span<const RunResult> runs,
 Rows moduleRows(const RunResult& run);
 void writeModuleReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format);
 
+// Each run's verdicts (docs/VERDICTS.md) under its heading: a line per verdict with its
+// interval and evidence, the advice below it, the abstentions in one line. Nothing in CSV,
+// where the runs' table has a verdicts column.
+void writeVerdictReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format);
+
 // A pair phase by phase (comparePhases): phase, A ms, B ms, B/A, 95% CI, p, verdict.
 Rows phaseComparisonRows(const std::vector<PhaseComparison>& phases);
 

@@ -1,0 +1,193 @@
+// Private to the verdict rules (docs/VERDICTS.md): the thresholds, the measured steps a
+// rule reads, the two interval estimates, and how an estimate is graded against a rule.
+#pragma once
+
+#include "lmprof/engine/charts.h"
+#include "lmprof/engine/format.h"
+#include "lmprof/engine/records.h"
+#include "lmprof/engine/stats.h"
+#include "lmprof/engine/verdicts.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace lmprof::engine::verdict_rules {
+
+// Each kind's thresholds (docs/VERDICTS.md argues them beside the other tools' figures)
+// and the fewest measured steps it judges.
+struct Rule {
+    double warn = 0.0;
+    double critical = 0.0;
+    int minSteps = 0;
+};
+constexpr Rule kInput{0.10, 0.20, 5};
+constexpr Rule kOptimizer{0.25, 0.40, 5};
+constexpr Rule kHost{0.20, 0.50, 5};    // the GPU's idle share: busy below 80% (records.h)
+constexpr Rule kStalls{0.05, 0.20, 30}; // the stalls' share of the time
+constexpr Rule kNoisy{0.05, 0.15, 10};  // the mean's 95% half-width over the mean
+constexpr Rule kDrift{0.05, 0.20, 20};  // change across the measured steps over the mean
+constexpr Rule kCreep{0.01, 0.0, 20};   // growth per 100 steps over the mean peak
+constexpr Rule kPressure{0.90, 0.97, 1};
+constexpr Rule kRecompiles{1.0, 8.0, 1}; // 8: torch._dynamo's default recompile limit
+constexpr double kComputeBoundShare = 0.90;
+constexpr double kSettledHalfWidth = 0.02; // the mean known to ±2% counts as settled
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// The measured steps a verdict reads: index, total, and the phase fields.
+struct Steps {
+    std::vector<const StepRecord*> s;
+    int first() const { return s.empty() ? 0 : s.front()->index; }
+    int last() const { return s.empty() ? 0 : s.back()->index; }
+    int n() const { return static_cast<int>(s.size()); }
+};
+
+inline Steps measuredOf(const RunResult& run) {
+    Steps out;
+    for (const auto& step : run.steps) {
+        if (isMeasured(step) && step.totalMs > 0.0) {
+            out.s.push_back(&step);
+        }
+    }
+    return out;
+}
+
+struct Estimate {
+    double value = 0.0;
+    double low = 0.0;
+    double high = 0.0;
+};
+
+inline double tCritical(int df) {
+    return df > 0 ? studentTQuantile(0.975, df) : 0.0;
+}
+
+// Σ part / Σ total, with the delta method's interval for a ratio of means:
+// d_i = part_i − R·total_i, se(R) = sd(d) / (mean(total)·√n), df n − 1; clamped to [0, 1].
+inline Estimate ratioOf(const std::vector<double>& part, const std::vector<double>& total) {
+    const double num = std::accumulate(part.begin(), part.end(), 0.0);
+    const double den = std::accumulate(total.begin(), total.end(), 0.0);
+    Estimate e;
+    if (den <= 0.0) {
+        return e;
+    }
+    e.value = std::clamp(num / den, 0.0, 1.0);
+    e.low = e.high = e.value;
+    const int n = static_cast<int>(part.size());
+    if (n >= 2) {
+        double ss = 0.0;
+        for (int i = 0; i < n; ++i) {
+            const double d = part[i] - e.value * total[i];
+            ss += d * d;
+        }
+        const double se = std::sqrt(ss / (n - 1)) / (den / n * std::sqrt(n));
+        const double half = tCritical(n - 1) * se;
+        e.low = std::clamp(e.value - half, 0.0, 1.0);
+        e.high = std::clamp(e.value + half, 0.0, 1.0);
+    }
+    return e;
+}
+
+// The share of the step that `part` of each measured step is (ratioOf).
+template <typename Part>
+Estimate shareOf(const Steps& steps, Part part) {
+    std::vector<double> parts;
+    std::vector<double> totals;
+    parts.reserve(steps.s.size());
+    totals.reserve(steps.s.size());
+    for (const auto* s : steps.s) {
+        parts.push_back(part(*s));
+        totals.push_back(s->totalMs);
+    }
+    return ratioOf(parts, totals);
+}
+
+// The least-squares slope of y over x, with its t interval (df n − 2).
+inline Estimate slopeOf(const std::vector<double>& x, const std::vector<double>& y) {
+    const size_t n = x.size();
+    Estimate e;
+    if (n < 3) {
+        return e;
+    }
+    const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n;
+    const double my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+    double sxx = 0.0;
+    double sxy = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+    }
+    if (sxx <= 0.0) {
+        return e;
+    }
+    e.value = sxy / sxx;
+    double rss = 0.0;
+    for (size_t i = 0; i < n; ++i) {
+        const double r = y[i] - my - e.value * (x[i] - mx);
+        rss += r * r;
+    }
+    const double half = tCritical(static_cast<int>(n) - 2) * std::sqrt(rss / (n - 2) / sxx);
+    e.low = e.value - half;
+    e.high = e.value + half;
+    return e;
+}
+
+inline std::string percent(double share) {
+    return formatFixed(share * 100.0, 1) + "%";
+}
+inline std::string ms(double v) {
+    return formatFixed(v, 1) + " ms";
+}
+inline std::string stepsText(const Steps& steps) {
+    return "steps " + std::to_string(steps.first()) + "-" + std::to_string(steps.last());
+}
+
+inline RunVerdict base(VerdictKind kind, const Steps& steps, ChartId chart) {
+    RunVerdict v;
+    v.kind = kind;
+    v.chart = chart.name;
+    v.firstStep = steps.first();
+    v.lastStep = steps.last();
+    return v;
+}
+
+inline RunVerdict abstained(VerdictKind kind, const Steps& steps, const Rule& rule, ChartId chart,
+                            std::string rule_text) {
+    RunVerdict v = base(kind, steps, chart);
+    v.certainty = Certainty::Abstained;
+    v.rule = std::move(rule_text);
+    v.evidence = "needs " + std::to_string(rule.minSteps) + " measured steps; has " +
+                 std::to_string(steps.n());
+    v.advice = "measure at least " + std::to_string(rule.minSteps) + " steps";
+    return v;
+}
+
+// Severity and certainty from where the interval lies against the rule: firm when its low
+// end is past the threshold, likely (info) when only the estimate is, else nothing to say.
+// Returns false when the estimate is below the warning threshold.
+inline bool grade(RunVerdict& v, const Estimate& e, const Rule& rule) {
+    v.value = e.value;
+    v.low = e.low;
+    v.high = e.high;
+    v.threshold = rule.warn;
+    if (e.low >= rule.warn) {
+        v.certainty = Certainty::Firm;
+        v.severity =
+            rule.critical > 0.0 && e.low >= rule.critical ? Severity::Critical : Severity::Warn;
+        return true;
+    }
+    if (e.value >= rule.warn) {
+        v.certainty = Certainty::Likely;
+        v.severity = Severity::Info;
+        return true;
+    }
+    return false;
+}
+
+// The step-time kinds (step_time_verdicts.cpp): periodic stalls, noise, drift and
+// compute-bound, the last only when `bounded` holds no time verdict.
+void judgeStepTimes(const RunResult& run, const Steps& steps, std::vector<RunVerdict>& out);
+
+} // namespace lmprof::engine::verdict_rules
