@@ -233,6 +233,14 @@ TEST(Verdicts, PeriodicStallsNameTheirPeriodAndNothingElse) {
     EXPECT_EQ(v->certainty, Certainty::Firm);
     EXPECT_NE(v->evidence.find("1 step in 10 takes"), std::string::npos) << v->evidence;
     EXPECT_EQ(warnings(all), std::vector<std::string>{"periodic-stalls"});
+    // Slow steps off the period (a busy neighbour) leave the period as it is.
+    for (int i : {13, 26, 27, 44}) {
+        r.steps[static_cast<size_t>(i)].totalMs = 120.0;
+    }
+    const auto busy = find(judgeRun(resummarize(r)), VerdictKind::PeriodicStalls);
+    ASSERT_TRUE(busy);
+    EXPECT_NE(busy->evidence.find("1 step in 10 takes 250.0 ms"), std::string::npos)
+        << busy->evidence;
     const std::optional<RunVerdict> a = find(judgeRun(steady(20)), VerdictKind::PeriodicStalls);
     ASSERT_TRUE(a);
     EXPECT_EQ(a->certainty, Certainty::Abstained);

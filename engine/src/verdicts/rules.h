@@ -28,11 +28,12 @@ constexpr Rule kOptimizer{0.25, 0.40, 5};
 constexpr Rule kHost{0.20, 0.50, 5};    // the GPU's idle share: busy below 80% (records.h)
 constexpr Rule kStalls{0.05, 0.20, 30}; // the stalls' share of the time
 constexpr Rule kNoisy{0.05, 0.15, 10};  // the mean's 95% half-width over the mean
-constexpr Rule kDrift{0.05, 0.20, 20};  // change across the measured steps over the mean
-constexpr Rule kCreep{0.01, 0.0, 20};   // growth per 100 steps over the mean peak
+constexpr Rule kDrift{0.10, 0.25, 30};  // change across the measured steps over the mean
+constexpr Rule kCreep{0.01, 0.0, 20};   // growth per 100 steps over the mean peak, late half
 constexpr Rule kPressure{0.90, 0.97, 1};
 constexpr Rule kRecompiles{1.0, 8.0, 1}; // 8: torch._dynamo's default recompile limit
 constexpr double kComputeBoundShare = 0.90;
+constexpr double kInputFloorMs = 1.0;      // the least mean data wait input-bound names
 constexpr double kSettledHalfWidth = 0.02; // the mean known to ±2% counts as settled
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -104,7 +105,8 @@ Estimate shareOf(const Steps& steps, Part part) {
     return ratioOf(parts, totals);
 }
 
-// The least-squares slope of y over x, with its t interval (df n − 2).
+// The least-squares slope of y over x, with its t interval (df n − 2), widened for
+// correlated neighbours.
 inline Estimate slopeOf(const std::vector<double>& x, const std::vector<double>& y) {
     const size_t n = x.size();
     Estimate e;
@@ -124,11 +126,19 @@ inline Estimate slopeOf(const std::vector<double>& x, const std::vector<double>&
     }
     e.value = sxy / sxx;
     double rss = 0.0;
+    double lag = 0.0; // Σ r_i·r_(i-1): neighbouring steps' residuals move together
+    double previous = 0.0;
     for (size_t i = 0; i < n; ++i) {
         const double r = y[i] - my - e.value * (x[i] - mx);
         rss += r * r;
+        lag += i > 0 ? r * previous : 0.0;
+        previous = r;
     }
-    const double half = tCritical(static_cast<int>(n) - 2) * std::sqrt(rss / (n - 2) / sxx);
+    // Step times are not independent (a busy neighbour, clocks): with the residuals' lag-1
+    // autocorrelation ρ > 0 the variance grows by (1 + ρ)/(1 − ρ), as for an AR(1) series.
+    const double rho = rss > 0.0 ? std::clamp(lag / rss, 0.0, 0.9) : 0.0;
+    const double half = tCritical(static_cast<int>(n) - 2) *
+                        std::sqrt(rss / (n - 2) / sxx * (1.0 + rho) / (1.0 - rho));
     e.low = e.value - half;
     e.high = e.value + half;
     return e;
@@ -186,8 +196,20 @@ inline bool grade(RunVerdict& v, const Estimate& e, const Rule& rule) {
     return false;
 }
 
-// The step-time kinds (step_time_verdicts.cpp): periodic stalls, noise, drift and
-// compute-bound, the last only when `bounded` holds no time verdict.
-void judgeStepTimes(const RunResult& run, const Steps& steps, std::vector<RunVerdict>& out);
+// The stalls among the measured steps (step_time_verdicts.cpp): a step more than 1.5 times
+// the median and more than five robust standard deviations (1.4826 MAD) above it.
+struct Stalls {
+    std::vector<bool> isStall; // by position in the measured steps
+    std::vector<int> indices;  // their step indices
+};
+Stalls findStalls(const Steps& steps);
+// The measured steps but the stalls: what the share kinds read, so that a checkpoint every
+// N steps is named once, as a stall, whichever phase it lands in.
+Steps withoutStalls(const Steps& steps, const Stalls& stalls);
+
+// The step-time kinds (step_time_verdicts.cpp): periodic stalls, noise, drift, and
+// compute-bound (on the calm steps) when no time kind said anything.
+void judgeStepTimes(const RunResult& run, const Steps& steps, const Stalls& stalls,
+                    const Steps& calm, std::vector<RunVerdict>& out);
 
 } // namespace lmprof::engine::verdict_rules

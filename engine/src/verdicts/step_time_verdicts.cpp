@@ -20,83 +20,85 @@ double chiSquareQuantile(double z, double k) {
 }
 constexpr double kZ975 = 1.959963985;
 
-struct Stalls {
-    std::vector<bool> isStall; // by position in the measured steps
-    std::vector<int> indices;  // their step indices
+// The period most stalls keep: for each period N (2 to a third of the steps, at most
+// kMaxPeriod) the phase that holds the most stalls. It counts when that phase has at least
+// three stalls and at least two thirds of its steps stall; the most stalls wins, then the
+// shorter period. Slow steps off the period (a busy machine) do not hide it.
+struct Period {
+    int n = 0;
+    int phase = 0;
+    int hits = 0;
 };
+constexpr int kMaxPeriod = 1000;
 
-// A stall: a step more than 1.5 times the median and more than five robust standard
-// deviations (1.4826 MAD) above it.
-Stalls findStalls(const Steps& steps, const std::vector<double>& t) {
-    Stalls out;
-    out.isStall.assign(t.size(), false);
-    if (t.size() < 3) {
-        return out;
-    }
-    const double m = medianOf(t);
-    std::vector<double> dev;
-    for (double v : t) {
-        dev.push_back(std::abs(v - m));
-    }
-    const double sigma = 1.4826 * medianOf(dev);
-    for (size_t i = 0; i < t.size(); ++i) {
-        if (t[i] > 1.5 * m && t[i] > m + 5.0 * sigma) {
-            out.isStall[i] = true;
-            out.indices.push_back(steps.s[i]->index);
+Period periodOf(const std::vector<int>& stalls, int first, int last) {
+    Period best;
+    const int span = last - first + 1;
+    std::vector<int> count;
+    for (int n = 2; n <= std::min(span / 3, kMaxPeriod); ++n) {
+        count.assign(static_cast<size_t>(n), 0);
+        for (int i : stalls) {
+            ++count[static_cast<size_t>(i % n)];
+        }
+        const auto top = std::max_element(count.begin(), count.end());
+        const int phase = static_cast<int>(top - count.begin());
+        // The steps of that phase within [first, last].
+        const int offset = ((phase - first) % n + n) % n;
+        const int expected = first + offset > last ? 0 : (last - first - offset) / n + 1;
+        if (*top >= 3 && 3 * *top >= 2 * expected && *top > best.hits) {
+            best = {n, phase, *top};
         }
     }
-    return out;
+    return best;
 }
 
 void periodicStalls(const RunResult& run, const Steps& steps, const std::vector<double>& t,
                     const Stalls& stalls, std::vector<RunVerdict>& out) {
-    const char* rule = "a step in every N is over 1.5x the median, and the stalls cost at least "
-                       "5% of the time (20%: critical)";
+    const char* rule = "a step in every N is over 1.5x the median, and those stalls cost at "
+                       "least 5% of the time (20%: critical)";
     if (steps.n() < kStalls.minSteps) {
         out.push_back(
             abstained(VerdictKind::PeriodicStalls, steps, kStalls, chart::kStepTimes, rule));
         return;
     }
-    if (stalls.indices.size() < 3) {
+    // Far more stalls than a period could hold are noise, which the noise rule names.
+    if (stalls.indices.size() < 3 || stalls.indices.size() > static_cast<size_t>(steps.n()) / 2) {
         return;
     }
-    std::vector<double> gaps;
-    for (size_t i = 1; i < stalls.indices.size(); ++i) {
-        gaps.push_back(stalls.indices[i] - stalls.indices[i - 1]);
-    }
-    const double period = medianOf(gaps);
-    const auto regular = std::count_if(gaps.begin(), gaps.end(), [&](double g) {
-        return std::abs(g - period) <= std::max(1.0, 0.2 * period);
-    });
-    if (3 * regular < 2 * static_cast<long>(gaps.size())) {
-        return; // stalls, but no period: the noise and drift rules speak for them
+    const Period period = periodOf(stalls.indices, steps.first(), steps.last());
+    if (period.n == 0) {
+        return;
     }
     const double m = medianOf(t);
     std::vector<double> excess(t.size(), 0.0);
+    std::vector<int> at;
+    double stallMs = 0.0;
     for (size_t i = 0; i < t.size(); ++i) {
-        excess[i] = stalls.isStall[i] ? t[i] - m : 0.0;
+        const int index = steps.s[i]->index;
+        if (stalls.isStall[i] && index % period.n == period.phase) {
+            excess[i] = t[i] - m;
+            stallMs += t[i];
+            at.push_back(index);
+        }
     }
+    stallMs /= static_cast<double>(at.size());
     const Estimate e = ratioOf(excess, t);
     RunVerdict v = base(VerdictKind::PeriodicStalls, steps, chart::kStepTimes);
     if (!grade(v, e, kStalls)) {
         return;
     }
-    double stallMs = 0.0;
-    for (size_t i = 0; i < t.size(); ++i) {
-        stallMs += stalls.isStall[i] ? t[i] : 0.0;
-    }
-    stallMs /= static_cast<double>(stalls.indices.size());
     const double per100 = e.value * std::accumulate(t.begin(), t.end(), 0.0) / t.size() * 100.0;
-    std::string at;
-    for (size_t i = 0; i < stalls.indices.size() && i < 4; ++i) {
-        at += (i ? ", " : "") + std::to_string(stalls.indices[i]);
+    std::string listed;
+    for (size_t i = 0; i < at.size() && i < 4; ++i) {
+        listed += (i ? ", " : "") + std::to_string(at[i]);
     }
+    const std::string every = std::to_string(period.n);
     v.unit = "share";
     v.rule = rule;
-    v.evidence = "1 step in " + formatFixed(period, 0) + " takes " + ms(stallMs) +
-                 " against a median " + ms(m) + " (steps " + at +
-                 (stalls.indices.size() > 4 ? ", ..." : "") + "): " + ms(per100) + " per 100 steps";
-    v.advice = "something runs every " + formatFixed(period, 0) +
+    v.evidence = "1 step in " + every + " takes " + ms(stallMs) + " against a median " + ms(m) +
+                 " (steps " + listed + (at.size() > 4 ? ", ..." : "") + "): " + ms(per100) +
+                 " per 100 steps";
+    v.advice = "something runs every " + every +
                " steps inside the loop: evaluation, a checkpoint or logging that synchronizes. "
                "Run it less often, asynchronously (a background thread for checkpoints), or "
                "outside the timed steps";
@@ -219,24 +221,57 @@ void computeBound(const RunResult& run, const Steps& steps, std::vector<RunVerdi
 
 } // namespace
 
-void judgeStepTimes(const RunResult& run, const Steps& steps, std::vector<RunVerdict>& out) {
+Stalls findStalls(const Steps& steps) {
+    Stalls out;
+    out.isStall.assign(steps.s.size(), false);
+    if (steps.s.size() < 3) {
+        return out;
+    }
     std::vector<double> t;
     for (const auto* s : steps.s) {
         t.push_back(s->totalMs);
     }
-    const Stalls stalls = findStalls(steps, t);
-    periodicStalls(run, steps, t, stalls, out);
-    std::vector<double> x;
-    std::vector<double> calm;
+    const double m = medianOf(t);
+    std::vector<double> dev;
+    for (double v : t) {
+        dev.push_back(std::abs(v - m));
+    }
+    const double sigma = 1.4826 * medianOf(dev);
     for (size_t i = 0; i < t.size(); ++i) {
-        if (!stalls.isStall[i]) {
-            x.push_back(steps.s[i]->index);
-            calm.push_back(t[i]);
+        if (t[i] > 1.5 * m && t[i] > m + 5.0 * sigma) {
+            out.isStall[i] = true;
+            out.indices.push_back(steps.s[i]->index);
         }
     }
-    noisy(run, steps, calm, out);
-    drift(run, steps, x, calm, out);
-    computeBound(run, steps, out);
+    return out;
+}
+
+Steps withoutStalls(const Steps& steps, const Stalls& stalls) {
+    Steps calm;
+    for (size_t i = 0; i < steps.s.size(); ++i) {
+        if (!stalls.isStall[i]) {
+            calm.s.push_back(steps.s[i]);
+        }
+    }
+    return calm;
+}
+
+void judgeStepTimes(const RunResult& run, const Steps& steps, const Stalls& stalls,
+                    const Steps& calm, std::vector<RunVerdict>& out) {
+    std::vector<double> t;
+    for (const auto* s : steps.s) {
+        t.push_back(s->totalMs);
+    }
+    periodicStalls(run, steps, t, stalls, out);
+    std::vector<double> x;
+    std::vector<double> calmTimes;
+    for (const auto* s : calm.s) {
+        x.push_back(s->index);
+        calmTimes.push_back(s->totalMs);
+    }
+    noisy(run, steps, calmTimes, out);
+    drift(run, steps, x, calmTimes, out);
+    computeBound(run, calm, out);
 }
 
 } // namespace lmprof::engine::verdict_rules

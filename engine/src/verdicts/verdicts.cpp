@@ -26,14 +26,10 @@ void inputBound(const RunResult& run, const Steps& steps, std::vector<RunVerdict
     if (!hasData) {
         return; // the engine's steps have no loader
     }
-    const char* rule = "the loader's wait is at least 10% of the step (20%: critical)";
+    const char* rule = "the loader's wait is at least 10% of the step (20%: critical) and at "
+                       "least 1 ms";
     if (steps.n() < kInput.minSteps) {
         out.push_back(abstained(VerdictKind::InputBound, steps, kInput, chart::kStepTimes, rule));
-        return;
-    }
-    RunVerdict v = base(VerdictKind::InputBound, steps, chart::kStepTimes);
-    const Estimate e = shareOf(steps, [](const StepRecord& s) { return s.dataMs.value_or(0.0); });
-    if (!grade(v, e, kInput)) {
         return;
     }
     double data = 0.0;
@@ -41,6 +37,16 @@ void inputBound(const RunResult& run, const Steps& steps, std::vector<RunVerdict
     for (const auto* s : steps.s) {
         data += s->dataMs.value_or(0.0);
         total += s->totalMs;
+    }
+    // Under a millisecond between steps is the loop's own Python (making a batch of random
+    // ids, logging), not a loader that more workers would speed up.
+    if (data / steps.n() < kInputFloorMs) {
+        return;
+    }
+    RunVerdict v = base(VerdictKind::InputBound, steps, chart::kStepTimes);
+    const Estimate e = shareOf(steps, [](const StepRecord& s) { return s.dataMs.value_or(0.0); });
+    if (!grade(v, e, kInput)) {
+        return;
     }
     v.unit = "share";
     v.rule = rule;
@@ -134,11 +140,17 @@ void memoryCreep(const RunResult& run, const Steps& steps, std::vector<RunVerdic
     if (x.empty()) {
         return;
     }
-    const char* rule = "the per-step peak grows by at least 1% (and 1 MiB) per 100 steps";
+    const char* rule = "the per-step peak of the later half of the steps grows by at least 1% "
+                       "(and 1 MiB) per 100 steps";
     if (steps.n() < kCreep.minSteps) {
         out.push_back(abstained(VerdictKind::MemoryCreep, steps, kCreep, chart::kMemory, rule));
         return;
     }
+    // A leak grows to the end; an allocator settling in (a process's resident set, caches
+    // filling) grows early and stops. So only the later half is judged.
+    const auto half = static_cast<std::ptrdiff_t>(x.size() / 2);
+    x.erase(x.begin(), x.begin() + half);
+    y.erase(y.begin(), y.begin() + half);
     const double level = mean(y);
     const Estimate slope = slopeOf(x, y);
     // Per 100 steps, over the mean peak: the rule's scale; at least 1 MiB besides.
@@ -155,10 +167,16 @@ void memoryCreep(const RunResult& run, const Steps& steps, std::vector<RunVerdic
     v.threshold = floor * level;
     v.unit = "bytes/100 steps";
     v.rule = rule;
-    v.evidence = "the peak rose from " + formatBytes(static_cast<int64_t>(y.front())) + " to " +
-                 formatBytes(static_cast<int64_t>(y.back())) + ", " + stepsText(steps);
+    const double mx = (x.front() + x.back()) / 2.0;
+    const double fittedEnd = level + slope.value * (x.back() - mx);
+    v.evidence = "the fitted peak goes from " +
+                 formatBytes(static_cast<int64_t>(level + slope.value * (x.front() - mx))) +
+                 " to " + formatBytes(static_cast<int64_t>(fittedEnd)) + ", steps " +
+                 std::to_string(static_cast<int64_t>(x.front())) + "-" +
+                 std::to_string(static_cast<int64_t>(x.back()));
+    v.firstStep = static_cast<int>(x.front());
     if (const int64_t capacity = capacityOf(run); capacity > 0 && slope.value > 0.0) {
-        const double stepsLeft = (static_cast<double>(capacity) - y.back()) / slope.value;
+        const double stepsLeft = (static_cast<double>(capacity) - fittedEnd) / slope.value;
         v.evidence += "; at this rate it reaches the device's " + formatBytes(capacity) +
                       " near step " +
                       std::to_string(steps.last() + static_cast<int64_t>(stepsLeft));
@@ -238,13 +256,15 @@ std::vector<RunVerdict> judgeRun(const RunResult& run) {
     if (steps.n() == 0) {
         return out;
     }
-    inputBound(run, steps, out);
-    optimizerBound(run, steps, out);
-    hostBound(run, steps, out);
+    const Stalls stalls = findStalls(steps);
+    const Steps calm = withoutStalls(steps, stalls);
+    inputBound(run, calm, out);
+    optimizerBound(run, calm, out);
+    hostBound(run, calm, out);
     memoryCreep(run, steps, out);
     memoryPressure(run, steps, out);
     recompiles(run, steps, out);
-    verdict_rules::judgeStepTimes(run, steps, out);
+    judgeStepTimes(run, steps, stalls, calm, out);
     std::stable_sort(out.begin(), out.end(), [](const RunVerdict& a, const RunVerdict& b) {
         const auto rank = [](const RunVerdict& v) {
             return v.certainty == Certainty::Abstained ? 3 : 2 - static_cast<int>(v.severity);
