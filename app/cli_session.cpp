@@ -396,6 +396,7 @@ int reportRuns(const std::vector<RunResult>& runs, const CommonOptions& o,
     if (*format != ReportFormat::Csv) {
         writeModuleReport(std::cout, runs, *format); // lmprof-cli watch's time per module
     }
+    writeVerdictReport(std::cout, runs, *format);
     if (!o.jsonPath.empty()) {
         try {
             // A run that measured nothing (cancelled at once) never replaces an existing

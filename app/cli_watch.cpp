@@ -8,6 +8,7 @@
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/remote_protocol.h"
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/verdicts.h"
 #include "lmprof/engine/watch_journal.h"
 
 #include <chrono>
@@ -132,6 +133,55 @@ private:
     size_t m_unprinted = 0;
 };
 
+// Says a run's verdicts (docs/VERDICTS.md) as they appear or change while its steps arrive.
+// A run is judged again only once it has a quarter more steps than when last judged: an
+// interval narrows as the square root of the steps, so more often would only repeat itself
+// (and judging stays linear in the steps over the whole run).
+class VerdictNotes {
+public:
+    explicit VerdictNotes(bool quiet) : m_quiet(quiet) {}
+    void operator()(const WatchJournal& journal) {
+        if (m_quiet || !journal.started()) {
+            return;
+        }
+        State& state = m_runs[journal.runId()];
+        const size_t steps = journal.stepCount();
+        if (steps < kFirst || steps < state.judgedAt + state.judgedAt / 4) {
+            return;
+        }
+        state.judgedAt = steps;
+        std::map<VerdictKind, std::pair<Severity, Certainty>> now;
+        const std::string label = printable(journal.runId());
+        for (const auto& v : judgeRun(journal.run(""))) {
+            if (v.certainty == Certainty::Abstained) {
+                continue;
+            }
+            now[v.kind] = {v.severity, v.certainty};
+            const auto was = state.shown.find(v.kind);
+            if (was == state.shown.end() || was->second != now[v.kind]) {
+                std::fprintf(stderr, "  [%s] verdict: %s\n", label.c_str(),
+                             printable(verdictLine(v)).c_str());
+            }
+        }
+        for (const auto& [kind, was] : state.shown) {
+            if (!now.contains(kind)) {
+                std::fprintf(stderr, "  [%s] verdict: %s no longer holds\n", label.c_str(),
+                             std::string(toString(kind)).c_str());
+            }
+        }
+        state.shown = std::move(now);
+    }
+
+private:
+    static constexpr size_t kFirst = 10;
+    struct State {
+        size_t judgedAt = 0;
+        std::map<VerdictKind, std::pair<Severity, Certainty>> shown;
+    };
+    bool m_quiet;
+    std::map<std::string, State> m_runs;
+};
+
 // The rank's result set when the script closed its run; else the run its journal holds.
 std::optional<RunResult> finalRun(const fs::path& dir, const std::string& journalName,
                                   WatchJournal& journal, const std::string& ended,
@@ -245,6 +295,13 @@ std::vector<RunResult> finalRuns(const fs::path& dir, std::map<std::string, Watc
     return runs;
 }
 
+// What a second Ctrl+C leaves behind, said as lmprof-cli ends.
+std::string stoppedAtOnce(const fs::path& dir) {
+    return "\nlmprof-cli: watch: stopped at once; every step it finished is in " + dir.string() +
+           " (its journal, *.steps.jsonl, which lmprof.recover() reads; or run.json, if it had "
+           "closed its run)\n";
+}
+
 int watchCommand(const WatchOptions& o) {
     if (!checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
         return kExitUsage;
@@ -269,21 +326,19 @@ int watchCommand(const WatchOptions& o) {
         return kExitUsage;
     }
     const fs::path dir = script->dir();
-    // A second Ctrl+C ends lmprof-cli at once, and the script with it (it dies with its
-    // parent): the journals it leaves are named, and kept (the scratch folder is not removed).
-    setLastWords("\nlmprof-cli: watch: stopped at once; every step it finished is in " +
-                 dir.string() +
-                 " (its journal, *.steps.jsonl, which lmprof.recover() reads; or run.json, "
-                 "if it had closed its run)\n");
-
+    // A second Ctrl+C ends lmprof-cli and the script (it dies with its parent) at once: the
+    // journals it leaves are named, and kept (the scratch folder is not removed).
+    setLastWords(stoppedAtOnce(dir));
     std::map<std::string, WatchJournal> journals;
     StepPrinter print(o.quiet);
+    VerdictNotes verdicts(o.quiet);
     auto pollAll = [&] {
         findJournals(dir, journals);
         for (auto& [name, journal] : journals) {
             try {
                 const auto steps = journal.poll();
                 print(journal.started() ? journal.runId() : name, steps);
+                verdicts(journal);
             } catch (const ResultFormatError& e) {
                 std::cerr << "lmprof-cli: watch: " << e.what() << "\n";
             }

@@ -30,12 +30,15 @@ void writeVerdictReport(std::ostream& out, std::span<const RunResult> runs, Repo
     }
     const bool md = format == ReportFormat::Markdown;
     for (const RunResult& run : runs) {
-        if (run.verdicts.empty()) {
+        // A run just measured is judged here; one read from a file was judged as it was read.
+        const std::vector<RunVerdict> verdicts =
+            run.verdicts.empty() ? judgeRun(run) : run.verdicts;
+        if (verdicts.empty()) {
             continue;
         }
         out << "\n"
             << (md ? "### " : "") << "Verdicts for " << printable(run.id) << (md ? "\n\n" : "\n");
-        for (const auto& v : run.verdicts) {
+        for (const auto& v : verdicts) {
             if (v.certainty == Certainty::Abstained) {
                 continue;
             }
@@ -47,7 +50,7 @@ void writeVerdictReport(std::ostream& out, std::span<const RunResult> runs, Repo
                 out << "  " << line << "\n      next: " << next << "\n";
             }
         }
-        if (const std::string a = abstentionsText(run.verdicts); !a.empty()) {
+        if (const std::string a = abstentionsText(verdicts); !a.empty()) {
             out << (md ? "- abstains: " + markdownText(a) : "  abstains: " + a) << "\n";
         }
     }

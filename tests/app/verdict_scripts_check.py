@@ -1,0 +1,157 @@
+"""Verdicts on real training loops (docs/VERDICTS.md): plain PyTorch scripts, each with one
+known bottleneck, run under `lmprof-cli watch`. Each must be named by its kind, firmly and
+with its interval, and get no other warning; clean loops of different shapes get none.
+
+`noisy` and `drift` judge the measurement, not the loop: on a busy machine they are right
+to warn about any script, so they are left out of "no other warning". Every script runs on
+one thread, so that a busy machine slows it without changing where its time goes.
+
+    verdict_scripts_check.py --cli build/app/lmprof-cli --workdir DIR [--python PYTHON]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+HEAD = '''
+import io, time, torch, torch.nn as nn
+torch.set_num_threads(1)
+torch.manual_seed(0)
+'''
+
+SCRIPTS = {
+    # A Dataset that takes 5 ms an item (decoding, say), read with no workers.
+    "slow_loader": '''
+from torch.utils.data import DataLoader, Dataset
+class Slow(Dataset):
+    def __len__(self): return 10_000
+    def __getitem__(self, i):
+        time.sleep(0.005)
+        return torch.randint(0, 128, (16,))
+model = nn.Sequential(nn.Embedding(128, 64), nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 128))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for step, x in enumerate(DataLoader(Slow(), batch_size=8)):
+    loss = nn.functional.cross_entropy(model(x).flatten(0, 1), x.roll(-1, 1).flatten())
+    loss.backward(); opt.step(); opt.zero_grad()
+    if step == 40: break
+''',
+    # A checkpoint every 10 steps, to slow storage.
+    "checkpoint": '''
+model = nn.Sequential(nn.Embedding(128, 64), nn.Linear(64, 512), nn.GELU(), nn.Linear(512, 128))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for step in range(60):
+    x = torch.randint(0, 128, (16, 32))
+    loss = nn.functional.cross_entropy(model(x).flatten(0, 1), x.roll(-1, 1).flatten())
+    loss.backward(); opt.step(); opt.zero_grad()
+    if step % 10 == 9:
+        torch.save(model.state_dict(), io.BytesIO()); time.sleep(0.2)
+''',
+    # The logits kept with their graph, step after step.
+    "kept_graph": '''
+model = nn.Sequential(nn.Embedding(128, 256), nn.Linear(256, 1024), nn.GELU(), nn.Linear(1024, 128))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+outputs = []
+for step in range(60):
+    x = torch.randint(0, 128, (32, 64))
+    h = model(x)
+    loss = nn.functional.cross_entropy(h.flatten(0, 1), x.roll(-1, 1).flatten())
+    loss.backward(); opt.step(); opt.zero_grad()
+    outputs.append(h)
+''',
+    # A wide vocabulary in many small tables, and AdamW's per-parameter loop.
+    "per_parameter_adamw": '''
+tables = nn.ModuleList(nn.Embedding(2000, 16) for _ in range(64))
+head = nn.Linear(16, 8)
+opt = torch.optim.AdamW(list(tables.parameters()) + list(head.parameters()), lr=1e-3,
+                        foreach=False)
+x = torch.randint(0, 2000, (4, 8))
+for step in range(40):
+    loss = head(sum(t(x) for t in tables[:4])).square().mean()
+    loss.backward(); opt.step(); opt.zero_grad(set_to_none=False)
+''',
+    # Clean loops: a small language model with AdamW, an MLP with SGD and momentum.
+    "clean_lm": '''
+model = nn.Sequential(nn.Embedding(128, 128), nn.Linear(128, 512), nn.GELU(), nn.Linear(512, 128))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+for step in range(60):
+    x = torch.randint(0, 128, (32, 64))
+    loss = nn.functional.cross_entropy(model(x).flatten(0, 1), x.roll(-1, 1).flatten())
+    loss.backward(); opt.step(); opt.zero_grad()
+''',
+    "clean_mlp": '''
+model = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                      nn.Linear(1024, 10))
+opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+for step in range(60):
+    x = torch.randn(64, 256)
+    loss = nn.functional.cross_entropy(model(x), torch.randint(0, 10, (64,)))
+    loss.backward(); opt.step(); opt.zero_grad()
+''',
+}
+
+# What each must be called: the kind, and nothing else but the measurement's own kinds.
+EXPECTED = {
+    "slow_loader": "input-bound",
+    "checkpoint": "periodic-stalls",
+    "kept_graph": "memory-creep",
+    "per_parameter_adamw": "optimizer-bound",
+    "clean_lm": None,
+    "clean_mlp": None,
+}
+MEASUREMENT_KINDS = {"noisy", "drift"}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--workdir", required=True)
+    parser.add_argument("--python", default=sys.executable)
+    args = parser.parse_args()
+    work = Path(args.workdir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    failures = []
+    for name, body in SCRIPTS.items():
+        script = work / f"{name}.py"
+        script.write_text(HEAD + body)
+        out = work / f"{name}.json"
+        proc = subprocess.run([args.cli, "watch", "--quiet", "--json", str(out), "--",
+                               args.python, str(script)],
+                              capture_output=True, text=True, timeout=300)
+        if proc.returncode != 0 or not out.exists():
+            failures.append(f"{name}: watch exited {proc.returncode}: {proc.stderr[-2000:]}")
+            continue
+        verdicts = json.loads(out.read_text())["runs"][0]["verdicts"]
+        warned = {v["kind"] for v in verdicts if v["severity"] != "info"}
+        expected = EXPECTED[name]
+        shown = "; ".join(f'{v["severity"]} {v["kind"]} {v["certainty"]} {v["value"]:.4g} '
+                          f'{v["interval"]}' for v in verdicts)
+        print(f"{name}: {shown}")
+        if expected is not None:
+            hit = [v for v in verdicts if v["kind"] == expected]
+            if not hit or hit[0]["certainty"] != "firm" or hit[0]["severity"] == "info":
+                failures.append(f"{name}: expected a firm {expected} warning, got: {shown}")
+            elif not hit[0]["interval"][0] <= hit[0]["value"] <= hit[0]["interval"][1]:
+                failures.append(f"{name}: the value is outside its interval: {hit[0]}")
+        others = warned - {expected} - MEASUREMENT_KINDS
+        if others:
+            failures.append(f"{name}: warned about {sorted(others)} as well: {shown}")
+        # show prints them under the table, with the advice.
+        show = subprocess.run([args.cli, "show", str(out)], capture_output=True, text=True)
+        if expected and f" {expected}" not in show.stdout.split("Verdicts for", 1)[-1]:
+            failures.append(f"{name}: show does not print {expected}:\n{show.stdout}")
+        if "next:" not in show.stdout:
+            failures.append(f"{name}: show prints no advice:\n{show.stdout}")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"verdict_scripts_check: {len(SCRIPTS)} scripts, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
