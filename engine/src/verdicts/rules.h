@@ -144,6 +144,11 @@ inline Estimate slopeOf(const std::vector<double>& x, const std::vector<double>&
     return e;
 }
 
+// A byte count from a fitted or scaled value, held where an int64_t can take it.
+inline int64_t bytesAt(double v) {
+    return static_cast<int64_t>(std::clamp(std::isfinite(v) ? v : 0.0, 0.0, 9e18));
+}
+
 inline std::string percent(double share) {
     return formatFixed(share * 100.0, 1) + "%";
 }

@@ -170,16 +170,21 @@ void memoryCreep(const RunResult& run, const Steps& steps, std::vector<RunVerdic
     const double mx = (x.front() + x.back()) / 2.0;
     const double fittedEnd = level + slope.value * (x.back() - mx);
     v.evidence = "the fitted peak goes from " +
-                 formatBytes(static_cast<int64_t>(level + slope.value * (x.front() - mx))) +
-                 " to " + formatBytes(static_cast<int64_t>(fittedEnd)) + ", steps " +
+                 formatBytes(bytesAt(level + slope.value * (x.front() - mx))) + " to " +
+                 formatBytes(bytesAt(fittedEnd)) + ", steps " +
                  std::to_string(static_cast<int64_t>(x.front())) + "-" +
                  std::to_string(static_cast<int64_t>(x.back()));
     v.firstStep = static_cast<int>(x.front());
     if (const int64_t capacity = capacityOf(run); capacity > 0 && slope.value > 0.0) {
-        const double stepsLeft = (static_cast<double>(capacity) - fittedEnd) / slope.value;
-        v.evidence += "; at this rate it reaches the device's " + formatBytes(capacity) +
-                      " near step " +
-                      std::to_string(steps.last() + static_cast<int64_t>(stepsLeft));
+        // Past the device already, or so slow that it never gets there in a run: said so,
+        // and never cast out of an integer's range.
+        const double stepsLeft =
+            std::clamp((static_cast<double>(capacity) - fittedEnd) / slope.value, 0.0, 1e12);
+        v.evidence +=
+            "; at this rate it reaches the device's " + formatBytes(capacity) +
+            (stepsLeft >= 1e12
+                 ? " beyond step 10^12"
+                 : " near step " + std::to_string(steps.last() + static_cast<int64_t>(stepsLeft)));
         if (v.certainty == Certainty::Firm && stepsLeft < 10000.0) {
             v.severity = Severity::Critical;
         }
@@ -279,7 +284,7 @@ std::string verdictValueText(const RunVerdict& v, double value) {
         return verdict_rules::percent(value);
     }
     if (v.unit == "bytes/100 steps") {
-        return (value < 0 ? "-" : "") + formatBytes(static_cast<int64_t>(std::abs(value)));
+        return (value < 0 ? "-" : "") + formatBytes(verdict_rules::bytesAt(std::abs(value)));
     }
     if (v.unit == "ms/100 steps") {
         return verdict_rules::ms(value);
