@@ -208,6 +208,29 @@ std::optional<RunResult> finalRun(const fs::path& dir, const std::string& journa
     return journal.run("the watched script " + ended + " before its run was closed");
 }
 
+// What went wrong on a viewer's link (messages it could not read, a lost connection), said
+// when it changes, at most once a second (a flood of unreadable messages is one line a
+// second, with their count); `last` says the latest if it went unsaid.
+class LinkNotes {
+public:
+    explicit LinkNotes(bool quiet) : m_quiet(quiet) {}
+    void operator()(const std::string& problem, bool last = false) {
+        const auto now = std::chrono::steady_clock::now();
+        if (m_quiet || problem.empty() || problem == m_said ||
+            (!last && now - m_at < std::chrono::seconds(1))) {
+            return;
+        }
+        std::fprintf(stderr, "lmprof-cli: watch: %s\n", printable(problem).c_str());
+        m_said = problem;
+        m_at = now;
+    }
+
+private:
+    bool m_quiet;
+    std::string m_said;
+    std::chrono::steady_clock::time_point m_at{};
+};
+
 // watch --connect: a viewer of a script that serves its run (listen=), through the same
 // client as the window's File > Connect. Ends once every run it saw has finished.
 int viewCommand(const WatchOptions& o) {
@@ -218,8 +241,10 @@ int viewCommand(const WatchOptions& o) {
     StepPrinter print(o.quiet);
     std::map<int, std::string> ids;
     std::map<int, RunResult> finished;
+    LinkNotes link(o.quiet);
     while (!interrupted() && (ids.empty() || finished.size() < ids.size())) {
         engine->waitForEvents(std::chrono::milliseconds(200));
+        link(engine->info().problem);
         for (auto& event : engine->drain()) {
             if (auto* started = std::get_if<RunStarted>(&event)) {
                 ids[started->runIndex] = started->header.id;
@@ -231,6 +256,7 @@ int viewCommand(const WatchOptions& o) {
             }
         }
     }
+    link(engine->info().problem, true);
     std::vector<RunResult> runs;
     for (auto& [index, run] : finished) {
         runs.push_back(std::move(run));

@@ -17,6 +17,7 @@ import socket
 import time
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 # A plain loop over a model of PyTorch's own layers, written for this check. --sleep S
@@ -282,8 +283,71 @@ def main() -> None:
     saved = only_run(served)
     check(len(seen) == 1 and seen[0]["id"] == saved["id"] and len(seen[0]["steps"]) == 8,
           "the viewer's run is the script's, all eight steps", done)
+    check_viewer_says_what_it_cannot_read(a, watch, script, token)
     check_installed_package(a, watch, script)
     print("watch end to end: ok")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def spoiling_proxy(listener: socket.socket, upstream_port: int) -> None:
+    """Relays one viewer to the script's server, spoiling the first step message on its way
+    (total_ms becomes a string, which the viewer's reader refuses)."""
+    client, _ = listener.accept()
+    upstream = socket.create_connection(("127.0.0.1", upstream_port))
+
+    def up() -> None:
+        try:
+            while data := client.recv(65536):
+                upstream.sendall(data)
+        except OSError:
+            pass  # either side closed: the other direction ends the relay
+
+    threading.Thread(target=up, daemon=True).start()
+    pending, spoiled = b"", False
+    try:
+        while data := upstream.recv(65536):
+            pending += data
+            while b"\n" in pending:
+                line, pending = pending.split(b"\n", 1)
+                if not spoiled and b'"type":"step"' in line:
+                    message = json.loads(line)
+                    message["step"]["total_ms"] = "slow"
+                    line, spoiled = json.dumps(message).encode(), True
+                client.sendall(line + b"\n")
+    except OSError:
+        pass
+    finally:
+        client.close()
+        upstream.close()
+
+
+def check_viewer_says_what_it_cannot_read(a: argparse.Namespace, watch: list[str], script: Path,
+                                          token: Path) -> None:
+    """A message the viewer cannot read is said (issue 56), not dropped without a word, and
+    the run still reaches its end."""
+    port, proxy_port = free_port(), free_port()
+    script_side = subprocess.Popen(
+        watch + ["--listen", f"127.0.0.1:{port}", "--token-file", str(token), "--quiet", "--",
+                 a.python, str(script), "--steps", "6", "--sleep", "0.3"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_until_listening(port, script_side)
+    with socket.create_server(("127.0.0.1", proxy_port)) as listener:
+        threading.Thread(target=spoiling_proxy, args=(listener, port), daemon=True).start()
+        viewed = a.workdir / "viewed-spoiled.json"
+        done = run([a.cli, "watch", "--connect", f"127.0.0.1:{proxy_port}", "--token-file",
+                    str(token), "--json", str(viewed)])
+    script_side.communicate(timeout=240)
+    check(done.returncode == 0, "a viewer that skipped a message still shows the run's end", done)
+    check("skipped 1 unreadable message(s) from the server" in done.stderr
+          and "total_ms" in done.stderr, "the viewer says which message it skipped", done)
+    seen = json.loads(viewed.read_text())["runs"]
+    check(len(seen) == 1 and len(seen[0]["steps"]) == 6,
+          "the finished run holds every step, the skipped one too", done)
 
 
 def wait_until_listening(port: int, process: subprocess.Popen[str]) -> None:
