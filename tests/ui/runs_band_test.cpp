@@ -2,6 +2,7 @@
 // runs that reached it, and a cache that follows the runs as they grow.
 
 #include "runs_band.h"
+#include "views/plot_helpers.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -62,4 +63,20 @@ TEST(RunsBand, TheCacheFollowsNewStepsAndOtherRuns) {
     shown.pop_back();
     EXPECT_DOUBLE_EQ(cache.of(shown, &StepSeries::total).median[0], 10);
     EXPECT_TRUE(cache.of(shown, &StepSeries::tokensPerS).x.empty());
+}
+
+// The step axis reaches the steps a run plans while it runs, and the steps it holds once it
+// has finished: a file claiming 10^8 measured steps with 14 gets an axis to step 13.
+TEST(StepRange, AFinishedRunSpansTheStepsItHolds) {
+    RunView claims = runOf("claims", std::vector<double>(14, 10.0));
+    claims.result.config.warmupSteps = 0;
+    claims.result.config.measureSteps = 100'000'000;
+    claims.finished = true;
+    EXPECT_EQ(plot::stepRange({&claims}).hi, 13.0);
+    claims.finished = false; // still running: its plan shows how far it has to go
+    EXPECT_EQ(plot::stepRange({&claims}).hi, 99'999'999.0);
+    RunView past = runOf("past", std::vector<double>(30, 10.0)); // more steps than planned
+    past.result.config.warmupSteps = 2;
+    past.result.config.measureSteps = 10;
+    EXPECT_EQ(plot::stepRange({&past}).hi, 29.0);
 }

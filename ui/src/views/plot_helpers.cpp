@@ -146,7 +146,10 @@ Range stepRange(const std::vector<RunView*>& runs) {
     Range x;
     for (const RunView* run : runs) {
         x.add(0.0);
-        x.add(std::max(run->totalSteps(), static_cast<int>(run->series.index.size())) - 1.0);
+        // A run in progress shows the steps it plans; a finished one the steps it has: a
+        // file may claim 10^8 measured steps and hold 14 (issue 56).
+        const double last = run->series.index.empty() ? 0.0 : run->series.index.back();
+        x.add(run->finished ? last : std::max(run->totalSteps() - 1.0, last));
     }
     return x;
 }
