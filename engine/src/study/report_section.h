@@ -64,12 +64,21 @@ struct Ratio {
 struct Draft {
     StudyReport& report;
     bool chartLinks;
+    const ResultSet* set = nullptr; // the runs, whose verdicts close each section
 };
+
+// The runs of section `s`, in the set's order.
+std::vector<const RunResult*> runsOf(const ResultSet& set, StudySection s);
+// What bounds a section's runs (docs/VERDICTS.md): each warning, firm, with its run; or
+// that none has one. Empty when the section has no runs.
+std::string verdictsOf(const std::vector<const RunResult*>& runs);
 
 // Collects a section's table and chart and writes them in Markdown.
 class Section {
 public:
-    Section(Draft& draft, StudySection s) : m_draft(draft), m_name(toString(s)) {
+    Section(Draft& draft, StudySection s)
+        : m_draft(draft), m_name(toString(s)),
+          m_runs(draft.set ? runsOf(*draft.set, s) : std::vector<const RunResult*>{}) {
         m_out << "## " << sectionTitle(s) << "\n\n";
         m_table.file = m_name + ".csv";
     }
@@ -109,7 +118,7 @@ public:
         if (!m_sentences.empty()) {
             m_out << "\n";
         }
-        m_out << m_extra;
+        m_out << verdictsOf(m_runs) << m_extra;
         m_draft.report.markdown += m_out.str();
     }
     Section(const Section&) = delete;
@@ -118,6 +127,7 @@ public:
 private:
     Draft& m_draft;
     std::string m_name;
+    std::vector<const RunResult*> m_runs;
     std::ostringstream m_out;
     StudyTable m_table;
     std::optional<StudyChart> m_chart;
@@ -126,8 +136,6 @@ private:
 };
 
 Ratio ratioOf(const RunResult& a, const RunResult& b);
-// The runs of section `s`, in the set's order.
-std::vector<const RunResult*> runsOf(const ResultSet& set, StudySection s);
 // Models in size order (by parameters), each once.
 std::vector<std::string> modelsOf(const std::vector<const RunResult*>& runs);
 // The run of `model` in `mode` (and `precision`, when given); null when there is none.

@@ -6,6 +6,7 @@
 // Sections: helpers · the timing sections (sizes, warmup, precision, ops) · the report. The
 // scale sections (memory, data-parallel, variants, the lab) are in study_report_scale.cpp.
 
+#include "lmprof/engine/verdicts.h"
 #include "study/report_section.h"
 
 #include <algorithm>
@@ -38,6 +39,43 @@ std::vector<const RunResult*> runsOf(const ResultSet& set, StudySection s) {
         }
     }
     return out;
+}
+
+std::string verdictsOf(const std::vector<const RunResult*>& runs) {
+    if (runs.empty()) {
+        return {};
+    }
+    constexpr size_t kListed = 8;
+    std::vector<std::string> lines;
+    size_t unlisted = 0;
+    for (const auto* r : runs) {
+        const auto verdicts = r->verdicts.empty() ? judgeRun(*r) : r->verdicts;
+        for (const auto& v : verdicts) {
+            if (v.severity == Severity::Info || v.certainty != Certainty::Firm) {
+                continue;
+            }
+            if (lines.size() == kListed) {
+                ++unlisted;
+                continue;
+            }
+            lines.push_back("- `" + markdownText(r->id) + "`: " + markdownText(verdictLine(v)) +
+                            ". Next: " + markdownText(v.advice) + ".");
+        }
+    }
+    if (lines.empty()) {
+        return "What bounds these runs (docs/VERDICTS.md): no run of this section has a "
+               "warning.\n\n";
+    }
+    std::string out = "What bounds these runs (docs/VERDICTS.md):\n\n";
+    for (const auto& l : lines) {
+        out += l + "\n";
+    }
+    if (unlisted > 0) {
+        out += "- and " + std::to_string(unlisted) +
+               " more warning(s): `lmprof-cli show` lists "
+               "each run's\n";
+    }
+    return out + "\n";
 }
 
 // Models in size order (by parameters), each once.
@@ -330,7 +368,7 @@ StudyReport writeStudyReport(const ResultSet& set, const StudyHeader& h) {
     }
     head << "\n";
     report.markdown = head.str();
-    Draft draft{report, h.chartsMissing.empty()};
+    Draft draft{report, h.chartsMissing.empty(), &set};
     sizes(draft, set);
     warmup(draft, set);
     precision(draft, set);
