@@ -580,26 +580,21 @@ TEST(Study, ACutPlanPutsBackWhatFitsAndUsesMostOfItsBudget) {
     }
 }
 
-// Each section ends with what bounds its runs (docs/VERDICTS.md): a firm warning names its
-// run, interval and advice; a section without one says so.
+// Each section ends with what bounds its runs (docs/VERDICTS.md), or says nothing does.
 TEST(Study, EachSectionSaysWhatBoundsItsRuns) {
     ResultSet set;
     set.runs = {studyRun(StudySection::Sizes, "tiny", Mode::ForwardBackward, Precision::Fp32,
                          std::vector<double>(12, 10.0)),
                 studyRun(StudySection::Precision, "tiny", Mode::ForwardBackward, Precision::Bf16,
                          std::vector<double>(12, 10.0))};
-    RunResult& gpu = set.runs[1];
-    gpu.resolvedDevice = "cuda:0";
-    for (auto& s : gpu.steps) {
+    set.runs[1].resolvedDevice = "cuda:0";
+    for (auto& s : set.runs[1].steps) {
         s.kernelMs = 0.3 * s.totalMs; // the GPU idles 70% of each step
     }
     const std::string md = writeStudyReport(set, StudyHeader{}).markdown;
-    const size_t sizes = md.find("## ");
-    const size_t precision = md.find("What bounds these runs (docs/VERDICTS.md):\n\n- `" + gpu.id +
-                                     "`: critical host-bound: 70.0%");
+    const size_t precision = md.find("What bounds these runs (docs/VERDICTS.md):\n\n- `" +
+                                     set.runs[1].id + "`: critical host-bound: 70.0%");
     EXPECT_NE(precision, std::string::npos) << md;
-    EXPECT_NE(md.find("no run of this section has a warning", sizes), std::string::npos) << md;
-    EXPECT_LT(md.find("no run of this section has a warning", sizes), precision) << md;
-    EXPECT_NE(md.find("Next: the host cannot launch kernels fast enough", precision),
-              std::string::npos);
+    EXPECT_LT(md.find("no run of this section has a warning"), precision) << md;
+    EXPECT_NE(md.find("Next: the host cannot launch kernels", precision), std::string::npos);
 }
