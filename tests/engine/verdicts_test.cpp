@@ -186,6 +186,26 @@ TEST(Verdicts, MemoryCreepIsASlopeWithItsIntervalAndTheStepItReachesTheDevice) {
     EXPECT_EQ(a->certainty, Certainty::Abstained);
 }
 
+// A process's resident set (a watched script on the CPU): flat but for the allocator trimming
+// and mapping a few MiB at a time. A least-squares line through the later half tilts up by
+// about 2% per 100 steps here; the median of the pairwise slopes stays flat.
+TEST(Verdicts, MemoryCreepIgnoresTheResidentSetsDipsAndJumps) {
+    RunResult r = steady(60);
+    constexpr int64_t kMiB = int64_t{1} << 20;
+    for (auto& s : r.steps) {
+        s.peakAllocatedBytes = 750 * kMiB;
+    }
+    for (int i : {31, 32, 34, 37}) {
+        r.steps[static_cast<size_t>(i)].peakAllocatedBytes -= 8 * kMiB;
+    }
+    for (int i = 55; i < 60; ++i) {
+        r.steps[static_cast<size_t>(i)].peakAllocatedBytes += 3 * kMiB;
+    }
+    const std::optional<RunVerdict> v = find(judgeRun(r), VerdictKind::MemoryCreep);
+    EXPECT_TRUE(!v || v->severity == Severity::Info) << v->evidence;
+    EXPECT_TRUE(!v || v->certainty != Certainty::Firm);
+}
+
 TEST(Verdicts, MemoryPressureAtNinetyAndNinetySevenPercent) {
     RunResult r = steady(10);
     MemorySample m;

@@ -144,6 +144,52 @@ inline Estimate slopeOf(const std::vector<double>& x, const std::vector<double>&
     return e;
 }
 
+// Theil and Sen's slope of y over x: the median of the slopes between every two points, with
+// Sen's rank interval (Kendall's S has variance n(n−1)(2n+5)/18 with no trend). A few jumps
+// and dips, as a process's resident set makes when the allocator trims or maps, move it
+// little where they tilt a least-squares line. Past 256 points it reads the medians of as
+// many consecutive groups, so its cost stays bounded and its interval only widens.
+inline Estimate medianSlopeOf(std::vector<double> x, std::vector<double> y) {
+    constexpr size_t kMaxPoints = 256;
+    if (x.size() > kMaxPoints) {
+        const size_t group = (x.size() + kMaxPoints - 1) / kMaxPoints;
+        size_t kept = 0;
+        for (size_t at = 0; at < x.size(); at += group, ++kept) {
+            const size_t end = std::min(x.size(), at + group);
+            const auto mid = static_cast<std::ptrdiff_t>((end - at) / 2);
+            std::nth_element(y.begin() + at, y.begin() + at + mid, y.begin() + end);
+            x[kept] = x[at + mid]; // x rises with the index: its median is its middle
+            y[kept] = y[at + mid];
+        }
+        x.resize(kept);
+        y.resize(kept);
+    }
+    const size_t n = x.size();
+    std::vector<double> slopes;
+    slopes.reserve(n * (n - 1) / 2);
+    for (size_t i = 0; i < n; ++i) {
+        for (size_t j = i + 1; j < n; ++j) {
+            if (x[j] != x[i]) {
+                slopes.push_back((y[j] - y[i]) / (x[j] - x[i]));
+            }
+        }
+    }
+    Estimate e;
+    if (n < 3 || slopes.size() < 3) {
+        return e;
+    }
+    std::sort(slopes.begin(), slopes.end());
+    e.value = quantileSorted(slopes, 0.5);
+    const double count = static_cast<double>(slopes.size());
+    const double c = 1.959963985 * std::sqrt(n * (n - 1.0) * (2.0 * n + 5.0) / 18.0);
+    const auto rank = [&](double r) {
+        return slopes[static_cast<size_t>(std::clamp(r, 0.0, count - 1.0))];
+    };
+    e.low = rank(std::floor((count - c) / 2.0));
+    e.high = rank(std::ceil((count + c) / 2.0));
+    return e;
+}
+
 // A byte count from a fitted or scaled value, held where an int64_t can take it.
 inline int64_t bytesAt(double v) {
     return static_cast<int64_t>(std::clamp(std::isfinite(v) ? v : 0.0, 0.0, 9e18));

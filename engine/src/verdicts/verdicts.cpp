@@ -141,7 +141,7 @@ void memoryCreep(const RunResult& run, const Steps& steps, std::vector<RunVerdic
         return;
     }
     const char* rule = "the per-step peak of the later half of the steps grows by at least 1% "
-                       "(and 1 MiB) per 100 steps";
+                       "(and 1 MiB) per 100 steps, by the median of its pairwise slopes";
     if (steps.n() < kCreep.minSteps) {
         out.push_back(abstained(VerdictKind::MemoryCreep, steps, kCreep, chart::kMemory, rule));
         return;
@@ -152,7 +152,7 @@ void memoryCreep(const RunResult& run, const Steps& steps, std::vector<RunVerdic
     x.erase(x.begin(), x.begin() + half);
     y.erase(y.begin(), y.begin() + half);
     const double level = mean(y);
-    const Estimate slope = slopeOf(x, y);
+    const Estimate slope = medianSlopeOf(x, y);
     // Per 100 steps, over the mean peak: the rule's scale; at least 1 MiB besides.
     const double floor = std::max(kCreep.warn, kMiB / std::max(level, 1.0));
     const Estimate rel{slope.value * 100.0 / level, slope.low * 100.0 / level,
