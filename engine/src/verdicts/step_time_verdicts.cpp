@@ -22,8 +22,10 @@ constexpr double kZ975 = 1.959963985;
 
 // The period most stalls keep: for each period N (2 to a third of the steps, at most
 // kMaxPeriod) the phase that holds the most stalls. It counts when that phase has at least
-// three stalls and at least two thirds of its steps stall; the most stalls wins, then the
-// shorter period. Slow steps off the period (a busy machine) do not hide it.
+// three stalls, at least two thirds of its steps stall, and the steps off it stall at most a
+// quarter as often; the most stalls wins, then the shorter period. A few slow steps off the
+// period (a busy machine) do not hide it, and stalls everywhere (a busier one) are no period
+// however a few of them happen to line up.
 struct Period {
     int n = 0;
     int phase = 0;
@@ -45,7 +47,9 @@ Period periodOf(const std::vector<int>& stalls, int first, int last) {
         // The steps of that phase within [first, last].
         const int offset = ((phase - first) % n + n) % n;
         const int expected = first + offset > last ? 0 : (last - first - offset) / n + 1;
-        if (*top >= 3 && 3 * *top >= 2 * expected && *top > best.hits) {
+        const int others = static_cast<int>(stalls.size()) - *top;
+        const bool apart = 4 * others * expected <= *top * std::max(1, span - expected);
+        if (*top >= 3 && 3 * *top >= 2 * expected && apart && *top > best.hits) {
             best = {n, phase, *top};
         }
     }
