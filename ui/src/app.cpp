@@ -58,6 +58,7 @@ ViewContext App::Parts::context() {
                     &exports.plotRects,
                     options.configDir / "traces"};
     ctx.experimentRunning = windows.precisionLab.busy();
+    ctx.verdictMark = ws.verdictMark ? &*ws.verdictMark : nullptr;
     ctx.studyDir = options.configDir / "studies";
     ctx.drawStudyCharts =
         [this](const engine::ResultSet& set, const std::vector<engine::StudyChart>& charts,
@@ -287,6 +288,8 @@ void App::frame() {
     }
 
     s.drawMenu();
+    s.windows.verdicts.draw(s.ws.store, s.ws.verdictMark,
+                            [&s](const std::string& window) { s.windows.show(window); });
     const ImGuiID dockspace = ImGui::DockSpaceOverViewport(0, ImGui::GetMainViewport());
     ViewContext ctx = s.context();
     s.windows.draw(dockspace, ctx, s.ws);
@@ -322,7 +325,7 @@ bool App::demoSucceeded() const {
 }
 
 void App::writeLayoutReport(const std::filesystem::path& path) const {
-    m_parts->windows.writeLayoutReport(path);
+    m_parts->windows.writeLayoutReport(path, m_parts->ws.verdictMark);
 }
 
 } // namespace lmprof::ui

@@ -149,6 +149,12 @@ bool DemoPlayer::playWait(const DemoStep& step, const std::string& where, double
         done = v && v->finished;
     } else if (step.target == "open") {
         done = !m_windows.files.opening();
+    } else if (step.target == "script") {
+        // The window watches a script (lmprof -- python train.py): its run has ended.
+        const auto& runs = m_ws.store.runs();
+        done = std::any_of(runs.begin(), runs.end(), [](const RunView& r) {
+            return r.finished && r.result.source.has_value();
+        });
     } else if (step.target == "study") {
         done = !m_windows.study.busy();
         if (done && !m_windows.study.message().empty()) {
@@ -233,6 +239,8 @@ bool DemoPlayer::playStep(const DemoStep& step, const std::string& where, bool f
             return false;
         }
         return true;
+    case Kind::Verdict:
+        return playVerdict(step, where, firstFrame);
     case Kind::Pause:
         return elapsed >= step.seconds;
     case Kind::SaveChart:
@@ -250,7 +258,7 @@ bool DemoPlayer::playStep(const DemoStep& step, const std::string& where, bool f
         return !m_screenshot.requested;
     case Kind::Layout:
         try {
-            m_windows.writeLayoutReport(step.path);
+            m_windows.writeLayoutReport(step.path, m_ws.verdictMark);
         } catch (const std::exception& e) {
             fail(where, e.what());
         }
@@ -295,6 +303,24 @@ void DemoPlayer::drawCaption() const {
                         pad * 0.6f);
     draw->AddText(nullptr, 0.0f, ImVec2(at.x + pad, at.y + pad), IM_COL32(255, 255, 255, 255),
                   m_caption.c_str(), nullptr, wrap);
+}
+
+// As a click on the chip: its steps marked, and its chart's window brought forward on the
+// next frame (one window per frame, as Show).
+bool DemoPlayer::playVerdict(const DemoStep& step, const std::string& where, bool firstFrame) {
+    if (!firstFrame) {
+        return true;
+    }
+    const std::optional<std::string> window =
+        m_windows.verdicts.select(step.target, m_ws.store, m_ws.verdictMark);
+    if (!window) {
+        fail(where, "the verdict strip has no '" + step.target +
+                        "' verdict with a chart (it shows: " +
+                        m_windows.verdicts.kindsShown(m_ws.store) + ")");
+        return true;
+    }
+    m_windows.show(*window);
+    return false;
 }
 
 } // namespace lmprof::ui

@@ -193,6 +193,7 @@ private:
     bool playWait(const DemoStep& step, const std::string& where, double elapsed);
     void playSelect(const DemoStep& step, const std::string& where);
     bool playSaveChart(const DemoStep& step, const std::string& where, bool firstFrame);
+    bool playVerdict(const DemoStep& step, const std::string& where, bool firstFrame);
     void fail(const std::string& where, const std::string& why);
 };
 

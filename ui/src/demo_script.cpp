@@ -3,6 +3,7 @@
 #include "lmprof/ui/demo_script.h"
 
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/run_verdict.h"
 #include "lmprof/engine/study.h"
 
 #include <algorithm>
@@ -39,6 +40,7 @@ const KindName kKinds[] = {
     {"screenshot", Kind::Screenshot, {"path"}},
     {"layout", Kind::Layout, {"path"}},
     {"open", Kind::Open, {"path"}},
+    {"verdict", Kind::Verdict, {"kind"}},
 };
 
 // The most a script may hold, and the longest a wait or pause may last: a demo, not a job.
@@ -247,9 +249,11 @@ DemoStep parseStep(const json& j, const std::string& where) {
         break;
     case Kind::Wait:
         s.target = text(j, where, "for", false);
-        if (s.target != "run" && s.target != "sweep" && s.target != "study" && s.target != "open") {
-            fail(where + ".for",
-                 "'" + s.target + "' is not \"run\", \"sweep\", \"study\" or \"open\"");
+        if (s.target != "run" && s.target != "sweep" && s.target != "study" && s.target != "open" &&
+            s.target != "script") {
+            fail(where + ".for", "'" + s.target +
+                                     "' is not \"run\", \"sweep\", \"study\", \"open\" or "
+                                     "\"script\"");
         }
         s.seconds = j.contains("timeout_s") ? seconds(j, where, "timeout_s") : 3600.0;
         break;
@@ -258,6 +262,12 @@ DemoStep parseStep(const json& j, const std::string& where) {
         break;
     case Kind::Show:
         s.target = text(j, where, "window", false);
+        break;
+    case Kind::Verdict:
+        s.target = text(j, where, "kind", false);
+        if (!engine::parseVerdictKind(s.target)) {
+            fail(where + ".kind", "'" + s.target + "' is no verdict kind (docs/VERDICTS.md)");
+        }
         break;
     case Kind::Pause:
         s.seconds = seconds(j, where, "seconds");

@@ -211,7 +211,8 @@ void WindowSet::keepPlotsReadable(ImGuiID dockspace, bool settled) {
     m_framesSinceLayoutMove = moves > 0 ? 0 : m_framesSinceLayoutMove + 1;
 }
 
-void WindowSet::writeLayoutReport(const std::filesystem::path& path) const {
+void WindowSet::writeLayoutReport(const std::filesystem::path& path,
+                                  const std::optional<VerdictMark>& mark) const {
     // In whole pixels: a lack under half a pixel is none (balance's kAtLeast).
     nlohmann::json plots = nlohmann::json::array();
     for (const plot::DrawnPlot& p : m_lastFramePlots) {
@@ -243,7 +244,8 @@ void WindowSet::writeLayoutReport(const std::filesystem::path& path) const {
                                 {"min_plot", {{"width", kMinPlot[0]}, {"height", kMinPlot[1]}}},
                                 {"min_data", {{"width", kMinData[0]}, {"height", kMinData[1]}}},
                                 {"windows", front},
-                                {"plots", plots}};
+                                {"plots", plots},
+                                {"verdicts", verdicts.report(mark)}};
     engine::writeFileAtomic(path, report.dump(1) + "\n");
 }
 

@@ -8,6 +8,7 @@
 #include "views/precision_lab_view.h"
 #include "views/study_view.h"
 #include "views/sweep_view.h"
+#include "views/verdict_strip.h"
 #include "views/view.h"
 
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <imgui.h>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +63,7 @@ public:
     SweepView sweep;
     PrecisionLabView precisionLab;
     StudyView study;
+    VerdictStrip verdicts; // not a window: the line under the dock space (verdict_strip.h)
 
     const std::vector<Window>& windows() const { return m_windows; }
     bool isWindow(const std::string& title) const;
@@ -84,7 +87,9 @@ public:
     int framesSinceLayoutMove() const { return m_framesSinceLayoutMove; }
     // The plots of the last frame drawn and the windows in front, as JSON (a demo's
     // "layout" step; docs/DEMO.md): what gui_e2e checks the layout by.
-    void writeLayoutReport(const std::filesystem::path& path) const;
+    // `mark`: the verdict marked, which the strip's part of the report names.
+    void writeLayoutReport(const std::filesystem::path& path,
+                           const std::optional<VerdictMark>& mark) const;
     // View > Reset layout: the default layout at the next frame.
     void resetLayout();
     // An oversized imgui.ini set aside at launch (empty: none).

@@ -7,6 +7,7 @@
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/run_store.h"
 #include "settings.h"
+#include "verdict_cache.h"
 
 #include <filesystem>
 #include <memory>
@@ -37,6 +38,8 @@ struct Workspace {
     std::string status;
     bool statusIsError = false;
     std::optional<bool> themeOverride; // --theme or a demo's theme step: not saved
+    // The verdict a person clicked in the strip: its chart marks its steps.
+    std::optional<VerdictMark> verdictMark;
 
     bool darkTheme() const { return themeOverride.value_or(settings.darkTheme); }
     void report(std::string message, bool isError) {

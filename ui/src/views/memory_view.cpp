@@ -217,6 +217,7 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& sel
         drawBands(*runs.front());
     }
     drawSeries(runs, comparing);
+    plot::verdictMark(ctx, runs, true);
     if (x.empty() || runs.front()->memory.tS.empty()) {
         plot::emptyHint(runs, "samples");
     }

@@ -190,6 +190,11 @@ void emptyHint(const std::vector<RunView*>& runs, const char* what);
 // Text in the plot area's top-left corner, under the legend's usual place (a note about
 // what the chart leaves out).
 void cornerNote(const char* text);
+// The steps of the verdict clicked in the strip (ViewContext::verdictMark), when its run is
+// one of `runs`: a band over them in the verdict's colour (the strip frames its chip; no
+// text goes over the data). `timeAxis`: the x axis is seconds since the run started
+// (memory, telemetry), where a step spans from the end of the step before it to its own end.
+void verdictMark(const ViewContext& ctx, const std::vector<RunView*>& runs, bool timeAxis);
 // The index of the point of xs nearest the mouse when the plot is hovered, else -1.
 long hoveredIndex(const std::vector<double>& xs);
 // The x range of a step-indexed chart: every step the runs will have (known from their

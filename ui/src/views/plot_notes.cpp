@@ -100,4 +100,35 @@ long hoveredIndex(const std::vector<double>& xs) {
     return static_cast<long>(it - xs.begin());
 }
 
+void verdictMark(const ViewContext& ctx, const std::vector<RunView*>& runs, bool timeAxis) {
+    const VerdictMark* m = ctx.verdictMark;
+    if (!m) {
+        return;
+    }
+    const auto it = std::find_if(runs.begin(), runs.end(),
+                                 [m](const RunView* r) { return r->result.id == m->runId; });
+    if (it == runs.end()) {
+        return;
+    }
+    double x0 = m->firstStep - 0.5;
+    double x1 = m->lastStep + 0.5;
+    if (timeAxis) {
+        const std::vector<double>& index = (*it)->series.index;
+        const std::vector<double>& ends = (*it)->stepEndS;
+        const auto first = std::lower_bound(index.begin(), index.end(), m->firstStep);
+        const auto last = std::upper_bound(index.begin(), index.end(), m->lastStep);
+        if (first == index.end() || last == index.begin() || ends.size() != index.size()) {
+            return;
+        }
+        const auto p0 = static_cast<size_t>(first - index.begin());
+        const auto p1 = static_cast<size_t>(last - index.begin()) - 1;
+        x0 = p0 > 0 ? ends[p0 - 1] : 0.0;
+        x1 = ends[p1];
+    }
+    const ImVec4 color = m->severity == engine::Severity::Critical ? palette().error
+                         : m->severity == engine::Severity::Warn   ? palette().warning
+                                                                   : palette().live;
+    band(x0, x1, ImGui::GetColorU32(withAlpha(color, 0.16f)));
+}
+
 } // namespace lmprof::ui::plot

@@ -214,6 +214,7 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
             plot::linesOfRuns(runs.size());
             drawRuns(runs, comparing);
         }
+        plot::verdictMark(ctx, runs, false);
         const bool anySteps = std::any_of(
             runs.begin(), runs.end(), [](const RunView* r) { return !r->series.index.empty(); });
         if (!anySteps) {

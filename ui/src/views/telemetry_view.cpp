@@ -157,6 +157,7 @@ void TelemetryView::drawStepTimes(Rows& r) {
     if (!r.runs.empty()) {
         markThrottling(r.runs.front()->telemetry);
     }
+    plot::verdictMark(r.ctx, r.runs, true);
     if (y.empty()) {
         plot::emptyHint(r.runs, "steps");
     }

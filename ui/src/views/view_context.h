@@ -8,6 +8,7 @@
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/run_store.h"
 #include "settings.h"
+#include "verdict_cache.h"
 
 #include <filesystem>
 #include <map>
@@ -45,6 +46,9 @@ struct ViewContext {
     // A precision-lab experiment is running: benchmark runs wait for it (it would disturb
     // their timings), as it waits for them.
     bool experimentRunning = false;
+    // The steps of the verdict clicked in the strip (verdict_strip.h): the charts that show
+    // its run mark them. Null: none.
+    const VerdictMark* verdictMark = nullptr;
 
     void report(const std::string& message, bool isError) {
         status = message;

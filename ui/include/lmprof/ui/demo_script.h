@@ -20,7 +20,8 @@ struct DemoStep {
         Configure,  // change fields of the Configure form: `patch`
         Run,        // press Run (with `patch` applied first when given)
         Sweep,      // start a sweep over the lists below, the form's config as its base
-        Wait,       // until `target` ("run": the last started run, "sweep") has finished
+        Wait,       // until `target` ("run": the last started run, "sweep", "script": the
+                    // watched script's run) has finished
         Select,     // select runs by number (`runs`) or the last `last` runs, overlaid
         Show,       // bring the window `target` to the front
         Pause,      // hold for `seconds` (of recording time when recording)
@@ -32,10 +33,11 @@ struct DemoStep {
         Layout,     // the layout report (docs/DEMO.md) of the last frame, as JSON at `path`
         Open,       // open the result set or autosave file at `path` as File > Open does
                     // (read on its own thread, with a progress bar: wait for "open")
+        Verdict,    // click the verdict strip's chip of kind `target` (docs/VERDICTS.md)
     };
     Kind kind = Kind::Pause;
     std::string patch;  // Configure / Run: a JSON object in the result schema's names
-    std::string target; // Wait, Show, SaveChart, Theme, Study (the device)
+    std::string target; // Wait, Show, SaveChart, Theme, Study (the device), Verdict (kind)
     std::string path;   // SaveChart, Screenshot, Layout, Open
     std::string text;   // Caption, Study (the budget)
     double seconds = 0; // Pause; Wait's time limit
