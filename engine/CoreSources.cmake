@@ -7,7 +7,7 @@ foreach(_src
     session_interface.cpp file_io.cpp format.cpp
     lab/precision_lab.cpp
     memory/memory_model.cpp
-    verdicts/verdicts.cpp verdicts/step_time_verdicts.cpp
+    verdicts/verdicts.cpp verdicts/step_time_verdicts.cpp verdicts/straggler.cpp
     profile/op_analysis.cpp profile/op_profile.cpp
     results/result_json.cpp results/memory_json.cpp results/result_file.cpp
     results/op_profile_json.cpp results/ddp_json.cpp results/verdict_json.cpp results/watch_journal.cpp

@@ -8,7 +8,7 @@ namespace lmprof::engine {
 
 namespace {
 
-constexpr EnumNames<VerdictKind, 10> kKindNames{{
+constexpr EnumNames<VerdictKind, 11> kKindNames{{
     {VerdictKind::InputBound, "input-bound"},
     {VerdictKind::OptimizerBound, "optimizer-bound"},
     {VerdictKind::HostBound, "host-bound"},
@@ -16,6 +16,7 @@ constexpr EnumNames<VerdictKind, 10> kKindNames{{
     {VerdictKind::MemoryPressure, "memory-pressure"},
     {VerdictKind::Recompiles, "recompiles"},
     {VerdictKind::PeriodicStalls, "periodic-stalls"},
+    {VerdictKind::Straggler, "straggler"},
     {VerdictKind::Noisy, "noisy"},
     {VerdictKind::Drift, "drift"},
     {VerdictKind::ComputeBound, "compute-bound"},

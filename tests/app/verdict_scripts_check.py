@@ -1,6 +1,7 @@
 """Verdicts on real training loops (docs/VERDICTS.md): plain PyTorch scripts, each with one
 known bottleneck, run under `lmprof-cli watch`. Each must be named by its kind, firmly and
-with its interval, and get no other warning; clean loops of different shapes get none.
+with its interval, and get no other warning; clean loops of different shapes get none. Two
+Gloo ranks under torchrun, one with a slow loader, are named a straggler across their runs.
 
 `noisy` and `drift` judge the measurement, not the loop: on a busy machine they are right
 to warn about any script, so they are left out of "no other warning". Every script runs on
@@ -75,6 +76,39 @@ for step in range(40):
     loss = head(sum(t(x) for t in tables)).square().mean()
     loss.backward(); opt.step(); opt.zero_grad(set_to_none=False)
 ''',
+    # A compiled model fed a new sequence length each step, twelve lengths in turn: every new
+    # one compiles again until torch._dynamo's cache of 8 graphs is full.
+    "recompiles": '''
+model = nn.Sequential(nn.Embedding(128, 64), nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 128))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=True)
+compiled = torch.compile(model, backend="eager", dynamic=False)
+for step in range(40):
+    x = torch.randint(0, 128, (32, 8 + step % 12))
+    loss = nn.functional.cross_entropy(compiled(x).flatten(0, 1), x.roll(-1, 1).flatten())
+    loss.backward(); opt.step(); opt.zero_grad()
+''',
+    # Two Gloo ranks under torchrun; rank 1's shard is on slow storage (4 ms an item), and
+    # rank 0 waits for it in backward's all-reduce.
+    "two_ranks": '''
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset
+dist.init_process_group("gloo")
+rank = dist.get_rank()
+class Items(Dataset):
+    def __len__(self): return 10_000
+    def __getitem__(self, i):
+        if rank == 1:
+            time.sleep(0.004)
+        return torch.randint(0, 128, (16,))
+model = DDP(nn.Sequential(nn.Embedding(128, 64), nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 128)))
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+for step, x in enumerate(DataLoader(Items(), batch_size=8)):
+    loss = nn.functional.cross_entropy(model(x).flatten(0, 1), x.roll(-1, 1).flatten())
+    loss.backward(); opt.step(); opt.zero_grad()
+    if step == 40: break
+dist.destroy_process_group()
+''',
     # Clean loops: a small language model with AdamW, an MLP with SGD and momentum.
     "clean_lm": '''
 model = nn.Sequential(nn.Embedding(128, 128), nn.Linear(128, 512), nn.GELU(), nn.Linear(512, 128))
@@ -101,10 +135,38 @@ EXPECTED = {
     "checkpoint": "periodic-stalls",
     "kept_graph": "memory-creep",
     "per_parameter_adamw": "optimizer-bound",
+    "recompiles": "recompiles",
+    "two_ranks": None,  # each rank: below
     "clean_lm": None,
     "clean_mlp": None,
 }
 MEASUREMENT_KINDS = {"noisy", "drift"}
+# Verdicts about the runs together (the result set's top level), and what each rank's own
+# verdicts may say besides: rank 1 waits for its own loader.
+ACROSS = {"two_ranks": "straggler"}
+ALSO = {"two_ranks": {"input-bound"}}
+# How a script is started: the two ranks by torchrun (as `python -m torch.distributed.run`).
+LAUNCH = {"two_ranks": ["-m", "torch.distributed.run", "--nproc-per-node", "2"]}
+
+
+def judged(name: str, verdicts: list, expected: str | None, also: set) -> list[str]:
+    """Whether `verdicts` name `expected` firmly with its interval, and warn of nothing else
+    but the measurement's kinds and `also`; the failures, each a line."""
+    failures = []
+    warned = {v["kind"] for v in verdicts if v["severity"] != "info"}
+    shown = "; ".join(f'{v["severity"]} {v["kind"]} {v["certainty"]} {v["value"]:.4g} '
+                      f'{v["interval"]}' for v in verdicts)
+    print(f"{name}: {shown}")
+    if expected is not None:
+        hit = [v for v in verdicts if v["kind"] == expected]
+        if not hit or hit[0]["certainty"] != "firm" or hit[0]["severity"] == "info":
+            failures.append(f"{name}: expected a firm {expected} warning, got: {shown}")
+        elif not hit[0]["interval"][0] <= hit[0]["value"] <= hit[0]["interval"][1]:
+            failures.append(f"{name}: the value is outside its interval: {hit[0]}")
+    others = warned - {expected} - MEASUREMENT_KINDS - also
+    if others:
+        failures.append(f"{name}: warned about {sorted(others)} as well: {shown}")
+    return failures
 
 
 def main() -> int:
@@ -122,28 +184,21 @@ def main() -> int:
         script.write_text(HEAD + body)
         out = work / f"{name}.json"
         proc = subprocess.run([args.cli, "watch", "--quiet", "--json", str(out), "--",
-                               args.python, str(script)],
+                               args.python, *LAUNCH.get(name, []), str(script)],
                               capture_output=True, text=True, timeout=300)
         if proc.returncode != 0 or not out.exists():
             failures.append(f"{name}: watch exited {proc.returncode}: {proc.stderr[-2000:]}")
             continue
-        verdicts = json.loads(out.read_text())["runs"][0]["verdicts"]
-        warned = {v["kind"] for v in verdicts if v["severity"] != "info"}
+        doc = json.loads(out.read_text())
         expected = EXPECTED[name]
-        shown = "; ".join(f'{v["severity"]} {v["kind"]} {v["certainty"]} {v["value"]:.4g} '
-                          f'{v["interval"]}' for v in verdicts)
-        print(f"{name}: {shown}")
-        if expected is not None:
-            hit = [v for v in verdicts if v["kind"] == expected]
-            if not hit or hit[0]["certainty"] != "firm" or hit[0]["severity"] == "info":
-                failures.append(f"{name}: expected a firm {expected} warning, got: {shown}")
-            elif not hit[0]["interval"][0] <= hit[0]["value"] <= hit[0]["interval"][1]:
-                failures.append(f"{name}: the value is outside its interval: {hit[0]}")
-        others = warned - {expected} - MEASUREMENT_KINDS
-        if others:
-            failures.append(f"{name}: warned about {sorted(others)} as well: {shown}")
+        for run in doc["runs"]:
+            failures += judged(f"{name} {run['id']}", run["verdicts"], expected,
+                               ALSO.get(name, set()))
+        if name in ACROSS:
+            failures += judged(f"{name} across", doc.get("verdicts", []), ACROSS[name], set())
         # show prints them under the table, with the advice.
         show = subprocess.run([args.cli, "show", str(out)], capture_output=True, text=True)
+        expected = ACROSS.get(name, expected)
         if expected and f" {expected}" not in show.stdout.split("Verdicts for", 1)[-1]:
             failures.append(f"{name}: show does not print {expected}:\n{show.stdout}")
         if "next:" not in show.stdout:

@@ -222,21 +222,31 @@ TEST(Verdicts, MemoryPressureAtNinetyAndNinetySevenPercent) {
     EXPECT_EQ(find(judgeRun(r), VerdictKind::MemoryPressure)->severity, Severity::Critical);
 }
 
-TEST(Verdicts, RecompilesAfterTheWarmupAndAtTheLimit) {
+TEST(Verdicts, RecompilesAfterTheFirstCompileAndAtTheLimit) {
     RunResult r = steady(20);
     r.source = RunSource{};
     r.source->torchCompile = true;
-    r.steps[0].compiled = true; // the first compile, in the warmup
+    // The first compile, and one more as a second shape makes the graph dynamic.
+    for (int i : {0, 3}) {
+        r.steps[static_cast<size_t>(i)].compiled = true;
+    }
     EXPECT_FALSE(find(judgeRun(r), VerdictKind::Recompiles));
-    for (int i = 5; i < 13; ++i) {
+    // Compiled steps count as warmup, and the script's warmup grows by them (as the watcher
+    // writes it): the rule does not read the warmup.
+    for (int i = 5; i < 11; ++i) {
         r.steps[static_cast<size_t>(i)].compiled = true;
         r.steps[static_cast<size_t>(i)].warmup = true;
     }
+    r.config.warmupSteps = 11;
     const std::optional<RunVerdict> v = find(judgeRun(resummarize(r)), VerdictKind::Recompiles);
     ASSERT_TRUE(v);
-    EXPECT_EQ(v->value, 8.0);
+    EXPECT_EQ(v->value, 7.0);
     EXPECT_EQ(v->severity, Severity::Critical);
-    EXPECT_EQ(v->firstStep, 5);
+    EXPECT_EQ(v->firstStep, 3);
+    r.steps[10].compiled = false;
+    const std::optional<RunVerdict> w = find(judgeRun(resummarize(r)), VerdictKind::Recompiles);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->severity, Severity::Warn) << "6 recompiles";
 }
 
 TEST(Verdicts, PeriodicStallsNameTheirPeriodAndNothingElse) {

@@ -29,15 +29,11 @@ void writeVerdictReport(std::ostream& out, std::span<const RunResult> runs, Repo
         return; // the CSV's verdicts column (columns.cpp) holds them
     }
     const bool md = format == ReportFormat::Markdown;
-    for (const RunResult& run : runs) {
-        // A run just measured is judged here; one read from a file was judged as it was read.
-        const std::vector<RunVerdict> verdicts =
-            run.verdicts.empty() ? judgeRun(run) : run.verdicts;
+    const auto section = [&](const std::string& heading, const std::vector<RunVerdict>& verdicts) {
         if (verdicts.empty()) {
-            continue;
+            return;
         }
-        out << "\n"
-            << (md ? "### " : "") << "Verdicts for " << printable(run.id) << (md ? "\n\n" : "\n");
+        out << "\n" << (md ? "### " : "") << printable(heading) << (md ? "\n\n" : "\n");
         for (const auto& v : verdicts) {
             if (v.certainty == Certainty::Abstained) {
                 continue;
@@ -53,6 +49,17 @@ void writeVerdictReport(std::ostream& out, std::span<const RunResult> runs, Repo
         if (const std::string a = abstentionsText(verdicts); !a.empty()) {
             out << (md ? "- abstains: " + markdownText(a) : "  abstains: " + a) << "\n";
         }
+    };
+    for (const RunResult& run : runs) {
+        // A run just measured is judged here; one read from a file was judged as it was read.
+        section("Verdicts for " + run.id, run.verdicts.empty() ? judgeRun(run) : run.verdicts);
+    }
+    for (const RunVerdict& v : judgeRuns(runs)) {
+        std::string ids;
+        for (const std::string& id : v.runs) {
+            ids += (ids.empty() ? "" : ", ") + id;
+        }
+        section("Verdicts across " + ids, {v});
     }
 }
 

@@ -344,6 +344,8 @@ void ddpFields(SimdReader& io, RunResult& r);
 void verdictFields(Writer& io, const RunResult& r);
 void verdictFields(Reader& io, RunResult& r);
 void verdictFields(SimdReader& io, RunResult& r);
+void setVerdictFields(Writer& io, const std::optional<std::vector<RunVerdict>>& verdicts);
+void setVerdictFields(Reader& io, std::optional<std::vector<RunVerdict>>& verdicts);
 void precisionLabFields(Writer& io, const PrecisionLab& lab);
 void precisionLabFields(Reader& io, PrecisionLab& lab);
 // A lab experiment's request and its report, as the remote engine's messages carry them:

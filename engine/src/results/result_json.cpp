@@ -7,6 +7,7 @@
 
 #include "lmprof/engine/file_io.h"
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/verdicts.h"
 #include "results/fields.h"
 
 #include <random>
@@ -382,6 +383,7 @@ void fields(Io& io, Ref<ResultSet, Io> set) {
     }
     io.array("runs", set.runs);
     precisionLabFields(io, set.precisionLab);
+    setVerdictFields(io, set.verdicts);
 }
 
 json configJson(const RunConfig& c, const std::string& resolvedDevice) {
@@ -510,6 +512,7 @@ void json_io::writeResultSetJson(const ResultSet& set, int indent, const ChunkWr
     shell.tool = set.tool;
     shell.environment = set.environment;
     shell.precisionLab = set.precisionLab;
+    shell.verdicts = set.verdicts ? set.verdicts : judgeRuns(set.runs);
     json head = toObject(shell);
     const std::string mark = "lmprof-runs-" + std::to_string(std::random_device{}()) + "-" +
                              std::to_string(reinterpret_cast<uintptr_t>(&set));

@@ -10,6 +10,7 @@
 // fast path only ever returns what that one would.
 
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/verdicts.h"
 #include "results/json_access.h"
 
 #include <algorithm>
@@ -413,11 +414,15 @@ size_t json_io::referenceReadings() {
 
 ResultSet json_io::parseResultSetReleasing(std::string_view text,
                                            const std::function<void(size_t)>& consumed) {
-    if (auto set = readResultSetFast(text, consumed)) {
-        return std::move(*set);
+    std::optional<ResultSet> set = readResultSetFast(text, consumed);
+    if (!set) {
+        ++g_referenceReadings;
+        set = readResultSetReference(text);
     }
-    ++g_referenceReadings;
-    return readResultSetReference(text);
+    if (!set->verdicts) { // a set written before verdicts: judged from its runs
+        set->verdicts = judgeRuns(set->runs);
+    }
+    return std::move(*set);
 }
 
 RunResult parseRun(std::string_view text) {

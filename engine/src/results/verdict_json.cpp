@@ -58,6 +58,13 @@ void fields(Io& io, Ref<RunVerdict, Io> v) {
         steps.between("last", v.lastStep, 0, kMaxWatchedSteps);
     });
     if constexpr (Io::kReads) {
+        if (io.has("runs")) {
+            io.strings("runs", v.runs);
+        }
+    } else if (!v.runs.empty()) {
+        io.strings("runs", v.runs);
+    }
+    if constexpr (Io::kReads) {
         if (v.firstStep > v.lastStep) {
             io.refuse("steps", "its first step is after its last");
         }
@@ -81,6 +88,18 @@ void verdictFields(Reader& io, RunResult& r) {
 }
 void verdictFields(SimdReader& io, RunResult& r) {
     readVerdictFields(io, r);
+}
+
+void setVerdictFields(Writer& io, const std::optional<std::vector<RunVerdict>>& verdicts) {
+    if (verdicts && !verdicts->empty()) {
+        io.array("verdicts", *verdicts);
+    }
+}
+void setVerdictFields(Reader& io, std::optional<std::vector<RunVerdict>>& verdicts) {
+    if (io.has("verdicts")) {
+        verdicts.emplace();
+        io.array("verdicts", *verdicts);
+    }
 }
 
 } // namespace lmprof::engine::json_io

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,11 @@ constexpr Rule kNoisy{0.05, 0.15, 10};  // the mean's 95% half-width over the me
 constexpr Rule kDrift{0.10, 0.25, 30};  // change across the measured steps over the mean
 constexpr Rule kCreep{0.01, 0.0, 20};   // growth per 100 steps over the mean peak, late half
 constexpr Rule kPressure{0.90, 0.97, 1};
-constexpr Rule kRecompiles{1.0, 8.0, 1}; // 8: torch._dynamo's default recompile limit
+// Steps that compiled after the first: 2 leaves room for automatic dynamic shapes (the
+// second shape compiles once more, as dynamic); 7 fill torch._dynamo's default cache of 8
+// graphs, after which the function runs eager.
+constexpr Rule kRecompiles{2.0, 7.0, 1};
+constexpr Rule kStraggler{0.10, 0.25, 5}; // one rank's own time over the others', of the step
 constexpr double kComputeBoundShare = 0.90;
 constexpr double kInputFloorMs = 1.0;      // the least mean data wait input-bound names
 constexpr double kSettledHalfWidth = 0.02; // the mean known to ±2% counts as settled
@@ -214,13 +219,16 @@ inline RunVerdict base(VerdictKind kind, const Steps& steps, ChartId chart) {
     return v;
 }
 
+// `calm`: the steps it reads are the measured steps besides the stalls (noise, drift), of
+// which there are that many.
 inline RunVerdict abstained(VerdictKind kind, const Steps& steps, const Rule& rule, ChartId chart,
-                            std::string rule_text) {
+                            std::string rule_text, std::optional<size_t> calm = std::nullopt) {
     RunVerdict v = base(kind, steps, chart);
     v.certainty = Certainty::Abstained;
     v.rule = std::move(rule_text);
-    v.evidence = "needs " + std::to_string(rule.minSteps) + " measured steps; has " +
-                 std::to_string(steps.n());
+    v.evidence = "needs " + std::to_string(rule.minSteps) + " measured steps" +
+                 (calm ? " besides the stalls" : "") + "; has " +
+                 std::to_string(calm ? *calm : static_cast<size_t>(steps.n()));
     v.advice = "measure at least " + std::to_string(rule.minSteps) + " steps";
     return v;
 }
@@ -257,6 +265,9 @@ Stalls findStalls(const Steps& steps);
 // The measured steps but the stalls: what the share kinds read, so that a checkpoint every
 // N steps is named once, as a stall, whichever phase it lands in.
 Steps withoutStalls(const Steps& steps, const Stalls& stalls);
+
+// A straggler among an engine run's data-parallel ranks (straggler.cpp, RunResult::ddp).
+void ddpStraggler(const RunResult& run, std::vector<RunVerdict>& out);
 
 // The step-time kinds (step_time_verdicts.cpp): periodic stalls, noise, drift, and
 // compute-bound (on the calm steps) when no time kind said anything.

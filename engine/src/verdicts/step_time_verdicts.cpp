@@ -115,7 +115,8 @@ void noisy(const RunResult& run, const Steps& steps, const std::vector<double>& 
     const char* rule = "the mean step time's 95% interval is wider than ±5% of it (±15%: "
                        "critical)";
     if (static_cast<int>(calm.size()) < kNoisy.minSteps) {
-        out.push_back(abstained(VerdictKind::Noisy, steps, kNoisy, chart::kDistribution, rule));
+        out.push_back(
+            abstained(VerdictKind::Noisy, steps, kNoisy, chart::kDistribution, rule, calm.size()));
         return;
     }
     const PhaseStats s = computeStats(calm);
@@ -147,10 +148,11 @@ void noisy(const RunResult& run, const Steps& steps, const std::vector<double>& 
 
 void drift(const RunResult& run, const Steps& steps, const std::vector<double>& x,
            const std::vector<double>& y, std::vector<RunVerdict>& out) {
-    const char* rule = "the fitted step time changes by at least 5% across the measured steps "
-                       "(20%: critical)";
+    const char* rule = "the fitted step time changes by at least 10% across the measured steps "
+                       "(25%: critical)";
     if (static_cast<int>(y.size()) < kDrift.minSteps) {
-        out.push_back(abstained(VerdictKind::Drift, steps, kDrift, chart::kStepTimes, rule));
+        out.push_back(
+            abstained(VerdictKind::Drift, steps, kDrift, chart::kStepTimes, rule, y.size()));
         return;
     }
     const double level = std::accumulate(y.begin(), y.end(), 0.0) / y.size();

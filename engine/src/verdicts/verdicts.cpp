@@ -220,27 +220,34 @@ void memoryPressure(const RunResult& run, const Steps& steps, std::vector<RunVer
     out.push_back(std::move(v));
 }
 
+// The first step that compiled made the graphs; each later one compiled again. Counted from
+// the compiled steps themselves: a watched script's warmup grows by its compiled steps, so
+// the warmup cannot tell a compile from a recompile.
 void recompiles(const RunResult& run, const Steps& steps, std::vector<RunVerdict>& out) {
     if (!run.source || !run.source->torchCompile) {
         return;
     }
-    int late = 0;
+    int compiled = 0;
     int first = 0;
     for (const auto& s : run.steps) {
-        if (s.compiled && s.index >= run.config.warmupSteps) {
-            first = late == 0 ? s.index : first;
-            ++late;
+        if (s.compiled) {
+            first = compiled == 1 ? s.index : first; // the first recompile
+            ++compiled;
         }
     }
+    const int late = std::max(0, compiled - 1);
     RunVerdict v = base(VerdictKind::Recompiles, steps, chart::kStepTimes);
     const double count = late;
     if (!grade(v, Estimate{count, count, count}, kRecompiles)) {
         return;
     }
     v.unit = "steps";
-    v.rule = "torch.compile compiles after the warmup (8 times: the recompile limit, after "
-             "which the function runs eager)";
-    v.evidence = std::to_string(late) + " steps compiled after the warmup, the first at step " +
+    v.rule = "torch.compile compiles again after its first compile, at least twice (7 times: "
+             "with the first, the 8 graphs of torch._dynamo's cache, after which the function "
+             "runs eager)";
+    v.evidence = std::to_string(late) +
+                 " steps compiled again after the first compile, the "
+                 "first of them at step " +
                  std::to_string(first);
     v.firstStep = first;
     v.advice = "something the compiled function guards on changes between steps (a shape, a "
@@ -269,6 +276,7 @@ std::vector<RunVerdict> judgeRun(const RunResult& run) {
     memoryCreep(run, steps, out);
     memoryPressure(run, steps, out);
     recompiles(run, steps, out);
+    ddpStraggler(run, out);
     judgeStepTimes(run, steps, stalls, calm, out);
     std::stable_sort(out.begin(), out.end(), [](const RunVerdict& a, const RunVerdict& b) {
         const auto rank = [](const RunVerdict& v) {

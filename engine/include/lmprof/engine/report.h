@@ -76,8 +76,9 @@ Rows moduleRows(const RunResult& run);
 void writeModuleReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format);
 
 // Each run's verdicts (docs/VERDICTS.md) under its heading: a line per verdict with its
-// interval and evidence, the advice below it, the abstentions in one line. Nothing in CSV,
-// where the runs' table has a verdicts column.
+// interval and evidence, the advice below it, the abstentions in one line; then the
+// verdicts about several of the runs together (judgeRuns: a straggler among ranks), under
+// a heading naming them. Nothing in CSV, where the runs' table has a verdicts column.
 void writeVerdictReport(std::ostream& out, std::span<const RunResult> runs, ReportFormat format);
 
 // A pair phase by phase (comparePhases): phase, A ms, B ms, B/A, 95% CI, p, verdict.

@@ -41,6 +41,10 @@ struct ResultSet {
     Environment environment;
     std::vector<RunResult> runs;
     PrecisionLab precisionLab; // the lab's experiments, when the set holds any
+    // The verdicts about several runs together ("verdicts", docs/VERDICTS.md: a straggler
+    // among a watched script's ranks). As read; nullopt on a set made here, whose writer
+    // judges its runs (judgeRuns). A set read without them is judged as it is read.
+    std::optional<std::vector<RunVerdict>> verdicts;
 };
 
 } // namespace lmprof::engine

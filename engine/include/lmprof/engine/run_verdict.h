@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lmprof::engine {
 
@@ -19,15 +20,16 @@ enum class VerdictKind {
     MemoryPressure,
     Recompiles,
     PeriodicStalls,
+    Straggler,
     Noisy,
     Drift,
     ComputeBound,
 };
-inline constexpr std::array kVerdictKinds{VerdictKind::InputBound,     VerdictKind::OptimizerBound,
-                                          VerdictKind::HostBound,      VerdictKind::MemoryCreep,
-                                          VerdictKind::MemoryPressure, VerdictKind::Recompiles,
-                                          VerdictKind::PeriodicStalls, VerdictKind::Noisy,
-                                          VerdictKind::Drift,          VerdictKind::ComputeBound};
+inline constexpr std::array kVerdictKinds{
+    VerdictKind::InputBound,     VerdictKind::OptimizerBound, VerdictKind::HostBound,
+    VerdictKind::MemoryCreep,    VerdictKind::MemoryPressure, VerdictKind::Recompiles,
+    VerdictKind::PeriodicStalls, VerdictKind::Straggler,      VerdictKind::Noisy,
+    VerdictKind::Drift,          VerdictKind::ComputeBound};
 std::string_view toString(VerdictKind kind);
 std::optional<VerdictKind> parseVerdictKind(std::string_view name);
 
@@ -58,6 +60,9 @@ struct RunVerdict {
     std::string chart;      // the chart that shows it (charts.h)
     int firstStep = 0;      // the steps it covers
     int lastStep = 0;
+    // A verdict about several runs together (ResultSet::verdicts: a straggler among a
+    // watched script's ranks): their ids. Empty on a run's own verdicts.
+    std::vector<std::string> runs;
 };
 
 } // namespace lmprof::engine

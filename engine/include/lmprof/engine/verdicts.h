@@ -5,6 +5,7 @@
 
 #include "lmprof/engine/run_verdict.h"
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,11 @@ struct RunResult; // records.h
 // data phase, host-bound a GPU's kernel times, ...), each firm, likely or abstained. Warnings
 // and criticals first, then info, in kind order within each.
 std::vector<RunVerdict> judgeRun(const RunResult& run);
+
+// The verdicts about several runs together (a result set's top-level "verdicts"): a
+// straggler among the ranks of a watched script under torchrun (runs named
+// "<name>-rank<N>", docs/WATCH.md), one verdict per group of ranks, naming its runs.
+std::vector<RunVerdict> judgeRuns(std::span<const RunResult> runs);
 
 // "warn input-bound: 38.1% [31.0%, 45.2%] of the step (threshold 10%)": one line for the
 // CLI and the window.
