@@ -17,7 +17,6 @@
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/runner.h"
 #include "lmprof/engine/session.h"
-#include "lmprof/engine/verdicts.h"
 #include "model/transformer.h"
 #include "platform/cuda_backend.h"
 #include "platform/nvml.h"
@@ -488,32 +487,6 @@ TEST_F(Gpu, NcclDataParallelTimesEachStepsCollectives) {
             EXPECT_GT(s.commMs, 0.0);
             EXPECT_LT(s.commMs, s.stepMs);
         }
-    }
-}
-
-// The host-bound verdict (docs/VERDICTS.md) from CUPTI's kernel time: `tiny` at batch 1
-// keeps the GPU idle most of each step (launches bound it), `small` at 16 × 512 in fp32
-// keeps it busy (on an H200: 97%), so only the first is host-bound, and firmly.
-TEST_F(Gpu, HostBoundVerdictOnATinyBatchAndNotOnALargeOne) {
-    const RunResult tiny = runOn(gpuConfig("tiny", Precision::Fp32, Mode::Train, 32, 1, 3, 20));
-    ASSERT_EQ(tiny.status, RunStatus::Ok) << tiny.error.value_or("");
-    if (!tiny.summary.gpuBusy) {
-        GTEST_SKIP() << "no kernel times: " << tiny.busyNote.value_or("?");
-    }
-    const auto small = judgeRun(tiny);
-    const auto it = std::find_if(small.begin(), small.end(), [](const RunVerdict& v) {
-        return v.kind == VerdictKind::HostBound;
-    });
-    ASSERT_NE(it, small.end());
-    EXPECT_EQ(it->certainty, Certainty::Firm) << verdictLine(*it);
-    EXPECT_NE(it->severity, Severity::Info) << verdictLine(*it);
-    std::cout << verdictLine(*it) << "\n";
-
-    const RunResult busy = runOn(gpuConfig("small", Precision::Fp32, Mode::Train, 512, 16, 2, 8));
-    ASSERT_EQ(busy.status, RunStatus::Ok) << busy.error.value_or("");
-    for (const auto& v : judgeRun(busy)) {
-        EXPECT_NE(v.kind, VerdictKind::HostBound) << verdictLine(v);
-        std::cout << verdictLine(v) << "\n";
     }
 }
 
