@@ -313,7 +313,7 @@ def test_nvtx_ranges_stay_balanced_when_the_watcher_stops_mid_step(
     monkeypatch.setattr(torch.cuda.nvtx, "range_pop", pop)
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     run = lmprof.watch(model, opt)
-    run._nvtx = True  # as on a GPU
+    run._ranges.on = True  # as on a GPU
     data = batches(3)
     x, y = next(data)
     with run.step():

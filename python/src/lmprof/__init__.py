@@ -9,6 +9,7 @@
 """
 
 from ._results import SCHEMA, VERSION as __version__, recover
-from ._run import Run, watch
+from ._api import watch
+from ._run import Run
 
 __all__ = ["Run", "watch", "recover", "SCHEMA", "__version__"]

@@ -21,9 +21,11 @@ import torch
 import torch.nn as nn
 
 from . import _faults, _files, _hooks, _instruments, _ops, _results, _serve, _shapes
+from ._boundaries import Boundaries
 from ._clocks import clock_for
 from ._memory import memory_for
 from ._model import compiled_graphs, device_of, model_class
+from ._nvtx import Ranges
 from ._steps import (OpenStep, check_scalar, finish, json_number, perturbed, read_scalar,
                      readable, span_marks, warmup_steps)
 
@@ -54,37 +56,6 @@ def _guarded(method: F) -> F:
 
 # ---------------------------------------------------------------------------------------
 # The public API
-
-
-def watch(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None, *,
-          name: Optional[str] = None, tokens_per_step: Optional[int] = None,
-          listen: Optional[str] = None, token_file: Optional[str] = None,
-          save: Optional["os.PathLike[str] | str"] = None, memory_hz: float = 0.0,
-          config: Optional[dict[str, Any]] = None) -> "Run":
-    """Starts watching a training loop and returns its Run.
-
-    Args:
-        model: the model the loop trains; its forward starts each forward phase (one per
-            micro-batch with gradient accumulation).
-        optimizer: its ``step()`` is the optimizer phase; ``None`` watches every
-            optimizer's ``step()``.
-        name: the run's id in result sets and the window (default: the model's class).
-        tokens_per_step: tokens one step trains on (batch × context), for tokens/s.
-        listen: ``"HOST:PORT"`` to serve the steps live to lmprof's window or CLI.
-        token_file: the token viewers must present (with ``listen``).
-        save: a result-set file written by ``close()``; until then each finished step is
-            appended to ``<save>.steps.jsonl``, which ``lmprof.recover()`` reads after a kill.
-        memory_hz: samples of the memory a second, on a thread of their own, plus one at each
-            phase boundary: the Memory view's timeline (0: none).
-        config: the model's CS336 dimensions (``d_model``, ``num_layers``, ``num_heads``,
-            ``d_ff``, ``vocab_size``, ``context_length``, ``batch_size``, ``rope_theta``),
-            where lmprof cannot find them, for ``lmprof-cli watch --against-reference``.
-
-    Use ``with run.step():`` around each step, then ``run.close()`` (or use the Run as a
-    context manager). Raises ValueError naming the argument that is wrong.
-    """
-    return Run(model, optimizer, name=name, tokens_per_step=tokens_per_step, listen=listen,
-               token_file=token_file, save=save, memory_hz=memory_hz, config=config)
 
 
 class Run:
@@ -153,8 +124,8 @@ class Run:
         self._created = _results.now_iso()
         self._environment: Optional[dict[str, Any]] = None
         self._journal: Optional[_results.Journal] = None
-        self._nvtx = False
-        self._nvtx_depth = 0  # ranges this run has pushed and not popped
+        self._ranges = Ranges()  # NVTX, on CUDA
+        self._bounds = Boundaries()  # where phases and zero-code steps end (_boundaries.py)
         self._handles: list[_hooks.Removable] = []
         self._finder: Optional[_hooks.OutermostModule] = None
         self._instruments = _instruments.Instruments(hz, self._start_ns)
@@ -317,6 +288,8 @@ class Run:
     def on_forward(self, module: nn.Module, args: Any) -> None:
         if self._broken is not None:
             return
+        if self._bounds.pending is not None:
+            self._end_pending()  # the last step ended with its last optimizer (_boundaries.py)
         if self._first_batch is None and args and isinstance(args[0], torch.Tensor):
             # Its shape only (a tensor on the meta device holds no data): the batch and
             # context of the model's shapes (_shapes.py).
@@ -341,16 +314,37 @@ class Run:
 
     @_guarded
     def on_backward(self, starting: bool) -> None:
-        if self._open is not None:
-            self._switch("backward" if starting else "rest")
+        if starting and self._bounds.pending is not None:
+            self._end_pending()
+        if self._open is None:
+            return
+        if starting:
+            self._switch("backward")
+        else:  # inside optimizer.step(closure) the update follows the closure's backward
+            inside = self._bounds.optimizer
+            self._switch("rest" if inside is None else "optimizer", inside)
 
     @_guarded
     def on_optimizer(self, starting: bool,
                      optimizer: Optional[torch.optim.Optimizer] = None) -> None:
+        if starting:
+            self._bounds.enter(optimizer)
+            if self._open is not None:
+                self._switch("optimizer", optimizer)
+            return
+        outermost = self._bounds.leave()
         if self._open is not None:
-            self._switch("optimizer" if starting else "rest", optimizer if starting else None)
-            if not starting and self._finder is not None:
-                self._end_step()  # zero-code mode: a step ends at each optimizer step
+            self._switch("rest")
+            if outermost and self._finder is not None:
+                # Zero-code mode: the step ends here unless another optimizer follows.
+                self._bounds.pend(len(self._open.marks), time.perf_counter_ns())
+
+    def _end_pending(self) -> None:
+        """Ends the zero-code step where its last optimizer ended (_boundaries.py)."""
+        pending = self._bounds.take()
+        if pending is not None and self._open is not None:
+            del self._open.marks[pending.marks:]
+            self._end_step(pending.ns)
 
     def _autocast_dtype(self) -> str:
         device_type = self._device.type if self._device is not None else "cpu"
@@ -368,7 +362,7 @@ class Run:
         self._device = device
         self._clock = clock_for(device)
         self._memory = memory_for(device)
-        self._nvtx = device is not None and device.type == "cuda"
+        self._ranges.on = device is not None and device.type == "cuda"
 
     @_guarded
     def _begin(self, inside: Optional[nn.Module] = None) -> None:
@@ -387,9 +381,7 @@ class Run:
         self._graphs = compiled_graphs()
         self._count += 1
         self._open = step
-        if self._nvtx:
-            self._nvtx_push("step")
-            self._nvtx_push("rest")
+        self._ranges.begin_step()
         self._where = (step.index, step.phase)
         self._instruments.begin(step, device=self._device, name=self.name, save=self._save,
                                 model=self._watched_model(), inside=inside,
@@ -401,17 +393,6 @@ class Run:
         if self._server is not None:
             self._server.memory(sample)
 
-    def _nvtx_push(self, name: str) -> None:
-        """Opens a range (callers check `_nvtx`, off the CPU's hot path)."""
-        torch.cuda.nvtx.range_push(name)
-        self._nvtx_depth += 1
-
-    def _nvtx_pop_all(self) -> None:
-        """Closes every range this run opened: at a step's end, or when it stops early."""
-        while self._nvtx_depth > 0:
-            self._nvtx_depth -= 1
-            torch.cuda.nvtx.range_pop()
-
     def _switch(self, phase: str, optimizer: Optional[torch.optim.Optimizer] = None) -> None:
         step = self._open
         if step is None or step.phase == phase:
@@ -419,24 +400,22 @@ class Run:
         self._instruments.switch(phase, _ops.optimizer_region(optimizer))
         self._where = (step.index, phase)
         step.switch(phase, self._clock, self._memory.boundary())
-        if self._nvtx_depth > 1:
-            torch.cuda.nvtx.range_pop()
-            self._nvtx_depth -= 1
-            self._nvtx_push(phase)
+        self._ranges.phase(phase)
 
     @_guarded
-    def _end_step(self) -> None:
+    def _end_step(self, ended_ns: Optional[int] = None) -> None:
+        """Ends the open step now, or (`ended_ns`) at its last mark, taken then."""
         step = self._open
         if step is None:
             return
-        step.switch("end", self._clock, self._memory.boundary())
-        step.end_ns = self._last_end_ns = time.perf_counter_ns()
+        if ended_ns is None:
+            step.switch("end", self._clock, self._memory.boundary())
+        step.end_ns = self._last_end_ns = ended_ns or time.perf_counter_ns()
         step.compiled = compiled_graphs() > self._graphs
         self._open = None
         self._last_end_mark = step.marks[-1][1]
         self._ended.append(step)
-        if self._nvtx_depth:
-            self._nvtx_pop_all()
+        self._ranges.close_all()
         self._where = (self._count, "data")
         if self._instruments.end():  # its analysis is not the next step's data phase
             self._last_end_ns = time.perf_counter_ns()
@@ -450,7 +429,7 @@ class Run:
         """A step that raised is not recorded; the run remembers why."""
         self._open = None
         self._last_end_mark = None  # the next step's data phase is the host's time
-        self._nvtx_pop_all()
+        self._ranges.close_all()
         self._instruments.abandon()  # a step that raised keeps no profile or snapshot
         self._error = f"{type(exc).__name__}: {exc}"
 
@@ -514,7 +493,8 @@ class Run:
             source={"script": self._script or (sys.argv[0] if sys.argv else ""),
                     "model_class": model_class(model) if model is not None else None,
                     "autocast": self._autocast, "tokens_per_step": self._tokens_per_step,
-                    "optimizer": type(self._optimizer).__name__ if self._optimizer else None,
+                    "optimizer": (type(self._optimizer).__name__ if self._optimizer
+                                  else ", ".join(self._bounds.classes) or None),
                     **self._model_shape(model)},
             status=self._status, error=self._error)
         self._instruments.add_to(record, len(self._tally))
@@ -534,6 +514,8 @@ class Run:
     def _finish(self, exc: Optional[BaseException]) -> None:
         if self._closed:
             return
+        if self._bounds.pending is not None:
+            self._end_pending()  # a finished step, whatever ended the script
         self._closed = True
         _faults.closed(self)
         self._unhook()
@@ -544,7 +526,7 @@ class Run:
             self._status = "error"  # a step raised and the loop went on to close()
         if self._open is not None:
             self._open = None  # a step cut short is not recorded
-        self._nvtx_pop_all()
+        self._ranges.close_all()
         if self._broken is None:
             try:
                 self._record_ready(wait=True)
@@ -583,9 +565,9 @@ class Run:
         warnings.warn(f"lmprof stopped watching this run after its own error ({self._broken}); "
                       "training goes on", RuntimeWarning, stacklevel=3)
         try:
-            self._nvtx_pop_all()  # the script's own ranges stay balanced
+            self._ranges.close_all()  # the script's own ranges stay balanced
         except Exception:  # noqa: BLE001 - already stopping
-            self._nvtx_depth = 0
+            self._ranges.depth = 0
         self._unhook()
 
     def _unhook(self) -> None:

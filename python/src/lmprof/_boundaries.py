@@ -1,0 +1,72 @@
+"""Phases by what the code does, not by where the calls nest (docs/WATCH.md, "Frameworks").
+
+Two shapes of loop put time in the wrong phase when a step is read from where the hooks
+fire:
+
+- ``optimizer.step(closure)`` (Lightning's automatic optimization, LBFGS) runs the forward
+  and the backward inside the optimizer's step. They are forward and backward; what follows
+  the closure's backward is the update, so the phase after that backward is the optimizer,
+  not the rest of the step.
+- Several optimizers in one step (one for the embeddings and one for the rest, a GAN's
+  two): each one's ``step()`` is optimizer time, and in the zero-code mode the step ends
+  after the last of them. When an optimizer's step ends, the step's end is only *pending*:
+  another optimizer's step before the next forward extends the step, and the next forward
+  (or backward, or the run's close) ends it where the last optimizer ended. A forward inside
+  an optimizer's step that began while the end was pending is the next step's closure: the
+  last step then ends where it was pending, and the time since is the next step's data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+
+
+@dataclass
+class Pending:
+    """Where a zero-code step ends unless another optimizer extends it: its number of marks
+    then (the later ones are dropped) and the host clock then (ns)."""
+
+    marks: int
+    ns: int
+
+
+@dataclass
+class Boundaries:
+    """The optimizers whose ``step()`` is running, the classes of every optimizer seen, and
+    the zero-code step's pending end."""
+
+    _open: list[torch.optim.Optimizer] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+    pending: Optional[Pending] = None
+
+    def enter(self, optimizer: Optional[torch.optim.Optimizer]) -> None:
+        """An optimizer's ``step()`` begins (its pre-hook)."""
+        if optimizer is not None:
+            self._open.append(optimizer)
+            name = type(optimizer).__name__
+            if name not in self.classes:
+                self.classes.append(name)
+
+    def leave(self) -> bool:
+        """An optimizer's ``step()`` ends (its post-hook); whether it was the outermost."""
+        if self._open:
+            self._open.pop()
+        return not self._open
+
+    @property
+    def optimizer(self) -> Optional[torch.optim.Optimizer]:
+        """The optimizer whose ``step()`` is running (a closure's backward returns to it)."""
+        return self._open[-1] if self._open else None
+
+    def inside_optimizer(self) -> bool:
+        return bool(self._open)
+
+    def pend(self, marks: int, ns: int) -> None:
+        self.pending = Pending(marks, ns)
+
+    def take(self) -> Optional[Pending]:
+        pending, self.pending = self.pending, None
+        return pending
