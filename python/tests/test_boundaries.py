@@ -1,7 +1,8 @@
 """Phases by what the code does (docs/WATCH.md, "Frameworks"): a forward and backward inside
 ``optimizer.step(closure)`` are forward and backward and the update after them is the
 optimizer; several optimizers in one step are all optimizer time, the zero-code step ending
-after the last; the run names every optimizer's class."""
+after the last; the run names every optimizer's class, and its tokens per step from the
+first batch of token ids, or says why it cannot."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import json
 from pathlib import Path
 
 import lmprof
+import pytest
 import torch
-from conftest import TinyGPT, batches, loss_of, run_script
+from conftest import BATCH, CTX, TinyGPT, batches, loss_of, run_script
 
 # An optimizer whose update takes 40 ms more than SGD's: where its time lands is plain.
 SLOW = """
@@ -100,3 +102,34 @@ def test_a_closure_under_the_api_reads_the_same(model: TinyGPT) -> None:
                for s in steps)
     # LBFGS evaluates the closure up to max_iter times: each forward is a micro-batch.
     assert all(s["micro_batches"] >= 1 for s in steps)
+
+
+def test_tokens_per_step_come_from_the_first_batch_of_token_ids(model: TinyGPT) -> None:
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+    run = lmprof.watch(model, opt)  # no tokens_per_step
+    for x, y in batches(7):
+        with run.step():
+            for half in (x[:2], x[2:]):  # two micro-batches of 2 x 32 tokens
+                loss_of(model, half, y[: half.shape[0]]).backward()
+            opt.step()
+    run.close()
+    record = run.result_set()["runs"][0]
+    assert record["source"]["tokens_per_step"] == BATCH * CTX
+    assert "tokens_note" not in record["source"]
+    mean_s = record["summary"]["total_ms"]["mean"] / 1e3
+    assert record["summary"]["tokens_per_s"] == pytest.approx(BATCH * CTX / mean_s)
+
+
+def test_a_model_fed_floats_says_why_it_has_no_tokens_per_step() -> None:
+    mlp = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+    opt = torch.optim.SGD(mlp.parameters(), lr=1e-3)
+    run = lmprof.watch(mlp, opt)
+    for _ in range(3):
+        with run.step():
+            mlp(torch.randn(16, 8)).square().mean().backward()
+            opt.step()
+    run.close()
+    source = run.result_set()["runs"][0]["source"]
+    assert source["tokens_per_step"] is None
+    assert "float32 tensor of shape (16, 8)" in source["tokens_note"]
+    assert run.summary()["tokens_per_s"] == 0.0

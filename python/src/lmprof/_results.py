@@ -160,7 +160,8 @@ def watched_run(name: str, model: Optional[torch.nn.Module], device: Optional[to
                    "optimizer": source["optimizer"],
                    "torch_compile": any(s.get("compiled") for s in steps),
                    "pid": os.getpid(),
-                   **{k: v for k, v in source.items() if k in ("model", "model_note")}},
+                   **{k: v for k, v in source.items()
+                      if k in ("model", "model_note", "tokens_note")}},
         "parameter_count": parameters,
         "status": status, "error": error, "failed_phase": None,
         "steps": steps,

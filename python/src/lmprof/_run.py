@@ -98,6 +98,7 @@ class Run:
         hz = _instruments.check_memory_hz(memory_hz)
         self._stated = _shapes.check_stated(config)
         self._first_batch: Optional[torch.Tensor] = None
+        self._micro_batches = 0  # the first step's, for tokens per step
         self._shape: Optional[tuple[Optional[dict[str, Any]], Optional[str]]] = None
 
         self._model = model
@@ -271,7 +272,7 @@ class Run:
 
     def summary(self) -> dict[str, Any]:
         """The run's statistics over its measured steps, as the result set's summary."""
-        return self._tally.summary(self._tokens_per_step)
+        return self._tally.summary(self._tokens()[0])
 
     def result_set(self) -> dict[str, Any]:
         """The run as a result set (the recent steps in memory; ``save`` holds them all)."""
@@ -412,6 +413,7 @@ class Run:
             step.switch("end", self._clock, self._memory.boundary())
         step.end_ns = self._last_end_ns = ended_ns or time.perf_counter_ns()
         step.compiled = compiled_graphs() > self._graphs
+        self._micro_batches = self._micro_batches or step.micro_batches
         self._open = None
         self._last_end_mark = step.marks[-1][1]
         self._ended.append(step)
@@ -492,13 +494,30 @@ class Run:
             self.name, model, self._device, self._tally, steps,
             source={"script": self._script or (sys.argv[0] if sys.argv else ""),
                     "model_class": model_class(model) if model is not None else None,
-                    "autocast": self._autocast, "tokens_per_step": self._tokens_per_step,
+                    "autocast": self._autocast, **self._tokens_record(),
                     "optimizer": (type(self._optimizer).__name__ if self._optimizer
                                   else ", ".join(self._bounds.classes) or None),
                     **self._model_shape(model)},
             status=self._status, error=self._error)
         self._instruments.add_to(record, len(self._tally))
         return record
+
+    def _tokens(self) -> tuple[Optional[int], Optional[str]]:
+        """Tokens a step trains on: as given, else the first batch's (batch, context) token
+        ids times the first step's micro-batches; else None and why."""
+        batch = self._first_batch
+        if self._tokens_per_step is not None or batch is None:
+            return self._tokens_per_step, None if batch is not None else "no batch seen yet"
+        if batch.dim() == 2 and not batch.dtype.is_floating_point and not batch.is_complex():
+            tokens = batch.shape[0] * batch.shape[1] * max(1, self._micro_batches)
+            return (tokens, None) if 0 < tokens <= MAX_TOKENS_PER_STEP else (None, "too many")
+        return None, (f"the model's first input is a {str(batch.dtype).replace('torch.', '')} "
+                      f"tensor of shape {tuple(batch.shape)}, not (batch, context) token ids: "
+                      "give tokens_per_step (LMPROF_TOKENS_PER_STEP, --tokens-per-step)")
+
+    def _tokens_record(self) -> dict[str, Any]:
+        tokens, why = self._tokens()
+        return {"tokens_per_step": tokens, **({"tokens_note": why} if why else {})}
 
     def _model_shape(self, model: Optional[nn.Module]) -> dict[str, Any]:
         """The source's `model` (the CS336 dimensions) or `model_note` (why there are none),
