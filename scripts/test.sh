@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command, and CI's (.ci/run): sets up and builds (scripts/setup.sh), runs
-# the whole ctest suite and the Python package's tests (pytest), then the hardening checks of
+# the whole ctest suite and the Python package's tests (pytest, with the training frameworks
+# the watcher is checked against), then the hardening checks of
 # docs/LIMITS.md: the engine and CLI tests again under ASan + UBSan (build-asan), and every
 # fuzz target for LMPROF_FUZZ_SECONDS (default 30) from its seed corpus. Prints the time of
 # each stage and the slowest tests beside their limits (docs/TESTING.md).
@@ -19,6 +20,15 @@ stage() { # stage NAME COMMAND...: runs it, remembers how long it took
 stage "set-up and build" scripts/setup.sh default
 stage "ctest" ctest --preset default --output-junit "$PWD/build/ctest-junit.xml"
 .venv/bin/python scripts/slowest_tests.py build/ctest-junit.xml build 10 || true
+# The frameworks the watcher is checked against (python/tests/frameworks.txt), into the test
+# environment only, with its torch and numpy held where they are; offline, their tests skip
+# and say why.
+frameworks() {
+  .venv/bin/python -m pip install -q -r python/tests/frameworks.txt \
+    -c <(.venv/bin/python -m pip freeze | grep -E '^(torch|numpy)==') ||
+    echo "[test] the frameworks could not be installed: their tests will skip" >&2
+}
+stage "frameworks (pip)" frameworks
 # test_serve_hostile.py runs in ctest (watch_live_server_hostile_clients), not twice
 stage "pytest (python/)" .venv/bin/python -m pytest -q -p no:cacheprovider python/tests \
   --ignore=python/tests/test_serve_hostile.py

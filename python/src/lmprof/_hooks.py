@@ -20,7 +20,8 @@ from torch.optim.optimizer import (
 class PhaseListener(Protocol):
     """What a Run hears from the hooks."""
 
-    def on_forward(self, module: nn.Module, args: Any) -> None: ...
+    def on_forward(self, module: nn.Module, args: Any,
+                   kwargs: dict[str, Any] | None = None) -> None: ...
     def on_backward(self, starting: bool) -> None: ...
     def on_optimizer(self, starting: bool,
                      optimizer: torch.optim.Optimizer | None = None) -> None: ...
@@ -86,8 +87,11 @@ def listen_to_backward(listener: PhaseListener) -> Removable:
 
 
 def hook_model(model: nn.Module, listener: PhaseListener) -> list[Removable]:
-    """The outermost module's forward starts a forward phase (one per micro-batch)."""
-    return [model.register_forward_pre_hook(lambda module, args: listener.on_forward(module, args))]
+    """The outermost module's forward starts a forward phase (one per micro-batch). Its
+    keywords too: a model called as model(input_ids=...) has its batch there."""
+    def pre(module: nn.Module, args: Any, kwargs: dict[str, Any]) -> None:
+        listener.on_forward(module, args, kwargs)
+    return [model.register_forward_pre_hook(pre, with_kwargs=True)]
 
 
 def hook_optimizer(optimizer: torch.optim.Optimizer | None,

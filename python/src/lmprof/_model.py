@@ -1,10 +1,11 @@
 """What the watcher learns of the user's model: the device it is on, its class inside the
-wrappers PyTorch puts around it, and how many graphs torch.compile has made."""
+wrappers PyTorch puts around it, the autocast its forward runs under, and how many graphs
+torch.compile has made."""
 
 from __future__ import annotations
 
 import sys
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import torch
 import torch.nn as nn
@@ -41,3 +42,35 @@ def compiled_graphs() -> int:
         return int(utils.counters["stats"]["unique_graphs"])
     except (AttributeError, KeyError, TypeError):
         return 0
+
+
+def autocast_dtype(device: Optional[torch.device]) -> Optional[str]:
+    """The autocast dtype in force here ("bfloat16"), or None when autocast is off."""
+    device_type = device.type if device is not None else "cpu"
+    if torch.is_autocast_enabled(device_type):
+        return str(torch.get_autocast_dtype(device_type)).replace("torch.", "")
+    return None
+
+
+def probe_autocast(model: nn.Module, device: Optional[torch.device],
+                   seen: Callable[[str], None]) -> Optional[Any]:
+    """Hears, once, the autocast in force inside the model's forward: accelerate (Hugging
+    Face's Trainer, bf16=True) enters it in a wrapper of `forward`, after the model's own
+    forward pre-hook has run. A one-shot pre-hook on the first submodule with parameters
+    tells `seen` its dtype when autocast is on there. Returns the hook's handle, or None when
+    the model has no such submodule."""
+    inner = next((m for m in model.modules()
+                  if m is not model and next(m.parameters(recurse=False), None) is not None),
+                 None)
+    if inner is None:
+        return None
+
+    def once(module: nn.Module, args: Any) -> None:
+        handle.remove()
+        dtype = autocast_dtype(device)
+        if dtype is not None:
+            seen(dtype)
+
+    handle = inner.register_forward_pre_hook(once)
+    return handle
+

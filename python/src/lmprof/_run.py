@@ -24,7 +24,7 @@ from . import _faults, _files, _hooks, _instruments, _ops, _results, _serve, _sh
 from ._boundaries import Boundaries
 from ._clocks import clock_for
 from ._memory import memory_for
-from ._model import compiled_graphs, device_of, model_class
+from ._model import autocast_dtype, compiled_graphs, device_of, model_class, probe_autocast
 from ._nvtx import Ranges
 from ._steps import (OpenStep, check_scalar, finish, json_number, perturbed, read_scalar,
                      readable, span_marks, warmup_steps)
@@ -286,15 +286,13 @@ class Run:
 
     # --- phases from the hooks -----------------------------------------------------------
 
-    def on_forward(self, module: nn.Module, args: Any) -> None:
+    def on_forward(self, module: nn.Module, args: Any, kwargs: Optional[dict] = None) -> None:
         if self._broken is not None:
             return
         if self._bounds.pending is not None:
             self._end_pending()  # the last step ended with its last optimizer (_boundaries.py)
-        if self._first_batch is None and args and isinstance(args[0], torch.Tensor):
-            # Its shape only (a tensor on the meta device holds no data): the batch and
-            # context of the model's shapes (_shapes.py).
-            self._first_batch = torch.empty(args[0].shape, dtype=args[0].dtype, device="meta")
+        if self._first_batch is None:
+            self._first_batch = _shapes.first_input(args, kwargs)
         if self._open is None:
             if self._model is not None or not torch.is_grad_enabled():
                 return  # a forward outside any step (evaluation): not watched
@@ -309,7 +307,9 @@ class Run:
         assert step is not None
         step.micro_batches += 1
         if self._autocast is None:
-            self._autocast = self._autocast_dtype()
+            self._autocast = autocast_dtype(self._device) or "none"
+            probe = probe_autocast(module, self._device, self._heard_autocast)
+            self._handles += [probe] if probe is not None else []
         if step.phase != "forward":
             self._switch("forward")
 
@@ -347,11 +347,8 @@ class Run:
             del self._open.marks[pending.marks:]
             self._end_step(pending.ns)
 
-    def _autocast_dtype(self) -> str:
-        device_type = self._device.type if self._device is not None else "cpu"
-        if torch.is_autocast_enabled(device_type):
-            return str(torch.get_autocast_dtype(device_type)).replace("torch.", "")
-        return "none"
+    def _heard_autocast(self, dtype: str) -> None:
+        self._autocast = dtype  # autocast entered inside the forward (_model.probe_autocast)
 
     # --- steps and their records ---------------------------------------------------------
 
@@ -503,17 +500,8 @@ class Run:
         return record
 
     def _tokens(self) -> tuple[Optional[int], Optional[str]]:
-        """Tokens a step trains on: as given, else the first batch's (batch, context) token
-        ids times the first step's micro-batches; else None and why."""
-        batch = self._first_batch
-        if self._tokens_per_step is not None or batch is None:
-            return self._tokens_per_step, None if batch is not None else "no batch seen yet"
-        if batch.dim() == 2 and not batch.dtype.is_floating_point and not batch.is_complex():
-            tokens = batch.shape[0] * batch.shape[1] * max(1, self._micro_batches)
-            return (tokens, None) if 0 < tokens <= MAX_TOKENS_PER_STEP else (None, "too many")
-        return None, (f"the model's first input is a {str(batch.dtype).replace('torch.', '')} "
-                      f"tensor of shape {tuple(batch.shape)}, not (batch, context) token ids: "
-                      "give tokens_per_step (LMPROF_TOKENS_PER_STEP, --tokens-per-step)")
+        return _shapes.tokens_per_step(self._tokens_per_step, self._first_batch,
+                                       self._micro_batches, MAX_TOKENS_PER_STEP)
 
     def _tokens_record(self) -> dict[str, Any]:
         tokens, why = self._tokens()

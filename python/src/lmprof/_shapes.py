@@ -21,6 +21,32 @@ KEYS = ("vocab_size", "d_model", "num_layers", "num_heads", "d_ff", "context_len
 HEAD_ATTRIBUTES = ("num_heads", "n_heads", "n_head", "heads", "nhead", "num_attention_heads")
 THETA_ATTRIBUTES = ("rope_theta", "theta")
 DEFAULT_THETA = 10000.0
+# Where a model called with keywords (Hugging Face's) takes its token ids.
+TOKEN_KEYWORDS = ("input_ids", "idx", "tokens", "x")
+
+
+def first_input(args: Any, kwargs: Optional[dict[str, Any]]) -> Optional[torch.Tensor]:
+    """The shape and dtype of a forward's first input (its first positional tensor, else a
+    keyword's: `input_ids` first), as a tensor on the meta device: it holds no data."""
+    found = args[0] if args and isinstance(args[0], torch.Tensor) else None
+    if found is None and kwargs:
+        named = [kwargs.get(k) for k in TOKEN_KEYWORDS] + list(kwargs.values())
+        found = next((t for t in named if isinstance(t, torch.Tensor)), None)
+    return None if found is None else torch.empty(found.shape, dtype=found.dtype, device="meta")
+
+
+def tokens_per_step(given: Optional[int], batch: Optional[torch.Tensor], micro_batches: int,
+                    most: int) -> tuple[Optional[int], Optional[str]]:
+    """Tokens a step trains on: as given, else the first batch's (batch, context) token ids
+    times the first step's micro-batches; else None and why."""
+    if given is not None or batch is None:
+        return given, None if given is not None else "no batch seen yet"
+    if batch.dim() == 2 and not batch.dtype.is_floating_point and not batch.is_complex():
+        tokens = batch.shape[0] * batch.shape[1] * max(1, micro_batches)
+        return (tokens, None) if 0 < tokens <= most else (None, f"{tokens} is out of range")
+    return None, (f"the model's first input is a {str(batch.dtype).replace('torch.', '')} "
+                  f"tensor of shape {tuple(batch.shape)}, not (batch, context) token ids: "
+                  "give tokens_per_step (LMPROF_TOKENS_PER_STEP, --tokens-per-step)")
 
 
 def check_stated(config: Any) -> dict[str, Any]:
