@@ -185,3 +185,26 @@ def test_nanogpt_style_loop(tmp_path: Path, accumulate: int, bf16: bool) -> None
     record, ends = watched(NANOGPT.format(steps=STEPS, accumulate=accumulate, bf16=bf16),
                            tmp_path)
     check(record, ends, accumulate=accumulate, precision="bf16" if bf16 else "fp32")
+
+
+# The integrations: a line in the framework's own terms gives the zero-code watcher's run.
+LIGHTNING_CALLBACK = LIGHTNING.replace(
+    "callbacks=[Clock()]", "callbacks=[Clock(), lmprof.lightning.Watch(save='watched.json')]"
+).replace("import lightning as L", "import lightning as L\nimport lmprof.lightning")
+HUGGING_FACE_CALLBACK = HUGGING_FACE.replace(
+    "callbacks=[Clock()]", "callbacks=[Clock(), lmprof.huggingface.Watch(save='watched.json')]"
+).replace("import json, time, torch", "import json, time, torch\nimport lmprof.huggingface")
+
+
+@pytest.mark.parametrize("framework", ["lightning", "transformers"])
+def test_the_callbacks_give_the_zero_code_run(tmp_path: Path, framework: str) -> None:
+    needs(framework)
+    script = (LIGHTNING_CALLBACK.format(steps=STEPS, accumulate=2, precision="32-true")
+              if framework == "lightning"
+              else HUGGING_FACE_CALLBACK.format(steps=STEPS, accumulate=2, bf16=False))
+    done = run_script(script, tmp_path, timeout=600, env={"LMPROF_WARMUP_STEPS": str(WARMUP)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    (record,) = json.loads((tmp_path / "watched.json").read_text())["runs"]
+    check(record, json.loads((tmp_path / "clock.json").read_text()), accumulate=2,
+          precision="fp32")
+    assert record["source"]["tokens_per_step"] == 4 * 32 * 2

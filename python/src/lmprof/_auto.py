@@ -22,38 +22,8 @@ import importlib.util
 import os
 import sys
 import warnings
-from pathlib import Path
 from types import ModuleType
 from typing import Any, Optional, Sequence
-
-
-def _rank() -> Optional[str]:
-    """This process's rank under torchrun with more than one rank, else None."""
-    rank = os.environ.get("RANK")
-    return rank if rank is not None and os.environ.get("WORLD_SIZE", "1") != "1" else None
-
-
-def _save_path() -> Optional[Path]:
-    text = os.environ.get("LMPROF_WATCH_SAVE", "")
-    if not text:
-        return None
-    path = Path(text)
-    rank = _rank()
-    if rank is not None:
-        path = path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
-    return path
-
-
-def _listen() -> Optional[str]:
-    """LMPROF_WATCH_LISTEN; under torchrun rank N listens on its port + N (port 0: any)."""
-    text = os.environ.get("LMPROF_WATCH_LISTEN", "")
-    if not text:
-        return None
-    rank = _rank()
-    host, _, port = text.rpartition(":")
-    if rank is not None and port.isdigit() and int(port) > 0:
-        return f"{host}:{int(port) + int(rank)}"
-    return text
 
 
 def _tokens() -> Optional[int]:
@@ -84,15 +54,13 @@ def _rate(variable: str) -> float:
 
 def start() -> None:
     """Watches this process's training loop (torch is imported)."""
-    from lmprof._run import Run
+    from lmprof._framework_run import framework_run  # under torchrun: per rank
 
-    name = os.environ.get("LMPROF_WATCH_NAME") or None
-    rank = _rank()
-    script = next((a for a in sys.argv if a and not a.startswith("-")), "")
-    run = Run(None, None, name=name, tokens_per_step=_tokens(), save=_save_path(),
-              script=script, suffix=f"-rank{rank}" if rank is not None else "",
-              listen=_listen(), token_file=os.environ.get("LMPROF_WATCH_TOKEN_FILE") or None,
-              serve_from_first_step=True, memory_hz=_rate("LMPROF_MEMORY_HZ"))
+    run = framework_run(name=os.environ.get("LMPROF_WATCH_NAME") or None,
+                        save=os.environ.get("LMPROF_WATCH_SAVE") or None,
+                        listen=os.environ.get("LMPROF_WATCH_LISTEN") or None,
+                        token_file=os.environ.get("LMPROF_WATCH_TOKEN_FILE") or None,
+                        tokens_per_step=_tokens(), memory_hz=_rate("LMPROF_MEMORY_HZ"))
     depth = _count("LMPROF_MODULE_DEPTH", 1)
     if depth is not None:
         run.time_modules(depth)

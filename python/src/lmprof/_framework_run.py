@@ -1,0 +1,38 @@
+"""The zero-code watcher's run, from arguments: the bootstrap's (_auto.py, from the
+environment) and a framework callback's (lmprof.lightning, lmprof.huggingface) alike, so
+that a callback and `lmprof-cli watch` give the same steps for the same script
+(docs/WATCH.md, "Frameworks").
+Under torchrun each rank's run is named `<name>-rank<N>`, saved to `<stem>.rank<N><suffix>`
+and listens on the port + N, as the zero-code watcher's."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Optional
+
+from ._run import Run
+
+
+def _rank() -> Optional[str]:
+    rank = os.environ.get("RANK")
+    return rank if rank is not None and os.environ.get("WORLD_SIZE", "1") != "1" else None
+
+
+def framework_run(*, name: Optional[str], save: Optional["os.PathLike[str] | str"],
+                  listen: Optional[str], token_file: Optional[str],
+                  tokens_per_step: Optional[int], memory_hz: float) -> Run:
+    rank = _rank()
+    if rank is not None and save is not None:
+        path = Path(save)
+        save = path.with_name(f"{path.stem}.rank{rank}{path.suffix}")
+    if rank is not None and listen is not None:
+        host, _, port = listen.rpartition(":")
+        if port.isdigit() and int(port) > 0:
+            listen = f"{host}:{int(port) + int(rank)}"
+    script = next((a for a in sys.argv if a and not a.startswith("-")), "")
+    return Run(None, None, name=name, tokens_per_step=tokens_per_step, save=save,
+               script=script, suffix=f"-rank{rank}" if rank is not None else "",
+               listen=listen, token_file=token_file, serve_from_first_step=True,
+               memory_hz=memory_hz)
