@@ -133,3 +133,29 @@ def test_a_model_fed_floats_says_why_it_has_no_tokens_per_step() -> None:
     assert source["tokens_per_step"] is None
     assert "float32 tensor of shape (16, 8)" in source["tokens_note"]
     assert run.summary()["tokens_per_s"] == 0.0
+
+
+def test_a_step_the_grad_scaler_skips_is_still_a_step(tmp_path: Path) -> None:
+    save = tmp_path / "scaled.json"
+    done = run_script("""
+import torch
+from conftest import TinyGPT, batches, loss_of
+torch.manual_seed(0)
+model = TinyGPT()
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+scaler = torch.amp.GradScaler("cpu", init_scale=1024.0)
+for i, (x, y) in enumerate(batches(6)):
+    scaler.scale(loss_of(model, x, y)).backward()
+    if i == 3:
+        next(model.parameters()).grad.fill_(float("inf"))  # the scaler skips this update
+    scaler.step(opt)
+    scaler.update()
+    opt.zero_grad()
+assert scaler.get_scale() < 1024.0, "a step was skipped"
+""", tmp_path, watch=True, env={"LMPROF_WATCH_SAVE": str(save), "LMPROF_WARMUP_STEPS": "1"})
+    assert done.returncode == 0, done.stderr
+    record, _ = measured(save)
+    steps = record["steps"]
+    assert len(steps) == 6, "the skipped update is a step of its own, not merged into the next"
+    assert all(s["micro_batches"] == 1 and s["optimizer_ms"] > 0 for s in steps), steps
+    assert record["source"]["optimizer"] == "AdamW"

@@ -1,6 +1,7 @@
-"""Where a watched loop's phases are seen: hooks on the model and the optimizer, and one
-wrapper around `torch.autograd.backward` shared by every open run (PyTorch has no hook
-for the start and end of a backward pass). Everything here is removed when the last run
+"""Where a watched loop's phases are seen: hooks on the model and the optimizer, and
+wrappers around `torch.autograd.backward` and `GradScaler.step` shared by every open run
+(PyTorch has no hook for the start and end of a backward pass, and a GradScaler that skips
+a step after an inf calls no optimizer hook). Everything here is removed when the last run
 closes."""
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class PhaseListener(Protocol):
 _lock = threading.Lock()
 _listeners: list[PhaseListener] = []
 _original_backward: Callable[..., Any] | None = None
+_original_scaler_step: Callable[..., Any] | None = None
 # How deep this thread is in backward() calls: a backward started inside another (from a
 # hook, or a gradient penalty's own backward) is part of the outer one's phase.
 _depth = threading.local()
@@ -56,6 +58,21 @@ def _watched_backward(*args: Any, **kwargs: Any) -> Any:
             listener.on_backward(False)
 
 
+def _watched_scaler_step(scaler: Any, optimizer: torch.optim.Optimizer, *args: Any,
+                         **kwargs: Any) -> Any:
+    """GradScaler.step is the optimizer phase, and ends a zero-code step, also when it skips
+    the optimizer's step after an inf (the optimizer's own hooks then never fire)."""
+    assert _original_scaler_step is not None
+    listeners = list(_listeners)
+    for listener in listeners:
+        listener.on_optimizer(True, optimizer)
+    try:
+        return _original_scaler_step(scaler, optimizer, *args, **kwargs)
+    finally:
+        for listener in listeners:
+            listener.on_optimizer(False, optimizer)
+
+
 class Removable(Protocol):
     def remove(self) -> None: ...
 
@@ -67,21 +84,27 @@ class _Unhook:
 
 def listen_to_backward(listener: PhaseListener) -> Removable:
     """Calls `listener.on_backward` around every `backward()` of this process (Tensor.backward
-    goes through torch.autograd.backward)."""
-    global _original_backward
+    goes through torch.autograd.backward), and `listener.on_optimizer` around every
+    `GradScaler.step()`."""
+    global _original_backward, _original_scaler_step
+    scaler = torch.amp.grad_scaler.GradScaler
     with _lock:
         if _original_backward is None:
             _original_backward = torch.autograd.backward
             torch.autograd.backward = functools.wraps(_original_backward)(_watched_backward)
+            _original_scaler_step = scaler.step
+            scaler.step = functools.wraps(scaler.step)(_watched_scaler_step)  # type: ignore
         _listeners.append(listener)
     def remove() -> None:
-        global _original_backward
+        global _original_backward, _original_scaler_step
         with _lock:
             if listener in _listeners:
                 _listeners.remove(listener)
             if not _listeners and _original_backward is not None:
                 torch.autograd.backward = _original_backward
                 _original_backward = None
+                scaler.step = _original_scaler_step  # type: ignore[method-assign]
+                _original_scaler_step = None
 
     return _Unhook(remove)
 

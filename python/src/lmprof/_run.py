@@ -335,7 +335,7 @@ class Run:
             return
         outermost = self._bounds.leave()
         if self._open is not None:
-            self._switch("rest")
+            self._switch("rest" if outermost else "optimizer", self._bounds.optimizer)
             if outermost and self._finder is not None:
                 # Zero-code mode: the step ends here unless another optimizer follows.
                 self._bounds.pend(len(self._open.marks), time.perf_counter_ns())
