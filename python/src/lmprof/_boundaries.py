@@ -9,11 +9,15 @@ fire:
   not the rest of the step.
 - Several optimizers in one step (one for the embeddings and one for the rest, a GAN's
   two): each one's ``step()`` is optimizer time, and in the zero-code mode the step ends
-  after the last of them. When an optimizer's step ends, the step's end is only *pending*:
+  after the last of them. A zero-code step ends, and is journaled, as its optimizer's step
+  ends, so that a kill loses no finished step. Once the loop has shown that it steps
+  several optimizers (an optimizer's step began between steps and ended with no forward
+  inside it: not a closure's), the step's end is only *pending* as an optimizer's step ends:
   another optimizer's step before the next forward extends the step, and the next forward
-  (or backward, or the run's close) ends it where the last optimizer ended. A forward inside
-  an optimizer's step that began while the end was pending is the next step's closure: the
-  last step then ends where it was pending, and the time since is the next step's data.
+  (or backward, or the run's close) ends it where the last optimizer ended. The first
+  update cycle, in the warmup, shows it: its second optimizer's time is the next step's data.
+  A forward inside an optimizer's step that began while the end was pending is the next
+  step's closure: the last step then ends where it was pending.
 """
 
 from __future__ import annotations
@@ -41,9 +45,13 @@ class Boundaries:
     _open: list[torch.optim.Optimizer] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     pending: Optional[Pending] = None
+    several: bool = False  # the loop steps several optimizers an update
+    _between: bool = False  # the running optimizer step began between steps, no forward yet
 
-    def enter(self, optimizer: Optional[torch.optim.Optimizer]) -> None:
-        """An optimizer's ``step()`` begins (its pre-hook)."""
+    def enter(self, optimizer: Optional[torch.optim.Optimizer], between_steps: bool) -> None:
+        """An optimizer's ``step()`` begins (its pre-hook); `between_steps`: with no step open."""
+        if not self._open:
+            self._between = between_steps
         if optimizer is not None:
             self._open.append(optimizer)
             name = type(optimizer).__name__
@@ -54,7 +62,14 @@ class Boundaries:
         """An optimizer's ``step()`` ends (its post-hook); whether it was the outermost."""
         if self._open:
             self._open.pop()
+        if not self._open and self._between:
+            self.several = True  # begun after the step ended, and no closure's forward in it
+            self._between = False
         return not self._open
+
+    def forward_seen(self) -> None:
+        """A forward: inside an optimizer's step, that step is a closure's."""
+        self._between = False
 
     @property
     def optimizer(self) -> Optional[torch.optim.Optimizer]:

@@ -289,6 +289,7 @@ class Run:
     def on_forward(self, module: nn.Module, args: Any, kwargs: Optional[dict] = None) -> None:
         if self._broken is not None:
             return
+        self._bounds.forward_seen()
         if self._bounds.pending is not None:
             self._end_pending()  # the last step ended with its last optimizer (_boundaries.py)
         if self._first_batch is None:
@@ -329,7 +330,7 @@ class Run:
     def on_optimizer(self, starting: bool,
                      optimizer: Optional[torch.optim.Optimizer] = None) -> None:
         if starting:
-            self._bounds.enter(optimizer)
+            self._bounds.enter(optimizer, between_steps=self._open is None)
             if self._open is not None:
                 self._switch("optimizer", optimizer)
             return
@@ -337,8 +338,10 @@ class Run:
         if self._open is not None:
             self._switch("rest" if outermost else "optimizer", self._bounds.optimizer)
             if outermost and self._finder is not None:
-                # Zero-code mode: the step ends here unless another optimizer follows.
-                self._bounds.pend(len(self._open.marks), time.perf_counter_ns())
+                if self._bounds.several:  # the step ends here unless another optimizer follows
+                    self._bounds.pend(len(self._open.marks), time.perf_counter_ns())
+                else:  # ends here, and is journaled at once: a kill now loses nothing
+                    self._end_step()
 
     def _end_pending(self) -> None:
         """Ends the zero-code step where its last optimizer ended (_boundaries.py)."""
