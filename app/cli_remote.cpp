@@ -101,6 +101,29 @@ int countAutosavedRuns(const std::filesystem::path& path) {
 
 } // namespace
 
+namespace {
+
+// Until the server answers (accepted, or refused for good) or Ctrl+C, saying every 10 s what
+// it waits for: the client retries every second on its own.
+bool waitPatiently(remote::RemoteSession& engine, const std::string& connect, bool quiet) {
+    auto said = std::chrono::steady_clock::now();
+    while (!engine.waitConnected(std::chrono::milliseconds(250))) {
+        if (engine.refused() || interrupted()) {
+            return false;
+        }
+        if (!quiet && std::chrono::steady_clock::now() - said >= std::chrono::seconds(10)) {
+            said = std::chrono::steady_clock::now();
+            std::fprintf(stderr,
+                         "lmprof-cli: waiting for %s: %s (a script may still be starting, "
+                         "importing torch; Ctrl+C stops)\n",
+                         printable(connect).c_str(), printable(engine.info().problem).c_str());
+        }
+    }
+    return true;
+}
+
+} // namespace
+
 std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o) {
     return openEngine(o.connect, o.tokenFile, o.quiet);
 }
@@ -113,8 +136,8 @@ std::unique_ptr<Session> openLocalEngine(const std::string& tokenFile) {
     return std::make_unique<Session>();
 }
 
-std::unique_ptr<SessionInterface> openEngine(const std::string& connect,
-                                             const std::string& tokenFile, bool quiet) {
+std::unique_ptr<SessionInterface>
+openEngine(const std::string& connect, const std::string& tokenFile, bool quiet, bool patient) {
     if (connect.empty()) {
         return openLocalEngine(tokenFile);
     }
@@ -131,7 +154,8 @@ std::unique_ptr<SessionInterface> openEngine(const std::string& connect,
     }
     options.clientName = "lmprof-cli " + toolInfo().version;
     auto engine = std::make_unique<remote::RemoteSession>(options);
-    if (!engine->waitConnected(std::chrono::seconds(10))) {
+    if (!(patient ? waitPatiently(*engine, connect, quiet)
+                  : engine->waitConnected(std::chrono::seconds(10)))) {
         std::cerr << "lmprof-cli: --connect " << connect << ": " << engine->info().problem << "\n";
         return nullptr;
     }

@@ -78,12 +78,13 @@ namespace {
 // One line a step: the phases as the watcher split them, the loss when logged.
 void printWatchedStep(const std::string& label, const StepRecord& s) {
     // The label is the script's run id: printable() keeps its escapes off the terminal. The
-    // index is widened before the + 1 (an index of 2^31-1 printed as -2147483648).
-    std::string line =
-        "  [" + printable(label) + "] step " + std::to_string(static_cast<int64_t>(s.index) + 1) +
-        (s.warmup ? (s.compiled ? " (compiled)" : " (warmup)") : "") + "  data " + ms(s.dataMs) +
-        "  fwd " + ms(s.forwardMs) + "  bwd " + ms(s.backwardMs) + "  opt " + ms(s.optimizerMs) +
-        "  rest " + ms(s.restMs) + "  step " + ms(s.totalMs) + " ms";
+    // step is its index, as the result set, the window's axis, --profile-ops's step and the
+    // verdicts' evidence count it: from 0.
+    std::string line = "  [" + printable(label) + "] step " + std::to_string(s.index) +
+                       (s.warmup ? (s.compiled ? " (compiled)" : " (warmup)") : "") + "  data " +
+                       ms(s.dataMs) + "  fwd " + ms(s.forwardMs) + "  bwd " + ms(s.backwardMs) +
+                       "  opt " + ms(s.optimizerMs) + "  rest " + ms(s.restMs) + "  step " +
+                       ms(s.totalMs) + " ms";
     if (s.microBatches > 1) {
         line += "  x" + std::to_string(s.microBatches) + " micro-batches";
     }
@@ -234,7 +235,7 @@ private:
 // watch --connect: a viewer of a script that serves its run (listen=), through the same
 // client as the window's File > Connect. Ends once every run it saw has finished.
 int viewCommand(const WatchOptions& o) {
-    const auto engine = openEngine(o.connect, o.launch.tokenFile, o.quiet);
+    const auto engine = openEngine(o.connect, o.launch.tokenFile, o.quiet, /*patient=*/true);
     if (!engine) {
         return kExitUsage;
     }
@@ -328,6 +329,14 @@ std::string stoppedAtOnce(const fs::path& dir) {
            "closed its run)\n";
 }
 
+// A script that never trained (it never imported torch, say): said, with what is not written.
+void sayNoTrainingStep(const std::string& ended, const std::string& jsonPath) {
+    std::cerr << "lmprof-cli: watch: the script " << ended
+              << " and lmprof saw no training step (no optimizer step after a forward of a "
+                 "module with parameters; docs/WATCH.md)"
+              << (jsonPath.empty() ? "" : "; " + printable(jsonPath) + " is not written") << "\n";
+}
+
 int watchCommand(const WatchOptions& o) {
     if (!checkFormat(o.format) || !checkJsonTarget(o.jsonPath)) {
         return kExitUsage;
@@ -388,10 +397,8 @@ int watchCommand(const WatchOptions& o) {
     std::vector<RunResult> runs = finalRuns(dir, journals, ended, print, environment);
     const int scriptCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (runs.empty()) {
-        std::cerr << "lmprof-cli: watch: the script " << ended
-                  << " and lmprof saw no training step (no optimizer step after a forward of a "
-                     "module with parameters; docs/WATCH.md)\n";
-        return scriptCode != 0 ? scriptCode : kExitFailure;
+        sayNoTrainingStep(ended, o.jsonPath);
+        return scriptCode; // not the script's failure: its own status, as always
     }
     std::fprintf(stderr, "lmprof-cli: watch: the script %s; %zu run(s)\n", ended.c_str(),
                  runs.size());

@@ -433,6 +433,11 @@ bool RemoteSession::waitConnected(std::chrono::milliseconds timeout) {
     return m_impl->connected;
 }
 
+bool RemoteSession::refused() const {
+    std::lock_guard lock(m_impl->mutex);
+    return m_impl->refused;
+}
+
 int RemoteSession::submit(const RunConfig& config) {
     Impl& s = *m_impl;
     std::lock_guard lock(s.mutex);

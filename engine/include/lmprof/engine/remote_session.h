@@ -34,6 +34,8 @@ public:
     // Waits until the server accepted or refused the hello, or the timeout passes; true
     // when connected.
     bool waitConnected(std::chrono::milliseconds timeout);
+    // The server refused this client for good (another token or protocol): it does not retry.
+    bool refused() const;
 
     // Submitting while not connected answers at once with a run that failed (Error), saying
     // why; submit() is never queued for a connection that may not come.
