@@ -23,7 +23,8 @@ from pathlib import Path
 # A plain loop over a model of PyTorch's own layers, written for this check. --sleep S
 # sleeps before each step (a slow loader); --kill-after N
 # kills the process with SIGKILL after N optimizer steps; --raise-after N raises there;
-# --ddp runs under torchrun with DistributedDataParallel on Gloo.
+# --ddp runs under torchrun with DistributedDataParallel on Gloo; --until-file F trains on
+# past --steps (up to 1,000) until F exists.
 TRAIN = '''
 import argparse, os, signal, time
 import torch
@@ -35,6 +36,7 @@ parser.add_argument("--kill-after", type=int, default=0)
 parser.add_argument("--raise-after", type=int, default=0)
 parser.add_argument("--ddp", action="store_true")
 parser.add_argument("--sleep", type=float, default=0.0)  # a slow loader, before each step
+parser.add_argument("--until-file", default="")
 args = parser.parse_args()
 
 class SmallLM(nn.Module):
@@ -55,7 +57,9 @@ if args.ddp:
     dist.init_process_group("gloo")
     model = nn.parallel.DistributedDataParallel(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(args.steps):
+step = 0
+while step < args.steps or (args.until_file and not os.path.exists(args.until_file)
+                            and step < 1000):
     time.sleep(args.sleep)
     x = torch.randint(0, 128, (4, 16))
     loss = nn.functional.cross_entropy(model(x).flatten(0, 1), x.roll(-1, 1).flatten())
@@ -67,9 +71,10 @@ for step in range(args.steps):
         os.kill(os.getpid(), signal.SIGKILL)
     if args.raise_after and step + 1 == args.raise_after:
         raise RuntimeError("the loss went to the moon")
+    step += 1
 if args.ddp:
     dist.destroy_process_group()
-print("trained", args.steps)
+print("trained", step)
 '''
 
 
@@ -277,23 +282,46 @@ def main() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     served = a.workdir / "served.json"
+    viewed = a.workdir / "viewed.json"
+    enough = a.workdir / "viewer-saw-a-step"
+    # The viewer starts first, before the script listens (from its first step, once torch is
+    # imported), and waits for it however long the machine takes (issue 58). The script
+    # trains on until the viewer has shown a step, so that neither side's speed decides.
+    viewer = subprocess.Popen([a.cli, "watch", "--connect", f"127.0.0.1:{port}",
+                               "--token-file", str(token), "--json", str(viewed)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     script_side = subprocess.Popen(
         watch + ["--listen", f"127.0.0.1:{port}", "--token-file", str(token), "--json",
                  str(served), "--quiet", "--", a.python, str(script), "--steps", "8", "--sleep",
-                 "0.4"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # The viewer starts at once, before the script listens (from its first step, once torch
-    # is imported): it waits for it, however long the machine takes (issue 58).
-    viewed = a.workdir / "viewed.json"
-    done = run([a.cli, "watch", "--connect", f"127.0.0.1:{port}", "--token-file", str(token),
-                "--json", str(viewed)])
+                 "0.2", "--until-file", str(enough)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def watchdog() -> None:  # a script gone for good leaves a patient viewer waiting
+        script_side.wait()
+        try:
+            viewer.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            viewer.kill()
+    threading.Thread(target=watchdog, daemon=True).start()
+    seen_lines = []
+    assert viewer.stderr is not None
+    for line in viewer.stderr:  # ends when the viewer does
+        seen_lines.append(line)
+        if "] step" in line:
+            enough.touch()
+    viewer.wait(timeout=240)
+    enough.touch()  # a viewer that failed lets the script end now
+    done = subprocess.CompletedProcess(viewer.args, viewer.returncode,
+                                       viewer.stdout.read() if viewer.stdout else "",
+                                       "".join(seen_lines))
     out, err = script_side.communicate(timeout=240)
     check(script_side.returncode == 0, f"the serving script: {err}")
     check(done.returncode == 0, "watch --connect shows the served run to its end", done)
     check("] step" in done.stderr, "the viewer prints the steps", done)
     seen = json.loads(viewed.read_text())["runs"]
     saved = only_run(served)
-    check(len(seen) == 1 and seen[0]["id"] == saved["id"] and len(seen[0]["steps"]) == 8,
-          "the viewer's run is the script's, all eight steps", done)
+    check(len(seen) == 1 and seen[0]["id"] == saved["id"]
+          and len(seen[0]["steps"]) == len(saved["steps"]) >= 8,
+          "the viewer's run is the script's, every step", done)
     check_viewer_says_what_it_cannot_read(a, watch, script, token)
     check_installed_package(a, watch, script)
     print("watch end to end: ok")
