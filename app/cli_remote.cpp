@@ -156,7 +156,10 @@ openEngine(const std::string& connect, const std::string& tokenFile, bool quiet,
     auto engine = std::make_unique<remote::RemoteSession>(options);
     if (!(patient ? waitPatiently(*engine, connect, quiet)
                   : engine->waitConnected(std::chrono::seconds(10)))) {
-        std::cerr << "lmprof-cli: --connect " << connect << ": " << engine->info().problem << "\n";
+        std::cerr << "lmprof-cli: --connect " << connect << ": "
+                  << (interrupted() ? std::string("stopped while waiting for it")
+                                    : engine->info().problem)
+                  << "\n";
         return nullptr;
     }
     if (!quiet) {

@@ -237,7 +237,7 @@ private:
 int viewCommand(const WatchOptions& o) {
     const auto engine = openEngine(o.connect, o.launch.tokenFile, o.quiet, /*patient=*/true);
     if (!engine) {
-        return kExitUsage;
+        return interrupted() ? 128 + SIGINT : kExitUsage;
     }
     StepPrinter print(o.quiet);
     std::map<int, std::string> ids;

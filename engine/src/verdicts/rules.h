@@ -190,8 +190,10 @@ inline Estimate medianSlopeOf(std::vector<double> x, std::vector<double> y) {
     const auto rank = [&](double r) {
         return slopes[static_cast<size_t>(std::clamp(r, 0.0, count - 1.0))];
     };
-    e.low = rank(std::floor((count - c) / 2.0));
-    e.high = rank(std::ceil((count + c) / 2.0));
+    // 0-based, as scipy's theilslopes takes them: the lower end rank (N − C)/2 counted from
+    // 1, the upper (N + C)/2 + 1.
+    e.low = rank(std::round((count - c) / 2.0) - 1.0);
+    e.high = rank(std::round((count + c) / 2.0));
     return e;
 }
 

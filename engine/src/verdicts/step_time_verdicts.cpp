@@ -47,8 +47,10 @@ Period periodOf(const std::vector<int>& stalls, int first, int last) {
         // The steps of that phase within [first, last].
         const int offset = ((phase - first) % n + n) % n;
         const int expected = first + offset > last ? 0 : (last - first - offset) / n + 1;
-        const int others = static_cast<int>(stalls.size()) - *top;
-        const bool apart = 4 * others * expected <= *top * std::max(1, span - expected);
+        // In 64 bits: span² passes an int's range past 46,341 steps.
+        const int64_t others = static_cast<int64_t>(stalls.size()) - *top;
+        const bool apart =
+            4 * others * expected <= int64_t{*top} * std::max<int64_t>(1, int64_t{span} - expected);
         if (*top >= 3 && 3 * *top >= 2 * expected && apart && *top > best.hits) {
             best = {n, phase, *top};
         }

@@ -122,7 +122,10 @@ void verdictMark(const ViewContext& ctx, const std::vector<RunView*>& runs, bool
         }
         const auto p0 = static_cast<size_t>(first - index.begin());
         const auto p1 = static_cast<size_t>(last - index.begin()) - 1;
-        x0 = p0 > 0 ? ends[p0 - 1] : 0.0;
+        // A step spans from the end of the one before; the first, its own length back.
+        const std::vector<double>& total = (*it)->series.total;
+        x0 = p0 > 0 ? ends[p0 - 1]
+                    : ends[p0] - (p0 < total.size() ? std::max(0.0, total[p0]) / 1000.0 : 0.0);
         x1 = ends[p1];
     }
     const ImVec4 color = m->severity == engine::Severity::Critical ? palette().error
