@@ -13,8 +13,9 @@ fire:
   ends, so that a kill loses no finished step. Once the loop has shown that it steps
   several optimizers (an optimizer's step began between steps and ended with no forward
   inside it: not a closure's), the step's end is only *pending* as an optimizer's step ends:
-  another optimizer's step before the next forward extends the step, and the next forward
-  (or backward, or the run's close) ends it where the last optimizer ended. The first
+  another optimizer's step, or a backward, before the next forward extends the step (a
+  GAN's second loss), and the next forward (or the run's close) ends it where the last
+  optimizer ended. The first
   update cycle, in the warmup, shows it: its second optimizer's time is the next step's data.
   A forward inside an optimizer's step that began while the end was pending is the next
   step's closure: the last step then ends where it was pending.

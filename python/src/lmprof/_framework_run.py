@@ -12,12 +12,21 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+import torch
+
 from ._run import Run
 
 
 def _rank() -> Optional[str]:
+    """This process's rank with more than one: torchrun's RANK, else the process group's (a
+    launcher that sets only LOCAL_RANK, as Lightning's own may), else None."""
     rank = os.environ.get("RANK")
-    return rank if rank is not None and os.environ.get("WORLD_SIZE", "1") != "1" else None
+    if rank is not None and os.environ.get("WORLD_SIZE", "1") != "1":
+        return rank
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        return str(dist.get_rank())
+    return None
 
 
 def framework_run(*, name: Optional[str], save: Optional["os.PathLike[str] | str"],

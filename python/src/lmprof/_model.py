@@ -67,7 +67,10 @@ def probe_autocast(model: nn.Module, device: Optional[torch.device],
 
     def once(module: nn.Module, args: Any) -> None:
         handle.remove()
-        dtype = autocast_dtype(device)
+        try:
+            dtype = autocast_dtype(device)
+        except Exception:  # noqa: BLE001 - the watcher's failure never stops the training
+            return
         if dtype is not None:
             seen(dtype)
 

@@ -292,8 +292,8 @@ class Run:
         self._bounds.forward_seen()
         if self._bounds.pending is not None:
             self._end_pending()  # the last step ended with its last optimizer (_boundaries.py)
-        if self._first_batch is None:
-            self._first_batch = _shapes.first_input(args, kwargs)
+        if self._first_batch is None and torch.is_grad_enabled():  # not an evaluation's
+            self._note_batch(args, kwargs)
         if self._open is None:
             if self._model is not None or not torch.is_grad_enabled():
                 return  # a forward outside any step (evaluation): not watched
@@ -301,6 +301,10 @@ class Run:
                 self._bind(device_of(module))  # zero-code mode: the model is known now
             self._begin(module)  # zero-code mode: the model's forward begins a step
         self._forward(module)
+
+    @_guarded
+    def _note_batch(self, args: Any, kwargs: Optional[dict]) -> None:
+        self._first_batch = _shapes.first_input(args, kwargs)
 
     @_guarded
     def _forward(self, module: nn.Module) -> None:
@@ -317,7 +321,7 @@ class Run:
     @_guarded
     def on_backward(self, starting: bool) -> None:
         if starting and self._bounds.pending is not None:
-            self._end_pending()
+            self._bounds.take()  # a backward with no forward first (a GAN's second loss): same step
         if self._open is None:
             return
         if starting:
@@ -329,6 +333,8 @@ class Run:
     @_guarded
     def on_optimizer(self, starting: bool,
                      optimizer: Optional[torch.optim.Optimizer] = None) -> None:
+        if self._optimizer is not None and optimizer is not None and optimizer is not self._optimizer:
+            return  # GradScaler.step of another optimizer than the one watched
         if starting:
             self._bounds.enter(optimizer, between_steps=self._open is None)
             if self._open is not None:
