@@ -161,3 +161,19 @@ TEST(Straggler, IsWrittenAtTheTopLevelReadBackAndRefusedWhenHostile) {
               std::string::npos)
         << out.str();
 }
+
+// A hostile file's megabyte of id is read without recursion (a regex's would overflow the
+// stack), and ids that only look like ranks are none.
+TEST(Straggler, LongAndOddIdsAreReadSafely) {
+    std::vector<RunResult> runs{rank(0, 20, 1.0, 38.0, 1), rank(1, 20, 30.0, 9.0, 2)};
+    const std::string longName(1 << 20, 'a');
+    runs[0].id = longName + "-rank0";
+    runs[1].id = longName + "-rank1";
+    const auto v = straggler(judgeRuns(runs));
+    ASSERT_TRUE(v);
+    EXPECT_EQ(v->runs.size(), 2u);
+    for (const char* odd : {"train-rank", "train-rank1234567", "train-rank1x", "train-rank-1"}) {
+        runs[1].id = odd;
+        EXPECT_FALSE(straggler(judgeRuns(runs))) << odd;
+    }
+}

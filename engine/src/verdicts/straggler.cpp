@@ -9,7 +9,6 @@
 #include "verdicts/rules.h"
 
 #include <map>
-#include <regex>
 
 namespace lmprof::engine {
 
@@ -198,16 +197,34 @@ void ddpStraggler(const RunResult& run, std::vector<RunVerdict>& out) {
 
 } // namespace verdict_rules
 
+namespace {
+
+// "<name>-rank<N>", a watched script's rank under torchrun (docs/WATCH.md): its name and
+// N (at most 6 digits). Read by hand: a regex's recursion on a hostile file's megabyte of
+// id would overflow the stack.
+std::optional<std::pair<std::string, int>> rankOf(const std::string& id) {
+    const size_t at = id.rfind("-rank");
+    if (at == std::string::npos) {
+        return std::nullopt;
+    }
+    const std::string digits = id.substr(at + 5);
+    if (digits.empty() || digits.size() > 6 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return std::nullopt;
+    }
+    return std::pair{id.substr(0, at), std::stoi(digits)};
+}
+
+} // namespace
+
 std::vector<RunVerdict> judgeRuns(std::span<const RunResult> runs) {
     using namespace verdict_rules;
-    // A watched script's ranks under torchrun: "<name>-rank<N>" (docs/WATCH.md).
-    static const std::regex kRankId("(.*)-rank([0-9]{1,6})");
     std::map<std::string, std::vector<const RunResult*>> groups;
     for (const RunResult& run : runs) {
-        std::smatch m;
+        const auto rank = rankOf(run.id);
         if (run.source && (run.status == RunStatus::Ok || run.status == RunStatus::Cancelled) &&
-            std::regex_match(run.id, m, kRankId)) {
-            groups[m[1].str()].push_back(&run);
+            rank) {
+            groups[rank->first].push_back(&run);
         }
     }
     std::vector<RunVerdict> out;
@@ -217,7 +234,7 @@ std::vector<RunVerdict> judgeRuns(std::span<const RunResult> runs) {
         std::vector<RankSteps> ranks;
         std::vector<std::string> ids;
         for (const RunResult* run : members) {
-            RankSteps steps{std::stoi(run->id.substr(run->id.rfind("-rank") + 5)), {}};
+            RankSteps steps{rankOf(run->id)->second, {}};
             for (const StepRecord& s : run->steps) {
                 if (isMeasured(s) && s.totalMs > 0.0) {
                     steps.byStep[s.index] = Sample{{s.dataMs.value_or(0.0), s.forwardMs,
