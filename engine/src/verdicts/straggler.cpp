@@ -61,7 +61,8 @@ std::string adviceFor(const std::string& part, int rank) {
 // The steps every rank measured, in order.
 std::vector<int> commonSteps(const std::vector<RankSteps>& ranks) {
     std::vector<int> common;
-    for (const auto& [index, sample] : ranks.front().byStep) {
+    for (const auto& entry : ranks.front().byStep) {
+        const int index = entry.first; // a named copy: a lambda captures no structured binding
         if (std::all_of(ranks.begin(), ranks.end(),
                         [index](const RankSteps& r) { return r.byStep.count(index) > 0; })) {
             common.push_back(index);
