@@ -45,3 +45,24 @@ def framework_run(*, name: Optional[str], save: Optional["os.PathLike[str] | str
                script=script, suffix=f"-rank{rank}" if rank is not None else "",
                listen=listen, token_file=token_file, serve_from_first_step=True,
                memory_hz=memory_hz)
+
+
+class Watching:
+    """What both framework callbacks hold: watch()'s options but the model and optimizer,
+    and the Run, started once when training starts and closed when it ends."""
+
+    def __init__(self, *, name: Optional[str] = None,
+                 save: Optional["os.PathLike[str] | str"] = None, listen: Optional[str] = None,
+                 token_file: Optional[str] = None, tokens_per_step: Optional[int] = None,
+                 memory_hz: float = 0.0) -> None:
+        self._options = dict(name=name, save=save, listen=listen, token_file=token_file,
+                             tokens_per_step=tokens_per_step, memory_hz=memory_hz)
+        self.run: Optional[Run] = None
+
+    def _start(self) -> None:
+        if self.run is None:
+            self.run = framework_run(**self._options)
+
+    def _close(self) -> None:
+        if self.run is not None:
+            self.run.close()
