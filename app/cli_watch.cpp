@@ -77,6 +77,12 @@ namespace {
 
 // One line a step: the phases as the watcher split them, the loss when logged.
 void printWatchedStep(const std::string& label, const StepRecord& s) {
+    if (s.evaluation) { // gradient-free forwards between the steps (docs/WATCH.md)
+        std::fprintf(stderr,
+                     "  [%s] evaluation before step %d: %s ms, %d forward(s), not in its data\n",
+                     printable(label).c_str(), s.index, ms(s.evaluation->ms).c_str(),
+                     s.evaluation->forwards);
+    }
     // The label is the script's run id: printable() keeps its escapes off the terminal. The
     // step is its index, as the result set, the window's axis, --profile-ops's step and the
     // verdicts' evidence count it: from 0.

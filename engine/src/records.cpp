@@ -3,6 +3,7 @@
 #include "lmprof/engine/records.h"
 
 #include "enum_names.h"
+#include "lmprof/engine/format.h"
 
 #include <algorithm>
 #include <cctype>
@@ -109,6 +110,38 @@ int64_t tokensPerStep(const RunResult& run) {
         return run.source->tokensPerStep.value_or(0);
     }
     return run.config.batchSize * run.config.contextLength;
+}
+
+EvaluationTotals evaluationTotals(const RunResult& run) {
+    EvaluationTotals totals;
+    double stepsMs = 0.0;
+    auto add = [&](const std::optional<Evaluation>& e) {
+        if (e) {
+            ++totals.passes;
+            totals.forwards += e->forwards;
+            totals.ms += e->ms;
+        }
+    };
+    for (const StepRecord& s : run.steps) {
+        add(s.evaluation);
+        stepsMs += s.totalMs - s.dataMs.value_or(0.0);
+    }
+    add(run.finalEvaluation);
+    const double whole = stepsMs + totals.ms;
+    totals.share = whole > 0.0 ? totals.ms / whole : 0.0;
+    return totals;
+}
+
+std::string evaluationLine(const RunResult& run) {
+    const EvaluationTotals t = evaluationTotals(run);
+    if (t.passes == 0) {
+        return "";
+    }
+    return std::to_string(t.passes) +
+           (t.passes == 1 ? " evaluation pass (" : " evaluation passes (") +
+           std::to_string(t.forwards) + (t.forwards == 1 ? " forward): " : " forwards): ") +
+           formatFixed(t.ms, 1) + " ms, " + formatFixed(100.0 * t.share, 0) +
+           "% of the steps' and passes' time; not in any step's data phase";
 }
 
 double tokensPerSecond(const RunResult& run, double stepMs) {

@@ -150,6 +150,57 @@ TEST(WatchedRun, HostileSourcesAndPhasesAreRefusedWithTheirPath) {
     EXPECT_NE(refusal(watchedSet({run})).find("index"), std::string::npos);
 }
 
+// Evaluation passes between steps (docs/WATCH.md, "Evaluation passes"): read from a step
+// and from the run, written back, summed in `show`'s line, and refused with their path
+// when half there or hostile.
+TEST(WatchedRun, EvaluationPassesAreReadWrittenAndSummed) {
+    json run = watchedRun("MyGPT", "MyGPT", 3);
+    run["steps"][2]["evaluation_ms"] = 30.0;
+    run["steps"][2]["evaluation_forwards"] = 3;
+    run["final_evaluation_ms"] = 20.0;
+    run["final_evaluation_forwards"] = 2;
+    const ResultSet set = parseResultSet(watchedSet({run}).dump());
+    const RunResult& r = set.runs[0];
+    ASSERT_TRUE(r.steps[2].evaluation.has_value());
+    EXPECT_EQ(r.steps[2].evaluation->forwards, 3);
+    EXPECT_FALSE(r.steps[1].evaluation.has_value());
+    ASSERT_TRUE(r.finalEvaluation.has_value());
+    EXPECT_EQ(r.finalEvaluation->ms, 20.0);
+    const EvaluationTotals totals = evaluationTotals(r);
+    EXPECT_EQ(totals.passes, 2);
+    EXPECT_EQ(totals.forwards, 5);
+    EXPECT_DOUBLE_EQ(totals.ms, 50.0);
+    // The steps' time outside their data phases: 3 × (1.75 + 3 × forward) − 3 × 1.0.
+    double stepsMs = 0.0;
+    for (const StepRecord& s : r.steps) {
+        stepsMs += s.totalMs - 1.0;
+    }
+    EXPECT_DOUBLE_EQ(totals.share, 50.0 / (50.0 + stepsMs));
+    std::ostringstream table;
+    writeTable(table, set.runs);
+    EXPECT_NE(table.str().find("MyGPT: 2 evaluation passes (5 forwards): 50.0 ms"),
+              std::string::npos)
+        << table.str();
+
+    const json written = json::parse(toJson(set));
+    EXPECT_EQ(written["runs"][0]["steps"][2]["evaluation_forwards"], 3);
+    EXPECT_FALSE(written["runs"][0]["steps"][0].contains("evaluation_ms"));
+    EXPECT_EQ(written["runs"][0]["final_evaluation_ms"], 20.0);
+
+    json half = run;
+    half["steps"][2].erase("evaluation_forwards");
+    EXPECT_NE(refusal(watchedSet({half})).find("$.runs[0].steps[2].evaluation_forwards"),
+              std::string::npos);
+    json hostile = run;
+    hostile["final_evaluation_forwards"] = 0;
+    EXPECT_NE(refusal(watchedSet({hostile})).find("$.runs[0].final_evaluation_forwards"),
+              std::string::npos);
+    hostile = run;
+    hostile["steps"][2]["evaluation_ms"] = -1.0;
+    EXPECT_NE(refusal(watchedSet({hostile})).find("$.runs[0].steps[2].evaluation_ms"),
+              std::string::npos);
+}
+
 // A watched run's time per module (docs/WATCH.md): read, written back, refused with its
 // path when hostile, and printed as a table with each module's share of its phase.
 TEST(WatchedRun, TimePerModuleIsReadWrittenAndTabled) {

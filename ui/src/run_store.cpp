@@ -37,6 +37,9 @@ void RunView::stepSeries(const StepRecord& s) {
         series.rest.push_back(s.restMs.value_or(0.0));
     }
     series.tokensPerS.push_back(tokensPerSecond(result, s.totalMs));
+    if (s.evaluation) {
+        series.evaluationAt.push_back(s.index - 0.5);
+    }
     if (!isMeasured(s)) {
         series.runMean.push_back(kNaN);
         series.runLow.push_back(kNaN);

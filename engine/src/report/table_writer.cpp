@@ -80,6 +80,9 @@ void writeTable(std::ostream& out, std::span<const RunResult> runs) {
                                    : formatFixed(t.iqr, 3) + " ms with a median of 0")
                 << ")\n";
         }
+        if (const std::string evaluations = evaluationLine(r); !evaluations.empty()) {
+            out << printable(r.id) << ": " << evaluations << '\n';
+        }
     }
 }
 

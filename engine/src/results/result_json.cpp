@@ -120,6 +120,29 @@ void fields(Io& io, Ref<ConfigRecord, Io> record) {
     choiceFieldsOf(io, c);
 }
 
+// A watched script's evaluation pass (Evaluation) as two flat keys: its time and its
+// forwards, both there or neither.
+template <typename Io>
+void evaluationFields(Io& io, Ref<std::optional<Evaluation>, Io> e, const char* msKey,
+                      const char* forwardsKey) {
+    if constexpr (Io::kReads) {
+        if (io.has(msKey) != io.has(forwardsKey)) {
+            io.refuse(io.has(msKey) ? forwardsKey : msKey,
+                      std::string("missing: it comes with ") +
+                          (io.has(msKey) ? msKey : forwardsKey));
+        }
+        if (io.has(msKey)) {
+            Evaluation read;
+            io.duration(msKey, read.ms, true);
+            io.between(forwardsKey, read.forwards, 1, std::numeric_limits<int>::max(), true);
+            e = read;
+        }
+    } else if (e) {
+        io.duration(msKey, e->ms);
+        io.field(forwardsKey, e->forwards);
+    }
+}
+
 template <typename Io>
 void fields(Io& io, Ref<StepRecord, Io> s) {
     io.required("index", s.index);
@@ -163,6 +186,7 @@ void fields(Io& io, Ref<StepRecord, Io> s) {
     io.optional("rest_ms", s.restMs);
     io.when(s.microBatches > 0, "micro_batches", s.microBatches);
     io.when(s.compiled, "compiled", s.compiled);
+    evaluationFields(io, s.evaluation, "evaluation_ms", "evaluation_forwards");
     if constexpr (Io::kReads) {
         if (s.kernelMs && !(*s.kernelMs >= 0.0 && *s.kernelMs <= s.totalMs * 1.001 + 1e-3)) {
             io.refuse("kernel_ms", "must be between 0 and the step's total_ms");
@@ -337,6 +361,7 @@ void fields(Io& io, Ref<RunResult, Io> r) {
     io.object("summary", r.summary);
     io.optionalObject("cuda_graph", r.graph);
     io.optional("busy_note", r.busyNote);
+    evaluationFields(io, r.finalEvaluation, "final_evaluation_ms", "final_evaluation_forwards");
     memoryFields(io, r);
     opProfileFields(io, r);
     ddpFields(io, r);

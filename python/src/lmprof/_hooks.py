@@ -23,6 +23,7 @@ class PhaseListener(Protocol):
 
     def on_forward(self, module: nn.Module, args: Any,
                    kwargs: dict[str, Any] | None = None) -> None: ...
+    def on_forward_end(self, module: nn.Module) -> None: ...
     def on_backward(self, starting: bool) -> None: ...
     def on_optimizer(self, starting: bool,
                      optimizer: torch.optim.Optimizer | None = None) -> None: ...
@@ -111,10 +112,15 @@ def listen_to_backward(listener: PhaseListener) -> Removable:
 
 def hook_model(model: nn.Module, listener: PhaseListener) -> list[Removable]:
     """The outermost module's forward starts a forward phase (one per micro-batch). Its
-    keywords too: a model called as model(input_ids=...) has its batch there."""
+    keywords too: a model called as model(input_ids=...) has its batch there. Its end is
+    heard too, where an evaluation's forward ends (_evals.py)."""
     def pre(module: nn.Module, args: Any, kwargs: dict[str, Any]) -> None:
         listener.on_forward(module, args, kwargs)
-    return [model.register_forward_pre_hook(pre, with_kwargs=True)]
+
+    def post(module: nn.Module, args: Any, output: Any) -> None:
+        listener.on_forward_end(module)
+    return [model.register_forward_pre_hook(pre, with_kwargs=True),
+            model.register_forward_hook(post, always_call=True)]
 
 
 def hook_optimizer(optimizer: torch.optim.Optimizer | None,
@@ -132,7 +138,9 @@ class OutermostModule:
     """Finds the model of a script that names none (the zero-code mode): process-wide
     forward hooks see every module call, and the first module with parameters called at
     depth 0 with gradients on is the model. Once a step has ended, the process-wide hooks
-    are removed (they cost a call per module) and the model gets hooks of its own."""
+    are removed (they cost a call per module) and the model gets hooks of its own. A module
+    with parameters called at depth 0 with gradients off is heard too: an evaluation's
+    forward, the run's if that module turns out to be the model (_evals.py)."""
 
     def __init__(self, listener: PhaseListener) -> None:
         self._listener = listener
@@ -145,15 +153,20 @@ class OutermostModule:
 
     def _pre(self, module: nn.Module, args: Any) -> None:
         self._depth += 1
-        if self._depth != 1 or not torch.is_grad_enabled():
+        if self._depth != 1:
             return
         if self.found is None and next(module.parameters(), None) is not None:
+            if not torch.is_grad_enabled():
+                self._listener.on_forward(module, args)  # an evaluation's, perhaps
+                return
             self.found = module
         if module is self.found:
             self._listener.on_forward(module, args)
 
     def _post(self, module: nn.Module, args: Any, output: Any) -> None:
         self._depth = max(0, self._depth - 1)
+        if self._depth == 0:
+            self._listener.on_forward_end(module)
 
     def settle(self) -> list[Removable]:
         """Hands over to the model's own hook once it is known; call between steps."""

@@ -23,11 +23,12 @@ import torch.nn as nn
 from . import _faults, _files, _hooks, _instruments, _ops, _results, _serve, _shapes
 from ._boundaries import Boundaries
 from ._clocks import clock_for
+from ._evals import Evaluation, Evaluations
 from ._memory import memory_for
 from ._model import autocast_dtype, compiled_graphs, device_of, model_class, probe_autocast
 from ._nvtx import Ranges
-from ._steps import (OpenStep, check_scalar, finish, json_number, perturbed, read_scalar,
-                     readable, span_marks, warmup_steps)
+from ._steps import (OpenStep, check_scalar, finish, held_scalar, json_number, perturbed,
+                     read_scalar, readable, span_marks, warmup_steps)
 
 # Finished step records held in memory (Run.steps); the summary keeps every step's phase
 # times (48 bytes a step), and `save` keeps every record on disk.
@@ -96,14 +97,10 @@ class Run:
                       else None)
         self._warmup = warmup_steps()
         hz = _instruments.check_memory_hz(memory_hz)
-        self._stated = _shapes.check_stated(config)
-        self._first_batch: Optional[torch.Tensor] = None
-        self._micro_batches = 0  # the first step's, for tokens per step
-        self._shape: Optional[tuple[Optional[dict[str, Any]], Optional[str]]] = None
+        self._batch = _shapes.FirstBatch(tokens_per_step, config, MAX_TOKENS_PER_STEP)
 
         self._model = model
         self._optimizer = optimizer
-        self._tokens_per_step = tokens_per_step
         self._name = name
         self._script = script
         self._suffix = suffix  # "-rank1" under torchrun (_auto.py)
@@ -127,6 +124,8 @@ class Run:
         self._journal: Optional[_results.Journal] = None
         self._ranges = Ranges()  # NVTX, on CUDA
         self._bounds = Boundaries()  # where phases and zero-code steps end (_boundaries.py)
+        self._evals = Evaluations()  # gradient-free forwards between steps (_evals.py)
+        self._final_eval: Optional[Evaluation] = None
         self._handles: list[_hooks.Removable] = []
         self._finder: Optional[_hooks.OutermostModule] = None
         self._instruments = _instruments.Instruments(hz, self._start_ns)
@@ -195,16 +194,7 @@ class Run:
             self._amend(scalars)
             return
         for key, value in scalars.items():
-            if isinstance(value, torch.Tensor):
-                value = value.detach()
-                if value.is_cuda:
-                    host = torch.empty(value.shape, dtype=value.dtype, pin_memory=True)
-                    host.copy_(value, non_blocking=True)
-                    step.waits.append(self._clock.mark())
-                    value = host
-                else:  # read now: the script may change it in place before the step ends
-                    value = float(value.item())
-            step.scalars[key] = value
+            step.scalars[key] = held_scalar(value, step, self._clock)
 
     def _amend(self, scalars: dict[str, Any]) -> None:
         """Scalars for the last step after it was recorded (it is recorded as it ends when its
@@ -272,7 +262,7 @@ class Run:
 
     def summary(self) -> dict[str, Any]:
         """The run's statistics over its measured steps, as the result set's summary."""
-        return self._tally.summary(self._tokens()[0])
+        return self._tally.summary(self._batch.tokens()[0])
 
     def result_set(self) -> dict[str, Any]:
         """The run as a result set (the recent steps in memory; ``save`` holds them all)."""
@@ -292,25 +282,29 @@ class Run:
         self._bounds.forward_seen()
         if self._bounds.pending is not None:
             self._end_pending()  # the last step ended with its last optimizer (_boundaries.py)
-        if self._first_batch is None and torch.is_grad_enabled():  # not an evaluation's
-            self._note_batch(args, kwargs)
+        if not torch.is_grad_enabled() and self._open is None:
+            self._evals.forward(module, self._watched_model())  # an evaluation's (_evals.py)
+            return
         if self._open is None:
-            if self._model is not None or not torch.is_grad_enabled():
-                return  # a forward outside any step (evaluation): not watched
+            if self._model is not None:
+                return  # the API's steps begin with run.step()
             if self._count == 0:
                 self._bind(device_of(module))  # zero-code mode: the model is known now
             self._begin(module)  # zero-code mode: the model's forward begins a step
-        self._forward(module)
+        self._forward(module, args, kwargs)
 
     @_guarded
-    def _note_batch(self, args: Any, kwargs: Optional[dict]) -> None:
-        self._first_batch = _shapes.first_input(args, kwargs)
+    def on_forward_end(self, module: nn.Module) -> None:
+        if self._open is None and self._broken is None:
+            self._evals.forward_end(module, time.perf_counter_ns(), self._clock)
 
     @_guarded
-    def _forward(self, module: nn.Module) -> None:
+    def _forward(self, module: nn.Module, args: Any, kwargs: Optional[dict]) -> None:
         step = self._open
         assert step is not None
         step.micro_batches += 1
+        if self._batch.tensor is None and torch.is_grad_enabled():
+            self._batch.note(args, kwargs)
         if self._autocast is None:
             self._autocast = autocast_dtype(self._device) or "none"
             probe = probe_autocast(module, self._device, self._heard_autocast)
@@ -381,8 +375,17 @@ class Run:
         if self._finder is not None and self._count == 1:
             self._handles += self._finder.settle()
         now = time.perf_counter_ns()
+        evaluation = self._evals.take(self._watched_model(),
+                                      self._last_end_ns if self._count else None, now)
+        eval_from = None
+        if evaluation is not None:  # the data phase starts where it ended (_evals.py)
+            eval_from = self._last_end_mark if evaluation.mark is not None else None
+            self._last_end_ns = evaluation.end_ns
+            self._last_end_mark = evaluation.mark
         step = OpenStep(index=self._count, start_ns=now, data_ms=(now - self._last_end_ns) / 1e6,
-                        marks=[(None, self._clock.mark())], prev_end=self._last_end_mark)
+                        marks=[(None, self._clock.mark())], prev_end=self._last_end_mark,
+                        evaluation=evaluation.fields() if evaluation else {},
+                        eval_from=eval_from)
         self._last_end_mark = None
         step.note_peaks("data", self._memory.boundary())
         self._graphs = compiled_graphs()
@@ -419,7 +422,7 @@ class Run:
             step.switch("end", self._clock, self._memory.boundary())
         step.end_ns = self._last_end_ns = ended_ns or time.perf_counter_ns()
         step.compiled = compiled_graphs() > self._graphs
-        self._micro_batches = self._micro_batches or step.micro_batches
+        self._batch.step_ended(step.micro_batches)
         self._open = None
         self._last_end_mark = step.marks[-1][1]
         self._ended.append(step)
@@ -500,32 +503,14 @@ class Run:
             self.name, model, self._device, self._tally, steps,
             source={"script": self._script or (sys.argv[0] if sys.argv else ""),
                     "model_class": model_class(model) if model is not None else None,
-                    "autocast": self._autocast, **self._tokens_record(),
+                    "autocast": self._autocast,
                     "optimizer": (type(self._optimizer).__name__ if self._optimizer
                                   else ", ".join(self._bounds.classes) or None),
-                    **self._model_shape(model)},
+                    **self._batch.source(None if model is None else _ops.unwrapped(model)[0])},
             status=self._status, error=self._error)
+        record.update(self._final_eval.fields("final_") if self._final_eval else {})
         self._instruments.add_to(record, len(self._tally))
         return record
-
-    def _tokens(self) -> tuple[Optional[int], Optional[str]]:
-        return _shapes.tokens_per_step(self._tokens_per_step, self._first_batch,
-                                       self._micro_batches, MAX_TOKENS_PER_STEP)
-
-    def _tokens_record(self) -> dict[str, Any]:
-        tokens, why = self._tokens()
-        return {"tokens_per_step": tokens, **({"tokens_note": why} if why else {})}
-
-    def _model_shape(self, model: Optional[nn.Module]) -> dict[str, Any]:
-        """The source's `model` (the CS336 dimensions) or `model_note` (why there are none),
-        found once the first batch has been seen."""
-        if model is None or self._first_batch is None:
-            return {}
-        if self._shape is None:
-            self._shape = _shapes.model_block(_ops.unwrapped(model)[0], self._first_batch,
-                                              self._stated)
-        block, note = self._shape
-        return {"model": block} if block is not None else {"model_note": note}
 
     def _finish(self, exc: Optional[BaseException]) -> None:
         if self._closed:
@@ -542,6 +527,9 @@ class Run:
             self._status = "error"  # a step raised and the loop went on to close()
         if self._open is not None:
             self._open = None  # a step cut short is not recorded
+        self._final_eval = self._evals.take(self._watched_model(),
+                                            self._last_end_ns if self._count else None,
+                                            time.perf_counter_ns())
         self._ranges.close_all()
         if self._broken is None:
             try:

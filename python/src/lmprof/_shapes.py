@@ -172,3 +172,42 @@ def model_block(model: nn.Module, tokens: Optional[torch.Tensor],
     block = {key: shape[key] for key in (*KEYS, "rope_theta") if key in shape}
     block["from"] = "stated" if stated else "detected"
     return block, None
+
+
+class FirstBatch:
+    """What a run learns from its first training batch: tokens per step (unless given) and
+    the model's CS336 shape (unless stated), each with why when it cannot be found."""
+
+    def __init__(self, tokens_per_step: Optional[int], config: Optional[dict[str, Any]],
+                 most: int) -> None:
+        self._given = tokens_per_step
+        self._stated = check_stated(config)  # ValueError naming the key
+        self._most = most
+        self.tensor: Optional[torch.Tensor] = None  # its shape and dtype (meta device)
+        self._micro_batches = 0  # the first step's
+        self._shape: Optional[tuple[Optional[dict[str, Any]], Optional[str]]] = None
+
+    def note(self, args: Any, kwargs: Optional[dict[str, Any]]) -> None:
+        """A training forward's inputs: the first one's are kept."""
+        if self.tensor is None:
+            self.tensor = first_input(args, kwargs)
+
+    def step_ended(self, micro_batches: int) -> None:
+        self._micro_batches = self._micro_batches or micro_batches
+
+    def tokens(self) -> tuple[Optional[int], Optional[str]]:
+        return tokens_per_step(self._given, self.tensor, self._micro_batches, self._most)
+
+    def source(self, model: Optional[nn.Module]) -> dict[str, Any]:
+        """The source block's `tokens_per_step` (and `tokens_note`), and its `model` (the
+        CS336 dimensions) or `model_note` once the first batch has been seen; `model`
+        unwrapped (DDP, compile)."""
+        tokens, why = self.tokens()
+        record: dict[str, Any] = {"tokens_per_step": tokens}
+        record.update({"tokens_note": why} if why else {})
+        if model is None or self.tensor is None:
+            return record
+        if self._shape is None:
+            self._shape = model_block(model, self.tensor, self._stated)
+        block, note = self._shape
+        return {**record, **({"model": block} if block is not None else {"model_note": note})}

@@ -65,6 +65,10 @@ class OpenStep:
     # (module, phase, start, end) of the modules timed (_modules.py)
     spans: list[tuple[int, str, object, object]] = field(default_factory=list)
     end_ns: int = 0
+    # The evaluation before it (_evals.py), and the previous step's end when the evaluation
+    # is timed from it on the step's clock (prev_end is then the evaluation's end).
+    evaluation: dict[str, Any] = field(default_factory=dict)
+    eval_from: Optional[object] = None
 
     def switch(self, phase: str, clock: Clock, peaks: tuple[int, int]) -> None:
         """Ends the current phase here and starts `phase`."""
@@ -94,6 +98,22 @@ def check_scalar(key: str, value: Any) -> None:
                          f"got {type(value).__name__}")
     elif isinstance(value, int) and not -2**1023 < value < 2**1023:
         raise ValueError(f"log({key}=...): {str(value)[:20]}... is beyond a double")
+
+
+def held_scalar(value: Any, step: OpenStep, clock: Clock) -> Any:
+    """A logged value as its step keeps it until recorded: a CUDA tensor copied to pinned
+    host memory without waiting for the device (the copy's mark in `step.waits`), a CPU
+    tensor read now (the script may change it in place before the step ends), a number as
+    it is."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    value = value.detach()
+    if not value.is_cuda:
+        return float(value.item())
+    host = torch.empty(value.shape, dtype=value.dtype, pin_memory=True)
+    host.copy_(value, non_blocking=True)
+    step.waits.append(clock.mark())
+    return host
 
 
 def read_scalar(value: Any) -> float:
@@ -137,8 +157,11 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
     for (_, start), (phase, end) in zip(step.marks, step.marks[1:]):
         assert phase is not None
         phase_ms[phase] += clock.elapsed_ms(start, end)
+    if step.eval_from is not None and step.prev_end is not None:
+        step.evaluation["evaluation_ms"] = clock.elapsed_ms(step.eval_from, step.prev_end)
     # The last mark is the next step's prev_end: that step releases it.
     released = [mark for _, mark in step.marks[:-1]] + step.waits + span_marks(step)
+    released += [step.eval_from] if step.eval_from is not None else []
     clock.release(released + ([step.prev_end] if step.prev_end is not None else []))
     by_phase = {p: step.peak_allocated.get(p, 0) for p in PHASES}
     record: dict[str, Any] = {
@@ -155,6 +178,7 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
         "peak_allocated_by_phase": by_phase,
         "t_end_ms": (step.end_ns - run_start_ns) / 1e6,
         "micro_batches": step.micro_batches,
+        **step.evaluation,
     }
     if step.compiled:
         record["compiled"] = True

@@ -89,6 +89,10 @@ void drawTooltip(const std::vector<RunView*>& runs) {
         }
         const engine::StepRecord& r = run->result.steps[static_cast<size_t>(step)];
         plot::swatch(*run);
+        if (r.evaluation) {
+            ImGui::Text("%s: evaluation before this step, %.2f ms (%d forwards), not in its data",
+                        run->name.c_str(), r.evaluation->ms, r.evaluation->forwards);
+        }
         if (r.dataMs) { // a watched script's step
             ImGui::Text("%s%s: %.2f ms (data %.2f, forward %.2f, backward %.2f, optimizer "
                         "%.2f, rest %.2f)",
@@ -103,6 +107,26 @@ void drawTooltip(const std::vector<RunView*>& runs) {
     if (any) {
         ImGui::EndTooltip();
     }
+}
+
+// A watched script's evaluation passes, as dashed lines between the steps they ran between
+// (the last one's after its last step): one legend entry for a single run, none when
+// comparing (the runs own the legend); the tooltip names each one's time.
+void drawEvaluations(const std::vector<RunView*>& runs, bool comparing) {
+    std::vector<double> at;
+    for (const RunView* run : runs) {
+        at.insert(at.end(), run->series.evaluationAt.begin(), run->series.evaluationAt.end());
+        if (run->result.finalEvaluation && !run->series.index.empty()) {
+            at.push_back(run->series.index.back() + 0.5);
+        }
+    }
+    if (at.empty()) {
+        return;
+    }
+    ImPlotSpec spec = plot::colorSpec(withAlpha(palette().skipped, 0.8f)); // not a step
+    spec.LineWeight = 1.5f;
+    ImPlot::PlotInfLines(comparing ? "##evaluation" : "evaluation", at.data(),
+                         static_cast<int>(at.size()), spec);
 }
 
 } // namespace
@@ -213,6 +237,7 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
         } else {
             plot::linesOfRuns(runs.size());
             drawRuns(runs, comparing);
+            drawEvaluations(runs, comparing);
         }
         plot::verdictMark(ctx, runs, false);
         const bool anySteps = std::any_of(

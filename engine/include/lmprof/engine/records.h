@@ -21,6 +21,14 @@ struct OpProfile; // op_profile.h
 
 using PeakBytes = PerPhase<int64_t>;
 
+// A watched script's evaluation pass (docs/WATCH.md, "Evaluation passes"): gradient-free
+// forwards of its model between two steps, from the earlier step's end to the end of the
+// last forward.
+struct Evaluation {
+    double ms = 0.0;
+    int forwards = 0;
+};
+
 struct StepRecord {
     int index = 0;
     bool warmup = false;
@@ -59,6 +67,9 @@ struct StepRecord {
     std::optional<double> restMs;
     int microBatches = 0;
     bool compiled = false;
+    // The watched script's evaluation pass between the previous step and this one
+    // (Evaluation): outside the step, and not in its dataMs.
+    std::optional<Evaluation> evaluation;
 };
 
 // One reading of the memory sampler: periodic (default 100 Hz) or at a phase boundary.
@@ -209,8 +220,9 @@ struct RunResult {
     std::optional<GraphCapture> graph; // cuda_graphs: the capture, once it succeeded
     // Why a CUDA run has no kernel time (CUPTI missing or taken), if it has none.
     std::optional<std::string> busyNote;
-    std::optional<RunSource> source;        // a watched script's run, not the engine's
-    std::optional<ModuleTimes> moduleTimes; // a watched run's time per module, when asked
+    std::optional<RunSource> source;           // a watched script's run, not the engine's
+    std::optional<Evaluation> finalEvaluation; // a watched run's evaluation after its last step
+    std::optional<ModuleTimes> moduleTimes;    // a watched run's time per module, when asked
     // What bounds its steps (docs/VERDICTS.md): judgeRun's, as written or read back; empty
     // until the run is written or read.
     std::vector<RunVerdict> verdicts;
@@ -226,6 +238,20 @@ std::string runFileLabel(const RunResult& run);
 // Tokens a step of the run processes: batch × context for the engine's runs, the script's
 // tokens_per_step for a watched one (0 when it gave none).
 int64_t tokensPerStep(const RunResult& run);
+
+// A watched run's evaluation passes (Evaluation) in all: how many, their forwards and
+// time, and their share of the time from the run's first step to its last evaluation
+// (steps plus passes; the data phases are left out, since they hold no evaluation).
+struct EvaluationTotals {
+    int passes = 0;
+    int64_t forwards = 0;
+    double ms = 0.0;
+    double share = 0.0;
+};
+EvaluationTotals evaluationTotals(const RunResult& run);
+// "3 evaluation passes (9 forwards): 61.2 ms, 12% of the steps' and passes' time; not in
+// any step's data phase", or "" for a run with none.
+std::string evaluationLine(const RunResult& run);
 
 // NVML's mean GPU utilisation (0..1) over the run's measured, unperturbed steps, from the
 // telemetry samples taken while they ran; nullopt without such samples.

@@ -27,6 +27,9 @@ struct StepSeries {
     // Running mean and mean ± sample std of total_ms over the measured steps so far;
     // NaN on warmup steps (ImPlot leaves gaps there).
     std::vector<double> runMean, runLow, runHigh;
+    // Where a watched script's evaluation passes ran (engine::Evaluation): between two steps,
+    // at the step axis's half step before the step that followed each.
+    std::vector<double> evaluationAt;
 };
 
 // Memory samples against time in seconds since the run started (the axis the memory and
