@@ -162,3 +162,37 @@ assert scaler.get_scale() < 1024.0, "a step was skipped"
     assert len(steps) == 6, "the skipped update is a step of its own, not merged into the next"
     assert all(s["micro_batches"] == 1 and s["optimizer_ms"] > 0 for s in steps), steps
     assert record["source"]["optimizer"] == "AdamW"
+
+
+def test_an_optimizer_step_that_raised_does_not_swallow_the_steps_after_it(
+        tmp_path: Path) -> None:
+    # A step() that raises calls no post-hook: before, the watcher thought the optimizer
+    # still ran, and every later step merged into the one that raised.
+    save = tmp_path / "raised.json"
+    done = run_script(SLOW + """
+from conftest import TinyGPT, batches, loss_of
+torch.manual_seed(0)
+model = TinyGPT()
+class Flaky(SlowSGD):
+    calls = 0
+    def step(self, closure=None):
+        Flaky.calls += 1
+        if Flaky.calls == 3:
+            raise RuntimeError("CUDA out of memory (a stand-in)")
+        return super().step(closure)
+opt = Flaky(model.parameters(), lr=1e-3)
+for x, y in batches(6):
+    loss_of(model, x, y).backward()
+    try:
+        opt.step()
+    except RuntimeError:
+        pass  # the script skips the batch and goes on
+    opt.zero_grad()
+""", tmp_path, watch=True, env={"LMPROF_WATCH_SAVE": str(save), "LMPROF_WARMUP_STEPS": "1"})
+    assert done.returncode == 0, done.stderr
+    record, steps = measured(save)
+    # The one that raised is not recorded; its number is not reused, as under the API.
+    assert [s["index"] for s in record["steps"]] == [0, 1, 3, 4, 5]
+    assert all(s["micro_batches"] == 1 for s in record["steps"]), record["steps"]
+    assert all(s["optimizer_ms"] >= 40.0 for s in record["steps"])
+    assert record["status"] == "error" and "optimizer.step() raised" in record["error"]

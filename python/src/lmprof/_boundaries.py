@@ -19,11 +19,18 @@ fire:
   update cycle, in the warmup, shows it: its second optimizer's time is the next step's data.
   A forward inside an optimizer's step that began while the end was pending is the next
   step's closure: the last step then ends where it was pending.
+
+An optimizer's ``step()`` that raises calls no post-hook. Its pre-hook's caller frame (torch's
+wrapper around ``step()``) is kept, and a forward inside an optimizer's step first checks
+that the frame is still on the stack: one that is gone says that the step raised, and it is
+dropped (`prune`).
 """
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Optional
 
 import torch
@@ -44,17 +51,21 @@ class Boundaries:
     the zero-code step's pending end."""
 
     _open: list[torch.optim.Optimizer] = field(default_factory=list)
+    _frames: list[Optional[FrameType]] = field(default_factory=list)  # each one's step()'s
     classes: list[str] = field(default_factory=list)
     pending: Optional[Pending] = None
     several: bool = False  # the loop steps several optimizers an update
     _between: bool = False  # the running optimizer step began between steps, no forward yet
 
-    def enter(self, optimizer: Optional[torch.optim.Optimizer], between_steps: bool) -> None:
-        """An optimizer's ``step()`` begins (its pre-hook); `between_steps`: with no step open."""
+    def enter(self, optimizer: Optional[torch.optim.Optimizer], between_steps: bool,
+              frame: Optional[FrameType] = None) -> None:
+        """An optimizer's ``step()`` begins (its pre-hook); `between_steps`: with no step open;
+        `frame`: the frame that runs it, when it may end without a post-hook."""
         if not self._open:
             self._between = between_steps
         if optimizer is not None:
             self._open.append(optimizer)
+            self._frames.append(frame)
             name = type(optimizer).__name__
             if name not in self.classes:
                 self.classes.append(name)
@@ -63,10 +74,31 @@ class Boundaries:
         """An optimizer's ``step()`` ends (its post-hook); whether it was the outermost."""
         if self._open:
             self._open.pop()
+            self._frames.pop()
         if not self._open and self._between:
             self.several = True  # begun after the step ended, and no closure's forward in it
             self._between = False
         return not self._open
+
+    def prune(self) -> bool:
+        """Drops the optimizers whose ``step()`` raised (their frame has left the stack);
+        whether there were any."""
+        live: set[int] = set()
+        frame: Optional[FrameType] = sys._getframe(1)
+        while frame is not None:
+            live.add(id(frame))
+            frame = frame.f_back
+        kept = [i for i, f in enumerate(self._frames) if f is None or id(f) in live]
+        if len(kept) == len(self._open):
+            return False
+        self._open = [self._open[i] for i in kept]
+        self._frames = [self._frames[i] for i in kept]
+        self._between = self._between and bool(self._open)
+        return True
+
+    def clear(self) -> None:
+        """A step that raised (the API's): no optimizer's step() is running."""
+        self._open, self._frames, self._between = [], [], False
 
     def forward_seen(self) -> None:
         """A forward: inside an optimizer's step, that step is a closure's."""

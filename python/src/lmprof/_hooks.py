@@ -7,7 +7,9 @@ closes."""
 from __future__ import annotations
 
 import functools
+import sys
 import threading
+from types import FrameType
 from typing import Any, Callable, Protocol
 
 import torch
@@ -25,8 +27,8 @@ class PhaseListener(Protocol):
                    kwargs: dict[str, Any] | None = None) -> None: ...
     def on_forward_end(self, module: nn.Module) -> None: ...
     def on_backward(self, starting: bool) -> None: ...
-    def on_optimizer(self, starting: bool,
-                     optimizer: torch.optim.Optimizer | None = None) -> None: ...
+    def on_optimizer(self, starting: bool, optimizer: torch.optim.Optimizer | None = None,
+                     frame: FrameType | None = None) -> None: ...
 
 
 _lock = threading.Lock()
@@ -126,8 +128,12 @@ def hook_model(model: nn.Module, listener: PhaseListener) -> list[Removable]:
 def hook_optimizer(optimizer: torch.optim.Optimizer | None,
                    listener: PhaseListener) -> list[Removable]:
     """The optimizer's step() is the optimizer phase; without an optimizer, every
-    optimizer's step() in the process is."""
-    pre = lambda opt, args, kwargs: listener.on_optimizer(True, opt)  # noqa: E731
+    optimizer's step() in the process is. The pre-hook passes its caller's frame (torch's
+    wrapper around step()): a step() that raises calls no post-hook, and its frame gone from
+    the stack says it ended (_boundaries.py)."""
+    def pre(opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        listener.on_optimizer(True, opt, sys._getframe(1))
+
     post = lambda opt, args, kwargs: listener.on_optimizer(False, opt)  # noqa: E731
     if optimizer is None:
         return [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]

@@ -15,6 +15,7 @@ import time
 import warnings
 from collections import deque
 from pathlib import Path
+from types import FrameType
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
 import torch
@@ -279,6 +280,8 @@ class Run:
     def on_forward(self, module: nn.Module, args: Any, kwargs: Optional[dict] = None) -> None:
         if self._broken is not None:
             return
+        if self._bounds.inside_optimizer() and self._bounds.prune():
+            self._optimizer_raised()
         self._bounds.forward_seen()
         if self._bounds.pending is not None:
             self._end_pending()  # the last step ended with its last optimizer (_boundaries.py)
@@ -325,12 +328,12 @@ class Run:
             self._switch("rest" if inside is None else "optimizer", inside)
 
     @_guarded
-    def on_optimizer(self, starting: bool,
-                     optimizer: Optional[torch.optim.Optimizer] = None) -> None:
+    def on_optimizer(self, starting: bool, optimizer: Optional[torch.optim.Optimizer] = None,
+                     frame: Optional[FrameType] = None) -> None:
         if self._optimizer is not None and optimizer is not None and optimizer is not self._optimizer:
             return  # GradScaler.step of another optimizer than the one watched
         if starting:
-            self._bounds.enter(optimizer, between_steps=self._open is None)
+            self._bounds.enter(optimizer, between_steps=self._open is None, frame=frame)
             if self._open is not None:
                 self._switch("optimizer", optimizer)
             return
@@ -349,6 +352,14 @@ class Run:
         if pending is not None and self._open is not None:
             del self._open.marks[pending.marks:]
             self._end_step(pending.ns)
+
+    def _optimizer_raised(self) -> None:
+        """An optimizer's step() raised, and the loop went on: as under the API, the
+        zero-code step it was in is not recorded."""
+        if (self._finder is not None and self._open is not None
+                and not self._bounds.inside_optimizer()):
+            self._abandon(RuntimeError("optimizer.step() raised and the loop went on; "
+                                       "that step is not recorded"))
 
     def _heard_autocast(self, dtype: str) -> None:
         self._autocast = dtype  # autocast entered inside the forward (_model.probe_autocast)
@@ -439,6 +450,7 @@ class Run:
     def _abandon(self, exc: BaseException) -> None:
         """A step that raised is not recorded; the run remembers why."""
         self._open = None
+        self._bounds.clear()  # an optimizer's step() that raised called no post-hook
         self._last_end_mark = None  # the next step's data phase is the host's time
         self._ranges.close_all()
         self._instruments.abandon()  # a step that raised keeps no profile or snapshot
