@@ -3,8 +3,8 @@ PyTorch Lightning's Trainer, Hugging Face's Trainer (on accelerate) and a nanoGP
 loop, each training a tiny model on the CPU, watched unmodified. Each must give one step per
 optimizer step, the accumulation as micro-batches, forward, backward and optimizer each
 non-zero with the optimizer not swallowing the other two, the precision the framework ran
-in, and steps that match the framework's own per-step clock (a callback's, or the loop's
-own timer) step by step.
+in, steps that match the framework's own per-step clock (a callback's, or the loop's own
+timer) step by step, and each framework's evaluation as an evaluation pass of its own.
 
 The frameworks come from PyPI into the test environment (python/tests/frameworks.txt,
 installed by scripts/test.sh); where one is missing its tests say so and skip."""
@@ -38,6 +38,8 @@ class Module(L.LightningModule):
         self.model = TinyGPT()
     def training_step(self, batch, i):
         return loss_of(self.model, *batch)
+    def validation_step(self, batch, i):  # 2 batches, before training (sanity) and every 8
+        return loss_of(self.model, *batch)
     def configure_optimizers(self):
         return torch.optim.AdamW(self.parameters(), lr=1e-3)
 
@@ -51,8 +53,9 @@ class Clock(L.Callback):  # the framework's own clock: when each optimizer step 
 trainer = L.Trainer(max_steps={steps}, accelerator="cpu", devices=1, logger=False,
                     enable_checkpointing=False, enable_progress_bar=False,
                     enable_model_summary=False, accumulate_grad_batches={accumulate},
-                    precision="{precision}", callbacks=[Clock()])
-trainer.fit(Module(), data)
+                    precision="{precision}", callbacks=[Clock()], val_check_interval=8,
+                    limit_val_batches=2, num_sanity_val_steps=2)
+trainer.fit(Module(), data, data)
 json.dump(Clock.ends, open("clock.json", "w"))
 """
 
@@ -66,7 +69,8 @@ torch.set_num_threads(1)
 CTX, VOCAB = 32, 256
 
 class Tokens(Dataset):
-    ids = torch.randint(0, VOCAB, (1024, CTX))
+    def __init__(self, count):
+        self.ids = torch.randint(0, VOCAB, (count, CTX))
     def __len__(self):
         return len(self.ids)
     def __getitem__(self, i):
@@ -82,8 +86,10 @@ model = GPT2LMHeadModel(GPT2Config(vocab_size=VOCAB, n_positions=CTX, n_embd=64,
 args = TrainingArguments(output_dir="out", max_steps={steps}, per_device_train_batch_size=4,
                          gradient_accumulation_steps={accumulate}, bf16={bf16}, use_cpu=True,
                          report_to=[], save_strategy="no", logging_strategy="no",
-                         disable_tqdm=True, dataloader_num_workers=0)
-Trainer(model=model, args=args, train_dataset=Tokens(), callbacks=[Clock()]).train()
+                         disable_tqdm=True, dataloader_num_workers=0, eval_strategy="steps",
+                         eval_steps=8, per_device_eval_batch_size=4)
+Trainer(model=model, args=args, train_dataset=Tokens(1024), eval_dataset=Tokens(8),
+        callbacks=[Clock()]).train()
 json.dump(Clock.ends, open("clock.json", "w"))
 """
 
@@ -123,6 +129,14 @@ for it in range({steps}):
     ends.append(time.perf_counter())
 json.dump(ends, open("clock.json", "w"))
 """
+
+
+def evaluations(record: dict) -> list[tuple[int, int]]:
+    """(the step an evaluation pass preceded, or -1 after the last; its forwards)."""
+    passes = [(s["index"], s["evaluation_forwards"]) for s in record["steps"]
+              if "evaluation_forwards" in s]
+    final = record.get("final_evaluation_forwards")
+    return passes + ([(-1, final)] if final else [])
 
 
 def needs(module: str) -> None:
@@ -168,6 +182,11 @@ def test_lightning_trainer(tmp_path: Path, accumulate: int, precision: str) -> N
                                             precision=precision), tmp_path)
     check(record, ends, accumulate=accumulate,
           precision="bf16" if precision == "bf16-mixed" else "fp32")
+    # Validation is an evaluation pass of its own: the sanity check's 2 batches before step
+    # 0, then 2 every 8 training batches.
+    passes = evaluations(record)
+    assert passes[0] == (0, 2) and len(passes) >= 2, passes
+    assert all(forwards == 2 for _, forwards in passes), passes
 
 
 @pytest.mark.parametrize("accumulate, bf16", [(1, False), (2, True)])
@@ -178,6 +197,8 @@ def test_hugging_face_trainer(tmp_path: Path, accumulate: int, bf16: bool) -> No
                            tmp_path)
     check(record, ends, accumulate=accumulate, precision="bf16" if bf16 else "fp32")
     assert record["source"]["tokens_per_step"] == 4 * 32 * accumulate  # model(input_ids=...)
+    # An evaluation every 8 updates, of 2 batches: after step 7, and after the last.
+    assert evaluations(record) == [(8, 2), (-1, 2)], evaluations(record)
 
 
 @pytest.mark.parametrize("accumulate, bf16", [(1, False), (2, True)])
@@ -185,6 +206,7 @@ def test_nanogpt_style_loop(tmp_path: Path, accumulate: int, bf16: bool) -> None
     record, ends = watched(NANOGPT.format(steps=STEPS, accumulate=accumulate, bf16=bf16),
                            tmp_path)
     check(record, ends, accumulate=accumulate, precision="bf16" if bf16 else "fp32")
+    assert evaluations(record) == [(4, 3), (9, 3), (14, 3)]  # not in those steps' data
 
 
 # The integrations: a line in the framework's own terms gives the zero-code watcher's run.
