@@ -222,11 +222,14 @@ std::optional<RunConfig> buildConfig(const std::string& model, int64_t ctx,
 
 namespace {
 
+// The step is its index, counted from 0 as the result set, the charts, --profile-ops and
+// --snapshot-step count it, then how far the run is: "step 0 (1 of 3, warmup)".
 void printStep(const std::string& label, const StepRecord& s, const RunConfig& c) {
-    std::fprintf(stderr, "  %s step %lld/%lld%s  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
-                 printable(label).c_str(), static_cast<long long>(s.index) + 1,
+    std::fprintf(stderr,
+                 "  %s step %d (%lld of %lld%s)  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
+                 printable(label).c_str(), s.index, static_cast<long long>(s.index) + 1,
                  static_cast<long long>(c.warmupSteps) + c.measureSteps,
-                 s.warmup ? " (warmup)" : "", s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
+                 s.warmup ? ", warmup" : "", s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
 }
 
 // The id lmprof-cli gives the i-th run (0-based) of an invocation.

@@ -127,7 +127,7 @@ TEST(Cli, ServeRunsWhatClientsSubmitAndKeepsARunWhoseClientWasKilled) {
                                    "--warmup", "1", "--steps", "30", "--device", "cpu", "--connect",
                                    address, "--token-file", token.string()},
                                   dir / "config", clientLog);
-    ASSERT_TRUE(waitForText(clientLog, "step 3/31")) << slurp(clientLog);
+    ASSERT_TRUE(waitForText(clientLog, "step 2 (3 of 31")) << slurp(clientLog);
     kill(client, SIGKILL);
     waitpid(client, nullptr, 0);
     const auto autosave = dir / "config" / "server" / "autosave.jsonl";
@@ -198,7 +198,7 @@ TEST(Cli, CtrlCDuringASweepKeepsTheCancelledRunAndStartsNoOther) {
                   "--steps", "100000", "--device", "cpu", "--sample-hz", "0", "--telemetry-hz", "0",
                   "--json", json.string()},
                  dir / "config", log);
-    ASSERT_TRUE(waitForText(log, "step 3/")) << slurp(log);
+    ASSERT_TRUE(waitForText(log, "step 2 (3 of")) << slurp(log);
     kill(sweep, SIGINT);
     int status = 0;
     waitpid(sweep, &status, 0);

@@ -117,7 +117,8 @@ void drawProgress(ViewContext& ctx) {
     msPerStep = done > 0 ? msPerStep / done : 0.0;
     const double etaS = msPerStep * (total - done) / 1000.0;
     char overlay[96];
-    std::snprintf(overlay, sizeof(overlay), "step %d / %d%s   ETA %.1f s", done, total,
+    // A count of steps done, not a step's index (which starts at 0).
+    std::snprintf(overlay, sizeof(overlay), "%d of %d steps%s   ETA %.1f s", done, total,
                   done < active->result.config.warmupSteps ? " (warmup)" : "", etaS);
     ImGui::ProgressBar(total > 0 ? static_cast<float>(done) / total : 0.0f, ImVec2(-1, 0), overlay);
 }
