@@ -200,13 +200,20 @@ std::vector<engine::RunResult> runAll(engine::SessionInterface& session,
 
 // The engine run and sweep drive: a Session in this process, or with --connect a
 // RemoteSession once its server accepted the hello; nullptr after printing why not (an
-// unreadable token file, a bad address, a refusal, no answer in 10 s). `patient`: no answer
-// is waited for until Ctrl+C, saying every 10 s what it waits for (a watched script may take
-// a minute to import torch before it listens).
-std::unique_ptr<engine::SessionInterface> openEngine(const CommonOptions& options);
+// unreadable token file, a bad address, a refusal, no answer in 10 s). How long no answer is
+// waited for (a watched script may take a minute to import torch before it listens):
+enum class Patience {
+    TenSeconds, // then it fails
+    UntilCtrlC, // saying every 10 s what it waits for
+    // The window's: 10 s, then the session is returned unconnected, still retrying every
+    // second; the window says what it waits for until it connects or the user switches.
+    InTheWindow,
+};
+std::unique_ptr<engine::SessionInterface> openEngine(const CommonOptions& options,
+                                                     Patience patience = Patience::TenSeconds);
 std::unique_ptr<engine::SessionInterface> openEngine(const std::string& connect,
                                                      const std::string& tokenFile, bool quiet,
-                                                     bool patient = false);
+                                                     Patience patience = Patience::TenSeconds);
 // The Session in this process, or nullptr after saying why (a --token-file without --connect).
 std::unique_ptr<engine::Session> openLocalEngine(const std::string& tokenFile);
 // lmprof-cli serve (docs/REMOTE.md).

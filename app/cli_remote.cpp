@@ -124,8 +124,8 @@ bool waitPatiently(remote::RemoteSession& engine, const std::string& connect, bo
 
 } // namespace
 
-std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o) {
-    return openEngine(o.connect, o.tokenFile, o.quiet);
+std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o, Patience patience) {
+    return openEngine(o.connect, o.tokenFile, o.quiet, patience);
 }
 
 std::unique_ptr<Session> openLocalEngine(const std::string& tokenFile) {
@@ -136,8 +136,9 @@ std::unique_ptr<Session> openLocalEngine(const std::string& tokenFile) {
     return std::make_unique<Session>();
 }
 
-std::unique_ptr<SessionInterface>
-openEngine(const std::string& connect, const std::string& tokenFile, bool quiet, bool patient) {
+std::unique_ptr<SessionInterface> openEngine(const std::string& connect,
+                                             const std::string& tokenFile, bool quiet,
+                                             Patience patience) {
     if (connect.empty()) {
         return openLocalEngine(tokenFile);
     }
@@ -154,8 +155,17 @@ openEngine(const std::string& connect, const std::string& tokenFile, bool quiet,
     }
     options.clientName = "lmprof-cli " + toolInfo().version;
     auto engine = std::make_unique<remote::RemoteSession>(options);
-    if (!(patient ? waitPatiently(*engine, connect, quiet)
-                  : engine->waitConnected(std::chrono::seconds(10)))) {
+    const bool connected = patience == Patience::UntilCtrlC
+                               ? waitPatiently(*engine, connect, quiet)
+                               : engine->waitConnected(std::chrono::seconds(10));
+    if (!connected && patience == Patience::InTheWindow && !engine->refused()) {
+        std::fprintf(stderr,
+                     "lmprof: --connect %s: no answer yet (%s); the window opens and keeps "
+                     "trying every second\n",
+                     printable(connect).c_str(), printable(engine->info().problem).c_str());
+        return engine;
+    }
+    if (!connected) {
         std::cerr << "lmprof-cli: --connect " << connect << ": "
                   << (interrupted() ? std::string("stopped while waiting for it")
                                     : engine->info().problem)

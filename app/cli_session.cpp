@@ -100,7 +100,10 @@ void printConfigErrors(const std::vector<ConfigError>& errors) {
 // prints every problem otherwise.
 bool acceptConfig(const RunConfig& c, const SessionInterface* engine) {
     std::vector<ConfigError> errors = validate(c);
-    if (errors.empty()) {
+    // The window's server that has not answered yet (Patience::InTheWindow): what it can
+    // run is known once it has; the window checks each run against it then.
+    const bool answered = !engine || engine->info().connected || !engine->info().remote;
+    if (errors.empty() && answered) {
         if (auto refusal = engine ? engine->checkRunnable(c) : checkRunnable(c)) {
             errors.push_back(*refusal);
         }
@@ -228,8 +231,8 @@ void printStep(const std::string& label, const StepRecord& s, const RunConfig& c
     std::fprintf(stderr,
                  "  %s step %d (%lld of %lld%s)  fwd %.2f  bwd %.2f  opt %.2f  step %.2f ms\n",
                  printable(label).c_str(), s.index, static_cast<long long>(s.index) + 1,
-                 static_cast<long long>(c.warmupSteps) + c.measureSteps,
-                 s.warmup ? ", warmup" : "", s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
+                 static_cast<long long>(c.warmupSteps) + c.measureSteps, s.warmup ? ", warmup" : "",
+                 s.forwardMs, s.backwardMs, s.optimizerMs, s.totalMs);
 }
 
 // The id lmprof-cli gives the i-th run (0-based) of an invocation.

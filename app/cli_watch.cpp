@@ -241,7 +241,7 @@ private:
 // watch --connect: a viewer of a script that serves its run (listen=), through the same
 // client as the window's File > Connect. Ends once every run it saw has finished.
 int viewCommand(const WatchOptions& o) {
-    const auto engine = openEngine(o.connect, o.launch.tokenFile, o.quiet, /*patient=*/true);
+    const auto engine = openEngine(o.connect, o.launch.tokenFile, o.quiet, Patience::UntilCtrlC);
     if (!engine) {
         return interrupted() ? 128 + SIGINT : kExitUsage;
     }

@@ -186,7 +186,7 @@ std::optional<int> startEngine(Launch& l) {
         }
     }
     if (!connect.empty()) {
-        l.engine = app::openEngine(l.o.run.common);
+        l.engine = app::openEngine(l.o.run.common, app::Patience::InTheWindow);
         if (!l.engine) {
             return app::kExitFailure;
         }

@@ -135,8 +135,8 @@ void EngineSwitch::drawIndicator(bool watchedRunEnded) const {
         // Connected, with something to say (a message it skipped, a server's remark).
         text = "engine: " + info.where + (info.problem.empty() ? "" : " - " + info.problem);
         color = info.problem.empty() ? palette().ok : palette().warning;
-    } else {
-        text = "engine: " + info.where + " - " + info.problem;
+    } else { // not up yet (a script still importing torch), or gone: it retries every second
+        text = "engine: waiting for " + info.where + " - " + info.problem;
         color = palette().warning;
     }
     if (!info.deviceName.empty() && (info.connected || !info.remote)) {
@@ -144,10 +144,14 @@ void EngineSwitch::drawIndicator(bool watchedRunEnded) const {
     }
     ImGui::TextColored(color, "%s", text.c_str());
     if (ImGui::IsItemHovered()) {
-        ImGui::SetTooltip(
-            "%s", info.remote ? "Runs execute on this server; File > Use the local engine "
-                                "switches back."
-                              : "Runs execute in this process; File > Connect... drives a server.");
+        ImGui::SetTooltip("%s", !info.remote ? "Runs execute in this process; File > Connect... "
+                                               "drives a server."
+                                : info.connected
+                                    ? "Runs execute on this server; File > Use the local "
+                                      "engine switches back."
+                                    : "The window tries again every second, as long as it takes "
+                                      "(a script may still be importing torch); File > Use the "
+                                      "local engine stops waiting.");
     }
 }
 

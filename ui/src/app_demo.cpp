@@ -155,6 +155,8 @@ bool DemoPlayer::playWait(const DemoStep& step, const std::string& where, double
         done = std::any_of(runs.begin(), runs.end(), [](const RunView& r) {
             return r.finished && r.result.source.has_value();
         });
+    } else if (step.target == "engine") {
+        done = m_ws.session().info().connected; // a server that was not up yet (--connect)
     } else if (step.target == "study") {
         done = !m_windows.study.busy();
         if (done && !m_windows.study.message().empty()) {

@@ -250,10 +250,10 @@ DemoStep parseStep(const json& j, const std::string& where) {
     case Kind::Wait:
         s.target = text(j, where, "for", false);
         if (s.target != "run" && s.target != "sweep" && s.target != "study" && s.target != "open" &&
-            s.target != "script") {
+            s.target != "script" && s.target != "engine") {
             fail(where + ".for", "'" + s.target +
-                                     "' is not \"run\", \"sweep\", \"study\", \"open\" or "
-                                     "\"script\"");
+                                     "' is not \"run\", \"sweep\", \"study\", \"open\", "
+                                     "\"script\" or \"engine\"");
         }
         s.seconds = j.contains("timeout_s") ? seconds(j, where, "timeout_s") : 3600.0;
         break;
