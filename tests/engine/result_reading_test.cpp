@@ -246,6 +246,22 @@ TEST(ResultReading, AMappedFileReadsAsItsText) {
     fs::remove(file);
 }
 
+// A set on one line, as Python's json.dump and jq -c write it, is opened on the fast path
+// like lmprof's own layout: before, its one line was first tried as an autosave's run line,
+// which parsed the whole set a second time by the reference reading (issue 56, 2.1x).
+TEST(ResultReading, AFileOnOneLineIsReadOnceOnTheFastPath) {
+    ResultSet set = readableSets().front();
+    const fs::path file =
+        fs::temp_directory_path() / ("lmprof_compact_" + std::to_string(::getpid()) + ".json");
+    std::ofstream(file, std::ios::binary) << nlohmann::ordered_json::parse(toJson(set)).dump();
+    ASSERT_EQ(fileText(file).find('\n'), std::string::npos);
+    const size_t before = json_io::referenceReadings();
+    const ResultsFile read = loadResultsFile(file);
+    EXPECT_EQ(json_io::referenceReadings(), before) << "the reference reading ran";
+    EXPECT_EQ(read.runs.size(), set.runs.size());
+    fs::remove(file);
+}
+
 // A long read tells how far it has come and stops when told: a set run by run, an
 // autosave file line by line; the lab comes in the same reading.
 TEST(ResultReading, ALongReadShowsItsProgressAndCanBeCancelled) {
