@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lmprof::engine::json_io {
 
@@ -234,12 +235,35 @@ inline void checkStepIndex(int index, const std::string& stepPath, int total) {
     }
 }
 
-// A document within the readers' limits (kMaxJsonDepth): a hostile file nested thousands
-// deep is refused before anything recurses over it.
+// A document within the readers' limits (kMaxJsonDepth, kMaxObjectMembers): a hostile file
+// nested thousands deep is refused before anything recurses over it, one with an object of
+// a million members before its reading turns quadratic.
 inline json parseDocument(std::string_view text) {
     checkJsonDepth(text);
+    std::vector<size_t> members; // of each open object or array (arrays are not counted)
+    const auto count = [&members](int, json::parse_event_t event, json&) {
+        switch (event) {
+        case json::parse_event_t::object_start:
+        case json::parse_event_t::array_start:
+            members.push_back(0);
+            break;
+        case json::parse_event_t::object_end:
+        case json::parse_event_t::array_end:
+            members.pop_back();
+            break;
+        case json::parse_event_t::key:
+            if (++members.back() > kMaxObjectMembers) {
+                throw ResultFormatError("not an lmprof file: an object with more than " +
+                                        std::to_string(kMaxObjectMembers) + " members");
+            }
+            break;
+        default:
+            break;
+        }
+        return true;
+    };
     try {
-        return json::parse(text.begin(), text.end());
+        return json::parse(text.begin(), text.end(), count);
     } catch (const json::parse_error& e) {
         throw ResultFormatError(std::string("not valid JSON (") + e.what() + ")");
     } catch (const json::out_of_range& e) { // a number beyond double's range, e.g. 1e400

@@ -164,6 +164,32 @@ std::string SimdNode::dump() const {
     return simdjson::minify(elementOf(m_element));
 }
 
+namespace {
+// Whether an object in `e` has more members than the reference reading takes
+// (kMaxObjectMembers): a document it refuses is not read here either.
+bool tooWide(const element& e) {
+    simdjson::dom::object object;
+    simdjson::dom::array array;
+    if (e.get_object().get(object) == simdjson::SUCCESS) {
+        if (object.size() > kMaxObjectMembers) {
+            return true;
+        }
+        for (const auto member : object) {
+            if (tooWide(member.value)) {
+                return true;
+            }
+        }
+    } else if (e.get_array().get(array) == simdjson::SUCCESS) {
+        for (const element x : array) {
+            if (tooWide(x)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+} // namespace
+
 struct SimdParser::Impl {
     simdjson::dom::parser parser;
 };
@@ -176,6 +202,10 @@ SimdNode SimdParser::parse(std::string_view text) {
     element root;
     if (const auto error = m_impl->parser.parse(text.data(), text.size(), true).get(root)) {
         throw std::runtime_error(simdjson::error_message(error));
+    }
+    if (tooWide(root)) {
+        throw std::runtime_error("an object with more than " + std::to_string(kMaxObjectMembers) +
+                                 " members");
     }
     return nodeOf(root);
 }

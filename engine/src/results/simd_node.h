@@ -20,6 +20,11 @@
 
 namespace lmprof::engine::json_io {
 
+// Members one object may have (docs/LIMITS.md). lmprof's have a few dozen; nlohmann's
+// ordered_json looks each new member's key up among the ones before it, so 200,000 members
+// took 172 s to read. Both readers refuse more (parseDocument, SimdParser::parse).
+inline constexpr size_t kMaxObjectMembers = 4096;
+
 class SimdNode {
 public:
     // simdjson's types, as its element_type's characters.
