@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -317,6 +318,12 @@ ui::AppOptions appOptionsFor(Launch& l) {
         a.watchedScriptEnded = [script]() -> std::optional<std::string> {
             const std::optional<int> status = script->poll();
             return status ? std::optional(app::describeExit(*status)) : std::nullopt;
+        };
+        // Cancel and closing the window: a Ctrl+C to its process group, as stop() begins.
+        a.interruptWatchedScript = [script] {
+            if (!script->poll()) {
+                ::kill(-script->pid(), SIGINT);
+            }
         };
     }
     a.connectTokenFile = o.run.common.tokenFile.empty()

@@ -147,6 +147,9 @@ pid_t spawnInItsOwnGroup(char* const* argv, char* const* envp) {
     const pid_t pid = fork();
     if (pid == 0) { // only async-signal-safe calls from here to exec
         setpgid(0, 0);
+        // lmprof stops the script with a Ctrl+C (SIGINT): one started in the background of a
+        // shell inherits SIGINT ignored, and Python then installs no KeyboardInterrupt.
+        std::signal(SIGINT, SIG_DFL);
         int error = 0;
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) {
             error = getppid() != parent ? ESRCH : errno; // lmprof already gone

@@ -18,6 +18,7 @@
 #include <imgui_internal.h>
 #include <implot.h>
 #include <memory>
+#include <optional>
 #include <thread>
 
 namespace lmprof::app {
@@ -180,7 +181,16 @@ public:
     int run() {
         const CloseWatch closeWatch;
         m_launched = Clock::now();
-        while (!glfwWindowShouldClose(m_window) && !g_closeRequested && !m_app.quitRequested()) {
+        std::optional<Clock::time_point> closing; // asked to close, waiting for mayClose
+        for (;;) {
+            if (glfwWindowShouldClose(m_window) || g_closeRequested || m_app.quitRequested()) {
+                closing = closing.value_or(Clock::now());
+                // A watched script's run ends with its steps first, within a grace: one that
+                // ignores Ctrl+C is stopped harder once the window has gone (windowMode).
+                if (m_app.mayClose() || Clock::now() - *closing > kCloseGrace) {
+                    break;
+                }
+            }
             const auto frameStart = Clock::now();
             if (!drawFrame(frameStart) || done()) {
                 break;
@@ -221,6 +231,8 @@ public:
     }
 
 private:
+    // How long a close waits for a watched script's run to end (App::mayClose).
+    static constexpr auto kCloseGrace = std::chrono::seconds(20);
     void fail(int code) { m_exitCode = m_exitCode == kExitOk ? code : m_exitCode; }
 
     // One frame: events, the App, rendering, the screenshot and the recording. False when

@@ -44,6 +44,9 @@ App::Parts::Parts(AppOptions o)
       windows((options.configDir / "imgui.ini").string(), options.freshLayout),
       restore(options.configDir, ws, windows.files) {
     ws.session().setWaker(options.wake);
+    if (options.awaitWatchedRun) {
+        scriptEngine = &ws.session();
+    }
 }
 
 ViewContext App::Parts::context() {
@@ -60,6 +63,9 @@ ViewContext App::Parts::context() {
     ctx.experimentRunning = windows.precisionLab.busy();
     ctx.verdictMark = ws.verdictMark ? &*ws.verdictMark : nullptr;
     ctx.studyDir = options.configDir / "studies";
+    if (scriptEngine == &ws.session() && options.interruptWatchedScript) {
+        ctx.interruptScript = options.interruptWatchedScript;
+    }
     ctx.drawStudyCharts =
         [this](const engine::ResultSet& set, const std::vector<engine::StudyChart>& charts,
                const std::filesystem::path& dir) { exports.drawStudyCharts(set, charts, dir); };
@@ -247,10 +253,29 @@ void App::Parts::noticeScriptEnd() {
     }
     autorun.answered = true;
     autorun.ok = false;
+    keepCutShortRun(*ended);
     ws.report("the watched script " + *ended +
                   " before lmprof saw its run end (its messages are in the terminal)",
               true);
     std::fprintf(stderr, "lmprof: %s\n", ws.status.c_str());
+}
+
+void App::Parts::keepCutShortRun(const std::string& ended) {
+    RunView* live = ws.store.active();
+    if (!live || live->result.steps.empty() || !live->result.source) {
+        return;
+    }
+    engine::RunFinished fin{live->runIndex, live->result};
+    engine::RunResult& r = fin.result;
+    r.status = scriptInterrupted ? engine::RunStatus::Cancelled : engine::RunStatus::Error;
+    r.error = "the watched script " + ended + " before its run's end reached lmprof; the " +
+              std::to_string(r.steps.size()) + " steps it showed are kept";
+    r.summary = engine::summarize(r.config, r.steps, std::nullopt);
+    std::vector<engine::SessionEvent> events{std::move(fin)};
+    ViewContext ctx = context();
+    windows.observe(ctx, events);
+    restore.saveFinished(events);
+    ws.store.apply(events);
 }
 
 void App::frame() {

@@ -245,6 +245,9 @@ bool DemoPlayer::playStep(const DemoStep& step, const std::string& where, bool f
         return playVerdict(step, where, firstFrame);
     case Kind::Pause:
         return elapsed >= step.seconds;
+    case Kind::Cancel:
+        cancelRun(ctx);
+        return true;
     case Kind::SaveChart:
         return playSaveChart(step, where, firstFrame);
     case Kind::Caption:

@@ -216,6 +216,10 @@ struct App::Parts {
     DemoPlayer demo{options, ws, windows, exports, screenshot, [this] { return context(); }};
     int frameNumber = 0;
     bool sweepWasRunning = false;
+    // The watched script's server, while the window drives it (null otherwise): Cancel and
+    // closing stop the script only while it is still the engine.
+    const engine::SessionInterface* scriptEngine = nullptr;
+    bool scriptInterrupted = false; // by mayClose, once
 
     // What every view gets this frame.
     ViewContext context();
@@ -226,6 +230,9 @@ struct App::Parts {
     // A watched script that ended while its run was awaited: once its server is gone too
     // (every event it sent is drained), the autorun ends as failed, saying how it ended.
     void noticeScriptEnd();
+    // Its run as far as the window saw it, ended `cancelled` (the window stopped the script)
+    // or `error`, saved and autosaved as a finished run: nothing the window showed is lost.
+    void keepCutShortRun(const std::string& ended);
     void drawMenu();
 };
 

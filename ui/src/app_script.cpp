@@ -134,6 +134,23 @@ bool App::quitRequested() const {
     return m_parts->fileMenu.quitRequested;
 }
 
+bool App::mayClose() {
+    Parts& s = *m_parts;
+    // The autorun settles when the script's run ends, or the script does.
+    const bool scriptRunning = s.options.awaitWatchedRun && !autorunSettled();
+    if (!scriptRunning || !s.options.interruptWatchedScript || s.scriptEngine != &s.ws.session()) {
+        return true;
+    }
+    if (!s.scriptInterrupted) {
+        s.scriptInterrupted = true;
+        s.options.interruptWatchedScript();
+        s.ws.report("closing: the watched script is sent a Ctrl+C; its run ends cancelled "
+                    "with its steps, then the window closes",
+                    false);
+    }
+    return false;
+}
+
 void App::afterRender(int fbWidth, int fbHeight) {
     Parts& s = *m_parts;
     auto& requests = s.exports.requests;

@@ -41,6 +41,7 @@ const KindName kKinds[] = {
     {"layout", Kind::Layout, {"path"}},
     {"open", Kind::Open, {"path"}},
     {"verdict", Kind::Verdict, {"kind"}},
+    {"cancel", Kind::Cancel, {}},
 };
 
 // The most a script may hold, and the longest a wait or pause may last: a demo, not a job.
@@ -283,6 +284,8 @@ DemoStep parseStep(const json& j, const std::string& where) {
         break;
     case Kind::Caption:
         s.text = text(j, where, "text", true);
+        break;
+    case Kind::Cancel:
         break;
     case Kind::Theme:
         s.target = text(j, where, "theme", false);

@@ -68,6 +68,13 @@ int submitRun(ViewContext& ctx, engine::RunConfig c, bool keepGivenFiles) {
 }
 
 void cancelRun(ViewContext& ctx) {
+    if (ctx.interruptScript) { // its server takes no cancel: the script stops where it runs
+        ctx.interruptScript();
+        ctx.report("cancel requested: the watched script is sent a Ctrl+C; its run ends "
+                   "cancelled with its steps",
+                   false);
+        return;
+    }
     ctx.session.cancel();
     ctx.report("cancel requested: the run stops after the current step", false);
 }

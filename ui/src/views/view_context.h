@@ -49,6 +49,9 @@ struct ViewContext {
     // The steps of the verdict clicked in the strip (verdict_strip.h): the charts that show
     // its run mark them. Null: none.
     const VerdictMark* verdictMark = nullptr;
+    // The watched script the window started (`lmprof -- python train.py`) while it is the
+    // engine: Cancel stops it as Ctrl+C would (AppOptions::interruptWatchedScript).
+    std::function<void()> interruptScript = {};
 
     void report(const std::string& message, bool isError) {
         status = message;
@@ -70,7 +73,7 @@ std::string tracePath(const ViewContext& ctx, const engine::RunConfig& c);
 // the session index returned.
 int submitRun(ViewContext& ctx, engine::RunConfig c, bool keepGivenFiles = false);
 // Asks the engine to stop its run after the current step and says so, as the Cancel button
-// (and Escape) does.
+// (and Escape) does; a watched script the window started is sent a Ctrl+C instead.
 void cancelRun(ViewContext& ctx);
 
 } // namespace lmprof::ui

@@ -39,6 +39,10 @@ struct AppOptions {
     // nullopt. A script that ends before its run does (a crash before its first step) ends
     // the autorun as failed instead of leaving the window waiting.
     std::function<std::optional<std::string>()> watchedScriptEnded;
+    // With awaitWatchedRun: stops the script as Ctrl+C would (SIGINT to its process group),
+    // so that its run ends `cancelled` with every step it showed. Cancel calls it, and so
+    // does closing the window while the run is in progress (mayClose).
+    std::function<void()> interruptWatchedScript;
     std::filesystem::path configDir; // imgui.ini, settings.json and autosave.jsonl live here
     RestoreChoice restore = RestoreChoice::Ask;
     std::filesystem::path saveOnExit;     // if set, the finished runs are saved there at exit
@@ -111,6 +115,11 @@ public:
     bool exportsSucceeded() const;
     // File > Quit or Ctrl+Q: the main loop should end as if the window were closed.
     bool quitRequested() const;
+    // The window was asked to close: true if it may now. While a watched script's run is in
+    // progress, the script is stopped as Ctrl+C would (once) and this answers false until
+    // its run has ended (it arrives with its steps, saved and autosaved as the others) or
+    // the script has exited: the loop goes on drawing meanwhile, within a grace of its own.
+    bool mayClose();
     void setStatus(const std::string& message, bool isError);
     // Saves the finished runs to AppOptions::saveOnExit, if set (call once, before the App
     // goes). False, with the reason on stderr, if the file could not be written.

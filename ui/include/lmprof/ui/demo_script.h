@@ -34,6 +34,7 @@ struct DemoStep {
         Open,       // open the result set or autosave file at `path` as File > Open does
                     // (read on its own thread, with a progress bar: wait for "open")
         Verdict,    // click the verdict strip's chip of kind `target` (docs/VERDICTS.md)
+        Cancel,     // press Cancel (a watched script the window started gets a Ctrl+C)
     };
     Kind kind = Kind::Pause;
     std::string patch;  // Configure / Run: a JSON object in the result schema's names
