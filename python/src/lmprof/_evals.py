@@ -65,7 +65,9 @@ class Evaluations:
     def forward_end(self, module: nn.Module, now_ns: int, clock: Clock) -> None:
         if module is self._module:
             self._end_ns = now_ns
-            self._mark = clock.mark()  # the last one is kept; the earlier ones are let go
+            if self._mark is not None:  # only the last forward's end is kept
+                clock.release([self._mark])
+            self._mark = clock.mark()
 
     def take(self, model: Optional[nn.Module], since_ns: Optional[int],
              now_ns: int) -> Optional[Evaluation]:
