@@ -9,6 +9,7 @@
 #include <ctime>
 #include <imgui.h>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace lmprof::ui {
 
@@ -120,10 +121,26 @@ bool App::animating() const {
            s.frameNumber < static_cast<int>(s.options.showWindows.size()) + kSettleFrames;
 }
 
+namespace {
+
+// Whether an engine on `where` ("host:port") shares this machine's cores.
+bool loopback(std::string_view where) {
+    const std::string_view host = where.substr(0, where.rfind(':'));
+    return host == "localhost" || host == "[::1]" || host == "::1" || host.starts_with("127.");
+}
+
+} // namespace
+
 bool App::cpuRunStreaming() const {
-    const RunView* active = m_parts->ws.store.active();
-    // A remote engine's CPU is another machine's: drawing takes nothing from its run.
-    return active && active->result.resolvedDevice == "cpu" && !m_parts->ws.session().info().remote;
+    Parts& s = *m_parts;
+    const RunView* active = s.ws.store.active();
+    if (!active || active->result.resolvedDevice != "cpu") {
+        return false;
+    }
+    // A remote engine's CPU is another machine's: drawing takes nothing from its run. A
+    // watched script, or a server on loopback, trains on the cores the window draws with.
+    const engine::EngineInfo info = s.ws.session().info();
+    return !info.remote || s.scriptEngine == &s.ws.session() || loopback(info.where);
 }
 
 bool App::exportsSucceeded() const {
