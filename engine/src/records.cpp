@@ -137,11 +137,20 @@ std::string evaluationLine(const RunResult& run) {
     if (t.passes == 0) {
         return "";
     }
-    return std::to_string(t.passes) +
+    return std::string(run.thinned ? "in the kept steps, " : "") + std::to_string(t.passes) +
            (t.passes == 1 ? " evaluation pass (" : " evaluation passes (") +
            std::to_string(t.forwards) + (t.forwards == 1 ? " forward): " : " forwards): ") +
            formatFixed(t.ms, 1) + " ms, " + formatFixed(100.0 * t.share, 0) +
            "% of the steps' and passes' time; not in any step's data phase";
+}
+
+std::string thinnedLine(const RunResult& run) {
+    if (!run.thinned) {
+        return "";
+    }
+    return std::to_string(run.steps.size()) + " of " + std::to_string(run.thinned->recordedSteps) +
+           " steps kept (the warmup, any profiled step, and every " +
+           std::to_string(run.thinned->every) + "th); the summary covers all of them";
 }
 
 double tokensPerSecond(const RunResult& run, double stepMs) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace lmprof::engine {
@@ -14,6 +15,66 @@ double quantileSorted(std::span<const double> sorted, double q) {
     const size_t hi = std::min(lo + 1, sorted.size() - 1);
     const double frac = pos - static_cast<double>(lo);
     return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+
+namespace {
+// The bin of times of 0 ms (and of anything not positive).
+constexpr int64_t kZeroBin = std::numeric_limits<int64_t>::min();
+
+int64_t binOf(double v) {
+    return v > 0.0 ? static_cast<int64_t>(std::floor(std::log2(v) * PhaseTally::kBinsPerOctave))
+                   : kZeroBin;
+}
+} // namespace
+
+void PhaseTally::add(double v) {
+    m_min = m_running.n() == 0 ? v : std::min(m_min, v);
+    m_max = m_running.n() == 0 ? v : std::max(m_max, v);
+    m_running.add(v);
+    if (!m_bins.empty()) {
+        ++m_bins[binOf(v)];
+        return;
+    }
+    m_exact.push_back(v);
+    if (m_exact.size() > kExactValues) {
+        for (double e : m_exact) {
+            ++m_bins[binOf(e)];
+        }
+        m_exact = {};
+    }
+}
+
+double PhaseTally::at(double q) const {
+    const auto rank = static_cast<int64_t>(std::floor(q * static_cast<double>(m_running.n() - 1)));
+    int64_t seen = 0;
+    for (const auto& [bin, count] : m_bins) {
+        seen += count;
+        if (seen > rank) {
+            const double middle =
+                bin == kZeroBin ? 0.0
+                                : std::exp2((static_cast<double>(bin) + 0.5) / kBinsPerOctave);
+            return std::clamp(middle, m_min, m_max);
+        }
+    }
+    return m_max;
+}
+
+PhaseStats PhaseTally::stats() const {
+    if (m_bins.empty()) {
+        return computeStats(m_exact);
+    }
+    PhaseStats s;
+    s.n = m_running.n();
+    s.mean = m_running.mean();
+    s.std = m_running.std();
+    s.min = m_min;
+    s.max = m_max;
+    s.median = at(0.5);
+    s.p95 = at(0.95);
+    s.iqr = at(0.75) - at(0.25);
+    s.cv = s.mean != 0.0 ? s.std / s.mean : 0.0;
+    s.noisy = s.median > 0.0 && s.iqr / s.median > kNoisyIqrRatio;
+    return s;
 }
 
 double RunningStats::std() const {

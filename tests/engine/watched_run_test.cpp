@@ -4,8 +4,10 @@
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
+#include "lmprof/engine/verdicts.h"
 #include "lmprof/engine/watch_journal.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -427,4 +429,111 @@ TEST(WatchJournal, AFifoInTheJournalsPlaceIsRefusedOnceAndNeverBlocks) {
     }
     EXPECT_TRUE(journal.poll().empty()); // said once
     EXPECT_FALSE(journal.started());
+}
+
+TEST(WatchJournal, ALongRunIsKeptThinnedWithItsSummaryOverEveryStep) {
+    // 30,000 steps, past StepTally::kKeptSteps twice: lmprof-cli watch holds between 5,000
+    // and 10,000 of them (every 4th), the warmup step and a profiled one whatever their
+    // index, and a summary over all 29,998 measured ones (docs/WATCH.md, "Long runs").
+    JournalFile file("long");
+    std::string lines = headerLine();
+    std::vector<double> totals;
+    for (int i = 0; i < 30'000; ++i) {
+        json step = watchedStep(i, i < 1, 4.0 + (i * 7919 % 1000) / 100.0);
+        if (i == 4'001) {
+            step["op_profiled"] = true; // perturbed: kept, and not in the statistics
+        } else if (i >= 1) {
+            totals.push_back(step["total_ms"].get<double>());
+        }
+        lines += json{{"kind", "step"}, {"step", step}}.dump() + "\n";
+    }
+    file.append(lines);
+    WatchJournal journal(file.path);
+    while (!journal.poll().empty()) {
+    }
+    EXPECT_EQ(journal.stepCount(), 30'000u);
+    const RunResult run = journal.run("killed");
+    ASSERT_TRUE(run.thinned);
+    EXPECT_EQ(run.thinned->every, 4);
+    EXPECT_EQ(run.thinned->recordedSteps, 30'000);
+    EXPECT_EQ(run.steps.size(), 7'500u + 1u); // indices 0, 4, ..., 29,996, and 4,001
+    EXPECT_EQ(run.config.warmupSteps + run.config.measureSteps, 30'000);
+    const PhaseStats exact = computeStats(totals);
+    EXPECT_EQ(run.summary.totalMs.n, exact.n);
+    EXPECT_NEAR(run.summary.totalMs.mean, exact.mean, 1e-9 * exact.mean);
+    EXPECT_NEAR(run.summary.totalMs.std, exact.std, 1e-9 * exact.std);
+    EXPECT_EQ(run.summary.totalMs.min, exact.min);
+    EXPECT_EQ(run.summary.totalMs.max, exact.max);
+    // Within the bin of the order statistic the quantile starts from (0.27% wide).
+    std::sort(totals.begin(), totals.end());
+    const double order = totals[static_cast<size_t>(std::floor(0.5 * (totals.size() - 1)))];
+    EXPECT_NEAR(run.summary.totalMs.median, order, 0.003 * order);
+
+    // Every 4th step cannot show a period: the verdict abstains, saying why.
+    const auto verdicts = judgeRun(run);
+    const auto period = std::find_if(verdicts.begin(), verdicts.end(), [](const RunVerdict& v) {
+        return v.kind == VerdictKind::PeriodicStalls;
+    });
+    ASSERT_NE(period, verdicts.end());
+    EXPECT_EQ(period->certainty, Certainty::Abstained);
+    EXPECT_NE(period->evidence.find("keeps 1 step in 4 of the run's 30000"), std::string::npos)
+        << period->evidence;
+
+    // Written and read back, it keeps its thinning; `show` says what it kept.
+    ResultSet set;
+    set.runs = {run};
+    const ResultSet back = parseResultSet(toJson(set));
+    ASSERT_TRUE(back.runs[0].thinned);
+    EXPECT_EQ(back.runs[0].thinned->every, 4);
+    EXPECT_EQ(back.runs[0].steps.size(), run.steps.size());
+    EXPECT_EQ(thinnedLine(back.runs[0]),
+              "7501 of 30000 steps kept (the warmup, any profiled step, and every 4th); the "
+              "summary covers all of them");
+}
+
+TEST(WatchedRun, AThinnedRunMustCountEveryStepItRecorded) {
+    json run = watchedRun("MyGPT", "MyGPT", 3);
+    run["thinned"] = {{"every", 2}, {"recorded_steps", 5}};
+    EXPECT_NE(
+        refusal(watchedSet({run}))
+            .find("$.runs[0].thinned.recorded_steps: 5 steps recorded, but the config counts 3"),
+        std::string::npos)
+        << refusal(watchedSet({run}));
+    run["thinned"] = {{"every", 1}, {"recorded_steps", 3}};
+    EXPECT_NE(refusal(watchedSet({run})).find("$.runs[0].thinned.every"), std::string::npos)
+        << refusal(watchedSet({run}));
+    run["thinned"] = {{"every", 2}, {"recorded_steps", 3}};
+    EXPECT_EQ(refusal(watchedSet({run})), "accepted");
+}
+
+TEST(PhaseTally, IsComputeStatsWhileFewAndWithinABinPastThat) {
+    PhaseTally few;
+    std::vector<double> values;
+    for (int i = 0; i < 1'000; ++i) {
+        values.push_back(i % 3 == 0 ? 0.0 : 1.0 + (i * 37 % 101) / 10.0);
+        few.add(values.back());
+    }
+    const PhaseStats a = few.stats(), b = computeStats(values);
+    EXPECT_FALSE(few.binned());
+    EXPECT_EQ(a.median, b.median);
+    EXPECT_EQ(a.iqr, b.iqr);
+    EXPECT_EQ(a.noisy, b.noisy);
+    PhaseTally many;
+    std::vector<double> all;
+    for (int i = 0; i < 25'000; ++i) {
+        all.push_back(values[i % values.size()] * (1.0 + i / 1e6));
+        many.add(all.back());
+    }
+    EXPECT_TRUE(many.binned());
+    const PhaseStats c = many.stats(), d = computeStats(all);
+    EXPECT_EQ(c.n, 25'000);
+    EXPECT_EQ(c.min, 0.0); // the bin of zeros
+    EXPECT_NEAR(c.mean, d.mean, 1e-9 * d.mean);
+    EXPECT_NEAR(c.std, d.std, 1e-9 * d.std);
+    // Within the bin of the order statistic each quantile starts from (0.27% wide).
+    std::sort(all.begin(), all.end());
+    for (const auto& [got, q] : {std::pair{c.median, 0.5}, std::pair{c.p95, 0.95}}) {
+        const double order = all[static_cast<size_t>(std::floor(q * (all.size() - 1)))];
+        EXPECT_NEAR(got, order, 0.003 * order) << q;
+    }
 }

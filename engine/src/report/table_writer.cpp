@@ -80,8 +80,10 @@ void writeTable(std::ostream& out, std::span<const RunResult> runs) {
                                    : formatFixed(t.iqr, 3) + " ms with a median of 0")
                 << ")\n";
         }
-        if (const std::string evaluations = evaluationLine(r); !evaluations.empty()) {
-            out << printable(r.id) << ": " << evaluations << '\n';
+        for (const std::string& line : {thinnedLine(r), evaluationLine(r)}) {
+            if (!line.empty()) {
+                out << printable(r.id) << ": " << line << '\n';
+            }
         }
     }
 }

@@ -356,6 +356,10 @@ template <typename J>
 struct BasicReader;
 using Reader = BasicReader<json>;
 using SimdReader = BasicReader<SimdNode>; // a run read by the fast readers
+// A run (an object) dumped with `indent`, each of its sample columns (columns.h) on one line:
+// thousands of numbers, each on a line of its own and indented, would be most of the file.
+// `mark` is a string no value of the run holds. memory_json.cpp.
+std::string dumpWithColumnsInline(json run, int indent, const std::string& mark);
 void memoryFields(Writer& io, const RunResult& r);
 void memoryFields(Reader& io, RunResult& r);
 void memoryFields(SimdReader& io, RunResult& r);

@@ -1,7 +1,8 @@
 // JSON of the memory side of a run (memory_timeline, telemetry, memory_snapshot) and of the
 // CPU allocation trace file (lmprof.alloc-trace/1), plus the largest-allocations summary.
 //
-// Sections: run memory fields · allocation trace file · largest allocations.
+// Sections: a run's dump with its sample columns inline · run memory fields · allocation
+// trace file · largest allocations.
 
 #include "lmprof/engine/alloc_trace.h"
 #include "results/fields.h"
@@ -13,6 +14,49 @@
 namespace lmprof::engine {
 
 namespace json_io {
+
+// ---------------------------------------------------------------------------------------
+// A run's dump with its sample columns inline (json_access.h): the columns are taken out for
+// marks, and put back in their place.
+
+std::string dumpWithColumnsInline(json run, int indent, const std::string& mark) {
+    const auto dump = [indent](const json& j) {
+        return j.dump(indent, ' ', false, json::error_handler_t::replace);
+    };
+    std::vector<std::string> inlined;
+    for (const char* key : {"memory_columns", "telemetry_columns"}) {
+        const auto it = run.find(key);
+        if (indent < 0 || it == run.end() || !it->is_object()) {
+            continue;
+        }
+        for (auto& column : *it) {
+            inlined.push_back(column.dump(-1, ' ', false, json::error_handler_t::replace));
+            column = mark + "-" + std::to_string(inlined.size() - 1);
+        }
+    }
+    const std::string text = dump(run);
+    if (inlined.empty()) {
+        return text;
+    }
+    std::string out;
+    out.reserve(text.size() + [&] {
+        size_t n = 0;
+        for (const auto& s : inlined) {
+            n += s.size();
+        }
+        return n;
+    }());
+    size_t from = 0;
+    for (size_t k = 0; k < inlined.size(); ++k) {
+        const std::string quoted = "\"" + mark + "-" + std::to_string(k) + "\"";
+        const size_t at = text.find(quoted, from);
+        out.append(text, from, at - from);
+        out += inlined[k];
+        from = at + quoted.size();
+    }
+    out.append(text, from);
+    return out;
+}
 
 // ---------------------------------------------------------------------------------------
 // Run memory fields

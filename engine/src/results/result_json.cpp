@@ -302,10 +302,21 @@ void fields(Io& io, Ref<GraphCapture, Io> g) {
     io.between("pool_bytes", g.poolBytes, int64_t{0}, std::numeric_limits<int64_t>::max());
 }
 
+template <typename Io>
+void fields(Io& io, Ref<Thinning, Io> t) {
+    io.between("every", t.every, 2, std::numeric_limits<int>::max(), true);
+    io.between("recorded_steps", t.recordedSteps, 1, std::numeric_limits<int>::max(), true);
+}
+
 // Each step read belongs to the run: its index within the configured steps, one gradient
-// norm per layer group when it has any.
+// norm per layer group when it has any. A thinned run recorded every step its config counts.
 void checkSteps(const RunResult& r, const std::string& path) {
     const int total = r.config.warmupSteps + r.config.measureSteps;
+    if (r.thinned && r.thinned->recordedSteps != total) {
+        fail(path + ".thinned.recorded_steps", std::to_string(r.thinned->recordedSteps) +
+                                                   " steps recorded, but the config counts " +
+                                                   std::to_string(total));
+    }
     const size_t groups = static_cast<size_t>(r.config.model.numLayers) + 3;
     for (size_t i = 0; i < r.steps.size(); ++i) {
         const std::string stepPath = indexed(path, "steps", i);
@@ -354,6 +365,7 @@ void fields(Io& io, Ref<RunResult, Io> r) {
         checkStepCount(arrayMember(io.in, io.path, "steps").size(), io.path + ".steps",
                        r.config.warmupSteps + r.config.measureSteps);
     }
+    io.optionalObject("thinned", r.thinned);
     io.array("steps", r.steps);
     if constexpr (Io::kReads) {
         checkSteps(r, io.path);
@@ -476,52 +488,6 @@ void checkSchema(const json& j) {
 }
 
 } // namespace json_io
-
-namespace {
-
-// A run as an indented dump writes it, but each column of its samples (columns.h) on one
-// line: thousands of numbers, each on a line of its own and indented, would be most of the
-// file. The columns are taken out for marks, and put back in their place.
-std::string dumpWithColumnsInline(json run, int indent, const std::string& mark) {
-    const auto dump = [indent](const json& j) {
-        return j.dump(indent, ' ', false, json::error_handler_t::replace);
-    };
-    std::vector<std::string> inlined;
-    for (const char* key : {"memory_columns", "telemetry_columns"}) {
-        const auto it = run.find(key);
-        if (indent < 0 || it == run.end() || !it->is_object()) {
-            continue;
-        }
-        for (auto& column : *it) {
-            inlined.push_back(column.dump(-1, ' ', false, json::error_handler_t::replace));
-            column = mark + "-" + std::to_string(inlined.size() - 1);
-        }
-    }
-    const std::string text = dump(run);
-    if (inlined.empty()) {
-        return text;
-    }
-    std::string out;
-    out.reserve(text.size() + [&] {
-        size_t n = 0;
-        for (const auto& s : inlined) {
-            n += s.size();
-        }
-        return n;
-    }());
-    size_t from = 0;
-    for (size_t k = 0; k < inlined.size(); ++k) {
-        const std::string quoted = "\"" + mark + "-" + std::to_string(k) + "\"";
-        const size_t at = text.find(quoted, from);
-        out.append(text, from, at - from);
-        out += inlined[k];
-        from = at + quoted.size();
-    }
-    out.append(text, from);
-    return out;
-}
-
-} // namespace
 
 void json_io::writeResultSetJson(const ResultSet& set, int indent, const ChunkWriter& write) {
     // A path or name that is not UTF-8 (Linux allows any bytes) is written with U+FFFD in

@@ -19,26 +19,83 @@ using namespace json_io;
 namespace {
 
 // A `scalars` line: what run.log() gave the last step after it was journaled. Only its loss
-// is a field of a step here. False (skipped) for a line about another step, or a loss that is
-// no number.
-bool amendLast(const json& entry, std::vector<StepRecord>& steps) {
+// is a field of a step here, amended when that step is kept (not thinned out). False
+// (skipped) for a line about another step, or a loss that is no number.
+bool amendLast(const json& entry, StepTally& steps) {
     const auto* index = entry.contains("index") ? &entry["index"] : nullptr;
     const auto* scalars = entry.contains("scalars") ? &entry["scalars"] : nullptr;
-    if (steps.empty() || !index || !index->is_number_integer() ||
-        index->get<int64_t>() != steps.back().index || !scalars || !scalars->is_object()) {
+    if (steps.recorded() == 0 || !index || !index->is_number_integer() ||
+        index->get<int64_t>() != steps.lastIndex() || !scalars || !scalars->is_object()) {
         return false;
     }
-    if (scalars->contains("loss")) {
-        try {
-            steps.back().loss = numberOrNameFrom((*scalars)["loss"], "$.scalars.loss");
-        } catch (const ResultFormatError&) {
-            return false;
-        }
+    StepRecord* last = steps.lastKept();
+    if (!last || last->index != steps.lastIndex() || !scalars->contains("loss")) {
+        return true;
+    }
+    try {
+        last->loss = numberOrNameFrom((*scalars)["loss"], "$.scalars.loss");
+    } catch (const ResultFormatError&) {
+        return false;
     }
     return true;
 }
 
+// Kept whatever the thinning: few, and each read on its own.
+bool special(const StepRecord& s) {
+    return s.warmup || s.opProfiled || s.memorySnapshot;
+}
+
 } // namespace
+
+void StepTally::add(const StepRecord& step) {
+    ++m_recorded;
+    m_warmup += step.warmup ? 1 : 0;
+    m_lastIndex = step.index;
+    if (!special(step)) {
+        m_forward.add(step.forwardMs);
+        m_backward.add(step.backwardMs);
+        m_optimizer.add(step.optimizerMs);
+        m_total.add(step.totalMs);
+    }
+    PeakBytes& peaks = m_peaks[step.warmup ? 0 : 1];
+    peaks.forward = std::max(peaks.forward, step.phasePeakBytes.forward);
+    peaks.backward = std::max(peaks.backward, step.phasePeakBytes.backward);
+    peaks.optimizer = std::max(peaks.optimizer, step.phasePeakBytes.optimizer);
+    if (special(step)) {
+        m_kept.push_back(step);
+        return;
+    }
+    if (step.index % m_every != 0) {
+        return;
+    }
+    m_kept.push_back(step);
+    if (++m_regular > kKeptSteps) {
+        m_every *= 2;
+        std::erase_if(m_kept,
+                      [&](const StepRecord& s) { return !special(s) && s.index % m_every != 0; });
+        m_regular = static_cast<size_t>(std::count_if(
+            m_kept.begin(), m_kept.end(), [](const StepRecord& s) { return !special(s); }));
+    }
+}
+
+std::optional<Thinning> StepTally::thinning() const {
+    return m_every > 1 ? std::optional<Thinning>(Thinning{m_every, m_recorded}) : std::nullopt;
+}
+
+RunSummary StepTally::summary(const RunConfig& config) const {
+    RunSummary summary = summarize(config, m_kept, std::nullopt);
+    if (m_every == 1) {
+        return summary; // every step is there: summarize's own figures
+    }
+    summary.forwardMs = m_forward.stats();
+    summary.backwardMs = m_backward.stats();
+    summary.optimizerMs = m_optimizer.stats();
+    summary.totalMs = m_total.stats();
+    summary.peakBytes = m_peaks[m_recorded > m_warmup ? 1 : 0];
+    const double meanS = summary.totalMs.mean / 1000.0;
+    summary.tflops = meanS > 0.0 ? stepFlops(config) / meanS / 1e12 : 0.0;
+    return summary;
+}
 
 WatchJournal::WatchJournal(std::filesystem::path path) : m_path(std::move(path)) {}
 
@@ -156,13 +213,13 @@ void WatchJournal::take(std::string_view line, std::vector<StepRecord>& out) {
     if (kind != "step") {
         return; // a kind this reader does not know: newer writers may add some
     }
-    if (m_steps.size() >= static_cast<size_t>(kMaxWatchedSteps)) {
+    if (m_steps.recorded() >= kMaxWatchedSteps) {
         ++m_skipped;
         return;
     }
     try {
         StepRecord step = stepFrom(*member(entry, "$", "step", true), "$.step");
-        m_steps.push_back(step);
+        m_steps.add(step);
         out.push_back(std::move(step));
     } catch (const std::exception&) {
         ++m_skipped;
@@ -171,14 +228,13 @@ void WatchJournal::take(std::string_view line, std::vector<StepRecord>& out) {
 
 RunResult WatchJournal::run(const std::string& why) const {
     RunResult run = *m_header;
-    run.steps = m_steps;
-    const auto warmup =
-        std::count_if(m_steps.begin(), m_steps.end(), [](const StepRecord& s) { return s.warmup; });
-    run.config.warmupSteps = static_cast<int>(warmup);
-    run.config.measureSteps = static_cast<int>(m_steps.size()) - run.config.warmupSteps;
+    run.steps = m_steps.kept();
+    run.thinned = m_steps.thinning();
+    run.config.warmupSteps = m_steps.warmup();
+    run.config.measureSteps = m_steps.recorded() - m_steps.warmup();
     run.status = m_end ? m_end->first : RunStatus::Cancelled;
     run.error = m_end ? m_end->second : std::optional<std::string>(why);
-    run.summary = summarize(run.config, run.steps, std::nullopt);
+    run.summary = m_steps.summary(run.config);
     run.summary.tokensPerS = tokensPerSecond(run, run.summary.totalMs.mean);
     return run;
 }

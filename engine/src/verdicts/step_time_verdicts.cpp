@@ -67,6 +67,17 @@ void periodicStalls(const RunResult& run, const Steps& steps, const std::vector<
             abstained(VerdictKind::PeriodicStalls, steps, kStalls, chart::kStepTimes, rule));
         return;
     }
+    if (run.thinned) { // a sample of every N-th step aliases any period (docs/WATCH.md)
+        RunVerdict v = base(VerdictKind::PeriodicStalls, steps, chart::kStepTimes);
+        v.certainty = Certainty::Abstained;
+        v.rule = rule;
+        v.evidence = "the file keeps 1 step in " + std::to_string(run.thinned->every) +
+                     " of the run's " + std::to_string(run.thinned->recordedSteps) +
+                     ", and a period shows only among consecutive steps";
+        v.advice = "watch at most 10000 steps to look for a period";
+        out.push_back(std::move(v));
+        return;
+    }
     // Far more stalls than a period could hold are noise, which the noise rule names.
     if (stalls.indices.size() < 3 || stalls.indices.size() > static_cast<size_t>(steps.n()) / 2) {
         return;

@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import math
 import os
 import platform
 import socket
 import tempfile
 import warnings
-from array import array
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -20,86 +18,13 @@ import torch
 
 from . import _files
 from ._steps import PHASES
+from ._tally import Tally
 
 SCHEMA = "lmprof.results/1.7"
 JOURNAL_SCHEMA = "lmprof.watch-journal/1"
 VERSION = "0.1.0"
-# A step is noisy when its phase's interquartile range exceeds this share of the median:
-# the engine's rule (docs/MEASUREMENT.md).
-NOISY_IQR_RATIO = 0.1
 MAX_DURATION_MS = 1e9  # the C++ reader's bound on a duration (docs/LIMITS.md)
 JOURNAL_SUFFIX = ".steps.jsonl"
-
-
-def _quantile(sorted_values: list[float], q: float) -> float:
-    pos = q * (len(sorted_values) - 1)
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
-
-
-def phase_stats(values: list[float]) -> dict[str, Any]:
-    """n, mean, sample std, median, min, max, p95, cv, iqr and noisy: the engine's
-    definitions (linear interpolation between order statistics)."""
-    n = len(values)
-    if n == 0:
-        return {"n": 0, "mean": 0.0, "std": 0.0, "median": 0.0, "min": 0.0, "max": 0.0,
-                "p95": 0.0, "cv": 0.0, "iqr": 0.0, "noisy": False}
-    ordered = sorted(values)
-    mean = sum(ordered) / n
-    std = math.sqrt(sum((v - mean) ** 2 for v in ordered) / (n - 1)) if n > 1 else 0.0
-    median = _quantile(ordered, 0.5)
-    iqr = _quantile(ordered, 0.75) - _quantile(ordered, 0.25)
-    return {"n": n, "mean": mean, "std": std, "median": median, "min": ordered[0],
-            "max": ordered[-1], "p95": _quantile(ordered, 0.95),
-            "cv": std / mean if mean else 0.0, "iqr": iqr,
-            "noisy": bool(median > 0 and iqr / median > NOISY_IQR_RATIO)}
-
-
-class Tally:
-    """What a run's summary needs of every recorded step: its phase times (48 bytes a step)
-    and the largest per-phase peaks of its warmup and its measured steps. A Run keeps one as
-    steps are recorded; recover() builds one from a journal."""
-
-    def __init__(self) -> None:
-        self.times = {f"{p}_ms": array("d") for p in (*PHASES, "total")}
-        self.warmup = array("b")
-        # Steps an instrument perturbed (an op profile, a memory snapshot): counted in the
-        # config's measure_steps, left out of the statistics (the engine's isMeasured).
-        self.perturbed = array("b")
-        self._peaks = {True: dict.fromkeys(PHASES, 0), False: dict.fromkeys(PHASES, 0)}
-
-    def __len__(self) -> int:
-        return len(self.warmup)
-
-    def measured(self) -> int:
-        """Steps recorded that are not warmup."""
-        return len(self.warmup) - sum(self.warmup)
-
-    def add(self, step: dict[str, Any]) -> None:
-        self.warmup.append(1 if step["warmup"] else 0)
-        self.perturbed.append(1 if step.get("op_profiled") or step.get("memory_snapshot") else 0)
-        for key, values in self.times.items():
-            values.append(step[key])
-        peaks = self._peaks[bool(step["warmup"])]
-        for phase, value in step["peak_allocated_by_phase"].items():
-            peaks[phase] = max(peaks[phase], value)
-
-    def summary(self, tokens_per_step: Optional[int]) -> dict[str, Any]:
-        """Statistics over the measured steps (not warmup, not compiled, not profiled). Peaks come from the
-        measured steps, or from the warmup steps when none finished: the engine's rule."""
-        measured = [i for i, (w, p) in enumerate(zip(self.warmup, self.perturbed))
-                    if not w and not p]
-        summary: dict[str, Any] = {
-            key: phase_stats([values[i] for i in measured]) for key, values in self.times.items()
-        }
-        mean = summary["total_ms"]["mean"]
-        summary["tokens_per_s"] = (tokens_per_step / (mean / 1000.0)
-                                   if tokens_per_step and mean > 0 else 0.0)
-        summary["tflops"] = 0.0
-        summary["mfu"] = None
-        summary["peak_bytes"] = dict(self._peaks[not measured])
-        return summary
 
 
 def _cpu_model() -> str:
@@ -283,22 +208,24 @@ def _step_problem(step: Any) -> Optional[str]:
 
 def recover(journal: "os.PathLike[str] | str") -> dict[str, Any]:
     """The result set of a journal left by a script that was killed: the run with every step
-    the journal holds, ended `cancelled` unless the journal recorded its end. Every line that
-    cannot be read (the one cut by the kill, bytes that are not UTF-8, a step without its
-    index) is skipped and named in one RuntimeWarning; the journal must be a regular file
-    with its header line. Raises ValueError naming the journal."""
+    the journal holds (thinned past KEPT_STEPS as a live run's, its summary over all of them),
+    ended `cancelled` unless the journal recorded its end. Every line that cannot be read (the
+    one cut by the kill, bytes that are not UTF-8, a step without its index) is skipped and
+    named in one RuntimeWarning; the journal must be a regular file with its header line.
+    Memory stays bounded whatever the journal's length. Raises ValueError naming the
+    journal."""
     header: Optional[dict[str, Any]] = None
-    steps: list[dict[str, Any]] = []
+    tally = Tally()
     end: Optional[dict[str, Any]] = None
-    skipped: list[str] = []
-    seen: set[int] = set()
+    skipped = _Skipped()
+    last_index = -1
     with _files.open_regular(journal, "recover") as f:
         for number, raw in enumerate(f, 1):
             try:
                 entry = json.loads(raw.decode("utf-8"))
             except (ValueError, RecursionError) as exc:  # UnicodeDecodeError too
                 why = "not UTF-8" if isinstance(exc, UnicodeDecodeError) else "not JSON"
-                skipped.append(f"line {number}: {why}")
+                skipped.add(f"line {number}: {why}")
                 continue
             kind = entry.get("kind") if isinstance(entry, dict) else None
             if kind == "header":
@@ -309,44 +236,53 @@ def recover(journal: "os.PathLike[str] | str") -> dict[str, Any]:
                 header = entry
             elif kind == "step":
                 problem = _step_problem(entry.get("step"))
-                if problem is None and entry["step"]["index"] in seen:
+                if problem is None and entry["step"]["index"] <= last_index:
                     problem = "a step whose index came before"
                 if problem is not None:
-                    skipped.append(f"line {number}: {problem}")
+                    skipped.add(f"line {number}: {problem}")
                     continue
-                seen.add(entry["step"]["index"])
-                steps.append(entry["step"])
-            elif kind == "scalars" and steps and isinstance(entry.get("scalars"), dict):
-                _amend(steps, entry)
+                last_index = entry["step"]["index"]
+                tally.add(entry["step"])
+            elif kind == "scalars" and isinstance(entry.get("scalars"), dict):
+                # log() after the step was journaled: its step is the last one, if kept
+                step = tally.last_kept()
+                if step is not None and step["index"] == entry.get("index"):
+                    apply_scalars(step, entry["scalars"])
             elif kind == "end" and isinstance(entry.get("status"), str):
                 end = entry
             else:
-                skipped.append(f"line {number}: not a line of an lmprof watch journal")
+                skipped.add(f"line {number}: not a line of an lmprof watch journal")
     if header is None or not isinstance(header.get("run"), dict):
         raise ValueError(f"{journal}: no header line: not an lmprof watch journal")
-    if skipped:
-        shown = "; ".join(skipped[:10]) + (f"; and {len(skipped) - 10} more"
-                                           if len(skipped) > 10 else "")
-        warnings.warn(f"recover: {journal}: {len(skipped)} line(s) skipped: {shown}",
-                      RuntimeWarning, stacklevel=2)
+    if skipped.count:
+        warnings.warn(f"recover: {journal}: {skipped}", RuntimeWarning, stacklevel=2)
     run = dict(header["run"])
-    run["steps"] = steps
+    run["steps"] = tally.kept()
     run["status"] = end["status"] if end else "cancelled"
     run["error"] = end.get("error") if end else "the watched process ended without closing its run"
-    run["config"]["measure_steps"] = sum(1 for s in steps if not s["warmup"])
-    run["config"]["warmup_steps"] = len(steps) - run["config"]["measure_steps"]
-    tally = Tally()
-    for step in steps:
-        tally.add(step)
+    run["config"]["measure_steps"] = tally.measured()
+    run["config"]["warmup_steps"] = len(tally) - tally.measured()
     run["summary"] = tally.summary(run["source"].get("tokens_per_step"))
+    run.update(tally.thinning())
     return result_set([run], header["environment"], header["created"])
 
 
-def _amend(steps: list[dict[str, Any]], entry: dict[str, Any]) -> None:
-    """A `scalars` line: what log() added to a step after it was journaled."""
-    step = next((s for s in reversed(steps) if s["index"] == entry.get("index")), None)
-    if step is not None:
-        apply_scalars(step, entry["scalars"])
+class _Skipped:
+    """The lines recover() could not read: every one counted, the first ten named."""
+
+    def __init__(self) -> None:
+        self.named: list[str] = []
+        self.count = 0
+
+    def add(self, line: str) -> None:
+        self.count += 1
+        if len(self.named) < 10:
+            self.named.append(line)
+
+    def __str__(self) -> str:
+        more = self.count - len(self.named)
+        return (f"{self.count} line(s) skipped: " + "; ".join(self.named)
+                + (f"; and {more} more" if more else ""))
 
 
 def apply_scalars(record: dict[str, Any], scalars: dict[str, Any]) -> None:

@@ -561,15 +561,10 @@ class Run:
             return  # nothing to save: a process that never trained (a launcher, a worker)
         if self._journal is not None:  # recover() reads the run's end should the write fail
             self._journal.write("end", {"status": self._status, "error": self._error})
-        steps = self._journal_steps()
-        document = _results.result_set([self._run_record(steps)], self._env(), self._created)
+        # Every step, or past KEPT_STEPS the thinned ones, with the summary over all of them.
+        record = self._run_record(self._tally.kept()) | self._tally.thinning()
+        document = _results.result_set([record], self._env(), self._created)
         _results.write_result(self._save, document, self._journal)
-
-    def _journal_steps(self) -> list[dict[str, Any]]:
-        """Every recorded step: from memory, or from the journal once the ring has dropped some."""
-        if self._journal is None or len(self._recent) == len(self._tally):
-            return list(self._recent)
-        return _results.recover(self._journal.path)["runs"][0]["steps"]
 
     def _break(self, exc: Exception) -> None:
         self._broken = f"{type(exc).__name__}: {exc}"

@@ -197,6 +197,14 @@ struct RunSource {
     std::optional<std::string> modelNote; // else why not
 };
 
+// A watched run longer than its watcher keeps whole (docs/RESULTS.md, "thinned"): `steps`
+// holds its warmup and perturbed steps and every `every`-th one; its step counts and summary
+// cover all `recordedSteps`.
+struct Thinning {
+    int every = 1;
+    int recordedSteps = 0;
+};
+
 struct RunResult {
     std::string id;
     RunConfig config;
@@ -223,6 +231,7 @@ struct RunResult {
     std::optional<RunSource> source;           // a watched script's run, not the engine's
     std::optional<Evaluation> finalEvaluation; // a watched run's evaluation after its last step
     std::optional<ModuleTimes> moduleTimes;    // a watched run's time per module, when asked
+    std::optional<Thinning> thinned;           // a watched run past its watcher's ring
     // What bounds its steps (docs/VERDICTS.md): judgeRun's, as written or read back; empty
     // until the run is written or read.
     std::vector<RunVerdict> verdicts;
@@ -250,8 +259,13 @@ struct EvaluationTotals {
 };
 EvaluationTotals evaluationTotals(const RunResult& run);
 // "3 evaluation passes (9 forwards): 61.2 ms, 12% of the steps' and passes' time; not in
-// any step's data phase", or "" for a run with none.
+// any step's data phase", or "" for a run with none. A thinned run counts the passes its
+// kept steps carry, and says so.
 std::string evaluationLine(const RunResult& run);
+
+// "10000 of 10000000 steps kept (the warmup and every 1024th); the summary covers all of
+// them", or "" for a run whose steps are all there.
+std::string thinnedLine(const RunResult& run);
 
 // NVML's mean GPU utilisation (0..1) over the run's measured, unperturbed steps, from the
 // telemetry samples taken while they ran; nullopt without such samples.

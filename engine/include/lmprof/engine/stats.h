@@ -2,6 +2,8 @@
 // computes them, so the CLI, the JSON and the GUI always agree.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -52,6 +54,30 @@ private:
     int m_n = 0;
     double m_mean = 0.0;
     double m_m2 = 0.0;
+};
+
+// A phase's statistics over any number of values in bounded memory (docs/WATCH.md, "Long
+// runs"; the Python watcher's _Times): computeStats' own figures while at most kExactValues
+// were added. Past that the count, mean, std, min and max stay exact, and the quantiles come
+// from log-spaced bins 2^(1/kBinsPerOctave) wide, each given as its geometric middle (within
+// 0.14% of the order statistic it holds).
+class PhaseTally {
+public:
+    static constexpr size_t kExactValues = 10'000;
+    static constexpr int kBinsPerOctave = 256;
+
+    void add(double v);
+    PhaseStats stats() const;
+    bool binned() const { return !m_bins.empty(); }
+
+private:
+    double at(double q) const;
+
+    RunningStats m_running;
+    double m_min = 0.0;
+    double m_max = 0.0;
+    std::vector<double> m_exact;
+    std::map<int64_t, int64_t> m_bins; // bin (floor(log2(v) * kBinsPerOctave)) -> count
 };
 
 // Student's t distribution: CDF at t with df degrees of freedom (df > 0, may be fractional),

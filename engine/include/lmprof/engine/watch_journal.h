@@ -7,6 +7,7 @@
 
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/result_set.h"
+#include "lmprof/engine/stats.h"
 
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +20,35 @@ namespace lmprof::engine {
 
 inline constexpr std::string_view kWatchJournalSchema = "lmprof.watch-journal/1";
 inline constexpr std::string_view kWatchJournalSuffix = ".steps.jsonl";
+
+// What a watched run keeps of its steps in memory bounded whatever their number (docs/WATCH.md,
+// "Long runs"), by the Python watcher's rule (its Tally): every step up to kKeptSteps; past
+// that, the warmup and perturbed steps and every `every`-th, `every` doubling each time the
+// others outgrow kKeptSteps. The summary covers every step recorded (PhaseTally).
+class StepTally {
+public:
+    static constexpr size_t kKeptSteps = 10'000;
+
+    void add(const StepRecord& step);
+    const std::vector<StepRecord>& kept() const { return m_kept; }
+    StepRecord* lastKept() { return m_kept.empty() ? nullptr : &m_kept.back(); }
+    int recorded() const { return m_recorded; }
+    int warmup() const { return m_warmup; }
+    int lastIndex() const { return m_lastIndex; }
+    std::optional<Thinning> thinning() const;
+    // summarize()'s summary of the kept steps, its times and peaks taken over every step.
+    RunSummary summary(const RunConfig& config) const;
+
+private:
+    int m_every = 1;
+    int m_recorded = 0;
+    int m_warmup = 0;
+    int m_lastIndex = -1;
+    size_t m_regular = 0; // kept steps that are not special
+    std::vector<StepRecord> m_kept;
+    PhaseTally m_forward, m_backward, m_optimizer, m_total; // measured steps
+    PeakBytes m_peaks[2]; // [0] of the warmup steps, [1] of the others
+};
 
 class WatchJournal {
 public:
@@ -36,10 +66,10 @@ public:
     const std::string& runId() const { return m_header->id; } // started() only
     const std::filesystem::path& path() const { return m_path; }
     int skipped() const { return m_skipped; }
-    size_t stepCount() const { return m_steps.size(); } // steps read so far
-    // The run as the journal has it (started() only): every step so far, its step counts
-    // and summary made from them, ended as the journal's end line says, else `cancelled`
-    // with `why`, since its script never closed it.
+    size_t stepCount() const { return m_steps.recorded(); } // steps read so far
+    // The run as the journal has it (started() only): its steps so far (thinned past
+    // StepTally::kKeptSteps), its step counts and summary over all of them, ended as the journal's
+    // end line says, else `cancelled` with `why`, since its script never closed it.
     RunResult run(const std::string& why) const;
     const Environment& environment() const;
 
@@ -55,7 +85,7 @@ private:
     uintmax_t m_offset = 0;
     std::optional<RunResult> m_header; // the run without its steps
     Environment m_environment;
-    std::vector<StepRecord> m_steps;
+    StepTally m_steps;
     std::optional<std::pair<RunStatus, std::optional<std::string>>>
         m_end; // status and error, once closed
     int m_skipped = 0;
