@@ -20,7 +20,10 @@ namespace lmprof::engine::json_io {
 template <typename J>
 class Columns {
 public:
-    using Element = std::conditional_t<std::is_same_v<J, SimdNode>, SimdNode, const json*>;
+    // A column's values: nlohmann's elements by address; simdjson's read by a cursor, since
+    // a vector of millions of nodes would cost more than the document (issue 56).
+    using Values =
+        std::conditional_t<std::is_same_v<J, SimdNode>, SimdNode::Cursor, std::vector<const json*>>;
 
     Columns(const J& object, const std::string& path) : m_path(path) {
         if (!object.is_object()) {
@@ -47,12 +50,13 @@ public:
 
     size_t rows() const { return m_columns.empty() ? 0 : m_columns.front().values.size(); }
 
-    // Element `row` of column `key`: what lookup() gives for an object's member.
+    // Element `row` of column `key`: what lookup() gives for an object's member. Rows are
+    // read in order (a simdjson column's cursor only goes forward).
     auto at(std::string_view key, size_t row) const {
-        for (const Column& c : m_columns) {
+        for (Column& c : m_columns) {
             if (c.key == key) {
                 if constexpr (std::is_same_v<J, SimdNode>) {
-                    return std::optional<SimdNode>(c.values[row]);
+                    return c.values.at(row);
                 } else {
                     return c.values[row];
                 }
@@ -79,22 +83,25 @@ public:
 private:
     struct Column {
         std::string key;
-        std::vector<Element> values;
+        Values values;
     };
 
     void add(std::string_view key, const J& column) {
         if (!column.is_array()) {
             fail(m_path + "." + std::string(key), "expected an array");
         }
-        std::vector<Element> values;
-        if constexpr (std::is_same_v<J, SimdNode>) {
-            values = column.elements();
-        } else {
-            values.reserve(column.size());
-            for (const json& v : column) {
-                values.push_back(&v);
+        Values values = [&] {
+            if constexpr (std::is_same_v<J, SimdNode>) {
+                return SimdNode::Cursor(column);
+            } else {
+                std::vector<const json*> out;
+                out.reserve(column.size());
+                for (const json& v : column) {
+                    out.push_back(&v);
+                }
+                return out;
             }
-        }
+        }();
         for (Column& c : m_columns) {
             if (c.key == key) { // a repeated key: the last one counts, as for any member
                 c.values = std::move(values);
@@ -104,7 +111,7 @@ private:
         m_columns.push_back({std::string(key), std::move(values)});
     }
 
-    std::vector<Column> m_columns;
+    mutable std::vector<Column> m_columns; // a cursor moves as rows are read
     std::string m_path;
 };
 

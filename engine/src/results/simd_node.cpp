@@ -39,6 +39,11 @@ SimdNode nodeOf(const element& e) {
     return SimdNode(s, static_cast<SimdNode::Type>(e.type()));
 }
 
+using ArrayIterator = simdjson::dom::array::iterator;
+static_assert(sizeof(ArrayIterator) == sizeof(SimdNode::Storage) &&
+                  std::is_trivially_copyable_v<ArrayIterator>,
+              "SimdNode::Cursor keeps simdjson's array iterator as its bytes");
+
 // The members of the objects being read, kept while the reader asks for their fields one
 // after another (a field list asks in the order the writer wrote, so the member after the
 // last one found is looked at first). A parse forgets them all: a place on the tape then
@@ -133,6 +138,32 @@ std::vector<SimdNode> SimdNode::elements() const {
         out.push_back(nodeOf(x));
     }
     return out;
+}
+
+SimdNode::Cursor::Cursor(const SimdNode& node) {
+    const simdjson::dom::array array = elementOf(node.storage()).get_array().value_unsafe();
+    const ArrayIterator first = array.begin();
+    std::memcpy(m_at.bytes, static_cast<const void*>(&first), sizeof(first));
+    m_size = array.size();
+    if (m_size == 0xFFFFFF) { // simdjson's count saturates there: count them
+        m_size = 0;
+        for (auto it = array.begin(); it != array.end(); ++it) {
+            ++m_size;
+        }
+    }
+}
+
+std::optional<SimdNode> SimdNode::Cursor::at(size_t i) {
+    if (i < m_index || i >= m_size) {
+        return std::nullopt;
+    }
+    ArrayIterator it;
+    std::memcpy(static_cast<void*>(&it), m_at.bytes, sizeof(it));
+    for (; m_index < i; ++m_index) {
+        ++it;
+    }
+    std::memcpy(m_at.bytes, static_cast<const void*>(&it), sizeof(it));
+    return nodeOf(*it);
 }
 
 std::vector<std::pair<std::string_view, SimdNode>> SimdNode::members() const {

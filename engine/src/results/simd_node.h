@@ -83,6 +83,21 @@ public:
     struct Storage {
         alignas(8) std::byte bytes[16];
     };
+
+    // An array's elements read one after another, with no vector of them all: a column of
+    // millions of samples (columns.h) costs nothing beyond its document's tape.
+    class Cursor {
+    public:
+        explicit Cursor(const SimdNode& array);
+        size_t size() const { return m_size; }
+        // Element `i`, at or after the one asked before (nullopt for one before it).
+        std::optional<SimdNode> at(size_t i);
+
+    private:
+        Storage m_at; // simdjson's iterator at element m_index, as bytes
+        size_t m_index = 0;
+        size_t m_size = 0;
+    };
     SimdNode(const Storage& element, Type type) : m_element(element), m_type(type) {}
     const Storage& storage() const { return m_element; }
 
