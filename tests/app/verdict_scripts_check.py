@@ -8,6 +8,7 @@ to warn about any script, so they are left out of "no other warning". Every scri
 one thread, so that a busy machine slows it without changing where its time goes.
 
     verdict_scripts_check.py --cli build/app/lmprof-cli --workdir DIR [--python PYTHON]
+                             [--only NAME]
 """
 
 from __future__ import annotations
@@ -175,12 +176,15 @@ def main() -> int:
     parser.add_argument("--cli", required=True)
     parser.add_argument("--workdir", required=True)
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--only", choices=sorted(SCRIPTS),
+                        help="run this script alone (ctest runs each as a test of its own)")
     args = parser.parse_args()
     work = Path(args.workdir)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     failures = []
-    for name, body in SCRIPTS.items():
+    scripts = {args.only: SCRIPTS[args.only]} if args.only else SCRIPTS
+    for name, body in scripts.items():
         script = work / f"{name}.py"
         script.write_text(HEAD + body)
         out = work / f"{name}.json"
@@ -206,7 +210,7 @@ def main() -> int:
             failures.append(f"{name}: show prints no advice:\n{show.stdout}")
     for f in failures:
         print("FAIL:", f)
-    print(f"verdict_scripts_check: {len(SCRIPTS)} scripts, {len(failures)} failures")
+    print(f"verdict_scripts_check: {len(scripts)} script(s), {len(failures)} failures")
     return 1 if failures else 0
 
 

@@ -2,13 +2,23 @@
 # End to end: the real lmprof window under Xvfb (Mesa software GL) with the scriptable
 # launch; the screenshot must be full-size and not blank. Then the no-display fallback.
 # Usage: gui_e2e.sh LMPROF PNG_CHECK WORKDIR [PYTHON (with torch, for a watched script)]
+#        [SECTIONS: a comma list of core, charts, restore, layout, demo, lab, remote, many,
+#        watched; default all]
+# ctest runs each section as a test of its own, so that none needs minutes (issue 56). A
+# section's body is not indented: it holds heredocs.
 set -euo pipefail
 # A step that fails says which, with its exit code (a crash of the window under load once
 # failed this test with no message).
 trap 'trap_rc=$?; [[ $- == *e* ]] && echo "gui_e2e.sh: line $LINENO exited $trap_rc" >&2' ERR
-lmprof=$1 png_check=$2 work=$3 python=${4:-}
+lmprof=$1 png_check=$2 work=$3 python=${4:-} sections=${5:-all}
+want() { [ "$sections" = all ] || [[ ",$sections," == *",$1,"* ]]; }
+cli="$(dirname "$lmprof")/lmprof-cli"
+layout_check="$(dirname "$0")/layout_check.py"
 rm -rf "$work" && mkdir -p "$work"
 export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
+
+# === core: a run in the window, its layout and forms kept and resumed
+if want core; then
 
 xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$lmprof" --model tiny --ctx 64 --steps 8 --warmup 2 --device cpu -q \
@@ -17,25 +27,6 @@ xvfb-run -a -s "-screen 0 1600x1000x24" \
 test -f "$work/config/imgui.ini" || { echo "layout was not saved"; exit 1; }
 # The window's size is kept with its layout, for the next launch to open at.
 grep -q '"window_size"' "$work/config/settings.json" || { echo "window size not kept"; exit 1; }
-# The layout (docs/WINDOW.md, "Layout"): every window in front in turn at 1280x720 and
-# 1920x1080, with a screenshot each; every plot drawn is readable by the window's own layout
-# report. The window list is the one a wrong name is refused with.
-layout_check="$(dirname "$0")/layout_check.py"
-mkdir -p "$work/layout"
-echo '{"lmprof_demo": 1, "steps": [{"do": "show", "window": "?"}]}' > "$work/layout/names.json"
-names=$(LMPROF_CONFIG_DIR="$work/layout/config" xvfb-run -a -s "-screen 0 1280x720x24" \
-  "$lmprof" --demo "$work/layout/names.json" \
-  --exit-when-done 2>&1 | sed -n "s/.*'?' is not a window (\(.*\))$/\1/p" || true)
-IFS=',' read -ra windows <<< "${names//, /,}"
-[ "${#windows[@]}" -ge 15 ] || { echo "window list not found: $names"; exit 1; }
-for size in 1280x720 1920x1080; do
-  out="$work/layout/$size" && mkdir -p "$out"
-  python3 "$layout_check" demo "$out" "${windows[@]}" > "$out/demo.json"
-  LMPROF_CONFIG_DIR="$out/config" xvfb-run -a -s "-screen 0 ${size}x24" "$lmprof" \
-    --demo "$out/demo.json" --window-size "$size" --exit-when-done
-  python3 "$layout_check" check "$out"/layout-*.json
-  for png in "$out"/tab-*.png; do "$png_check" "$png" "${size%x*}" "${size#*x}"; done
-done
 # A layout saved crushed (the charts 80 px tall) is repaired at the next launch.
 mkdir -p "$work/crushed" && cp "$work/config/imgui.ini" "$work/config/settings.json" "$work/crushed/"
 python3 "$layout_check" crush "$work/crushed/imgui.ini"
@@ -59,6 +50,11 @@ grep -q '"contexts": "32, 96"' "$settings" || { echo "Sweep did not resume"; exi
 LMPROF_CONFIG_DIR="$work/forms" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --ctx 256 \
   --exit-when-done
 grep -q '"context_length": 256' "$settings" || { echo "--ctx did not win"; exit 1; }
+
+fi # core
+
+# === charts: Memory, Ops and a failed run, with their charts exported
+if want charts; then
 
 # The Memory view in front, with a memory snapshot of step 1 recorded through the window's
 # run path: the allocation trace is written and the run's result points at it.
@@ -116,6 +112,11 @@ rc=$?
 set -e
 [ "$rc" -ne 0 ] || { echo "an OOM autorun must exit non-zero"; exit 1; }
 "$png_check" "$work/oom.png" 1600 1000
+
+fi # charts
+
+# === restore: autosave and restore, folders refused, SIGTERM
+if want restore; then
 
 # Nothing lost: each finished run is autosaved (fsynced JSON lines) in the config dir; the
 # next launch offers to restore it. --restore-last answers the offer as a person would in
@@ -219,6 +220,34 @@ set -e
 [ -s "$work/sigterm/imgui.ini" ] || { echo "layout not written on SIGTERM"; exit 1; }
 [ -s "$work/sigterm.json" ] || { echo "--save-on-exit not written on SIGTERM"; exit 1; }
 export LMPROF_CONFIG_DIR="$work/config"
+fi # restore
+
+# === layout: every window in front at 1280x720 and 1920x1080, each plot readable
+if want layout; then
+
+# The layout (docs/WINDOW.md, "Layout"): every window in front in turn at 1280x720 and
+# 1920x1080, with a screenshot each; every plot drawn is readable by the window's own layout
+# report. The window list is the one a wrong name is refused with.
+mkdir -p "$work/layout"
+echo '{"lmprof_demo": 1, "steps": [{"do": "show", "window": "?"}]}' > "$work/layout/names.json"
+names=$(LMPROF_CONFIG_DIR="$work/layout/config" xvfb-run -a -s "-screen 0 1280x720x24" \
+  "$lmprof" --demo "$work/layout/names.json" \
+  --exit-when-done 2>&1 | sed -n "s/.*'?' is not a window (\(.*\))$/\1/p" || true)
+IFS=',' read -ra windows <<< "${names//, /,}"
+[ "${#windows[@]}" -ge 15 ] || { echo "window list not found: $names"; exit 1; }
+for size in 1280x720 1920x1080; do
+  out="$work/layout/$size" && mkdir -p "$out"
+  python3 "$layout_check" demo "$out" "${windows[@]}" > "$out/demo.json"
+  LMPROF_CONFIG_DIR="$out/config" xvfb-run -a -s "-screen 0 ${size}x24" "$lmprof" \
+    --demo "$out/demo.json" --window-size "$size" --exit-when-done
+  python3 "$layout_check" check "$out"/layout-*.json
+  for png in "$out"/tab-*.png; do "$png_check" "$png" "${size%x*}" "${size#*x}"; done
+done
+
+fi # layout
+
+# === demo: a demo recorded to video, and a demo refused
+if want demo; then
 
 # A demo script played by the window and recorded to video at 1280x720: two runs overlaid,
 # three windows shown, a chart saved. ffprobe checks the video's size, frame count and
@@ -254,11 +283,14 @@ rc=$?
 set -e
 [ "$rc" -eq 2 ] && echo "$out" | grep -q "steps\[1\].do: 'rn' is not a step" ||
   { echo "bad demo not refused ($rc): $out"; exit 1; }
+fi # demo
+
+# === lab: the Precision lab and Distributed views
+if want lab; then
 
 # The Precision lab: the CLI's tables opened in the window (a result set with only the lab),
 # beside runs in two precisions with gradient norms; its four charts exported, four
 # different pictures; saving from the window keeps the lab's tables.
-cli="$(dirname "$lmprof")/lmprof-cli"
 lab_dir="$work/lab" && mkdir -p "$lab_dir"
 "$cli" precision accumulate --device cpu --max-terms 10000 --json "$lab_dir/acc.json" > /dev/null
 "$cli" precision dtypes --model toy --precision fp16 --device cpu --json "$lab_dir/dtypes.json" > /dev/null
@@ -300,6 +332,10 @@ done
   { echo "the window's DDP run or the opened ones lack their ranks"; exit 1; }
 grep -q '"id": "tiny-ctx16-fp32-train-ddp2-bucketed-1"' "$ddp_dir/saved.json" ||
   { echo "the window's DDP run is missing"; exit 1; }
+fi # lab
+
+# === remote: a remote engine and a study on it
+if want remote; then
 
 # Remote engine (docs/REMOTE.md): the window drives an lmprof-cli serve on loopback; the
 # charts fill from the server's events and the run lands in the window's autosave and
@@ -355,6 +391,10 @@ grep -q '"status":"ok"' "$remote_dir/config/autosave.jsonl" ||
   { echo "the remote run is not in the window's autosave"; exit 1; }
 grep -q '"status":"ok"' "$remote_dir/server/server/autosave.jsonl" ||
   { echo "the server did not autosave the run"; exit 1; }
+fi # remote
+
+# === many: many runs, and File > Open on its own thread
+if want many; then
 
 # Many runs (issue 29): a 16-run sweep opened and its Step times exported at 1200x700. Colours
 # repeat past eight, so each later run carries a marker, named in its legend entry; the
@@ -385,6 +425,10 @@ LMPROF_CONFIG_DIR="$many/open-config" xvfb-run -a -s "-screen 0 1280x720x24" "$l
   --window-size 1280x720 --demo "$many/open.json" --exit-when-done > "$many/open.log" 2>&1 ||
   { cat "$many/open.log"; echo "opening on its own thread failed"; exit 1; }
 "$png_check" "$many/opened.png" 1280 720
+fi # many
+
+# === watched: a watched script, and the no-display fallback
+if want watched; then
 
 # Your own loop (docs/WATCH.md): `lmprof -- python train.py` runs an unmodified PyTorch script
 # with the watcher serving its run, and the window shows it live as its autorun: Step times
@@ -428,4 +472,6 @@ out=$(env -u DISPLAY -u WAYLAND_DISPLAY "$lmprof" --model tiny --ctx 16 --batch 
       --steps 1 --warmup 0 --device cpu -q 2>&1)
 echo "$out" | grep -q "cannot open a window" || { echo "no fallback message: $out"; exit 1; }
 echo "$out" | grep -q "| tiny " || { echo "no benchmark table: $out"; exit 1; }
-echo "gui_e2e: 17 passed, 0 failed"
+fi # watched
+
+echo "gui_e2e: sections ${sections} passed"
