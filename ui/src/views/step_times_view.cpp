@@ -250,6 +250,16 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
                 plot::cornerNote("warmup steps are above the top");
             }
         }
+        // A long run's file keeps a sample of its steps (docs/WATCH.md, "Long runs").
+        const auto thinned = std::find_if(runs.begin(), runs.end(),
+                                          [](const RunView* r) { return r->result.thinned; });
+        if (anySteps && thinned != runs.end()) {
+            const engine::Thinning& t = *(*thinned)->result.thinned;
+            plot::cornerNote(("1 step in " + std::to_string(t.every) + " drawn, of " +
+                              std::to_string(t.recordedSteps) +
+                              (runs.size() > 1 ? " (" + (*thinned)->result.id + ")" : ""))
+                                 .c_str());
+        }
         if (band) {
             plot::bandNote(*band);
             plot::bandTooltip(runs, &StepSeries::total, "%.2f ms");
