@@ -521,3 +521,33 @@ TEST(PlotAxes, LogTicksCoverTheRangeWithReadableValues) {
     EXPECT_TRUE(plot::logTicks(plot::Range{}).empty());
     EXPECT_TRUE(plot::logTicks(plot::Range{-1, 10}).empty());
 }
+
+TEST(RunStore, AWatchedRunStreamingPastTheRingIsThinnedAsItsFileWillBe) {
+    // A script watched live for 25,000 steps: the window keeps what the saved file keeps
+    // (engine::StepTally, docs/WATCH.md "Long runs"), its series match those steps, and its
+    // summary covers every one of them.
+    std::vector<double> totals;
+    for (int i = 0; i < 25'000; ++i) {
+        totals.push_back(10.0 + (i * 7919 % 100) / 10.0);
+    }
+    auto events = syntheticRun(0, totals, 2);
+    auto& header = std::get<engine::RunStarted>(events.front()).header;
+    header.source = engine::RunSource{};
+    RunStore store;
+    store.apply(events);
+    RunView& v = store.runs()[0];
+    ASSERT_TRUE(v.result.thinned);
+    EXPECT_EQ(v.result.thinned->every, 4);
+    EXPECT_EQ(v.result.thinned->recordedSteps, 25'000);
+    EXPECT_EQ(v.result.steps.size(), 2u + 6'249u); // the warmup, and 4, 8, ..., 24,996
+    EXPECT_EQ(v.series.total.size(), v.result.steps.size());
+    EXPECT_EQ(v.series.index.back(), 24'996);
+    EXPECT_EQ(v.liveSummary().totalMs.n, 24'998);
+    // The running band is over every measured step up to the last one kept, not over the
+    // kept ones only.
+    double sum = 0.0;
+    for (size_t i = 2; i <= 24'996; ++i) {
+        sum += totals[i];
+    }
+    EXPECT_NEAR(v.series.runMean.back(), sum / 24'995.0, 1e-9);
+}

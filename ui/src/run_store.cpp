@@ -22,8 +22,40 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 } // namespace
 
 void RunView::addStep(const StepRecord& s) {
+    if (result.source) {
+        addWatchedStep(s);
+        return;
+    }
     result.steps.push_back(s);
     stepSeries(s);
+}
+
+void RunView::addWatchedStep(const StepRecord& s) {
+    const int everyBefore = result.thinned ? result.thinned->every : 1;
+    m_watched.add(s);
+    result.thinned = m_watched.thinning(); // its count of steps grows with every one
+    m_summaryDirty = true;
+    if ((result.thinned ? result.thinned->every : 1) != everyBefore) {
+        // The stride doubled: the steps and their series are the kept ones again, and the
+        // running band keeps its figures over every step.
+        if (isMeasured(s)) {
+            m_running.add(s.totalMs);
+        }
+        const RunningStats running = m_running;
+        result.steps = m_watched.kept();
+        series = {};
+        stepEndS = {};
+        reserveSeries(result.steps.size(), 0);
+        for (const StepRecord& kept : result.steps) {
+            stepSeries(kept);
+        }
+        m_running = running;
+    } else if (!m_watched.kept().empty() && m_watched.kept().back().index == s.index) {
+        result.steps.push_back(s);
+        stepSeries(s);
+    } else if (isMeasured(s)) {
+        m_running.add(s.totalMs); // thinned out, but in the band
+    }
 }
 
 void RunView::stepSeries(const StepRecord& s) {
@@ -203,7 +235,8 @@ const RunSummary& RunView::liveSummary() {
         return result.summary;
     }
     if (m_summaryDirty) {
-        m_liveSummary = summarize(result.config, result.steps, std::nullopt);
+        m_liveSummary = m_watched.thinning() ? m_watched.summary(result.config)
+                                             : summarize(result.config, result.steps, std::nullopt);
         m_summaryDirty = false;
     }
     return m_liveSummary;

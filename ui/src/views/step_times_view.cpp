@@ -188,6 +188,25 @@ void StepTimesView::drawRuns(const std::vector<RunView*>& runs, bool comparing) 
     }
 }
 
+namespace {
+
+// A long run's file keeps a sample of its steps (docs/WATCH.md, "Long runs"): the first
+// such run among those drawn says how many it draws.
+void thinnedNote(const std::vector<RunView*>& runs) {
+    const auto thinned =
+        std::find_if(runs.begin(), runs.end(), [](const RunView* r) { return r->result.thinned; });
+    if (thinned == runs.end()) {
+        return;
+    }
+    const engine::Thinning& t = *(*thinned)->result.thinned;
+    plot::cornerNote(("1 step in " + std::to_string(t.every) + " drawn, of " +
+                      std::to_string(t.recordedSteps) +
+                      (runs.size() > 1 ? " (" + (*thinned)->result.id + ")" : ""))
+                         .c_str());
+}
+
+} // namespace
+
 void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
     if (ImPlot::BeginPlot("##steptimes", size)) {
@@ -250,15 +269,8 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
                 plot::cornerNote("warmup steps are above the top");
             }
         }
-        // A long run's file keeps a sample of its steps (docs/WATCH.md, "Long runs").
-        const auto thinned = std::find_if(runs.begin(), runs.end(),
-                                          [](const RunView* r) { return r->result.thinned; });
-        if (anySteps && thinned != runs.end()) {
-            const engine::Thinning& t = *(*thinned)->result.thinned;
-            plot::cornerNote(("1 step in " + std::to_string(t.every) + " drawn, of " +
-                              std::to_string(t.recordedSteps) +
-                              (runs.size() > 1 ? " (" + (*thinned)->result.id + ")" : ""))
-                                 .c_str());
+        if (anySteps) {
+            thinnedNote(runs);
         }
         if (band) {
             plot::bandNote(*band);

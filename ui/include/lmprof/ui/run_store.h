@@ -7,6 +7,7 @@
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/session_interface.h"
 #include "lmprof/engine/stats.h"
+#include "lmprof/engine/watch_journal.h"
 
 #include <map>
 #include <optional>
@@ -101,6 +102,7 @@ private:
     void sampleSeries(const engine::MemorySample& sample);
     void telemetrySeries(const engine::TelemetrySample& sample);
     void addPeaks(const engine::StepRecord& step);
+    void addWatchedStep(const engine::StepRecord& step);
     void finish(engine::RunResult result);
     // Room for a whole run's series at once (a run opened from a file), so that none of its
     // vectors ends up with up to twice the room it needs.
@@ -111,7 +113,10 @@ private:
     uint64_t m_timelineUsed = 0; // when ensureTimeline last asked (a counter)
     bool m_summaryDirty = true;
     engine::RunSummary m_liveSummary;
-    engine::RunningStats m_running;    // the measured steps so far: the running band
+    engine::RunningStats m_running; // the measured steps so far: the running band
+    // A watched script's run as it streams: its steps thinned by the watcher's rule past
+    // StepTally::kKeptSteps, and its summary over all of them (docs/WATCH.md, "Long runs").
+    engine::StepTally m_watched;
     std::optional<double> m_openSpanS; // a phase's start boundary seen, its end not yet
     size_t m_spansWithPeaks = 0;
 };
