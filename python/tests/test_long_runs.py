@@ -98,3 +98,19 @@ def test_a_long_watched_run_saves_thinned_steps_and_recover_agrees(
     assert recovered["thinned"] == saved["thinned"]
     assert [s["index"] for s in recovered["steps"]] == [s["index"] for s in saved["steps"]]
     assert recovered["summary"] == saved["summary"]
+
+
+def test_past_the_steps_a_reader_takes_a_run_records_no_more_and_says_so_once(
+        model: TinyGPT, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The C++ reader takes at most 10^8 steps in a config's counts: 50 stand for them here.
+    monkeypatch.setattr(_tally, "MAX_STEPS", 50)
+    save = tmp_path / "run.json"
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    run = lmprof.watch(model, opt, save=save)
+    with pytest.warns(RuntimeWarning, match="at most 100000000 steps") as told:
+        train_steps(run, model, opt, 60)
+    assert len([w for w in told if "at most" in str(w.message)]) == 1
+    run.close()
+    saved = json.loads(save.read_text())["runs"][0]
+    assert saved["config"]["warmup_steps"] + saved["config"]["measure_steps"] == 50
+    assert saved["steps"][-1]["index"] == 49

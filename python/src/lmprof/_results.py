@@ -18,7 +18,7 @@ import torch
 
 from . import _files
 from ._steps import PHASES
-from ._tally import Tally
+from ._tally import MAX_STEPS, Tally
 
 SCHEMA = "lmprof.results/1.7"
 JOURNAL_SCHEMA = "lmprof.watch-journal/1"
@@ -242,7 +242,8 @@ def recover(journal: "os.PathLike[str] | str") -> dict[str, Any]:
                     skipped.add(f"line {number}: {problem}")
                     continue
                 last_index = entry["step"]["index"]
-                tally.add(entry["step"])
+                if not tally.add(entry["step"]):
+                    skipped.add(f"line {number}: past the {MAX_STEPS} steps a run records")
             elif kind == "scalars" and isinstance(entry.get("scalars"), dict):
                 # log() after the step was journaled: its step is the last one, if kept
                 step = tally.last_kept()

@@ -30,9 +30,10 @@ from ._model import autocast_dtype, compiled_graphs, device_of, model_class, pro
 from ._nvtx import Ranges
 from ._steps import (OpenStep, check_scalar, finish, held_scalar, json_number, perturbed,
                      read_scalar, readable, span_marks, warmup_steps)
+from ._tally import MAX_STEPS
 
-# Finished step records held in memory (Run.steps); the summary keeps every step's phase
-# times (48 bytes a step), and `save` keeps every record on disk.
+# Finished step records held in memory (Run.steps); the summary and the steps a result set
+# holds are bounded too (_tally.py), and `save` keeps every record on disk.
 RECENT_STEPS = 10_000
 # tokens_per_step's bound: exact as a double, and within the C++ reader's int64.
 MAX_TOKENS_PER_STEP = 2**53
@@ -477,8 +478,12 @@ class Run:
         return self._server.port if self._server is not None else None
 
     def _publish(self, record: dict[str, Any]) -> None:
+        if not self._tally.add(record):  # past what the C++ reader takes (docs/LIMITS.md)
+            if self._tally.unrecorded == 1:
+                warnings.warn(f"lmprof records at most {MAX_STEPS} steps of a run; later "
+                              "steps are not recorded", RuntimeWarning, stacklevel=2)
+            return
         self._recent.append(record)
-        self._tally.add(record)
         if self._listen is not None and len(self._tally) == 1:  # the device is known now
             self._environment = None
             if self._serve_at_first_step:
@@ -555,16 +560,18 @@ class Run:
         self._instruments.close()
         if self._server is not None:
             if self._tally:
-                self._server.finished(self._run_record(list(self._recent)))
+                self._server.finished(self._final_record())
             self._server.close()
         if self._save is None or not self._tally:
             return  # nothing to save: a process that never trained (a launcher, a worker)
         if self._journal is not None:  # recover() reads the run's end should the write fail
             self._journal.write("end", {"status": self._status, "error": self._error})
-        # Every step, or past KEPT_STEPS the thinned ones, with the summary over all of them.
-        record = self._run_record(self._tally.kept()) | self._tally.thinning()
-        document = _results.result_set([record], self._env(), self._created)
+        document = _results.result_set([self._final_record()], self._env(), self._created)
         _results.write_result(self._save, document, self._journal)
+
+    def _final_record(self) -> dict[str, Any]:
+        """Every step, or past KEPT_STEPS the thinned ones, with the summary over all."""
+        return self._run_record(self._tally.kept()) | self._tally.thinning()
 
     def _break(self, exc: Exception) -> None:
         self._broken = f"{type(exc).__name__}: {exc}"

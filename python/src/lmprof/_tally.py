@@ -15,6 +15,9 @@ from ._steps import PHASES
 
 # As many steps as the live server's ring: a run this long is kept whole.
 KEPT_STEPS = 10_000
+# The most steps a run records: the C++ reader's bound on a config's step counts
+# (kMaxWatchedSteps). Past it a step is not recorded, and the script is told once.
+MAX_STEPS = 100_000_000
 # Histogram bins per doubling of a time: each bin spans 2^(1/256), about 0.27%.
 BINS_PER_OCTAVE = 256
 QUANTILE_ERROR = 2 ** (0.5 / BINS_PER_OCTAVE) - 1  # half a bin, relative: 0.14%
@@ -121,6 +124,7 @@ class Tally:
         self.times = {f"{p}_ms": _Times() for p in (*PHASES, "total")}
         self.every = 1  # the thinning: a regular step is kept when its index is a multiple
         self._recorded = 0
+        self.unrecorded = 0  # steps past MAX_STEPS
         self._measured = 0
         self._kept: list[dict[str, Any]] = []
         self._regular = 0  # kept steps that are not special
@@ -133,7 +137,12 @@ class Tally:
         """Steps recorded that are not warmup."""
         return self._measured
 
-    def add(self, step: dict[str, Any]) -> None:
+
+    def add(self, step: dict[str, Any]) -> bool:
+        """Records the step; False (and counted in `unrecorded`) past MAX_STEPS."""
+        if self._recorded >= MAX_STEPS:
+            self.unrecorded += 1
+            return False
         self._recorded += 1
         warmup = bool(step["warmup"])
         self._measured += 0 if warmup else 1
@@ -144,6 +153,7 @@ class Tally:
         for phase, value in step["peak_allocated_by_phase"].items():
             peaks[phase] = max(peaks[phase], value)
         self._keep(step)
+        return True
 
     def _keep(self, step: dict[str, Any]) -> None:
         if _special(step):
@@ -171,13 +181,13 @@ class Tally:
         return {"thinned": {"every": self.every, "recorded_steps": self._recorded}}
 
     def summary(self, tokens_per_step: Optional[int]) -> dict[str, Any]:
-        """Statistics over the measured steps. Peaks come from the measured steps, or from
-        the warmup steps when none finished: the engine's rule."""
+        """Statistics over the measured steps. Peaks come from the steps after the warmup
+        (profiled ones too), or from the warmup steps when none finished: the engine's rule."""
         summary: dict[str, Any] = {key: times.stats() for key, times in self.times.items()}
         mean = summary["total_ms"]["mean"]
         summary["tokens_per_s"] = (tokens_per_step / (mean / 1000.0)
                                    if tokens_per_step and mean > 0 else 0.0)
         summary["tflops"] = 0.0
         summary["mfu"] = None
-        summary["peak_bytes"] = dict(self._peaks[summary["total_ms"]["n"] == 0])
+        summary["peak_bytes"] = dict(self._peaks[self._measured == 0])
         return summary
