@@ -11,11 +11,13 @@
 #include "lmprof/engine/verdicts.h"
 #include "lmprof/engine/watch_journal.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <sys/wait.h>
@@ -310,14 +312,13 @@ std::vector<RunResult> finalRuns(const fs::path& dir, std::map<std::string, Watc
     std::vector<RunResult> runs;
     for (auto& [name, journal] : journals) {
         try {
-            const size_t seen = journal.stepCount();
+            const int seen = journal.lastIndex(); // a long run's steps are thinned
             if (auto run = finalRun(dir, name, journal, ended, environment)) {
-                if (run->steps.size() > seen) {
-                    print(run->id,
-                          std::vector<StepRecord>(run->steps.begin() +
-                                                      static_cast<std::ptrdiff_t>(seen),
-                                                  run->steps.end()),
-                          true);
+                std::vector<StepRecord> later;
+                std::copy_if(run->steps.begin(), run->steps.end(), std::back_inserter(later),
+                             [&](const StepRecord& s) { return s.index > seen; });
+                if (!later.empty()) {
+                    print(run->id, later, true);
                 }
                 runs.push_back(std::move(*run));
             }

@@ -149,8 +149,8 @@ std::string thinnedLine(const RunResult& run) {
         return "";
     }
     return std::to_string(run.steps.size()) + " of " + std::to_string(run.thinned->recordedSteps) +
-           " steps kept (the warmup, any profiled step, and every " +
-           std::to_string(run.thinned->every) + "th); the summary covers all of them";
+           " steps kept (the warmup, any profiled step, and 1 in " +
+           std::to_string(run.thinned->every) + " of the others); the summary covers all of them";
 }
 
 double tokensPerSecond(const RunResult& run, double stepMs) {

@@ -52,7 +52,7 @@ double PhaseTally::at(double q) const {
         if (seen > rank) {
             const double middle =
                 bin == kZeroBin ? 0.0
-                                : std::exp2((static_cast<double>(bin) + 0.5) / kBinsPerOctave);
+                                : std::pow(2.0, (static_cast<double>(bin) + 0.5) / kBinsPerOctave);
             return std::clamp(middle, m_min, m_max);
         }
     }

@@ -487,8 +487,8 @@ TEST(WatchJournal, ALongRunIsKeptThinnedWithItsSummaryOverEveryStep) {
     EXPECT_EQ(back.runs[0].thinned->every, 4);
     EXPECT_EQ(back.runs[0].steps.size(), run.steps.size());
     EXPECT_EQ(thinnedLine(back.runs[0]),
-              "7501 of 30000 steps kept (the warmup, any profiled step, and every 4th); the "
-              "summary covers all of them");
+              "7501 of 30000 steps kept (the warmup, any profiled step, and 1 in 4 of the "
+              "others); the summary covers all of them");
 }
 
 TEST(WatchedRun, AThinnedRunMustCountEveryStepItRecorded) {

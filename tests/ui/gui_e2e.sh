@@ -12,6 +12,10 @@ set -euo pipefail
 trap 'trap_rc=$?; [[ $- == *e* ]] && echo "gui_e2e.sh: line $LINENO exited $trap_rc" >&2' ERR
 lmprof=$1 png_check=$2 work=$3 python=${4:-} sections=${5:-all}
 want() { [ "$sections" = all ] || [[ ",$sections," == *",$1,"* ]]; }
+for name in ${sections//,/ }; do # a misspelt section would run nothing and pass
+  [[ " all core charts restore layout demo lab remote many watched " == *" $name "* ]] ||
+    { echo "gui_e2e.sh: no section '$name'"; exit 2; }
+done
 cli="$(dirname "$lmprof")/lmprof-cli"
 layout_check="$(dirname "$0")/layout_check.py"
 rm -rf "$work" && mkdir -p "$work"

@@ -219,6 +219,10 @@ void WatchJournal::take(std::string_view line, std::vector<StepRecord>& out) {
     }
     try {
         StepRecord step = stepFrom(*member(entry, "$", "step", true), "$.step");
+        if (step.index <= m_steps.lastIndex()) {
+            ++m_skipped; // a step whose index came before (recover() skips it too)
+            return;
+        }
         m_steps.add(step);
         out.push_back(std::move(step));
     } catch (const std::exception&) {

@@ -263,8 +263,8 @@ EvaluationTotals evaluationTotals(const RunResult& run);
 // kept steps carry, and says so.
 std::string evaluationLine(const RunResult& run);
 
-// "10000 of 10000000 steps kept (the warmup and every 1024th); the summary covers all of
-// them", or "" for a run whose steps are all there.
+// "7817 of 1000000 steps kept (the warmup, any profiled step, and 1 in 128 of the others);
+// the summary covers all of them", or "" for a run whose steps are all there.
 std::string thinnedLine(const RunResult& run);
 
 // NVML's mean GPU utilisation (0..1) over the run's measured, unperturbed steps, from the

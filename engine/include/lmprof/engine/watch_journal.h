@@ -67,6 +67,7 @@ public:
     const std::filesystem::path& path() const { return m_path; }
     int skipped() const { return m_skipped; }
     size_t stepCount() const { return m_steps.recorded(); } // steps read so far
+    int lastIndex() const { return m_steps.lastIndex(); }   // the last one's, -1 before any
     // The run as the journal has it (started() only): its steps so far (thinned past
     // StepTally::kKeptSteps), its step counts and summary over all of them, ended as the journal's
     // end line says, else `cancelled` with `why`, since its script never closed it.
