@@ -121,7 +121,7 @@ CliCommand precisionEntry() {
                 cmd.require_subcommand(1);
                 CLI::App* accumulate = cmd.add_subcommand(
                     "accumulate",
-                    "add 0.01 in fp32/fp16/bf16 accumulators: the seeds' loops and a grid");
+                    "add 0.01 in fp32/fp16/bf16 accumulators: the CS336 study's loops and a grid");
                 CLI::App* dtypes = cmd.add_subcommand(
                     "dtypes",
                     "the dtype of every module's parameters, input, output and gradients");
@@ -135,7 +135,7 @@ CliCommand precisionEntry() {
                 addNumberIn(*accumulate, "--max-terms", o->maxTerms, kMinGridTerms, kMaxGridTerms,
                             "the grid's largest number of terms");
                 addChoice(*dtypes, "--model", o->model, dtypeModelNames(),
-                          "the seeds' ToyModel or an LM preset [toy]");
+                          "the CS336 study's ToyModel or an LM preset [toy]");
                 std::vector<std::string> precisions{"all"};
                 for (auto p : kPrecisions) {
                     precisions.emplace_back(toString(p));

@@ -278,8 +278,8 @@ int studyCommand(const StudyOptions& o) {
 } // namespace
 
 CliCommand studyEntry() {
-    return {"study", "the seeds' whole study for this device and budget, and its write-up", true,
-            [](CLI::App& cmd) {
+    return {"study", "the whole CS336 systems study for this device and budget, and its write-up",
+            true, [](CLI::App& cmd) {
                 auto o = std::make_shared<StudyOptions>();
                 addText(cmd, "--plan", o->plan, "the study to run [cs336-systems]");
                 addText(cmd, "--device", o->device, "auto|cpu|cuda[:i]");

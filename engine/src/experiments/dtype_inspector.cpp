@@ -146,8 +146,9 @@ std::string opNote(const Facts& f, const char* op, const std::string& in, at::Sc
                            " autocast's lists: it runs in the dtype of its input (" + in +
                            ") and returns " + dtypeName(out) + ".";
         if (name == "layer_norm" && f.device != at::kCUDA && hasAutocastKernel(op, at::kCUDA)) {
-            note += " CUDA autocast puts layer_norm on its fp32 list (the seeds' answer, "
-                    "measured on a GPU); the CPU kernel keeps its statistics in fp32 inside.";
+            note +=
+                " CUDA autocast puts layer_norm on its fp32 list (the CS336 study's "
+                "answer, measured on a GPU); the CPU kernel keeps its statistics in fp32 inside.";
         }
         return note;
     }

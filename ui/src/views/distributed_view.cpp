@@ -174,7 +174,7 @@ void DistributedView::draw(ViewContext& ctx) {
     drawRowsTable("##ddp-summary", summary, ImGui::GetFontSize() * 9.0f);
 
     if (const RunView* run = lanesRun(ctx); run && run->result.ddp) {
-        ImGui::SeparatorText("Per step (the seeds' table)");
+        ImGui::SeparatorText("Per step (the CS336 study's table)");
         const Rows steps = ddpStepRows(run->result);
         ImGui::TextDisabled("%s", run->result.id.c_str());
         ImGui::SameLine();

@@ -122,11 +122,12 @@ void PrecisionLabView::drawDtypes(ViewContext& ctx) {
     drawDtypesRequest(ctx);
     const auto& reports = ctx.store.lab().dtypes;
     if (reports.empty()) {
-        ImGui::TextWrapped("Runs one forward and backward of the seeds' ToyModel (fc1, ReLU, "
-                           "LayerNorm, fc2) or an LM preset under a precision and shows the "
-                           "dtype every module saw: its parameters, input, output and, after "
-                           "backward, its gradients; reduced-precision cells are coloured and "
-                           "each row says why. Press Inspect.");
+        ImGui::TextWrapped(
+            "Runs one forward and backward of the CS336 study's ToyModel (fc1, ReLU, "
+            "LayerNorm, fc2) or an LM preset under a precision and shows the "
+            "dtype every module saw: its parameters, input, output and, after "
+            "backward, its gradients; reduced-precision cells are coloured and "
+            "each row says why. Press Inspect.");
         return;
     }
     const DtypeReport& report = pickDtypeReport(reports);

@@ -154,10 +154,11 @@ void PrecisionLabView::drawAccumulation(ViewContext& ctx) {
     }
     const auto& report = ctx.store.lab().accumulation;
     if (!report) {
-        ImGui::TextWrapped("Adds 0.01 over and over in fp32, fp16 and bf16, as the seeds did "
-                           "by hand: their four loops, then every accumulator with every addend "
-                           "up to the chosen number of terms, with LibTorch's sum() of the same "
-                           "values for reference. Press Run.");
+        ImGui::TextWrapped(
+            "Adds 0.01 over and over in fp32, fp16 and bf16, as the CS336 study "
+            "does by hand: their four loops, then every accumulator with every addend "
+            "up to the chosen number of terms, with LibTorch's sum() of the same "
+            "values for reference. Press Run.");
         return;
     }
     ImGui::Text("On %s: 1000 × 0.01", report->device.c_str());
