@@ -154,7 +154,10 @@ SimdNode::Cursor::Cursor(const SimdNode& node) {
 }
 
 std::optional<SimdNode> SimdNode::Cursor::at(size_t i) {
-    if (i < m_index || i >= m_size) {
+    if (i < m_index) { // a reader that goes back would lose fields without a word
+        throw std::logic_error("a column's rows were read out of order");
+    }
+    if (i >= m_size) {
         return std::nullopt;
     }
     ArrayIterator it;

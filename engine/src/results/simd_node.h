@@ -90,7 +90,8 @@ public:
     public:
         explicit Cursor(const SimdNode& array);
         size_t size() const { return m_size; }
-        // Element `i`, at or after the one asked before (nullopt for one before it).
+        // Element `i` (nullopt past the end). `i` is never before the one asked last:
+        // std::logic_error if it is (columns.h reads rows in order).
         std::optional<SimdNode> at(size_t i);
 
     private:
