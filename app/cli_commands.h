@@ -4,6 +4,7 @@
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/ddp_launch.h"
 #include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/report.h"
@@ -20,9 +21,7 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace lmprof::engine {
-class Session;
-} // namespace lmprof::engine
+namespace lmprof::engine {} // namespace lmprof::engine
 
 namespace lmprof::app {
 
@@ -214,8 +213,11 @@ std::unique_ptr<engine::SessionInterface> openEngine(const CommonOptions& option
 std::unique_ptr<engine::SessionInterface> openEngine(const std::string& connect,
                                                      const std::string& tokenFile, bool quiet,
                                                      Patience patience = Patience::TenSeconds);
-// The Session in this process, or nullptr after saying why (a --token-file without --connect).
-std::unique_ptr<engine::Session> openLocalEngine(const std::string& tokenFile);
+// The engine in this process (LocalSession, loaded now), or nullptr after saying why: a
+// --token-file without --connect, or a build without an engine. `ranks` starts its
+// data-parallel runs' ranks.
+std::unique_ptr<engine::SessionInterface>
+openLocalEngine(const std::string& tokenFile, std::optional<engine::RankProgram> ranks = {});
 // lmprof-cli serve (docs/REMOTE.md).
 struct ServeOptions {
     std::string listen = "127.0.0.1:7377";
@@ -247,6 +249,10 @@ int precisionAccumulateCommand(const PrecisionOptions& options);
 int precisionDtypesCommand(const PrecisionOptions& options);
 // Lists the CSV export's columns (key, unit, kind, table header) as CSV, from the registry.
 int columnsCommand();
+
+// What --version prints (both programs): the version and revision, the result-set schema and
+// the remote protocol they speak, and the engine module they would load.
+std::string versionText(const std::string& program);
 
 // A result set of these runs with this machine's environment (the device's), or the given
 // one (a remote engine's), created now.

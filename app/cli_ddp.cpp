@@ -13,10 +13,9 @@
 #include "cli_commands.h"
 #include "cli_options.h"
 #include "cli_registry.h"
-#include "lmprof/engine/data_parallel.h"
 #include "lmprof/engine/ddp_launch.h"
+#include "lmprof/engine/local_engine.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/session.h"
 
 #include <algorithm>
 #include <csignal>
@@ -103,7 +102,11 @@ private:
 RunResult runRank(const RunConfig& config, const std::string& id, const RankEndpoint& endpoint,
                   bool quiet, const LaunchedRank* launched) {
     RankObserver observer(config, endpoint.rank, quiet, launched);
-    RunResult result = runDataParallel(config, endpoint, id, &observer, interruptFlag());
+    std::string why;
+    const EngineModule* engine = loadEngineModule(&why);
+    RunResult result =
+        engine ? engine->runDataParallel(config, endpoint, id, &observer, interruptFlag())
+               : unstartedRun(id, config, RunStatus::Error, why);
     if (result.error && endpoint.rank != 0) {
         std::fprintf(stderr, "lmprof-cli rank %d: %s\n", endpoint.rank, result.error->c_str());
     }
@@ -162,14 +165,9 @@ int rankMain(const DdpOptions& o, const RankEndpoint& endpoint) {
 
 std::unique_ptr<SessionInterface> openDdpEngine(const DdpOptions& o) {
     if (o.run.common.connect.empty() && o.masterPort > 0) {
-        auto session = openLocalEngine(o.run.common.tokenFile);
-        if (!session) {
-            return nullptr;
-        }
         RankProgram program = rankProgramBesideThisOne();
         program.masterPort = o.masterPort;
-        session->setRankProgram(std::move(program));
-        return session;
+        return openLocalEngine(o.run.common.tokenFile, std::move(program));
     }
     return openEngine(o.run.common);
 }

@@ -22,6 +22,7 @@ using namespace lmprof::app;
 int main(int argc, char** argv) {
     CLI::App app{"lmprof-cli: benchmark Transformer LM training steps with LibTorch"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", versionText("lmprof-cli"));
     const std::vector<CliCommand>& commands = cliCommands();
     std::vector<std::pair<CLI::App*, std::function<int()>>> defined;
     for (const CliCommand& c : commands) {

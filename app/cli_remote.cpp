@@ -4,11 +4,11 @@
 #include "cli_commands.h"
 #include "cli_options.h"
 #include "cli_registry.h"
+#include "lmprof/engine/local_engine.h"
 #include "lmprof/engine/remote_server.h"
 #include "lmprof/engine/remote_session.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/session.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -128,12 +128,18 @@ std::unique_ptr<SessionInterface> openEngine(const CommonOptions& o, Patience pa
     return openEngine(o.connect, o.tokenFile, o.quiet, patience);
 }
 
-std::unique_ptr<Session> openLocalEngine(const std::string& tokenFile) {
+std::unique_ptr<SessionInterface> openLocalEngine(const std::string& tokenFile,
+                                                  std::optional<RankProgram> ranks) {
     if (!tokenFile.empty()) {
         std::cerr << "lmprof-cli: --token-file is for --connect\n";
         return nullptr;
     }
-    return std::make_unique<Session>();
+    auto engine = std::make_unique<LocalSession>(0, std::move(ranks));
+    if (std::string why; !engine->start(&why)) {
+        std::cerr << "lmprof-cli: " << why << "\n";
+        return nullptr;
+    }
+    return engine;
 }
 
 std::unique_ptr<SessionInterface> openEngine(const std::string& connect,
@@ -212,7 +218,11 @@ int serveCommand(const ServeOptions& o) {
     };
     // Run ids go on from the runs the autosave holds, so that a restarted server's runs do
     // not take the ids of earlier ones (each id is the run's position on this server).
-    Session session(countAutosavedRuns(options.autosave));
+    LocalSession session(countAutosavedRuns(options.autosave));
+    if (std::string why; !session.start(&why)) {
+        std::cerr << "lmprof-cli serve: " << why << "\n";
+        return kExitFailure;
+    }
     try {
         remote::RemoteServer server(session, options);
         const remote::ServeLimits& limits = server.limits();

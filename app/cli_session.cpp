@@ -10,10 +10,11 @@
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/format.h"
+#include "lmprof/engine/local_engine.h"
 #include "lmprof/engine/memory_model.h"
+#include "lmprof/engine/remote_protocol.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/session.h"
 #include "lmprof/engine/sweep.h"
 #include "lmprof/engine/sweep_driver.h"
 
@@ -102,9 +103,10 @@ bool acceptConfig(const RunConfig& c, const SessionInterface* engine) {
     std::vector<ConfigError> errors = validate(c);
     // The window's server that has not answered yet (Patience::InTheWindow): what it can
     // run is known once it has; the window checks each run against it then.
-    const bool answered = !engine || engine->info().connected || !engine->info().remote;
+    // A local engine that cannot run (a viewer build) is the same: its run says why.
+    const bool answered = !engine || engine->info().connected;
     if (errors.empty() && answered) {
-        if (auto refusal = engine ? engine->checkRunnable(c) : checkRunnable(c)) {
+        if (auto refusal = engine ? engine->checkRunnable(c) : checkRunnableHere(c)) {
             errors.push_back(*refusal);
         }
     }
@@ -446,12 +448,23 @@ const std::atomic<bool>* interruptFlag() {
 // ---------------------------------------------------------------------------------------
 // Shared by the commands (cli_commands.h)
 
+std::string versionText(const std::string& program) {
+    const ToolInfo tool = toolInfo();
+    std::string text = program + " " + tool.version + " (" + tool.git + ")\n" + "result sets " +
+                       std::string(kResultSchema) + ", remote protocol " +
+                       std::to_string(remote::kProtocolVersion) + "\n";
+    // Named, not opened: --version must not load LibTorch either.
+    text += engineAvailable() ? "engine " + engineModulePath() + " (loaded by the first local run)"
+                              : "no engine: a viewer build (run on a server with --connect)";
+    return text;
+}
+
 ResultSet makeSet(std::vector<RunResult> runs, const std::string& device,
                   const Environment* environment) {
     ResultSet set;
     set.created = utcNow();
     set.tool = toolInfo();
-    set.environment = environment ? *environment : probeEnvironment(resolveDevice(device));
+    set.environment = environment ? *environment : environmentHere(device);
     set.runs = std::move(runs);
     return set;
 }

@@ -7,6 +7,7 @@
 
 #include "cli_commands.h"
 #include "cli_options.h"
+#include "lmprof/engine/local_engine.h"
 #include "lmprof/engine/remote_session.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/ui/app.h"
@@ -154,6 +155,7 @@ using Step = std::optional<int> (*)(Launch&);
 std::optional<int> parseOptions(Launch& l, int argc, char** argv) {
     CLI::App cli{"lmprof: watch Transformer LM training steps live"};
     app::addWindowOptions(cli, l.o);
+    cli.set_version_flag("--version", app::versionText("lmprof"));
     try {
         app::parseCommandLine(cli, argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -191,6 +193,10 @@ std::optional<int> startEngine(Launch& l) {
         if (!l.engine) {
             return app::kExitFailure;
         }
+    } else if (!l.script) {
+        // This process's engine, loaded by the first run: a window that only reads files
+        // never maps LibTorch (docs/INSTALL.md).
+        l.engine = std::make_shared<engine::LocalSession>();
     }
     return std::nullopt;
 }

@@ -18,6 +18,7 @@ foreach(_src
     report/ddp_writer.cpp report/verdict_writer.cpp
     study/study_plan.cpp study/study_report.cpp study/study_report_scale.cpp study/study_files.cpp
     study/study_driver.cpp
-    remote/remote_protocol.cpp)
+    remote/remote_protocol.cpp
+    local_engine.cpp platform/nvml.cpp platform/process_info.cpp)
   list(APPEND LMPROF_CORE_SOURCES "${CMAKE_CURRENT_LIST_DIR}/src/${_src}")
 endforeach()

@@ -30,11 +30,13 @@
 # and writes under $OUT (the device tool brings back at most 8 files):
 #   report.md          each stage: passed, FAILED (with the end of its log) or skipped and why
 #   artifacts.tar.gz   logs, result sets, the kernel tables, the trace, bench.md
-#   lmprof-cli         (with --save-cli) the built CLI, stripped, for a later call's stages
+#   lmprof-cli         (with --save-cli) the built CLI, stripped, for a later call's stages,
+#   lmprof-engine.so   and the engine module it loads (docs/ARCHITECTURE.md), stripped
 # Usage: bash scripts/gpu/check.sh [STAGE...] [--save-cli] [--budget S] [--rounds N]
 #                                  [--cli PATH] [--cpu-smoke]
 #   no stage named: all of them. Needs .gpu-carry/ from scripts/gpu/prepare.sh (carried).
-#   --cli PATH   use this lmprof-cli instead of building one (or the carried prebuilt one)
+#   --cli PATH   use this lmprof-cli instead of building one (or the carried prebuilt one);
+#                its lmprof-engine.so must be beside it
 #   --cpu-smoke  run profile, lab, ddp, remote and bench on this machine's CPU with tiny
 #                configurations: checks the kit itself where there is no GPU
 set -uo pipefail
@@ -186,7 +188,7 @@ configure_and_build() { # targets...
 # may bind to that copy at run time. Sets `unversioned` to the executables that do not.
 check_filesystem_binding() {
   unversioned=()
-  for exe in "$build"/app/lmprof-cli "$build"/tests/*; do
+  for exe in "$build"/app/lmprof-cli "$build"/app/lmprof-engine.so "$build"/tests/*; do
     [ -f "$exe" ] && [ -x "$exe" ] || continue
     nm -D --undefined-only "$exe" 2>/dev/null | grep 'St10filesystem' | grep -qv '@GLIBCXX' &&
       unversioned+=("${exe##*/}")
@@ -244,6 +246,8 @@ fi
 # Saved before the tests, so that a call cut short still brings it back.
 if [ $save_cli -eq 1 ] && [ -x "$cli" ]; then
   strip -o "$out/lmprof-cli" "$cli" && say "- saved a stripped lmprof-cli ($(du -h "$out/lmprof-cli" | cut -f1))"
+  strip -o "$out/lmprof-engine.so" "$(dirname "$cli")/lmprof-engine.so" &&
+    say "- saved its stripped engine module ($(du -h "$out/lmprof-engine.so" | cut -f1))"
 fi
 
 # --- tests: everything else in parallel, then the GPU tests one at a time ----------------

@@ -40,7 +40,8 @@ cat <<MSG
 
 On the GPU machine (device tool), carry ".gpu-carry", in two calls of under 10 minutes:
   bash scripts/gpu/check.sh build test profile lab ddp remote --save-cli
-then here: install -m755 <files_at>/lmprof-cli .gpu-carry/prebuilt/lmprof-cli, and there:
+then here: install -m755 <files_at>/lmprof-cli <files_at>/lmprof-engine.so .gpu-carry/prebuilt/,
+and there:
   bash scripts/gpu/check.sh bench
 (bash scripts/gpu/check.sh alone runs every stage in one call; it fits 10 minutes only with
 a small --rounds.)

@@ -12,6 +12,7 @@
 #include "gpu_helpers.h"
 #include "lmprof/engine/data_parallel.h"
 #include "lmprof/engine/devices.h"
+#include "lmprof/engine/local_engine.h"
 #include "lmprof/engine/memory_model.h"
 #include "lmprof/engine/precision_lab.h"
 #include "lmprof/engine/report.h"
@@ -262,6 +263,25 @@ TEST_F(Gpu, FusedAdamWOnCudaMatchesTheCpuUpdate) {
 }
 
 // --- telemetry ----------------------------------------------------------------------------
+
+// The window's device list before its engine is loaded (LocalSession's preview, from NVML)
+// is the engine's own: the same devices, memory and name (local_engine.cpp).
+TEST_F(Gpu, TheDevicePreviewBeforeTheEngineLoadsIsWhatTheEngineSees) {
+    ::setenv("LMPROF_ENGINE_MODULE", LMPROF_ENGINE_MODULE_PATH, 1); // available, never loaded
+    const LocalSession preview;
+    EXPECT_EQ(preview.devices(), availableDevices());
+    for (int i = 0; i < cuda::deviceCount(); ++i) {
+        const std::string name = "cuda:" + std::to_string(i);
+        EXPECT_TRUE(preview.isCuda(name));
+        // NVML counts the whole framebuffer, CUDA what it can allocate: within 2%.
+        const double engine = static_cast<double>(cuda::deviceInfo(i).memoryBytes);
+        EXPECT_NEAR(static_cast<double>(preview.deviceMemoryBytes(name)), engine, 0.02 * engine)
+            << name;
+    }
+    EXPECT_TRUE(preview.isCuda("auto"));
+    EXPECT_EQ(preview.info().deviceName, cuda::deviceInfo(0).name);
+    EXPECT_FALSE(engineLoaded());
+}
 
 TEST_F(Gpu, NvmlMatchesTheDeviceByBusIdAndReadsPlausibleValues) {
     std::string error;

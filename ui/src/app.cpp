@@ -5,9 +5,9 @@
 #include "app_parts.h"
 #include "lmprof/engine/devices.h"
 #include "lmprof/engine/format.h"
+#include "lmprof/engine/local_engine.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
-#include "lmprof/engine/session.h"
 #include "theme.h"
 
 #include <algorithm>
@@ -39,7 +39,7 @@ void Workspace::saveSettingsWhenChanged() {
 
 App::Parts::Parts(AppOptions o)
     : options(std::move(o)), ws(options.engine ? std::exchange(options.engine, nullptr)
-                                               : std::make_shared<engine::Session>(),
+                                               : std::make_shared<engine::LocalSession>(),
                                 options.initialConfig, options.configDir / "settings.json"),
       windows((options.configDir / "imgui.ini").string(), options.freshLayout),
       restore(options.configDir, ws, windows.files) {
@@ -110,6 +110,9 @@ App::App(AppOptions options) : m_parts(std::make_unique<Parts>(std::move(options
         ViewContext ctx = s.context();
         s.autorun.index = submitRun(ctx, s.ws.form.config(), /*keepGivenFiles=*/true);
         s.autorun.answered = s.autorun.index < 0; // refused: the status line says why
+        if (s.autorun.answered) { // and so does stderr, for a launch that exits 1 for it
+            std::fprintf(stderr, "lmprof: --autorun: not started: %s\n", s.ws.status.c_str());
+        }
     }
 }
 

@@ -126,6 +126,10 @@ void EngineSwitch::drawIndicator(bool watchedRunEnded) const {
         text = watchedRunEnded ? "watched script: its run has ended"
                                : "watched script: waiting for its first step (" + info.where + ")";
         color = watchedRunEnded ? palette().ok : palette().live;
+    } else if (!info.remote && !info.connected) {
+        // A viewer build: nothing runs here; the tooltip says where runs can go.
+        text = "engine: none in this build - File > Connect... drives a server";
+        color = palette().warning;
     } else if (!info.remote) {
         text = "engine: local";
     } else if (m_options.awaitWatchedRun) {
@@ -144,8 +148,9 @@ void EngineSwitch::drawIndicator(bool watchedRunEnded) const {
     }
     ImGui::TextColored(color, "%s", text.c_str());
     if (ImGui::IsItemHovered()) {
-        ImGui::SetTooltip("%s", !info.remote ? "Runs execute in this process; File > Connect... "
-                                               "drives a server."
+        ImGui::SetTooltip("%s", !info.remote && !info.connected ? info.problem.c_str()
+                                : !info.remote ? "Runs execute in this process; File > Connect... "
+                                                 "drives a server."
                                 : info.connected
                                     ? "Runs execute on this server; File > Use the local "
                                       "engine switches back."

@@ -3,7 +3,7 @@
 // Ctrl+O opens, Ctrl+S saves, F12 takes a screenshot, Ctrl+Q quits.
 
 #include "app_parts.h"
-#include "lmprof/engine/session.h"
+#include "lmprof/engine/local_engine.h"
 
 #include <GL/gl.h>
 #include <ImFileDialog/ImFileDialog.h>
@@ -132,7 +132,7 @@ void FileMenu::drawMenu() {
     }
     if (ImGui::MenuItem("Use the local engine", nullptr, false, m_ws.session().info().remote)) {
         if (m_engines.switchTo(
-                [](int first) { return std::make_shared<engine::Session>(first); })) {
+                [](int first) { return std::make_shared<engine::LocalSession>(first); })) {
             m_ws.report("driving the local engine", false);
         }
     }

@@ -6,6 +6,7 @@
 #include "lmprof/engine/result_io.h"
 #include "views/plot_helpers.h"
 
+#include <cstdio>
 #include <ctime>
 #include <imgui.h>
 #include <nlohmann/json.hpp>
@@ -63,6 +64,11 @@ void Autorun::track(RunStore& store) {
     if (const RunView* v = store.findBySessionIndex(index); v && v->finished) {
         answered = true;
         ok = v->result.status == RunStatus::Ok; // the status line says it (frame())
+        if (!ok) { // and so does stderr, for a scripted launch that will exit 1 for it
+            std::fprintf(stderr, "lmprof: the run %s ended %s%s%s\n", v->result.id.c_str(),
+                         std::string(toString(v->result.status)).c_str(),
+                         v->result.error ? ": " : "", v->result.error.value_or("").c_str());
+        }
     }
 }
 

@@ -17,6 +17,12 @@ constexpr int kClockSm = 1;  // NVML_CLOCK_SM
 constexpr int kClockMem = 2; // NVML_CLOCK_MEM
 constexpr int kTempGpu = 0;  // NVML_TEMPERATURE_GPU
 
+struct NvmlMemory {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+};
+
 struct NvmlUtilization {
     unsigned int gpu;
     unsigned int memory;
@@ -36,6 +42,9 @@ struct Nvml::Api {
     NvmlReturn (*temperature)(NvmlDevice, int, unsigned int*) = nullptr;
     NvmlReturn (*eventReasons)(NvmlDevice, unsigned long long*) = nullptr;
     NvmlReturn (*driverVersion)(char*, unsigned int) = nullptr; // optional
+    NvmlReturn (*count)(unsigned int*) = nullptr;               // optional, as the two below
+    NvmlReturn (*name)(NvmlDevice, char*, unsigned int) = nullptr;
+    NvmlReturn (*memory)(NvmlDevice, NvmlMemory*) = nullptr;
 
     std::string describe(NvmlReturn r) const {
         const char* s = errorString ? errorString(r) : nullptr;
@@ -84,6 +93,9 @@ std::unique_ptr<Nvml> Nvml::load(std::string& error, const char* library) {
     // Optional: a header's fact, not a reading.
     api->driverVersion =
         reinterpret_cast<decltype(api->driverVersion)>(dlsym(handle, "nvmlSystemGetDriverVersion"));
+    api->count = reinterpret_cast<decltype(api->count)>(dlsym(handle, "nvmlDeviceGetCount_v2"));
+    api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, "nvmlDeviceGetName"));
+    api->memory = reinterpret_cast<decltype(api->memory)>(dlsym(handle, "nvmlDeviceGetMemoryInfo"));
     if (!missing.empty()) {
         error = std::string(library) + " lacks " + missing + " (not NVML, or too old)";
         dlclose(handle);
@@ -117,6 +129,28 @@ std::string Nvml::driverVersion() const {
         return text;
     }
     return {};
+}
+
+std::vector<NvmlGpu> Nvml::devices() const {
+    std::vector<NvmlGpu> out;
+    unsigned int count = 0;
+    if (!m_api->count || !m_api->name || !m_api->memory || m_api->count(&count) != kSuccess) {
+        return out;
+    }
+    for (unsigned int i = 0; i < count; ++i) {
+        NvmlDevice device = nullptr;
+        if (m_api->byIndex(i, &device) != kSuccess) {
+            break;
+        }
+        char name[96] = {}; // NVML_DEVICE_NAME_V2_BUFFER_SIZE is 96
+        NvmlMemory memory{};
+        NvmlGpu gpu;
+        gpu.name = m_api->name(device, name, sizeof(name)) == kSuccess ? name : "GPU";
+        gpu.memoryBytes =
+            m_api->memory(device, &memory) == kSuccess ? static_cast<int64_t>(memory.total) : 0;
+        out.push_back(std::move(gpu));
+    }
+    return out;
 }
 
 void Nvml::read(TelemetrySample& out) const {

@@ -7,8 +7,15 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace lmprof::engine::platform {
+
+// A GPU as the driver lists it, in NVML's order.
+struct NvmlGpu {
+    std::string name;
+    int64_t memoryBytes = 0;
+};
 
 class Nvml {
 public:
@@ -27,6 +34,9 @@ public:
 
     // Fills the GPU fields of `out` that the device reports; others stay empty.
     void read(TelemetrySample& out) const;
+    // Every GPU the driver knows (name and memory), without initialising CUDA: the window's
+    // device list before the engine is loaded (local_engine.cpp).
+    std::vector<NvmlGpu> devices() const;
     // The driver's version ("580.65.06"); empty if this NVML cannot say.
     std::string driverVersion() const;
 

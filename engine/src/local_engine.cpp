@@ -1,0 +1,368 @@
+// The engine module's loader and the LocalSession that loads it on the first run
+// (local_engine.h). The preview of the devices before then asks NVML and /proc, never
+// LibTorch.
+
+#include "lmprof/engine/local_engine.h"
+
+#include "lmprof_version.h"
+#include "platform/nvml.h"
+#include "platform/process_info.h"
+
+#include <cstdlib>
+#include <dlfcn.h>
+#include <filesystem>
+#include <thread>
+#include <utility>
+
+// Defined where the engine is linked into the program itself (a test binary, through
+// lmprof_engine_linked); absent, and so null, everywhere else.
+extern "C" const lmprof::engine::EngineModule* lmprof_engine_module() __attribute__((weak));
+
+namespace lmprof::engine {
+
+namespace {
+
+constexpr const char* kModuleName = "lmprof-engine.so";
+
+struct Loaded {
+    std::once_flag once;
+    std::atomic<const EngineModule*> module{nullptr};
+    std::string why; // written once, inside `once`
+};
+
+Loaded& loaded() {
+    static Loaded state;
+    return state;
+}
+
+const EngineModule* openModule(std::string& why) {
+    if (lmprof_engine_module) {
+        return lmprof_engine_module();
+    }
+    const std::string path = engineModulePath();
+    if (!std::filesystem::exists(path)) {
+        why = noEngineMessage();
+        return nullptr;
+    }
+    // RTLD_LOCAL: the module's copy of lmprof_core and LibTorch's symbols stay its own.
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char* error = dlerror();
+        why = "the engine " + path + " cannot be loaded: " + (error ? error : "unknown reason");
+        return nullptr;
+    }
+    // Never closed: LibTorch does not unload cleanly, and the process ends soon enough.
+    using Entry = const EngineModule* (*)();
+    const auto entry = reinterpret_cast<Entry>(dlsym(handle, "lmprof_engine_module"));
+    const EngineModule* module = entry ? entry() : nullptr;
+    if (!module) {
+        why = "the engine " + path + " is not lmprof's (no lmprof_engine_module entry)";
+        return nullptr;
+    }
+    if (module->abi != EngineModule::kAbi) {
+        why = "the engine " + path + " is from another build (" +
+              (module->version ? module->version : "unknown") + ", interface " +
+              std::to_string(module->abi) + ", this program's " +
+              std::to_string(EngineModule::kAbi) + "): rebuild or reinstall both together";
+        return nullptr;
+    }
+    return module;
+}
+
+// GPUs the driver reports, as CUDA would number them: CUDA_VISIBLE_DEVICES shortens the list
+// (its entries may be indices or UUIDs; only their count is used here).
+std::vector<platform::NvmlGpu> previewGpus() {
+    static const std::vector<platform::NvmlGpu> gpus = [] {
+        std::string why;
+        const auto nvml = platform::Nvml::load(why);
+        std::vector<platform::NvmlGpu> all =
+            nvml ? nvml->devices() : std::vector<platform::NvmlGpu>{};
+        if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
+            const std::string v = visible;
+            size_t shown = v.empty() || v[0] == '-' ? 0 : 1;
+            for (char c : v) {
+                shown += c == ',' ? 1 : 0;
+            }
+            all.resize(std::min(all.size(), shown));
+        }
+        return all;
+    }();
+    return gpus;
+}
+
+std::optional<int> previewIndex(std::string_view device) {
+    if (device == "auto" || device == "cuda") {
+        return previewGpus().empty() ? std::nullopt : std::optional<int>(0);
+    }
+    return parseCudaIndex(device);
+}
+
+} // namespace
+
+std::string engineModulePath() {
+    if (const char* path = std::getenv("LMPROF_ENGINE_MODULE"); path && *path) {
+        return path;
+    }
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+    const auto beside = self / kModuleName;
+    const auto installed = self.parent_path() / "lib" / "lmprof" / kModuleName;
+    return std::filesystem::exists(beside, ec) || !std::filesystem::exists(installed, ec)
+               ? beside.string()
+               : installed.string();
+}
+
+bool engineAvailable() {
+    std::error_code ec;
+    return lmprof_engine_module || std::filesystem::exists(engineModulePath(), ec);
+}
+
+const EngineModule* loadEngineModule(std::string* why) {
+    Loaded& state = loaded();
+    std::call_once(state.once, [&state] { state.module.store(openModule(state.why)); });
+    const EngineModule* module = state.module.load();
+    if (!module && why) {
+        *why = state.why;
+    }
+    return module;
+}
+
+bool engineLoaded() {
+    return loaded().module.load() != nullptr;
+}
+
+std::string noEngineMessage() {
+    return "this lmprof has no engine (a viewer build, or " + engineModulePath() +
+           " is missing): connect to a server (File > Connect, or --connect host:port), or "
+           "use the full build (docs/INSTALL.md)";
+}
+
+std::optional<ConfigError> checkRunnableHere(const RunConfig& config) {
+    if (auto errors = validate(config); !errors.empty()) {
+        return errors.front();
+    }
+    if (engineLoaded()) {
+        return loadEngineModule()->checkRunnable(config);
+    }
+    return std::nullopt;
+}
+
+Environment environmentHere(std::string_view device) {
+    if (engineLoaded()) {
+        return loadEngineModule()->probeEnvironment(device);
+    }
+    Environment env;
+    env.cpuModel = platform::cpuModel();
+    env.cpuThreads = static_cast<int>(std::thread::hardware_concurrency());
+    env.host = platform::hostName();
+    const auto gpus = previewGpus();
+    if (const auto index = previewIndex(device); index && *index < static_cast<int>(gpus.size())) {
+        env.device.type = "cuda";
+        env.device.name = gpus[*index].name;
+        env.device.memoryBytes = gpus[*index].memoryBytes;
+    } else {
+        env.device.type = "cpu";
+        env.device.name = env.cpuModel;
+        env.device.memoryBytes = platform::totalMemoryBytes();
+    }
+    return env;
+}
+
+// ---------------------------------------------------------------------------------------
+// LocalSession
+
+LocalSession::LocalSession(int firstRunIndex, std::optional<RankProgram> ranks)
+    : m_ranks(std::move(ranks)), m_nextRun(firstRunIndex) {}
+
+LocalSession::~LocalSession() {
+    std::unique_ptr<SessionInterface> engine;
+    {
+        std::lock_guard lock(m_mutex);
+        engine = std::move(m_engine);
+        m_loaded.store(nullptr);
+    }
+    // The Session's destructor cancels and joins its worker, outside the lock.
+}
+
+SessionInterface* LocalSession::engine() const {
+    return m_loaded.load();
+}
+
+bool LocalSession::start(std::string* why) {
+    if (engineOrLoad()) {
+        return true;
+    }
+    if (why) {
+        std::lock_guard lock(m_mutex);
+        *why = m_refusal;
+    }
+    return false;
+}
+
+SessionInterface* LocalSession::engineOrLoad() {
+    if (SessionInterface* e = engine()) {
+        return e;
+    }
+    std::lock_guard lock(m_mutex);
+    if (m_engine) {
+        return m_engine.get();
+    }
+    if (!m_refusal.empty()) {
+        return nullptr;
+    }
+    std::string why;
+    const EngineModule* module = loadEngineModule(&why);
+    if (!module) {
+        m_refusal = why;
+        return nullptr;
+    }
+    m_engine.reset(module->makeSession(m_nextRun, m_ranks ? &*m_ranks : nullptr));
+    m_engine->setWaker([this] { wake(); });
+    m_loaded.store(m_engine.get());
+    return m_engine.get();
+}
+
+int LocalSession::submit(const RunConfig& config) {
+    if (SessionInterface* e = engineOrLoad()) {
+        return e->submit(config);
+    }
+    int index = 0;
+    {
+        std::lock_guard lock(m_mutex);
+        index = m_nextRun++;
+        const std::string id = runLabel(config) + "-" + std::to_string(index + 1);
+        m_refused.push_back(
+            RunFinished{index, unstartedRun(id, config, RunStatus::Error, m_refusal)});
+    }
+    wake();
+    return index;
+}
+
+int LocalSession::submitLab(const LabRequest& request) {
+    if (SessionInterface* e = engineOrLoad()) {
+        return e->submitLab(request);
+    }
+    int index = 0;
+    {
+        std::lock_guard lock(m_mutex);
+        index = m_nextLab++;
+        m_refused.push_back(LabFinished{index, unstartedLab(request, m_refusal)});
+    }
+    wake();
+    return index;
+}
+
+void LocalSession::cancel() {
+    if (SessionInterface* e = engine()) {
+        e->cancel();
+    }
+}
+
+void LocalSession::cancelLab(int labIndex) {
+    if (SessionInterface* e = engine()) {
+        e->cancelLab(labIndex);
+    }
+}
+
+std::vector<SessionEvent> LocalSession::drain() {
+    if (SessionInterface* e = engine()) {
+        return e->drain();
+    }
+    std::lock_guard lock(m_mutex);
+    return std::exchange(m_refused, {});
+}
+
+bool LocalSession::waitForEvents(std::chrono::milliseconds timeout) {
+    if (SessionInterface* e = engine()) {
+        return e->waitForEvents(timeout);
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_refused.empty()) {
+            return true;
+        }
+    }
+    // Nothing was submitted, or only refused work already drained: nothing will come.
+    std::this_thread::sleep_for(timeout);
+    return false;
+}
+
+bool LocalSession::busy() const {
+    const SessionInterface* e = engine();
+    return e && e->busy();
+}
+
+std::vector<std::string> LocalSession::devices() const {
+    if (const SessionInterface* e = engine()) {
+        return e->devices();
+    }
+    if (!engineAvailable()) {
+        return {};
+    }
+    std::vector<std::string> out = {"auto", "cpu"};
+    for (size_t i = 0; i < previewGpus().size(); ++i) {
+        out.push_back("cuda:" + std::to_string(i));
+    }
+    return out;
+}
+
+bool LocalSession::isCuda(std::string_view device) const {
+    if (const SessionInterface* e = engine()) {
+        return e->isCuda(device);
+    }
+    const auto index = previewIndex(device);
+    return index && *index < static_cast<int>(previewGpus().size());
+}
+
+int64_t LocalSession::deviceMemoryBytes(std::string_view device) const {
+    if (const SessionInterface* e = engine()) {
+        return e->deviceMemoryBytes(device);
+    }
+    const auto gpus = previewGpus();
+    const auto index = previewIndex(device);
+    return index && *index < static_cast<int>(gpus.size()) ? gpus[*index].memoryBytes
+                                                           : platform::totalMemoryBytes();
+}
+
+std::optional<ConfigError> LocalSession::checkRunnable(const RunConfig& config) const {
+    if (const SessionInterface* e = engine()) {
+        return e->checkRunnable(config);
+    }
+    // Before the first run the engine's own refusals (a precision this device cannot run)
+    // are not known: the run answers them, as an invalid config is answered.
+    if (auto errors = validate(config); !errors.empty()) {
+        return errors.front();
+    }
+    if (!engineAvailable()) {
+        return ConfigError{"device", noEngineMessage()};
+    }
+    if (config.device != "auto" && config.device != "cpu" && !isCuda(config.device)) {
+        return ConfigError{"device", config.device + " is not a device of this machine"};
+    }
+    return std::nullopt;
+}
+
+Environment LocalSession::environment(std::string_view device) const {
+    if (const SessionInterface* e = engine()) {
+        return e->environment(device);
+    }
+    return environmentHere(device);
+}
+
+EngineInfo LocalSession::info() const {
+    if (const SessionInterface* e = engine()) {
+        return e->info();
+    }
+    EngineInfo info;
+    if (!engineAvailable()) {
+        info.connected = false;
+        info.problem = noEngineMessage();
+        return info;
+    }
+    // Asked every frame by the engine indicator: the preview's name is read once.
+    std::call_once(m_previewOnce, [this] { m_previewName = environmentHere("auto").device.name; });
+    info.deviceName = m_previewName;
+    return info;
+}
+
+} // namespace lmprof::engine
