@@ -4,7 +4,8 @@
 # the watcher is checked against), then the hardening checks of
 # docs/LIMITS.md: the engine and CLI tests again under ASan + UBSan (build-asan), and every
 # fuzz target for LMPROF_FUZZ_SECONDS (default 30) from its seed corpus. Prints the time of
-# each stage and the slowest tests beside their limits (docs/TESTING.md).
+# each stage and the slowest tests beside their limits (docs/TESTING.md). Before the
+# sanitizers, the viewer build (no LibTorch, docs/INSTALL.md) is built and tested.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,8 @@ stage "frameworks (pip)" frameworks
 # test_serve_hostile.py runs in ctest (watch_live_server_hostile_clients), not twice
 stage "pytest (python/)" .venv/bin/python -m pytest -q -p no:cacheprovider python/tests \
   --ignore=python/tests/test_serve_hostile.py
+# The viewer build (no LibTorch) and its tests, served by this build's engine.
+stage "viewer build and tests" scripts/viewer.sh
 stage "ASan + UBSan build and tests" scripts/sanitize.sh
 stage "fuzz targets" scripts/fuzz.sh "${LMPROF_FUZZ_SECONDS:-30}"
 
