@@ -1,5 +1,5 @@
-"""Fetch one pinned source distribution from the Python package index pip is set up to use,
-check its sha256, and unpack the listed members into a directory.
+"""Fetch one pinned file (a source distribution, or a wheel) from the Python package index pip
+is set up to use, check its sha256, and unpack the listed members into a directory.
 
 The index comes from pip's own configuration (PIP_INDEX_URL, pip.conf, or pip's built-in
 default), so nothing here names a host. The index is asked through the JSON form of the
@@ -7,6 +7,7 @@ default), so nothing here names a host. The index is asked through the JSON form
 
 Usage: fetch_sdist.py PROJECT FILENAME SHA256 OUTDIR PREFIX [PREFIX ...]
   Unpacks every archive member whose path (after the top directory) starts with a PREFIX.
+  A wheel (.whl) is a zip: its top directory is its package's folder.
 """
 import hashlib
 import html.parser
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import zipfile
 import urllib.parse
 import urllib.request
 
@@ -25,15 +27,21 @@ import urllib.request
 def index_url():
     if os.environ.get("PIP_INDEX_URL"):
         return os.environ["PIP_INDEX_URL"]
-    try:
-        out = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.index-url"],
-                             capture_output=True, text=True, check=False)
+    # pip is asked in a process of its own, without the paths a build backend runs with: under
+    # pip's build isolation (pip install ./viewer) this interpreter cannot import its own pip.
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "PYTHONNOUSERSITE", "PYTHONHOME")}
+    asks = ([sys.executable, "-m", "pip", "config", "get", "global.index-url"],
+            [sys.executable, "-c",
+             "from pip._internal.models.index import PyPI; print(PyPI.simple_url)"])
+    for ask in asks:  # pip's configuration, else pip's built-in default
+        try:
+            out = subprocess.run(ask, capture_output=True, text=True, check=False, env=env)
+        except OSError:
+            continue
         if out.returncode == 0 and out.stdout.strip():
             return out.stdout.strip()
-    except OSError:
-        pass
-    from pip._internal.models.index import PyPI  # pip's default index
-    return PyPI.simple_url
+    sys.exit("fetch_sdist: no pip to ask for the package index (set PIP_INDEX_URL)")
 
 
 class _Anchors(html.parser.HTMLParser):
@@ -77,6 +85,22 @@ def find_file(project, filename):
     sys.exit(f"fetch_sdist: {filename} is not in the index listing of {project}")
 
 
+def members(archive):
+    """(path after the top directory, a function that opens it) for each regular file."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as z:
+            for info in z.infolist():
+                parts = info.filename.split("/", 1)
+                if len(parts) == 2 and not info.is_dir():
+                    yield parts[1], lambda info=info: z.open(info)
+        return
+    with tarfile.open(archive) as tar:
+        for member in tar.getmembers():
+            parts = member.name.split("/", 1)
+            if len(parts) == 2 and member.isfile():
+                yield parts[1], lambda member=member: tar.extractfile(member)
+
+
 def main():
     if len(sys.argv) < 6:
         sys.exit(__doc__)
@@ -98,19 +122,14 @@ def main():
         if out.exists():
             shutil.rmtree(out)
         out.mkdir(parents=True)
-        with tarfile.open(archive) as tar:
-            count = 0
-            for member in tar.getmembers():
-                parts = member.name.split("/", 1)
-                if len(parts) < 2 or not member.isfile():
-                    continue
-                rel = parts[1]
-                if any(rel.startswith(p) for p in prefixes):
-                    target = out / rel
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    with tar.extractfile(member) as src, open(target, "wb") as dst:
-                        shutil.copyfileobj(src, dst)
-                    count += 1
+        count = 0
+        for rel, read in members(archive):
+            if any(rel.startswith(p) for p in prefixes):
+                target = out / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                with read() as src, open(target, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                count += 1
         if count == 0:
             sys.exit(f"fetch_sdist: no member of {filename} matched {prefixes}")
     stamp.write_text(wanted + "\n")
