@@ -35,6 +35,9 @@ stage "pytest (python/)" .venv/bin/python -m pytest -q -p no:cacheprovider pytho
   --ignore=python/tests/test_serve_hostile.py
 # The viewer build (no LibTorch) and its tests, served by this build's engine.
 stage "viewer build and tests" scripts/viewer.sh
+# The installs without root: pip install ./viewer, and the node preset's engine, each as an
+# unprivileged user with Debian's copies of their libraries hidden.
+stage "rootless installs" scripts/rootless.sh
 stage "ASan + UBSan build and tests" scripts/sanitize.sh
 stage "fuzz targets" scripts/fuzz.sh "${LMPROF_FUZZ_SECONDS:-30}"
 
