@@ -130,6 +130,12 @@ int launchedRankMain(const LaunchedRank& launched, const RankEndpoint& endpoint)
 // A rank of torchrun or Slurm: the run is built from this rank's options; under torchrun a
 // strategy list runs one strategy after another, each on its own port.
 int rankMain(const DdpOptions& o, const RankEndpoint& endpoint) {
+    // Loaded before the configurations are built: its refusals (a device or precision this
+    // machine cannot run) are then usage errors here, before any rank joins the group.
+    if (std::string why; !loadEngineModule(&why)) {
+        std::fprintf(stderr, "lmprof-cli rank %d: %s\n", endpoint.rank, why.c_str());
+        return kExitFailure;
+    }
     std::vector<RunResult> runs;
     for (size_t k = 0; k < o.strategies.size(); ++k) {
         auto strategy = strategyNamed(o.strategies[k]);

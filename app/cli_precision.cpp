@@ -62,7 +62,7 @@ int precisionAccumulateCommand(const PrecisionOptions& o) {
     }
     const auto engine = openEngine(o.connect, o.tokenFile, o.quiet);
     if (!engine) {
-        return kExitUsage;
+        return kExitFailure; // said why: no engine here, or a server that did not answer
     }
     AccumulationReport report = std::get<AccumulationReport>(runOnEngine(*engine, request));
     writeAccumulationReport(std::cout, report, *parseReportFormat(o.format));
@@ -92,7 +92,7 @@ int precisionDtypesCommand(const PrecisionOptions& o) {
     }
     const auto engine = openEngine(o.connect, o.tokenFile, o.quiet);
     if (!engine) {
-        return kExitUsage;
+        return kExitFailure; // said why: no engine here, or a server that did not answer
     }
     const ReportFormat format = *parseReportFormat(o.format);
     PrecisionLab lab;

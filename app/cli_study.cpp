@@ -245,7 +245,7 @@ int studyCommand(const StudyOptions& o) {
     }
     const auto engine = openEngine(o.connect, o.tokenFile, o.quiet);
     if (!engine) {
-        return kExitUsage;
+        return kExitFailure; // said why: no engine here, or a server that did not answer
     }
     StudyDriver study(progressLines(o.quiet));
     int refused = kExitOk;

@@ -1,6 +1,5 @@
 // The engine module's one exported entry (local_engine.h): the table the window and
-// lmprof-cli open lmprof-engine.so for. Linked into the module, or into a test program
-// that runs the engine in its own process (lmprof_engine_linked).
+// lmprof-cli open lmprof-engine.so for.
 
 #include "lmprof/engine/data_parallel.h"
 #include "lmprof/engine/devices.h"
@@ -29,6 +28,7 @@ Environment probeEnvironmentEntry(std::string_view device) {
 
 constexpr EngineModule kModule{
     .abi = EngineModule::kAbi,
+    .fingerprint = engineInterfaceFingerprint(),
     .version = LMPROF_VERSION " (" LMPROF_GIT_REVISION ")",
     .makeSession = makeSession,
     .checkRunnable = checkRunnableEntry,

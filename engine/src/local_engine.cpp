@@ -8,15 +8,12 @@
 #include "platform/nvml.h"
 #include "platform/process_info.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <filesystem>
 #include <thread>
 #include <utility>
-
-// Defined where the engine is linked into the program itself (a test binary, through
-// lmprof_engine_linked); absent, and so null, everywhere else.
-extern "C" const lmprof::engine::EngineModule* lmprof_engine_module() __attribute__((weak));
 
 namespace lmprof::engine {
 
@@ -35,12 +32,26 @@ Loaded& loaded() {
     return state;
 }
 
-const EngineModule* openModule(std::string& why) {
-    if (lmprof_engine_module) {
-        return lmprof_engine_module();
+constexpr const char* kThisVersion = LMPROF_VERSION " (" LMPROF_GIT_REVISION ")";
+
+// Why a module's table is not this program's, or "" when it is.
+std::string mismatch(const EngineModule& module) {
+    if (module.abi == EngineModule::kAbi && module.fingerprint == engineInterfaceFingerprint() &&
+        module.version && std::string_view(module.version) == kThisVersion) {
+        return {};
     }
+    return std::string("it is from another build (") +
+           (module.version ? module.version : "no version") + ", interface " +
+           std::to_string(module.abi) + "/" + std::to_string(module.fingerprint % 100000) +
+           "; this program: " + kThisVersion + ", interface " + std::to_string(EngineModule::kAbi) +
+           "/" + std::to_string(engineInterfaceFingerprint() % 100000) +
+           "): rebuild or reinstall the two together";
+}
+
+const EngineModule* openModule(std::string& why) {
     const std::string path = engineModulePath();
-    if (!std::filesystem::exists(path)) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec)) {
         why = noEngineMessage();
         return nullptr;
     }
@@ -51,41 +62,56 @@ const EngineModule* openModule(std::string& why) {
         why = "the engine " + path + " cannot be loaded: " + (error ? error : "unknown reason");
         return nullptr;
     }
-    // Never closed: LibTorch does not unload cleanly, and the process ends soon enough.
     using Entry = const EngineModule* (*)();
     const auto entry = reinterpret_cast<Entry>(dlsym(handle, "lmprof_engine_module"));
     const EngineModule* module = entry ? entry() : nullptr;
-    if (!module) {
-        why = "the engine " + path + " is not lmprof's (no lmprof_engine_module entry)";
+    why = !module ? "the engine " + path + " is not lmprof's (no lmprof_engine_module entry)"
+          : mismatch(*module).empty() ? std::string()
+                                      : "the engine " + path + ": " + mismatch(*module);
+    if (!why.empty()) {
+        dlclose(handle); // what was opened by mistake goes; a good module is never closed
         return nullptr;
     }
-    if (module->abi != EngineModule::kAbi) {
-        why = "the engine " + path + " is from another build (" +
-              (module->version ? module->version : "unknown") + ", interface " +
-              std::to_string(module->abi) + ", this program's " +
-              std::to_string(EngineModule::kAbi) + "): rebuild or reinstall both together";
-        return nullptr;
-    }
+    // Kept open: LibTorch does not unload cleanly, and the process ends soon enough.
     return module;
 }
 
-// GPUs the driver reports, as CUDA would number them: CUDA_VISIBLE_DEVICES shortens the list
-// (its entries may be indices or UUIDs; only their count is used here).
+// The GPUs CUDA_VISIBLE_DEVICES leaves, in its order: each entry an NVML index or a UUID
+// (or its start); as CUDA does, an entry that names no GPU hides it and every later one.
+std::vector<platform::NvmlGpu> visibleGpus(const std::vector<platform::NvmlGpu>& all,
+                                           const std::string& visible) {
+    std::vector<platform::NvmlGpu> out;
+    size_t start = 0;
+    while (start <= visible.size()) {
+        const size_t comma = std::min(visible.find(',', start), visible.size());
+        const std::string entry = visible.substr(start, comma - start);
+        start = comma + 1;
+        const bool index = !entry.empty() && entry.size() < 7 &&
+                           entry.find_first_not_of("0123456789") == std::string::npos;
+        const long wanted = index ? std::stol(entry) : -1;
+        const auto named = std::find_if(all.begin(), all.end(), [&](const platform::NvmlGpu& g) {
+            return index ? &g - all.data() == wanted
+                         : !entry.empty() && g.uuid.rfind(entry, 0) == 0;
+        });
+        if (named == all.end()) {
+            break;
+        }
+        out.push_back(*named);
+    }
+    return out;
+}
+
+// GPUs the driver reports, numbered as CUDA numbers them for this process. NVML lists them
+// in PCI order, as CUDA_DEVICE_ORDER=PCI_BUS_ID does; CUDA's default puts the fastest first,
+// which differs only on a machine of mixed GPUs, until the engine's own answer replaces this.
 std::vector<platform::NvmlGpu> previewGpus() {
     static const std::vector<platform::NvmlGpu> gpus = [] {
         std::string why;
         const auto nvml = platform::Nvml::load(why);
-        std::vector<platform::NvmlGpu> all =
+        const std::vector<platform::NvmlGpu> all =
             nvml ? nvml->devices() : std::vector<platform::NvmlGpu>{};
-        if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES")) {
-            const std::string v = visible;
-            size_t shown = v.empty() || v[0] == '-' ? 0 : 1;
-            for (char c : v) {
-                shown += c == ',' ? 1 : 0;
-            }
-            all.resize(std::min(all.size(), shown));
-        }
-        return all;
+        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        return visible ? visibleGpus(all, visible) : all;
     }();
     return gpus;
 }
@@ -114,7 +140,7 @@ std::string engineModulePath() {
 
 bool engineAvailable() {
     std::error_code ec;
-    return lmprof_engine_module || std::filesystem::exists(engineModulePath(), ec);
+    return std::filesystem::exists(engineModulePath(), ec);
 }
 
 const EngineModule* loadEngineModule(std::string* why) {
@@ -186,6 +212,16 @@ LocalSession::~LocalSession() {
 
 SessionInterface* LocalSession::engine() const {
     return m_loaded.load();
+}
+
+std::string LocalSession::refusal() const {
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_refusal.empty()) {
+            return m_refusal; // a load failed: every run is refused, and says so
+        }
+    }
+    return engineAvailable() ? std::string() : noEngineMessage();
 }
 
 bool LocalSession::start(std::string* why) {
@@ -296,7 +332,7 @@ std::vector<std::string> LocalSession::devices() const {
     if (const SessionInterface* e = engine()) {
         return e->devices();
     }
-    if (!engineAvailable()) {
+    if (!refusal().empty()) {
         return {};
     }
     std::vector<std::string> out = {"auto", "cpu"};
@@ -333,8 +369,8 @@ std::optional<ConfigError> LocalSession::checkRunnable(const RunConfig& config) 
     if (auto errors = validate(config); !errors.empty()) {
         return errors.front();
     }
-    if (!engineAvailable()) {
-        return ConfigError{"device", noEngineMessage()};
+    if (const std::string why = refusal(); !why.empty()) {
+        return ConfigError{"device", why};
     }
     if (config.device != "auto" && config.device != "cpu" && !isCuda(config.device)) {
         return ConfigError{"device", config.device + " is not a device of this machine"};
@@ -354,9 +390,9 @@ EngineInfo LocalSession::info() const {
         return e->info();
     }
     EngineInfo info;
-    if (!engineAvailable()) {
+    if (const std::string why = refusal(); !why.empty()) {
         info.connected = false;
-        info.problem = noEngineMessage();
+        info.problem = why;
         return info;
     }
     // Asked every frame by the engine indicator: the preview's name is read once.

@@ -7,7 +7,9 @@
 #include "lmprof/engine/local_engine.h"
 #include "test_configs.h"
 
+#include <cmath>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 using namespace lmprof::engine;
@@ -73,15 +75,39 @@ TEST(LocalEngine, WithoutAModuleEveryRunAndExperimentIsRefusedInWords) {
 TEST(LocalEngine, AFileThatIsNotTheEngineIsRefusedByName) {
     EXPECT_EXIT(
         {
-            // A real shared library without lmprof's entry (the C math library).
-            ::setenv("LMPROF_ENGINE_MODULE", "libm.so.6", 1);
+            // A real shared library without lmprof's entry: the C math library, by the path
+            // this process loaded it from.
+            Dl_info math{};
+            CHILD_CHECK(::dladdr(reinterpret_cast<void*>(&::cos), &math) && math.dli_fname);
+            ::setenv("LMPROF_ENGINE_MODULE", math.dli_fname, 1);
             std::string why;
             CHILD_CHECK(loadEngineModule(&why) == nullptr);
-            CHILD_CHECK(why.find("libm.so.6") != std::string::npos);
+            CHILD_CHECK(why.find(math.dli_fname) != std::string::npos);
+            CHILD_CHECK(why.find("is not lmprof's") != std::string::npos);
+            LocalSession engine;
+            engine.submit(tinyRun()); // the failed load is the run's answer, and the form's
+            CHILD_CHECK(!engine.info().connected && !engine.info().problem.empty());
+            CHILD_CHECK(engine.checkRunnable(tinyRun()).has_value());
             std::exit(0);
         },
         ::testing::ExitedWithCode(0), "");
 }
+
+#ifdef LMPROF_FOREIGN_MODULE_PATH
+TEST(LocalEngine, AModuleFromAnotherBuildIsRefusedWithBothVersions) {
+    EXPECT_EXIT(
+        {
+            ::setenv("LMPROF_ENGINE_MODULE", LMPROF_FOREIGN_MODULE_PATH, 1);
+            std::string why;
+            CHILD_CHECK(loadEngineModule(&why) == nullptr);
+            CHILD_CHECK(why.find("another build (0.0.1 (elsewhere)") != std::string::npos);
+            CHILD_CHECK(why.find("this program: ") != std::string::npos);
+            CHILD_CHECK(why.find("rebuild or reinstall the two together") != std::string::npos);
+            std::exit(0);
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+#endif
 
 #ifdef LMPROF_ENGINE_MODULE_PATH
 TEST(LocalEngine, TheModuleAnswersTheFormUnloadedAndRunsOnceSubmitted) {

@@ -45,6 +45,7 @@ struct Nvml::Api {
     NvmlReturn (*count)(unsigned int*) = nullptr;               // optional, as the two below
     NvmlReturn (*name)(NvmlDevice, char*, unsigned int) = nullptr;
     NvmlReturn (*memory)(NvmlDevice, NvmlMemory*) = nullptr;
+    NvmlReturn (*uuid)(NvmlDevice, char*, unsigned int) = nullptr;
 
     std::string describe(NvmlReturn r) const {
         const char* s = errorString ? errorString(r) : nullptr;
@@ -96,6 +97,7 @@ std::unique_ptr<Nvml> Nvml::load(std::string& error, const char* library) {
     api->count = reinterpret_cast<decltype(api->count)>(dlsym(handle, "nvmlDeviceGetCount_v2"));
     api->name = reinterpret_cast<decltype(api->name)>(dlsym(handle, "nvmlDeviceGetName"));
     api->memory = reinterpret_cast<decltype(api->memory)>(dlsym(handle, "nvmlDeviceGetMemoryInfo"));
+    api->uuid = reinterpret_cast<decltype(api->uuid)>(dlsym(handle, "nvmlDeviceGetUUID"));
     if (!missing.empty()) {
         error = std::string(library) + " lacks " + missing + " (not NVML, or too old)";
         dlclose(handle);
@@ -146,6 +148,10 @@ std::vector<NvmlGpu> Nvml::devices() const {
         NvmlMemory memory{};
         NvmlGpu gpu;
         gpu.name = m_api->name(device, name, sizeof(name)) == kSuccess ? name : "GPU";
+        char uuid[96] = {}; // NVML_DEVICE_UUID_V2_BUFFER_SIZE is 96
+        if (m_api->uuid && m_api->uuid(device, uuid, sizeof(uuid)) == kSuccess) {
+            gpu.uuid = uuid;
+        }
         gpu.memoryBytes =
             m_api->memory(device, &memory) == kSuccess ? static_cast<int64_t>(memory.total) : 0;
         out.push_back(std::move(gpu));

@@ -14,6 +14,7 @@ namespace lmprof::engine::platform {
 // A GPU as the driver lists it, in NVML's order.
 struct NvmlGpu {
     std::string name;
+    std::string uuid; // "GPU-8c2...", as CUDA_VISIBLE_DEVICES may name it
     int64_t memoryBytes = 0;
 };
 

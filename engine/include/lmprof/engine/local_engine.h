@@ -17,19 +17,40 @@
 #include "lmprof/engine/session_interface.h"
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 namespace lmprof::engine {
 
+// The layout of what crosses into the module, as the compiler building each side sees it,
+// and that compiler: a module built from other sources, or by another compiler, differs here
+// even where its version string does not.
+inline constexpr uint64_t engineInterfaceFingerprint() {
+    uint64_t h = 14695981039346656037ull; // FNV-1a over the sizes, then the compiler's name
+    const auto mix = [&h](uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+    for (const uint64_t size :
+         {sizeof(RunConfig), sizeof(RunResult), sizeof(StepRecord), sizeof(SessionEvent),
+          sizeof(LabRequest), sizeof(LabReport), sizeof(Environment), sizeof(EngineInfo),
+          sizeof(ConfigError), sizeof(RankProgram), sizeof(RankEndpoint), sizeof(std::string)}) {
+        mix(size);
+    }
+    for (const char c : std::string_view(__VERSION__)) {
+        mix(static_cast<unsigned char>(c));
+    }
+    return h;
+}
+
 // What the module exports, one table of entry points. The module and the program that opens
-// it are built from the same sources by the same compiler, so C++ types cross as they are;
-// `abi` guards against a module left over from another build.
+// it are built from the same sources by the same compiler, so C++ types cross as they are.
+// A module from another build is refused: its `abi`, `fingerprint` or `version` differs.
 struct EngineModule {
-    static constexpr int kAbi = 1; // bump when an entry or a type it passes changes
+    static constexpr int kAbi = 1; // bump when an entry or the meaning of one changes
     int abi = kAbi;
-    const char* version = nullptr; // the module's "<version> (<revision>)"
+    uint64_t fingerprint = engineInterfaceFingerprint();
+    const char* version = nullptr; // the module's "<version> (<revision>)", as this program's
     // A Session (session.h) numbering runs from firstRunIndex; its ranks are `ranks` if set.
     SessionInterface* (*makeSession)(int firstRunIndex, const RankProgram* ranks) = nullptr;
     std::optional<ConfigError> (*checkRunnable)(const RunConfig& config) = nullptr;
@@ -91,6 +112,7 @@ public:
 
 private:
     SessionInterface* engine() const; // the loaded Session, or nullptr
+    std::string refusal() const;      // why nothing can run here, or "" (not loaded yet)
     SessionInterface* engineOrLoad(); // nullptr when there is none: m_refusal says why
 
     std::optional<RankProgram> m_ranks;
