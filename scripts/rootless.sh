@@ -22,8 +22,11 @@ trap 'rm -rf "$work"' EXIT
 # What LMPROF_DEPS=pypi takes from the package index instead (and GLFW's runtime library).
 replaced=(nlohmann-json3-dev libsimdjson-dev libsimdjson14 libcli11-dev libasio-dev
           libgtest-dev libstb-dev libstb0 libglfw3-dev libglfw3 libgloo-dev)
-shared_dirs="/usr/include /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/cmake
-/usr/lib/x86_64-linux-gnu/pkgconfig /usr/share/cmake /usr/share/pkgconfig /usr/lib/cmake /usr/src"
+# The folders every package shares: a path directly in one is the package's own.
+shared_dirs=(/usr/include /usr/lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/cmake
+             /usr/lib/x86_64-linux-gnu/pkgconfig /usr/share/cmake /usr/share/pkgconfig
+             /usr/lib/cmake /usr/src)
+shared() { local d; for d in "${shared_dirs[@]}"; do [ "$1" = "$d" ] && return 0; done; return 1; }
 
 # The user's part: a venv, the viewer installed into it, and what the user would try first.
 cat > "$work/as_user.sh" <<'USER'
@@ -100,7 +103,9 @@ hide=()
 for package in "${replaced[@]}"; do
   dpkg-query -W "$package" > /dev/null 2>&1 || continue
   while IFS= read -r path; do
-    case " $shared_dirs " in *" $(dirname "$path") "*) [ -e "$path" ] && hide+=("$path") ;; esac
+    if shared "$(dirname "$path")" && ! shared "$path" && [ -e "$path" ]; then
+      hide+=("$path")
+    fi
   done < <(dpkg -L "$package")
 done
 printf '%s\n' "${hide[@]}" > "$work/hidden"

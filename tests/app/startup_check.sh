@@ -10,11 +10,12 @@ rm -rf "$work" && mkdir -p "$work"
 corpus="$(cd "$(dirname "$0")/../fuzz/corpus/result_set" && pwd)"
 export LMPROF_CONFIG_DIR="$work/config"
 
-loads() { # NAME COMMAND...: the files the loader opened, in $work/NAME.log
-  local name=$1
+loads() { # NAME COMMAND...: the files the loader opened, in $work/NAME.log; it must exit 0
+  local name=$1 rc=0
   shift
-  LD_DEBUG=files LD_DEBUG_OUTPUT="$work/$name" "$@" > "$work/$name.out" 2>&1 || true
-  cat "$work/$name".* > "$work/$name.log" 2>/dev/null || : > "$work/$name.log"
+  LD_DEBUG=files LD_DEBUG_OUTPUT="$work/$name.ld" "$@" > "$work/$name.out" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] || { echo "FAILED: $name exited $rc:"; tail -n 20 "$work/$name.out"; exit 1; }
+  cat "$work/$name".ld.* > "$work/$name.log" 2>/dev/null || : > "$work/$name.log"
 }
 no_torch() {
   if grep -q 'libtorch' "$work/$1.log"; then
@@ -22,7 +23,7 @@ no_torch() {
     grep -m 3 'libtorch' "$work/$1.log"
     exit 1
   fi
-  [ -s "$work/$1.log" ] || { echo "FAILED: $1 left no loader record"; exit 1; }
+  grep -q 'calling init' "$work/$1.log" || { echo "FAILED: $1 left no loader record"; exit 1; }
 }
 
 loads help "$cli" --help
