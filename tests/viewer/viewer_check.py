@@ -1,7 +1,8 @@
 """The viewer build (LMPROF_ENGINE=OFF, docs/INSTALL.md) as its user meets it: both programs
 say what they are, a local run is refused in one line that names the way out, every file
 command works, a watched script brings its own torch, a server from the full build runs what
-the viewer submits, and the window opens result sets under Xvfb.
+the viewer submits (a run from the CLI, a study from the window, whose report the CLI then
+writes again), and the window opens result sets and watches a script under Xvfb.
 
     viewer_check.py --cli VIEWER_CLI --gui VIEWER_WINDOW --workdir DIR --part PART
                     [--full-cli FULL_CLI] [--python PYTHON]
@@ -139,6 +140,7 @@ def check_connect(o: argparse.Namespace) -> None:
         # The engine's machine is the server's: the set says which LibTorch measured it.
         if not json.loads(saved.read_text())["environment"].get("torch"):
             fail("the remote run's environment names no LibTorch", saved.read_text()[:400])
+        check_remote_study(o, address, token)
     finally:
         server.send_signal(signal.SIGINT)
         try:
@@ -146,6 +148,38 @@ def check_connect(o: argparse.Namespace) -> None:
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
+
+
+STUDY_DEMO = {"lmprof_demo": 1, "steps": [
+    {"do": "show", "window": "Study"},
+    {"do": "study", "device": "cpu", "budget": "20s"},
+    {"do": "wait", "for": "study", "timeout_s": 240}]}
+
+
+def check_remote_study(o: argparse.Namespace, address: str, token: str) -> None:
+    """The viewer's window runs a study on the server and writes its folder, report and
+    charts at the desk; the viewer's CLI then writes the report again from that folder."""
+    if not shutil.which("xvfb-run"):
+        return
+    config = o.workdir / "window-config"
+    demo = o.workdir / "study.json"
+    demo.write_text(json.dumps(STUDY_DEMO))
+    got = run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", o.gui, "--window-size",
+               "1280x720", "--connect", address, "--token-file", token, "--demo", str(demo),
+               "--exit-when-done"],
+              {"LMPROF_CONFIG_DIR": str(config), "LIBGL_ALWAYS_SOFTWARE": "1"})
+    studies = sorted((config / "studies").glob("study-*"))
+    if got.returncode != 0 or not studies or not (studies[0] / "report.md").exists():
+        fail(f"the viewer window's study on the server wrote no report (exit {got.returncode})",
+             got.stderr)
+    report = studies[0] / "report.md"
+    charts = sorted(studies[0].glob("*.png"))
+    if "## " not in report.read_text() or not charts:
+        fail("the study's report has no sections or no charts", report.read_text()[:600])
+    report.unlink()
+    got = run([o.cli, "study", "--report", str(studies[0])])
+    if got.returncode != 0 or "## " not in report.read_text():
+        fail(f"lmprof-cli study --report in the viewer: exit {got.returncode}", got.stderr)
 
 
 def check_window(o: argparse.Namespace) -> None:
@@ -166,6 +200,21 @@ def check_window(o: argparse.Namespace) -> None:
     if got.returncode == 0 or "has no engine" not in got.stderr:
         fail(f"the viewer window's run was not refused in words (exit {got.returncode})",
              got.stderr)
+    # The window watches a script that brings its own torch, and saves its run. The window
+    # connects from the script's first step, retrying each second: a slow loader (0.3 s a
+    # step, as gui_end_to_end_watched's) lets it see the run while it comes.
+    script = o.workdir / "train.py"
+    script.write_text(TRAIN.replace("for step in range(6):",
+                                    "import time\nfor step in range(8):\n    time.sleep(0.3)"))
+    saved = o.workdir / "watched.json"
+    got = run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", o.gui, "--window-size",
+               "1280x720", "--discard-last", "--exit-when-done", "--save-on-exit", str(saved),
+               "--", o.python, str(script)], env)
+    if got.returncode != 0 or not saved.exists():
+        fail(f"the viewer window watching a script: exit {got.returncode}", got.stderr)
+    run0 = json.loads(saved.read_text())["runs"][0]
+    if run0["status"] != "ok" or len(run0["steps"]) != 8:
+        fail("the window's watched run is not the script's eight steps", json.dumps(run0)[:400])
 
 
 def main() -> None:
