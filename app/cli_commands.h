@@ -21,8 +21,6 @@
 #include <sys/types.h>
 #include <vector>
 
-namespace lmprof::engine {} // namespace lmprof::engine
-
 namespace lmprof::app {
 
 inline constexpr int kExitOk = 0;

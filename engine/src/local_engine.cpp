@@ -65,9 +65,10 @@ const EngineModule* openModule(std::string& why) {
     using Entry = const EngineModule* (*)();
     const auto entry = reinterpret_cast<Entry>(dlsym(handle, "lmprof_engine_module"));
     const EngineModule* module = entry ? entry() : nullptr;
+    const std::string other = module ? mismatch(*module) : std::string();
     why = !module ? "the engine " + path + " is not lmprof's (no lmprof_engine_module entry)"
-          : mismatch(*module).empty() ? std::string()
-                                      : "the engine " + path + ": " + mismatch(*module);
+          : other.empty() ? std::string()
+                          : "the engine " + path + ": " + other;
     if (!why.empty()) {
         dlclose(handle); // what was opened by mistake goes; a good module is never closed
         return nullptr;
@@ -104,7 +105,7 @@ std::vector<platform::NvmlGpu> visibleGpus(const std::vector<platform::NvmlGpu>&
 // GPUs the driver reports, numbered as CUDA numbers them for this process. NVML lists them
 // in PCI order, as CUDA_DEVICE_ORDER=PCI_BUS_ID does; CUDA's default puts the fastest first,
 // which differs only on a machine of mixed GPUs, until the engine's own answer replaces this.
-std::vector<platform::NvmlGpu> previewGpus() {
+const std::vector<platform::NvmlGpu>& previewGpus() {
     static const std::vector<platform::NvmlGpu> gpus = [] {
         std::string why;
         const auto nvml = platform::Nvml::load(why);
@@ -116,11 +117,13 @@ std::vector<platform::NvmlGpu> previewGpus() {
     return gpus;
 }
 
-std::optional<int> previewIndex(std::string_view device) {
-    if (device == "auto" || device == "cuda") {
-        return previewGpus().empty() ? std::nullopt : std::optional<int>(0);
-    }
-    return parseCudaIndex(device);
+// The previewed GPU a device string names ("auto" and "cuda" name the first), or nullptr for
+// the CPU and for a GPU this machine does not have.
+const platform::NvmlGpu* previewGpu(std::string_view device) {
+    const auto& gpus = previewGpus();
+    const std::optional<int> index =
+        device == "auto" || device == "cuda" ? std::optional<int>(0) : parseCudaIndex(device);
+    return index && *index < static_cast<int>(gpus.size()) ? &gpus[*index] : nullptr;
 }
 
 } // namespace
@@ -181,11 +184,10 @@ Environment environmentHere(std::string_view device) {
     env.cpuModel = platform::cpuModel();
     env.cpuThreads = static_cast<int>(std::thread::hardware_concurrency());
     env.host = platform::hostName();
-    const auto gpus = previewGpus();
-    if (const auto index = previewIndex(device); index && *index < static_cast<int>(gpus.size())) {
+    if (const platform::NvmlGpu* gpu = previewGpu(device)) {
         env.device.type = "cuda";
-        env.device.name = gpus[*index].name;
-        env.device.memoryBytes = gpus[*index].memoryBytes;
+        env.device.name = gpu->name;
+        env.device.memoryBytes = gpu->memoryBytes;
     } else {
         env.device.type = "cpu";
         env.device.name = env.cpuModel;
@@ -346,18 +348,15 @@ bool LocalSession::isCuda(std::string_view device) const {
     if (const SessionInterface* e = engine()) {
         return e->isCuda(device);
     }
-    const auto index = previewIndex(device);
-    return index && *index < static_cast<int>(previewGpus().size());
+    return previewGpu(device) != nullptr;
 }
 
 int64_t LocalSession::deviceMemoryBytes(std::string_view device) const {
     if (const SessionInterface* e = engine()) {
         return e->deviceMemoryBytes(device);
     }
-    const auto gpus = previewGpus();
-    const auto index = previewIndex(device);
-    return index && *index < static_cast<int>(gpus.size()) ? gpus[*index].memoryBytes
-                                                           : platform::totalMemoryBytes();
+    const platform::NvmlGpu* gpu = previewGpu(device);
+    return gpu ? gpu->memoryBytes : platform::totalMemoryBytes();
 }
 
 std::optional<ConfigError> LocalSession::checkRunnable(const RunConfig& config) const {

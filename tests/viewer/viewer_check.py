@@ -83,12 +83,16 @@ def check_files(o: argparse.Namespace) -> None:
         fail("merge did not keep every run", merged.read_text()[:400])
 
 
-TRAIN = """
+def train_script(steps: int, pause_s: float = 0.0) -> str:
+    """A real PyTorch loop of `steps` steps, each after `pause_s` (a slow loader)."""
+    return f"""
+import time
 import torch
 torch.manual_seed(0)
 model = torch.nn.Linear(16, 16)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
-for step in range(6):
+for step in range({steps}):
+    time.sleep({pause_s})
     model(torch.randn(4, 16)).square().mean().backward()
     opt.step()
     opt.zero_grad()
@@ -97,7 +101,7 @@ for step in range(6):
 
 def check_watch(o: argparse.Namespace) -> None:
     script = o.workdir / "train.py"
-    script.write_text(TRAIN)
+    script.write_text(train_script(6))
     saved = o.workdir / "watched.json"
     got = run([o.cli, "watch", "--json", str(saved), "--", o.python, str(script)],
               {"LMPROF_CONFIG_DIR": str(o.workdir / "config")})
@@ -204,8 +208,7 @@ def check_window(o: argparse.Namespace) -> None:
     # connects from the script's first step, retrying each second: a slow loader (0.3 s a
     # step, as gui_end_to_end_watched's) lets it see the run while it comes.
     script = o.workdir / "train.py"
-    script.write_text(TRAIN.replace("for step in range(6):",
-                                    "import time\nfor step in range(8):\n    time.sleep(0.3)"))
+    script.write_text(train_script(8, pause_s=0.3))
     saved = o.workdir / "watched.json"
     got = run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", o.gui, "--window-size",
                "1280x720", "--discard-last", "--exit-when-done", "--save-on-exit", str(saved),
