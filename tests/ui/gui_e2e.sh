@@ -429,6 +429,25 @@ LMPROF_CONFIG_DIR="$many/open-config" xvfb-run -a -s "-screen 0 1280x720x24" "$l
   --window-size 1280x720 --demo "$many/open.json" --exit-when-done > "$many/open.log" 2>&1 ||
   { cat "$many/open.log"; echo "opening on its own thread failed"; exit 1; }
 "$png_check" "$many/opened.png" 1280 720
+
+# The bottom strip's main content at both sizes (docs/WINDOW.md, "Layout"): with the 16 runs
+# in, each tab of the strip in front shows its table's wanted rows (8 of Runs) and every plot
+# above keeps its minimum, by the window's own layout report.
+for size in 1280x720 1920x1080; do
+  out="$many/strip-$size" && mkdir -p "$out"
+  python3 "$layout_check" demo "$out" Runs Summary Compare Ops Study "Precision lab" |
+    python3 -c "import json, sys; d = json.load(sys.stdin); d['steps'][:2] = [
+      {'do': 'open', 'path': sys.argv[1]}, {'do': 'wait', 'for': 'open', 'timeout_s': 120}]
+print(json.dumps(d))" "$many/sixteen.json" > "$out/demo.json"
+  LMPROF_CONFIG_DIR="$out/config" xvfb-run -a -s "-screen 0 ${size}x24" "$lmprof" \
+    --window-size "$size" --demo "$out/demo.json" --exit-when-done > "$out/log" 2>&1 ||
+    { cat "$out/log"; echo "the strip at $size failed"; exit 1; }
+  python3 "$layout_check" check "$out"/layout-*.json
+  python3 -c "import json, sys
+runs = [t for t in json.load(open(sys.argv[1]))['tables'] if t['table'] == 'runs']
+sys.exit(0 if runs and runs[0]['wanted'] == 8 else 'Runs did not ask for 8 rows')" \
+    "$out/layout-runs.json"
+done
 fi # many
 
 # === watched: a watched script, and the no-display fallback

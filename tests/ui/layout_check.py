@@ -5,7 +5,9 @@
                                             screenshot and a layout report of it into OUT_DIR
   layout_check.py check REPORT...           fail unless every plot of every report is at
                                             least the report's minimum, frame and data area,
-                                            and wholly in view (the Study's report aside)
+                                            and wholly in view (the Study's report aside),
+                                            and every main table in front shows the rows its
+                                            view wants
   layout_check.py crush INI                 squeeze the charts of a saved layout (imgui.ini)
                                             into 80 px, the tables' strip taking the rest
 
@@ -61,6 +63,11 @@ def check(reports: list[str]) -> int:
             if problems:
                 failures += 1
                 print(f"layout_check: {where}: " + "; ".join(problems), file=sys.stderr)
+        for t in report.get("tables", []):
+            if t["window"] in front and t["fit"] < t["wanted"]:
+                failures += 1
+                print(f"layout_check: {pathlib.Path(path).name}: {t['window']} / {t['table']}: "
+                      f"{t['fit']:.0f} of the {t['wanted']} rows wanted in view", file=sys.stderr)
     print(f"layout_check: {len(reports)} report(s), {plots} plot(s), {failures} too small")
     return 1 if failures or plots == 0 else 0
 

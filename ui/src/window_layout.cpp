@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <imgui_internal.h>
+#include <implot.h>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -28,8 +29,11 @@ float dataSize(const plot::DrawnPlot& p, int axis) {
     return std::max(0.0f, p.dataMax[axis] - p.dataMin[axis]);
 }
 // How far a plot is from readable along an axis: negative what it lacks, else its surplus.
+// ImPlot draws no plot that fills its place smaller than its PlotMinSize (then part of it
+// hides): that floor counts where it is the higher.
 float margin(const plot::DrawnPlot& p, int axis) {
-    return std::min(shownSize(p, axis) - kMinPlot[axis], dataSize(p, axis) - kMinData[axis]);
+    const float floor = std::max(kMinPlot[axis], ImPlot::GetStyle().PlotMinSize[axis]);
+    return std::min(shownSize(p, axis) - floor, dataSize(p, axis) - kMinData[axis]);
 }
 
 // A place's two children along its split axis: `first` gets `size`, its sibling the rest,
@@ -46,10 +50,10 @@ void resizeFirstChild(ImGuiDockNode* parent, ImGuiDockNode* first, float size) {
     first->WantLockSizeOnce = true;
 }
 
-// What a place lacks and can give, along each axis, judged by the plots drawn in it this
-// frame: a plot under kMinPlot needs the difference; a place can give what its smallest
-// plot has above kMinPlot, or, without plots (a table, a form), what it has above a few
-// lines of text.
+// What a place lacks and can give, along each axis, judged by what is drawn in it this
+// frame: a plot under kMinPlot needs the difference, and so does a main table showing fewer
+// rows than its view wants; a place can give what its smallest plot has above kMinPlot and
+// its table beyond those rows, or, with neither (a form), what it has above a few lines.
 struct Room {
     float need[2] = {0.0f, 0.0f};
     float spare[2] = {0.0f, 0.0f};
@@ -61,19 +65,34 @@ struct PlotInPlace {
 };
 using PlotsByNode = std::map<const ImGuiDockNode*, std::vector<PlotInPlace>>;
 
-// What a place needs at least without a plot drawn in it: room for a readable plot and a
-// few lines of controls where a chart window docks (a chart not drawn because its place
-// was crushed asks for it back), a few lines of text elsewhere (a table, a form).
+// What is drawn in each place this frame, and which places host chart windows.
 struct Places {
     PlotsByNode plots;
+    std::map<const ImGuiDockNode*, std::vector<const plot::DrawnTable*>> tables;
     std::map<const ImGuiDockNode*, bool> hostsCharts;
 };
 
-Room leafRoom(const ImGuiDockNode* node, const Places& places) {
+// A table's rows against those its view wants in view, in pixels: negative what it lacks,
+// else its surplus.
+float rowsMargin(const plot::DrawnTable& t) {
+    return (t.fit - static_cast<float>(t.wanted)) * t.rowHeight;
+}
+
+// A place's main table (plot::noteTableRows) as its plots are: the rows it lacks are room
+// it needs, and it gives only what it has beyond the rows wanted.
+void addTableRoom(Room& room, const std::vector<const plot::DrawnTable*>& tables) {
+    for (const plot::DrawnTable* t : tables) {
+        const float m = rowsMargin(*t);
+        room.need[1] += std::max(0.0f, -m);
+        room.spare[1] = std::min(room.spare[1], std::max(0.0f, m));
+    }
+}
+
+// A place without plots drawn: room for a readable plot and a few lines of controls where a
+// chart window docks (a chart not drawn because its place was crushed asks for it back), a
+// few lines of text elsewhere (a table, a form).
+Room roomByLines(const ImGuiDockNode* node, bool chartPlace) {
     Room room;
-    const auto it = places.plots.find(node);
-    const auto charts = places.hostsCharts.find(node);
-    const bool chartPlace = charts != places.hostsCharts.end() && charts->second;
     const float lines = ImGui::GetFrameHeightWithSpacing();
     const float pad = 2.0f * ImGui::GetStyle().WindowPadding.x;
     const float minSize[2] = {chartPlace ? kMinPlot[0] + pad : 16.0f * ImGui::GetFontSize(),
@@ -82,23 +101,50 @@ Room leafRoom(const ImGuiDockNode* node, const Places& places) {
         room.need[axis] = std::max(0.0f, minSize[axis] - node->Size[axis]);
         room.spare[axis] = std::max(0.0f, node->Size[axis] - minSize[axis]);
     }
-    if (it == places.plots.end()) {
-        return room;
-    }
-    // Plots side by side or stacked share what their place gains: each one's lack counts,
-    // and so does what its place hides of it (a view that scrolls below its own minimum),
-    // unless the view's plots are meant to scroll.
+    return room;
+}
+
+// A place with plots drawn: they say what it needs and can give (the controls above a plot
+// stay as the plot shrinks). Plots side by side or stacked share what their place gains:
+// each one's lack counts, and so does what its place hides of it (a view that scrolls below
+// its own minimum), unless the view's plots are meant to scroll.
+Room roomByPlots(const std::vector<PlotInPlace>& plots) {
+    Room room;
     for (int axis : {0, 1}) {
         float least = INFINITY;
-        for (const PlotInPlace& p : it->second) {
+        for (const PlotInPlace& p : plots) {
             const float hidden =
                 p.scrolls ? 0.0f : p.plot->frameSize[axis] - shownSize(*p.plot, axis);
             least = std::min(least, margin(*p.plot, axis) - std::max(0.0f, hidden));
             room.need[axis] += std::max({0.0f, -margin(*p.plot, axis), hidden});
         }
-        room.spare[axis] = std::min(room.spare[axis], std::max(0.0f, least));
+        room.spare[axis] = std::max(0.0f, least);
     }
     return room;
+}
+
+Room leafRoom(const ImGuiDockNode* node, const Places& places) {
+    const auto plots = places.plots.find(node);
+    const auto charts = places.hostsCharts.find(node);
+    Room room = plots != places.plots.end()
+                    ? roomByPlots(plots->second)
+                    : roomByLines(node, charts != places.hostsCharts.end() && charts->second);
+    if (const auto tables = places.tables.find(node); tables != places.tables.end()) {
+        addTableRoom(room, tables->second);
+    }
+    return room;
+}
+
+// Two children's room as their parent's, `moved` pixels having gone from one to the other
+// along the split axis: along it they add up, across it the tighter one counts.
+Room combine(const Room& a, const Room& b, int axis, float moved) {
+    const int across = 1 - axis;
+    Room out;
+    out.need[axis] = std::max(0.0f, a.need[axis] + b.need[axis] - moved);
+    out.spare[axis] = std::max(0.0f, a.spare[axis] + b.spare[axis] - moved);
+    out.need[across] = std::max(a.need[across], b.need[across]);
+    out.spare[across] = std::min(a.spare[across], b.spare[across]);
+    return out;
 }
 
 // Balances a place's children, deepest first: along the split axis a child that needs
@@ -111,7 +157,6 @@ Room balance(ImGuiDockNode* node, const Places& places, int& moves) {
     const Room a = balance(node->ChildNodes[0], places, moves);
     const Room b = balance(node->ChildNodes[1], places, moves);
     const int axis = node->SplitAxis;
-    const int across = 1 - axis;
     float moved = 0.0f;
     constexpr float kAtLeast = 0.5f; // pixels: below this a move is not worth a relayout
     if (a.need[axis] > kAtLeast && b.spare[axis] > kAtLeast) {
@@ -122,30 +167,40 @@ Room balance(ImGuiDockNode* node, const Places& places, int& moves) {
         resizeFirstChild(node, node->ChildNodes[1], node->ChildNodes[1]->Size[axis] + moved);
     }
     moves += moved > 0.0f ? 1 : 0;
-    Room out;
-    out.need[axis] = std::max(0.0f, a.need[axis] + b.need[axis] - moved);
-    out.spare[axis] = std::max(0.0f, a.spare[axis] + b.spare[axis] - moved);
-    out.need[across] = std::max(a.need[across], b.need[across]);
-    out.spare[across] = std::min(a.spare[across], b.spare[across]);
-    return out;
+    return combine(a, b, axis, moved);
 }
 
-// Makes `node` take at least `share` of its vertical split (the rest stays with its
-// sibling); keepPlotsReadable gives the sibling's plots back what they then lack.
-void growInSplit(ImGuiDockNode* node, float share) {
+// What a place as a whole needs and could give, as balance finds it, moving nothing.
+Room measure(const ImGuiDockNode* node, const Places& places) {
+    if (!node->ChildNodes[0] || !node->ChildNodes[1]) {
+        return leafRoom(node, places);
+    }
+    return combine(measure(node->ChildNodes[0], places), measure(node->ChildNodes[1], places),
+                   node->SplitAxis, 0.0f);
+}
+
+// Makes `node` take up to `share` of its vertical split, as far as its sibling can spare
+// (its plots and tables as drawn last: none goes below its minimum). Returns whether it
+// moved.
+bool growInSplit(ImGuiDockNode* node, float share, const Places& places) {
     ImGuiDockNode* parent = node ? node->ParentNode : nullptr;
     if (!parent || parent->SplitAxis != ImGuiAxis_Y || !parent->ChildNodes[0] ||
         !parent->ChildNodes[1]) {
-        return;
+        return false;
     }
     const float total = parent->Size.y;
     if (total < 4.0f * ImGui::GetFontSize()) {
-        return; // a window too small to share (minimised): ImGui's split needs both sides > 0
+        return false; // a window too small to share (minimised): both sides must stay > 0
     }
-    const float want = std::floor(total * share);
-    if (node->Size.y < want - 1.0f) {
-        resizeFirstChild(parent, node, want);
+    const ImGuiDockNode* sibling =
+        parent->ChildNodes[0] == node ? parent->ChildNodes[1] : parent->ChildNodes[0];
+    const float grow = std::min(std::floor(total * share) - node->Size.y,
+                                std::floor(measure(sibling, places).spare[ImGuiAxis_Y]));
+    if (grow < 1.0f) {
+        return false;
     }
+    resizeFirstChild(parent, node, node->Size.y + grow);
+    return true;
 }
 
 bool inFront(const ImGuiWindow* win) {
@@ -153,16 +208,49 @@ bool inFront(const ImGuiWindow* win) {
            win->DockNode->TabBar->SelectedTabId == win->TabId;
 }
 
-} // namespace
-
-void WindowSet::giveRoomTo(const Window& w) {
-    if (w.roomShare > 0.0f && (!w.view || w.view->wantsRoom())) {
-        const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
-        growInSplit(win ? win->DockNode : nullptr, w.roomShare);
+// What each place shows in front, from the plots and tables drawn last.
+Places placesOf(const std::vector<plot::DrawnPlot>& drawnPlots,
+                const std::vector<plot::DrawnTable>& drawnTables,
+                const std::vector<Window>& windows) {
+    Places places;
+    for (const plot::DrawnTable& t : drawnTables) {
+        const ImGuiWindow* win = ImGui::FindWindowByName(t.window.c_str());
+        if (inFront(win)) {
+            places.tables[win->DockNode].push_back(&t);
+        }
     }
+    for (const plot::DrawnPlot& p : drawnPlots) {
+        const ImGuiWindow* win = ImGui::FindWindowByName(p.window.c_str());
+        const auto w = std::find_if(windows.begin(), windows.end(),
+                                    [&](const Window& w) { return p.window == w.title; });
+        if (inFront(win) && w != windows.end()) {
+            places.plots[win->DockNode].push_back({&p, w->view && w->view->plotsScroll()});
+        }
+    }
+    for (const Window& w : windows) {
+        const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
+        if (win && win->DockNode) {
+            places.hostsCharts[win->DockNode] |= w.slot != DockSlot::Left &&
+                                                 w.slot != DockSlot::LeftBottom &&
+                                                 w.slot != DockSlot::Bottom;
+        }
+    }
+    return places;
 }
 
-void WindowSet::giveRoomToWindowsBroughtForward() {
+} // namespace
+
+bool WindowSet::giveRoomTo(const Window& w) {
+    if (w.roomShare <= 0.0f || (w.view && !w.view->wantsRoom())) {
+        return false;
+    }
+    const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
+    return growInSplit(win ? win->DockNode : nullptr, w.roomShare,
+                       placesOf(m_lastFramePlots, m_lastFrameTables, m_windows));
+}
+
+bool WindowSet::giveRoomToWindowsBroughtForward() {
+    bool moved = false;
     for (Window& w : m_windows) {
         if (w.roomShare <= 0.0f) {
             continue;
@@ -173,40 +261,28 @@ void WindowSet::giveRoomToWindowsBroughtForward() {
         // layout's choice): its saved size stays.
         const bool wants = inFront(win) && (!w.view || w.view->wantsRoom());
         if (wants && !w.wantedRoom && w.seen) {
-            giveRoomTo(w);
+            moved = giveRoomTo(w) || moved;
         }
         w.wantedRoom = wants;
         w.seen = w.seen || win != nullptr;
     }
+    return moved;
 }
 
 void WindowSet::keepPlotsReadable(ImGuiID dockspace, bool settled) {
-    giveRoomToWindowsBroughtForward();
     m_lastFramePlots = std::move(plot::plotsThisFrame());
     plot::plotsThisFrame().clear();
-    Places places;
-    for (const plot::DrawnPlot& p : m_lastFramePlots) {
-        const ImGuiWindow* win = ImGui::FindWindowByName(p.window.c_str());
-        const auto w = std::find_if(m_windows.begin(), m_windows.end(),
-                                    [&](const Window& w) { return p.window == w.title; });
-        if (inFront(win) && w != m_windows.end()) {
-            places.plots[win->DockNode].push_back({&p, w->view && w->view->plotsScroll()});
-        }
-    }
-    for (const Window& w : m_windows) {
-        const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
-        if (win && win->DockNode) {
-            places.hostsCharts[win->DockNode] |= w.slot != DockSlot::Left &&
-                                                 w.slot != DockSlot::LeftBottom &&
-                                                 w.slot != DockSlot::Bottom;
-        }
-    }
+    m_lastFrameTables = std::move(plot::tablesThisFrame());
+    plot::tablesThisFrame().clear();
+    // A window grown this frame is balanced from the next one's drawing (this frame's was
+    // measured at the sizes before).
+    const bool grown = giveRoomToWindowsBroughtForward();
     // Not before the windows and their places have their sizes (the first frames lay them
     // out from the saved sizes).
     ImGuiDockNode* root = ImGui::DockBuilderGetNode(dockspace);
-    int moves = 0;
-    if (root && settled) {
-        balance(root, places, moves);
+    int moves = grown ? 1 : 0;
+    if (root && settled && !grown) {
+        balance(root, placesOf(m_lastFramePlots, m_lastFrameTables, m_windows), moves);
     }
     m_framesSinceLayoutMove = moves > 0 ? 0 : m_framesSinceLayoutMove + 1;
 }
@@ -227,6 +303,14 @@ void WindowSet::writeLayoutReport(const std::filesystem::path& path,
                          {"frame_width", std::round(p.frameSize.x)},
                          {"frame_height", std::round(p.frameSize.y)}});
     }
+    nlohmann::json tables = nlohmann::json::array();
+    for (const plot::DrawnTable& t : m_lastFrameTables) {
+        tables.push_back({{"window", t.window},
+                          {"table", t.table},
+                          {"rows", t.rows},
+                          {"wanted", t.wanted},
+                          {"fit", std::floor(t.fit + 0.01f)}});
+    }
     nlohmann::json front = nlohmann::json::array();
     for (const Window& w : m_windows) {
         const ImGuiWindow* win = ImGui::FindWindowByName(w.title);
@@ -245,6 +329,7 @@ void WindowSet::writeLayoutReport(const std::filesystem::path& path,
                                 {"min_data", {{"width", kMinData[0]}, {"height", kMinData[1]}}},
                                 {"windows", front},
                                 {"plots", plots},
+                                {"tables", tables},
                                 {"verdicts", verdicts.report(mark)}};
     engine::writeFileAtomic(path, report.dump(1) + "\n");
 }

@@ -109,6 +109,7 @@ private:
     // window it knows from the same default place, instead of floating over the layout.
     std::map<std::string, ImGuiID> m_pendingDocks; // title -> dock node, for the first frame
     std::vector<plot::DrawnPlot> m_lastFramePlots;
+    std::vector<plot::DrawnTable> m_lastFrameTables;
     int m_framesSinceLayoutMove = 0; // frames since keepPlotsReadable last moved room
 
     void buildDefaultLayout(ImGuiID dockspace);
@@ -116,8 +117,8 @@ private:
     // made for a window of another size.
     void layOutOnce(ImGuiID dockspace, Workspace& ws);
     void dockUnknownWindows();
-    void giveRoomTo(const Window& w);
-    void giveRoomToWindowsBroughtForward();
+    bool giveRoomTo(const Window& w); // whether its place grew
+    bool giveRoomToWindowsBroughtForward();
 };
 
 } // namespace lmprof::ui

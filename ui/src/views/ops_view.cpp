@@ -38,6 +38,11 @@ ImU32 regionColor(std::string_view region, float alpha) {
 
 namespace {
 
+// The tree rows kept in view (docs/WINDOW.md, "Layout"): the phases and a region or two.
+constexpr int kTreeRowsWanted = 4;
+// A tree pane at least this many lines tall shows the whole headline above the tree.
+constexpr float kTallPane = 18.0f;
+
 std::string fmt(const char* f, double v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
@@ -89,8 +94,11 @@ void OpsView::draw(ViewContext& ctx) {
             const ImVec2 treeSize =
                 sideBySide ? ImVec2(avail.x * 0.5f, avail.y) : ImVec2(avail.x, avail.y * 0.55f);
             ImGui::BeginChild("tree", treeSize);
-            drawHeadline(p);
-            drawTable(p);
+            // A short pane keeps the tree in view: the headline's first sentence, the rest on
+            // hover.
+            const bool compact = treeSize.y < ImGui::GetTextLineHeightWithSpacing() * kTallPane;
+            const size_t more = drawHeadline(p, compact);
+            drawTable(p, more);
             ImGui::EndChild();
             if (sideBySide) {
                 ImGui::SameLine();
@@ -181,10 +189,17 @@ void OpsView::drawHeader(ViewContext& ctx, const std::vector<const RunView*>& ru
 // ---------------------------------------------------------------------------------------
 // The headline, then the tree
 
-void OpsView::drawHeadline(const OpProfile& p) {
-    for (const std::string& sentence : headlineSentences(p)) {
+size_t OpsView::drawHeadline(const OpProfile& p, bool firstOnly) {
+    const std::vector<std::string> sentences = headlineSentences(p);
+    const size_t shown = firstOnly ? std::min<size_t>(1, sentences.size()) : sentences.size();
+    for (size_t i = 0; i < shown; ++i) {
         ImGui::Bullet();
-        ImGui::TextWrapped("%s", sentence.c_str());
+        ImGui::TextWrapped("%s", sentences[i].c_str());
+    }
+    m_moreHeadline.assign(sentences.begin() + static_cast<std::ptrdiff_t>(shown), sentences.end());
+    if (firstOnly) {
+        m_moreHeadline.insert(m_moreHeadline.end(), p.notes.begin(), p.notes.end());
+        return m_moreHeadline.size();
     }
     for (const std::string& note : p.notes) {
         ImGui::PushStyleColor(ImGuiCol_Text, palette().warning);
@@ -192,17 +207,35 @@ void OpsView::drawHeadline(const OpProfile& p) {
         ImGui::TextWrapped("%s", note.c_str());
         ImGui::PopStyleColor();
     }
+    return 0;
 }
 
-void OpsView::drawTable(const OpProfile& p) {
+void OpsView::drawTable(const OpProfile& p, size_t moreHeadline) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
     ImGui::InputTextWithHint("##filter", "filter ops and regions", m_filter, sizeof m_filter);
     ImGui::SameLine();
-    // Wrapped beside the filter: a narrow pane keeps the whole hint.
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
-    ImGui::TextWrapped("click a row to light up its %s in the timeline",
-                       m_kind == OpKind::Kernel ? "kernels" : "ops");
-    ImGui::PopStyleColor();
+    const std::string hint = "click a row to light up its " +
+                             std::string(m_kind == OpKind::Kernel ? "kernels" : "ops") +
+                             " in the timeline";
+    if (moreHeadline > 0) {
+        // A short pane: the headline's other sentences and the hint, on hover.
+        ImGui::TextDisabled("headline: %zu more (hover)", moreHeadline);
+        if (ImGui::IsItemHovered()) {
+            ImGui::BeginTooltip();
+            ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40.0f);
+            for (const std::string& sentence : m_moreHeadline) {
+                ImGui::BulletText("%s", sentence.c_str());
+            }
+            ImGui::TextDisabled("%s", hint.c_str());
+            ImGui::PopTextWrapPos();
+            ImGui::EndTooltip();
+        }
+    } else {
+        // Wrapped beside the filter: a narrow pane keeps the whole hint.
+        ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+        ImGui::TextWrapped("%s", hint.c_str());
+        ImGui::PopStyleColor();
+    }
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersV |
                                   ImGuiTableFlags_ScrollY | ImGuiTableFlags_Sortable |
                                   ImGuiTableFlags_Resizable | ImGuiTableFlags_Hideable |
@@ -238,11 +271,15 @@ void OpsView::drawTable(const OpProfile& p) {
     }
     const auto tree = buildOpsTree(p, m_kind, m_filter, m_sort, m_descending);
     const bool filtering = m_filter[0] != '\0';
+    // Rows a text line high (the share bars are framed items): more of the tree in view.
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(ImGui::GetStyle().FramePadding.x, 1.0f));
     for (size_t i = 0; i < tree.size(); ++i) {
         ImGui::PushID(static_cast<int>(i));
         drawNode(tree[i], filtering);
         ImGui::PopID();
     }
+    ImGui::PopStyleVar();
+    plot::noteTableRows("op tree", kTreeRowsWanted, kTreeRowsWanted);
     ImGui::EndTable();
 }
 

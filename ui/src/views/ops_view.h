@@ -41,8 +41,10 @@ private:
     const RunView* chooseRun(ViewContext& ctx, const std::vector<const RunView*>& runs);
     void drawHeader(ViewContext& ctx, const std::vector<const RunView*>& runs,
                     const engine::OpProfile& p);
-    void drawHeadline(const engine::OpProfile& p);
-    void drawTable(const engine::OpProfile& p);
+    // The headline, or in a short pane its first sentence (the rest kept for drawTable's hover):
+    // returns how many sentences and notes it kept back.
+    size_t drawHeadline(const engine::OpProfile& p, bool firstOnly);
+    void drawTable(const engine::OpProfile& p, size_t moreHeadline);
     void drawNode(const OpsNode& node, bool openAll);
     void drawTimeline(const engine::OpProfile& p);
     void zoomTimeline(double end, float x0, float width, bool hovered);
@@ -56,6 +58,7 @@ private:
     bool m_hasProfiles = false; // at the last draw
     engine::OpKind m_kind = engine::OpKind::Kernel;
     char m_filter[128] = "";
+    std::vector<std::string> m_moreHeadline; // kept back by drawHeadline this frame
     OpsSort m_sort = OpsSort::Self;
     bool m_descending = true;
     std::string m_kindFor; // the run m_kind was set for (its headline kind, then the user's)

@@ -31,6 +31,9 @@ using namespace lmprof::engine;
 
 namespace {
 
+// The rows the table keeps in view (docs/WINDOW.md, "Layout"): its place grows to them.
+constexpr int kRowsWanted = 8;
+
 // A cell as wide as a column's usual values, so widths barely move while a run's figures
 // change; a wider current value (a 4-digit mean with a 3-digit std) widens the column.
 const char* widthSample(const std::string& unit) {
@@ -156,11 +159,14 @@ void RunsTableView::draw(ViewContext& ctx) {
         // Only the rows in view are drawn: a night's sweep has hundreds.
         ImGuiListClipper clipper;
         clipper.Begin(static_cast<int>(runs.size()));
+        float rowHeight = 0.0f; // as the clipper measured it
         while (clipper.Step()) {
             for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
                 drawRow(ctx, i, columns);
             }
+            rowHeight = std::max(rowHeight, clipper.ItemsHeight);
         }
+        plot::noteTableRows("runs", static_cast<int>(runs.size()), kRowsWanted, rowHeight);
         ImGui::EndTable();
     }
     ImGui::End();
