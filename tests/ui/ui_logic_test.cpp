@@ -551,3 +551,48 @@ TEST(RunStore, AWatchedRunStreamingPastTheRingIsThinnedAsItsFileWillBe) {
     }
     EXPECT_NEAR(v.series.runMean.back(), sum / 24'995.0, 1e-9);
 }
+
+// The profiled step and the snapshot step follow the warmup until picked (issue 60): a demo
+// that lowers the warmup no longer aborts on a step outside the run.
+TEST(ConfigForm, ProfileAndSnapshotStepsFollowTheWarmupUntilPicked) {
+    using namespace lmprof::engine;
+    RunConfig c;
+    c.warmupSteps = 5;
+    c.opProfile = defaultOpProfileRequest(5);
+    c.memorySnapshot = defaultSnapshotRequest("snap.json", 5);
+    lmprof::ui::ConfigForm form(c);
+    EXPECT_FALSE(form.opProfileStepPicked());
+    form.config().warmupSteps = 1;
+    form.followWarmup();
+    EXPECT_EQ(form.config().opProfile->firstStep, 1);      // the first after warmup
+    EXPECT_EQ(form.config().memorySnapshot->firstStep, 0); // the last warmup step
+    EXPECT_TRUE(form.valid());
+
+    // Picked in the form: it stays, and a warmup that leaves it outside the run is refused.
+    form.pickOpProfileStep(true);
+    form.config().opProfile->firstStep = 3;
+    form.config().warmupSteps = 8;
+    form.followWarmup();
+    EXPECT_EQ(form.config().opProfile->firstStep, 3);
+    EXPECT_EQ(form.config().memorySnapshot->firstStep, 7);
+    form.config().measureSteps = 1;
+    form.config().warmupSteps = 1;
+    form.followWarmup();
+    EXPECT_EQ(form.errors().count("op_profile.first_step"), 1u);
+
+    // A step other than the default when the form is made (--profile-step) is picked.
+    RunConfig given = c;
+    given.opProfile->firstStep = 2;
+    EXPECT_TRUE(lmprof::ui::ConfigForm(given).opProfileStepPicked());
+
+    // A demo's patch that names a step picks it; one that does not leaves it following.
+    lmprof::ui::ConfigForm demo(c);
+    RunConfig patched = c;
+    patched.warmupSteps = 2;
+    patched.memorySnapshot->firstStep = 4;
+    demo.followWarmup(patched, R"({"warmup_steps": 2, "memory_snapshot": {"first_step": 4}})");
+    EXPECT_EQ(patched.memorySnapshot->firstStep, 4);
+    EXPECT_EQ(patched.opProfile->firstStep, 2);
+    EXPECT_TRUE(demo.snapshotStepPicked());
+    EXPECT_FALSE(demo.opProfileStepPicked());
+}

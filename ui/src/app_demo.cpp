@@ -83,6 +83,7 @@ std::optional<RunConfig> DemoPlayer::demoConfig(const DemoStep& step, const std:
         RunConfig c = step.patch.empty()
                           ? m_ws.form.config()
                           : patchConfig(m_ws.form.config(), step.patch, where + ".config");
+        m_ws.form.followWarmup(c, step.patch); // a changed warmup moves the steps not picked
         if (const auto errors = validate(c); !errors.empty()) {
             fail(where + ".config", errors.front().message());
             return std::nullopt;

@@ -2,6 +2,8 @@
 
 #include "lmprof/ui/config_form.h"
 
+#include <nlohmann/json.hpp>
+
 namespace lmprof::ui {
 
 using namespace lmprof::engine;
@@ -10,7 +12,31 @@ ConfigForm::ConfigForm() {
     m_config.model = *presetModel("tiny");
 }
 
-ConfigForm::ConfigForm(const RunConfig& initial) : m_config(initial) {}
+ConfigForm::ConfigForm(const RunConfig& initial) : m_config(initial) {
+    const int warmup = initial.warmupSteps;
+    m_opStepPicked = initial.opProfile &&
+                     initial.opProfile->firstStep != defaultOpProfileRequest(warmup).firstStep;
+    m_snapshotStepPicked =
+        initial.memorySnapshot &&
+        initial.memorySnapshot->firstStep != defaultSnapshotRequest({}, warmup).firstStep;
+}
+
+void ConfigForm::followWarmup(RunConfig& c, const std::string& patch) {
+    // A patch that names a step picks it, for this configuration and the form's after it.
+    const nlohmann::json p = nlohmann::json::parse(patch.empty() ? "{}" : patch, nullptr, false);
+    const auto names = [&](const char* section) {
+        return p.is_object() && p.contains(section) && p[section].is_object() &&
+               p[section].contains("first_step");
+    };
+    m_opStepPicked = m_opStepPicked || names("op_profile");
+    m_snapshotStepPicked = m_snapshotStepPicked || names("memory_snapshot");
+    if (c.opProfile && !m_opStepPicked) {
+        c.opProfile->firstStep = defaultOpProfileRequest(c.warmupSteps).firstStep;
+    }
+    if (c.memorySnapshot && !m_snapshotStepPicked) {
+        c.memorySnapshot->firstStep = defaultSnapshotRequest({}, c.warmupSteps).firstStep;
+    }
+}
 
 void ConfigForm::setPreset(const std::string& name) {
     if (auto m = pickPreset(m_config.model, name)) {

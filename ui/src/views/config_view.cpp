@@ -33,7 +33,7 @@ private:
     void drawRun(ViewContext& ctx, RunConfig& c, const Errors& errors);
     void drawDataParallel(ViewContext& ctx, RunConfig& c, const Errors& errors);
     void drawMemory(ViewContext& ctx, RunConfig& c, const Errors& errors);
-    void drawOpProfile(RunConfig& c, const Errors& errors);
+    void drawOpProfile(ViewContext& ctx, RunConfig& c, const Errors& errors);
     void drawEstimate(ViewContext& ctx, const RunConfig& c);
     void drawFooter(ViewContext& ctx, RunConfig& c, const Errors& errors);
 
@@ -123,6 +123,17 @@ void drawProgress(ViewContext& ctx) {
     ImGui::ProgressBar(total > 0 ? static_cast<float>(done) / total : 0.0f, ImVec2(-1, 0), overlay);
 }
 
+// Under a step field: what the step follows while the user has not picked one, else a button
+// that makes it follow again.
+template <typename Unpick>
+void followingNote(bool picked, const char* follows, Unpick unpick) {
+    if (!picked) {
+        ImGui::TextDisabled("follows the warmup: %s", follows);
+    } else if (ImGui::SmallButton((std::string("follow the warmup (") + follows + ")").c_str())) {
+        unpick();
+    }
+}
+
 } // namespace
 
 void ConfigView::draw(ViewContext& ctx) {
@@ -130,6 +141,7 @@ void ConfigView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
+    ctx.form.followWarmup(); // unpicked profile and snapshot steps move with the warmup
     RunConfig& c = ctx.form.config();
     const auto errors = ctx.form.errors();
     // The form scrolls; Run, Cancel and the progress bar stay in a footer below it.
@@ -142,7 +154,7 @@ void ConfigView::draw(ViewContext& ctx) {
     drawRun(ctx, c, errors);
     drawDataParallel(ctx, c, errors);
     drawMemory(ctx, c, errors);
-    drawOpProfile(c, errors);
+    drawOpProfile(ctx, c, errors);
     ImGui::PopItemWidth();
     drawEstimate(ctx, c);
     ImGui::EndChild();
@@ -274,7 +286,11 @@ void ConfigView::drawMemory(ViewContext& ctx, RunConfig& c, const Errors& errors
                           "recorded measured step is left out of the statistics.");
     }
     if (c.memorySnapshot) {
-        ImGui::InputInt("snapshot step", &c.memorySnapshot->firstStep);
+        if (ImGui::InputInt("snapshot step", &c.memorySnapshot->firstStep)) {
+            ctx.form.pickSnapshotStep(true);
+        }
+        followingNote(ctx.form.snapshotStepPicked(), "the last warmup step",
+                      [&] { ctx.form.pickSnapshotStep(false); });
         fieldError(errors, "memory_snapshot.first_step");
         ImGui::InputInt("steps recorded", &c.memorySnapshot->stepCount);
         fieldError(errors, "memory_snapshot.step_count");
@@ -284,7 +300,7 @@ void ConfigView::drawMemory(ViewContext& ctx, RunConfig& c, const Errors& errors
     valueInputs(ValueField::Section::Sampling, c, errors);
 }
 
-void ConfigView::drawOpProfile(RunConfig& c, const Errors& errors) {
+void ConfigView::drawOpProfile(ViewContext& ctx, RunConfig& c, const Errors& errors) {
     ImGui::SeparatorText("Op profile");
     bool profile = c.opProfile.has_value();
     if (ImGui::Checkbox("profile ops", &profile)) {
@@ -300,7 +316,11 @@ void ConfigView::drawOpProfile(RunConfig& c, const Errors& errors) {
                           "the Ops window. A profiled step is left out of the statistics.");
     }
     if (c.opProfile) {
-        ImGui::InputInt("profile step", &c.opProfile->firstStep);
+        if (ImGui::InputInt("profile step", &c.opProfile->firstStep)) {
+            ctx.form.pickOpProfileStep(true);
+        }
+        followingNote(ctx.form.opProfileStepPicked(), "the first step after warmup",
+                      [&] { ctx.form.pickOpProfileStep(false); });
         fieldError(errors, "op_profile.first_step");
         ImGui::InputInt("steps profiled", &c.opProfile->stepCount);
         fieldError(errors, "op_profile.step_count");
