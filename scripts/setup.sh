@@ -16,7 +16,7 @@ log() { printf '[setup] %s\n' "$*" >&2; }
 # --- Debian packages -------------------------------------------------------------------
 packages=(build-essential cmake ninja-build git pkg-config python3 python3-venv
           libgtest-dev nlohmann-json3-dev libsimdjson-dev libcli11-dev
-          libglfw3-dev libgl-dev libgl1-mesa-dri libstb-dev fonts-dejavu-core xvfb xauth
+          libglfw3-dev libgl-dev libgl1-mesa-dri libstb-dev fonts-dejavu-core xvfb xauth xdotool
           libegl-dev libopengl-dev libegl-mesa0
           clang clang-format libclang-rt-dev ffmpeg libgloo-dev libasio-dev)
 missing=()

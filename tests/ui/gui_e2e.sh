@@ -448,6 +448,11 @@ runs = [t for t in json.load(open(sys.argv[1]))['tables'] if t['table'] == 'runs
 sys.exit(0 if runs and runs[0]['wanted'] == 8 else 'Runs did not ask for 8 rows')" \
     "$out/layout-runs.json"
 done
+
+# Many runs selected as in a file manager, by hand (xdotool): Shift+click a range, and a
+# filter then Ctrl+A; the window's report at SIGTERM names the runs selected.
+xvfb-run -a -s "-screen 0 1280x720x24" python3 "$(dirname "$0")/select_check.py" "$lmprof" \
+  "$many/sixteen.json" "$many/select"
 fi # many
 
 # === watched: a watched script, and the no-display fallback

@@ -7,6 +7,7 @@
 #include "lmprof/engine/session.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/decimate.h"
+#include "lmprof/ui/run_selection.h"
 #include "lmprof/ui/run_store.h"
 #include "views/files_view.h"
 #include "views/plot_helpers.h"
@@ -315,10 +316,20 @@ TEST(RunStore, SelectedRunsGetDistinctColoursThatStay) {
         results[i].id = "run-" + std::to_string(i);
         results[i].config.seed = i; // distinct, so none is left out as already open
     }
+    // Two runs whose ids give one colour: the later selected gets another.
+    const int twin = kRunColorCount + 1;
+    for (int k = 0; colorOfId(results[twin].id, kRunColorCount) !=
+                    colorOfId(results[kRunColorCount].id, kRunColorCount);
+         ++k) {
+        results[twin].id = "twin-" + std::to_string(k);
+    }
     ASSERT_EQ(store.addLoaded(results), results.size());
-    // Colours are handed out in order as runs arrive: run 8 has run 0's colour.
-    EXPECT_EQ(store.runs()[kRunColorCount].color, store.runs()[0].color);
     EXPECT_TRUE(store.runs()[0].fromFile);
+    store.selectOnly(twin);
+    store.toggle(kRunColorCount);
+    store.refreshSelection();
+    EXPECT_EQ(store.runs()[twin].color, colorOfId(results[twin].id, kRunColorCount));
+    EXPECT_NE(store.runs()[twin].color, store.runs()[kRunColorCount].color);
     store.selectOnly(0);
     store.toggle(kRunColorCount);
     store.refreshSelection();
@@ -550,49 +561,4 @@ TEST(RunStore, AWatchedRunStreamingPastTheRingIsThinnedAsItsFileWillBe) {
         sum += totals[i];
     }
     EXPECT_NEAR(v.series.runMean.back(), sum / 24'995.0, 1e-9);
-}
-
-// The profiled step and the snapshot step follow the warmup until picked (issue 60): a demo
-// that lowers the warmup no longer aborts on a step outside the run.
-TEST(ConfigForm, ProfileAndSnapshotStepsFollowTheWarmupUntilPicked) {
-    using namespace lmprof::engine;
-    RunConfig c;
-    c.warmupSteps = 5;
-    c.opProfile = defaultOpProfileRequest(5);
-    c.memorySnapshot = defaultSnapshotRequest("snap.json", 5);
-    lmprof::ui::ConfigForm form(c);
-    EXPECT_FALSE(form.opProfileStepPicked());
-    form.config().warmupSteps = 1;
-    form.followWarmup();
-    EXPECT_EQ(form.config().opProfile->firstStep, 1);      // the first after warmup
-    EXPECT_EQ(form.config().memorySnapshot->firstStep, 0); // the last warmup step
-    EXPECT_TRUE(form.valid());
-
-    // Picked in the form: it stays, and a warmup that leaves it outside the run is refused.
-    form.pickOpProfileStep(true);
-    form.config().opProfile->firstStep = 3;
-    form.config().warmupSteps = 8;
-    form.followWarmup();
-    EXPECT_EQ(form.config().opProfile->firstStep, 3);
-    EXPECT_EQ(form.config().memorySnapshot->firstStep, 7);
-    form.config().measureSteps = 1;
-    form.config().warmupSteps = 1;
-    form.followWarmup();
-    EXPECT_EQ(form.errors().count("op_profile.first_step"), 1u);
-
-    // A step other than the default when the form is made (--profile-step) is picked.
-    RunConfig given = c;
-    given.opProfile->firstStep = 2;
-    EXPECT_TRUE(lmprof::ui::ConfigForm(given).opProfileStepPicked());
-
-    // A demo's patch that names a step picks it; one that does not leaves it following.
-    lmprof::ui::ConfigForm demo(c);
-    RunConfig patched = c;
-    patched.warmupSteps = 2;
-    patched.memorySnapshot->firstStep = 4;
-    demo.followWarmup(patched, R"({"warmup_steps": 2, "memory_snapshot": {"first_step": 4}})");
-    EXPECT_EQ(patched.memorySnapshot->firstStep, 4);
-    EXPECT_EQ(patched.opProfile->firstStep, 2);
-    EXPECT_TRUE(demo.snapshotStepPicked());
-    EXPECT_FALSE(demo.opProfileStepPicked());
 }

@@ -353,7 +353,8 @@ bool App::demoSucceeded() const {
 }
 
 void App::writeLayoutReport(const std::filesystem::path& path) const {
-    m_parts->windows.writeLayoutReport(path, m_parts->ws.verdictMark);
+    m_parts->windows.writeLayoutReport(path, m_parts->ws.verdictMark,
+                                       m_parts->ws.store.selectedIds());
 }
 
 } // namespace lmprof::ui

@@ -264,7 +264,7 @@ bool DemoPlayer::playStep(const DemoStep& step, const std::string& where, bool f
         return !m_screenshot.requested;
     case Kind::Layout:
         try {
-            m_windows.writeLayoutReport(step.path, m_ws.verdictMark);
+            m_windows.writeLayoutReport(step.path, m_ws.verdictMark, m_ws.store.selectedIds());
         } catch (const std::exception& e) {
             fail(where, e.what());
         }

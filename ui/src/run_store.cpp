@@ -4,6 +4,7 @@
 #include "lmprof/ui/run_store.h"
 
 #include "lmprof/engine/result_io.h"
+#include "lmprof/ui/run_selection.h"
 
 #include <algorithm>
 #include <cmath>
@@ -252,9 +253,7 @@ RunView& RunStore::viewFor(int runIndex) {
 }
 
 RunView& RunStore::addView() {
-    RunView& v = m_runs.emplace_back();
-    v.color = m_nextColor++ % kRunColorCount;
-    return v;
+    return m_runs.emplace_back(); // its colour comes with its id (refreshSelection)
 }
 
 RunView* RunStore::findBySessionIndex(int runIndex) {
@@ -435,6 +434,22 @@ void RunStore::selectOnly(int i) {
     m_selection = {i};
 }
 
+std::vector<std::string> RunStore::selectedIds() const {
+    std::vector<std::string> ids;
+    for (int i : m_selection) {
+        if (i >= 0 && i < static_cast<int>(m_runs.size())) {
+            ids.push_back(m_runs[static_cast<size_t>(i)].result.id);
+        }
+    }
+    return ids;
+}
+
+void RunStore::select(std::vector<int> rows) {
+    if (!rows.empty()) {
+        m_selection = std::move(rows);
+    }
+}
+
 void RunStore::selectLast(size_t n) {
     if (n == 0) {
         return;
@@ -465,6 +480,12 @@ void RunStore::refreshSelection() {
     for (int i : m_selection) {
         if (i >= 0 && i < static_cast<int>(m_runs.size())) {
             selected.push_back(&m_runs[i]);
+        }
+    }
+    for (RunView* v : selected) {
+        if (!v->m_colorFromId && !v->result.id.empty()) {
+            v->color = colorOfId(v->result.id, kRunColorCount);
+            v->m_colorFromId = true;
         }
     }
     // First the runs that keep their colour (the first selected of each colour), then each

@@ -288,7 +288,8 @@ void WindowSet::keepPlotsReadable(ImGuiID dockspace, bool settled) {
 }
 
 void WindowSet::writeLayoutReport(const std::filesystem::path& path,
-                                  const std::optional<VerdictMark>& mark) const {
+                                  const std::optional<VerdictMark>& mark,
+                                  const std::vector<std::string>& selected) const {
     // In whole pixels: a lack under half a pixel is none (balance's kAtLeast).
     nlohmann::json plots = nlohmann::json::array();
     for (const plot::DrawnPlot& p : m_lastFramePlots) {
@@ -309,7 +310,10 @@ void WindowSet::writeLayoutReport(const std::filesystem::path& path,
                           {"table", t.table},
                           {"rows", t.rows},
                           {"wanted", t.wanted},
-                          {"fit", std::floor(t.fit + 0.01f)}});
+                          {"fit", std::floor(t.fit + 0.01f)},
+                          {"x", t.topLeft.x},
+                          {"y", t.topLeft.y},
+                          {"row_height", t.rowHeight}});
     }
     nlohmann::json front = nlohmann::json::array();
     for (const Window& w : m_windows) {
@@ -330,6 +334,7 @@ void WindowSet::writeLayoutReport(const std::filesystem::path& path,
                                 {"windows", front},
                                 {"plots", plots},
                                 {"tables", tables},
+                                {"selected", selected},
                                 {"verdicts", verdicts.report(mark)}};
     engine::writeFileAtomic(path, report.dump(1) + "\n");
 }

@@ -87,9 +87,11 @@ public:
     int framesSinceLayoutMove() const { return m_framesSinceLayoutMove; }
     // The plots of the last frame drawn and the windows in front, as JSON (a demo's
     // "layout" step; docs/DEMO.md): what gui_e2e checks the layout by.
-    // `mark`: the verdict marked, which the strip's part of the report names.
+    // `mark`: the verdict marked, which the strip's part of the report names; `selected`:
+    // the ids of the runs selected, in selection order.
     void writeLayoutReport(const std::filesystem::path& path,
-                           const std::optional<VerdictMark>& mark) const;
+                           const std::optional<VerdictMark>& mark,
+                           const std::vector<std::string>& selected) const;
     // View > Reset layout: the default layout at the next frame.
     void resetLayout();
     // An oversized imgui.ini set aside at launch (empty: none).

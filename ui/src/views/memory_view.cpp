@@ -228,7 +228,7 @@ void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& sel
         plot::hiddenLegendNote(runs);
     }
     plot::timelineNote(selected);
-    plot::endPlot(ctx, "memory");
+    plot::endPlot(ctx, "memory", runs);
 }
 
 namespace {

@@ -519,6 +519,20 @@ std::vector<DrawnPlot>& plotsThisFrame() {
     return plots;
 }
 
+namespace {
+
+// Selects these runs of the store (views of ctx.store.runs()), in their order.
+void selectRuns(ViewContext& ctx, const std::vector<RunView*>& runs) {
+    const RunView* first = ctx.store.runs().data();
+    std::vector<int> rows;
+    for (const RunView* v : runs) {
+        rows.push_back(static_cast<int>(v - first));
+    }
+    ctx.store.select(std::move(rows));
+}
+
+} // namespace
+
 std::vector<DrawnTable>& tablesThisFrame() {
     static std::vector<DrawnTable> tables;
     return tables;
@@ -539,11 +553,11 @@ void noteTableRows(const char* name, int rows, int wanted, float rowHeight) {
     const float top = std::max(table->OuterRect.Min.y, clip.Min.y);
     const float bottom = std::min({table->InnerClipRect.Max.y, table->OuterRect.Max.y, clip.Max.y});
     const float fit = std::max(0.0f, (bottom - top) / rowHeight - 1.0f);
-    tablesThisFrame().push_back(
-        {table->OuterWindow->RootWindow->Name, name, rows, std::min(rows, wanted), fit, rowHeight});
+    tablesThisFrame().push_back({table->OuterWindow->RootWindow->Name, name, rows,
+                                 std::min(rows, wanted), fit, rowHeight, table->OuterRect.Min});
 }
 
-void endPlot(ViewContext& ctx, const char* fileStem) {
+void endPlot(ViewContext& ctx, const char* fileStem, const std::vector<RunView*>& drawn) {
     const ImPlotPlot* current = ImPlot::GetCurrentPlot();
     const ImGuiID id = current->ID;
     const ImRect rect = current->FrameRect;
@@ -570,6 +584,11 @@ void endPlot(ViewContext& ctx, const char* fileStem) {
         ImGui::Separator();
         if (ImGui::MenuItem("Save PNG")) {
             ctx.pngRequests->push_back(rectRequest(fileStem, rect.Min, rect.Max));
+        }
+        if (!drawn.empty() && drawn.size() < ctx.store.selection().size() &&
+            ImGui::MenuItem(
+                ("Select only the " + std::to_string(drawn.size()) + " runs drawn").c_str())) {
+            selectRuns(ctx, drawn);
         }
         ImGui::EndPopup();
     }

@@ -121,6 +121,7 @@ struct DrawnTable {
     int wanted = 0;     // those the view wants in view (at most rows)
     float fit = 0.0f;   // body rows that fit in what shows of it, fractions included
     float rowHeight = 0.0f;
+    ImVec2 topLeft; // of its header row, on the screen
 };
 std::vector<DrawnTable>& tablesThisFrame();
 // Before ImGui::EndTable(): records the open table, named `name`, with `rows` body rows of
@@ -129,7 +130,9 @@ std::vector<DrawnTable>& tablesThisFrame();
 void noteTableRows(const char* name, int rows, int wanted, float rowHeight = 0.0f);
 // Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
 // menu, which queues a capture of the plot's rectangle (saved after the frame renders).
-void endPlot(ViewContext& ctx, const char* fileStem);
+// `drawn`, for a chart that draws fewer runs than are selected (timelineRuns), adds
+// "Select only the N runs drawn".
+void endPlot(ViewContext& ctx, const char* fileStem, const std::vector<RunView*>& drawn = {});
 // The style of one run's line: its colour (RunView::color), full or faint, and the marker
 // that tells it from runs of the same colour (RunView::style).
 ImPlotSpec runSpec(const RunView& run, float alpha = 1.0f);

@@ -80,7 +80,7 @@ void timelineNote(const std::vector<RunView*>& selected) {
     if (selected.size() > kTimelineRuns) {
         const std::string note = "the first " + std::to_string(kTimelineRuns) + " of " +
                                  std::to_string(selected.size()) +
-                                 " runs (select fewer in Runs to choose)";
+                                 " runs (right-click: select only these; or choose in Runs)";
         cornerNote(note.c_str());
     }
 }

@@ -167,7 +167,7 @@ void TelemetryView::drawStepTimes(Rows& r) {
     if (!r.legendShown) {
         plot::hiddenLegendNote(r.runs);
     }
-    plot::endPlot(r.ctx, "telemetry-step-time");
+    plot::endPlot(r.ctx, "telemetry-step-time", r.runs);
 }
 
 // Process CPU use (and GPU utilisation) on the left axis, RSS on the right.

@@ -74,9 +74,10 @@ struct RunView {
     bool started = false;
     bool finished = false;
     bool fromFile = false; // opened or restored from a file, not run in this session
-    // Its colour in every chart (an index for ui::runColor), kept for the run's life unless
-    // it would repeat another selected run's; and its name in legends and tooltips, by what
-    // differs between the selected runs. Both set by RunStore::refreshSelection.
+    // Its colour in every chart (an index for ui::runColor): first the one its id gives
+    // (colorOfId, the same in every session), then kept for the run's life unless it would
+    // repeat another selected run's; and its name in legends and tooltips, by what differs
+    // between the selected runs. Both set by RunStore::refreshSelection.
     int color = 0;
     // Past kRunColorCount selected runs colours repeat: the runs sharing one are told apart
     // by a marker on their lines, in their legend entries and chips (0: the first, none).
@@ -108,6 +109,7 @@ private:
     // vectors ends up with up to twice the room it needs.
     void reserveSeries(size_t steps, size_t telemetry);
     void dropTimeline();
+    bool m_colorFromId = false;  // `color` was set from its id (it has one by then)
     bool m_lazyTimeline = false; // opened from a file: its timeline is built on demand
     bool m_timelineBuilt = true; // memory, spans and peaks hold every sample and step
     uint64_t m_timelineUsed = 0; // when ensureTimeline last asked (a counter)
@@ -178,8 +180,12 @@ public:
     // Selection (indices into runs()); the newest run is selected when it starts.
     std::vector<int>& selection() { return m_selection; }
     bool isSelected(int i) const;
+    std::vector<std::string> selectedIds() const; // in selection order
     void selectOnly(int i);
     void toggle(int i);
+    // Selects these runs, in this order (a range, every run a filter shows); nothing changes
+    // for none.
+    void select(std::vector<int> rows);
     // Selects the last n runs (runs opened with --open, shown together), overlaid; nothing
     // changes for 0.
     void selectLast(size_t n);
@@ -204,7 +210,6 @@ private:
                          std::unordered_set<std::string>& taken) const;
     std::map<int, std::string> m_sessionIds; // engine run index -> the id claimIds gave it
     std::vector<RunView> m_runs;
-    int m_nextColor = 0;
     std::vector<int> m_selection;
     engine::PrecisionLab m_lab;
 };
