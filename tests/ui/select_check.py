@@ -71,7 +71,10 @@ def main() -> int:
 
     def range_gesture(table, row):
         xdo("mousemove", *row(1), "click", "1")
-        xdo("mousemove", *row(5), "keydown", "shift", "click", "1", "keyup", "shift")
+        xdo("mousemove", *row(5))
+        xdo("keydown", "shift")
+        xdo("click", "1")
+        xdo("keyup", "shift")
     got = session(lmprof, runs, work, "range", range_gesture)
     if sorted(got) != sorted(ids[1:6]):
         sys.exit(f"select_check: Shift+click of rows 2 and 6 selected {got}, not {ids[1:6]}")
@@ -81,7 +84,10 @@ def main() -> int:
         xdo("mousemove", str(int(table["x"] + 60)), str(int(table["y"] - 14)), "click", "1")
         xdo("type", "--delay", "50", "bf16")
         xdo("mousemove", *row(0), "click", "1")
-        xdo("key", "ctrl+a")
+        # Ctrl held as a hand holds it, A pressed while it is down.
+        xdo("keydown", "ctrl")
+        xdo("key", "a")
+        xdo("keyup", "ctrl")
     got = session(lmprof, runs, work, "filter", filter_gesture)
     bf16 = [r["id"] for r in saved if r["config"]["precision"] == "bf16"]
     if sorted(got) != sorted(bf16):
