@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <gtest/gtest.h>
+#include <set>
 
 using namespace lmprof::ui;
 
@@ -54,15 +55,77 @@ TEST(RunsBand, TheCacheFollowsNewStepsAndOtherRuns) {
     std::vector<RunView> runs{runOf("a", {10, 20}), runOf("b", {12, 22})};
     std::vector<RunView*> shown{&runs[0], &runs[1]};
     RunsBandCache cache;
-    EXPECT_EQ(cache.of(shown, &StepSeries::total).x.size(), 2u);
+    const auto band = [&](StepValues values) -> const RunsBand& {
+        const GroupedBands& bands = cache.of(shown, values);
+        EXPECT_EQ(bands.groups.size(), 1u); // one configuration
+        return bands.groups.front().band;
+    };
+    EXPECT_EQ(band(&StepSeries::total).x.size(), 2u);
     runs[0].series.index.push_back(2);
     runs[0].series.total.push_back(40);
-    const RunsBand& grown = cache.of(shown, &StepSeries::total);
+    const RunsBand& grown = band(&StepSeries::total);
     ASSERT_EQ(grown.x.size(), 3u);
     EXPECT_DOUBLE_EQ(grown.median[2], 40);
     shown.pop_back();
-    EXPECT_DOUBLE_EQ(cache.of(shown, &StepSeries::total).median[0], 10);
-    EXPECT_TRUE(cache.of(shown, &StepSeries::tokensPerS).x.empty());
+    EXPECT_DOUBLE_EQ(band(&StepSeries::total).median[0], 10);
+    EXPECT_TRUE(band(&StepSeries::tokensPerS).x.empty());
+}
+
+// A sweep stays a comparison (issue 60): runs of one configuration are one band, runs that
+// differ are apart, each in its own colour; past kBandGroups configurations the smallest are
+// merged into one "other" group, which says how many it holds.
+TEST(RunsBand, RunsAreBandedByConfigurationAndTheSmallestMergedPastEight) {
+    std::vector<RunView> runs;
+    for (int repeat = 0; repeat < 4; ++repeat) {
+        for (const int64_t ctx : {16, 32}) {
+            for (const int warmup : {0, 2}) {
+                RunView v = runOf("r" + std::to_string(runs.size()), {10.0 + repeat, 20});
+                v.result.config.contextLength = ctx;
+                v.result.config.warmupSteps = warmup;
+                runs.push_back(std::move(v));
+            }
+        }
+    }
+    std::vector<const RunView*> all;
+    for (const RunView& v : runs) {
+        all.push_back(&v);
+    }
+    const GroupedBands four = groupedBands(all, &StepSeries::total);
+    EXPECT_EQ(four.runs, 16u);
+    EXPECT_EQ(four.configurations, 4u);
+    ASSERT_EQ(four.groups.size(), 4u);
+    std::set<int> colours;
+    for (const BandGroup& g : four.groups) {
+        EXPECT_EQ(g.runs, 4u);
+        EXPECT_FALSE(g.merged);
+        EXPECT_DOUBLE_EQ(g.band.median[0], 11.5); // repeats 10, 11, 12, 13
+        colours.insert(g.color);
+    }
+    EXPECT_EQ(colours.size(), 4u);
+    EXPECT_EQ(four.groups[0].name, "ctx 16 · w0");
+    EXPECT_EQ(four.groups[3].name, "ctx 32 · w2");
+
+    // Ten configurations: two of 4 runs and eight of one; the 7 largest stay.
+    for (int i = 0; i < 8; ++i) {
+        RunView v = runOf("single" + std::to_string(i), {50, 60});
+        v.result.config.contextLength = 64 + i;
+        runs.push_back(std::move(v));
+    }
+    std::vector<const RunView*> some{&runs[0], &runs[4], &runs[8], &runs[12],
+                                     &runs[1], &runs[5], &runs[9], &runs[13]};
+    for (size_t i = 16; i < runs.size(); ++i) {
+        some.push_back(&runs[i]);
+    }
+    const GroupedBands ten = groupedBands(some, &StepSeries::total);
+    EXPECT_EQ(ten.configurations, 10u);
+    ASSERT_EQ(ten.groups.size(), kBandGroups);
+    EXPECT_EQ(ten.groups[0].runs, 4u);
+    EXPECT_EQ(ten.groups[1].runs, 4u);
+    const BandGroup& other = ten.groups.back();
+    EXPECT_TRUE(other.merged);
+    EXPECT_EQ(other.configurations, 3u); // 10 - 7
+    EXPECT_EQ(other.runs, 3u);
+    EXPECT_EQ(other.name, "other 3 configurations");
 }
 
 // The step axis reaches the steps a run plans while it runs, and the steps it holds once it

@@ -6,6 +6,7 @@
 #include "lmprof/engine/config.h"
 #include "lmprof/ui/app.h"
 #include "lmprof/ui/run_store.h"
+#include "runs_band.h"
 #include "theme.h"
 #include "views/plot_helpers.h"
 
@@ -70,7 +71,9 @@ std::string chartRunsLine(const std::vector<RunView*>& runs) {
         line += (line.empty() ? "" : " / ") + plot::legendName(*runs[i]);
     }
     if (named < runs.size()) {
-        line += " and " + std::to_string(runs.size() - named) + " more (named in the legend)";
+        // Past kBandRuns the step charts' legends name configurations, not runs.
+        line += " and " + std::to_string(runs.size() - named) +
+                (runs.size() > kBandRuns ? " more" : " more (named in the legend)");
     }
     const bool oneModel = std::all_of(runs.begin(), runs.end(), [&](const RunView* r) {
         return engine::runModelLabel(r->result) == engine::runModelLabel(runs.front()->result);

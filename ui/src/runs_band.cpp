@@ -1,11 +1,13 @@
-// Many runs as one band (runs_band.h).
+// Many runs as one band per configuration (runs_band.h).
 
 #include "runs_band.h"
 
+#include "lmprof/engine/compare.h"
 #include "lmprof/engine/stats.h"
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 namespace lmprof::ui {
 
@@ -42,18 +44,68 @@ RunsBand bandAcross(const std::vector<const RunView*>& runs, StepValues values) 
     return band;
 }
 
-const RunsBand& RunsBandCache::of(const std::vector<RunView*>& runs, StepValues values) {
+GroupedBands groupedBands(const std::vector<const RunView*>& runs, StepValues values) {
+    // Each configuration's runs, in the order the first of them is selected.
+    std::vector<std::string> keys;
+    std::vector<std::vector<const RunView*>> members;
+    for (const RunView* run : runs) {
+        const std::string key = engine::pairKey(run->result) + " warmup " +
+                                std::to_string(run->result.config.warmupSteps);
+        const auto at = std::find(keys.begin(), keys.end(), key);
+        if (at == keys.end()) {
+            keys.push_back(key);
+            members.push_back({run});
+        } else {
+            members[static_cast<size_t>(at - keys.begin())].push_back(run);
+        }
+    }
+    GroupedBands out;
+    out.runs = runs.size();
+    out.configurations = members.size();
+    // Past kBandGroups, the largest kBandGroups - 1 stay (the first selected among equals).
+    std::vector<size_t> kept(members.size());
+    std::iota(kept.begin(), kept.end(), size_t{0});
+    std::vector<const RunView*> rest;
+    size_t restConfigurations = 0;
+    if (members.size() > kBandGroups) {
+        std::stable_sort(kept.begin(), kept.end(),
+                         [&](size_t a, size_t b) { return members[a].size() > members[b].size(); });
+        for (auto it = kept.begin() + kBandGroups - 1; it != kept.end(); ++it) {
+            rest.insert(rest.end(), members[*it].begin(), members[*it].end());
+        }
+        restConfigurations = kept.size() - (kBandGroups - 1);
+        kept.resize(kBandGroups - 1);
+        std::sort(kept.begin(), kept.end());
+    }
+    std::vector<const engine::RunResult*> firsts;
+    for (size_t g : kept) {
+        firsts.push_back(&members[g].front()->result);
+    }
+    const std::vector<std::string> names = distinguishingNames(firsts);
+    for (size_t k = 0; k < kept.size(); ++k) {
+        const auto& group = members[kept[k]];
+        out.groups.push_back(
+            {names[k], group.size(), 1, false, static_cast<int>(k), bandAcross(group, values)});
+    }
+    if (!rest.empty()) {
+        out.groups.push_back({"other " + std::to_string(restConfigurations) + " configurations",
+                              rest.size(), restConfigurations, true, 0, bandAcross(rest, values)});
+    }
+    return out;
+}
+
+const GroupedBands& RunsBandCache::of(const std::vector<RunView*>& runs, StepValues values) {
     std::vector<std::pair<std::string, size_t>> key;
     key.reserve(runs.size());
     for (const RunView* run : runs) {
         key.emplace_back(run->result.id, (run->series.*values).size());
     }
     if (key != m_key || values != m_values) {
-        m_band = bandAcross(std::vector<const RunView*>(runs.begin(), runs.end()), values);
+        m_bands = groupedBands(std::vector<const RunView*>(runs.begin(), runs.end()), values);
         m_key = std::move(key);
         m_values = values;
     }
-    return m_band;
+    return m_bands;
 }
 
 } // namespace lmprof::ui

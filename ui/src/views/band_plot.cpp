@@ -10,25 +10,43 @@
 
 namespace lmprof::ui::plot {
 
-Range bandExtent(const RunsBand& band, const Range& xWindow) {
-    Range y = extent(band.x, band.least, xWindow);
-    y.add(extent(band.x, band.most, xWindow));
+Range bandExtent(const GroupedBands& bands, const Range& xWindow) {
+    Range y;
+    for (const BandGroup& g : bands.groups) {
+        y.add(extent(g.band.x, g.band.least, xWindow));
+        y.add(extent(g.band.x, g.band.most, xWindow));
+    }
     return y;
 }
 
-void drawBand(const RunsBand& band, const ImVec4& color, Decimated& scratchLo,
-              Decimated& scratchHi) {
-    ImPlotSpec outer = colorSpec(color);
-    outer.FillAlpha = 0.25f;
-    shaded("least to most", band.x, band.least, band.most, scratchLo, scratchHi, outer);
-    ImPlotSpec inner = colorSpec(color);
-    inner.FillAlpha = 0.55f;
-    shaded("10-90%", band.x, band.low, band.high, scratchLo, scratchHi, inner);
-    // The median in the text's colour, so that it stands out of a band of the same hue.
-    ImPlotSpec median = colorSpec(ImGui::GetStyleColorVec4(ImGuiCol_Text));
-    median.LineWeight = 1.5f;
-    const std::string label = "median of " + std::to_string(band.runs) + " runs";
-    line(label.c_str(), band.x, band.median, scratchLo, median);
+std::string groupLabel(const BandGroup& group) {
+    return group.name + (group.runs > 1 ? " (" + std::to_string(group.runs) + " runs)" : "");
+}
+
+bool setupGroupLegend(const GroupedBands& bands) {
+    std::vector<std::string> labels;
+    for (const BandGroup& g : bands.groups) {
+        labels.push_back(groupLabel(g));
+    }
+    return setupLegendOf(labels);
+}
+
+void drawBands(const GroupedBands& bands, Decimated& scratchLo, Decimated& scratchHi) {
+    for (const BandGroup& g : bands.groups) {
+        const ImVec4 color =
+            g.merged ? ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled) : runColor(g.color);
+        const std::string label = groupLabel(g);
+        // One label for the three: one legend entry shows or hides the group.
+        ImPlotSpec outer = colorSpec(color);
+        outer.FillAlpha = 0.12f;
+        shaded(label.c_str(), g.band.x, g.band.least, g.band.most, scratchLo, scratchHi, outer);
+        ImPlotSpec inner = colorSpec(color);
+        inner.FillAlpha = 0.35f;
+        shaded(label.c_str(), g.band.x, g.band.low, g.band.high, scratchLo, scratchHi, inner);
+        ImPlotSpec median = colorSpec(color);
+        median.LineWeight = 2.0f;
+        line(label.c_str(), g.band.x, g.band.median, scratchLo, median);
+    }
 }
 
 void bandTooltip(const std::vector<RunView*>& runs, StepValues values, const char* format) {
@@ -70,9 +88,16 @@ void bandTooltip(const std::vector<RunView*>& runs, StepValues values, const cha
     ImGui::EndTooltip();
 }
 
-void bandNote(const RunsBand& band) {
-    const std::string note = std::to_string(band.runs) + " runs drawn as one band: select " +
-                             std::to_string(kBandRuns) + " or fewer to see each run";
+void bandNote(const GroupedBands& bands) {
+    std::string note = std::to_string(bands.runs) + " runs of " +
+                       std::to_string(bands.configurations) +
+                       " configurations: each a band (median line, 10-90%, least to most)";
+    if (!bands.groups.empty() && bands.groups.back().merged) {
+        note += "; " + std::to_string(bands.groups.back().configurations) +
+                " more merged as \"other\" (past " + std::to_string(kBandGroups) +
+                ", colours would repeat)";
+    }
+    note += ". Select " + std::to_string(kBandRuns) + " or fewer runs to see each one.";
     cornerNote(note.c_str());
 }
 

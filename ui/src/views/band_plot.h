@@ -11,17 +11,20 @@ namespace lmprof::ui::plot {
 inline bool drawsBand(const std::vector<RunView*>& runs) {
     return runs.size() > kBandRuns;
 }
-// The band's extent over xWindow, for the y axis.
-Range bandExtent(const RunsBand& band, const Range& xWindow);
-// Least to most (faint) and the 10th to 90th percentile in `color`, the median line in the
-// text's colour;
-// legend entries "least to most", "10-90%" and "median of N runs".
-void drawBand(const RunsBand& band, const ImVec4& color, Decimated& scratchLo,
-              Decimated& scratchHi);
+// The bands' extent over xWindow, for the y axis.
+Range bandExtent(const GroupedBands& bands, const Range& xWindow);
+// Each group's band: least to most faint and the 10th to 90th percentile in its colour (grey
+// for the merged group), its median a line; one legend entry per group, its name and count
+// (groupLabel).
+void drawBands(const GroupedBands& bands, Decimated& scratchLo, Decimated& scratchHi);
+std::string groupLabel(const BandGroup& group);
+// The legend's entries for the groups (setupLegend's, by their labels).
+bool setupGroupLegend(const GroupedBands& bands);
 // The step under the mouse: the band's figures there and the runs with the least and the
 // most, each value written by `format` (a printf format of one double: "%.2f ms").
 void bandTooltip(const std::vector<RunView*>& runs, StepValues values, const char* format);
-// In the corner: how many runs the band summarises and how to see each run.
-void bandNote(const RunsBand& band);
+// In the corner: how many runs and configurations the bands summarise, what was merged and
+// why, and how to see each run.
+void bandNote(const GroupedBands& bands);
 
 } // namespace lmprof::ui::plot

@@ -258,17 +258,25 @@ std::string legendName(const RunView& run) {
 }
 
 bool setupLegend(const std::vector<RunView*>& runs) {
+    std::vector<std::string> labels;
+    for (const RunView* run : runs) {
+        labels.push_back(legendName(*run));
+    }
+    return setupLegendOf(labels);
+}
+
+bool setupLegendOf(const std::vector<std::string>& labels) {
     // The widest entry: its icon, name and padding.
     float widest = 0.0f;
-    for (const RunView* run : runs) {
-        widest = std::max(widest, ImGui::CalcTextSize(legendName(*run).c_str()).x);
+    for (const std::string& label : labels) {
+        widest = std::max(widest, ImGui::CalcTextSize(label.c_str()).x);
     }
     const float legendWidth = widest + ImGui::GetTextLineHeight() * 2.0f;
     // ImPlot keeps a plot's flags from frame to frame (the user's choices in its menu), so
     // the legend hidden here is shown again here once it fits, and only that one.
     static std::set<ImGuiID> hiddenHere;
     ImPlotPlot* plot = ImPlot::GetCurrentPlot();
-    if (runs.size() > 1 && legendWidth > 0.45f * plot->FrameRect.GetWidth()) {
+    if (labels.size() > 1 && legendWidth > 0.45f * plot->FrameRect.GetWidth()) {
         plot->Flags |= ImPlotFlags_NoLegend; // the plot would be narrower than its legend
         hiddenHere.insert(plot->ID);
         return false;

@@ -143,6 +143,8 @@ std::string legendName(const RunView& run);
 // it) the legend is hidden and false returned: say so with hiddenLegendNote after the items.
 // Entries show the run's whole configuration when hovered (legendTooltips, after the items).
 bool setupLegend(const std::vector<RunView*>& runs);
+// setupLegend for entries named `labels` (bands of runs, say).
+bool setupLegendOf(const std::vector<std::string>& labels);
 void hiddenLegendNote(const std::vector<RunView*>& runs);
 void legendTooltips(const std::vector<RunView*>& runs);
 ImPlotSpec colorSpec(const ImVec4& color);

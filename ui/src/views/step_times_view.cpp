@@ -39,7 +39,7 @@ namespace {
 // The y range of the runs' step times over the steps in xWindow, from the first measured step
 // on when measuredOnly (and such steps exist).
 plot::Range timeAxis(const std::vector<RunView*>& runs, const plot::Range& xWindow,
-                     bool measuredOnly, bool comparing, const RunsBand* band) {
+                     bool measuredOnly, bool comparing, const GroupedBands* band) {
     plot::Range y;
     if (band) { // many runs: the band's, from the first step any run measured
         plot::Range window = xWindow;
@@ -211,9 +211,9 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
     if (ImPlot::BeginPlot("##steptimes", size)) {
         ImPlot::SetupAxes("step", "ms");
-        const RunsBand* band =
+        const GroupedBands* band =
             plot::drawsBand(runs) ? &m_band.of(runs, &StepSeries::total) : nullptr;
-        const bool legendShown = plot::setupLegend(band ? std::vector<RunView*>{} : runs);
+        const bool legendShown = band ? plot::setupGroupLegend(*band) : plot::setupLegend(runs);
         const bool comparing = runs.size() > 1;
         plot::watchInput({&m_x, &m_y});
         const plot::Range x = plot::stepRange(runs);
@@ -252,7 +252,7 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
                              ImVec2(0, -28));
         }
         if (band) {
-            plot::drawBand(*band, runColor(0), m_scratch, m_scratchHigh);
+            plot::drawBands(*band, m_scratch, m_scratchHigh);
         } else {
             plot::linesOfRuns(runs.size());
             drawRuns(runs, comparing);
@@ -274,6 +274,9 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
         }
         if (band) {
             plot::bandNote(*band);
+            if (!legendShown) {
+                plot::hiddenLegendNote(runs);
+            }
             plot::bandTooltip(runs, &StepSeries::total, "%.2f ms");
         } else {
             drawTooltip(runs);

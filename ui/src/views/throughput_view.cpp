@@ -60,9 +60,9 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
     if (ImPlot::BeginPlot("##throughput", size)) {
         ImPlot::SetupAxes("step", "tokens/s");
-        const RunsBand* band =
+        const GroupedBands* band =
             plot::drawsBand(runs) ? &m_band.of(runs, &StepSeries::tokensPerS) : nullptr;
-        const bool legendShown = plot::setupLegend(band ? std::vector<RunView*>{} : runs);
+        const bool legendShown = band ? plot::setupGroupLegend(*band) : plot::setupLegend(runs);
         plot::watchInput({&m_x, &m_y});
         const plot::Range x = plot::stepRange(runs);
         m_x.setup(ImAxis_X1, x, 0.02);
@@ -78,8 +78,11 @@ void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
         }
         m_y.setup(ImAxis_Y1, y, 0.06);
         if (band) {
-            plot::drawBand(*band, runColor(0), m_scratch, m_scratchHigh);
+            plot::drawBands(*band, m_scratch, m_scratchHigh);
             plot::bandNote(*band);
+            if (!legendShown) {
+                plot::hiddenLegendNote(runs);
+            }
             plot::bandTooltip(runs, &StepSeries::tokensPerS, "%.0f tokens/s");
         } else {
             plot::linesOfRuns(runs.size());
