@@ -68,20 +68,20 @@ using PlotsByNode = std::map<const ImGuiDockNode*, std::vector<PlotInPlace>>;
 // What is drawn in each place this frame, and which places host chart windows.
 struct Places {
     PlotsByNode plots;
-    std::map<const ImGuiDockNode*, std::vector<const plot::DrawnTable*>> tables;
+    std::map<const ImGuiDockNode*, std::vector<const DrawnTable*>> tables;
     std::map<const ImGuiDockNode*, bool> hostsCharts;
 };
 
 // A table's rows against those its view wants in view, in pixels: negative what it lacks,
 // else its surplus.
-float rowsMargin(const plot::DrawnTable& t) {
+float rowsMargin(const DrawnTable& t) {
     return (t.fit - static_cast<float>(t.wanted)) * t.rowHeight;
 }
 
-// A place's main table (plot::noteTableRows) as its plots are: the rows it lacks are room
+// A place's main table (noteTableRows) as its plots are: the rows it lacks are room
 // it needs, and it gives only what it has beyond the rows wanted.
-void addTableRoom(Room& room, const std::vector<const plot::DrawnTable*>& tables) {
-    for (const plot::DrawnTable* t : tables) {
+void addTableRoom(Room& room, const std::vector<const DrawnTable*>& tables) {
+    for (const DrawnTable* t : tables) {
         const float m = rowsMargin(*t);
         room.need[1] += std::max(0.0f, -m);
         room.spare[1] = std::min(room.spare[1], std::max(0.0f, m));
@@ -210,10 +210,9 @@ bool inFront(const ImGuiWindow* win) {
 
 // What each place shows in front, from the plots and tables drawn last.
 Places placesOf(const std::vector<plot::DrawnPlot>& drawnPlots,
-                const std::vector<plot::DrawnTable>& drawnTables,
-                const std::vector<Window>& windows) {
+                const std::vector<DrawnTable>& drawnTables, const std::vector<Window>& windows) {
     Places places;
-    for (const plot::DrawnTable& t : drawnTables) {
+    for (const DrawnTable& t : drawnTables) {
         const ImGuiWindow* win = ImGui::FindWindowByName(t.window.c_str());
         if (inFront(win)) {
             places.tables[win->DockNode].push_back(&t);
@@ -272,8 +271,8 @@ bool WindowSet::giveRoomToWindowsBroughtForward() {
 void WindowSet::keepPlotsReadable(ImGuiID dockspace, bool settled) {
     m_lastFramePlots = std::move(plot::plotsThisFrame());
     plot::plotsThisFrame().clear();
-    m_lastFrameTables = std::move(plot::tablesThisFrame());
-    plot::tablesThisFrame().clear();
+    m_lastFrameTables = std::move(tablesThisFrame());
+    tablesThisFrame().clear();
     // A window grown this frame is balanced from the next one's drawing (this frame's was
     // measured at the sizes before).
     const bool grown = giveRoomToWindowsBroughtForward();
@@ -305,7 +304,7 @@ void WindowSet::writeLayoutReport(const std::filesystem::path& path,
                          {"frame_height", std::round(p.frameSize.y)}});
     }
     nlohmann::json tables = nlohmann::json::array();
-    for (const plot::DrawnTable& t : m_lastFrameTables) {
+    for (const DrawnTable& t : m_lastFrameTables) {
         tables.push_back({{"window", t.window},
                           {"table", t.table},
                           {"rows", t.rows},

@@ -8,6 +8,7 @@
 #include "views/precision_lab_view.h"
 #include "views/study_view.h"
 #include "views/sweep_view.h"
+#include "views/table_cells.h"
 #include "views/verdict_strip.h"
 #include "views/view.h"
 
@@ -111,7 +112,7 @@ private:
     // window it knows from the same default place, instead of floating over the layout.
     std::map<std::string, ImGuiID> m_pendingDocks; // title -> dock node, for the first frame
     std::vector<plot::DrawnPlot> m_lastFramePlots;
-    std::vector<plot::DrawnTable> m_lastFrameTables;
+    std::vector<DrawnTable> m_lastFrameTables;
     int m_framesSinceLayoutMove = 0; // frames since keepPlotsReadable last moved room
 
     void buildDefaultLayout(ImGuiID dockspace);

@@ -277,7 +277,7 @@ void CompareView::drawTable(const Comparison& cmp) {
         }
         cell::pAndVerdict(m.welch, m.verdict);
     }
-    plot::noteTableRows("matched runs", static_cast<int>(rows.size()) - 1, 4);
+    noteTableRows("matched runs", static_cast<int>(rows.size()) - 1, 4);
     ImGui::EndTable();
 }
 

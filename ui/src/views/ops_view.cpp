@@ -9,6 +9,7 @@
 #include "lmprof/engine/format.h"
 #include "lmprof/engine/report.h"
 #include "plot_helpers.h"
+#include "table_cells.h"
 #include "theme.h"
 
 #include <algorithm>
@@ -279,7 +280,7 @@ void OpsView::drawTable(const OpProfile& p, size_t moreHeadline) {
         ImGui::PopID();
     }
     ImGui::PopStyleVar();
-    plot::noteTableRows("op tree", kTreeRowsWanted, kTreeRowsWanted);
+    noteTableRows("op tree", kTreeRowsWanted, kTreeRowsWanted);
     ImGui::EndTable();
 }
 

@@ -541,30 +541,6 @@ void selectRuns(ViewContext& ctx, const std::vector<RunView*>& runs) {
 
 } // namespace
 
-std::vector<DrawnTable>& tablesThisFrame() {
-    static std::vector<DrawnTable> tables;
-    return tables;
-}
-
-void noteTableRows(const char* name, int rows, int wanted, float rowHeight) {
-    const ImGuiTable* table = ImGui::GetCurrentTable();
-    if (!table || exporting()) {
-        return;
-    }
-    // A row: as given, or the last one's height (a tree's rows hold framed items); at least
-    // a text line and its cell padding. The header row is one more. What shows is the table's
-    // visible part, cut by the window it lies in (a table that does not scroll ends where its
-    // window's does).
-    rowHeight = std::max(rowHeight > 0.0f ? rowHeight : table->RowPosY2 - table->RowPosY1,
-                         ImGui::GetTextLineHeight() + 2.0f * ImGui::GetStyle().CellPadding.y);
-    const ImRect clip = table->OuterWindow->ClipRect;
-    const float top = std::max(table->OuterRect.Min.y, clip.Min.y);
-    const float bottom = std::min({table->InnerClipRect.Max.y, table->OuterRect.Max.y, clip.Max.y});
-    const float fit = std::max(0.0f, (bottom - top) / rowHeight - 1.0f);
-    tablesThisFrame().push_back({table->OuterWindow->RootWindow->Name, name, rows,
-                                 std::min(rows, wanted), fit, rowHeight, table->OuterRect.Min});
-}
-
 void endPlot(ViewContext& ctx, const char* fileStem, const std::vector<RunView*>& drawn) {
     const ImPlotPlot* current = ImPlot::GetCurrentPlot();
     const ImGuiID id = current->ID;

@@ -111,23 +111,6 @@ struct DrawnPlot {
     ImVec2 frameSize;        // its whole frame, hidden parts included
 };
 std::vector<DrawnPlot>& plotsThisFrame();
-// A table drawn on screen this frame as its window's main content (docs/WINDOW.md,
-// "Layout"): the rows its view wants in view, and how many fit in what shows of it. The
-// layout grows a place whose table shows fewer, and takes room from one only down to them.
-struct DrawnTable {
-    std::string window; // the docked window's title: "Runs"
-    std::string table;  // what it lists: "runs"
-    int rows = 0;       // its body rows
-    int wanted = 0;     // those the view wants in view (at most rows)
-    float fit = 0.0f;   // body rows that fit in what shows of it, fractions included
-    float rowHeight = 0.0f;
-    ImVec2 topLeft; // of its header row, on the screen
-};
-std::vector<DrawnTable>& tablesThisFrame();
-// Before ImGui::EndTable(): records the open table, named `name`, with `rows` body rows of
-// which the view wants `wanted` in view (`wanted` is capped at `rows`). A row is
-// `rowHeight` high (a list clipper's ItemsHeight); 0 takes the last row's.
-void noteTableRows(const char* name, int rows, int wanted, float rowHeight = 0.0f);
 // Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
 // menu, which queues a capture of the plot's rectangle (saved after the frame renders).
 // `drawn`, for a chart that draws fewer runs than are selected (timelineRuns), adds

@@ -256,7 +256,7 @@ void RunsTableView::drawTable(ViewContext& ctx, const std::vector<const RunColum
         }
         rowHeight = std::max(rowHeight, clipper.ItemsHeight);
     }
-    plot::noteTableRows("runs", static_cast<int>(m_shown.size()), kRowsWanted, rowHeight);
+    noteTableRows("runs", static_cast<int>(m_shown.size()), kRowsWanted, rowHeight);
     ImGui::EndTable();
 }
 

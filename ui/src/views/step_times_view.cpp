@@ -192,6 +192,23 @@ namespace {
 
 // A long run's file keeps a sample of its steps (docs/WATCH.md, "Long runs"): the first
 // such run among those drawn says how many it draws.
+// The tooltip of the step under the mouse, the legend's tooltips, and the notes for bands
+// and for a legend too wide to show.
+void hoverAndLegendNotes(const std::vector<RunView*>& runs, const GroupedBands* band,
+                         bool legendShown) {
+    if (band) {
+        plot::bandNote(*band);
+        plot::bandTooltip(runs, &StepSeries::total, "%.2f ms");
+    } else {
+        drawTooltip(runs);
+    }
+    if (!legendShown) {
+        plot::hiddenLegendNote(runs);
+    } else if (!band) {
+        plot::legendTooltips(runs);
+    }
+}
+
 void thinnedNote(const std::vector<RunView*>& runs) {
     const auto thinned =
         std::find_if(runs.begin(), runs.end(), [](const RunView* r) { return r->result.thinned; });
@@ -272,20 +289,7 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
         if (anySteps) {
             thinnedNote(runs);
         }
-        if (band) {
-            plot::bandNote(*band);
-            if (!legendShown) {
-                plot::hiddenLegendNote(runs);
-            }
-            plot::bandTooltip(runs, &StepSeries::total, "%.2f ms");
-        } else {
-            drawTooltip(runs);
-            if (legendShown) {
-                plot::legendTooltips(runs);
-            } else {
-                plot::hiddenLegendNote(runs);
-            }
-        }
+        hoverAndLegendNotes(runs, band, legendShown);
         plot::endPlot(ctx, "step-times");
     }
 }

@@ -112,7 +112,7 @@ void SummaryTableView::draw(ViewContext& ctx) {
                 ImGui::PopStyleColor();
             }
         }
-        plot::noteTableRows("configurations", static_cast<int>(rows.size()), 6);
+        noteTableRows("configurations", static_cast<int>(rows.size()), 6);
         ImGui::EndTable();
     }
     ImGui::End();
