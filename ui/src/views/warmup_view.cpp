@@ -5,6 +5,7 @@
 #include "lmprof/engine/report.h"
 #include "plot_helpers.h"
 #include "summary_model.h"
+#include "theme.h"
 #include "view.h"
 
 #include <algorithm>
@@ -36,21 +37,32 @@ private:
 
 using namespace lmprof::engine;
 
+namespace {
+
+// The study's runs by what tells them apart: "w2" for a lone run, else their warmup and
+// whatever else differs ("w2 · 10 steps" against "w2 · 40 steps"), so that no two share a
+// legend entry or a tick.
+std::vector<std::string> runNames(ViewContext& ctx, const WarmupGroup& group) {
+    std::vector<const RunResult*> results;
+    for (int i : group.runs) {
+        results.push_back(&ctx.store.runs()[static_cast<size_t>(i)].result);
+    }
+    if (results.size() == 1) {
+        return {"w" + std::to_string(results.front()->config.warmupSteps)};
+    }
+    return distinguishingNames(results);
+}
+
+} // namespace
+
 void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec2 chart) {
     auto& runs = ctx.store.runs();
     if (ImPlot::BeginPlot("step time by step index", chart)) {
         ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
-        // Top right, over the later steps' empty upper half: at the top left it covered the
-        // first steps, which the warmup makes the tallest. Outside it takes width from a pane
-        // shared with the std chart, so only where it would cover half the plot's height
-        // (many counts in a short pane) does it go outside, to the right.
-        const float legendHeight =
-            static_cast<float>(group.runs.size()) * ImGui::GetTextLineHeightWithSpacing();
-        const float plotHeight = chart.y - ImGui::GetFontSize() * 4.0f; // less title and axis
-        const bool outside = legendHeight > 0.5f * plotHeight;
-        ImPlot::SetupLegend(outside ? ImPlotLocation_East : ImPlotLocation_NorthEast,
-                            outside ? ImPlotLegendFlags_Outside : ImPlotLegendFlags_None);
+        // Outside, at the right: a legend inside covered the first steps, which the warmup
+        // makes the tallest, or the later ones (docs/WINDOW.md: no legend over data).
+        ImPlot::SetupLegend(ImPlotLocation_NorthEast, ImPlotLegendFlags_Outside);
         if (m_logScale) {
             ImPlot::SetupAxisScale(ImAxis_Y1, ImPlotScale_Log10);
             // Log ticks at 1, 2, 5 × 10^k within the data (ImPlot's own give one or two
@@ -65,11 +77,12 @@ void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec
                 ImPlot::SetupAxisTicks(ImAxis_Y1, m_ticks.data(), static_cast<int>(m_ticks.size()));
             }
         }
-        for (int i : group.runs) {
-            const RunView& v = runs[i];
-            const std::string label =
-                "warmup " + std::to_string(v.result.config.warmupSteps) + "##" + std::to_string(i);
-            ImPlotSpec line = plot::runSpec(v);
+        const std::vector<std::string> names = runNames(ctx, group);
+        for (size_t k = 0; k < group.runs.size(); ++k) {
+            const RunView& v = runs[group.runs[k]];
+            const std::string label = names[k] + "##" + std::to_string(group.runs[k]);
+            // Each run of the study its own colour, whether or not it is selected.
+            ImPlotSpec line = plot::colorSpec(runColor(static_cast<int>(k)));
             line.Marker = ImPlotMarker_Circle;
             line.MarkerSize = 3;
             ImPlot::PlotLine(label.c_str(), v.series.index.data(), v.series.total.data(),
@@ -83,7 +96,7 @@ void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec
                     m_ys.push_back(s.totalMs);
                 }
             }
-            ImPlotSpec ring = plot::runSpec(v);
+            ImPlotSpec ring = plot::colorSpec(runColor(static_cast<int>(k)));
             ring.Marker = ImPlotMarker_Circle;
             ring.MarkerSize = 7;
             ring.MarkerFillColor = ImVec4(0, 0, 0, 0);
@@ -177,8 +190,9 @@ void WarmupView::draw(ViewContext& ctx) {
     m_ys.clear();
     std::vector<double> means;
     std::vector<std::string> tickText;
-    for (int i : group.runs) {
-        RunView& v = runs[i];
+    const std::vector<std::string> names = runNames(ctx, group);
+    for (size_t k = 0; k < group.runs.size(); ++k) {
+        RunView& v = runs[group.runs[k]];
         const PhaseStats& t = v.liveSummary().totalMs;
         if (t.n > 0) {
             // A bar per count at its place in the list, the count its tick: 1 and 2 stand as
@@ -186,7 +200,12 @@ void WarmupView::draw(ViewContext& ctx) {
             m_xs.push_back(static_cast<double>(m_xs.size()));
             m_ys.push_back(t.std);
             means.push_back(t.mean);
-            tickText.push_back(std::to_string(v.result.config.warmupSteps));
+            // A line per part ("w2" over "10 steps"): side by side they ran into each other.
+            std::string tick = names[k];
+            for (size_t at; (at = tick.find(" \u00B7 ")) != std::string::npos;) {
+                tick.replace(at, std::string(" \u00B7 ").size(), "\n");
+            }
+            tickText.push_back(tick);
         }
     }
     if (beside) {
