@@ -9,6 +9,7 @@
 
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
+#include "lmprof/ui/run_selection.h"
 #include "plot_helpers.h"
 #include "summary_model.h"
 #include "table_cells.h"
@@ -288,6 +289,7 @@ void CompareView::drawHistograms(ViewContext& ctx, const ComparedRun& m) {
         return;
     }
     ImPlot::SetupAxes("step ms", "steps", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);
+    ImPlot::SetupLegend(ImPlotLocation_NorthEast, ImPlotLegendFlags_Outside); // off the bars
     // One bin range for both, so the bars line up.
     double lo = INFINITY, hi = -INFINITY;
     for (const auto* values : {&m_valuesA, &m_valuesB}) {
@@ -299,16 +301,27 @@ void CompareView::drawHistograms(ViewContext& ctx, const ComparedRun& m) {
     const ImPlotRange range = lo < hi ? ImPlotRange(lo, hi) : ImPlotRange();
     const size_t n = std::max(m_valuesA.size(), m_valuesB.size());
     const int bins = std::max(5, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
-    ImPlotSpec spec;
-    spec.FillAlpha = 0.5f;
-    ImPlot::PlotHistogram("A", m_valuesA.data(), static_cast<int>(m_valuesA.size()), bins, 1.0,
-                          range, spec);
-    ImPlot::PlotHistogram("B", m_valuesB.data(), static_cast<int>(m_valuesB.size()), bins, 1.0,
-                          range, spec);
-    const double means[2] = {m.a.summary.totalMs.mean, m.b.summary.totalMs.mean};
-    ImPlotSpec markSpec;
-    markSpec.Flags = ImPlotItemFlags_NoLegend;
-    ImPlot::PlotInfLines("##means", means, 2, markSpec);
+    // A and B in their runs' colours (from their ids, as everywhere); the same id on both
+    // sides (a run compared with its rerun) gives B the next colour.
+    const int colorA = colorOfId(m.a.id, kRunColorCount);
+    int colorB = colorOfId(m.b.id, kRunColorCount);
+    colorB = colorB == colorA ? (colorA + 1) % kRunColorCount : colorB;
+    struct Side {
+        const std::vector<double>& values;
+        std::string label;
+        int color;
+        double mean;
+    };
+    const Side sides[] = {{m_valuesA, "A: " + m.a.id, colorA, m.a.summary.totalMs.mean},
+                          {m_valuesB, "B: " + m.b.id, colorB, m.b.summary.totalMs.mean}};
+    for (const Side& side : sides) {
+        ImPlotSpec spec = plot::colorSpec(runColor(side.color));
+        spec.FillAlpha = 0.5f;
+        ImPlot::PlotHistogram(side.label.c_str(), side.values.data(),
+                              static_cast<int>(side.values.size()), bins, 1.0, range, spec);
+        // Its mean as a line in its colour, under the same legend entry.
+        ImPlot::PlotInfLines(side.label.c_str(), &side.mean, 1, spec);
+    }
     plot::endPlot(ctx, "compare");
 }
 
