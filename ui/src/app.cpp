@@ -169,6 +169,28 @@ void App::setupStyle(float contentScale) {
     applyTheme(m_parts->ws.darkTheme(), contentScale);
 }
 
+void App::Parts::drawRecentReport(float end) {
+    constexpr std::chrono::seconds kShown{6};
+    const auto now = std::chrono::steady_clock::now();
+    if (ws.status != recentReport.text) { // a new message, by whatever path it came
+        recentReport = {ws.status, now};
+    }
+    if (ws.status.empty() || now - recentReport.at > kShown) {
+        return;
+    }
+    const float pad = ImGui::GetFontSize();
+    const float start = ImGui::GetCursorPosX() + pad;
+    if (end - start < 8.0f * pad) {
+        return; // no room beside the menus and the indicator
+    }
+    ImGui::SameLine(0, pad);
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    const ImVec2 clipMax(at.x + end - start - pad, at.y + ImGui::GetFrameHeight());
+    ImGui::PushClipRect(at, clipMax, true);
+    ImGui::TextColored(ws.statusIsError ? palette().error : palette().ok, "%s", ws.status.c_str());
+    ImGui::PopClipRect();
+}
+
 void App::Parts::drawMenu() {
     fileMenu.handleShortcuts();
     fileMenu.drawDialogs();
@@ -209,9 +231,11 @@ void App::Parts::drawMenu() {
                                                     : std::string("idle");
     ImGui::SameLine(0, ImGui::GetFontSize() * 2);
     engines.drawIndicator(autorun.answered);
-    ImGui::SameLine(std::max(ImGui::GetCursorPosX() + ImGui::GetFontSize(),
-                             ImGui::GetWindowWidth() - ImGui::CalcTextSize(state.c_str()).x -
-                                 ImGui::GetStyle().ItemSpacing.x * 2));
+    const float stateX = std::max(ImGui::GetCursorPosX() + ImGui::GetFontSize(),
+                                  ImGui::GetWindowWidth() - ImGui::CalcTextSize(state.c_str()).x -
+                                      ImGui::GetStyle().ItemSpacing.x * 2);
+    drawRecentReport(stateX);
+    ImGui::SameLine(stateX);
     ImGui::TextDisabled("%s", state.c_str());
     ImGui::EndMainMenuBar();
     engines.drawDialog();

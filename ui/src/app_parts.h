@@ -9,6 +9,7 @@
 #include "window_set.h"
 #include "workspace.h"
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -234,6 +235,13 @@ struct App::Parts {
     // or `error`, saved and autosaved as a finished run: nothing the window showed is lost.
     void keepCutShortRun(const std::string& ended);
     void drawMenu();
+    // The status line's message in the menu bar, up to x `end`, for a few seconds after it
+    // changed: Ctrl+S or a failed open says so wherever the user looks.
+    void drawRecentReport(float end);
+    struct {
+        std::string text;
+        std::chrono::steady_clock::time_point at;
+    } recentReport;
 };
 
 } // namespace lmprof::ui

@@ -30,6 +30,7 @@ void FilesView::save(ViewContext& ctx, const std::string& path) {
         saveResultSetAtomic(set, path);
         m_written.insert(path);
         ctx.settings.savePath = path;
+        std::snprintf(m_path, sizeof(m_path), "%s", path.c_str()); // Save goes there next
         ctx.settings.addRecent(path);
         ctx.report("saved " + std::to_string(set.runs.size()) + " run(s) to " + path, false);
     } catch (const std::exception& e) {
