@@ -144,7 +144,14 @@ void FileMenu::drawMenu() {
 
 void FileMenu::drawDialogs() {
     auto& dialog = ifd::FileDialog::Instance();
-    if (dialog.IsDone(kOpenDialog)) {
+    // The dialogs are modal popups: opaque, not the popups' 94% over the charts' lines.
+    ImVec4 opaque = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
+    opaque.w = 1.0f;
+    ImGui::PushStyleColor(ImGuiCol_PopupBg, opaque);
+    const bool openDone = dialog.IsDone(kOpenDialog);
+    const bool saveDone = dialog.IsDone(kSaveDialog);
+    ImGui::PopStyleColor();
+    if (openDone) {
         if (dialog.HasResult()) {
             ViewContext ctx = m_context();
             const auto picked = dialog.GetResults();
@@ -158,7 +165,7 @@ void FileMenu::drawDialogs() {
         }
         dialog.Close();
     }
-    if (dialog.IsDone(kSaveDialog)) {
+    if (saveDone) {
         if (dialog.HasResult()) {
             fs::path path = dialog.GetResult();
             if (path.extension().empty()) {
