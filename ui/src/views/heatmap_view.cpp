@@ -1,8 +1,10 @@
 // Heatmap: one metric (step time, a phase, tokens/s, MFU, GPU busy share, peak memory, CV)
 // over two of model, context and batch for a chosen precision and mode (and any other setting
-// the runs differ in: a variant, the warmup, ...), each cell labelled with its value ("~"
-// when noisy), or why it has none (oom, skipped); its tooltip names the run it shows and
-// what happens when several share it. The colour scale spans the cells that have values.
+// the runs differ in: a variant, the warmup, ...; data-parallel runs are left out until asked
+// for), each cell labelled with its value in black or white as its colour reads ("~" when
+// noisy, "×n" when n runs share it), or why it has none (oom, skipped); a line under the grid
+// says what the marks mean, and its tooltip names the run it shows and the others. The colour
+// scale spans the cells that have values; a single value gets none.
 
 #include "lmprof/engine/columns.h"
 #include "plot_helpers.h"
@@ -16,6 +18,7 @@
 #include <implot.h>
 #include <iterator>
 #include <map>
+#include <set>
 #include <span>
 
 namespace lmprof::ui {
@@ -31,7 +34,7 @@ private:
     HeatmapQuery drawChoices(const RunStore& store,
                              std::span<const engine::RunColumn* const> metrics);
     void drawGrid(ViewContext& ctx, const HeatmapGrid& g, const HeatmapQuery& query, double lo,
-                  double hi, float width);
+                  double hi, ImVec2 size);
 
     int m_metric = 0;
     int m_precision = 0;
@@ -39,6 +42,7 @@ private:
     int m_rows = 0;                                // model
     int m_columns = 1;                             // context
     std::map<std::string, std::string> m_settings; // column key -> value; absent: every value
+    std::set<std::string> m_parallelDefaulted;     // filters given their default once
     std::vector<double> m_filled;                  // the grid with gaps filled, for PlotHeatmap
     std::vector<std::string> m_tickLabels;         // storage behind the axis tick labels
 };
@@ -76,6 +80,12 @@ void HeatmapView::drawFilters(const RunStore& store, const HeatmapQuery& query) 
     }
     const float comboWidth = ImGui::GetFontSize() * 9.0f + ImGui::GetStyle().ItemInnerSpacing.x;
     for (const HeatmapFilter& f : filters) {
+        // Data-parallel runs stay out of the plain cells until the user asks for them: one
+        // filled a plain context's cell as "the newest" (issue 60).
+        if (f.column->key == "parallel" && m_parallelDefaulted.insert(f.column->key).second &&
+            std::find(f.values.begin(), f.values.end(), "-") != f.values.end()) {
+            m_settings.emplace(f.column->key, "-");
+        }
         const std::string& label = f.column->header;
         sameLineIfFits(comboWidth + ImGui::CalcTextSize(label.c_str()).x);
         const auto chosen = m_settings.find(f.column->key);
@@ -116,8 +126,18 @@ std::pair<double, double> valueRange(const HeatmapGrid& g) {
     return {lo, lo == hi ? lo + 1.0 : hi}; // one value: any non-empty range colours it
 }
 
-// Each cell's text over it: its value ("~" when noisy), or why it has none on grey.
-void labelCells(const HeatmapGrid& g) {
+// Black or white, whichever reads on a cell of this value (Viridis runs from dark purple to
+// light yellow): by the colour's luminance.
+ImU32 textOn(double v, double lo, double hi) {
+    const float t = hi > lo ? static_cast<float>((v - lo) / (hi - lo)) : 0.5f;
+    const ImVec4 c = ImPlot::SampleColormap(std::clamp(t, 0.0f, 1.0f), ImPlotColormap_Viridis);
+    const float luminance = 0.2126f * c.x + 0.7152f * c.y + 0.0722f * c.z;
+    return luminance > 0.45f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
+}
+
+// Each cell's text over it: its value ("~" when noisy, "×n" when n runs share it), or why it
+// has none on grey; in black or white as the cell's colour reads.
+void labelCells(const HeatmapGrid& g, double lo, double hi) {
     const int rows = static_cast<int>(g.rows.size());
     const int cols = static_cast<int>(g.columns.size());
     ImDrawList* draw = ImPlot::GetPlotDrawList();
@@ -125,7 +145,8 @@ void labelCells(const HeatmapGrid& g) {
         for (int c = 0; c < cols; ++c) {
             const double v = g.at(r, c);
             const double y = rows - r - 0.5;
-            char text[32];
+            char text[48];
+            ImU32 ink = IM_COL32(255, 255, 255, 255);
             if (std::isnan(v)) {
                 const ImVec2 a = ImPlot::PlotToPixels(c, y + 0.5);
                 const ImVec2 b = ImPlot::PlotToPixels(c + 1, y - 0.5);
@@ -133,18 +154,42 @@ void labelCells(const HeatmapGrid& g) {
                 const std::string& mark = g.marks[r * cols + c];
                 std::snprintf(text, sizeof(text), "%s", mark.empty() ? "-" : mark.c_str());
             } else {
-                // A noisy run's value carries "~" (the rule is in the tooltip).
-                std::snprintf(text, sizeof(text), v >= 1000 ? "%.0f%s" : "%.2f%s", v,
-                              g.noisy[r * cols + c] ? " ~" : "");
+                // A noisy run's value carries "~", a shared cell "×n" (both explained under
+                // the grid, and in the tooltip).
+                const int k = r * cols + c;
+                const std::string shared =
+                    g.sharing[k] > 1 ? " \u00D7" + std::to_string(g.sharing[k]) : "";
+                std::snprintf(text, sizeof(text), v >= 1000 ? "%.0f%s%s" : "%.2f%s%s", v,
+                              g.noisy[k] ? " ~" : "", shared.c_str());
+                ink = textOn(v, lo, hi);
             }
             const ImVec2 centre = ImPlot::PlotToPixels(c + 0.5, y);
             const ImVec2 size = ImGui::CalcTextSize(text);
-            draw->AddText(ImVec2(centre.x - size.x / 2 + 1, centre.y - size.y / 2 + 1),
-                          IM_COL32(0, 0, 0, 200), text);
-            draw->AddText(ImVec2(centre.x - size.x / 2, centre.y - size.y / 2),
-                          IM_COL32(255, 255, 255, 255), text);
+            draw->AddText(ImVec2(centre.x - size.x / 2, centre.y - size.y / 2), ink, text);
         }
     }
+}
+
+// What the marks in the cells mean, for those that appear: "~" a noisy run, "×n" a cell that
+// n runs share (the filters left at "all"), a single value with no scale.
+size_t valueCount(const HeatmapGrid& g) {
+    return static_cast<size_t>(
+        std::count_if(g.values.begin(), g.values.end(), [](double v) { return !std::isnan(v); }));
+}
+
+std::string gridLegend(const HeatmapGrid& g) {
+    std::string out;
+    if (std::any_of(g.noisy.begin(), g.noisy.end(), [](char n) { return n != 0; })) {
+        out += "~ noisy: " + engine::noiseRule() + ". ";
+    }
+    if (std::any_of(g.sharing.begin(), g.sharing.end(), [](int n) { return n > 1; })) {
+        out += "\u00D7n: n runs share the cell, which shows the newest (hover it for them); "
+               "choose a value in the filters above to pick. ";
+    }
+    if (valueCount(g) == 1) {
+        out += "One value: no colour scale.";
+    }
+    return out;
 }
 
 // The hovered cell's run, and the noise rule when it is noisy.
@@ -205,9 +250,8 @@ HeatmapQuery HeatmapView::drawChoices(const RunStore& store,
 
 // The grid with its axes' labels, each cell labelled; lo..hi is its colour scale.
 void HeatmapView::drawGrid(ViewContext& ctx, const HeatmapGrid& g, const HeatmapQuery& query,
-                           double lo, double hi, float width) {
-    if (!ImPlot::BeginPlot("##heatmap", ImVec2(width, -1),
-                           ImPlotFlags_NoLegend | ImPlotFlags_NoMouseText)) {
+                           double lo, double hi, ImVec2 size) {
+    if (!ImPlot::BeginPlot("##heatmap", size, ImPlotFlags_NoLegend | ImPlotFlags_NoMouseText)) {
         return;
     }
     const int rows = static_cast<int>(g.rows.size());
@@ -243,7 +287,7 @@ void HeatmapView::drawGrid(ViewContext& ctx, const HeatmapGrid& g, const Heatmap
                         ImPlotPoint(cols, rows));
     ImPlot::PopColormap();
     ImPlot::PushPlotClipRect();
-    labelCells(g);
+    labelCells(g, lo, hi);
     ImPlot::PopPlotClipRect();
     cellTooltip(g);
     plot::endPlot(ctx, "heatmap");
@@ -266,11 +310,26 @@ void HeatmapView::draw(ViewContext& ctx) {
         return;
     }
     const auto [lo, hi] = valueRange(g);
-    const float scaleWidth = ImGui::GetFontSize() * 5.0f;
-    drawGrid(ctx, g, query, lo, hi, ImGui::GetContentRegionAvail().x - scaleWidth);
-    ImGui::SameLine();
-    ImPlot::ColormapScale(metric.chartName.c_str(), lo, hi, ImVec2(scaleWidth, -1), "%g", 0,
-                          ImPlotColormap_Viridis);
+    const std::string legend = gridLegend(g);
+    // A scale for one value would spread ten ticks over a range the data does not have.
+    const bool scale = valueCount(g) > 1 && hi > lo;
+    const float scaleWidth =
+        scale ? ImGui::CalcTextSize("00000.0").x + ImGui::GetFontSize() * 3.0f : 0.0f;
+    const float below = legend.empty() ? 0.0f : ImGui::GetTextLineHeightWithSpacing() * 2.0f;
+    drawGrid(ctx, g, query, lo, hi,
+             ImVec2(ImGui::GetContentRegionAvail().x - scaleWidth,
+                    std::max(ImGui::GetContentRegionAvail().y - below, ImGui::GetFontSize() * 8)));
+    if (scale) {
+        ImGui::SameLine();
+        ImPlot::ColormapScale(metric.chartName.c_str(), lo, hi,
+                              ImVec2(scaleWidth, ImGui::GetItemRectSize().y), "%g", 0,
+                              ImPlotColormap_Viridis);
+    }
+    if (!legend.empty()) {
+        ImGui::PushTextWrapPos(0.0f);
+        ImGui::TextDisabled("%s", legend.c_str());
+        ImGui::PopTextWrapPos();
+    }
     ImGui::End();
 }
 
