@@ -14,6 +14,7 @@
 #include "window_loop.h"
 
 #include <GLFW/glfw3.h>
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <chrono>
@@ -276,8 +277,19 @@ std::optional<int> openWindow(Launch& l) {
     glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
     const auto size = l.o.windowSize;
     const auto saved = ui::App::savedWindowSize(app::configDir());
-    const int width = size.width > 0 ? size.width : saved ? saved->first : 1600;
-    const int height = size.width > 0 ? size.height : saved ? saved->second : 1000;
+    int width = size.width > 0 ? size.width : saved ? saved->first : 1600;
+    int height = size.width > 0 ? size.height : saved ? saved->second : 1000;
+    // A size kept from a larger screen (or the default on a small one) is fitted to this
+    // screen's work area; the layout saved for the other size is then laid out afresh.
+    // --window-size is taken as asked.
+    if (GLFWmonitor* monitor = glfwGetPrimaryMonitor(); monitor && size.width <= 0) {
+        int x = 0, y = 0, areaWidth = 0, areaHeight = 0;
+        glfwGetMonitorWorkarea(monitor, &x, &y, &areaWidth, &areaHeight);
+        if (areaWidth > 0 && areaHeight > 0) {
+            width = std::min(width, areaWidth);
+            height = std::min(height, areaHeight);
+        }
+    }
     l.window = glfwCreateWindow(width, height, "lmprof", nullptr, nullptr);
     if (!l.window) {
         glfwTerminate();

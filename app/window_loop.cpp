@@ -234,6 +234,7 @@ private:
     // How long a close waits for a watched script's run to end (App::mayClose).
     static constexpr auto kCloseGrace = std::chrono::seconds(20);
     void fail(int code) { m_exitCode = m_exitCode == kExitOk ? code : m_exitCode; }
+    int m_lastWidth = 0, m_lastHeight = 0; // the window's size at the last frame
 
     // One frame: events, the App, rendering, the screenshot and the recording. False when
     // the recording failed.
@@ -244,7 +245,16 @@ private:
         // After the poll, before the frame drains the engine: an event published from now on
         // posts a wake the next wait sees; one published earlier is drained now.
         g_wakePosted.store(false);
-        m_pacer.noteFrame(frameStart, ImGui::GetCurrentContext()->InputEventsQueue.Size > 0);
+        // A resize counts as input: the layout it starts settles over the next frames (the
+        // dock balances, tables fit their columns), which are drawn instead of waiting for
+        // the mouse to move.
+        int windowWidth = 0, windowHeight = 0;
+        glfwGetWindowSize(m_window, &windowWidth, &windowHeight);
+        const bool resized = windowWidth != m_lastWidth || windowHeight != m_lastHeight;
+        m_lastWidth = windowWidth;
+        m_lastHeight = windowHeight;
+        m_pacer.noteFrame(frameStart,
+                          resized || ImGui::GetCurrentContext()->InputEventsQueue.Size > 0);
         const auto uiStart = Clock::now();
         ImGui_ImplOpenGL3_NewFrame();
         ImGui_ImplGlfw_NewFrame();

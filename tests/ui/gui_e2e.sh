@@ -40,6 +40,14 @@ LMPROF_CONFIG_DIR="$work/crushed" xvfb-run -a -s "-screen 0 1600x1000x24" \
   --exit-when-done
 python3 "$layout_check" check "$work/crushed/layout.json"
 "$png_check" "$work/crushed/window.png" 1600 1000
+# A size kept from a larger screen is fitted to a smaller one (1600x1000 kept, a 1280x720
+# screen): the window opens at the screen's size, laid out afresh, every plot readable.
+mkdir -p "$work/fitted" && cp "$work/crushed/settings.json" "$work/crushed/imgui.ini" "$work/fitted/"
+LMPROF_CONFIG_DIR="$work/fitted" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" -q \
+  --discard-last --screenshot "$work/fitted/window.png" --layout-report "$work/fitted/layout.json" \
+  --exit-when-done
+"$png_check" "$work/fitted/window.png" 1280 720
+python3 "$layout_check" check "$work/fitted/layout.json"
 
 # Configure and Sweep start as they were last left when the command line chooses nothing;
 # a configuration flag wins. Observed through what each launch saves again.
