@@ -415,3 +415,30 @@ TEST(OpProfileRun, RoundTripsThroughTheResultSet) {
     EXPECT_TRUE(r.steps[2].opProfiled);
     EXPECT_EQ(a.trace, b.trace);
 }
+
+// One profiled step's figures carry their caveat (issue 60): the headline says how many steps
+// it comes from, and QK^T against PV, equal FLOPs, more than 10x apart in time is said to be
+// the step's timing, not stated as the ops' cost.
+TEST(OpHeadlineText, SaysItsStepsAndDoubtsAttentionTimesTenfoldApart) {
+    OpProfile p;
+    p.firstStep = 5;
+    p.stepCount = 1;
+    p.headline.topForwardName = "aten::mm";
+    p.headline.scoresMs = 19.7;
+    p.headline.valueMs = 0.19;
+    const std::vector<std::string> sentences = headlineSentences(p);
+    ASSERT_FALSE(sentences.empty());
+    EXPECT_EQ(sentences.front().rfind("From 1 profiled step (step 5): aten::mm takes", 0), 0u)
+        << sentences.front();
+    const auto doubt = attentionTimingDoubt(p);
+    ASSERT_TRUE(doubt.has_value());
+    EXPECT_NE(doubt->find("104x apart"), std::string::npos) << *doubt;
+    EXPECT_EQ(sentences.back(), *doubt);
+
+    p.stepCount = 3;
+    EXPECT_EQ(profiledStepsText(p), "3 profiled steps (5 to 7)");
+    p.headline.valueMs = 2.5; // 7.9x: within what one step's timing explains
+    EXPECT_FALSE(attentionTimingDoubt(p).has_value());
+    p.headline.valueMs = 0.0; // no PV time: nothing to compare
+    EXPECT_FALSE(attentionTimingDoubt(p).has_value());
+}

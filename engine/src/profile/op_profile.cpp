@@ -185,9 +185,10 @@ std::vector<std::string> headlineSentences(const OpProfile& p) {
                       std::string(h.kind == OpKind::Kernel ? "kernels." : "ops."));
         return out;
     }
-    out.push_back(h.topForwardName + " takes " + pct(h.topForwardShare) +
-                  " of the forward pass's " + what + " (" + num(h.topForwardCalls, "%.0f") +
-                  " calls per pass, most in " + h.topForwardRegion + ").");
+    out.push_back("From " + profiledStepsText(p) + ": " + h.topForwardName + " takes " +
+                  pct(h.topForwardShare) + " of the forward pass's " + what + " (" +
+                  num(h.topForwardCalls, "%.0f") + " calls per pass, most in " +
+                  h.topForwardRegion + ").");
     out.push_back("Matrix multiplications take " + pct(h.matmulForwardShare) +
                   " of the forward pass and " + pct(h.matmulStepShare) + " of the whole step.");
     if (!h.topNonMatmulForward.empty()) {
@@ -202,7 +203,40 @@ std::vector<std::string> headlineSentences(const OpProfile& p) {
                       "x the time of its two matmuls (QK^T, PV) for " + num(*f, "%.3f") +
                       "x their FLOPs.");
     }
+    if (auto doubt = attentionTimingDoubt(p)) {
+        out.push_back(*doubt);
+    }
     return out;
+}
+
+std::string profiledStepsText(const OpProfile& p) {
+    const int n = std::max(1, p.stepCount);
+    if (n == 1) {
+        return "1 profiled step (step " + std::to_string(p.firstStep) + ")";
+    }
+    return std::to_string(n) + " profiled steps (" + std::to_string(p.firstStep) + " to " +
+           std::to_string(p.firstStep + n - 1) + ")";
+}
+
+std::optional<std::string> attentionTimingDoubt(const OpProfile& p) {
+    constexpr double kTrustRatio = 10.0;
+    const OpHeadline& h = p.headline;
+    if (h.scoresMs <= 0.0 || h.valueMs <= 0.0) {
+        return std::nullopt;
+    }
+    const double apart = std::max(h.scoresMs, h.valueMs) / std::min(h.scoresMs, h.valueMs);
+    if (apart <= kTrustRatio) {
+        return std::nullopt;
+    }
+    char figures[160];
+    std::snprintf(figures, sizeof figures,
+                  "QK^T took %.3g ms and PV %.3g ms per forward pass for the same FLOPs, "
+                  "%.0fx apart",
+                  h.scoresMs, h.valueMs, apart);
+    return std::string(figures) + ": more than the work explains, so read it as " +
+           profiledStepsText(p) +
+           "'s timing (first calls, a busy machine), not as the ops' cost; profile more steps "
+           "(--profile-steps) to see whether it holds.";
 }
 
 } // namespace lmprof::engine

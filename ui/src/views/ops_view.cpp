@@ -377,9 +377,15 @@ void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p, ImVec2 size) {
         return;
     }
     if (auto t = p.headline.timeRatio(), f = p.headline.flopRatio(); t && f) {
-        ImGui::TextWrapped("Per forward pass, softmax takes %.2fx the time of the two attention "
-                           "matmuls for %.3fx their FLOPs (%s).",
-                           *t, *f, m_kind == OpKind::Kernel ? "GPU kernel time" : "CPU op time");
+        ImGui::TextWrapped("Per forward pass, from %s, softmax takes %.2fx the time of the two "
+                           "attention matmuls for %.3fx their FLOPs (%s).",
+                           profiledStepsText(p).c_str(), *t, *f,
+                           m_kind == OpKind::Kernel ? "GPU kernel time" : "CPU op time");
+    }
+    if (auto doubt = attentionTimingDoubt(p)) {
+        ImGui::PushStyleColor(ImGuiCol_Text, palette().warning);
+        ImGui::TextWrapped("%s", doubt->c_str());
+        ImGui::PopStyleColor();
     }
     static const char* kParts[] = {"softmax", "QK^T (scores)", "PV (value)"};
     const double ms[] = {a.softmaxMs, a.scoresMs, a.valueMs};

@@ -144,9 +144,16 @@ OpHeadline computeHeadline(const OpProfile& profile, const RunConfig& config);
 // the unattributed CPU ops are in the rows but not in this sum).
 PerPhase<double> sumUnattributed(const OpProfile& profile);
 
-// The headline as plain sentences, for the CLI and the window:
-//   "aten::mm takes 61% of the forward pass (14 calls per pass)."
+// The headline as plain sentences, for the CLI and the window; the first says how many
+// steps its figures come from:
+//   "From 1 profiled step (step 5): aten::mm takes 61% of the forward pass (14 calls ...)."
 std::vector<std::string> headlineSentences(const OpProfile& profile);
+// "1 profiled step (step 5)", "3 profiled steps (5 to 7)".
+std::string profiledStepsText(const OpProfile& profile);
+// QK^T and PV do the same FLOPs. When one took more than 10 times the other's time, the
+// profile's timing of them is not a measurement to state as a fact: the sentence that says
+// so (with how many steps it comes from), else none.
+std::optional<std::string> attentionTimingDoubt(const OpProfile& profile);
 
 // Rows summed by (phase, region) with name "" (by == Region) or by (phase, name) with
 // region "" (by == Op), kind kept; largest self time first within each phase.
