@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <imgui_internal.h>
+#include <implot.h>
 #include <stdexcept>
 
 namespace lmprof::ui {
@@ -89,6 +90,22 @@ void WindowSet::observe(ViewContext& ctx, const std::vector<engine::SessionEvent
     }
 }
 
+namespace {
+
+// Whether a window, or a child window in it, scrolled vertically at the last frame by more
+// than a line (a pane a pixel too short for its plot is not a page to scroll).
+bool scrolls(const ImGuiWindow* win) {
+    if (!win) {
+        return false;
+    }
+    if (win->ScrollMax.y > ImGui::GetFontSize()) {
+        return true;
+    }
+    return std::any_of(win->DC.ChildWindows.begin(), win->DC.ChildWindows.end(), scrolls);
+}
+
+} // namespace
+
 void WindowSet::draw(ImGuiID dockspace, ViewContext& ctx, Workspace& ws) {
     layOutOnce(dockspace, ws);
     for (const Window& w : m_windows) {
@@ -96,8 +113,13 @@ void WindowSet::draw(ImGuiID dockspace, ViewContext& ctx, Workspace& ws) {
             ImGui::SetNextWindowDockID(it->second);
             m_pendingDocks.erase(it);
         }
+        // In a pane that scrolls, the wheel scrolls the pane and Ctrl+wheel zooms a chart;
+        // elsewhere the wheel zooms (docs/WINDOW.md).
+        ImPlot::GetInputMap().ZoomMod =
+            scrolls(ImGui::FindWindowByName(w.title)) ? ImGuiMod_Ctrl : ImGuiMod_None;
         w.view->draw(ctx);
     }
+    ImPlot::GetInputMap().ZoomMod = ImGuiMod_None;
 }
 
 void WindowSet::show(const std::string& title) {

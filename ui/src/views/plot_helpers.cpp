@@ -122,6 +122,9 @@ void watchInput(std::initializer_list<FollowAxis*> axes) {
     const ImGuiIO& io = ImGui::GetIO();
     const bool hovered = ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
                          ImGui::IsMouseHoveringRect(frame.Min, frame.Max, false);
+    // The wheel zooms only with the zoom modifier held (Ctrl in a pane that scrolls).
+    const int zoomMod = ImPlot::GetInputMap().ZoomMod;
+    const bool zooms = (io.KeyMods & zoomMod) == zoomMod;
     const auto draggedFromHere = [&](ImGuiMouseButton b) {
         return ImGui::IsWindowHovered(ImGuiHoveredFlags_AllowWhenBlockedByActiveItem) &&
                ImGui::IsMouseDragging(b) && frame.Contains(io.MouseClickedPos[b]);
@@ -130,8 +133,8 @@ void watchInput(std::initializer_list<FollowAxis*> axes) {
         for (FollowAxis* a : axes) {
             a->follow();
         }
-    } else if ((hovered && io.MouseWheel != 0.0f) || draggedFromHere(ImGuiMouseButton_Left) ||
-               draggedFromHere(ImGuiMouseButton_Right)) {
+    } else if ((hovered && io.MouseWheel != 0.0f && zooms) ||
+               draggedFromHere(ImGuiMouseButton_Left) || draggedFromHere(ImGuiMouseButton_Right)) {
         for (FollowAxis* a : axes) {
             a->release();
         }
