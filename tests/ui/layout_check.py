@@ -7,7 +7,8 @@
                                             least the report's minimum, frame and data area,
                                             and wholly in view (the Study's report aside),
                                             and every main table in front shows the rows its
-                                            view wants
+                                            view wants; no legend box or note lies over a
+                                            plot's data area
   layout_check.py crush INI                 squeeze the charts of a saved layout (imgui.ini)
                                             into 80 px, the tables' strip taking the rest
 
@@ -39,6 +40,25 @@ def demo(out: str, windows: list[str]) -> None:
     print(json.dumps({"lmprof_demo": 1, "steps": steps}))
 
 
+def overlap(a: list[float], b: list[float]) -> float:
+    """The area two boxes [x0, y0, x1, y1] share, in square pixels."""
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    return max(0.0, width) * max(0.0, height)
+
+
+def text_over_data(p: dict) -> list[str]:
+    """No legend box over the plot's data area, and no note drawn over it (notes go above)."""
+    problems = []
+    if p.get("notes_over_data"):
+        problems.append("a note drawn over the data")
+    legend, data = p.get("legend_box"), p.get("data_box")
+    if legend and data and overlap(legend, data) > 1.0:
+        problems.append(f"legend box {[round(v) for v in legend]} over the data area "
+                        f"{[round(v) for v in data]}")
+    return problems
+
+
 def check(reports: list[str]) -> int:
     failures = 0
     plots = 0
@@ -60,6 +80,7 @@ def check(reports: list[str]) -> int:
                                 "partly out of view")
             if p["window"] not in front:
                 problems.append("drawn by a window not in front")
+            problems += text_over_data(p)
             if problems:
                 failures += 1
                 print(f"layout_check: {where}: " + "; ".join(problems), file=sys.stderr)
@@ -68,7 +89,7 @@ def check(reports: list[str]) -> int:
                 failures += 1
                 print(f"layout_check: {pathlib.Path(path).name}: {t['window']} / {t['table']}: "
                       f"{t['fit']:.0f} of the {t['wanted']} rows wanted in view", file=sys.stderr)
-    print(f"layout_check: {len(reports)} report(s), {plots} plot(s), {failures} too small")
+    print(f"layout_check: {len(reports)} report(s), {plots} plot(s), {failures} failing")
     return 1 if failures or plots == 0 else 0
 
 

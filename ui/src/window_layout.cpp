@@ -301,7 +301,13 @@ void WindowSet::writeLayoutReport(const std::filesystem::path& path,
                          {"data_width", std::round(dataSize(p, 0))},
                          {"data_height", std::round(dataSize(p, 1))},
                          {"frame_width", std::round(p.frameSize.x)},
-                         {"frame_height", std::round(p.frameSize.y)}});
+                         {"frame_height", std::round(p.frameSize.y)},
+                         {"data_box", {p.dataMin.x, p.dataMin.y, p.dataMax.x, p.dataMax.y}},
+                         {"legend_box", p.legendMax.x > p.legendMin.x
+                                            ? nlohmann::json{p.legendMin.x, p.legendMin.y,
+                                                             p.legendMax.x, p.legendMax.y}
+                                            : nlohmann::json()},
+                         {"notes_over_data", p.notesOverData}});
     }
     nlohmann::json tables = nlohmann::json::array();
     for (const DrawnTable& t : m_lastFrameTables) {

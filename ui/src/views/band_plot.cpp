@@ -89,15 +89,14 @@ void bandTooltip(const std::vector<RunView*>& runs, StepValues values, const cha
 }
 
 void bandNote(const GroupedBands& bands) {
-    std::string note = std::to_string(bands.runs) + " runs of " +
+    std::string note = std::to_string(bands.runs) + " runs, " +
                        std::to_string(bands.configurations) +
-                       " configurations: each a band (median line, 10-90%, least to most)";
+                       " configurations: a band each (median, 10-90%, min-max)";
     if (!bands.groups.empty() && bands.groups.back().merged) {
         note += "; " + std::to_string(bands.groups.back().configurations) +
-                " more merged as \"other\" (past " + std::to_string(kBandGroups) +
-                ", colours would repeat)";
+                " merged as \"other\" (over " + std::to_string(kBandGroups) + ")";
     }
-    note += ". Select " + std::to_string(kBandRuns) + " or fewer runs to see each one.";
+    note += ". Select " + std::to_string(kBandRuns) + " or fewer to see each run.";
     cornerNote(note.c_str());
 }
 

@@ -285,7 +285,7 @@ void CompareView::drawTable(const Comparison& cmp) {
 void CompareView::drawHistograms(ViewContext& ctx, const ComparedRun& m) {
     engine::measuredStepTimes(m.a.steps, m_valuesA);
     engine::measuredStepTimes(m.b.steps, m_valuesB);
-    if (!ImPlot::BeginPlot("step time distributions (measured steps)", ImVec2(-1, -1))) {
+    if (!plot::beginPlot("step time distributions (measured steps)", ImVec2(-1, -1))) {
         return;
     }
     ImPlot::SetupAxes("step ms", "steps", ImPlotAxisFlags_AutoFit, ImPlotAxisFlags_AutoFit);

@@ -251,7 +251,7 @@ void DistributedView::drawStrategiesChart(ViewContext& ctx, ImVec2 size) {
         busbw.push_back(s && s->busbwGBps ? *s->busbwGBps : 0.0);
         labels.push_back(names[i].c_str());
     }
-    if (!ImPlot::BeginPlot("Overhead and bus bandwidth", size)) {
+    if (!plot::beginPlot("Overhead and bus bandwidth", size)) {
         return;
     }
     // Fixed ranges with room above the tallest bar for its figure.
@@ -303,7 +303,7 @@ void DistributedView::drawLanesChart(ViewContext& ctx, ImVec2 size) {
     const DdpReport* report = run && run->result.ddp ? &*run->result.ddp : nullptr;
     const int worldSize = run ? run->result.config.ddp->worldSize : 0;
     const int lanes = report ? static_cast<int>(report->ranks.size()) : std::max(worldSize, 1);
-    if (ImPlot::BeginPlot("Ranks: compute and exposed communication", size)) {
+    if (plot::beginPlot("Ranks: compute and exposed communication", size)) {
         ImPlot::SetupAxes("ms since the first step shown", nullptr, 0,
                           ImPlotAxisFlags_Invert | ImPlotAxisFlags_Lock);
         std::vector<double> lanePos;

@@ -251,7 +251,7 @@ HeatmapQuery HeatmapView::drawChoices(const RunStore& store,
 // The grid with its axes' labels, each cell labelled; lo..hi is its colour scale.
 void HeatmapView::drawGrid(ViewContext& ctx, const HeatmapGrid& g, const HeatmapQuery& query,
                            double lo, double hi, ImVec2 size) {
-    if (!ImPlot::BeginPlot("##heatmap", size, ImPlotFlags_NoLegend | ImPlotFlags_NoMouseText)) {
+    if (!plot::beginPlot("##heatmap", size, ImPlotFlags_NoLegend | ImPlotFlags_NoMouseText)) {
         return;
     }
     const int rows = static_cast<int>(g.rows.size());

@@ -82,7 +82,7 @@ void HistogramView::draw(ViewContext& ctx) {
 
 void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
-    if (ImPlot::BeginPlot("##histogram", size)) {
+    if (plot::beginPlot("##histogram", size)) {
         ImPlot::SetupAxes("step ms (measured steps)", "steps");
         const bool legendShown = plot::setupLegend(runs);
         plot::watchInput({&m_x, &m_y});

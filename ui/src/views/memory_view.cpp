@@ -174,7 +174,7 @@ void MemoryView::drawSeries(const std::vector<RunView*>& runs, bool comparing) {
 
 void MemoryView::drawTimeline(ViewContext& ctx, const std::vector<RunView*>& selected,
                               ImVec2 size) {
-    if (!ImPlot::BeginPlot("##memory", size)) {
+    if (!plot::beginPlot("##memory", size)) {
         return;
     }
     const std::vector<RunView*> runs = plot::timelineRuns(selected);
@@ -298,7 +298,7 @@ void drawBreakdownChart(ViewContext& ctx, RunView& run, ImVec2 size, bool tableW
     if (size.y <= 0.0f) {
         size.y = std::max(ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 7.0f);
     }
-    if (!ImPlot::BeginPlot("##breakdown", size, ImPlotFlags_NoTitle)) {
+    if (!plot::beginPlot("##breakdown", size, ImPlotFlags_NoTitle)) {
         return;
     }
     double values[8];

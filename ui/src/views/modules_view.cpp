@@ -90,7 +90,7 @@ void ModulesView::drawChart(ViewContext& ctx, ImVec2 size) {
     if (scrolls) {
         ImGui::BeginChild("modules", ImVec2(0, 0));
     }
-    if (ImPlot::BeginPlot("##modules", ImVec2(size.x > 0 ? size.x : -1, std::max(avail, rows)))) {
+    if (plot::beginPlot("##modules", ImVec2(size.x > 0 ? size.x : -1, std::max(avail, rows)))) {
         ImPlot::SetupLegend(ImPlotLocation_NorthEast, ImPlotLegendFlags_Outside);
         ImPlot::SetupAxes(nullptr, nullptr, ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit | ImPlotAxisFlags_Invert);

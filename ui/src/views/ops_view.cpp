@@ -396,7 +396,7 @@ void OpsView::drawAttention(ViewContext& ctx, const OpProfile& p, ImVec2 size) {
     const float h =
         std::max(size.y > 0 ? size.y : ImGui::GetContentRegionAvail().y, ImGui::GetFontSize() * 10);
     auto bars = [&](const char* title, const char* axis, const double* values, const char* stem) {
-        if (ImPlot::BeginPlot(title, ImVec2(w, h), ImPlotFlags_NoLegend)) {
+        if (plot::beginPlot(title, ImVec2(w, h), ImPlotFlags_NoLegend)) {
             // Fixed ranges: room beside the outer bars and above the tallest for its figure.
             const double most = *std::max_element(values, values + 3);
             ImPlot::SetupAxes(nullptr, axis, 0, 0);
@@ -468,8 +468,8 @@ void OpsView::drawOverlay(ViewContext& ctx, const std::vector<const RunView*>& r
                              ImGui::GetFontSize() * 6.0f;
     ImGui::BeginChild("overlay", ImVec2(0, 0));
     const float plotHeight = std::max(ImGui::GetContentRegionAvail().y, rowsHeight);
-    if (ImPlot::BeginPlot(title.c_str(), ImVec2(-1, plotHeight))) {
-        ImPlot::SetupLegend(ImPlotLocation_SouthEast);
+    if (plot::beginPlot(title.c_str(), ImVec2(-1, plotHeight))) {
+        ImPlot::SetupLegend(ImPlotLocation_NorthEast, ImPlotLegendFlags_Outside); // off the bars
         ImPlot::SetupAxes("ms per step", nullptr, ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit | ImPlotAxisFlags_Invert);
         ImPlot::SetupAxisTicks(ImAxis_Y1, positions.data(), n, labels.data());

@@ -292,9 +292,8 @@ bool setupLegendOf(const std::vector<std::string>& labels) {
 }
 
 void hiddenLegendNote(const std::vector<RunView*>& runs) {
-    const std::string note = std::to_string(runs.size()) +
-                             " runs, legend hidden in a pane this narrow: widen it, or hover "
-                             "a line";
+    const std::string note =
+        std::to_string(runs.size()) + " runs; the legend is hidden in a pane this narrow";
     cornerNote(note.c_str());
 }
 
@@ -549,7 +548,13 @@ void endPlot(ViewContext& ctx, const char* fileStem, const std::vector<RunView*>
     const ImGuiID id = current->ID;
     const ImRect rect = current->FrameRect;
     ImRect data = current->PlotRect;
+    notesTooltip();
+    const bool overData = notesOverData();
     ImPlot::EndPlot();
+    // The plot stays in ImPlot's pool: its legend's box, laid out by EndPlot, is read here.
+    const bool legendShown =
+        !ImHasFlag(current->Flags, ImPlotFlags_NoLegend) && current->Items.GetLegendCount() > 0;
+    const ImRect legend = legendShown ? current->Items.Legend.Rect : ImRect();
     g_pointsPerPixel = 1.0f; // linesOfRuns holds for one plot
     if (exporting()) {
         return; // drawn for a file: the window's rectangles and menus are not this one's
@@ -559,7 +564,7 @@ void endPlot(ViewContext& ctx, const char* fileStem, const std::vector<RunView*>
     shown.ClipWithFull(window->ClipRect);
     data.ClipWithFull(window->ClipRect);
     plotsThisFrame().push_back({window->RootWindow->Name, fileStem, shown.Min, shown.Max, data.Min,
-                                data.Max, rect.GetSize()});
+                                data.Max, rect.GetSize(), legend.Min, legend.Max, overData});
     rememberRect(ctx, fileStem, rect.Min, rect.Max);
     if (!ctx.pngRequests) {
         return;

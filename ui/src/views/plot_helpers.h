@@ -109,6 +109,11 @@ struct DrawnPlot {
     ImVec2 min, max;         // what shows of its frame, cut by the window's scrolling and edges
     ImVec2 dataMin, dataMax; // what shows of its data area (inside the axes and legend)
     ImVec2 frameSize;        // its whole frame, hidden parts included
+    // Its legend's box when one is drawn (else empty), and whether a note was drawn over its
+    // data this frame (a note new to the plot, before it is laid out above): the layout
+    // report's check that no text covers data.
+    ImVec2 legendMin, legendMax;
+    bool notesOverData = false;
 };
 std::vector<DrawnPlot>& plotsThisFrame();
 // Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
@@ -191,9 +196,19 @@ void hint(const char* text);
 // The hint of a chart with nothing to draw: no run selected (how to get one), or why the
 // selected runs have no `what` ("steps", "samples") yet: still starting, or how they ended.
 void emptyHint(const std::vector<RunView*>& runs, const char* what);
-// Text in the plot area's top-left corner, under the legend's usual place (a note about
-// what the chart leaves out).
+// A note about what the chart shows or leaves out. It is drawn above the plot area, with
+// the plot's title, wrapped to the plot's width: never over the data (docs/WINDOW.md). The
+// notes of a frame take their place at the next (ImPlot lays the plot out before its items);
+// a note the plot has not shown before is drawn in the plot area's top-left corner for that
+// one frame.
 void cornerNote(const char* text);
+// Use instead of ImPlot::BeginPlot (same arguments): begins the plot with room above its
+// data for the notes it had at its last frame.
+bool beginPlot(const char* titleId, const ImVec2& size = ImVec2(-1, 0), ImPlotFlags flags = 0);
+// The notes in full while the mouse is over them (endPlot calls it).
+void notesTooltip();
+// Whether a note was drawn over the current plot's data this frame.
+bool notesOverData();
 // The steps of the verdict clicked in the strip (ViewContext::verdictMark), when its run is
 // one of `runs`: a band over them in the verdict's colour (the strip frames its chip; no
 // text goes over the data). `timeAxis`: the x axis is seconds since the run started

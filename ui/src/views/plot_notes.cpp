@@ -1,14 +1,16 @@
-// Text over a plot's area (plot_helpers.h): the hint of an empty plot and why it is empty,
-// a note in its corner, the note of a timeline that shows one run of several, and the
-// sample under the mouse.
+// Text of a plot (plot_helpers.h): the hint of an empty plot and why it is empty, notes
+// above its data (kept from frame to frame, plot by plot), the note of a timeline that shows
+// one run of several, and the sample under the mouse.
 
 #include "lmprof/engine/format.h"
 #include "plot_helpers.h"
 #include "theme.h"
 
+#include <algorithm>
 #include <imgui.h>
 #include <implot.h>
 #include <implot_internal.h>
+#include <unordered_map>
 
 namespace lmprof::ui::plot {
 
@@ -50,25 +52,135 @@ void emptyHint(const std::vector<RunView*>& runs, const char* what) {
     hint(text.c_str());
 }
 
-void cornerNote(const char* text) {
-    // Several notes of one plot in one frame stack downwards; each wraps at the plot's width.
-    static const void* plot = nullptr;
-    static int frame = -1;
-    static float below = 0.0f;
-    if (plot != ImPlot::GetCurrentPlot() || frame != ImGui::GetFrameCount()) {
-        plot = ImPlot::GetCurrentPlot();
-        frame = ImGui::GetFrameCount();
-        below = 0.0f;
+namespace {
+
+// Each plot's notes: those of its last frame (shown above its data now) and this frame's.
+struct PlotNotes {
+    std::vector<std::string> shown;
+    std::vector<std::string> pending;
+    int frame = -1;
+    float below = 0.0f; // of the notes drawn in the corner this frame
+};
+
+PlotNotes& notesOfCurrentPlot() {
+    static std::unordered_map<ImGuiID, PlotNotes> notes;
+    PlotNotes& n = notes[ImPlot::GetCurrentPlot()->ID];
+    if (n.frame != ImGui::GetFrameCount()) { // a new frame: last frame's notes are shown now
+        if (n.frame >= 0) {
+            n.shown = std::move(n.pending);
+        }
+        n.pending.clear();
+        n.frame = ImGui::GetFrameCount();
+        n.below = 0.0f;
     }
+    return n;
+}
+
+// Text wrapped to `width` with line breaks, as ImGui would wrap it.
+std::string wrapped(const std::string& text, float width) {
+    std::string out;
+    const char* at = text.c_str();
+    const char* end = at + text.size();
+    while (at < end) {
+        const char* cut = ImGui::GetFont()->CalcWordWrapPosition(ImGui::GetFontSize(), at, end,
+                                                                 std::max(width, 40.0f));
+        cut = cut == at ? at + 1 : cut; // a word wider than the line still moves on
+        out.append(at, cut);
+        while (cut < end && (*cut == ' ' || *cut == '\n')) {
+            ++cut;
+        }
+        if (cut < end) {
+            out += '\n';
+        }
+        at = cut;
+    }
+    return out;
+}
+
+} // namespace
+
+bool beginPlot(const char* titleId, const ImVec2& size, ImPlotFlags flags) {
+    if (!ImPlot::BeginPlot(titleId, size, flags)) {
+        return false;
+    }
+    ImPlotPlot* plot = ImPlot::GetCurrentPlot();
+    const PlotNotes& n = notesOfCurrentPlot();
+    if (n.shown.empty()) {
+        return true;
+    }
+    // The notes as the title's lines: ImPlot keeps room for a title above the axes, centred
+    // over the data area (last frame's: a legend outside takes the rest). Past the lines it
+    // has room for, the last line says how many more a hover shows.
+    const float width = plot->PlotRect.GetWidth() > 0.0f
+                            ? plot->PlotRect.GetWidth()
+                            : plot->FrameRect.GetWidth() - 2.0f * ImPlot::GetStyle().PlotPadding.x;
+    const char* own = plot->HasTitle() ? plot->GetTitle() : "";
+    std::string title(own, ImGui::FindRenderedTextEnd(own));
+    std::vector<std::string> lines;
+    for (const std::string& note : n.shown) {
+        const std::string text = wrapped(note, width);
+        for (size_t at = 0; at <= text.size();) {
+            const size_t cut = std::min(text.find('\n', at), text.size());
+            lines.push_back(text.substr(at, cut - at));
+            at = cut + 1;
+        }
+    }
+    // Lines that leave the plot its readable height (150 px: ImPlot's floor, axis labels in;
+    // window_layout.cpp), and at most a third of the frame.
+    const float line = ImGui::GetTextLineHeight();
+    const float frame = plot->FrameRect.GetHeight();
+    const float room = std::min(frame / 3.0f, frame - 150.0f) / line;
+    const auto budget = static_cast<size_t>(std::max(1.0f, room - (title.empty() ? 0.0f : 1.0f)));
+    if (lines.size() > budget) {
+        const size_t more = lines.size() - (budget - 1);
+        lines.resize(budget - 1);
+        lines.push_back("+" + std::to_string(more) + " more lines of notes: hover here");
+    }
+    for (const std::string& line : lines) {
+        title += (title.empty() ? "" : "\n") + line;
+    }
+    title += "##notes"; // "##" ends what is drawn, and keeps a note's own "##" text out
+    plot->SetTitle(title.c_str());
+    return true;
+}
+
+void notesTooltip() {
+    const ImPlotPlot* plot = ImPlot::GetCurrentPlot();
+    const PlotNotes& n = notesOfCurrentPlot();
+    const ImVec2 top = plot->FrameRect.Min;
+    const ImVec2 bottom(plot->FrameRect.Max.x, plot->PlotRect.Min.y);
+    if (n.shown.empty() || !ImGui::IsWindowHovered() || !ImGui::IsMouseHoveringRect(top, bottom)) {
+        return;
+    }
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
+    for (const std::string& note : n.shown) {
+        ImGui::BulletText("%s", note.c_str());
+    }
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+}
+
+bool notesOverData() {
+    return notesOfCurrentPlot().below > 0.0f;
+}
+
+void cornerNote(const char* text) {
+    PlotNotes& n = notesOfCurrentPlot();
+    n.pending.emplace_back(text);
+    if (std::find(n.shown.begin(), n.shown.end(), n.pending.back()) != n.shown.end()) {
+        return; // above the data already
+    }
+    // New this frame: in the corner once, over the data, until the plot is laid out for it.
     const ImVec2 pos = ImPlot::GetPlotPos();
     const ImVec2 pad = ImGui::GetStyle().FramePadding;
     const float wrap = std::max(40.0f, ImPlot::GetPlotSize().x - 2.0f * pad.x);
     ImPlot::PushPlotClipRect();
     ImPlot::GetPlotDrawList()->AddText(
-        ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(pos.x + pad.x, pos.y + pad.y + below),
+        ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(pos.x + pad.x, pos.y + pad.y + n.below),
         ImGui::GetColorU32(ImGuiCol_TextDisabled), text, nullptr, wrap);
     ImPlot::PopPlotClipRect();
-    below += ImGui::CalcTextSize(text, nullptr, false, wrap).y;
+    n.below += ImGui::CalcTextSize(text, nullptr, false, wrap).y;
 }
 
 std::vector<RunView*> timelineRuns(const std::vector<RunView*>& selected) {
@@ -80,7 +192,7 @@ void timelineNote(const std::vector<RunView*>& selected) {
     if (selected.size() > kTimelineRuns) {
         const std::string note = "the first " + std::to_string(kTimelineRuns) + " of " +
                                  std::to_string(selected.size()) +
-                                 " runs (right-click: select only these; or choose in Runs)";
+                                 " runs (right-click to select only these)";
         cornerNote(note.c_str());
     }
 }

@@ -180,7 +180,7 @@ void PrecisionLabView::drawAccumulation(ViewContext& ctx) {
 
 void PrecisionLabView::drawAccumulationChart(ViewContext& ctx, ImVec2 size) {
     const auto& report = ctx.store.lab().accumulation;
-    if (!ImPlot::BeginPlot("relative error of the sum", size)) {
+    if (!plot::beginPlot("relative error of the sum", size)) {
         return;
     }
     ImPlot::SetupAxes("terms added", "|sum - exact| / exact");
@@ -349,7 +349,7 @@ void PrecisionLabView::drawStepChart(
     const char* stem, ImVec2 size, plot::FollowAxis& ax, plot::FollowAxis& ay, bool logY,
     const std::function<std::optional<double>(const StepRecord&)>& value,
     const std::function<bool(const StepRecord&)>& mark) {
-    if (!ImPlot::BeginPlot(title, size)) {
+    if (!plot::beginPlot(title, size)) {
         return;
     }
     ImPlot::SetupAxes("step", yLabel);

@@ -226,7 +226,7 @@ void thinnedNote(const std::vector<RunView*>& runs) {
 
 void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
-    if (ImPlot::BeginPlot("##steptimes", size)) {
+    if (plot::beginPlot("##steptimes", size)) {
         ImPlot::SetupAxes("step", "ms");
         const GroupedBands* band =
             plot::drawsBand(runs) ? &m_band.of(runs, &StepSeries::total) : nullptr;
@@ -241,7 +241,7 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
         m_y.setup(ImAxis_Y1, y, 0.06);
 
         // Each run's warmup shaded (darker where several runs are still warming up), and
-        // labelled at its left edge, inside the plot.
+        // named in a note above the plot.
         // Many runs of one warmup shade it once.
         int longestWarmup = 0;
         std::set<int> shaded;
@@ -253,10 +253,7 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
             }
         }
         if (longestWarmup > 0) {
-            // At the plot's left edge (the step axis starts at step 0, the band before it).
-            ImPlot::PlotText("warmup", std::max(-0.5, plot::shownRange(ImAxis_X1).lo),
-                             plot::shownRange(ImAxis_Y1).lo,
-                             ImVec2(ImGui::CalcTextSize("warmup").x / 2.0f + 6.0f, -12.0f));
+            plot::cornerNote("grey: warmup steps");
         }
         // Op-profiled steps run slower under the profiler and are left out of the band (shaded
         // for one run; compared runs may have profiled different steps).
@@ -265,8 +262,7 @@ void StepTimesView::drawChart(ViewContext& ctx, ImVec2 size) {
             const double begin = op.firstStep - 0.5;
             const double end = begin + op.stepCount;
             plot::band(begin, end, ImGui::GetColorU32(withAlpha(palette().warning, 0.15f)));
-            ImPlot::PlotText("op profile", (begin + end) / 2.0, plot::shownRange(ImAxis_Y1).lo,
-                             ImVec2(0, -28));
+            plot::cornerNote("amber: the op-profiled step, left out of the statistics");
         }
         if (band) {
             plot::drawBands(*band, m_scratch, m_scratchHigh);

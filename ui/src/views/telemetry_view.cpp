@@ -133,14 +133,16 @@ plot::Range TelemetryView::setupX(Rows& r, int row) {
     if (r.comparing) {
         r.legendShown = plot::setupLegend(r.runs);
     } else {
-        ImPlot::SetupLegend(ImPlotLocation_NorthWest);
+        // Above the data in a row: outside it, without the width two y axes already take.
+        ImPlot::SetupLegend(ImPlotLocation_North,
+                            ImPlotLegendFlags_Outside | ImPlotLegendFlags_Horizontal);
     }
     return m_x.following() ? r.x : plot::shownRange(ImAxis_X1);
 }
 
 // Step time at each step's end.
 void TelemetryView::drawStepTimes(Rows& r) {
-    if (!ImPlot::BeginPlot("##step-time")) {
+    if (!plot::beginPlot("##step-time")) {
         return;
     }
     ImPlot::SetupAxes(nullptr, "step ms");
@@ -172,7 +174,7 @@ void TelemetryView::drawStepTimes(Rows& r) {
 
 // Process CPU use (and GPU utilisation) on the left axis, RSS on the right.
 void TelemetryView::drawCpu(Rows& r) {
-    if (!ImPlot::BeginPlot("##cpu", ImVec2(-1, 0))) {
+    if (!plot::beginPlot("##cpu", ImVec2(-1, 0))) {
         return;
     }
     ImPlot::SetupAxes(r.gpu ? nullptr : "time since run start (s)",
@@ -218,7 +220,7 @@ void TelemetryView::drawCpu(Rows& r) {
 void TelemetryView::drawGpu(Rows& r) {
     const TelemetrySeries& t = r.runs.front()->telemetry;
     const std::vector<RunView*> first = {r.runs.front()};
-    if (ImPlot::BeginPlot("##clocks")) {
+    if (plot::beginPlot("##clocks")) {
         ImPlot::SetupAxes(nullptr, "MHz");
         const plot::Range window = setupX(r, 2);
         plot::Range y = runsExtent(first, window, &TelemetrySeries::smClockMHz);
@@ -229,7 +231,7 @@ void TelemetryView::drawGpu(Rows& r) {
         markThrottling(t);
         plot::endPlot(r.ctx, "telemetry-clocks");
     }
-    if (ImPlot::BeginPlot("##power")) {
+    if (plot::beginPlot("##power")) {
         ImPlot::SetupAxes("time since run start (s)", "W");
         ImPlot::SetupAxis(ImAxis_Y2, "°C", ImPlotAxisFlags_Opposite);
         const plot::Range window = setupX(r, 3);

@@ -58,7 +58,7 @@ void ThroughputView::drawRuns(const std::vector<RunView*>& runs) {
 
 void ThroughputView::drawChart(ViewContext& ctx, ImVec2 size) {
     const auto runs = ctx.selectedRuns();
-    if (ImPlot::BeginPlot("##throughput", size)) {
+    if (plot::beginPlot("##throughput", size)) {
         ImPlot::SetupAxes("step", "tokens/s");
         const GroupedBands* band =
             plot::drawsBand(runs) ? &m_band.of(runs, &StepSeries::tokensPerS) : nullptr;

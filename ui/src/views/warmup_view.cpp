@@ -57,7 +57,7 @@ std::vector<std::string> runNames(ViewContext& ctx, const WarmupGroup& group) {
 
 void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec2 chart) {
     auto& runs = ctx.store.runs();
-    if (ImPlot::BeginPlot("step time by step index", chart)) {
+    if (plot::beginPlot("step time by step index", chart)) {
         ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit,
                           ImPlotAxisFlags_AutoFit);
         // Outside, at the right: a legend inside covered the first steps, which the warmup
@@ -123,7 +123,7 @@ void WarmupView::drawStdChart(ViewContext& ctx, const std::vector<double>& means
         (chart.x > 0 ? chart.x : ImGui::GetContentRegionAvail().x) - ImGui::GetFontSize() * 5.0f;
     const float perBar = plotWidth / (static_cast<float>(m_xs.size()) + 0.6f);
     const bool stagger = m_xs.size() > 1 && widest + ImGui::GetFontSize() * 0.5f > perBar;
-    if (ImPlot::BeginPlot("std by warmup count", chart)) {
+    if (plot::beginPlot("std by warmup count", chart)) {
         ImPlot::SetupAxes("warmup steps", "std of step ms");
         // Room beside the outer bars and above the tallest for its CV (two lines staggered).
         if (!m_xs.empty()) {
