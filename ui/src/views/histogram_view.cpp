@@ -1,6 +1,7 @@
-// Distribution of the measured step times of each selected run, in its colour, with n,
-// mean, median, std and CV written out (NOISY when the spread is large), the mean and
-// median marked as lines and the mean labelled inside the chart. Bins: √n between the
+// Distribution of the measured step times of each selected run (the first six), in its
+// colour, with n, mean, median, std and CV written out (NOISY when the spread is large; a
+// table that scrolls past three runs), the mean and median marked as lines and, for up to
+// three runs, the mean labelled inside the chart. Bins: √n between the
 // run's fastest and slowest step. Hovering shows the measured step nearest the mouse.
 
 #include "lmprof/engine/report.h"
@@ -26,6 +27,10 @@ private:
 };
 
 namespace {
+
+// Up to this many selected runs, each run's statistics are a line above the chart; past it,
+// a table that scrolls.
+constexpr size_t kSummaryLines = 3;
 
 int binCount(size_t n) {
     return std::max(1, static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n)))));
@@ -65,6 +70,76 @@ void drawSummaryLine(RunView& run) {
                        t.n > 1 ? engine::formatFixed(100.0 * t.cv, 1).c_str() : "-");
 }
 
+// Many runs' statistics as a table of at most kSummaryRows rows in view, which scrolls: the
+// pane keeps its chart, whatever the selection (a line each pushed the histogram out of view
+// at 100 runs).
+void drawSummaryTable(const std::vector<RunView*>& runs) {
+    constexpr int kSummaryRows = 4;
+    const float rowHeight = ImGui::GetTextLineHeightWithSpacing();
+    const float height =
+        rowHeight * (static_cast<float>(std::min<size_t>(runs.size(), kSummaryRows)) + 1.5f);
+    const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                                  ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerV;
+    if (!ImGui::BeginTable("statistics", 7, flags, ImVec2(-1, height))) {
+        return;
+    }
+    ImGui::TableSetupScrollFreeze(0, 1);
+    for (const char* h : {"run", "n", "mean ms", "median", "std", "CV %", ""}) {
+        ImGui::TableSetupColumn(h);
+    }
+    ImGui::TableHeadersRow();
+    ImGuiListClipper clipper;
+    clipper.Begin(static_cast<int>(runs.size()));
+    while (clipper.Step()) {
+        for (int i = clipper.DisplayStart; i < clipper.DisplayEnd; ++i) {
+            RunView& run = *runs[static_cast<size_t>(i)];
+            const auto& t = run.liveSummary().totalMs;
+            ImGui::TableNextRow();
+            ImGui::TableNextColumn();
+            plot::swatch(run);
+            ImGui::TextUnformatted(run.name.c_str());
+            const bool spread = t.n > 1;
+            for (const std::string& cell :
+                 {std::to_string(t.n), t.n > 0 ? engine::formatFixed(t.mean, 2) : "-",
+                  t.n > 0 ? engine::formatFixed(t.median, 2) : "-",
+                  spread ? engine::formatFixed(t.std, 2) : "-",
+                  spread ? engine::formatFixed(100.0 * t.cv, 1) : "-"}) {
+                ImGui::TableNextColumn();
+                ImGui::TextUnformatted(cell.c_str());
+            }
+            ImGui::TableNextColumn();
+            if (t.noisy) {
+                ImGui::TextColored(palette().warning, "NOISY");
+            }
+        }
+    }
+    ImGui::EndTable();
+}
+
+// Over the plot: each run's measured step nearest the mouse.
+void nearestStepTooltip(const std::vector<RunView*>& runs) {
+    if (!ImPlot::IsPlotHovered()) {
+        return;
+    }
+    const double at = ImPlot::GetPlotMousePos().x;
+    ImGui::BeginTooltip();
+    for (const RunView* run : runs) {
+        const engine::StepRecord* nearest = nullptr;
+        for (const auto& r : run->result.steps) {
+            if (engine::isMeasured(r) &&
+                (!nearest || std::abs(r.totalMs - at) < std::abs(nearest->totalMs - at))) {
+                nearest = &r;
+            }
+        }
+        if (nearest) {
+            plot::swatch(*run);
+            ImGui::Text("%s: step %d, %.2f ms", run->name.c_str(), nearest->index,
+                        nearest->totalMs);
+        }
+    }
+    ImGui::EndTooltip();
+}
+
 } // namespace
 
 void HistogramView::draw(ViewContext& ctx) {
@@ -73,15 +148,22 @@ void HistogramView::draw(ViewContext& ctx) {
         return;
     }
     const auto runs = ctx.selectedRuns();
-    for (RunView* run : runs) {
-        drawSummaryLine(*run);
+    if (runs.size() <= kSummaryLines) {
+        for (RunView* run : runs) {
+            drawSummaryLine(*run);
+        }
+    } else {
+        drawSummaryTable(runs);
     }
     drawChart(ctx, ImVec2(-1, -1));
     ImGui::End();
 }
 
 void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
-    const auto runs = ctx.selectedRuns();
+    // Overlaid histograms past a few runs are noise: the first kTimelineRuns are drawn, as in
+    // the timelines, and a note says so (the table above has every run's figures).
+    const auto selected = ctx.selectedRuns();
+    const auto runs = plot::timelineRuns(selected);
     if (plot::beginPlot("##histogram", size)) {
         ImPlot::SetupAxes("step ms (measured steps)", "steps");
         const bool legendShown = plot::setupLegend(runs);
@@ -121,39 +203,27 @@ void HistogramView::drawChart(ViewContext& ctx, ImVec2 size) {
             ImPlotSpec markSpec = plot::runSpec(*run);
             markSpec.Flags = ImPlotItemFlags_NoLegend;
             ImPlot::PlotInfLines("##marks", marks, 2, markSpec);
-            // Inside the plot, under its top edge (a tag on the axis would cover a tick).
-            ImPlot::Annotation(t.mean, plot::shownRange(ImAxis_Y1).hi, runColor(run->color),
-                               ImVec2(0, tagOffset), true, "mean %.1f", t.mean);
-            tagOffset += ImGui::GetTextLineHeightWithSpacing();
+            // Inside the plot, under its top edge (a tag on the axis would cover a tick); for a
+            // few runs only, a line lower each (the table and the tooltip have every mean).
+            if (runs.size() <= kSummaryLines) {
+                ImPlot::Annotation(t.mean, plot::shownRange(ImAxis_Y1).hi, runColor(run->color),
+                                   ImVec2(0, tagOffset), true, "mean %.1f", t.mean);
+                tagOffset += ImGui::GetTextLineHeightWithSpacing();
+            }
         }
         if (!any) {
             plot::emptyHint(runs, "measured steps");
         }
-        if (ImPlot::IsPlotHovered() && any) {
-            const double at = ImPlot::GetPlotMousePos().x;
-            ImGui::BeginTooltip();
-            for (const RunView* run : runs) {
-                const engine::StepRecord* nearest = nullptr;
-                for (const auto& r : run->result.steps) {
-                    if (engine::isMeasured(r) &&
-                        (!nearest || std::abs(r.totalMs - at) < std::abs(nearest->totalMs - at))) {
-                        nearest = &r;
-                    }
-                }
-                if (nearest) {
-                    plot::swatch(*run);
-                    ImGui::Text("%s: step %d, %.2f ms", run->name.c_str(), nearest->index,
-                                nearest->totalMs);
-                }
-            }
-            ImGui::EndTooltip();
+        if (any) {
+            nearestStepTooltip(runs);
         }
         if (legendShown) {
             plot::legendTooltips(runs);
         } else {
             plot::hiddenLegendNote(runs);
         }
-        plot::endPlot(ctx, "distribution");
+        plot::timelineNote(selected);
+        plot::endPlot(ctx, "distribution", runs);
     }
 }
 
