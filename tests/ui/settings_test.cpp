@@ -17,6 +17,8 @@ TEST(Settings, RoundTripAndDamagedFileFallsBack) {
     const auto file = std::filesystem::temp_directory_path() / "lmprof_settings_test" / "s.json";
     Settings s;
     s.darkTheme = false;
+    EXPECT_TRUE(s.lockLayout); // tabs stay put unless the user unlocks them
+    s.lockLayout = false;
     for (int i = 0; i < 12; ++i) {
         s.addRecent("f" + std::to_string(i));
     }
@@ -28,6 +30,7 @@ TEST(Settings, RoundTripAndDamagedFileFallsBack) {
     s.save(file);
     const Settings back = Settings::load(file);
     EXPECT_FALSE(back.darkTheme);
+    EXPECT_FALSE(back.lockLayout);
     EXPECT_EQ(back.recentFiles, s.recentFiles);
     EXPECT_EQ(back.windowWidth, 1280); // the next launch opens at the layout's size
     EXPECT_EQ(back.windowHeight, 720);

@@ -220,6 +220,13 @@ void App::Parts::drawMenu() {
             }
         }
         ImGui::Separator();
+        if (ImGui::MenuItem("Lock the layout", nullptr, ws.settings.lockLayout)) {
+            ws.settings.lockLayout = !ws.settings.lockLayout;
+        }
+        if (ImGui::IsItemHovered()) {
+            ImGui::SetTooltip("Locked, tabs stay in their places (splitters still move); "
+                              "unlock to drag a tab out or dock it elsewhere.");
+        }
         if (ImGui::MenuItem("Reset layout")) {
             windows.resetLayout();
         }
@@ -342,7 +349,10 @@ void App::frame() {
     s.drawMenu();
     s.windows.verdicts.draw(s.ws.store, s.ws.verdictMark,
                             [&s](const std::string& window) { s.windows.show(window); });
-    const ImGuiID dockspace = ImGui::DockSpaceOverViewport(0, ImGui::GetMainViewport());
+    // Locked (the default), a tab cannot be dragged out of its place by accident.
+    const ImGuiID dockspace = ImGui::DockSpaceOverViewport(
+        0, ImGui::GetMainViewport(),
+        s.ws.settings.lockLayout ? ImGuiDockNodeFlags_NoUndocking : ImGuiDockNodeFlags_None);
     ViewContext ctx = s.context();
     s.windows.draw(dockspace, ctx, s.ws);
     // --show: one window per frame once the windows exist (focusing several docked windows

@@ -65,6 +65,7 @@ Settings Settings::parse(std::string_view text, std::vector<std::string>& damage
                 }
             };
             field("dark_theme", s.darkTheme, [](const auto& v) { return v.is_boolean(); });
+            field("lock_layout", s.lockLayout, [](const auto& v) { return v.is_boolean(); });
             field("save_path", s.savePath, [](const auto& v) { return v.is_string(); });
             if (const auto it = j.find("window_size"); it != j.end()) {
                 const auto side = [](const nlohmann::json& v) {
@@ -157,8 +158,10 @@ Settings Settings::load(const std::filesystem::path& file) {
 }
 
 void Settings::save(const std::filesystem::path& file) const {
-    nlohmann::json j = {
-        {"dark_theme", darkTheme}, {"recent_files", recentFiles}, {"save_path", savePath}};
+    nlohmann::json j = {{"dark_theme", darkTheme},
+                        {"lock_layout", lockLayout},
+                        {"recent_files", recentFiles},
+                        {"save_path", savePath}};
     if (windowWidth > 0 && windowHeight > 0) {
         j["window_size"] = {windowWidth, windowHeight};
     }

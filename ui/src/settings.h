@@ -13,6 +13,9 @@ namespace lmprof::ui {
 
 struct Settings {
     bool darkTheme = true;
+    // View > Lock the layout: tabs cannot be dragged out of their places by accident (the
+    // splitters still move).
+    bool lockLayout = true;
     std::vector<std::string> recentFiles; // most recent first, at most kMaxRecent
     std::string savePath = "lmprof-results.json";
     // The window's size when it last closed, which the saved layout (imgui.ini) was made
