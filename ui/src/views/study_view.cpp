@@ -5,6 +5,7 @@
 
 #include "lmprof/engine/result_io.h"
 #include "lmprof/engine/study.h"
+#include "markdown_text.h"
 #include "plot_helpers.h"
 
 #include <algorithm>
@@ -319,7 +320,7 @@ void StudyView::draw(ViewContext& ctx) {
         if (m_showReport) {
             if (ImGui::BeginChild("##report", ImVec2(0, ImGui::GetFontSize() * 20),
                                   ImGuiChildFlags_Borders)) {
-                ImGui::TextUnformatted(m_report->markdown.c_str());
+                drawMarkdown(m_report->markdown);
             }
             ImGui::EndChild();
         }
