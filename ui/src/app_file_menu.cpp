@@ -4,9 +4,8 @@
 
 #include "app_parts.h"
 #include "lmprof/engine/local_engine.h"
+#include "views/file_pick.h"
 
-#include <GL/gl.h>
-#include <ImFileDialog/ImFileDialog.h>
 #include <algorithm>
 #include <imgui.h>
 
@@ -18,37 +17,7 @@ namespace {
 
 constexpr const char* kOpenDialog = "lmprof-open";
 constexpr const char* kSaveDialog = "lmprof-save-as";
-constexpr const char* kResultFilter = "Result sets and autosave files (*.json;*.jsonl)"
-                                      "{.json,.jsonl},.*";
 constexpr size_t kStudiesListed = 12;
-
-// ImFileDialog draws its icons as textures the application makes: plain RGBA (or BGRA)
-// textures of the OpenGL context the window draws with.
-void giveFileDialogTextures() {
-    static bool given = false;
-    if (given) {
-        return;
-    }
-    given = true;
-    auto& dialog = ifd::FileDialog::Instance();
-    dialog.CreateTexture = [](uint8_t* data, int w, int h, char fmt) -> ImTextureID {
-        GLuint texture = 0;
-        glGenTextures(1, &texture);
-        glBindTexture(GL_TEXTURE_2D, texture);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, w, h, 0, fmt == 0 ? GL_BGRA : GL_RGBA,
-                     GL_UNSIGNED_BYTE, data);
-        glBindTexture(GL_TEXTURE_2D, 0);
-        return static_cast<ImTextureID>(texture);
-    };
-    dialog.DeleteTexture = [](ImTextureID texture) {
-        const auto id = static_cast<GLuint>(texture);
-        glDeleteTextures(1, &id);
-    };
-}
 
 // Where a dialog starts: the folder of the file last used, else the working directory.
 std::string startingFolder(const Settings& settings) {
@@ -75,15 +44,13 @@ std::vector<fs::path> pastStudies(const fs::path& studies) {
 } // namespace
 
 void FileMenu::openFileDialog() {
-    giveFileDialogTextures();
-    ifd::FileDialog::Instance().Open(kOpenDialog, "Open result sets", kResultFilter, true,
-                                     startingFolder(m_ws.settings));
+    ui::openFileDialog(kOpenDialog, "Open result sets", kResultFilter, true,
+                       startingFolder(m_ws.settings));
 }
 
 void FileMenu::saveAsDialog() {
-    giveFileDialogTextures();
-    ifd::FileDialog::Instance().Save(kSaveDialog, "Save the finished runs as",
-                                     "Result set (*.json){.json}", startingFolder(m_ws.settings));
+    saveFileDialog(kSaveDialog, "Save the finished runs as", "Result set (*.json){.json}",
+                   startingFolder(m_ws.settings));
 }
 
 void FileMenu::drawMenu() {
@@ -143,38 +110,23 @@ void FileMenu::drawMenu() {
 }
 
 void FileMenu::drawDialogs() {
-    auto& dialog = ifd::FileDialog::Instance();
-    // The dialogs are modal popups: opaque, not the popups' 94% over the charts' lines.
-    ImVec4 opaque = ImGui::GetStyleColorVec4(ImGuiCol_WindowBg);
-    opaque.w = 1.0f;
-    ImGui::PushStyleColor(ImGuiCol_PopupBg, opaque);
-    const bool openDone = dialog.IsDone(kOpenDialog);
-    const bool saveDone = dialog.IsDone(kSaveDialog);
-    ImGui::PopStyleColor();
-    if (openDone) {
-        if (dialog.HasResult()) {
-            ViewContext ctx = m_context();
-            const auto picked = dialog.GetResults();
-            if (picked.size() == 1) { // read while the window goes on
-                m_windows.files.openInBackground(ctx, picked.front().string());
-            } else { // several, one after another
-                for (const fs::path& path : picked) {
-                    m_windows.files.open(ctx, path.string());
-                }
+    if (const auto picked = fileDialogResult(kOpenDialog); picked && !picked->empty()) {
+        ViewContext ctx = m_context();
+        if (picked->size() == 1) { // read while the window goes on
+            m_windows.files.openInBackground(ctx, picked->front().string());
+        } else { // several, one after another
+            for (const fs::path& path : *picked) {
+                m_windows.files.open(ctx, path.string());
             }
         }
-        dialog.Close();
     }
-    if (saveDone) {
-        if (dialog.HasResult()) {
-            fs::path path = dialog.GetResult();
-            if (path.extension().empty()) {
-                path += ".json";
-            }
-            ViewContext ctx = m_context();
-            m_windows.files.requestSave(ctx, path.string());
+    if (const auto picked = fileDialogResult(kSaveDialog); picked && !picked->empty()) {
+        fs::path path = picked->front();
+        if (path.extension().empty()) {
+            path += ".json";
         }
-        dialog.Close();
+        ViewContext ctx = m_context();
+        m_windows.files.requestSave(ctx, path.string());
     }
 }
 

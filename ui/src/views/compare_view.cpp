@@ -7,6 +7,7 @@
 // interval, the p of the same test and a verdict; regressions beyond noise in red.
 // Selecting a row overlays the two step-time histograms.
 
+#include "file_pick.h"
 #include "lmprof/engine/report.h"
 #include "lmprof/engine/result_io.h"
 #include "lmprof/ui/run_selection.h"
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <imgui.h>
 #include <implot.h>
@@ -33,6 +35,9 @@ private:
     void load(ViewContext& ctx);
     // The mode, Compare / Load files, and the two file paths: the pane's first two lines.
     void drawControls(ViewContext& ctx);
+    void browseButton(const char* side, const char* dialog, char* path, size_t size);
+    static constexpr const char* kDialogA = "lmprof-compare-a";
+    static constexpr const char* kDialogB = "lmprof-compare-b";
     void drawPickers(const std::vector<PickableRun>& pool);
     void drawReferenceButton(ViewContext& ctx, const std::vector<PickableRun>& pool,
                              const engine::RunResult* watched);
@@ -128,20 +133,50 @@ void CompareView::drawControls(ViewContext& ctx) {
         ImGui::TextDisabled("B is matched against A by model, context, batch, precision, "
                             "mode, warmup and variants");
     }
+    // Each path with a Browse button (a file dialog), then its label.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float browse = ImGui::CalcTextSize("Browse...").x + 2.0f * style.FramePadding.x;
     const float half = ImGui::GetContentRegionAvail().x * 0.5f;
     const float labelWidth =
-        ImGui::CalcTextSize("A (baseline)").x + 2.0f * ImGui::GetStyle().ItemInnerSpacing.x;
-    ImGui::SetNextItemWidth(half - labelWidth - ImGui::GetStyle().ItemSpacing.x);
-    ImGui::InputTextWithHint("A (baseline)",
+        ImGui::CalcTextSize("A (baseline)").x + 2.0f * style.ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(half - labelWidth - browse - 2.0f * style.ItemSpacing.x);
+    ImGui::InputTextWithHint("##A",
                              m_pickTwo ? "optional: a file whose runs join the lists"
                                        : "empty: this session's runs",
                              m_pathA, sizeof(m_pathA));
+    browseButton("A", kDialogA, m_pathA, sizeof(m_pathA));
     ImGui::SameLine();
-    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("B").x - ImGui::GetStyle().ItemInnerSpacing.x);
-    ImGui::InputTextWithHint("B",
+    ImGui::TextUnformatted("A (baseline)");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(-ImGui::CalcTextSize("B").x - browse - style.ItemInnerSpacing.x -
+                            2.0f * style.ItemSpacing.x);
+    ImGui::InputTextWithHint("##B",
                              m_pickTwo ? "optional: a file whose runs join the lists"
                                        : "result set .json or autosave .jsonl",
                              m_pathB, sizeof(m_pathB));
+    browseButton("B", kDialogB, m_pathB, sizeof(m_pathB));
+    ImGui::SameLine();
+    ImGui::TextUnformatted("B");
+}
+
+// Beside a path: a button that opens a file dialog, whose pick replaces the path.
+void CompareView::browseButton(const char* side, const char* dialog, char* path, size_t size) {
+    ImGui::SameLine();
+    ImGui::PushID(side);
+    if (ImGui::Button("Browse...")) {
+        const std::filesystem::path current(path);
+        std::error_code ec;
+        const std::string folder =
+            current.has_parent_path() && std::filesystem::is_directory(current.parent_path(), ec)
+                ? current.parent_path().string()
+                : std::filesystem::current_path(ec).string();
+        openFileDialog(dialog, (std::string("Compare: run set ") + side).c_str(), kResultFilter,
+                       false, folder);
+    }
+    ImGui::PopID();
+    if (const auto picked = fileDialogResult(dialog); picked && !picked->empty()) {
+        std::snprintf(path, size, "%s", picked->front().c_str());
+    }
 }
 
 void CompareView::draw(ViewContext& ctx) {
