@@ -93,3 +93,31 @@ TEST(RunSelection, FilterRangeAndColourFromTheId) {
     EXPECT_EQ(next.runs()[0].color, first.runs()[4].color);
     EXPECT_EQ(next.runs()[0].color, colorOfId(results[4].id, kRunColorCount));
 }
+
+// A session run's number is its place in the Runs table (issue 60): after a restore of runs
+// with other labels, the new run is not a second "-1" while the # column says 3.
+TEST(RunStore, ASessionRunIsNumberedByItsPlaceInTheTable) {
+    RunStore store;
+    std::vector<engine::RunResult> restored(2);
+    for (int i = 0; i < 2; ++i) {
+        restored[i].id =
+            "tiny-ctx" + std::to_string(128 << i) + "-fp32-train-" + std::to_string(i + 1);
+        restored[i].config.contextLength = 128 << i;
+    }
+    ASSERT_EQ(store.addLoaded(restored), 2u);
+    std::vector<engine::SessionEvent> events;
+    engine::RunStarted first;
+    first.runIndex = 0;
+    first.header.id = "tiny-ctx512-fp32-train-1";
+    engine::RunStarted second;
+    second.runIndex = 1;
+    second.header.id = "tiny-ctx1024-fp32-train-2";
+    events.emplace_back(first);
+    events.emplace_back(second);
+    store.claimIds(events);
+    EXPECT_EQ(std::get<engine::RunStarted>(events[0]).header.id, "tiny-ctx512-fp32-train-3");
+    EXPECT_EQ(std::get<engine::RunStarted>(events[1]).header.id, "tiny-ctx1024-fp32-train-4");
+    store.apply(events);
+    ASSERT_EQ(store.runs().size(), 4u);
+    EXPECT_EQ(store.runs()[2].result.id, "tiny-ctx512-fp32-train-3"); // # 3
+}

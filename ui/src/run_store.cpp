@@ -308,6 +308,29 @@ std::unordered_set<std::string> RunStore::takenIds() const {
     return taken;
 }
 
+namespace {
+
+// "tiny-ctx128-fp32-train-7": the label and the number after its last dash; none for an id
+// with no number.
+std::optional<std::pair<std::string, long>> labelAndNumber(const std::string& id) {
+    const size_t dash = id.find_last_of('-');
+    if (dash == std::string::npos || dash + 1 >= id.size() || id.size() - dash - 1 > 9 ||
+        id.find_first_not_of("0123456789", dash + 1) != std::string::npos) {
+        return std::nullopt;
+    }
+    return std::pair{id.substr(0, dash), std::stol(id.substr(dash + 1))};
+}
+
+// "tiny-ctx128-fp32-train-1" from the engine, 3rd in the Runs table: "...-train-3", the
+// number the # column shows, so that runs of a restored session and this one's do not
+// repeat numbers across labels. An id with no number keeps its own.
+std::string numberedAs(const std::string& id, size_t place) {
+    const auto parts = labelAndNumber(id);
+    return parts ? parts->first + "-" + std::to_string(place) : id;
+}
+
+} // namespace
+
 std::string RunStore::uniqueId(const std::string& id, int runIndex,
                                std::unordered_set<std::string>& taken) const {
     // A hit on the run's own view (the same engine run seen again) does not count.
@@ -321,15 +344,9 @@ std::string RunStore::uniqueId(const std::string& id, int runIndex,
     };
     std::string unique = id;
     if (isTaken(id)) {
-        // "tiny-ctx128-fp32-train-7": the label and the number after its last dash.
-        std::string base = id;
-        long number = 1;
-        if (const size_t dash = id.find_last_of('-');
-            dash != std::string::npos && dash + 1 < id.size() && id.size() - dash - 1 <= 9 &&
-            id.find_first_not_of("0123456789", dash + 1) == std::string::npos) {
-            base = id.substr(0, dash);
-            number = std::stol(id.substr(dash + 1));
-        }
+        const auto parts = labelAndNumber(id);
+        const std::string base = parts ? parts->first : id;
+        long number = parts ? parts->second : 1;
         do {
             unique = base + "-" + std::to_string(++number);
         } while (isTaken(unique));
@@ -340,13 +357,21 @@ std::string RunStore::uniqueId(const std::string& id, int runIndex,
 
 void RunStore::claimIds(std::vector<SessionEvent>& events) {
     std::optional<std::unordered_set<std::string>> taken; // made at the first new run
+    size_t added = 0; // new runs of this batch, given places after the runs here
     const auto claim = [&](int runIndex, std::string& id) {
         auto it = m_sessionIds.find(runIndex);
         if (it == m_sessionIds.end()) {
             if (!taken) {
                 taken = takenIds();
             }
-            it = m_sessionIds.emplace(runIndex, uniqueId(id, runIndex, *taken)).first;
+            const auto view = std::find_if(m_runs.begin(), m_runs.end(), [&](const RunView& v) {
+                return v.runIndex == runIndex;
+            });
+            const size_t place = view != m_runs.end()
+                                     ? static_cast<size_t>(view - m_runs.begin()) + 1
+                                     : m_runs.size() + ++added;
+            it = m_sessionIds.emplace(runIndex, uniqueId(numberedAs(id, place), runIndex, *taken))
+                     .first;
         }
         id = it->second;
     };
