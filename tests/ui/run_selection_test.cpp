@@ -1,11 +1,13 @@
-// The Configure form's steps that follow the warmup, and selecting runs as in a file manager
-// (issue 60): the rules under the window's gestures, tested without a window.
+// The Configure form's steps that follow the warmup, selecting runs as in a file manager, and
+// the step axis's ticks (issue 60): the rules under the window's gestures, without a window.
 
 #include "lmprof/engine/config.h"
 #include "lmprof/ui/config_form.h"
 #include "lmprof/ui/run_selection.h"
 #include "lmprof/ui/run_store.h"
+#include "views/plot_helpers.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 using namespace lmprof;
@@ -120,4 +122,26 @@ TEST(RunStore, ASessionRunIsNumberedByItsPlaceInTheTable) {
     store.apply(events);
     ASSERT_EQ(store.runs().size(), 4u);
     EXPECT_EQ(store.runs()[2].result.id, "tiny-ctx512-fp32-train-3"); // # 3
+}
+
+// The step axis (issue 60): steps 0 to 4 in a narrow plot got a lone "0"; now at least two
+// ticks where the range holds two, whole steps, and never a "-0".
+TEST(PlotAxes, StepTicksAreAtLeastTwoWholeStepsAndNeverMinusZero) {
+    plot::Range steps;
+    steps.add(-0.1);
+    steps.add(4.1);
+    const std::vector<double> narrow = plot::stepTickValues(steps, 150.0f);
+    EXPECT_EQ(narrow, (std::vector<double>{0.0, 2.0, 4.0}));
+    EXPECT_FALSE(std::signbit(narrow.front()));
+    const std::vector<double> wide = plot::stepTickValues(steps, 800.0f);
+    EXPECT_EQ(wide, (std::vector<double>{0.0, 1.0, 2.0, 3.0, 4.0}));
+    plot::Range many;
+    many.add(0.0);
+    many.add(1000.0);
+    const std::vector<double> spread = plot::stepTickValues(many, 400.0f); // about 5 ticks
+    ASSERT_GE(spread.size(), 2u);
+    EXPECT_EQ(spread[1] - spread[0], 200.0);
+    plot::Range one;
+    one.add(3.0);
+    EXPECT_EQ(plot::stepTickValues(one, 150.0f), (std::vector<double>{3.0})); // one step, one tick
 }

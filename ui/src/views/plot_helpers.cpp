@@ -7,6 +7,7 @@
 #include "theme.h"
 
 #include <algorithm>
+#include <cmath>
 #include <imgui.h>
 #include <imgui_internal.h>
 #include <implot.h>
@@ -163,25 +164,9 @@ void stepTicks(ImAxis axis) {
     if (r.empty()) {
         return;
     }
-    // About one tick per 80 pixels (of the plot area's last frame: asking for this frame's
-    // would end the setup), at 1, 2 or 5 × 10^k steps apart.
-    const float width = ImPlot::GetCurrentPlot()->PlotRect.GetWidth();
-    const double pixels = std::max(80.0f, width > 0.0f ? width : 400.0f);
-    const double wanted = std::max(1.0, (r.hi - r.lo) / (pixels / 80.0));
-    double spacing = 1.0;
-    for (double decade = 1.0; spacing < wanted; decade *= 10.0) {
-        for (double m : {1.0, 2.0, 5.0}) {
-            spacing = m * decade;
-            if (spacing >= wanted) {
-                break;
-            }
-        }
-    }
-    std::vector<double> ticks;
-    for (double t = std::ceil(std::max(0.0, r.lo) / spacing) * spacing; t <= r.hi + 1e-9;
-         t += spacing) {
-        ticks.push_back(t);
-    }
+    // Of the plot area's last frame: asking for this frame's would end the setup.
+    const std::vector<double> ticks =
+        stepTickValues(r, ImPlot::GetCurrentPlot()->PlotRect.GetWidth());
     if (!ticks.empty()) {
         ImPlot::SetupAxisTicks(axis, ticks.data(), static_cast<int>(ticks.size()));
     }

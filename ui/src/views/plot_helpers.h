@@ -222,6 +222,9 @@ Range stepRange(const std::vector<RunView*>& runs);
 // Whole-number ticks on a step axis (steps are whole numbers), a few per plot width. Call
 // after the axis's setup.
 void stepTicks(ImAxis axis);
+// stepTicks' values for a step range drawn `width` pixels wide (step_ticks.cpp): about one per
+// 80 pixels, 1, 2 or 5 × 10^k steps apart, and at least two where the range holds two steps.
+std::vector<double> stepTickValues(const Range& shown, float width);
 // Timelines (memory, telemetry) of many runs overlaid are noise: they draw the first
 // kTimelineRuns selected runs, and timelineNote says so and how to choose (docs/WINDOW.md).
 inline constexpr size_t kTimelineRuns = 6;
