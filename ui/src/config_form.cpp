@@ -23,13 +23,16 @@ ConfigForm::ConfigForm(const RunConfig& initial) : m_config(initial) {
 
 void ConfigForm::followWarmup(RunConfig& c, const std::string& patch) {
     // A patch that names a step picks it, for this configuration and the form's after it.
-    const nlohmann::json p = nlohmann::json::parse(patch.empty() ? "{}" : patch, nullptr, false);
-    const auto names = [&](const char* section) {
-        return p.is_object() && p.contains(section) && p[section].is_object() &&
-               p[section].contains("first_step");
-    };
-    m_opStepPicked = m_opStepPicked || names("op_profile");
-    m_snapshotStepPicked = m_snapshotStepPicked || names("memory_snapshot");
+    // (The form calls this every frame with no patch: nothing to parse then.)
+    if (!patch.empty()) {
+        const nlohmann::json p = nlohmann::json::parse(patch, nullptr, false);
+        const auto names = [&](const char* section) {
+            return p.is_object() && p.contains(section) && p[section].is_object() &&
+                   p[section].contains("first_step");
+        };
+        m_opStepPicked = m_opStepPicked || names("op_profile");
+        m_snapshotStepPicked = m_snapshotStepPicked || names("memory_snapshot");
+    }
     if (c.opProfile && !m_opStepPicked) {
         c.opProfile->firstStep = defaultOpProfileRequest(c.warmupSteps).firstStep;
     }

@@ -18,7 +18,6 @@
 #include <implot.h>
 #include <iterator>
 #include <map>
-#include <set>
 #include <span>
 
 namespace lmprof::ui {
@@ -42,7 +41,7 @@ private:
     int m_rows = 0;                                // model
     int m_columns = 1;                             // context
     std::map<std::string, std::string> m_settings; // column key -> value; absent: every value
-    std::set<std::string> m_parallelDefaulted;     // filters given their default once
+    bool m_parallelDefaulted = false;              // the Parallel filter got its default
     std::vector<double> m_filled;                  // the grid with gaps filled, for PlotHeatmap
     std::vector<std::string> m_tickLabels;         // storage behind the axis tick labels
 };
@@ -82,9 +81,11 @@ void HeatmapView::drawFilters(const RunStore& store, const HeatmapQuery& query) 
     for (const HeatmapFilter& f : filters) {
         // Data-parallel runs stay out of the plain cells until the user asks for them: one
         // filled a plain context's cell as "the newest" (issue 60).
-        if (f.column->key == "parallel" && m_parallelDefaulted.insert(f.column->key).second &&
-            std::find(f.values.begin(), f.values.end(), "-") != f.values.end()) {
-            m_settings.emplace(f.column->key, "-");
+        if (f.column->key == "parallel" && !m_parallelDefaulted) {
+            m_parallelDefaulted = true;
+            if (std::find(f.values.begin(), f.values.end(), "-") != f.values.end()) {
+                m_settings.emplace(f.column->key, "-");
+            }
         }
         const std::string& label = f.column->header;
         sameLineIfFits(comboWidth + ImGui::CalcTextSize(label.c_str()).x);
@@ -170,13 +171,14 @@ void labelCells(const HeatmapGrid& g, double lo, double hi) {
     }
 }
 
-// What the marks in the cells mean, for those that appear: "~" a noisy run, "×n" a cell that
-// n runs share (the filters left at "all"), a single value with no scale.
+// The cells that have a value.
 size_t valueCount(const HeatmapGrid& g) {
     return static_cast<size_t>(
         std::count_if(g.values.begin(), g.values.end(), [](double v) { return !std::isnan(v); }));
 }
 
+// What the marks in the cells mean, for those that appear: "~" a noisy run, "×n" a cell that
+// n runs share (the filters left at "all"), a single value with no scale.
 std::string gridLegend(const HeatmapGrid& g) {
     std::string out;
     if (std::any_of(g.noisy.begin(), g.noisy.end(), [](char n) { return n != 0; })) {

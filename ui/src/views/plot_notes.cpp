@@ -125,11 +125,11 @@ bool beginPlot(const char* titleId, const ImVec2& size, ImPlotFlags flags) {
             at = cut + 1;
         }
     }
-    // Lines that leave the plot its readable height (150 px: ImPlot's floor, axis labels in;
-    // window_layout.cpp), and at most a third of the frame.
+    // Lines that leave the plot its readable height (ImPlot's floor, axis labels in, which
+    // window_layout.cpp holds plots to), and at most a third of the frame.
     const float line = ImGui::GetTextLineHeight();
     const float frame = plot->FrameRect.GetHeight();
-    const float room = std::min(frame / 3.0f, frame - 150.0f) / line;
+    const float room = std::min(frame / 3.0f, frame - ImPlot::GetStyle().PlotMinSize.y) / line;
     const auto budget = static_cast<size_t>(std::max(1.0f, room - (title.empty() ? 0.0f : 1.0f)));
     if (lines.size() > budget) {
         const size_t more = lines.size() - (budget - 1);

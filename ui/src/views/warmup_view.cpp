@@ -23,7 +23,8 @@ public:
 
 private:
     // Step time by step index, one line per warmup count (warmup steps as hollow rings).
-    void drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec2 chart);
+    void drawStepChart(ViewContext& ctx, const WarmupGroup& group,
+                       const std::vector<std::string>& names, ImVec2 chart);
     // The std of the measured steps (m_ys), a bar per warmup count (m_xs: its place), with
     // each CV.
     void drawStdChart(ViewContext& ctx, const std::vector<double>& means,
@@ -55,7 +56,8 @@ std::vector<std::string> runNames(ViewContext& ctx, const WarmupGroup& group) {
 
 } // namespace
 
-void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec2 chart) {
+void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group,
+                               const std::vector<std::string>& names, ImVec2 chart) {
     auto& runs = ctx.store.runs();
     if (plot::beginPlot("step time by step index", chart)) {
         ImPlot::SetupAxes("step index", "step ms", ImPlotAxisFlags_AutoFit,
@@ -77,7 +79,6 @@ void WarmupView::drawStepChart(ViewContext& ctx, const WarmupGroup& group, ImVec
                 ImPlot::SetupAxisTicks(ImAxis_Y1, m_ticks.data(), static_cast<int>(m_ticks.size()));
             }
         }
-        const std::vector<std::string> names = runNames(ctx, group);
         for (size_t k = 0; k < group.runs.size(); ++k) {
             const RunView& v = runs[group.runs[k]];
             const std::string label = names[k] + "##" + std::to_string(group.runs[k]);
@@ -184,13 +185,13 @@ void WarmupView::draw(ViewContext& ctx) {
         ImGui::End();
         return;
     }
-    drawStepChart(ctx, group, chart);
+    const std::vector<std::string> names = runNames(ctx, group); // both charts' labels
+    drawStepChart(ctx, group, names, chart);
     // The std chart's bars, gathered before its plot: the same line of the pane when beside.
     m_xs.clear();
     m_ys.clear();
     std::vector<double> means;
     std::vector<std::string> tickText;
-    const std::vector<std::string> names = runNames(ctx, group);
     for (size_t k = 0; k < group.runs.size(); ++k) {
         RunView& v = runs[group.runs[k]];
         const PhaseStats& t = v.liveSummary().totalMs;
