@@ -7,8 +7,8 @@ import math
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 import torch
@@ -76,7 +76,7 @@ def loss_of(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(model(x).reshape(-1, VOCAB), y.reshape(-1))
 
 
-def train_steps(run: "lmprof.Run", model: nn.Module, opt: torch.optim.Optimizer, count: int,
+def train_steps(run: lmprof.Run, model: nn.Module, opt: torch.optim.Optimizer, count: int,
                 *, log_loss: bool = False) -> None:
     """A plain watched loop: `count` steps of forward, backward, step and zero_grad."""
     for x, y in batches(count):
@@ -96,7 +96,8 @@ def model() -> TinyGPT:
 
 
 def run_script(source: str, tmp_path: Path, *, watch: bool = False,
-               env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+               env: dict[str, str] | None = None,
+               timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Runs `source` as a script in a fresh interpreter, with the package importable, and
     with the zero-code watcher armed when `watch`."""
     script = tmp_path / "train.py"

@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import lmprof
 import pytest
 import torch
+
+import lmprof
 from conftest import BATCH, CTX, TinyGPT, batches, loss_of, run_script
 
 # An optimizer whose update takes 40 ms more than SGD's: where its time lands is plain.
@@ -94,7 +95,7 @@ def test_a_closure_under_the_api_reads_the_same(model: TinyGPT) -> None:
         with run.step():
             def closure() -> torch.Tensor:
                 opt.zero_grad()
-                loss = loss_of(model, x, y)
+                loss = loss_of(model, x, y)  # noqa: B023 - called in this iteration only
                 loss.backward()
                 return loss
             opt.step(closure)
@@ -190,7 +191,7 @@ for x, y in batches(6):
     opt.zero_grad()
 """, tmp_path, watch=True, env={"LMPROF_WATCH_SAVE": str(save), "LMPROF_WARMUP_STEPS": "1"})
     assert done.returncode == 0, done.stderr
-    record, steps = measured(save)
+    record, _ = measured(save)
     # The one that raised is not recorded; its number is not reused, as under the API.
     assert [s["index"] for s in record["steps"]] == [0, 1, 3, 4, 5]
     assert all(s["micro_batches"] == 1 for s in record["steps"]), record["steps"]

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import lmprof
 import torch
+
+import lmprof
 from conftest import TinyGPT, batches, loss_of, run_script
 
 # A model whose evaluation forwards sleep 30 ms, and which notes (host clock, ns) where its

@@ -14,9 +14,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import statistics
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
+
 from conftest import run_script
 
 STEPS, WARMUP = 16, 2
@@ -168,9 +170,9 @@ def check(record: dict, ends: list[float], *, accumulate: int, precision: str) -
             < sum(s["forward_ms"] + s["backward_ms"] for s in measured)), measured
     # Step by step against the framework's clock: both read the time from one update's end
     # to the next, so they differ by how far apart their two ends are, a callback's length.
-    periods = [(b - a) * 1e3 for a, b in zip(ends, ends[1:])][WARMUP - 1:]
+    periods = [(b - a) * 1e3 for a, b in pairwise(ends)][WARMUP - 1:]
     totals = [s["total_ms"] for s in measured]
-    gaps = [abs(t - p) for t, p in zip(totals, periods)]
+    gaps = [abs(t - p) for t, p in zip(totals, periods, strict=False)]
     assert statistics.median(gaps) <= 0.1 * statistics.median(periods), (totals, periods)
 
 

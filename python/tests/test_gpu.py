@@ -1,8 +1,8 @@
 """The watcher's CUDA path on a real GPU (docs/WATCH.md, "What a step records"): a watched
 loop never synchronizes the device, the CUDA event phases agree with a synchronized wall
-clock, the data phase is the device's idle time between steps, and each phase's allocator peak is its own. Skipped without a GPU; the GPU check
-kit's `watch` stage runs this file (scripts/gpu/check.sh), with pytest or, where the lent
-machine has none, as a script."""
+clock, the data phase is the device's idle time between steps, and each phase's allocator
+peak is its own. Skipped without a GPU; the GPU check kit's `watch` stage runs this file
+(scripts/gpu/check.sh), with pytest or, where the lent machine has none, as a script."""
 
 from __future__ import annotations
 
@@ -11,16 +11,15 @@ import pickle
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch
 import torch.nn as nn
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import VOCAB, TinyGPT, loss_of  # noqa: E402
-
-import lmprof  # noqa: E402
+import lmprof
+from conftest import VOCAB, TinyGPT, loss_of
 
 try:
     import pytest
@@ -83,7 +82,7 @@ def test_event_phases_agree_with_a_synchronized_wall_clock() -> None:
             opt.zero_grad()
         walls.append(((t1 - t0) * 1e3, (t2 - t1) * 1e3))
     run.close()
-    for step, (forward_wall, backward_wall) in list(zip(run.steps, walls))[5:]:
+    for step, (forward_wall, backward_wall) in list(zip(run.steps, walls, strict=True))[5:]:
         # The events sit where the hooks fire: launch overhead either side of the clock.
         assert abs(step["forward_ms"] - forward_wall) <= 0.15 * forward_wall + 0.5, step
         assert abs(step["backward_ms"] - backward_wall) <= 0.15 * backward_wall + 0.5, step
@@ -155,7 +154,7 @@ def test_each_phase_has_its_own_allocator_peak() -> None:
         assert step["peak_allocated_bytes"] == max(peaks.values())
 
 
-def _cuda_record(folder: Path, ask: Callable[["lmprof.Run"], None] = lambda run: None,
+def _cuda_record(folder: Path, ask: Callable[[lmprof.Run], None] = lambda run: None,
                  **options: object) -> tuple[dict, TinyGPT]:
     """Eight steps of the tiny model on CUDA, saved in `folder`, with `ask(run)` made before
     the first (an instrument's request) and `options` given to watch(); the saved run."""
@@ -210,9 +209,10 @@ def test_the_cuda_timeline_peaks_hold_the_parameters() -> None:
     columns = record["memory_columns"]
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     for phase in ("forward", "backward", "optimizer"):
-        peak = max(a for a, p in zip(columns["allocated"], columns["phase"]) if p == phase)
+        pairs = zip(columns["allocated"], columns["phase"], strict=True)
+        peak = max(a for a, p in pairs if p == phase)
         assert peak >= weights, (phase, peak, weights)
-    assert all(r >= a for a, r in zip(columns["allocated"], columns["reserved"]))
+    assert all(r >= a for a, r in zip(columns["allocated"], columns["reserved"], strict=True))
 
 
 @cuda

@@ -17,8 +17,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import lmprof
-from lmprof import _timeline
 from conftest import BATCH, CTX, VOCAB, Block, TinyGPT, batches, loss_of, train_steps
+from lmprof import _timeline
 
 HEADS, LAYERS, D = 4, 2, 64
 
@@ -102,7 +102,8 @@ def test_softmax_and_the_attention_matmuls_are_found_by_names_and_shapes(
     # QKᵀ and P·V: 2·T·d_h multiply-adds per score each, as the profiler counts them.
     assert attention["matmul_flops"] == 2 * 2 * scores * (D // HEADS)
     assert attention["softmax_ms"] > 0 and attention["matmul_ms"] > 0
-    assert attention["time_ratio"] == pytest.approx(attention["softmax_ms"] / attention["matmul_ms"])
+    ratio = attention["softmax_ms"] / attention["matmul_ms"]
+    assert attention["time_ratio"] == pytest.approx(ratio)
     assert attention["flop_ratio"] == pytest.approx(5 / (4 * (D // HEADS)))
     headline = profile["headline"]
     assert headline["kind"] == "op" and headline["top_forward"]["name"].startswith("aten::")
@@ -167,11 +168,11 @@ def test_the_trace_opens_as_chrome_trace_json(model: TinyGPT, tmp_path: Path) ->
 def test_bad_requests_name_the_argument(model: TinyGPT) -> None:
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     run = lmprof.watch(model, opt)
-    with pytest.raises(ValueError, match="^step:"):
+    with pytest.raises(ValueError, match=r"^step:"):
         run.profile_ops(-1)
-    with pytest.raises(ValueError, match="^depth:"):
+    with pytest.raises(ValueError, match=r"^depth:"):
         run.profile_ops(3, depth=0)
-    with pytest.raises(ValueError, match="^trace:"):
+    with pytest.raises(ValueError, match=r"^trace:"):
         run.profile_ops(3, trace="/no/such/folder/t.json")
     train_steps(run, model, opt, 2)
     with pytest.raises(ValueError, match="already begun"):
@@ -199,7 +200,8 @@ def test_the_memory_timeline_has_each_phase_with_its_peaks(model: TinyGPT, tmp_p
     assert sum(columns["boundary"]) >= 4 * 6
     weights = sum(p.numel() * p.element_size() for p in model.parameters())
     for phase in ("forward", "backward", "optimizer"):
-        peak = max(a for a, p in zip(columns["allocated"], columns["phase"]) if p == phase)
+        pairs = zip(columns["allocated"], columns["phase"], strict=True)
+        peak = max(a for a, p in pairs if p == phase)
         assert peak >= weights  # on a CPU, the resident set
     assert record["sampler_cpu_ms"] >= 0 and "sampler_error" not in record
 
@@ -239,17 +241,17 @@ def test_largest_allocations_come_largest_first_with_their_lifetimes() -> None:
 
 
 def test_bad_instrument_requests_name_the_argument(model: TinyGPT) -> None:
-    with pytest.raises(ValueError, match="^memory_hz:"):
+    with pytest.raises(ValueError, match=r"^memory_hz:"):
         lmprof.watch(model, memory_hz=-1)
-    with pytest.raises(ValueError, match="^memory_hz:"):
+    with pytest.raises(ValueError, match=r"^memory_hz:"):
         lmprof.watch(model, memory_hz=float("nan"))
     run = lmprof.watch(model)
-    with pytest.raises(ValueError, match="^path:"):
+    with pytest.raises(ValueError, match=r"^path:"):
         run.memory_snapshot(3)  # no save to put it beside
     run.profile_ops(3)
     with pytest.raises(ValueError, match="another instrument"):
         run.memory_snapshot(3, path="snap.pickle")
-    with pytest.raises(ValueError, match="^max_entries:"):
+    with pytest.raises(ValueError, match=r"^max_entries:"):
         run.memory_snapshot(4, path="snap.pickle", max_entries=0)
     run.close()
 
@@ -330,7 +332,7 @@ def test_another_model_is_said_not_guessed_unless_stated(model: TinyGPT) -> None
     stated.close()
     shape = stated.result_set()["runs"][0]["source"]["model"]
     assert shape["from"] == "stated" and shape["d_ff"] == 256 and shape["context_length"] == CTX
-    with pytest.raises(ValueError, match="^config: 'd_modl' is not a dimension"):
+    with pytest.raises(ValueError, match=r"^config: 'd_modl' is not a dimension"):
         lmprof.watch(model, config={"d_modl": 64})
-    with pytest.raises(ValueError, match="^config: num_heads: expected a positive int"):
+    with pytest.raises(ValueError, match=r"^config: num_heads: expected a positive int"):
         lmprof.watch(model, config={"num_heads": 0})

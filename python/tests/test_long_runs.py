@@ -15,9 +15,9 @@ import pytest
 import torch
 
 import lmprof
+from conftest import TinyGPT, train_steps
 from lmprof import _tally
 from lmprof._tally import QUANTILE_ERROR, Tally, phase_stats
-from conftest import TinyGPT, train_steps
 
 PHASE_KEYS = ("data_ms", "forward_ms", "backward_ms", "optimizer_ms", "rest_ms", "total_ms")
 

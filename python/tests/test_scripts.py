@@ -112,18 +112,18 @@ for x, y in batches(10**9):
 def test_torch_compile_steps_are_flagged(tmp_path: Path) -> None:
     # About 20 s on the 2-core development machine, most of it Inductor compiling.
     save = tmp_path / "compiled.json"
-    done = run_script("""
+    done = run_script(f"""
 import torch, lmprof
 from conftest import TinyGPT, batches, loss_of
 torch.manual_seed(0)
 model = torch.compile(TinyGPT(layers=1))
 opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-with lmprof.watch(model, opt, save=%r) as run:
+with lmprof.watch(model, opt, save={str(save)!r}) as run:
     for x, y in batches(4):
         with run.step():
             loss_of(model, x, y).backward()
             opt.step()
-""" % str(save), tmp_path, env={"LMPROF_WARMUP_STEPS": "0"}, timeout=600)
+""", tmp_path, env={"LMPROF_WARMUP_STEPS": "0"}, timeout=600)
     assert done.returncode == 0, done.stderr
     (record,) = json.loads(save.read_text())["runs"]
     steps = record["steps"]

@@ -4,19 +4,18 @@ viewer written here on a plain socket, late viewers, refusals, and the bounds.""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 import torch
 
 import lmprof
-from lmprof import _serve
 from conftest import TOKEN, TinyGPT, train_steps
+from lmprof import _serve
 
 
 class Viewer:
@@ -70,7 +69,7 @@ def test_a_viewer_sees_the_run_live_and_a_late_one_gets_it_so_far(token_file: Pa
     assert late.hello()["type"] == "welcome"
     # Recorded so far: the steps before the last (a step is recorded when the next begins,
     # since log() may still add to it; close() records the last).
-    replayed = late.read_until("step") + [late.read()]
+    replayed = [*late.read_until("step"), late.read()]
     assert replayed[0]["type"] == "run_started" and replayed[0]["header"]["id"] == "served"
     assert [m["step"]["index"] for m in replayed[1:]] == [0, 1]
     assert all(m["sent_ns"] == 0 for m in replayed[1:])  # a replay

@@ -12,16 +12,17 @@ import select
 import socket
 import threading
 import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any
 
 import pytest
 import torch
 import torch.nn as nn
 
 import lmprof
-from lmprof import _serve
 from conftest import TOKEN
+from lmprof import _serve
 
 HANG_GUARD_S = 60.0  # a socket read that waits longer than this is a hang, not slowness
 
@@ -189,7 +190,7 @@ class Hoarder:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._hold, name="hoarder", daemon=True)
 
-    def __enter__(self) -> "Hoarder":
+    def __enter__(self) -> Hoarder:
         self._thread.start()
         return self
 
@@ -226,7 +227,7 @@ class Hoarder:
                     self.sockets[self.sockets.index(sock)] = self._open()
 
 
-def connect_as_viewer(port: int, tries: int, refusals: list[str]) -> Optional[Client]:
+def connect_as_viewer(port: int, tries: int, refusals: list[str]) -> Client | None:
     """A viewer that reconnects after a `busy` refusal, as a person would; every refusal must
     say why (a bare EOF fails the test)."""
     for _ in range(tries):

@@ -15,8 +15,8 @@ import torch
 import torch.nn.functional as F
 
 import lmprof
-from lmprof import _run, _steps
 from conftest import BATCH, CTX, TinyGPT, batches, loss_of, train_steps
+from lmprof import _run, _steps
 
 
 def test_a_plain_loop_records_every_step_with_its_phases(model: TinyGPT, tmp_path: Path) -> None:
@@ -51,7 +51,8 @@ def test_a_plain_loop_records_every_step_with_its_phases(model: TinyGPT, tmp_pat
     assert source["device"] == "cpu" and source["autocast"] == "none"
     summary = record["summary"]
     assert summary["total_ms"]["n"] == 3
-    assert summary["tokens_per_s"] == pytest.approx(BATCH * CTX / (summary["total_ms"]["mean"] / 1e3))
+    mean_s = summary["total_ms"]["mean"] / 1e3
+    assert summary["tokens_per_s"] == pytest.approx(BATCH * CTX / mean_s)
     # The journal is replaced by the result set.
     assert not (tmp_path / "run.json.steps.jsonl").exists()
 
@@ -119,14 +120,14 @@ def test_a_step_that_raises_ends_the_run_failed_with_the_steps_so_far(model: Tin
                                                                       tmp_path: Path) -> None:
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     save = tmp_path / "failed.json"
-    with pytest.raises(RuntimeError, match="diverged"):
-        with lmprof.watch(model, opt, save=save) as run:
-            for i, (x, y) in enumerate(batches(5)):
-                with run.step():
-                    loss_of(model, x, y).backward()
-                    opt.step()
-                    if i == 3:
-                        raise RuntimeError("loss diverged")
+    with (pytest.raises(RuntimeError, match="diverged"),
+          lmprof.watch(model, opt, save=save) as run):
+        for i, (x, y) in enumerate(batches(5)):
+            with run.step():
+                loss_of(model, x, y).backward()
+                opt.step()
+                if i == 3:
+                    raise RuntimeError("loss diverged")
     (record,) = json.loads(save.read_text())["runs"]
     assert record["status"] == "error"
     assert record["error"] == "RuntimeError: loss diverged"
@@ -143,9 +144,9 @@ def test_bad_arguments_name_the_argument(model: TinyGPT, kwargs: dict, field: st
 
 
 def test_bad_model_and_optimizer_name_the_argument(model: TinyGPT) -> None:
-    with pytest.raises(ValueError, match="^model:"):
+    with pytest.raises(ValueError, match=r"^model:"):
         lmprof.watch("not a model")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="^optimizer:"):
+    with pytest.raises(ValueError, match=r"^optimizer:"):
         lmprof.watch(model, optimizer=model)  # type: ignore[arg-type]
 
 
@@ -264,7 +265,7 @@ def test_the_journal_records_the_runs_end_before_the_result_set(
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(_run._results, "write_atomically", full_disk)
-    with pytest.raises(ValueError, match="No space left.*every step is in .*recover"):
+    with pytest.raises(ValueError, match=r"No space left.*every step is in .*recover"):
         run.close()
     (record,) = lmprof.recover(tmp_path / "run.json.steps.jsonl")["runs"]
     assert record["status"] == "ok" and record["error"] is None
@@ -321,10 +322,9 @@ def test_nvtx_ranges_stay_balanced_when_the_watcher_stops_mid_step(
         opt.step()
     assert depth["open"] == 0
     x, y = next(data)
-    with pytest.warns(RuntimeWarning, match="stopped watching"):
-        with run.step():
-            assert depth["open"] == 2  # "step" and its phase
-            run._memory.boundary = lambda: 1 / 0  # type: ignore[method-assign]
-            loss_of(model, x, y).backward()
+    with pytest.warns(RuntimeWarning, match="stopped watching"), run.step():
+        assert depth["open"] == 2  # "step" and its phase
+        run._memory.boundary = lambda: 1 / 0  # type: ignore[method-assign]
+        loss_of(model, x, y).backward()
     assert depth["open"] == 0
     run.close()

@@ -5,20 +5,22 @@ not record; a finished step journaled as it ends; a watcher that stops saying so
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
 import threading
 import warnings
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
 
 import lmprof
-from lmprof import _instruments
 from conftest import TinyGPT, batches, loss_of, run_script, train_steps
+from lmprof import _instruments
 
 HANG_GUARD_S = 60.0
 
@@ -167,7 +169,7 @@ def test_recover_refuses_a_fifo_a_device_and_a_folder_without_blocking(tmp_path:
     for path, why in ((tmp_path / "fifo", "is a FIFO"), ("/dev/zero", "is a device"),
                       (tmp_path, "is a folder")):
         with pytest.raises(ValueError, match=f"recover: .*{why}"):
-            in_a_thread(lambda: lmprof.recover(path))
+            in_a_thread(functools.partial(lmprof.recover, path))
 
 
 def test_recover_keeps_every_readable_line_and_names_the_bad_ones(

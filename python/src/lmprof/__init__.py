@@ -8,8 +8,8 @@
     run.close()
 """
 
-from ._results import SCHEMA, VERSION as __version__, recover
 from ._api import watch
+from ._results import SCHEMA, VERSION as __version__, recover
 from ._run import Run
 
-__all__ = ["Run", "watch", "recover", "SCHEMA", "__version__"]
+__all__ = ["SCHEMA", "Run", "__version__", "recover", "watch"]

@@ -4,7 +4,7 @@ names, with its arguments documented where users read them."""
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -12,11 +12,11 @@ import torch.nn as nn
 from ._run import Run
 
 
-def watch(model: nn.Module, optimizer: Optional[torch.optim.Optimizer] = None, *,
-          name: Optional[str] = None, tokens_per_step: Optional[int] = None,
-          listen: Optional[str] = None, token_file: Optional[str] = None,
-          save: Optional["os.PathLike[str] | str"] = None, memory_hz: float = 0.0,
-          config: Optional[dict[str, Any]] = None) -> "Run":
+def watch(model: nn.Module, optimizer: torch.optim.Optimizer | None = None, *,
+          name: str | None = None, tokens_per_step: int | None = None,
+          listen: str | None = None, token_file: str | None = None,
+          save: os.PathLike[str] | str | None = None, memory_hz: float = 0.0,
+          config: dict[str, Any] | None = None) -> Run:
     """Starts watching a training loop and returns its Run.
 
     Args:

@@ -22,11 +22,12 @@ import importlib.util
 import os
 import sys
 import warnings
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, Optional, Sequence
+from typing import Any
 
 
-def _tokens() -> Optional[int]:
+def _tokens() -> int | None:
     text = os.environ.get("LMPROF_TOKENS_PER_STEP", "")
     if not text:
         return None
@@ -35,7 +36,7 @@ def _tokens() -> Optional[int]:
     return int(text)
 
 
-def _count(variable: str, least: int) -> Optional[int]:
+def _count(variable: str, least: int) -> int | None:
     text = os.environ.get(variable, "")
     if not text:
         return None
@@ -80,8 +81,8 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
     """Runs start() right after `import torch` completes, so that a script that never
     imports torch pays nothing, and one that does is watched from its first step."""
 
-    def find_spec(self, name: str, path: Optional[Sequence[str]],
-                  target: Optional[ModuleType] = None) -> Optional[importlib.machinery.ModuleSpec]:
+    def find_spec(self, name: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         if name != "torch":
             return None
         sys.meta_path.remove(self)
@@ -96,7 +97,8 @@ class _AfterTorch(importlib.abc.MetaPathFinder):
             try:
                 start()
             except Exception as exc:  # noqa: BLE001 - never stop the user's script
-                warnings.warn(f"lmprof could not watch this script: {exc}", RuntimeWarning)
+                warnings.warn(f"lmprof could not watch this script: {exc}", RuntimeWarning,
+                              stacklevel=1)
 
         loader.exec_module = exec_module
         return spec

@@ -31,7 +31,6 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Optional
 
 import torch
 
@@ -51,14 +50,14 @@ class Boundaries:
     the zero-code step's pending end."""
 
     _open: list[torch.optim.Optimizer] = field(default_factory=list)
-    _frames: list[Optional[FrameType]] = field(default_factory=list)  # each one's step()'s
+    _frames: list[FrameType | None] = field(default_factory=list)  # each one's step()'s
     classes: list[str] = field(default_factory=list)
-    pending: Optional[Pending] = None
+    pending: Pending | None = None
     several: bool = False  # the loop steps several optimizers an update
     _between: bool = False  # the running optimizer step began between steps, no forward yet
 
-    def enter(self, optimizer: Optional[torch.optim.Optimizer], between_steps: bool,
-              frame: Optional[FrameType] = None) -> None:
+    def enter(self, optimizer: torch.optim.Optimizer | None, between_steps: bool,
+              frame: FrameType | None = None) -> None:
         """An optimizer's ``step()`` begins (its pre-hook); `between_steps`: with no step open;
         `frame`: the frame that runs it, when it may end without a post-hook."""
         if not self._open:
@@ -84,7 +83,7 @@ class Boundaries:
         """Drops the optimizers whose ``step()`` raised (their frame has left the stack);
         whether there were any."""
         live: set[int] = set()
-        frame: Optional[FrameType] = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None:
             live.add(id(frame))
             frame = frame.f_back
@@ -105,7 +104,7 @@ class Boundaries:
         self._between = False
 
     @property
-    def optimizer(self) -> Optional[torch.optim.Optimizer]:
+    def optimizer(self) -> torch.optim.Optimizer | None:
         """The optimizer whose ``step()`` is running (a closure's backward returns to it)."""
         return self._open[-1] if self._open else None
 
@@ -115,6 +114,6 @@ class Boundaries:
     def pend(self, marks: int, ns: int) -> None:
         self.pending = Pending(marks, ns)
 
-    def take(self) -> Optional[Pending]:
+    def take(self) -> Pending | None:
         pending, self.pending = self.pending, None
         return pending

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from typing import Optional, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 import torch
 
@@ -82,7 +83,7 @@ class CudaEventClock:
         mark.synchronize()
 
 
-def clock_for(device: Optional[torch.device]) -> Clock:
+def clock_for(device: torch.device | None) -> Clock:
     """CUDA events for a model on a GPU, the host clock otherwise."""
     if device is not None and device.type == "cuda":
         return CudaEventClock(device)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import torch.nn as nn
 
@@ -44,13 +44,13 @@ class Evaluations:
         self._reset()
 
     def _reset(self) -> None:
-        self._module: Optional[nn.Module] = None
+        self._module: nn.Module | None = None
         self._forwards = 0
         self._start_ns = 0
         self._end_ns = 0
         self._mark: object = None
 
-    def forward(self, module: nn.Module, model: Optional[nn.Module]) -> None:
+    def forward(self, module: nn.Module, model: nn.Module | None) -> None:
         """A gradient-free forward of `module` with no step open; `model` is the watched
         model when known (a forward of another module is not the run's)."""
         if model is not None and module is not model:
@@ -69,8 +69,8 @@ class Evaluations:
                 clock.release([self._mark])
             self._mark = clock.mark()
 
-    def take(self, model: Optional[nn.Module], since_ns: Optional[int],
-             now_ns: int) -> Optional[Evaluation]:
+    def take(self, model: nn.Module | None, since_ns: int | None,
+             now_ns: int) -> Evaluation | None:
         """The evaluation since the last step ended (`since_ns`; None before the first step:
         since its first forward), which ends now; None when there was none, or it was another
         module's than the model found since."""

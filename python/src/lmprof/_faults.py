@@ -7,13 +7,13 @@ from __future__ import annotations
 import atexit
 import sys
 import warnings
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 
 class Closable(Protocol):
     name: str
 
-    def _finish(self, exc: Optional[BaseException]) -> None: ...
+    def _finish(self, exc: BaseException | None) -> None: ...
 
 
 _open_runs: list[Closable] = []
@@ -28,12 +28,13 @@ def closed(run: Closable) -> None:
         _open_runs.remove(run)
 
 
-def close_open_runs(exc: Optional[BaseException] = None) -> None:
+def close_open_runs(exc: BaseException | None = None) -> None:
     for run in list(_open_runs):
         try:
             run._finish(exc)
         except Exception as failure:  # noqa: BLE001 - the script is ending either way
-            warnings.warn(f"lmprof could not close run {run.name!r}: {failure}", RuntimeWarning)
+            warnings.warn(f"lmprof could not close run {run.name!r}: {failure}", RuntimeWarning,
+                          stacklevel=1)
 
 
 def _excepthook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:

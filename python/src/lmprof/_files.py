@@ -37,7 +37,7 @@ def not_regular(path: Path) -> str | None:
     return None if stat.S_ISREG(mode) else f"is {_kind(mode)}"
 
 
-def resolve_save(save: "os.PathLike[str] | str", journal_name: str) -> Path:
+def resolve_save(save: os.PathLike[str] | str, journal_name: str) -> Path:
     """`save` as an absolute path, fixed now (a later os.chdir moves nothing), checked as it
     will be written: its folder exists and can be written; neither it nor its journal
     (`journal_name` beside it) is a link, a folder, a FIFO or a device. Raises ValueError
@@ -86,7 +86,7 @@ def create_text(path: Path, what: str) -> TextIO:
     return os.fdopen(fd, "w", encoding="utf-8", buffering=1)
 
 
-def open_regular(path: "os.PathLike[str] | str", what: str) -> BinaryIO:
+def open_regular(path: os.PathLike[str] | str, what: str) -> BinaryIO:
     """`path` opened for reading, refused (ValueError naming `what`) unless it is a regular
     file: a FIFO would block forever and /dev/zero never ends."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC

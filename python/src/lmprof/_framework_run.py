@@ -10,14 +10,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional
 
 import torch
 
 from ._run import Run
 
 
-def _rank() -> Optional[str]:
+def _rank() -> str | None:
     """This process's rank with more than one: torchrun's RANK, else the process group's (a
     launcher that sets only LOCAL_RANK, as Lightning's own may), else None."""
     rank = os.environ.get("RANK")
@@ -29,9 +28,9 @@ def _rank() -> Optional[str]:
     return None
 
 
-def framework_run(*, name: Optional[str], save: Optional["os.PathLike[str] | str"],
-                  listen: Optional[str], token_file: Optional[str],
-                  tokens_per_step: Optional[int], memory_hz: float) -> Run:
+def framework_run(*, name: str | None, save: os.PathLike[str] | str | None,
+                  listen: str | None, token_file: str | None,
+                  tokens_per_step: int | None, memory_hz: float) -> Run:
     rank = _rank()
     if rank is not None and save is not None:
         path = Path(save)
@@ -51,13 +50,13 @@ class Watching:
     """What both framework callbacks hold: watch()'s options but the model and optimizer,
     and the Run, started once when training starts and closed when it ends."""
 
-    def __init__(self, *, name: Optional[str] = None,
-                 save: Optional["os.PathLike[str] | str"] = None, listen: Optional[str] = None,
-                 token_file: Optional[str] = None, tokens_per_step: Optional[int] = None,
+    def __init__(self, *, name: str | None = None,
+                 save: os.PathLike[str] | str | None = None, listen: str | None = None,
+                 token_file: str | None = None, tokens_per_step: int | None = None,
                  memory_hz: float = 0.0) -> None:
         self._options = dict(name=name, save=save, listen=listen, token_file=token_file,
                              tokens_per_step=tokens_per_step, memory_hz=memory_hz)
-        self.run: Optional[Run] = None
+        self.run: Run | None = None
 
     def _start(self) -> None:
         if self.run is None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from collections.abc import Callable
 from types import FrameType
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import torch
 import torch.nn as nn
@@ -96,7 +97,7 @@ def listen_to_backward(listener: PhaseListener) -> Removable:
             _original_backward = torch.autograd.backward
             torch.autograd.backward = functools.wraps(_original_backward)(_watched_backward)
             _original_scaler_step = scaler.step
-            scaler.step = functools.wraps(scaler.step)(_watched_scaler_step)  # type: ignore
+            scaler.step = functools.wraps(scaler.step)(_watched_scaler_step)  # type: ignore[assignment, method-assign]
         _listeners.append(listener)
     def remove() -> None:
         global _original_backward, _original_scaler_step

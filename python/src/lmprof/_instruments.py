@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -26,7 +27,7 @@ def _step_index(step: Any) -> int:
     return step
 
 
-def _folder_of(argument: str, path: Optional["os.PathLike[str] | str"]) -> Optional[Path]:
+def _folder_of(argument: str, path: os.PathLike[str] | str | None) -> Path | None:
     if path is None:
         return None
     path = Path(path)
@@ -35,7 +36,7 @@ def _folder_of(argument: str, path: Optional["os.PathLike[str] | str"]) -> Optio
     return path
 
 
-def _named(path: Optional[Path], run: str, save: Optional[Path], suffix: str) -> Optional[Path]:
+def _named(path: Path | None, run: str, save: Path | None, suffix: str) -> Path | None:
     """An instrument's file: where asked (`{run}` becomes the run's id), else beside `save`."""
     if path is None:
         return save.with_name(f"{save.stem}.{run}{suffix}") if save is not None else None
@@ -63,28 +64,28 @@ class Instruments:
     def __init__(self, memory_hz: float, start_ns: int) -> None:
         self.memory_hz = memory_hz
         self._start_ns = start_ns
-        self.ops_request: Optional[_ops.OpsRequest] = None
-        self.snapshot_request: Optional[tuple[int, Optional[Path], int]] = None
-        self._profiler: Optional[_ops.StepProfiler] = None
-        self._snapshot: Optional[_timeline.StepSnapshot] = None
-        self.sampler: Optional[_timeline.MemorySampler] = None
-        self._op_profile: Optional[dict[str, Any]] = None
-        self._trace_path: Optional[str] = None
-        self._snapshot_info: Optional[dict[str, Any]] = None
-        self._snapshot_config: Optional[dict[str, Any]] = None
+        self.ops_request: _ops.OpsRequest | None = None
+        self.snapshot_request: tuple[int, Path | None, int] | None = None
+        self._profiler: _ops.StepProfiler | None = None
+        self._snapshot: _timeline.StepSnapshot | None = None
+        self.sampler: _timeline.MemorySampler | None = None
+        self._op_profile: dict[str, Any] | None = None
+        self._trace_path: str | None = None
+        self._snapshot_info: dict[str, Any] | None = None
+        self._snapshot_config: dict[str, Any] | None = None
         self._module_depth = 0
-        self.modules: Optional[_modules.ModuleTimer] = None
+        self.modules: _modules.ModuleTimer | None = None
 
     # --- requests ---------------------------------------------------------------------------
 
-    def _check_step(self, step: int, begun: int, other: Optional[int]) -> None:
+    def _check_step(self, step: int, begun: int, other: int | None) -> None:
         if step < begun:
             raise ValueError(f"step: step {step} has already begun ({begun} so far)")
         if other == step:
             raise ValueError(f"step: step {step} carries another instrument (one per step)")
 
-    def request_ops(self, step: Optional[int], depth: Any, fold: bool,
-                    trace: Optional["os.PathLike[str] | str"], *, begun: int,
+    def request_ops(self, step: int | None, depth: Any, fold: bool,
+                    trace: os.PathLike[str] | str | None, *, begun: int,
                     warmup: int) -> None:
         step = _step_index(max(warmup, begun) if step is None else step)
         self._check_step(step, begun, self.snapshot_request[0] if self.snapshot_request else None)
@@ -93,9 +94,9 @@ class Instruments:
             raise ValueError("step: this run profiles one step's ops, and has one already")
         self.ops_request = _ops.OpsRequest(step, depth, bool(fold), _folder_of("trace", trace))
 
-    def request_snapshot(self, step: Optional[int], path: Optional["os.PathLike[str] | str"],
+    def request_snapshot(self, step: int | None, path: os.PathLike[str] | str | None,
                          max_entries: Any, *, begun: int, warmup: int,
-                         save: Optional[Path]) -> None:
+                         save: Path | None) -> None:
         step = _step_index(max(warmup, begun) if step is None else step)
         self._check_step(step, begun, self.ops_request.step if self.ops_request else None)
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
@@ -114,11 +115,11 @@ class Instruments:
 
     # --- where the loop is ------------------------------------------------------------------
 
-    def begin(self, step: OpenStep, *, device: Optional[torch.device], name: str,
-              save: Optional[Path], model: Optional[nn.Module], inside: Optional[nn.Module],
+    def begin(self, step: OpenStep, *, device: torch.device | None, name: str,
+              save: Path | None, model: nn.Module | None, inside: nn.Module | None,
               position: Callable[[], tuple[int, str]],
-              on_sample: Optional[Callable[[dict[str, Any]], None]],
-              clock: Callable[[], Clock], open_step: Callable[[], Optional[OpenStep]]) -> None:
+              on_sample: Callable[[dict[str, Any]], None] | None,
+              clock: Callable[[], Clock], open_step: Callable[[], OpenStep | None]) -> None:
         """At a step's first mark."""
         if self._module_depth and self.modules is None and model is not None:
             inner, _ = _ops.unwrapped(model)
@@ -140,8 +141,8 @@ class Instruments:
         if self.snapshot_request is not None and self.snapshot_request[0] == step.index:
             self._begin_snapshot(step, device, name, save)
 
-    def _begin_snapshot(self, step: OpenStep, device: Optional[torch.device], name: str,
-                        save: Optional[Path]) -> None:
+    def _begin_snapshot(self, step: OpenStep, device: torch.device | None, name: str,
+                        save: Path | None) -> None:
         index, path, entries = self.snapshot_request  # type: ignore[misc]
         self.snapshot_request = None
         path = _named(path, name, save, ".snapshot.pickle")
@@ -155,7 +156,7 @@ class Instruments:
         self._snapshot = _timeline.StepSnapshot(path, index, entries, device)
         self._snapshot.start((step.start_ns - self._start_ns) / 1e6, step.phase)
 
-    def switch(self, phase: str, region: Optional[str] = None) -> None:
+    def switch(self, phase: str, region: str | None = None) -> None:
         """Before the step leaves its phase for `phase` (whose own work is `region`)."""
         if self.sampler is not None:
             self.sampler.sample(boundary=True)  # the end of the phase, tagged with it

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Optional, Protocol
+from typing import Protocol
 
 import torch
 
@@ -47,7 +47,7 @@ class Statm:
 
     def __init__(self) -> None:
         self._page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-        self._fd: Optional[int]
+        self._fd: int | None
         try:
             self._fd = os.open("/proc/self/statm", os.O_RDONLY)
         except OSError:
@@ -96,7 +96,7 @@ class ResidentSet:
         self._statm.close()
 
 
-def memory_for(device: Optional[torch.device]) -> PhaseMemory:
+def memory_for(device: torch.device | None) -> PhaseMemory:
     """The allocator's peaks for a model on a GPU, the resident set otherwise."""
     if device is not None and device.type == "cuda":
         return CudaPeaks(device)

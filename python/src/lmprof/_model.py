@@ -5,13 +5,14 @@ torch.compile has made."""
 from __future__ import annotations
 
 import sys
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn as nn
 
 
-def device_of(model: Optional[nn.Module]) -> Optional[torch.device]:
+def device_of(model: nn.Module | None) -> torch.device | None:
     if model is None:
         return None
     for tensor in model.parameters():
@@ -44,7 +45,7 @@ def compiled_graphs() -> int:
         return 0
 
 
-def autocast_dtype(device: Optional[torch.device]) -> Optional[str]:
+def autocast_dtype(device: torch.device | None) -> str | None:
     """The autocast dtype in force here ("bfloat16"), or None when autocast is off."""
     device_type = device.type if device is not None else "cpu"
     if torch.is_autocast_enabled(device_type):
@@ -52,8 +53,8 @@ def autocast_dtype(device: Optional[torch.device]) -> Optional[str]:
     return None
 
 
-def probe_autocast(model: nn.Module, device: Optional[torch.device],
-                   seen: Callable[[str], None]) -> Optional[Any]:
+def probe_autocast(model: nn.Module, device: torch.device | None,
+                   seen: Callable[[str], None]) -> Any | None:
     """Hears, once, the autocast in force inside the model's forward: accelerate (Hugging
     Face's Trainer, bf16=True) enters it in a wrapper of `forward`, after the model's own
     forward pre-hook has run. A one-shot pre-hook on the first submodule with parameters

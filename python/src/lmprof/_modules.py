@@ -17,7 +17,8 @@ How a call is timed, with the step's clock (host time, or CUDA events on a GPU):
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -38,7 +39,7 @@ def frontier(model: nn.Module, depth: int) -> list[tuple[str, nn.Module]]:
     return out
 
 
-def _first_node(value: Any) -> Optional[Any]:
+def _first_node(value: Any) -> Any | None:
     """The autograd node of the first tensor in a module's inputs or outputs that has one."""
     if isinstance(value, torch.Tensor):
         return value.grad_fn
@@ -51,7 +52,7 @@ def _first_node(value: Any) -> Optional[Any]:
     return None
 
 
-def _accumulate_node(module: nn.Module) -> Optional[Any]:
+def _accumulate_node(module: nn.Module) -> Any | None:
     """The AccumulateGrad node of the module's last parameter that trains, if any: where a
     module whose inputs come from no node (token ids) ends its backward."""
     params = [p for p in module.parameters() if p.requires_grad]
@@ -64,7 +65,7 @@ class ModuleTimer:
     """The hooks of one run's module timing, and the per-step sums they lead to."""
 
     def __init__(self, model: nn.Module, depth: int, clock: Callable[[], Clock],
-                 open_step: Callable[[], Optional[OpenStep]]) -> None:
+                 open_step: Callable[[], OpenStep | None]) -> None:
         self.depth = depth
         self._clock = clock
         self._open_step = open_step

@@ -20,9 +20,10 @@ import os
 import re
 from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -48,7 +49,7 @@ MAX_TIMELINE_EVENTS = 60_000  # the engine's bound on a kept timeline (docs/OP_P
 DEFAULT_DEPTH = 3
 
 
-def optimizer_region(optimizer: Optional[torch.optim.Optimizer]) -> Optional[str]:
+def optimizer_region(optimizer: torch.optim.Optimizer | None) -> str | None:
     """The optimizer step's region, named as the engine names its own (`optimizer.adamw`):
     the optimizer's class in lower case. None for an unknown optimizer."""
     if optimizer is None:
@@ -89,15 +90,15 @@ class OpsRequest:
     step: int
     depth: int = DEFAULT_DEPTH
     fold: bool = False
-    trace: Optional[Path] = None
+    trace: Path | None = None
 
 
 class StepProfiler:
     """Profiles one step: started at the step's first mark, told of each phase switch,
     stopped at the step's end, then turned into the `op_profile` record."""
 
-    def __init__(self, request: OpsRequest, model: Optional[nn.Module],
-                 device: Optional[torch.device]) -> None:
+    def __init__(self, request: OpsRequest, model: nn.Module | None,
+                 device: torch.device | None) -> None:
         self.request = request
         self._regions: dict[int, str] = {}
         self._root = "model"
@@ -111,9 +112,9 @@ class StepProfiler:
                 self._regions[id(module)] = region_name(path, request.depth, request.fold,
                                                         self._root)
         self._open: list[tuple[int, Any]] = []  # (module id, its range), innermost last
-        self._phase: Optional[Any] = None
-        self._phase_region: Optional[Any] = None
-        self._step: Optional[Any] = None
+        self._phase: Any | None = None
+        self._phase_region: Any | None = None
+        self._step: Any | None = None
         self._hooks: list[Any] = []
         activities = [torch.profiler.ProfilerActivity.CPU]
         self._cuda = device is not None and device.type == "cuda"
@@ -130,7 +131,7 @@ class StepProfiler:
     def cuda(self) -> bool:
         return self._cuda
 
-    def start(self, phase: str, inside: Optional[nn.Module] = None) -> None:
+    def start(self, phase: str, inside: nn.Module | None = None) -> None:
         """Starts recording in `phase`; `inside` is a module whose forward is under way (the
         zero-code mode begins a step in the model's own forward hook)."""
         self._hooks = [
@@ -152,7 +153,7 @@ class StepProfiler:
         if self._open and self._open[-1][0] == id(module):
             self._open.pop()[1].__exit__(None, None, None)
 
-    def switch(self, phase: str, region: Optional[str] = None) -> None:
+    def switch(self, phase: str, region: str | None = None) -> None:
         """Ends the current phase's range and opens `phase`'s, with a region range `region`
         inside it when given (the optimizer's step, which no module's forward covers)."""
         self._close_phase()
@@ -187,7 +188,7 @@ class StepProfiler:
         except Exception:  # noqa: BLE001 - nothing to keep either way
             pass
 
-    def write_trace(self) -> tuple[str, Optional[str]]:
+    def write_trace(self) -> tuple[str, str | None]:
         """(the Chrome trace's path, why there is none)."""
         if self.request.trace is None:
             return "", "no trace path: watch(save=...) or profile_ops(trace=...) names one"
@@ -214,7 +215,7 @@ def _numel(shape: Sequence[int]) -> int:
     return math.prod(shape) if shape else 0
 
 
-def _matmul_output(shapes: Sequence[Sequence[int]]) -> Optional[tuple[int, ...]]:
+def _matmul_output(shapes: Sequence[Sequence[int]]) -> tuple[int, ...] | None:
     """The output shape of a matmul of its first two inputs' shapes (batch dims broadcast)."""
     if len(shapes) < 2 or len(shapes[0]) < 2 or len(shapes[1]) < 2:
         return None
@@ -223,10 +224,10 @@ def _matmul_output(shapes: Sequence[Sequence[int]]) -> Optional[tuple[int, ...]]
     width = max(len(batch_a), len(batch_b))
     batch_a = [1] * (width - len(batch_a)) + batch_a
     batch_b = [1] * (width - len(batch_b)) + batch_b
-    return (*(max(x, y) for x, y in zip(batch_a, batch_b)), a[-2], b[-1])
+    return (*(max(x, y) for x, y in zip(batch_a, batch_b, strict=True)), a[-2], b[-1])
 
 
-def _scores_key(shape: Sequence[int]) -> Optional[tuple[int, int, int]]:
+def _scores_key(shape: Sequence[int]) -> tuple[int, int, int] | None:
     """A score matrix's (elements, rows, columns) when its last two dims are square: the
     same key for (B, h, T, T) and the (B·h, T, T) of a script that reshapes for bmm."""
     if len(shape) < 2 or shape[-1] != shape[-2] or shape[-1] < 2:
@@ -268,7 +269,7 @@ class _Analysis:
         self.phase: dict[int, str] = {}
         self._attribute()
 
-    def _innermost(self, op: Any) -> Optional[str]:
+    def _innermost(self, op: Any) -> str | None:
         """The innermost region range around the op's start on its thread: of the spans
         that started before it (nested, sorted by start), the last that has not ended."""
         spans = self.regions.get(op.thread)
@@ -295,7 +296,7 @@ class _Analysis:
         """A phase range's profile phase: its own, or, for "rest", the one it folds into."""
         return span.name if span.name in PROFILE_PHASES else self._phase_at(span.start)
 
-    def _node(self, op: Any) -> Optional[Any]:
+    def _node(self, op: Any) -> Any | None:
         """The autograd node an op of the backward runs in (itself or an ancestor)."""
         e = op
         while e is not None:
@@ -486,14 +487,15 @@ def _descendants(op: Any) -> Iterable[Any]:
 
 
 def _kernel_ms(op: Any) -> float:
-    return sum(k.duration for e in _descendants(op) for k in (getattr(e, "kernels", []) or [])) / 1e3
+    kernels = (k for e in _descendants(op) for k in (getattr(e, "kernels", []) or []))
+    return sum(k.duration for k in kernels) / 1e3
 
 
 def _flops(op: Any) -> float:
     return float(sum(e.flops or 0 for e in _descendants(op)))
 
 
-def _launching_op(op: Any) -> Optional[Any]:
+def _launching_op(op: Any) -> Any | None:
     """The innermost aten op at or above a kernel's launch (the launch itself may be a
     runtime call such as cudaLaunchKernel)."""
     e = op
@@ -550,7 +552,7 @@ def headline(rows: list[dict[str, Any]], totals: dict[str, float],
 
 
 def op_profile(events: Iterable[Any], request: OpsRequest, *, cuda: bool, trace: str,
-               trace_error: Optional[str]) -> dict[str, Any]:
+               trace_error: str | None) -> dict[str, Any]:
     """The result set's `op_profile` record of one profiled step (docs/OP_PROFILE.md)."""
     analysis = _Analysis(events)
     rows, kernel_ms = analysis.rows()

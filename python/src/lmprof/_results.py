@@ -11,8 +11,9 @@ import platform
 import socket
 import tempfile
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import torch
 
@@ -38,7 +39,7 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def environment(device: Optional[torch.device]) -> dict[str, Any]:
+def environment(device: torch.device | None) -> dict[str, Any]:
     """The result set's environment block for the watched process."""
     cpu = _cpu_model()
     info: dict[str, Any] = {"type": "cpu", "name": cpu, "memory_bytes": 0}
@@ -59,9 +60,9 @@ def environment(device: Optional[torch.device]) -> dict[str, Any]:
     }
 
 
-def watched_run(name: str, model: Optional[torch.nn.Module], device: Optional[torch.device],
+def watched_run(name: str, model: torch.nn.Module | None, device: torch.device | None,
                 tally: Tally, steps: list[dict[str, Any]], *, source: dict[str, Any],
-                status: str, error: Optional[str]) -> dict[str, Any]:
+                status: str, error: str | None) -> dict[str, Any]:
     """A watched run's record (docs/RESULTS.md, "source"): its configuration as the script
     ran it (precision from autocast, the step counts, the device), where it came from, its
     steps and their summary. `source` holds what only the run knows: the script, the model's
@@ -94,7 +95,7 @@ def watched_run(name: str, model: Optional[torch.nn.Module], device: Optional[to
     }
 
 
-def device_offers(device: Optional[torch.device]) -> list[dict[str, Any]]:
+def device_offers(device: torch.device | None) -> list[dict[str, Any]]:
     """A welcome's device list (docs/REMOTE.md): the one the run trains on, refusing nothing
     (a watched script takes no runs at all)."""
     device = device or torch.device("cpu")
@@ -144,7 +145,7 @@ def write_atomically(path: Path, document: dict[str, Any]) -> None:
         raise
 
 
-def write_result(save: Path, document: dict[str, Any], journal: Optional["Journal"]) -> None:
+def write_result(save: Path, document: dict[str, Any], journal: Journal | None) -> None:
     """The result set written to `save`, then its journal removed. Should the write fail (a
     full disk), the journal is kept and the ValueError names it."""
     try:
@@ -185,7 +186,7 @@ def journal_path(save: Path) -> Path:
     return save.with_name(save.name + JOURNAL_SUFFIX)
 
 
-def _step_problem(step: Any) -> Optional[str]:
+def _step_problem(step: Any) -> str | None:
     """Why a journal's step cannot be a step of the run (None: it can)."""
     if not isinstance(step, dict):
         return "the step is not an object"
@@ -206,7 +207,7 @@ def _step_problem(step: Any) -> Optional[str]:
     return None
 
 
-def recover(journal: "os.PathLike[str] | str") -> dict[str, Any]:
+def recover(journal: os.PathLike[str] | str) -> dict[str, Any]:
     """The result set of a journal left by a script that was killed: the run with every step
     the journal holds (thinned past KEPT_STEPS as a live run's, its summary over all of them),
     ended `cancelled` unless the journal recorded its end. Every line that cannot be read (the
@@ -214,9 +215,9 @@ def recover(journal: "os.PathLike[str] | str") -> dict[str, Any]:
     named in one RuntimeWarning; the journal must be a regular file with its header line.
     Memory stays bounded whatever the journal's length. Raises ValueError naming the
     journal."""
-    header: Optional[dict[str, Any]] = None
+    header: dict[str, Any] | None = None
     tally = Tally()
-    end: Optional[dict[str, Any]] = None
+    end: dict[str, Any] | None = None
     skipped = _Skipped()
     last_index = -1
     with _files.open_regular(journal, "recover") as f:

@@ -14,9 +14,9 @@ import sys
 import time
 import warnings
 from collections import deque
-from pathlib import Path
+from collections.abc import Callable, Iterator
 from types import FrameType
-from typing import Any, Callable, Iterator, Optional, TypeVar
+from typing import Any, TypeVar
 
 import torch
 import torch.nn as nn
@@ -28,8 +28,18 @@ from ._evals import Evaluation, Evaluations
 from ._memory import memory_for
 from ._model import autocast_dtype, compiled_graphs, device_of, model_class, probe_autocast
 from ._nvtx import Ranges
-from ._steps import (OpenStep, check_scalar, finish, held_scalar, json_number, perturbed,
-                     read_scalar, readable, span_marks, warmup_steps)
+from ._steps import (
+    OpenStep,
+    check_scalar,
+    finish,
+    held_scalar,
+    json_number,
+    perturbed,
+    read_scalar,
+    readable,
+    span_marks,
+    warmup_steps,
+)
 from ._tally import MAX_STEPS
 
 # Finished step records held in memory (Run.steps); the summary and the steps a result set
@@ -45,7 +55,7 @@ def _guarded(method: F) -> F:
     """The watcher's own failure never stops the training: it warns once and stops watching."""
 
     @functools.wraps(method)
-    def call(self: "Run", *args: Any, **kwargs: Any) -> Any:
+    def call(self: Run, *args: Any, **kwargs: Any) -> Any:
         if self._broken is not None:
             return None
         try:
@@ -67,14 +77,14 @@ class Run:
     Made by :func:`lmprof.watch`. Not thread-safe: use it from the training thread.
     """
 
-    def __init__(self, model: Optional[nn.Module],
-                 optimizer: Optional[torch.optim.Optimizer] = None, *,
-                 name: Optional[str] = None, tokens_per_step: Optional[int] = None,
-                 listen: Optional[str] = None, token_file: Optional[str] = None,
-                 save: Optional["os.PathLike[str] | str"] = None,
-                 script: Optional[str] = None, suffix: str = "",
+    def __init__(self, model: nn.Module | None,
+                 optimizer: torch.optim.Optimizer | None = None, *,
+                 name: str | None = None, tokens_per_step: int | None = None,
+                 listen: str | None = None, token_file: str | None = None,
+                 save: os.PathLike[str] | str | None = None,
+                 script: str | None = None, suffix: str = "",
                  serve_from_first_step: bool = False, memory_hz: float = 0.0,
-                 config: Optional[dict[str, Any]] = None) -> None:
+                 config: dict[str, Any] | None = None) -> None:
         if model is not None and not isinstance(model, nn.Module):
             raise ValueError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
         if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
@@ -87,7 +97,7 @@ class Run:
                              f"{str(tokens_per_step)[:40]}")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise ValueError(f"name: expected a non-empty string, got {name!r}")
-        token: Optional[str] = None
+        token: str | None = None
         if listen is not None:
             _serve.parse_listen(listen)  # ValueError naming `listen`
             token = (_serve.read_token(token_file) if token_file is not None
@@ -107,12 +117,12 @@ class Run:
         self._script = script
         self._suffix = suffix  # "-rank1" under torchrun (_auto.py)
         self._device = device_of(model)
-        self._autocast: Optional[str] = None
-        self._broken: Optional[str] = None
+        self._autocast: str | None = None
+        self._broken: str | None = None
         self._closed = False
         self._status = "ok"
-        self._error: Optional[str] = None
-        self._open: Optional[OpenStep] = None
+        self._error: str | None = None
+        self._open: OpenStep | None = None
         self._ended: deque[OpenStep] = deque()  # ended, not yet recorded
         self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT_STEPS)
         self._tally = _results.Tally()
@@ -120,16 +130,16 @@ class Run:
         self._graphs = 0
         self._start_ns = time.perf_counter_ns()
         self._last_end_ns = self._start_ns
-        self._last_end_mark: Optional[object] = None  # the last step's end, if none raised since
+        self._last_end_mark: object | None = None  # the last step's end, if none raised since
         self._created = _results.now_iso()
-        self._environment: Optional[dict[str, Any]] = None
-        self._journal: Optional[_results.Journal] = None
+        self._environment: dict[str, Any] | None = None
+        self._journal: _results.Journal | None = None
         self._ranges = Ranges()  # NVTX, on CUDA
         self._bounds = Boundaries()  # where phases and zero-code steps end (_boundaries.py)
         self._evals = Evaluations()  # gradient-free forwards between steps (_evals.py)
-        self._final_eval: Optional[Evaluation] = None
+        self._final_eval: Evaluation | None = None
         self._handles: list[_hooks.Removable] = []
-        self._finder: Optional[_hooks.OutermostModule] = None
+        self._finder: _hooks.OutermostModule | None = None
         self._instruments = _instruments.Instruments(hz, self._start_ns)
         self._where: tuple[int, str] = (0, "data")  # the step and phase, for the sampler
         self._bind(self._device)
@@ -139,7 +149,7 @@ class Run:
             self._finder = _hooks.OutermostModule(self)
         self._handles += _hooks.hook_optimizer(optimizer, self)
         self._handles.append(_hooks.listen_to_backward(self))
-        self._server: Optional[_serve.LiveServer] = None
+        self._server: _serve.LiveServer | None = None
         # The zero-code mode listens from the first step: a process that never trains (a
         # torchrun launcher, a loader's worker) must not take the port of the one that does.
         self._listen = (listen, token) if listen is not None and token is not None else None
@@ -158,7 +168,7 @@ class Run:
         model = self._watched_model()
         return (model_class(model) if model is not None else "watched") + self._suffix
 
-    def _watched_model(self) -> Optional[nn.Module]:
+    def _watched_model(self) -> nn.Module | None:
         if self._model is not None:
             return self._model
         return self._finder.found if self._finder is not None else None
@@ -210,9 +220,9 @@ class Run:
         if self._journal is not None:
             self._journal.write("scalars", {"index": self._count - 1, "scalars": values})
 
-    def profile_ops(self, step: Optional[int] = None, *, depth: int = _ops.DEFAULT_DEPTH,
+    def profile_ops(self, step: int | None = None, *, depth: int = _ops.DEFAULT_DEPTH,
                     fold: bool = False,
-                    trace: Optional["os.PathLike[str] | str"] = None) -> None:
+                    trace: os.PathLike[str] | str | None = None) -> None:
         """Profiles one step's ops (and kernels on a GPU) with PyTorch's profiler, each op
         attributed to a phase and a region: the module it ran in, its path cut to `depth`
         names (``blocks.3.attn``), with layer indices folded (``blocks.*.attn``) when
@@ -240,8 +250,8 @@ class Run:
         Raises ValueError naming the argument that is wrong."""
         self._instruments.request_modules(depth)
 
-    def memory_snapshot(self, step: Optional[int] = None, *,
-                        path: Optional["os.PathLike[str] | str"] = None,
+    def memory_snapshot(self, step: int | None = None, *,
+                        path: os.PathLike[str] | str | None = None,
                         max_entries: int = _instruments.DEFAULT_SNAPSHOT_ENTRIES) -> None:
         """Records the CUDA caching allocator's history during one step and writes the pickle
         that pytorch.org/memory_viz opens, with the step's largest allocations in the run's
@@ -270,15 +280,15 @@ class Run:
         """The run as a result set (the recent steps in memory; ``save`` holds them all)."""
         return _results.result_set([self._run_record(self.steps)], self._env(), self._created)
 
-    def __enter__(self) -> "Run":
+    def __enter__(self) -> Run:
         return self
 
-    def __exit__(self, kind: Any, exc: Optional[BaseException], tb: Any) -> None:
+    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
         self._finish(exc)
 
     # --- phases from the hooks -----------------------------------------------------------
 
-    def on_forward(self, module: nn.Module, args: Any, kwargs: Optional[dict] = None) -> None:
+    def on_forward(self, module: nn.Module, args: Any, kwargs: dict | None = None) -> None:
         if self._broken is not None:
             return
         if self._bounds.inside_optimizer() and self._bounds.prune():
@@ -303,7 +313,7 @@ class Run:
             self._evals.forward_end(module, time.perf_counter_ns(), self._clock)
 
     @_guarded
-    def _forward(self, module: nn.Module, args: Any, kwargs: Optional[dict]) -> None:
+    def _forward(self, module: nn.Module, args: Any, kwargs: dict | None) -> None:
         step = self._open
         assert step is not None
         step.micro_batches += 1
@@ -329,9 +339,10 @@ class Run:
             self._switch("rest" if inside is None else "optimizer", inside)
 
     @_guarded
-    def on_optimizer(self, starting: bool, optimizer: Optional[torch.optim.Optimizer] = None,
-                     frame: Optional[FrameType] = None) -> None:
-        if self._optimizer is not None and optimizer is not None and optimizer is not self._optimizer:
+    def on_optimizer(self, starting: bool, optimizer: torch.optim.Optimizer | None = None,
+                     frame: FrameType | None = None) -> None:
+        if (self._optimizer is not None and optimizer is not None
+                and optimizer is not self._optimizer):
             return  # GradScaler.step of another optimizer than the one watched
         if starting:
             self._bounds.enter(optimizer, between_steps=self._open is None, frame=frame)
@@ -367,7 +378,7 @@ class Run:
 
     # --- steps and their records ---------------------------------------------------------
 
-    def _bind(self, device: Optional[torch.device]) -> None:
+    def _bind(self, device: torch.device | None) -> None:
         if hasattr(self, "_memory"):
             if device == self._device:
                 return
@@ -378,7 +389,7 @@ class Run:
         self._ranges.on = device is not None and device.type == "cuda"
 
     @_guarded
-    def _begin(self, inside: Optional[nn.Module] = None) -> None:
+    def _begin(self, inside: nn.Module | None = None) -> None:
         if self._open is not None:
             return
         self._record_ready()
@@ -415,7 +426,7 @@ class Run:
         if self._server is not None:
             self._server.memory(sample)
 
-    def _switch(self, phase: str, optimizer: Optional[torch.optim.Optimizer] = None) -> None:
+    def _switch(self, phase: str, optimizer: torch.optim.Optimizer | None = None) -> None:
         step = self._open
         if step is None or step.phase == phase:
             return
@@ -425,7 +436,7 @@ class Run:
         self._ranges.phase(phase)
 
     @_guarded
-    def _end_step(self, ended_ns: Optional[int] = None) -> None:
+    def _end_step(self, ended_ns: int | None = None) -> None:
         """Ends the open step now, or (`ended_ns`) at its last mark, taken then."""
         step = self._open
         if step is None:
@@ -473,7 +484,7 @@ class Run:
             self._publish(finish(step, self._clock, warmup=warmup, run_start_ns=self._start_ns))
 
     @property
-    def port(self) -> Optional[int]:
+    def port(self) -> int | None:
         """The port the run is served on (``listen`` with port 0 picks one), else None."""
         return self._server.port if self._server is not None else None
 
@@ -529,7 +540,7 @@ class Run:
         self._instruments.add_to(record, len(self._tally))
         return record
 
-    def _finish(self, exc: Optional[BaseException]) -> None:
+    def _finish(self, exc: BaseException | None) -> None:
         if self._closed:
             return
         if self._bounds.pending is not None:

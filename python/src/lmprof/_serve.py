@@ -27,7 +27,7 @@ import uuid
 import warnings
 from collections import deque
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 PROTOCOL = 6
 DEFAULT_PORT = 7377
@@ -77,7 +77,7 @@ def config_dir() -> Path:
     return Path(base) / "lmprof"
 
 
-def read_token(path: "os.PathLike[str] | str") -> str:
+def read_token(path: os.PathLike[str] | str) -> str:
     """The token of a token file (its first line), refused as `lmprof-cli serve` refuses it:
     not a regular file, readable by others, empty or shorter than 16 characters."""
     path = Path(path)
@@ -167,7 +167,7 @@ class LiveServer:
             socket.AF_INET6 if ":" in host else socket.AF_INET), backlog=16)
         self._listener.setblocking(False)
         self.port = self._listener.getsockname()[1]
-        self._events: "queue.SimpleQueue[tuple[str, Any]]" = queue.SimpleQueue()
+        self._events: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -175,18 +175,18 @@ class LiveServer:
         self._selector.register(self._listener, selectors.EVENT_READ, None)
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._viewers: dict[socket.socket, _Viewer] = {}
-        self._header: Optional[bytes] = None
+        self._header: bytes | None = None
         self._replay = _Replay()
-        self._finished: Optional[dict[str, Any]] = None  # the finished run
+        self._finished: dict[str, Any] | None = None  # the finished run
         self._stop = False
         self._stop_deadline = 0.0
-        self.dead: Optional[str] = None  # why the server thread failed, if it did
+        self.dead: str | None = None  # why the server thread failed, if it did
         self._gone = False  # the server thread has ended (failed, or closed)
         self._told = False
         self.dropped = 0  # records not queued: the thread was gone or far behind
         self._accept_tokens = float(ACCEPT_BURST)
         self._accept_at = time.monotonic()
-        self._listener_rests_until: Optional[float] = None
+        self._listener_rests_until: float | None = None
         self._thread = threading.Thread(target=self._run, name="lmprof-live", daemon=True)
         self._thread.start()
 
@@ -330,7 +330,7 @@ class LiveServer:
                 self._selector.unregister(self._listener)
             self._listener_rests_until = None
 
-    def _finished_line(self, *, replay: bool, result: Optional[dict[str, Any]] = None) -> bytes:
+    def _finished_line(self, *, replay: bool, result: dict[str, Any] | None = None) -> bytes:
         """run_finished: live when the run ends, a replay for a late viewer or a fetch."""
         return _line({"type": "run_finished", "run": 0, "result": result or self._finished,
                       "replay": replay, "busy": False})
@@ -550,7 +550,7 @@ class LiveServer:
         viewer.sock.close()
 
 
-def start(listen: str, token: str, **welcome: Any) -> Optional[LiveServer]:
+def start(listen: str, token: str, **welcome: Any) -> LiveServer | None:
     """A LiveServer on `listen`, or None with a warning when the address cannot be bound
     (the port is taken): the script trains either way."""
     host, port = parse_listen(listen)

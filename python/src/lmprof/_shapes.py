@@ -10,7 +10,7 @@ head (V, d)."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Optional
+from typing import Any
 
 import torch
 import torch.nn as nn
@@ -25,7 +25,7 @@ DEFAULT_THETA = 10000.0
 TOKEN_KEYWORDS = ("input_ids", "idx", "tokens", "x")
 
 
-def first_input(args: Any, kwargs: Optional[dict[str, Any]]) -> Optional[torch.Tensor]:
+def first_input(args: Any, kwargs: dict[str, Any] | None) -> torch.Tensor | None:
     """The shape and dtype of a forward's first input (its first positional tensor, else a
     keyword's: `input_ids` first), as a tensor on the meta device: it holds no data."""
     found = args[0] if args and isinstance(args[0], torch.Tensor) else None
@@ -35,8 +35,8 @@ def first_input(args: Any, kwargs: Optional[dict[str, Any]]) -> Optional[torch.T
     return None if found is None else torch.empty(found.shape, dtype=found.dtype, device="meta")
 
 
-def tokens_per_step(given: Optional[int], batch: Optional[torch.Tensor], micro_batches: int,
-                    most: int) -> tuple[Optional[int], Optional[str]]:
+def tokens_per_step(given: int | None, batch: torch.Tensor | None, micro_batches: int,
+                    most: int) -> tuple[int | None, str | None]:
     """Tokens a step trains on: as given, else the first batch's (batch, context) token ids
     times the first step's micro-batches; else None and why."""
     if given is not None or batch is None:
@@ -68,7 +68,7 @@ def check_stated(config: Any) -> dict[str, Any]:
             out[key] = value
         else:
             raise ValueError(f"config: {key!r} is not a dimension lmprof knows (it knows "
-                             f"{', '.join(KEYS + ('rope_theta',))})")
+                             f"{', '.join((*KEYS, 'rope_theta'))})")
     return out
 
 
@@ -76,9 +76,9 @@ def cs336_parameters(v: int, d: int, layers: int, d_ff: int) -> int:
     return 2 * v * d + layers * (4 * d * d + 3 * d * d_ff + 2 * d) + d
 
 
-def _layers(model: nn.Module) -> Optional[nn.ModuleList]:
+def _layers(model: nn.Module) -> nn.ModuleList | None:
     """The longest ModuleList of one class: the repeated blocks."""
-    best: Optional[nn.ModuleList] = None
+    best: nn.ModuleList | None = None
     for module in model.modules():
         if isinstance(module, nn.ModuleList) and len(module) > 0 and \
                 len({type(m) for m in module}) == 1 and (best is None or len(module) > len(best)):
@@ -86,7 +86,7 @@ def _layers(model: nn.Module) -> Optional[nn.ModuleList]:
     return best
 
 
-def _attribute(module: nn.Module, names: tuple[str, ...]) -> Optional[Any]:
+def _attribute(module: nn.Module, names: tuple[str, ...]) -> Any | None:
     for m in module.modules():
         for name in names:
             value = getattr(m, name, None)
@@ -95,7 +95,7 @@ def _attribute(module: nn.Module, names: tuple[str, ...]) -> Optional[Any]:
     return None
 
 
-def _embedding(model: nn.Module) -> Optional[torch.Tensor]:
+def _embedding(model: nn.Module) -> torch.Tensor | None:
     for module in model.modules():
         if isinstance(module, nn.Embedding) or "Embedding" in type(module).__name__:
             weight = getattr(module, "weight", None)
@@ -104,7 +104,7 @@ def _embedding(model: nn.Module) -> Optional[torch.Tensor]:
     return None
 
 
-def _d_ff(block: nn.Module, d: int) -> Optional[int]:
+def _d_ff(block: nn.Module, d: int) -> int | None:
     """The feed-forward width: the other side of the block's matrices that are not d×d."""
     widths: Counter[int] = Counter()
     for p in block.parameters():
@@ -115,7 +115,7 @@ def _d_ff(block: nn.Module, d: int) -> Optional[int]:
     return widths.most_common(1)[0][0] if widths else None
 
 
-def detect(model: nn.Module, tokens: Optional[torch.Tensor]) -> tuple[dict[str, Any], list[str]]:
+def detect(model: nn.Module, tokens: torch.Tensor | None) -> tuple[dict[str, Any], list[str]]:
     """The dimensions found, and what could not be found (each a reason)."""
     found: dict[str, Any] = {}
     missing: list[str] = []
@@ -149,8 +149,8 @@ def detect(model: nn.Module, tokens: Optional[torch.Tensor]) -> tuple[dict[str, 
     return found, missing
 
 
-def model_block(model: nn.Module, tokens: Optional[torch.Tensor],
-                stated: dict[str, Any]) -> tuple[Optional[dict[str, Any]], Optional[str]]:
+def model_block(model: nn.Module, tokens: torch.Tensor | None,
+                stated: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
     """The run's `source.model` (or None) and, when there is none, why."""
     found, missing = detect(model, tokens)
     shape = {**found, **stated}
@@ -178,16 +178,16 @@ class FirstBatch:
     """What a run learns from its first training batch: tokens per step (unless given) and
     the model's CS336 shape (unless stated), each with why when it cannot be found."""
 
-    def __init__(self, tokens_per_step: Optional[int], config: Optional[dict[str, Any]],
+    def __init__(self, tokens_per_step: int | None, config: dict[str, Any] | None,
                  most: int) -> None:
         self._given = tokens_per_step
         self._stated = check_stated(config)  # ValueError naming the key
         self._most = most
-        self.tensor: Optional[torch.Tensor] = None  # its shape and dtype (meta device)
+        self.tensor: torch.Tensor | None = None  # its shape and dtype (meta device)
         self._micro_batches = 0  # the first step's
-        self._shape: Optional[tuple[Optional[dict[str, Any]], Optional[str]]] = None
+        self._shape: tuple[dict[str, Any] | None, str | None] | None = None
 
-    def note(self, args: Any, kwargs: Optional[dict[str, Any]]) -> None:
+    def note(self, args: Any, kwargs: dict[str, Any] | None) -> None:
         """A training forward's inputs: the first one's are kept."""
         if self.tensor is None:
             self.tensor = first_input(args, kwargs)
@@ -195,10 +195,10 @@ class FirstBatch:
     def step_ended(self, micro_batches: int) -> None:
         self._micro_batches = self._micro_batches or micro_batches
 
-    def tokens(self) -> tuple[Optional[int], Optional[str]]:
+    def tokens(self) -> tuple[int | None, str | None]:
         return tokens_per_step(self._given, self.tensor, self._micro_batches, self._most)
 
-    def source(self, model: Optional[nn.Module]) -> dict[str, Any]:
+    def source(self, model: nn.Module | None) -> dict[str, Any]:
         """The source block's `tokens_per_step` (and `tokens_note`), and its `model` (the
         CS336 dimensions) or `model_note` once the first batch has been seen; `model`
         unwrapped (DDP, compile)."""

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from itertools import pairwise
+from typing import Any
 
 import torch
 
@@ -45,12 +46,12 @@ class OpenStep:
     index: int
     start_ns: int  # host clock when the step's data phase ended
     data_ms: float  # host time since the previous step ended
-    marks: list[tuple[Optional[str], object]]  # (phase that ended here, mark); first: (None, start)
+    marks: list[tuple[str | None, object]]  # (phase that ended here, mark); first: (None, start)
     # The previous step's last mark, when it ended just before this one began: the data
     # phase is the clock's time from it to this step's first mark. On CUDA that is the
     # device's idle gap between the steps, which tiles the device's timeline; the host's
     # loader time (data_ms) can overlap the previous step's kernels (docs/WATCH.md).
-    prev_end: Optional[object] = None
+    prev_end: object | None = None
     phase: str = "rest"
     micro_batches: int = 0
     compiled: bool = False
@@ -68,7 +69,7 @@ class OpenStep:
     # The evaluation before it (_evals.py), and the previous step's end when the evaluation
     # is timed from it on the step's clock (prev_end is then the evaluation's end).
     evaluation: dict[str, Any] = field(default_factory=dict)
-    eval_from: Optional[object] = None
+    eval_from: object | None = None
 
     def switch(self, phase: str, clock: Clock, peaks: tuple[int, int]) -> None:
         """Ends the current phase here and starts `phase`."""
@@ -154,7 +155,7 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
     phase_ms = {phase: 0.0 for phase in PHASES}
     phase_ms["data"] = (step.data_ms if step.prev_end is None
                         else clock.elapsed_ms(step.prev_end, step.marks[0][1]))
-    for (_, start), (phase, end) in zip(step.marks, step.marks[1:]):
+    for (_, start), (phase, end) in pairwise(step.marks):
         assert phase is not None
         phase_ms[phase] += clock.elapsed_ms(start, end)
     if step.eval_from is not None and step.prev_end is not None:

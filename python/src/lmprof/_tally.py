@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from typing import Any, Optional
+from typing import Any
 
 from ._steps import PHASES
 
@@ -60,7 +60,7 @@ class _Times:
     variance (Welford's), extremes, and a histogram of log-spaced bins."""
 
     def __init__(self) -> None:
-        self.exact: Optional[array[float]] = array("d")
+        self.exact: array[float] | None = array("d")
         self.bins: dict[int, int] = {}
         self.n = 0
         self.mean = 0.0
@@ -171,7 +171,7 @@ class Tally:
         """The steps a result set holds, in order (the same dicts as recorded)."""
         return list(self._kept)
 
-    def last_kept(self) -> Optional[dict[str, Any]]:
+    def last_kept(self) -> dict[str, Any] | None:
         return self._kept[-1] if self._kept else None
 
     def thinning(self) -> dict[str, Any]:
@@ -180,7 +180,7 @@ class Tally:
             return {}
         return {"thinned": {"every": self.every, "recorded_steps": self._recorded}}
 
-    def summary(self, tokens_per_step: Optional[int]) -> dict[str, Any]:
+    def summary(self, tokens_per_step: int | None) -> dict[str, Any]:
         """Statistics over the measured steps. Peaks come from the steps after the warmup
         (profiled ones too), or from the warmup steps when none finished: the engine's rule."""
         summary: dict[str, Any] = {key: times.stats() for key, times in self.times.items()}

@@ -11,8 +11,9 @@ from __future__ import annotations
 import threading
 import time
 from array import array
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import torch
 
@@ -35,9 +36,9 @@ class MemorySampler:
     allocator's current bytes; on a CPU the resident set stands for both, as it does in the
     steps' peaks (_memory.py). `position()` gives the step and the watcher's phase."""
 
-    def __init__(self, device: Optional[torch.device], hz: float,
+    def __init__(self, device: torch.device | None, hz: float,
                  position: Callable[[], tuple[int, str]], start_ns: int,
-                 on_sample: Optional[Callable[[dict[str, Any]], None]] = None) -> None:
+                 on_sample: Callable[[dict[str, Any]], None] | None = None) -> None:
         self._cuda = device if device is not None and device.type == "cuda" else None
         self._position = position
         self._start_ns = start_ns
@@ -52,11 +53,11 @@ class MemorySampler:
         self.boundary = array("b")
         self.phase: list[str] = []
         self._last_phase: dict[int, str] = {}
-        self.error: Optional[str] = None
+        self.error: str | None = None
         self.cpu_ms = 0.0
         self._period = 1.0 / hz if hz > 0 else 0.0
         self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
         if self._period > 0:
             self._thread = threading.Thread(target=self._loop, name="lmprof-memory", daemon=True)
             self._thread.start()
@@ -187,8 +188,8 @@ class StepSnapshot:
         info["entries"] = len(events)
         info["truncated"] = len(events) >= self.max_entries
         info["largest_allocations"] = [
-            {**a, "t_ms": self._run_ms + (a["t_us"] - t0_us) / 1e3, "phase": self._phase_at(a["t_us"]),
-             "step": self.step}
+            {**a, "t_ms": self._run_ms + (a["t_us"] - t0_us) / 1e3,
+             "phase": self._phase_at(a["t_us"]), "step": self.step}
             for a in largest_allocations(events)]
         for a in info["largest_allocations"]:
             del a["t_us"]
@@ -199,7 +200,7 @@ def _stop_recording() -> None:
     torch.cuda.memory._record_memory_history(enabled=None)
 
 
-def no_snapshot(step: int, device: Optional[torch.device]) -> dict[str, Any]:
+def no_snapshot(step: int, device: torch.device | None) -> dict[str, Any]:
     """The `memory_snapshot` block of a run that cannot have one, saying why."""
     where = str(device) if device is not None else "cpu"
     return {"path": "", "format": "", "first_step": step, "step_count": 0, "entries": 0,

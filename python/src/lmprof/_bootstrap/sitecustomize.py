@@ -1,5 +1,6 @@
 """Put on PYTHONPATH by `lmprof-cli watch`: watches the script when LMPROF_WATCH is set
-(lmprof/_auto.py, loaded without importing the package and so torch), then runs any other sitecustomize this one hides."""
+(lmprof/_auto.py, loaded without importing the package and so torch), then runs any other
+sitecustomize this one hides."""
 
 import importlib.machinery
 import importlib.util
