@@ -68,7 +68,7 @@ def start() -> None:
     snapshot = _count("LMPROF_MEMORY_SNAPSHOT", 0)
     if snapshot is not None:
         path = os.environ.get("LMPROF_SNAPSHOT_PATH") or None
-        run.memory_snapshot(snapshot, **({"path": path} if path else {}))
+        run.memory_snapshot(snapshot, path=path)
     step = _count("LMPROF_PROFILE_OPS", 0)
     if step is not None:
         ops_depth = _count("LMPROF_OPS_DEPTH", 1)

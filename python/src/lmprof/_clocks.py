@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 import torch
 
@@ -67,7 +67,8 @@ class CudaEventClock:
     def ready(self, marks: Sequence[object]) -> bool:
         # Marks on one stream complete in order, so the last is asked first; the others are
         # asked too, since a script may record on streams of its own.
-        return all(mark.query() for mark in reversed(marks))  # type: ignore[attr-defined]
+        events = cast("Sequence[torch.cuda.Event]", marks)  # the marks this clock made
+        return all(event.query() for event in reversed(events))
 
     def elapsed_ms(self, start: object, end: object) -> float:
         assert isinstance(start, torch.cuda.Event) and isinstance(end, torch.cuda.Event)

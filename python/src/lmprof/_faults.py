@@ -7,11 +7,13 @@ from __future__ import annotations
 import atexit
 import sys
 import warnings
-from typing import Any, Protocol
+from types import TracebackType
+from typing import Protocol
 
 
 class Closable(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def _finish(self, exc: BaseException | None) -> None: ...
 
@@ -37,7 +39,8 @@ def close_open_runs(exc: BaseException | None = None) -> None:
                           stacklevel=1)
 
 
-def _excepthook(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+def _excepthook(kind: type[BaseException], exc: BaseException,
+                tb: TracebackType | None) -> None:
     close_open_runs(exc)
     _previous_excepthook(kind, exc, tb)
 

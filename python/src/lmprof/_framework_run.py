@@ -7,6 +7,7 @@ and listens on the port + N, as the zero-code watcher's."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from pathlib import Path
@@ -54,13 +55,14 @@ class Watching:
                  save: os.PathLike[str] | str | None = None, listen: str | None = None,
                  token_file: str | None = None, tokens_per_step: int | None = None,
                  memory_hz: float = 0.0) -> None:
-        self._options = dict(name=name, save=save, listen=listen, token_file=token_file,
-                             tokens_per_step=tokens_per_step, memory_hz=memory_hz)
+        self._new_run = functools.partial(
+            framework_run, name=name, save=save, listen=listen, token_file=token_file,
+            tokens_per_step=tokens_per_step, memory_hz=memory_hz)
         self.run: Run | None = None
 
     def _start(self) -> None:
         if self.run is None:
-            self.run = framework_run(**self._options)
+            self.run = self._new_run()
 
     def _close(self) -> None:
         if self.run is not None:

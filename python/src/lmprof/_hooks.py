@@ -35,7 +35,7 @@ class PhaseListener(Protocol):
 _lock = threading.Lock()
 _listeners: list[PhaseListener] = []
 _original_backward: Callable[..., Any] | None = None
-_original_scaler_step: Callable[..., Any] | None = None
+_original_scaler_step: Callable[..., float | None] | None = None
 # How deep this thread is in backward() calls: a backward started inside another (from a
 # hook, or a gradient penalty's own backward) is part of the outer one's phase.
 _depth = threading.local()
@@ -62,16 +62,18 @@ def _watched_backward(*args: Any, **kwargs: Any) -> Any:
             listener.on_backward(False)
 
 
-def _watched_scaler_step(scaler: Any, optimizer: torch.optim.Optimizer, *args: Any,
-                         **kwargs: Any) -> Any:
+def _watched_scaler_step(self: torch.amp.grad_scaler.GradScaler,
+                         optimizer: torch.optim.Optimizer, *args: Any,
+                         **kwargs: Any) -> float | None:
     """GradScaler.step is the optimizer phase, and ends a zero-code step, also when it skips
-    the optimizer's step after an inf (the optimizer's own hooks then never fire)."""
+    the optimizer's step after an inf (the optimizer's own hooks then never fire). It
+    replaces the method, so its first argument is the GradScaler."""
     assert _original_scaler_step is not None
     listeners = list(_listeners)
     for listener in listeners:
         listener.on_optimizer(True, optimizer)
     try:
-        return _original_scaler_step(scaler, optimizer, *args, **kwargs)
+        return _original_scaler_step(self, optimizer, *args, **kwargs)
     finally:
         for listener in listeners:
             listener.on_optimizer(False, optimizer)
@@ -97,8 +99,11 @@ def listen_to_backward(listener: PhaseListener) -> Removable:
             _original_backward = torch.autograd.backward
             torch.autograd.backward = functools.wraps(_original_backward)(_watched_backward)
             _original_scaler_step = scaler.step
-            scaler.step = functools.wraps(scaler.step)(_watched_scaler_step)  # type: ignore[assignment, method-assign]
+            functools.update_wrapper(_watched_scaler_step, scaler.step)  # its name and docs
+            # Patching the class's method is the point: every GradScaler is heard.
+            scaler.step = _watched_scaler_step  # type: ignore[method-assign]
         _listeners.append(listener)
+
     def remove() -> None:
         global _original_backward, _original_scaler_step
         with _lock:
@@ -107,6 +112,7 @@ def listen_to_backward(listener: PhaseListener) -> Removable:
             if not _listeners and _original_backward is not None:
                 torch.autograd.backward = _original_backward
                 _original_backward = None
+                assert _original_scaler_step is not None  # patched with backward, above
                 scaler.step = _original_scaler_step  # type: ignore[method-assign]
                 _original_scaler_step = None
 
@@ -135,7 +141,9 @@ def hook_optimizer(optimizer: torch.optim.Optimizer | None,
     def pre(opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
         listener.on_optimizer(True, opt, sys._getframe(1))
 
-    post = lambda opt, args, kwargs: listener.on_optimizer(False, opt)  # noqa: E731
+    def post(opt: torch.optim.Optimizer, args: Any, kwargs: Any) -> None:
+        listener.on_optimizer(False, opt)
+
     if optimizer is None:
         return [register_optimizer_step_pre_hook(pre), register_optimizer_step_post_hook(post)]
     return [optimizer.register_step_pre_hook(pre), optimizer.register_step_post_hook(post)]

@@ -138,13 +138,14 @@ class Instruments:
                                                                request.fold, trace),
                                                model, device)
             self._profiler.start(step.phase, inside)
-        if self.snapshot_request is not None and self.snapshot_request[0] == step.index:
-            self._begin_snapshot(step, device, name, save)
+        snapshot = self.snapshot_request
+        if snapshot is not None and snapshot[0] == step.index:
+            self.snapshot_request = None
+            self._begin_snapshot(step, snapshot, device, name, save)
 
-    def _begin_snapshot(self, step: OpenStep, device: torch.device | None, name: str,
-                        save: Path | None) -> None:
-        index, path, entries = self.snapshot_request  # type: ignore[misc]
-        self.snapshot_request = None
+    def _begin_snapshot(self, step: OpenStep, request: tuple[int, Path | None, int],
+                        device: torch.device | None, name: str, save: Path | None) -> None:
+        index, path, entries = request
         path = _named(path, name, save, ".snapshot.pickle")
         assert path is not None  # request_snapshot needs a path or a save
         self._snapshot_config = {"path": str(path), "first_step": index, "step_count": 1,

@@ -34,7 +34,10 @@ class CudaPeaks:
     def boundary(self) -> tuple[int, int]:
         stats = torch.cuda.memory_stats_as_nested_dict(self._device)  # {} before CUDA starts
         torch.cuda.reset_peak_memory_stats(self._device)
-        peak = lambda kind: int(stats.get(kind, {}).get("all", {}).get("peak", 0))  # noqa: E731
+
+        def peak(kind: str) -> int:
+            return int(stats.get(kind, {}).get("all", {}).get("peak", 0))
+
         return peak("allocated_bytes"), peak("reserved_bytes")
 
     def close(self) -> None:

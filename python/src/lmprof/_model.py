@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 import torch.nn as nn
+from torch.utils.hooks import RemovableHandle
 
 
 def device_of(model: nn.Module | None) -> torch.device | None:
@@ -17,8 +18,8 @@ def device_of(model: nn.Module | None) -> torch.device | None:
         return None
     for tensor in model.parameters():
         return tensor.device
-    for tensor in model.buffers():
-        return tensor.device
+    for buffer in model.buffers():
+        return buffer.device
     return torch.device("cpu")
 
 
@@ -54,7 +55,7 @@ def autocast_dtype(device: torch.device | None) -> str | None:
 
 
 def probe_autocast(model: nn.Module, device: torch.device | None,
-                   seen: Callable[[str], None]) -> Any | None:
+                   seen: Callable[[str], None]) -> RemovableHandle | None:
     """Hears, once, the autocast in force inside the model's forward: accelerate (Hugging
     Face's Trainer, bf16=True) enters it in a wrapper of `forward`, after the model's own
     forward pre-hook has run. A one-shot pre-hook on the first submodule with parameters

@@ -22,6 +22,8 @@ from typing import Any
 
 import torch
 import torch.nn as nn
+from torch.autograd.graph import Node
+from torch.utils.hooks import RemovableHandle
 
 from ._clocks import Clock
 from ._steps import OpenStep
@@ -39,7 +41,7 @@ def frontier(model: nn.Module, depth: int) -> list[tuple[str, nn.Module]]:
     return out
 
 
-def _first_node(value: Any) -> Any | None:
+def _first_node(value: Any) -> Node | None:
     """The autograd node of the first tensor in a module's inputs or outputs that has one."""
     if isinstance(value, torch.Tensor):
         return value.grad_fn
@@ -52,13 +54,15 @@ def _first_node(value: Any) -> Any | None:
     return None
 
 
-def _accumulate_node(module: nn.Module) -> Any | None:
+def _accumulate_node(module: nn.Module) -> Node | None:
     """The AccumulateGrad node of the module's last parameter that trains, if any: where a
     module whose inputs come from no node (token ids) ends its backward."""
     params = [p for p in module.parameters() if p.requires_grad]
     if not params:
         return None
-    return params[-1].view_as(params[-1]).grad_fn.next_functions[0][0]
+    node = params[-1].view_as(params[-1]).grad_fn
+    assert node is not None  # a view of a parameter that trains, with gradients on
+    return node.next_functions[0][0]
 
 
 class ModuleTimer:
@@ -71,11 +75,11 @@ class ModuleTimer:
         self._open_step = open_step
         timed = frontier(model, depth)
         self.names = [path for path, _ in timed]
-        self._handles: list[Any] = []
+        self._handles: list[RemovableHandle] = []
         self._forward_start: dict[int, list[object]] = {}
         # Kept, so that each call finds the same node (a parameter's accumulator lives as
         # long as something holds it).
-        self._accumulators: dict[int, Any] = {}
+        self._accumulators: dict[int, Node | None] = {}
         for index, (_, module) in enumerate(timed):
             self._handles.append(module.register_forward_pre_hook(self._pre(index)))
             self._handles.append(module.register_forward_hook(self._post(index)))
@@ -112,7 +116,7 @@ class ModuleTimer:
         if end_node is None:
             return
         started: list[object] = []
-        handles: list[Any] = []
+        handles: list[RemovableHandle] = []
 
         def begin(grad_outputs: Any) -> None:
             handles.pop(0).remove()

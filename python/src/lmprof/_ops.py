@@ -398,8 +398,10 @@ class _Analysis:
                               "of the same shape, so softmax is not compared with the "
                               "attention matmuls.")
             return empty
-        time = (lambda op: _kernel_ms(op)) if kind == "kernel" else (
-            lambda op: op.cpu_time_total / 1e3)
+
+        def time(op: Any) -> float:
+            return _kernel_ms(op) if kind == "kernel" else float(op.cpu_time_total) / 1e3
+
         parts = {
             "softmax_ms": sum(time(op) for op in softmaxes),
             "scores_ms": sum(time(op) for op in scores),
@@ -420,7 +422,10 @@ class _Analysis:
         lanes = [f"thread {t}" + (" (main)" if t == self.main_thread else "") for t in threads]
         lane_of = {t: i for i, t in enumerate(threads)}
         events: list[dict[str, Any]] = []
-        to_ms = lambda us: (us - self.step_start) / 1e3  # noqa: E731
+
+        def to_ms(us: float) -> float:
+            return (us - self.step_start) / 1e3
+
         for span in self.phases:
             events.append({"name": span.name, "region": "", "phase": self._phase_of_span(span),
                            "kind": "op", "lane": 0, "depth": 0, "start_ms": to_ms(span.start),
@@ -488,7 +493,7 @@ def _descendants(op: Any) -> Iterable[Any]:
 
 def _kernel_ms(op: Any) -> float:
     kernels = (k for e in _descendants(op) for k in (getattr(e, "kernels", []) or []))
-    return sum(k.duration for k in kernels) / 1e3
+    return float(sum(k.duration for k in kernels)) / 1e3
 
 
 def _flops(op: Any) -> float:
@@ -508,7 +513,10 @@ def headline(rows: list[dict[str, Any]], totals: dict[str, float],
              attention: dict[str, float], kind: str) -> dict[str, Any]:
     """The seeds' questions answered from the rows of `kind`: the engine's computeHeadline
     (docs/OP_PROFILE.md, "The headline"), with attention found by names and shapes."""
-    share = lambda part, whole: part / whole if whole > 0 else 0.0  # noqa: E731
+
+    def share(part: float, whole: float) -> float:
+        return part / whole if whole > 0 else 0.0
+
     by_name: dict[tuple[str, str], dict[str, Any]] = {}
     for r in rows:
         if r["kind"] != kind:
@@ -538,7 +546,10 @@ def headline(rows: list[dict[str, Any]], totals: dict[str, float],
     top["region"] = next((r["region"] for r in rows if r["kind"] == kind
                           and r["phase"] == "forward" and r["name"] == top["name"]), "")
     top["share"] = min(1.0, top["share"])
-    ratio = lambda a, b: a / b if b > 0 else None  # noqa: E731
+
+    def ratio(a: float, b: float) -> float | None:
+        return a / b if b > 0 else None
+
     return {
         "kind": kind,
         "top_forward": top,

@@ -15,17 +15,17 @@ import time
 import warnings
 from collections import deque
 from collections.abc import Callable, Iterator
-from types import FrameType
-from typing import Any, TypeVar
+from types import FrameType, TracebackType
+from typing import Any, Concatenate, ParamSpec
 
 import torch
 import torch.nn as nn
 
 from . import _faults, _files, _hooks, _instruments, _ops, _results, _serve, _shapes
 from ._boundaries import Boundaries
-from ._clocks import clock_for
+from ._clocks import Clock, clock_for
 from ._evals import Evaluation, Evaluations
-from ._memory import memory_for
+from ._memory import PhaseMemory, memory_for
 from ._model import autocast_dtype, compiled_graphs, device_of, model_class, probe_autocast
 from ._nvtx import Ranges
 from ._steps import (
@@ -40,7 +40,7 @@ from ._steps import (
     span_marks,
     warmup_steps,
 )
-from ._tally import MAX_STEPS
+from ._tally import MAX_STEPS, Tally
 
 # Finished step records held in memory (Run.steps); the summary and the steps a result set
 # holds are bounded too (_tally.py), and `save` keeps every record on disk.
@@ -48,23 +48,22 @@ RECENT_STEPS = 10_000
 # tokens_per_step's bound: exact as a double, and within the C++ reader's int64.
 MAX_TOKENS_PER_STEP = 2**53
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
 
 
-def _guarded(method: F) -> F:
+def _guarded(method: Callable[Concatenate[Run, P], None]) -> Callable[Concatenate[Run, P], None]:
     """The watcher's own failure never stops the training: it warns once and stops watching."""
 
     @functools.wraps(method)
-    def call(self: Run, *args: Any, **kwargs: Any) -> Any:
+    def call(self: Run, /, *args: P.args, **kwargs: P.kwargs) -> None:
         if self._broken is not None:
-            return None
+            return
         try:
-            return method(self, *args, **kwargs)
+            method(self, *args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - any failure of ours, never the user's
             self._break(exc)
-            return None
 
-    return call  # type: ignore[return-value]
+    return call
 
 
 # ---------------------------------------------------------------------------------------
@@ -76,6 +75,10 @@ class Run:
 
     Made by :func:`lmprof.watch`. Not thread-safe: use it from the training thread.
     """
+
+    # Set by _bind(), which replaces them when the model turns out to be on another device.
+    _clock: Clock
+    _memory: PhaseMemory
 
     def __init__(self, model: nn.Module | None,
                  optimizer: torch.optim.Optimizer | None = None, *,
@@ -125,7 +128,7 @@ class Run:
         self._open: OpenStep | None = None
         self._ended: deque[OpenStep] = deque()  # ended, not yet recorded
         self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT_STEPS)
-        self._tally = _results.Tally()
+        self._tally = Tally()
         self._count = 0
         self._graphs = 0
         self._start_ns = time.perf_counter_ns()
@@ -283,12 +286,14 @@ class Run:
     def __enter__(self) -> Run:
         return self
 
-    def __exit__(self, kind: Any, exc: BaseException | None, tb: Any) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         self._finish(exc)
 
     # --- phases from the hooks -----------------------------------------------------------
 
-    def on_forward(self, module: nn.Module, args: Any, kwargs: dict | None = None) -> None:
+    def on_forward(self, module: nn.Module, args: Any,
+                   kwargs: dict[str, Any] | None = None) -> None:
         if self._broken is not None:
             return
         if self._bounds.inside_optimizer() and self._bounds.prune():
@@ -313,7 +318,7 @@ class Run:
             self._evals.forward_end(module, time.perf_counter_ns(), self._clock)
 
     @_guarded
-    def _forward(self, module: nn.Module, args: Any, kwargs: dict | None) -> None:
+    def _forward(self, module: nn.Module, args: Any, kwargs: dict[str, Any] | None) -> None:
         step = self._open
         assert step is not None
         step.micro_batches += 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +124,10 @@ class MemorySampler:
         """The run's `memory_columns`, of the samples of its recorded steps (`steps`)."""
         with self._lock:
             keep = [i for i, s in enumerate(self.step) if s < steps]
-            pick = lambda column: [column[i] for i in keep]  # noqa: E731
+
+            def pick(column: Sequence[Any]) -> list[Any]:
+                return [column[i] for i in keep]
+
             return {"t_ms": pick(self.t_ms), "allocated": pick(self.allocated),
                     "reserved": pick(self.reserved), "rss": pick(self.rss),
                     "phase": pick(self.phase), "step": pick(self.step),
@@ -212,7 +215,7 @@ def no_snapshot(step: int, device: torch.device | None) -> dict[str, Any]:
 def largest_allocations(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The largest allocations of an allocator history, largest first: bytes, when (`t_us`,
     the history's clock) and how long they lived (ms; -1 when still live at its end)."""
-    born: dict[int, tuple[int, float]] = {}
+    born: dict[int | None, tuple[int, float]] = {}
     done: list[tuple[int, float, float]] = []
     for e in events:
         action, address = e.get("action"), e.get("addr")
