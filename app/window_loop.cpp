@@ -7,6 +7,7 @@
 #include "lmprof/ui/video_recorder.h"
 
 #include <GLFW/glfw3.h>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -115,8 +116,10 @@ public:
         ++m_framesDrawn;
     }
 
-    // Waits until the next frame is due. `busy`: something moves on screen.
-    void wait(Clock::time_point frameStart, bool busy, bool cpuRunStreaming) const {
+    // Waits until the next frame is due. `busy`: something moves on screen; `change`: when
+    // the screen next changes by itself while idle (App::nextQuietChange).
+    void wait(Clock::time_point frameStart, bool busy, bool cpuRunStreaming,
+              std::optional<Clock::time_point> change) const {
         if (busy || m_framesSinceInput < kFramesAfterInput) {
             if (cpuRunStreaming && m_framesSinceInput > kInteractiveFrames) {
                 waitQuietly(frameStart + m_cpuRunFrame);
@@ -125,6 +128,9 @@ public:
             }
         } else if (frameStart - m_lastInput < kHoverSettle) {
             glfwWaitEventsTimeout(kIdleWaitS);
+        } else if (change) {
+            const std::chrono::duration<double> left = *change - Clock::now();
+            glfwWaitEventsTimeout(std::max(left.count(), 0.0));
         } else {
             glfwWaitEvents(); // input, the engine's wake, or the close watch
         }
@@ -201,7 +207,7 @@ public:
                     std::chrono::microseconds(static_cast<int64_t>(m_recorder->seconds() * 1e6)));
             } else {
                 m_pacer.wait(frameStart, m_app.animating() || m_screenshotPending,
-                             m_app.cpuRunStreaming());
+                             m_app.cpuRunStreaming(), m_app.nextQuietChange());
             }
         }
         return m_exitCode;

@@ -170,12 +170,12 @@ void App::setupStyle(float contentScale) {
 }
 
 void App::Parts::drawRecentReport(float end) {
-    constexpr std::chrono::seconds kShown{6};
     const auto now = std::chrono::steady_clock::now();
+    recentReport.shown.clear();
     if (ws.status != recentReport.text) { // a new message, by whatever path it came
         recentReport = {ws.status, now};
     }
-    if (ws.status.empty() || now - recentReport.at > kShown) {
+    if (ws.status.empty() || now - recentReport.at > recentReport.kShown) {
         return;
     }
     const float pad = ImGui::GetFontSize();
@@ -189,6 +189,16 @@ void App::Parts::drawRecentReport(float end) {
     ImGui::PushClipRect(at, clipMax, true);
     ImGui::TextColored(ws.statusIsError ? palette().error : palette().ok, "%s", ws.status.c_str());
     ImGui::PopClipRect();
+    recentReport.shown = ws.status;
+}
+
+std::optional<std::chrono::steady_clock::time_point> App::nextQuietChange() const {
+    const auto& report = m_parts->recentReport;
+    const auto ends = report.at + report.kShown;
+    if (report.text.empty() || std::chrono::steady_clock::now() > ends) {
+        return std::nullopt;
+    }
+    return ends + std::chrono::milliseconds(50); // drawn just after, when it is gone
 }
 
 void App::Parts::drawMenu() {
@@ -388,7 +398,7 @@ bool App::demoSucceeded() const {
 
 void App::writeLayoutReport(const std::filesystem::path& path) const {
     m_parts->windows.writeLayoutReport(path, m_parts->ws.verdictMark,
-                                       m_parts->ws.store.selectedIds());
+                                       m_parts->ws.store.selectedIds(), m_parts->recentReport.shown);
 }
 
 } // namespace lmprof::ui

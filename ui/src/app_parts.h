@@ -238,9 +238,11 @@ struct App::Parts {
     // The status line's message in the menu bar, up to x `end`, for a few seconds after it
     // changed: Ctrl+S or a failed open says so wherever the user looks.
     void drawRecentReport(float end);
-    struct {
+    struct RecentReport {
+        static constexpr std::chrono::seconds kShown{6};
         std::string text;
         std::chrono::steady_clock::time_point at;
+        std::string shown; // what the last frame drew of it: "" for nothing
     } recentReport;
 };
 

@@ -288,7 +288,8 @@ void WindowSet::keepPlotsReadable(ImGuiID dockspace, bool settled) {
 
 void WindowSet::writeLayoutReport(const std::filesystem::path& path,
                                   const std::optional<VerdictMark>& mark,
-                                  const std::vector<std::string>& selected) const {
+                                  const std::vector<std::string>& selected,
+                                  const std::string& menuMessage) const {
     // In whole pixels: a lack under half a pixel is none (balance's kAtLeast).
     nlohmann::json plots = nlohmann::json::array();
     for (const plot::DrawnPlot& p : m_lastFramePlots) {
@@ -340,6 +341,7 @@ void WindowSet::writeLayoutReport(const std::filesystem::path& path,
                                 {"plots", plots},
                                 {"tables", tables},
                                 {"selected", selected},
+                                {"menu_message", menuMessage},
                                 {"verdicts", verdicts.report(mark)}};
     engine::writeFileAtomic(path, report.dump(1) + "\n");
 }

@@ -89,10 +89,12 @@ public:
     // The plots of the last frame drawn and the windows in front, as JSON (a demo's
     // "layout" step; docs/DEMO.md): what gui_e2e checks the layout by.
     // `mark`: the verdict marked, which the strip's part of the report names; `selected`:
-    // the ids of the runs selected, in selection order.
+    // the ids of the runs selected, in selection order; `menuMessage`: the status message
+    // the menu bar showed in that frame ("" for none).
     void writeLayoutReport(const std::filesystem::path& path,
                            const std::optional<VerdictMark>& mark,
-                           const std::vector<std::string>& selected) const;
+                           const std::vector<std::string>& selected,
+                           const std::string& menuMessage = {}) const;
     // View > Reset layout: the default layout at the next frame.
     void resetLayout();
     // An oversized imgui.ini set aside at launch (empty: none).

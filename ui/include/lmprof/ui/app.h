@@ -8,6 +8,7 @@
 #include "lmprof/engine/session_interface.h"
 #include "lmprof/ui/demo_script.h"
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -105,6 +106,9 @@ public:
     // settling, windows to bring forward, PNGs to take. When false the frame loop can wait
     // for input instead of drawing (an idle window costs no CPU).
     bool animating() const;
+    // When the screen next changes with nothing animating and no input (the menu bar's
+    // message goes), or none: an idle frame loop waits no longer than that.
+    std::optional<std::chrono::steady_clock::time_point> nextQuietChange() const;
     // A run on this machine's CPU is in progress (not a remote engine's): every frame drawn
     // (Mesa's software rasteriser under Xvfb, or the driver's CPU work) takes cores from what
     // it measures.
