@@ -200,6 +200,20 @@ RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& ste
     summary.backwardMs = computeStats(measuredStepTimes(steps, &StepRecord::backwardMs));
     summary.optimizerMs = computeStats(measuredStepTimes(steps, &StepRecord::optimizerMs));
     summary.totalMs = computeStats(measuredStepTimes(steps));
+    // A watched run's data and rest phases, when its steps have them.
+    const auto optionalPhase = [&](std::optional<double> StepRecord::*field) {
+        std::vector<double> times;
+        bool any = false;
+        for (const auto& s : steps) {
+            if (isMeasured(s)) {
+                any = any || (s.*field).has_value();
+                times.push_back((s.*field).value_or(0.0));
+            }
+        }
+        return any ? std::optional(computeStats(times)) : std::nullopt;
+    };
+    summary.dataMs = optionalPhase(&StepRecord::dataMs);
+    summary.restMs = optionalPhase(&StepRecord::restMs);
     // The busy share of the steps the summary's times come from, where they have kernel time.
     double kernelMs = 0.0, stepMs = 0.0;
     for (const auto& s : steps) {

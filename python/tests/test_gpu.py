@@ -151,7 +151,7 @@ def test_each_phase_has_its_own_allocator_peak() -> None:
         peaks = step["peak_allocated_by_phase"]
         assert peaks["forward"] >= scratch, peaks
         assert peaks["optimizer"] < peaks["forward"] - scratch // 2, peaks
-        assert step["peak_allocated_bytes"] == max(peaks.values())
+        assert step["peak_allocated_bytes"] >= max(peaks.values())  # data, rest: no peaks
 
 
 def _cuda_record(folder: Path, ask: Callable[[lmprof.Run], None] = lambda run: None,

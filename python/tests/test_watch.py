@@ -47,7 +47,7 @@ def test_a_plain_loop_records_every_step_with_its_phases(model: TinyGPT, tmp_pat
     assert [s["loss"] for s in steps] == losses
     source = record["source"]
     assert source["model_class"] == "TinyGPT" and source["optimizer"] == "AdamW"
-    assert source["parameter_count"] == sum(p.numel() for p in model.parameters())
+    assert record["parameter_count"] == sum(p.numel() for p in model.parameters())
     assert source["device"] == "cpu" and source["autocast"] == "none"
     summary = record["summary"]
     assert summary["total_ms"]["n"] == 3

@@ -226,6 +226,20 @@ void forEachElement(const std::vector<SimdNode>& a, Fn&& fn) {
     }
 }
 
+// The members of an object of either parser's document, each with its key.
+template <typename Fn>
+void forEachMember(const json& object, Fn&& fn) {
+    for (auto it = object.begin(); it != object.end(); ++it) {
+        fn(std::string_view(it.key()), it.value());
+    }
+}
+template <typename Fn>
+void forEachMember(const SimdNode& object, Fn&& fn) {
+    for (const auto& [key, value] : object.members()) {
+        fn(key, value);
+    }
+}
+
 // Fills a record from an object of either parser's document (J: json, or SimdNode for the
 // fast readers); a member that is missing keeps the record's default unless it is required.
 template <typename J>

@@ -66,7 +66,13 @@ template <typename Io>
 void fields(Io& io, Ref<OpProfileRequest, Io> r) {
     io.required("first_step", r.firstStep);
     io.field("step_count", r.stepCount);
-    io.field("trace_path", r.tracePath);
+    if constexpr (Io::kReads) { // null for "no trace" in older files of the Python watcher
+        std::optional<std::string> trace;
+        io.nullable("trace_path", trace);
+        r.tracePath = trace.value_or("");
+    } else {
+        io.field("trace_path", r.tracePath);
+    }
 }
 
 template <typename Io>
@@ -187,6 +193,24 @@ void fields(Io& io, Ref<StepRecord, Io> s) {
     io.when(s.microBatches > 0, "micro_batches", s.microBatches);
     io.when(s.compiled, "compiled", s.compiled);
     evaluationFields(io, s.evaluation, "evaluation_ms", "evaluation_forwards");
+    // The script's other logged scalars, by name; an overflowed one as a name, as loss's.
+    if constexpr (Io::kReads) {
+        if (const auto m = member(io.in, io.path, "scalars", false)) {
+            if (!m->is_object()) {
+                io.refuse("scalars", "expected an object of numbers by name");
+            }
+            forEachMember(*m, [&](std::string_view name, const auto& value) {
+                const std::string key(name);
+                s.scalars[key] = numberOrNameFrom(value, io.path + ".scalars." + key);
+            });
+        }
+    } else if (!s.scalars.empty()) {
+        json scalars = json::object();
+        for (const auto& [name, value] : s.scalars) {
+            scalars[name] = numberOrName(value);
+        }
+        io.out["scalars"] = std::move(scalars);
+    }
     if constexpr (Io::kReads) {
         if (s.kernelMs && !(*s.kernelMs >= 0.0 && *s.kernelMs <= s.totalMs * 1.001 + 1e-3)) {
             io.refuse("kernel_ms", "must be between 0 and the step's total_ms");
@@ -261,7 +285,17 @@ void fields(Io& io, Ref<WatchedConfigRecord, Io> record) {
     io.between("warmup_steps", c.warmupSteps, 0, kMaxWatchedSteps);
     io.between("measure_steps", c.measureSteps, 0, kMaxWatchedSteps);
     deviceField(io, record, "cpu");
+    // What the script asked of lmprof's instruments (lmprof.watch, Run.profile_ops, ...).
+    io.optionalObject("op_profile", c.opProfile);
+    io.optionalObject("memory_snapshot", c.memorySnapshot);
     if constexpr (Io::kReads) {
+        c.sampleHz = 0.0; // a watched script samples memory only when asked
+    }
+    io.when(c.sampleHz > 0.0, "sample_hz", c.sampleHz);
+    if constexpr (Io::kReads) {
+        if (!(c.sampleHz >= 0.0 && c.sampleHz <= 1e6)) {
+            io.refuse("sample_hz", "must be between 0 and 1e6 samples a second");
+        }
         // No model of the engine's: nothing that reads one may take it for a preset.
         c.model = ModelConfig{"watched", 0, 0, 0, 0, 0, 0.0};
         c.contextLength = 0;
@@ -271,9 +305,11 @@ void fields(Io& io, Ref<WatchedConfigRecord, Io> record) {
 
 template <typename Io>
 void fields(Io& io, Ref<RunSummary, Io> s) {
+    io.optionalObject("data_ms", s.dataMs);
     io.object("forward_ms", s.forwardMs);
     io.object("backward_ms", s.backwardMs);
     io.object("optimizer_ms", s.optimizerMs);
+    io.optionalObject("rest_ms", s.restMs);
     io.object("total_ms", s.totalMs);
     io.field("tokens_per_s", s.tokensPerS);
     io.field("tflops", s.tflops);

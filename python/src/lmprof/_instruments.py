@@ -214,7 +214,7 @@ class Instruments:
         if self._op_profile is not None and self._op_profile["first_step"] < steps:
             config["op_profile"] = {"first_step": self._op_profile["first_step"],
                                     "step_count": self._op_profile["step_count"],
-                                    "trace_path": self._trace_path}
+                                    "trace_path": self._trace_path or ""}
             record["op_profile"] = self._op_profile
         if self._snapshot_config is not None and self._snapshot_config["first_step"] < steps:
             config["memory_snapshot"] = self._snapshot_config

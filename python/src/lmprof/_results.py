@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from . import _files
-from ._steps import PHASES
+from ._steps import PEAK_PHASES, PHASES
 from ._tally import MAX_STEPS, Tally
 
 SCHEMA = "lmprof.results/1.7"
@@ -80,7 +80,7 @@ def watched_run(name: str, model: torch.nn.Module | None, device: torch.device |
         "id": name,
         "config": config,
         "source": {"kind": "watched", "script": source["script"],
-                   "model_class": source["model_class"], "parameter_count": parameters,
+                   "model_class": source["model_class"],
                    "device": where, "autocast": source["autocast"],
                    "tokens_per_step": source["tokens_per_step"],
                    "optimizer": source["optimizer"],
@@ -202,7 +202,8 @@ def _step_problem(step: Any) -> str | None:
             return f"the step's {key} is not a duration from 0 to 1e9 ms"
     peaks = step.get("peak_allocated_by_phase")
     if not isinstance(peaks, dict) or any(
-            isinstance(peaks.get(p), bool) or not isinstance(peaks.get(p), int) for p in PHASES):
+            isinstance(peaks.get(p), bool) or not isinstance(peaks.get(p), int)
+            for p in PEAK_PHASES):
         return "the step's peak_allocated_by_phase is not a byte count per phase"
     return None
 

@@ -18,6 +18,9 @@ from ._clocks import Clock
 # time between the previous step's end and this one's start (the loader); "rest" is what
 # the step runs outside the other three (zero_grad, clipping, logging, the scaler).
 PHASES: tuple[str, ...] = ("data", "forward", "backward", "optimizer", "rest")
+# The phases a step's and a run's peaks are recorded for: the engine's (PeakBytes), so that a
+# result set holds no figure its reader drops (tests/app/record_contract_check.py).
+PEAK_PHASES: tuple[str, ...] = ("forward", "backward", "optimizer")
 
 # The first steps pay for lazy initialisation (allocator growth, kernels' first launches,
 # autotuning); they are flagged and left out of the summary, as the engine's warmup steps
@@ -164,7 +167,7 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
     released = [mark for _, mark in step.marks[:-1]] + step.waits + span_marks(step)
     released += [step.eval_from] if step.eval_from is not None else []
     clock.release(released + ([step.prev_end] if step.prev_end is not None else []))
-    by_phase = {p: step.peak_allocated.get(p, 0) for p in PHASES}
+    by_phase = {p: step.peak_allocated.get(p, 0) for p in PEAK_PHASES}
     record: dict[str, Any] = {
         "index": step.index,
         "warmup": warmup or step.compiled,

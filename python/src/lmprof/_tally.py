@@ -11,7 +11,7 @@ import math
 from array import array
 from typing import Any
 
-from ._steps import PHASES
+from ._steps import PEAK_PHASES, PHASES
 
 # As many steps as the live server's ring: a run this long is kept whole.
 KEPT_STEPS = 10_000
@@ -128,7 +128,7 @@ class Tally:
         self._measured = 0
         self._kept: list[dict[str, Any]] = []
         self._regular = 0  # kept steps that are not special
-        self._peaks = {True: dict.fromkeys(PHASES, 0), False: dict.fromkeys(PHASES, 0)}
+        self._peaks = {True: dict.fromkeys(PEAK_PHASES, 0), False: dict.fromkeys(PEAK_PHASES, 0)}
 
     def __len__(self) -> int:
         return self._recorded
@@ -150,8 +150,8 @@ class Tally:
             for key, times in self.times.items():
                 times.add(step[key])
         peaks = self._peaks[warmup]
-        for phase, value in step["peak_allocated_by_phase"].items():
-            peaks[phase] = max(peaks[phase], value)
+        for phase in PEAK_PHASES:  # a journal's older steps have the data and rest phases too
+            peaks[phase] = max(peaks[phase], step["peak_allocated_by_phase"][phase])
         self._keep(step)
         return True
 

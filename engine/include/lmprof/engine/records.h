@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -70,6 +71,9 @@ struct StepRecord {
     // The watched script's evaluation pass between the previous step and this one
     // (Evaluation): outside the step, and not in its dataMs.
     std::optional<Evaluation> evaluation;
+    // What else the script logged for the step (run.log(lr=..., grad_norm=...)), by name;
+    // `loss` has a field of its own.
+    std::map<std::string, double> scalars;
 };
 
 // One reading of the memory sampler: periodic (default 100 Hz) or at a phase boundary.
@@ -138,6 +142,10 @@ struct RunSummary {
     PhaseStats backwardMs;
     PhaseStats optimizerMs;
     PhaseStats totalMs;
+    // A watched run's data and rest phases (StepRecord::dataMs, restMs), over the same steps;
+    // absent when its steps have none (the engine's own runs).
+    std::optional<PhaseStats> dataMs;
+    std::optional<PhaseStats> restMs;
     double tokensPerS = 0.0;
     double tflops = 0.0;       // achieved, from the analytic FLOPs and the mean step time
     std::optional<double> mfu; // null when the device's peak is unknown (CPU)
