@@ -91,7 +91,8 @@ TEST(StatisticsVectors, RunSummaries) {
             s.restMs = j.at("rest_ms").get<double>();
             s.totalMs = j.at("total_ms").get<double>();
             const json& peaks = j.at("peak_allocated_by_phase");
-            s.phasePeakBytes = {peaks.at("forward").get<int64_t>(), peaks.at("backward").get<int64_t>(),
+            s.phasePeakBytes = {peaks.at("forward").get<int64_t>(),
+                                peaks.at("backward").get<int64_t>(),
                                 peaks.at("optimizer").get<int64_t>()};
             steps.push_back(s);
         }

@@ -3,7 +3,6 @@
 // as "18014398509481984.000 KiB", the failed file_size() of a folder (issue 60).
 
 #include <ImFileDialog/ImFileDialog.h>
-
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>

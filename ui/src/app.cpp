@@ -398,7 +398,8 @@ bool App::demoSucceeded() const {
 
 void App::writeLayoutReport(const std::filesystem::path& path) const {
     m_parts->windows.writeLayoutReport(path, m_parts->ws.verdictMark,
-                                       m_parts->ws.store.selectedIds(), m_parts->recentReport.shown);
+                                       m_parts->ws.store.selectedIds(),
+                                       m_parts->recentReport.shown);
 }
 
 } // namespace lmprof::ui
