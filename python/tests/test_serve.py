@@ -133,9 +133,9 @@ def test_a_viewer_that_goes_away_or_stops_reading_changes_nothing(
     stalled.hello()
     train(run, model, 300)  # far more than the kernel buffers and 1 KiB, never read
     deadline = time.monotonic() + 10
-    while len(run._server._viewers) > 0 and time.monotonic() < deadline:
+    while len(run._publisher._server._viewers) > 0 and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert len(run._server._viewers) == 0  # both dropped; the loop never waited
+    assert len(run._publisher._server._viewers) == 0  # both dropped; the loop never waited
     run.close()
     assert len(run.steps) == 300
     stalled.close()

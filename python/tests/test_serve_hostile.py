@@ -126,7 +126,7 @@ def test_a_hostile_line_before_the_hello_costs_only_its_connection(
     assert refusal["type"] == "error" and refusal["fatal"] is True
     assert refusal["code"] in ("malformed", "bad_token", "version", "too_large")
     client.close()
-    assert run._server is not None and run._server.dead is None
+    assert run._publisher._server is not None and run._publisher._server.dead is None
     assert_a_viewer_gets_the_run(run, model, optimizer)
 
 
@@ -164,7 +164,7 @@ def test_a_server_thread_that_dies_is_told_once_and_queues_nothing_more(
 
     monkeypatch.setattr(_serve.LiveServer, "_handle", broken)
     run, model, optimizer = watched(token_file)
-    server = run._server
+    server = run._publisher._server
     assert server is not None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -257,7 +257,8 @@ def test_silent_connections_from_another_address_never_lock_a_viewer_out(
             assert any(m["type"] == "step" for m in viewer.messages_until("step"))
             viewer.close()
     assert hoarder.opened > 16  # the hoarder's extra connections were refused, its own oldest
-    silent = [v for v in run._server._viewers.values() if not v.hello and not v.closing]
+    viewers = run._publisher._server._viewers.values()
+    silent = [v for v in viewers if not v.hello and not v.closing]
     assert len(silent) <= _serve.MAX_SILENT
     assert_a_viewer_gets_the_run(run, model, optimizer)
 
@@ -289,7 +290,7 @@ def test_more_viewers_than_the_bound_are_told_the_server_is_busy(token_file: Pat
     assert refusal["code"] == "busy" and str(_serve.MAX_VIEWERS) in refusal["message"]
     extra.close()
     viewers.pop().close()
-    server = run._server
+    server = run._publisher._server
     assert server is not None
     while sum(1 for v in list(server._viewers.values()) if v.hello) >= _serve.MAX_VIEWERS:
         server._thread.join(0.01)  # until the server has seen that viewer go
@@ -317,7 +318,7 @@ def test_a_reconnect_storm_is_sent_one_shared_replay(
     calls = counting_dumps(monkeypatch)
     run, model, optimizer = watched(token_file)
     train(run, model, optimizer, steps + 1)
-    server = run._server
+    server = run._publisher._server
     assert server is not None
     while not server._events.empty() or b"".join(server._replay.parts()).count(b"\n") < steps:
         server._thread.join(0.01)  # every step is in the replay before the storm
@@ -366,7 +367,7 @@ def test_a_flood_of_refused_lines_leaves_the_server_bounded(token_file: Path) ->
         except ConnectionResetError:
             pass  # refused before it finished writing: the refusal raced its own bytes
         flood.close()
-    server = run._server
+    server = run._publisher._server
     assert server is not None
     closing = [v for v in server._viewers.values() if v.closing]
     assert len(closing) <= _serve.MAX_CLOSING

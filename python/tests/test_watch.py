@@ -4,6 +4,7 @@ bad arguments, and the watcher's bounds."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import statistics
@@ -16,7 +17,7 @@ import torch.nn.functional as F
 
 import lmprof
 from conftest import BATCH, CTX, TinyGPT, batches, loss_of, train_steps
-from lmprof import _run, _steps
+from lmprof import _publisher, _results, _steps
 
 
 def test_a_plain_loop_records_every_step_with_its_phases(model: TinyGPT, tmp_path: Path) -> None:
@@ -150,6 +151,16 @@ def test_bad_model_and_optimizer_name_the_argument(model: TinyGPT) -> None:
         lmprof.watch(model, optimizer=model)  # type: ignore[arg-type]
 
 
+def test_the_run_offers_the_documented_api_alone() -> None:
+    # The Run users get is docs/WATCH.md's API; the hooks' callbacks (_recorder.py) and the
+    # zero-code watcher's knobs (_run.open_run) are not part of it.
+    public = {n for n in dir(lmprof.Run) if not n.startswith("_")}
+    assert public == {"close", "log", "memory_snapshot", "name", "port", "profile_ops",
+                      "result_set", "step", "steps", "summary", "time_modules"}
+    assert (list(inspect.signature(lmprof.Run).parameters)
+            == list(inspect.signature(lmprof.watch).parameters))
+
+
 def test_log_refuses_what_is_not_one_number_and_keeps_watching(model: TinyGPT) -> None:
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     run = lmprof.watch(model, opt)
@@ -196,7 +207,7 @@ def test_hooks_are_gone_after_close(model: TinyGPT) -> None:
 
 
 def test_memory_stays_bounded_over_many_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_run, "RECENT_STEPS", 500)
+    monkeypatch.setattr(_publisher, "RECENT_STEPS", 500)
     model = torch.nn.Linear(4, 4)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
     run = lmprof.watch(model, opt)
@@ -264,7 +275,7 @@ def test_the_journal_records_the_runs_end_before_the_result_set(
     def full_disk(path: Path, document: dict) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_run._results, "write_atomically", full_disk)
+    monkeypatch.setattr(_results, "write_atomically", full_disk)
     with pytest.raises(ValueError, match=r"No space left.*every step is in .*recover"):
         run.close()
     (record,) = lmprof.recover(tmp_path / "run.json.steps.jsonl")["runs"]
@@ -282,13 +293,13 @@ def test_a_device_error_at_close_keeps_the_steps_already_read(model: TinyGPT,
     train_steps(run, model, opt, 3)
     # The fourth step's marks are not ready when it ends, as on a busy GPU: it waits for
     # close(), whose wait fails.
-    run._clock.ready = lambda marks: False  # type: ignore[method-assign]
+    run._recorder._clock.ready = lambda marks: False  # type: ignore[method-assign]
     train_steps(run, model, opt, 1)
 
     def failing_wait(mark: object) -> None:
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
-    run._clock.wait = failing_wait  # type: ignore[method-assign]
+    run._recorder._clock.wait = failing_wait  # type: ignore[method-assign]
     run.close()
     (record,) = json.loads(save.read_text())["runs"]
     assert record["status"] == "error"
@@ -314,7 +325,7 @@ def test_nvtx_ranges_stay_balanced_when_the_watcher_stops_mid_step(
     monkeypatch.setattr(torch.cuda.nvtx, "range_pop", pop)
     opt = torch.optim.SGD(model.parameters(), lr=1e-2)
     run = lmprof.watch(model, opt)
-    run._ranges.on = True  # as on a GPU
+    run._recorder._ranges.on = True  # as on a GPU
     data = batches(3)
     x, y = next(data)
     with run.step():
@@ -324,7 +335,7 @@ def test_nvtx_ranges_stay_balanced_when_the_watcher_stops_mid_step(
     x, y = next(data)
     with pytest.warns(RuntimeWarning, match="stopped watching"), run.step():
         assert depth["open"] == 2  # "step" and its phase
-        run._memory.boundary = lambda: 1 / 0  # type: ignore[method-assign]
+        run._recorder._memory.boundary = lambda: 1 / 0  # type: ignore[method-assign]
         loss_of(model, x, y).backward()
     assert depth["open"] == 0
     run.close()

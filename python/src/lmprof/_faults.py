@@ -12,10 +12,12 @@ from typing import Protocol
 
 
 class Closable(Protocol):
+    """An open run (_recorder.py)."""
+
     @property
     def name(self) -> str: ...
 
-    def _finish(self, exc: BaseException | None) -> None: ...
+    def finish(self, exc: BaseException | None) -> None: ...
 
 
 _open_runs: list[Closable] = []
@@ -33,7 +35,7 @@ def closed(run: Closable) -> None:
 def close_open_runs(exc: BaseException | None = None) -> None:
     for run in list(_open_runs):
         try:
-            run._finish(exc)
+            run.finish(exc)
         except Exception as failure:  # noqa: BLE001 - the script is ending either way
             warnings.warn(f"lmprof could not close run {run.name!r}: {failure}", RuntimeWarning,
                           stacklevel=1)

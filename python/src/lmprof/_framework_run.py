@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from ._run import Run
+from ._run import Run, open_run
 
 
 def _rank() -> str | None:
@@ -41,10 +41,10 @@ def framework_run(*, name: str | None, save: os.PathLike[str] | str | None,
         if port.isdigit() and int(port) > 0:
             listen = f"{host}:{int(port) + int(rank)}"
     script = next((a for a in sys.argv if a and not a.startswith("-")), "")
-    return Run(None, None, name=name, tokens_per_step=tokens_per_step, save=save,
-               script=script, suffix=f"-rank{rank}" if rank is not None else "",
-               listen=listen, token_file=token_file, serve_from_first_step=True,
-               memory_hz=memory_hz)
+    return open_run(None, None, name=name, tokens_per_step=tokens_per_step, save=save,
+                    script=script, suffix=f"-rank{rank}" if rank is not None else "",
+                    listen=listen, token_file=token_file, serve_from_first_step=True,
+                    memory_hz=memory_hz)
 
 
 class Watching:

@@ -22,7 +22,7 @@ from torch.optim.optimizer import (
 
 
 class PhaseListener(Protocol):
-    """What a Run hears from the hooks."""
+    """What a run's recorder (_recorder.py) hears from the hooks."""
 
     def on_forward(self, module: nn.Module, args: Any,
                    kwargs: dict[str, Any] | None = None) -> None: ...

@@ -1,7 +1,8 @@
 """A watched run's optional instruments (docs/WATCH.md, "Inside your model"), each off until
 asked and costing nothing then: the op profile of one step (_ops.py), the CUDA allocator's
-history of one step and the sampled memory timeline (_timeline.py). The Run tells them where
-the loop is (begin, switch, end) and adds what they recorded to its record."""
+history of one step and the sampled memory timeline (_timeline.py). The run's recorder
+(_recorder.py) tells them where the loop is (begin, switch, end) and adds what they recorded
+to its record."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def check_memory_hz(hz: Any) -> float:
 
 
 class Instruments:
-    """The instruments of one Run. Requests name a step that has not begun; one step may
+    """The instruments of one run. Requests name a step that has not begun; one step may
     carry one instrument, since each perturbs what the other measures (the engine's rule)."""
 
     def __init__(self, memory_hz: float, start_ns: int) -> None:
