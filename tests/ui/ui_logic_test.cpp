@@ -468,7 +468,8 @@ TEST(FilesView, OpeningAForeignOrCorruptFileReportsAndChangesNothing) {
     std::string status;
     bool isError = false;
     ViewContext ctx{session, store, form, settings, status, isError};
-    FilesView files;
+    FileReading reading;
+    FilesView files(reading);
 
     files.open(ctx, (dir / "foreign.json").string());
     EXPECT_TRUE(isError);

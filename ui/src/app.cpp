@@ -41,7 +41,7 @@ App::Parts::Parts(AppOptions o)
     : options(std::move(o)), ws(options.engine ? std::exchange(options.engine, nullptr)
                                                : std::make_shared<engine::LocalSession>(),
                                 options.initialConfig, options.configDir / "settings.json"),
-      windows((options.configDir / "imgui.ini").string(), options.freshLayout),
+      windows((options.configDir / "imgui.ini").string(), options.freshLayout, reading),
       restore(options.configDir, ws, windows.files) {
     ws.session().setWaker(options.wake);
     if (options.awaitWatchedRun) {

@@ -199,12 +199,14 @@ private:
 };
 
 // Members are made in this order and destroyed in the reverse: the parts after the views
-// (WindowSet) go first. SessionRestore may still have a file read by the Files view on a
-// thread; ~FilesView joins that thread without calling back, so nothing reaches a part gone.
+// (WindowSet) go first. The file reading outlives them all: ~FileReading cancels and joins
+// a reading still in progress (SessionRestore's, or File > Open's) without handing it on,
+// so nothing reaches a part gone.
 struct App::Parts {
     explicit Parts(AppOptions o);
 
     AppOptions options;
+    FileReading reading; // the only thread the window's contents start (docs/ARCHITECTURE.md)
     Workspace ws;
     WindowSet windows;
     ChartExports exports{options, ws};

@@ -14,8 +14,8 @@
 
 namespace lmprof::ui {
 
-WindowSet::WindowSet(std::string iniFile, bool freshLayout)
-    : m_iniFile(std::move(iniFile)),
+WindowSet::WindowSet(std::string iniFile, bool freshLayout, FileReading& reading)
+    : files(reading), m_iniFile(std::move(iniFile)),
       m_layoutProblem(freshLayout ? std::string() : setAsideOversizedLayout(m_iniFile)),
       m_hadLayout(!freshLayout && std::filesystem::exists(m_iniFile)) {
     // The views the app drives are its own members, found by title; the rest are made from

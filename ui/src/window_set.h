@@ -55,7 +55,8 @@ inline constexpr int kLayoutPatienceFrames = 120;
 class WindowSet {
 public:
     // `iniFile`: ImGui's saved layout; `freshLayout`: lay out afresh and leave it alone.
-    WindowSet(std::string iniFile, bool freshLayout);
+    // `reading`: the app's background file reader, which the Files view starts and shows.
+    WindowSet(std::string iniFile, bool freshLayout, FileReading& reading);
     WindowSet(const WindowSet&) = delete;
     WindowSet& operator=(const WindowSet&) = delete;
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <imgui.h>
 #include <stdexcept>
+#include <utility>
 
 namespace lmprof::ui {
 
@@ -84,16 +85,9 @@ void FilesView::open(ViewContext& ctx, const std::string& path) {
     }
 }
 
-FilesView::~FilesView() {
-    if (m_opening) {
-        m_opening->cancel = true;
-        m_opening->worker.join();
-    }
-}
-
 void FilesView::openInBackground(ViewContext& ctx, const std::string& path) {
-    if (m_opening) {
-        ctx.report("still opening " + m_opening->path + ": wait for it, or cancel it", true);
+    if (m_reading.busy()) {
+        ctx.report("still opening " + m_reading.path() + ": wait for it, or cancel it", true);
         return;
     }
     readInBackground(path, "Opening",
@@ -108,56 +102,33 @@ void FilesView::openInBackground(ViewContext& ctx, const std::string& path) {
 }
 
 void FilesView::readInBackground(const std::string& path, std::string title, Reader done) {
-    if (m_opening) { // the reading in progress would be dropped with its thread running
-        throw std::logic_error("FilesView::readInBackground while " + m_opening->path +
-                               " is being read");
-    }
-    m_opening = std::make_unique<Opening>();
-    m_opening->path = path;
-    m_opening->title = std::move(title);
-    m_opening->taker = std::move(done);
-    Opening* opening = m_opening.get();
-    opening->worker = std::thread([opening] {
-        try {
-            opening->file = loadResultsFile(opening->path, [opening](double share) {
-                opening->share = share;
-                return !opening->cancel.load();
-            });
-        } catch (const ReadCancelled& e) {
-            opening->cancelled = true;
-            opening->error = e.what();
-        } catch (const ResultFormatError& e) {
-            opening->error = std::string("cannot open ") + e.what(); // e names the file
-        } catch (const std::exception& e) {
-            opening->error = "cannot open " + opening->path + ": " + e.what();
-        }
-        opening->done = true;
-    });
+    m_reading.start(path); // throws while another file is being read
+    m_readingTitle = std::move(title);
+    m_taker = std::move(done);
 }
 
 void FilesView::drawOpening(ViewContext& ctx) {
-    if (!m_opening) {
+    if (!m_reading.busy()) {
         return;
     }
-    if (m_opening->done) {
-        m_opening->worker.join();
-        std::unique_ptr<Opening> opened = std::move(m_opening);
-        opened->taker(ctx, std::move(opened->file), opened->error, opened->cancelled);
+    if (auto done = m_reading.take()) {
+        const Reader taker = std::exchange(m_taker, nullptr);
+        taker(ctx, std::move(done->file), done->error, done->cancelled);
         return;
     }
-    const char* title = m_opening->title.c_str();
+    const char* title = m_readingTitle.c_str();
     ImGui::OpenPopup(title);
     ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing,
                             ImVec2(0.5f, 0.5f));
     if (ImGui::BeginPopupModal(title, nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-        ImGui::Text("Reading %s", m_opening->path.c_str());
-        const float share = static_cast<float>(m_opening->share.load());
+        ImGui::Text("Reading %s", m_reading.path().c_str());
+        const float share = static_cast<float>(m_reading.share());
         char label[32];
         std::snprintf(label, sizeof(label), "%.0f%%", 100.0f * share);
         ImGui::ProgressBar(share, ImVec2(ImGui::GetFontSize() * 24.0f, 0.0f), label);
-        ImGui::BeginDisabled(m_opening->cancel.load());
+        ImGui::BeginDisabled(m_reading.cancelling());
         if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGuiKey_Escape)) {
-            m_opening->cancel = true; // the reader stops at its next run; nothing is added
+            m_reading.cancel(); // the reader stops at its next run; nothing is added
         }
         ImGui::EndDisabled();
         ImGui::EndPopup();
@@ -243,9 +214,10 @@ void FilesView::draw(ViewContext& ctx) {
     ImGui::End();
 }
 
-// The window's place in the registry (registry.cpp) and the charts it exports.
+// The window's place in the registry (registry.cpp). The app drives it (WindowSet::files,
+// given the app's FileReading), so it is never made from its entry, and exports no chart.
 WindowEntry filesWindow() {
-    return windowOf<FilesView>(DockSlot::LeftBottom);
+    return {FilesView::kTitle, DockSlot::LeftBottom, nullptr};
 }
 
 } // namespace lmprof::ui

@@ -2,31 +2,30 @@
 // (Ctrl+S) and to open (demo scripts).
 #pragma once
 
+#include "file_reading.h"
 #include "lmprof/engine/result_io.h"
 #include "view.h"
 
-#include <atomic>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 
 namespace lmprof::ui {
 
 class FilesView final : public View {
 public:
     static constexpr const char* kTitle = "Files";
-    ~FilesView() override;
+    // `reading`: the app's background reader, which this view starts and shows.
+    explicit FilesView(FileReading& reading) : m_reading(reading) {}
     void draw(ViewContext& ctx) override;
     // Saves, after asking in a modal when the file exists and this window did not write it.
     void requestSave(ViewContext& ctx, const std::string& path);
     void save(ViewContext& ctx, const std::string& path);
     // Opens a result set or an autosave file now (launch's --open, demo scripts).
     void open(ViewContext& ctx, const std::string& path);
-    // Opens it on a thread of its own while the window goes on, with a progress bar and
-    // Cancel (File > Open, Recent): a night's sweep takes seconds to read.
+    // Opens it in the background (FileReading) while the window goes on, with a progress
+    // bar and Cancel (File > Open, Recent): a night's sweep takes seconds to read.
     void openInBackground(ViewContext& ctx, const std::string& path);
     // The same reading for another use (restoring the autosave): `title` heads the progress
     // bar, and `done` gets the file, or nullopt with the reason (`cancelled` by the user).
@@ -34,25 +33,14 @@ public:
     using Reader = std::function<void(ViewContext&, std::optional<engine::ResultsFile> file,
                                       const std::string& error, bool cancelled)>;
     void readInBackground(const std::string& path, std::string title, Reader done);
-    bool opening() const { return m_opening != nullptr; }
+    bool opening() const { return m_reading.busy(); }
 
 private:
-    // A file being read on its own thread; the window takes its runs when it is done.
-    struct Opening {
-        std::string path;
-        std::string title;
-        Reader taker; // what is done with the file, on the window's thread
-        std::atomic<double> share{0.0};
-        std::atomic<bool> cancel{false};
-        std::atomic<bool> done{false};
-        std::optional<engine::ResultsFile> file;
-        std::string error; // why it could not be read, or that it was cancelled
-        bool cancelled = false;
-        std::thread worker;
-    };
     void drawOpening(ViewContext& ctx);
     void take(ViewContext& ctx, const std::string& path, engine::ResultsFile file);
-    std::unique_ptr<Opening> m_opening;
+    FileReading& m_reading;
+    std::string m_readingTitle; // heads the progress bar
+    Reader m_taker;             // what is done with the file read, on the window's thread
     void drawReplaceQuestion(ViewContext& ctx);
     std::string m_confirmReplace;    // a file to ask about replacing; empty: none
     std::set<std::string> m_written; // files this window saved (replaced without asking)
