@@ -134,7 +134,15 @@ bool beginPlot(const char* titleId, const ImVec2& size, ImPlotFlags flags) {
     if (lines.size() > budget) {
         const size_t more = lines.size() - (budget - 1);
         lines.resize(budget - 1);
-        lines.push_back("+" + std::to_string(more) + " more lines of notes: hover here");
+        // The longest wording that fits the data's width (a narrow pane clips it otherwise).
+        const std::string n = "+" + std::to_string(more);
+        for (const std::string& say : {n + " more lines of notes: hover here",
+                                       n + " more lines: hover here", n + " more: hover", n}) {
+            if (ImGui::CalcTextSize(say.c_str()).x <= width || say == n) {
+                lines.push_back(say);
+                break;
+            }
+        }
     }
     for (const std::string& line : lines) {
         title += (title.empty() ? "" : "\n") + line;
