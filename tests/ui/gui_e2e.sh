@@ -416,11 +416,21 @@ many="$work/many"
 mkdir -p "$many"
 "$cli" sweep --models tiny --ctx 16,32 --precision fp32,bf16 --mode forward,train --warmup 0,1 \
   --steps 2 --device cpu --json "$many/sixteen.json" -q > /dev/null
-xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --open "$many/sixteen.json" \
-  --window-size 1280x720 --export-plots step-times,memory --export-size 1200x700 \
-  --export-dir "$many" --screenshot "$many/window.png" --exit-when-done > "$many/log" 2>&1 ||
+LMPROF_CONFIG_DIR="$many/launch-config" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" \
+  --open "$many/sixteen.json" --window-size 1280x720 --export-plots step-times,memory --export-size 1200x700 \
+  --export-dir "$many" --screenshot "$many/window.png" --exit-when-done \
+  --layout-report "$many/window-layout.json" > "$many/log" 2>&1 ||
   { cat "$many/log"; echo "the 16-run window failed"; exit 1; }
 "$png_check" "$many/window.png" 1280 720
+# Its layout settled before the screenshot, with no input: the window draws until the room
+# it moves between places stops moving (Runs, in front in a new layout, had 7 of its 8 rows
+# until the mouse moved).
+python3 -c "import json, sys
+runs = [t for t in json.load(open(sys.argv[1]))['tables'] if t['table'] == 'runs']
+sys.exit('Runs is not in front in a new layout' if not runs else 0
+         if runs[0]['fit'] >= runs[0]['wanted'] else
+         f\"Runs shows {runs[0]['fit']:.0f} of its {runs[0]['wanted']} rows after the launch\")" \
+  "$many/window-layout.json"
 "$png_check" "$many"/step-times-*-and-15-more.png 1200 700
 "$png_check" "$many"/memory-*-and-15-more.png 1200 700
 if grep -q "imgui-error" "$many/log"; then cat "$many/log"; echo "ImGui reported an error"; exit 1; fi

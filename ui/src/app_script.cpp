@@ -124,6 +124,7 @@ bool App::animating() const {
     const Parts& s = *m_parts;
     return s.ws.session().busy() || s.windows.sweep.running() || !autorunSettled() ||
            pngPending() || s.demo.playing() || s.screenshot.requested ||
+           s.windows.layoutSettling() ||
            s.frameNumber < static_cast<int>(s.options.showWindows.size()) + kSettleFrames;
 }
 

@@ -284,6 +284,7 @@ void WindowSet::keepPlotsReadable(ImGuiID dockspace, bool settled) {
         balance(root, placesOf(m_lastFramePlots, m_lastFrameTables, m_windows), moves);
     }
     m_framesSinceLayoutMove = moves > 0 ? 0 : m_framesSinceLayoutMove + 1;
+    m_movingFrames = moves > 0 ? m_movingFrames + 1 : 0;
 }
 
 void WindowSet::writeLayoutReport(const std::filesystem::path& path,

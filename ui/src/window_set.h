@@ -87,6 +87,12 @@ public:
     // which lay the places out from their saved sizes, are past.
     void keepPlotsReadable(ImGuiID dockspace, bool settled);
     int framesSinceLayoutMove() const { return m_framesSinceLayoutMove; }
+    // The layout is still moving room between places (or moved it within kSettleFrames):
+    // frames are to be drawn until it has settled, input or not. A layout that moves for
+    // kMaxMovingFrames in a row is let be (it would otherwise draw without end).
+    bool layoutSettling() const {
+        return m_framesSinceLayoutMove < kSettleFrames && m_movingFrames < kMaxMovingFrames;
+    }
     // The plots of the last frame drawn and the windows in front, as JSON (a demo's
     // "layout" step; docs/DEMO.md): what gui_e2e checks the layout by.
     // `mark`: the verdict marked, which the strip's part of the report names; `selected`:
@@ -117,6 +123,8 @@ private:
     std::vector<plot::DrawnPlot> m_lastFramePlots;
     std::vector<DrawnTable> m_lastFrameTables;
     int m_framesSinceLayoutMove = 0; // frames since keepPlotsReadable last moved room
+    int m_movingFrames = 0;          // frames in a row that moved it
+    static constexpr int kMaxMovingFrames = 120;
 
     void buildDefaultLayout(ImGuiID dockspace);
     // The first frame's layout: the saved one, or the default when there is none or it was
