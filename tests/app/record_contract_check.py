@@ -28,18 +28,10 @@ import torch
 import torch.nn as nn
 import lmprof
 
-class SmallLM(nn.Module):
-    def __init__(self, vocab=64, d=32, ctx=16):
-        super().__init__()
-        self.embed = nn.Embedding(vocab, d)
-        self.block = nn.TransformerEncoderLayer(d, 2, 64, batch_first=True, norm_first=True)
-        self.head = nn.Linear(d, vocab)
-
-    def forward(self, tokens):
-        return self.head(self.block(self.embed(tokens)))
-
 torch.manual_seed(0)
-model = SmallLM()
+model = nn.Sequential(nn.Embedding(64, 32),
+                      nn.TransformerEncoderLayer(32, 2, 64, batch_first=True, norm_first=True),
+                      nn.Linear(32, 64))
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 run = lmprof.watch(model, opt, name="contract", tokens_per_step=4 * 16, save=sys.argv[1],
                    memory_hz=50)
