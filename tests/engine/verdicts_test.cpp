@@ -7,6 +7,7 @@
 #include "lmprof/engine/verdicts.h"
 #include "synthetic_runs.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <gtest/gtest.h>
@@ -365,4 +366,21 @@ TEST(Verdicts, AHundredThousandStepsAreJudgedLikeAHundred) {
     std::cout << "judgeRun: 100,000 steps in " << ms << " ms\n";
     EXPECT_TRUE(warnings(all).empty());
     ASSERT_TRUE(find(all, VerdictKind::ComputeBound));
+}
+
+// A file may hold its steps in any order (the fuzzer found one with step 1 before step 0):
+// a verdict's steps are the least and greatest index, so the run it is written with reads
+// back (a verdict whose first step is after its last is refused).
+TEST(Verdicts, StepsOutOfOrderGiveARangeThatReadsBack) {
+    RunResult r = steady(12);
+    std::reverse(r.steps.begin(), r.steps.end());
+    resummarize(r);
+    const auto all = judgeRun(r);
+    ASSERT_FALSE(all.empty());
+    for (const auto& v : all) {
+        EXPECT_LE(v.firstStep, v.lastStep) << toString(v.kind);
+    }
+    const RunResult back = parseRun(runToJsonLine(r));
+    EXPECT_EQ(back.id, r.id);
+    EXPECT_EQ(back.verdicts.size(), all.size());
 }
