@@ -369,16 +369,25 @@ TEST(Verdicts, AHundredThousandStepsAreJudgedLikeAHundred) {
 }
 
 // A file may hold its steps in any order (the fuzzer found one with step 1 before step 0):
-// a verdict's steps are the least and greatest index, so the run it is written with reads
-// back (a verdict whose first step is after its last is refused).
+// the rules read them in index order, so the verdicts are those of the ordered run and the
+// run they are written with reads back (a verdict whose first step is after its last is
+// refused).
 TEST(Verdicts, StepsOutOfOrderGiveARangeThatReadsBack) {
-    RunResult r = steady(12);
+    const RunResult ordered = steady(12);
+    RunResult r = ordered;
     std::reverse(r.steps.begin(), r.steps.end());
     resummarize(r);
     const auto all = judgeRun(r);
+    const auto expected = judgeRun(ordered);
     ASSERT_FALSE(all.empty());
-    for (const auto& v : all) {
+    ASSERT_EQ(all.size(), expected.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+        const RunVerdict& v = all[i];
         EXPECT_LE(v.firstStep, v.lastStep) << toString(v.kind);
+        EXPECT_EQ(v.kind, expected[i].kind);
+        EXPECT_EQ(v.firstStep, expected[i].firstStep) << toString(v.kind);
+        EXPECT_EQ(v.lastStep, expected[i].lastStep) << toString(v.kind);
+        EXPECT_EQ(v.evidence, expected[i].evidence) << toString(v.kind);
     }
     const RunResult back = parseRun(runToJsonLine(r));
     EXPECT_EQ(back.id, r.id);

@@ -42,29 +42,29 @@ constexpr double kInputFloorMs = 1.0;      // the least mean data wait input-bou
 constexpr double kSettledHalfWidth = 0.02; // the mean known to ±2% counts as settled
 constexpr double kMiB = 1024.0 * 1024.0;
 
-// The measured steps a verdict reads: index, total, and the phase fields. first() and
-// last() are the least and greatest index, whatever the steps' order in the file (a
-// reader takes them in any order, and refuses a verdict whose first is after its last).
+// The measured steps a verdict reads (index, total, and the phase fields), in index order.
 struct Steps {
     std::vector<const StepRecord*> s;
-    int first() const {
-        return s.empty() ? 0 : (*std::min_element(s.begin(), s.end(), byIndex))->index;
-    }
-    int last() const {
-        return s.empty() ? 0 : (*std::max_element(s.begin(), s.end(), byIndex))->index;
-    }
+    int first() const { return s.empty() ? 0 : s.front()->index; }
+    int last() const { return s.empty() ? 0 : s.back()->index; }
     int n() const { return static_cast<int>(s.size()); }
-
-private:
-    static bool byIndex(const StepRecord* a, const StepRecord* b) { return a->index < b->index; }
 };
 
+// In index order whatever the order in the file (a reader takes steps in any order): the
+// rules read them as a series (the later half, a slope, stalls), and a verdict's first step
+// is never after its last, which a reader refuses.
 inline Steps measuredOf(const RunResult& run) {
     Steps out;
     for (const auto& step : run.steps) {
         if (isMeasured(step) && step.totalMs > 0.0) {
             out.s.push_back(&step);
         }
+    }
+    const auto byIndex = [](const StepRecord* a, const StepRecord* b) {
+        return a->index < b->index;
+    };
+    if (!std::is_sorted(out.s.begin(), out.s.end(), byIndex)) {
+        std::stable_sort(out.s.begin(), out.s.end(), byIndex);
     }
     return out;
 }
