@@ -50,6 +50,8 @@ struct Chart {
 // Frames drawn after the autorun run finished before it counts as settled (the charts'
 // auto-fit needs a frame or two to take the final data into account).
 inline constexpr int kSettleFrames = 5;
+// A layout that has not come to rest after this many frames is let be: the autorun counts
+// as settled, and frames stop being drawn for it.
 inline constexpr int kLayoutPatienceFrames = 120;
 
 class WindowSet {
@@ -89,9 +91,9 @@ public:
     int framesSinceLayoutMove() const { return m_framesSinceLayoutMove; }
     // The layout is still moving room between places (or moved it within kSettleFrames):
     // frames are to be drawn until it has settled, input or not. A layout that moves for
-    // kMaxMovingFrames in a row is let be (it would otherwise draw without end).
+    // kLayoutPatienceFrames in a row is let be (it would otherwise draw without end).
     bool layoutSettling() const {
-        return m_framesSinceLayoutMove < kSettleFrames && m_movingFrames < kMaxMovingFrames;
+        return m_framesSinceLayoutMove < kSettleFrames && m_movingFrames < kLayoutPatienceFrames;
     }
     // The plots of the last frame drawn and the windows in front, as JSON (a demo's
     // "layout" step; docs/DEMO.md): what gui_e2e checks the layout by.
@@ -124,7 +126,6 @@ private:
     std::vector<DrawnTable> m_lastFrameTables;
     int m_framesSinceLayoutMove = 0; // frames since keepPlotsReadable last moved room
     int m_movingFrames = 0;          // frames in a row that moved it
-    static constexpr int kMaxMovingFrames = 120;
 
     void buildDefaultLayout(ImGuiID dockspace);
     // The first frame's layout: the saved one, or the default when there is none or it was
