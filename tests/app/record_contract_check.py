@@ -58,8 +58,11 @@ OWN = {"$.tool", "$.created", "$.environment"}
 
 
 def kind(value: Any) -> str:
-    if isinstance(value, bool) or value is None:
-        return repr(value) if value is None else "bool"
+    """The value's JSON type (an int and a float are both numbers)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
     if isinstance(value, (int, float)):
         return "number"
     return type(value).__name__
