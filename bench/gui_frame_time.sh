@@ -8,12 +8,13 @@
 # Usage: bench/gui_frame_time.sh [steps]   (default 10000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+headless=scripts/headless.sh
 steps=${1:-10000}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
 start=$(date +%s)
-xvfb-run -a -s "-screen 0 1600x1000x24" build/app/lmprof --model tiny --ctx 16 --batch 1 \
+"$headless" 1600x1000 build/app/lmprof --model tiny --ctx 16 --batch 1 \
   --warmup 0 --steps "$steps" --device cpu -q --autorun --exit-when-done \
   --frame-stats "$work/frames.json"
 echo "run of $steps steps took $(( $(date +%s) - start )) s (window included)"

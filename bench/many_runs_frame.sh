@@ -7,6 +7,7 @@
 #   bench/many_runs_frame.sh FILE N     e.g. a set of bench/big_sets.sh (LMPROF_BIG_DIR)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+headless=scripts/headless.sh
 file=$(realpath "$1")
 count=$2
 work=$(mktemp -d)
@@ -21,7 +22,7 @@ cat > "$work/demo.json" <<JSON
 ]}
 JSON
 export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
-/usr/bin/time -f "%e %M" -o "$work/time" xvfb-run -a -s "-screen 0 1920x1080x24" \
+/usr/bin/time -f "%e %M" -o "$work/time" "$headless" 1920x1080 \
   build/app/lmprof --window-size 1920x1080 --demo "$work/demo.json" --exit-when-done \
   --frame-stats "$work/frames.json" > "$work/out" 2>&1 || { cat "$work/out"; exit 1; }
 [ -z "${KEEP_SHOT:-}" ] || cp "$work/shot.png" "$KEEP_SHOT"

@@ -48,7 +48,7 @@ desk() {
   glfw=$(realpath "$(ldd "$bin/lmprof" | awk '/libglfw/ {print $3}')")
   [ "$glfw" = "$work/venv/lib/lmprof/libglfw.so.3" ] ||
     fail "lmprof does not load the GLFW installed beside it: $(ldd "$bin/lmprof" | grep glfw)"
-  LMPROF_CONFIG_DIR=$work/config LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1280x720x24" \
+  LMPROF_CONFIG_DIR=$work/config LIBGL_ALWAYS_SOFTWARE=1 bash "$src/scripts/headless.sh" 1280x720 \
     "$bin/lmprof" --window-size 1280x720 --discard-last --exit-when-done \
     --open "$src/tests/fuzz/corpus/result_set/sweep.json" --screenshot "$work/window.png"
   [ -s "$work/window.png" ] || fail "the installed window took no screenshot"

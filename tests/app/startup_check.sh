@@ -5,6 +5,7 @@
 # local run does load it through lmprof-engine.so: the check can tell the two apart.
 # Usage: startup_check.sh LMPROF_CLI LMPROF WORKDIR
 set -euo pipefail
+headless=$(cd "$(dirname "$0")/../.." && pwd)/scripts/headless.sh
 cli=$1 gui=$2 work=$3
 rm -rf "$work" && mkdir -p "$work"
 corpus="$(cd "$(dirname "$0")/../fuzz/corpus/result_set" && pwd)"
@@ -36,8 +37,8 @@ for name in help version show compare window_version; do
 done
 grep -q "lmprof.results/" "$work/version.out" || { echo "FAILED: --version"; cat "$work/version.out"; exit 1; }
 
-if command -v xvfb-run > /dev/null; then
-  LIBGL_ALWAYS_SOFTWARE=1 loads window xvfb-run -a -s "-screen 0 1280x720x24" "$gui" \
+if command -v Xvfb > /dev/null; then
+  LIBGL_ALWAYS_SOFTWARE=1 loads window "$headless" 1280x720 "$gui" \
     --window-size 1280x720 --discard-last --open "$corpus/sweep.json" \
     --screenshot "$work/window.png" --exit-when-done
   [ -s "$work/window.png" ] || { echo "FAILED: the window did not open"; cat "$work/window.out"; exit 1; }

@@ -7,6 +7,7 @@
 # not waited for.
 # Usage: gui_connect_waits.sh LMPROF LMPROF_CLI WORKDIR PYTHON
 set -euo pipefail
+headless=$(cd "$(dirname "$0")/../.." && pwd)/scripts/headless.sh
 lmprof=$1 cli=$2 work=$3 python=$4
 rm -rf "$work" && mkdir -p "$work/server"
 export LIBGL_ALWAYS_SOFTWARE=1
@@ -30,7 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-LMPROF_CONFIG_DIR="$work/config" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" \
+LMPROF_CONFIG_DIR="$work/config" "$headless" 1280x720 "$lmprof" \
   --window-size 1280x720 --connect "127.0.0.1:$port" --token-file "$token" \
   --demo "$work/demo.json" --exit-when-done --discard-last > "$work/window.log" 2>&1 &
 window_pid=$!
@@ -59,7 +60,7 @@ LMPROF_CONFIG_DIR="$work/server" "$cli" serve --listen "127.0.0.1:$port" --token
 serve_pid=$!
 until grep -q "listening on" "$work/serve2.log"; do sleep 0.1; done
 "$python" -c 'print("b" * 64)' > "$work/wrong" && chmod 600 "$work/wrong"
-if LMPROF_CONFIG_DIR="$work/config2" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" \
+if LMPROF_CONFIG_DIR="$work/config2" "$headless" 1280x720 "$lmprof" \
     --connect "127.0.0.1:$port" --token-file "$work/wrong" --exit-when-done \
     > "$work/refused.log" 2>&1; then
   echo "a refused window opened anyway"; exit 1

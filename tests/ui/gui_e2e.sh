@@ -7,6 +7,7 @@
 # ctest runs each section as a test of its own, so that none needs minutes (issue 56). A
 # section's body is not indented: it holds heredocs.
 set -euo pipefail
+headless=$(cd "$(dirname "$0")/../.." && pwd)/scripts/headless.sh
 # A step that fails says which, with its exit code (a crash of the window under load once
 # failed this test with no message).
 trap 'trap_rc=$?; [[ $- == *e* ]] && echo "gui_e2e.sh: line $LINENO exited $trap_rc" >&2' ERR
@@ -24,7 +25,7 @@ export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
 # === core: a run in the window, its layout and forms kept and resumed
 if want core; then
 
-xvfb-run -a -s "-screen 0 1600x1000x24" \
+"$headless" 1600x1000 \
   "$lmprof" --model tiny --ctx 64 --steps 8 --warmup 2 --device cpu -q \
   --autorun --screenshot "$work/window.png" --exit-when-done
 "$png_check" "$work/window.png" 1600 1000
@@ -34,7 +35,7 @@ grep -q '"window_size"' "$work/config/settings.json" || { echo "window size not 
 # A layout saved crushed (the charts 80 px tall) is repaired at the next launch.
 mkdir -p "$work/crushed" && cp "$work/config/imgui.ini" "$work/config/settings.json" "$work/crushed/"
 python3 "$layout_check" crush "$work/crushed/imgui.ini"
-LMPROF_CONFIG_DIR="$work/crushed" xvfb-run -a -s "-screen 0 1600x1000x24" \
+LMPROF_CONFIG_DIR="$work/crushed" "$headless" 1600x1000 \
   "$lmprof" --model tiny --ctx 32 --steps 2 --warmup 1 --device cpu -q --discard-last \
   --autorun --screenshot "$work/crushed/window.png" --layout-report "$work/crushed/layout.json" \
   --exit-when-done
@@ -43,7 +44,7 @@ python3 "$layout_check" check "$work/crushed/layout.json"
 # A size kept from a larger screen is fitted to a smaller one (1600x1000 kept, a 1280x720
 # screen): the window opens at the screen's size, laid out afresh, every plot readable.
 mkdir -p "$work/fitted" && cp "$work/crushed/settings.json" "$work/crushed/imgui.ini" "$work/fitted/"
-LMPROF_CONFIG_DIR="$work/fitted" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" -q \
+LMPROF_CONFIG_DIR="$work/fitted" "$headless" 1280x720 "$lmprof" -q \
   --discard-last --screenshot "$work/fitted/window.png" --layout-report "$work/fitted/layout.json" \
   --exit-when-done
 "$png_check" "$work/fitted/window.png" 1280 720
@@ -56,10 +57,10 @@ cp "$work/config/settings.json" "$settings"
 grep -q '"context_length": 64' "$settings" || { echo "Configure's values not saved"; exit 1; }
 sed -i 's/"contexts": "64, 128"/"contexts": "32, 96"/' "$settings"
 grep -q '"contexts": "32, 96"' "$settings" || { echo "Sweep's values not saved"; exit 1; }
-LMPROF_CONFIG_DIR="$work/forms" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --exit-when-done
+LMPROF_CONFIG_DIR="$work/forms" "$headless" 1280x720 "$lmprof" --exit-when-done
 grep -q '"context_length": 64' "$settings" || { echo "Configure did not resume"; exit 1; }
 grep -q '"contexts": "32, 96"' "$settings" || { echo "Sweep did not resume"; exit 1; }
-LMPROF_CONFIG_DIR="$work/forms" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --ctx 256 \
+LMPROF_CONFIG_DIR="$work/forms" "$headless" 1280x720 "$lmprof" --ctx 256 \
   --exit-when-done
 grep -q '"context_length": 256' "$settings" || { echo "--ctx did not win"; exit 1; }
 
@@ -70,7 +71,7 @@ if want charts; then
 
 # The Memory view in front, with a memory snapshot of step 1 recorded through the window's
 # run path: the allocation trace is written and the run's result points at it.
-LMPROF_CONFIG_DIR="$work/memory-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+LMPROF_CONFIG_DIR="$work/memory-config" "$headless" 1600x1000 \
   "$lmprof" --model tiny --ctx 64 --steps 4 --warmup 2 --device cpu -q \
   --memory-snapshot "$work/snapshot.json" --show Memory,Telemetry \
   --export-plots step-times,memory,telemetry,distribution --export-dir "$work" \
@@ -87,7 +88,7 @@ done
   { echo "exported charts are not four different pictures"; exit 1; }
 # A name that is no chart is refused, naming the charts there are; the exit code says so.
 set +e
-out=$(LMPROF_CONFIG_DIR="$work/memory-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+out=$(LMPROF_CONFIG_DIR="$work/memory-config" "$headless" 1600x1000 \
   "$lmprof" --model tiny --ctx 16 --steps 1 --warmup 0 --device cpu -q --discard-last \
   --export-plots heatmapp --export-dir "$work" --autorun --exit-when-done 2>&1)
 rc=$?
@@ -99,7 +100,7 @@ grep -q "$work/snapshot.json" "$work/memory-run.json" || { echo "run does not na
 
 # The Ops view in front after a profiled run through the window's run path: the run carries
 # its op profile and the Chrome trace lies in the session's traces folder.
-LMPROF_CONFIG_DIR="$work/ops-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+LMPROF_CONFIG_DIR="$work/ops-config" "$headless" 1600x1000 \
   "$lmprof" --model tiny --ctx 64 --steps 3 --warmup 1 --device cpu -q --profile-ops \
   --show Ops --autorun --screenshot "$work/ops-window.png" --exit-when-done \
   --save-on-exit "$work/ops-run.json" --layout-report "$work/ops-layout.json"
@@ -117,7 +118,7 @@ python3 "$layout_check" check "$work/ops-layout.json"
 
 # A run that fails makes --exit-when-done exit non-zero (and still writes the screenshot).
 set +e
-LMPROF_FAULT_OOM=backward xvfb-run -a -s "-screen 0 1600x1000x24" \
+LMPROF_FAULT_OOM=backward "$headless" 1600x1000 \
   "$lmprof" --model tiny --ctx 32 --steps 2 --warmup 0 --device cpu -q \
   --autorun --screenshot "$work/oom.png" --exit-when-done
 rc=$?
@@ -135,7 +136,7 @@ if want restore; then
 # the modal; the restored run and the new one are both in the window (--save-on-exit).
 export LMPROF_CONFIG_DIR="$work/restore"
 launch() {
-  xvfb-run -a -s "-screen 0 1600x1000x24" "$lmprof" --device cpu -q --batch 2 --warmup 1 \
+  "$headless" 1600x1000 "$lmprof" --device cpu -q --batch 2 --warmup 1 \
     --steps 4 --autorun --exit-when-done "$@"
 }
 launch --model tiny --ctx 16 --screenshot "$work/first.png"
@@ -216,7 +217,7 @@ done
 # SIGTERM closes the window as its close button does: settings, layout and --save-on-exit
 # are written, exit 0.
 export LMPROF_CONFIG_DIR="$work/sigterm"
-xvfb-run -a -s "-screen 0 1600x1000x24" "$lmprof" --device cpu --model tiny --ctx 16 \
+"$headless" 1600x1000 "$lmprof" --device cpu --model tiny --ctx 16 \
   --save-on-exit "$work/sigterm.json" &
 xvfb_pid=$!
 marker="^$lmprof --device cpu --model tiny --ctx 16 --save-on-exit"
@@ -242,7 +243,7 @@ if want layout; then
 # report. The window list is the one a wrong name is refused with.
 mkdir -p "$work/layout"
 echo '{"lmprof_demo": 1, "steps": [{"do": "show", "window": "?"}]}' > "$work/layout/names.json"
-names=$(LMPROF_CONFIG_DIR="$work/layout/config" xvfb-run -a -s "-screen 0 1280x720x24" \
+names=$(LMPROF_CONFIG_DIR="$work/layout/config" "$headless" 1280x720 \
   "$lmprof" --demo "$work/layout/names.json" \
   --exit-when-done 2>&1 | sed -n "s/.*'?' is not a window (\(.*\))$/\1/p" || true)
 IFS=',' read -ra windows <<< "${names//, /,}"
@@ -250,7 +251,7 @@ IFS=',' read -ra windows <<< "${names//, /,}"
 for size in 1280x720 1920x1080; do
   out="$work/layout/$size" && mkdir -p "$out"
   python3 "$layout_check" demo "$out" "${windows[@]}" > "$out/demo.json"
-  LMPROF_CONFIG_DIR="$out/config" xvfb-run -a -s "-screen 0 ${size}x24" "$lmprof" \
+  LMPROF_CONFIG_DIR="$out/config" "$headless" "$size" "$lmprof" \
     --demo "$out/demo.json" --window-size "$size" --exit-when-done
   python3 "$layout_check" check "$out"/layout-*.json
   for png in "$out"/tab-*.png; do "$png_check" "$png" "${size%x*}" "${size#*x}"; done
@@ -265,7 +266,7 @@ if want demo; then
 # three windows shown, a chart saved. ffprobe checks the video's size, frame count and
 # length; frames from its start, middle and end are not blank and differ from each other.
 demo_dir="$work/demo" && mkdir -p "$demo_dir"
-(cd "$demo_dir" && LMPROF_CONFIG_DIR="$demo_dir/config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+(cd "$demo_dir" && LMPROF_CONFIG_DIR="$demo_dir/config" "$headless" 1600x1000 \
   "$lmprof" --demo "$(dirname "$0")/../../docs/demos/two-runs.json" --record demo.mp4 --fps 30 \
   --window-size 1280x720 --theme light --save-on-exit runs.json -q)
 probe=$(ffprobe -v error -select_streams v:0 -count_frames \
@@ -308,7 +309,7 @@ lab_dir="$work/lab" && mkdir -p "$lab_dir"
 "$cli" precision dtypes --model toy --precision fp16 --device cpu --json "$lab_dir/dtypes.json" > /dev/null
 "$cli" sweep --models tiny --ctx 16 --precision fp32,fp16 --warmup 0 --steps 4 --batch 1 \
   --grad-norms --device cpu -q --json "$lab_dir/runs.json" > /dev/null
-LMPROF_CONFIG_DIR="$lab_dir/config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+LMPROF_CONFIG_DIR="$lab_dir/config" "$headless" 1600x1000 \
   "$lmprof" --open "$lab_dir/acc.json,$lab_dir/dtypes.json,$lab_dir/runs.json" \
   --show "Precision lab" --export-plots accumulation,loss,loss-scale,grad-norms \
   --export-dir "$lab_dir" --export-size 900x500 --screenshot "$lab_dir/window.png" \
@@ -329,7 +330,7 @@ ddp_dir="$work/ddp" && mkdir -p "$ddp_dir"
 "$cli" ddp --world-size 2 --strategy naive,flat,bucketed --bucket-mb 0.1 --model tiny --ctx 16 \
   --batch 2 --warmup 1 --steps 3 --device cpu --sample-hz 0 --telemetry-hz 0 -q \
   --json "$ddp_dir/ddp.json" > /dev/null
-LMPROF_CONFIG_DIR="$ddp_dir/config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+LMPROF_CONFIG_DIR="$ddp_dir/config" "$headless" 1600x1000 \
   "$lmprof" --model tiny --ctx 16 --batch 2 --warmup 1 --steps 3 --device cpu -q \
   --world-size 2 --strategy bucketed --open "$ddp_dir/ddp.json" --show Distributed \
   --export-plots ddp-strategies,ddp-lanes --export-dir "$ddp_dir" --export-size 900x500 \
@@ -362,7 +363,7 @@ for _ in $(seq 100); do
 done
 port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$remote_dir/serve.log")
 [ -n "$port" ] || { echo "serve did not start: $(cat "$remote_dir/serve.log")"; exit 1; }
-LMPROF_CONFIG_DIR="$remote_dir/config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+LMPROF_CONFIG_DIR="$remote_dir/config" "$headless" 1600x1000 \
   "$lmprof" --model tiny --ctx 16 --batch 2 --warmup 1 --steps 4 --device cpu -q \
   --connect "127.0.0.1:$port" --token-file "$remote_dir/server/server/token" \
   --export-plots step-times,memory --export-dir "$remote_dir" --export-size 900x500 \
@@ -377,7 +378,7 @@ cat > "$remote_dir/study.json" <<'JSON'
   {"do": "study", "device": "cpu", "budget": "20s"},
   {"do": "wait", "for": "study", "timeout_s": 240}]}
 JSON
-LMPROF_CONFIG_DIR="$remote_dir/study-config" xvfb-run -a -s "-screen 0 1600x1000x24" \
+LMPROF_CONFIG_DIR="$remote_dir/study-config" "$headless" 1600x1000 \
   "$lmprof" --window-size 1600x1000 --connect "127.0.0.1:$port" \
   --token-file "$remote_dir/server/server/token" --demo "$remote_dir/study.json" \
   --screenshot "$remote_dir/study-window.png" --exit-when-done > "$remote_dir/study.log" 2>&1 ||
@@ -416,7 +417,7 @@ many="$work/many"
 mkdir -p "$many"
 "$cli" sweep --models tiny --ctx 16,32 --precision fp32,bf16 --mode forward,train --warmup 0,1 \
   --steps 2 --device cpu --json "$many/sixteen.json" -q > /dev/null
-LMPROF_CONFIG_DIR="$many/launch-config" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" \
+LMPROF_CONFIG_DIR="$many/launch-config" "$headless" 1280x720 "$lmprof" \
   --open "$many/sixteen.json" --window-size 1280x720 --export-plots step-times,memory --export-size 1200x700 \
   --export-dir "$many" --screenshot "$many/window.png" --exit-when-done \
   --layout-report "$many/window-layout.json" > "$many/log" 2>&1 ||
@@ -444,7 +445,7 @@ cat > "$many/open.json" <<JSON
   {"do": "select", "last": 16},
   {"do": "screenshot", "path": "$many/opened.png"}]}
 JSON
-LMPROF_CONFIG_DIR="$many/open-config" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" \
+LMPROF_CONFIG_DIR="$many/open-config" "$headless" 1280x720 "$lmprof" \
   --window-size 1280x720 --demo "$many/open.json" --exit-when-done > "$many/open.log" 2>&1 ||
   { cat "$many/open.log"; echo "opening on its own thread failed"; exit 1; }
 "$png_check" "$many/opened.png" 1280 720
@@ -458,7 +459,7 @@ for size in 1280x720 1920x1080; do
     python3 -c "import json, sys; d = json.load(sys.stdin); d['steps'][:2] = [
       {'do': 'open', 'path': sys.argv[1]}, {'do': 'wait', 'for': 'open', 'timeout_s': 120}]
 print(json.dumps(d))" "$many/sixteen.json" > "$out/demo.json"
-  LMPROF_CONFIG_DIR="$out/config" xvfb-run -a -s "-screen 0 ${size}x24" "$lmprof" \
+  LMPROF_CONFIG_DIR="$out/config" "$headless" "$size" "$lmprof" \
     --window-size "$size" --demo "$out/demo.json" --exit-when-done > "$out/log" 2>&1 ||
     { cat "$out/log"; echo "the strip at $size failed"; exit 1; }
   python3 "$layout_check" check "$out"/layout-*.json
@@ -470,7 +471,7 @@ done
 
 # Many runs selected as in a file manager, by hand (xdotool): Shift+click a range, and a
 # filter then Ctrl+A; the window's report at SIGTERM names the runs selected.
-xvfb-run -a -s "-screen 0 1280x720x24" python3 "$(dirname "$0")/select_check.py" "$lmprof" \
+"$headless" 1280x720 python3 "$(dirname "$0")/select_check.py" "$lmprof" \
   "$many/sixteen.json" "$many/select"
 fi # many
 
@@ -500,7 +501,7 @@ for step in range(8):
     opt.zero_grad()
 print("trained")
 PY
-  LMPROF_CONFIG_DIR="$watched/config" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" \
+  LMPROF_CONFIG_DIR="$watched/config" "$headless" 1280x720 "$lmprof" \
     --window-size 1280x720 --export-plots step-times --export-size 900x500 \
     --export-dir "$watched" --screenshot "$watched/window.png" --exit-when-done --discard-last \
     --save-on-exit "$watched/saved.json" -- "$python" "$watched/train.py" > "$watched/log" 2>&1 ||

@@ -4,6 +4,7 @@
 # the window hung inside one frame, its cost growing with the square of the length).
 # Usage: gui_long_error.sh LMPROF LMPROF_CLI WORKDIR PYTHON
 set -euo pipefail
+headless=$(cd "$(dirname "$0")/../.." && pwd)/scripts/headless.sh
 lmprof=$1 cli=$2 work=$3 python=$4
 rm -rf "$work" && mkdir -p "$work"
 export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
@@ -20,7 +21,7 @@ run["error"] = "RuntimeError: " + "the loss diverged; " * ((20 << 20) // 19)
 json.dump(doc, open(path, "w"))
 PY
 # The limit only catches a hang: the launch takes seconds.
-timeout 240 xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --window-size 1280x720 \
+timeout 240 "$headless" 1280x720 "$lmprof" --window-size 1280x720 \
   --open "$work/run.json" --screenshot "$work/window.png" --exit-when-done > "$work/log" 2>&1 ||
   { cat "$work/log"; echo "the window with a 20 MB error did not finish its launch"; exit 1; }
 test -s "$work/window.png" || { echo "no screenshot"; exit 1; }

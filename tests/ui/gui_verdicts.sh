@@ -7,6 +7,7 @@
 # demo, naming the kinds it has.
 # Usage: gui_verdicts.sh LMPROF WORKDIR PYTHON
 set -euo pipefail
+headless=$(cd "$(dirname "$0")/../.." && pwd)/scripts/headless.sh
 lmprof=$1 work=$2 python=$3
 rm -rf "$work" && mkdir -p "$work"
 export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
@@ -78,7 +79,7 @@ PY
 # Live: the window watches the script, the strip judges it as its steps arrive.
 demo "$work/live.json" '{"do": "wait", "for": "script", "timeout_s": 240},' input-bound \
   "$work/live-layout.json"
-timeout 280 xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --window-size 1280x720 \
+timeout 280 "$headless" 1280x720 "$lmprof" --window-size 1280x720 \
   --discard-last --demo "$work/live.json" --exit-when-done --save-on-exit "$work/run.json" \
   -- "$python" "$work/train.py" > "$work/live.log" 2>&1 ||
   { cat "$work/live.log"; echo "the live demo failed"; exit 1; }
@@ -87,7 +88,7 @@ check "$work/live-layout.json"
 # Afterwards: the saved run opened in a larger window.
 demo "$work/open.json" "{\"do\": \"open\", \"path\": \"$work/run.json\"}, {\"do\": \"wait\", \"for\": \"open\"}, {\"do\": \"select\", \"last\": 1}," \
   input-bound "$work/open-layout.json"
-timeout 200 xvfb-run -a -s "-screen 0 1920x1080x24" "$lmprof" --window-size 1920x1080 \
+timeout 200 "$headless" 1920x1080 "$lmprof" --window-size 1920x1080 \
   --discard-last --demo "$work/open.json" --exit-when-done > "$work/open.log" 2>&1 ||
   { cat "$work/open.log"; echo "the demo on the opened run failed"; exit 1; }
 check "$work/open-layout.json"
@@ -96,7 +97,7 @@ check "$work/open-layout.json"
 demo "$work/absent.json" "{\"do\": \"open\", \"path\": \"$work/run.json\"}, {\"do\": \"wait\", \"for\": \"open\"}, {\"do\": \"select\", \"last\": 1}," \
   recompiles "$work/absent-layout.json"
 set +e
-timeout 200 xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --window-size 1280x720 \
+timeout 200 "$headless" 1280x720 "$lmprof" --window-size 1280x720 \
   --discard-last --demo "$work/absent.json" --exit-when-done > "$work/absent.log" 2>&1
 rc=$?
 set -e

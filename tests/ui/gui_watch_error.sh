@@ -4,6 +4,7 @@
 # waited forever when the script ended before the window connected).
 # Usage: gui_watch_error.sh LMPROF WORKDIR PYTHON
 set -euo pipefail
+headless=$(cd "$(dirname "$0")/../.." && pwd)/scripts/headless.sh
 lmprof=$1 work=$2 python=$3
 rm -rf "$work" && mkdir -p "$work"
 export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
@@ -20,7 +21,7 @@ for step in range(3):
 raise RuntimeError("the loss diverged")
 PY
 set +e
-xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --window-size 1280x720 --exit-when-done \
+"$headless" 1280x720 "$lmprof" --window-size 1280x720 --exit-when-done \
   --discard-last --save-on-exit "$work/saved.json" -- "$python" "$work/train.py" \
   > "$work/log" 2>&1
 rc=$?
@@ -39,7 +40,7 @@ fi
 # for it forever; the autorun fails, saying how the script ended, and the launch exits 1.
 printf 'import torch\nraise SystemExit("no data here")\n' > "$work/crash.py"
 set +e
-LMPROF_CONFIG_DIR="$work/config2" xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" \
+LMPROF_CONFIG_DIR="$work/config2" "$headless" 1280x720 "$lmprof" \
   --window-size 1280x720 --exit-when-done --discard-last -- "$python" "$work/crash.py" \
   > "$work/crash.log" 2>&1
 rc=$?

@@ -7,6 +7,7 @@
 # the script trains at least 4 s whatever the load.
 # Usage: gui_watch_pace.sh LMPROF WORKDIR PYTHON
 set -euo pipefail
+headless=$(cd "$(dirname "$0")/../.." && pwd)/scripts/headless.sh
 lmprof=$1 work=$2 python=$3
 rm -rf "$work" && mkdir -p "$work"
 export LMPROF_CONFIG_DIR="$work/config" LIBGL_ALWAYS_SOFTWARE=1
@@ -22,7 +23,7 @@ for step in range(40):
     opt.zero_grad()
     time.sleep(0.1)
 PY
-xvfb-run -a -s "-screen 0 1280x720x24" "$lmprof" --window-size 1280x720 --exit-when-done \
+"$headless" 1280x720 "$lmprof" --window-size 1280x720 --exit-when-done \
   --discard-last --frame-stats "$work/frames.json" --save-on-exit "$work/saved.json" \
   -- "$python" "$work/train.py" > "$work/log" 2>&1 || { cat "$work/log"; exit 1; }
 "$python" - "$work/frames.json" "$work/saved.json" <<'PY'

@@ -1,7 +1,7 @@
 """Selecting many runs in the Runs table as a person does, with xdotool (issue 60), and the
 menu bar's message after Ctrl+S, there for a few seconds and then gone with no input.
 
-  select_check.py LMPROF RESULT_SET WORKDIR     (under xvfb-run: DISPLAY set)
+  select_check.py LMPROF RESULT_SET WORKDIR     (under scripts/headless.sh: DISPLAY set)
 
 Opens a result set of at least 12 runs with Runs in front, finds the table through the
 window's own layout report (a demo's "layout" step), then drives the mouse and keyboard:

@@ -25,6 +25,8 @@ from pathlib import Path
 
 SOURCE = Path(__file__).resolve().parents[2]
 CORPUS = SOURCE / "tests" / "fuzz" / "corpus" / "result_set"
+# A private X display for the window (scripts/headless.sh), exiting with the window's status.
+HEADLESS = ["bash", str(SOURCE / "scripts" / "headless.sh"), "1280x720"]
 HANG_GUARD_S = 300.0
 SKIP = 77
 
@@ -163,12 +165,12 @@ STUDY_DEMO = {"lmprof_demo": 1, "steps": [
 def check_remote_study(o: argparse.Namespace, address: str, token: str) -> None:
     """The viewer's window runs a study on the server and writes its folder, report and
     charts at the desk; the viewer's CLI then writes the report again from that folder."""
-    if not shutil.which("xvfb-run"):
+    if not shutil.which("Xvfb"):
         return
     config = o.workdir / "window-config"
     demo = o.workdir / "study.json"
     demo.write_text(json.dumps(STUDY_DEMO))
-    got = run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", o.gui, "--window-size",
+    got = run([*HEADLESS, o.gui, "--window-size",
                "1280x720", "--connect", address, "--token-file", token, "--demo", str(demo),
                "--exit-when-done"],
               {"LMPROF_CONFIG_DIR": str(config), "LIBGL_ALWAYS_SOFTWARE": "1"})
@@ -187,18 +189,18 @@ def check_remote_study(o: argparse.Namespace, address: str, token: str) -> None:
 
 
 def check_window(o: argparse.Namespace) -> None:
-    if not shutil.which("xvfb-run"):
-        print("skipped: no xvfb-run")
+    if not shutil.which("Xvfb"):
+        print("skipped: no Xvfb")
         sys.exit(SKIP)
     env = {"LMPROF_CONFIG_DIR": str(o.workdir / "config"), "LIBGL_ALWAYS_SOFTWARE": "1"}
     shot = o.workdir / "opened.png"
-    got = run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", o.gui, "--window-size",
+    got = run([*HEADLESS, o.gui, "--window-size",
                "1280x720", "--discard-last", "--open", str(CORPUS / "sweep.json"),
                "--screenshot", str(shot), "--exit-when-done"], env)
     if got.returncode != 0 or not shot.exists() or shot.stat().st_size < 10_000:
         fail(f"the viewer window did not open a result set (exit {got.returncode})", got.stderr)
     # Asked to run, the window finishes the run at once with the refusal, and says it.
-    got = run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", o.gui, "--window-size",
+    got = run([*HEADLESS, o.gui, "--window-size",
                "1280x720", "--discard-last", "--model", "tiny", "--steps", "1", "--autorun",
                "--exit-when-done"], env)
     if got.returncode == 0 or "has no engine" not in got.stderr:
@@ -210,7 +212,7 @@ def check_window(o: argparse.Namespace) -> None:
     script = o.workdir / "train.py"
     script.write_text(train_script(8, pause_s=0.3))
     saved = o.workdir / "watched.json"
-    got = run(["xvfb-run", "-a", "-s", "-screen 0 1280x720x24", o.gui, "--window-size",
+    got = run([*HEADLESS, o.gui, "--window-size",
                "1280x720", "--discard-last", "--exit-when-done", "--save-on-exit", str(saved),
                "--", o.python, str(script)], env)
     if got.returncode != 0 or not saved.exists():
