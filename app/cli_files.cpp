@@ -283,7 +283,11 @@ int opsCommand(const OpsOptions& o) {
 
 int columnsCommand() {
     std::cout << "key,unit,kind,header\r\n";
-    for (const RunColumn* c : csvLayout()) {
+    // Every run's columns, then those of each scalar a run logged, for a name NAME.
+    std::vector<const RunColumn*> columns(csvLayout().begin(), csvLayout().end());
+    const auto scalars = scalarCsvColumns("NAME");
+    columns.insert(columns.end(), scalars.begin(), scalars.end());
+    for (const RunColumn* c : columns) {
         std::cout << csvQuote(c->key) << "," << csvQuote(c->unit) << "," << toString(c->kind) << ","
                   << csvQuote(c->header) << "\r\n";
     }

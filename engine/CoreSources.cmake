@@ -12,7 +12,7 @@ foreach(_src
     results/result_json.cpp results/memory_json.cpp results/result_file.cpp
     results/op_profile_json.cpp results/ddp_json.cpp results/verdict_json.cpp results/watch_journal.cpp
     results/simd_node.cpp results/result_reading.cpp results/json_lines.cpp
-    report/columns.cpp report/report_cells.cpp report/table_writer.cpp
+    report/columns.cpp report/scalar_columns.cpp report/report_cells.cpp report/table_writer.cpp
     report/markdown_writer.cpp report/csv_writer.cpp report/compare_writer.cpp
     report/op_writer.cpp report/lab_writer.cpp results/lab_json.cpp
     report/ddp_writer.cpp report/verdict_writer.cpp

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 
 namespace lmprof::engine {
@@ -178,9 +179,37 @@ std::string runModelLabel(const RunResult& run) {
     return modelLabel(run.config.model);
 }
 
+std::map<std::string, ScalarSummary> summarizeScalars(const std::vector<StepRecord>& steps) {
+    std::map<std::string, std::vector<double>> measured;
+    std::map<std::string, ScalarSummary> out;
+    const auto take = [&](const StepRecord& s, const std::string& name, double value) {
+        out[name].last = value;
+        auto& values = measured[name];
+        if (isMeasured(s) && std::isfinite(value)) {
+            values.push_back(value);
+        }
+    };
+    for (const auto& s : steps) {
+        if (s.loss) { // a field of its own, and the scalar every training step logs
+            take(s, "loss", *s.loss);
+        }
+        for (const auto& [name, value] : s.scalars) {
+            take(s, name, value);
+        }
+    }
+    for (auto& [name, summary] : out) {
+        const auto& values = measured[name];
+        if (!values.empty()) {
+            summary.measured = computeStats(values);
+        }
+    }
+    return out;
+}
+
 RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& steps,
                      std::optional<double> devicePeakFlops) {
     RunSummary summary;
+    summary.scalars = summarizeScalars(steps);
     // Peaks come from the steps after warmup (a snapshot step's device memory is not
     // perturbed), or from the warmup steps of a run cancelled or failed before any other
     // step finished.

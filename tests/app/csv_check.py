@@ -2,7 +2,8 @@
 
 Runs lmprof-cli twice (an ok run and an injected out-of-memory run), merges the two result
 sets, and checks `lmprof-cli show FILE --format csv`: CRLF line ends, the header equals
-the columns lmprof declares (`lmprof-cli columns`, from the engine's column registry),
+the columns lmprof declares (`lmprof-cli columns`, from the engine's column registry, with
+those of each scalar the runs logged, their loss among them),
 one row per run, each integer and real column parsing as one, numbers where a run has
 them and empty cells where it does not.
 
@@ -75,8 +76,19 @@ def main():
     merged["runs"] += oom["runs"]
     (work / "both.json").write_text(json.dumps(merged))
 
+    # Every run's columns, then per name the runs logged (the loss is one) the columns
+    # `lmprof-cli columns` declares for NAME.
     columns = registry(args.cli)
-    expected = [key for key, _, _, _ in columns]
+    fixed = [key for key, _, _, _ in columns if "NAME" not in key]
+    logged = sorted({name for r in merged["runs"] for s in r["steps"]
+                     for name in [*s.get("scalars", {}), *(["loss"] if "loss" in s else [])]})
+    templates = [(key, unit, kind) for key, unit, kind, _ in columns if "NAME" in key]
+    if [key for key, _, _ in templates] != [f"scalar.NAME.{stat}" for stat in
+                                           ("last", "mean", "std", "min", "max", "n")]:
+        sys.exit(f"lmprof-cli columns: unexpected scalar columns {templates}")
+    for name in logged:
+        columns += [[key.replace("NAME", name), unit, kind, ""] for key, unit, kind in templates]
+    expected = fixed + [key.replace("NAME", name) for name in logged for key, _, _ in templates]
     kinds = {key: kind for key, _, kind, _ in columns}
     units = {key: unit for key, unit, _, _ in columns}
     text = subprocess.run([args.cli, "show", str(work / "both.json"), "--format", "csv"],
@@ -88,9 +100,11 @@ def main():
     header, body = rows[0], rows[1:]
     if header != expected:
         failures.append(f"header differs from the declared columns:\n  {header}\n  {expected}")
-    if documented_columns() != expected:
+    if documented_columns() != fixed:
         failures.append(f"docs/RESULTS.md lists other columns than lmprof declares:\n"
-                        f"  {documented_columns()}\n  {expected}")
+                        f"  {documented_columns()}\n  {fixed}")
+    if "loss" not in logged:
+        failures.append(f"the ok run logged no loss: {logged}")
     if units.get("total_ms_mean") != "ms" or units.get("peak_forward_bytes") != "bytes":
         failures.append(f"units: total_ms_mean {units.get('total_ms_mean')!r}, "
                         f"peak_forward_bytes {units.get('peak_forward_bytes')!r}")
@@ -112,6 +126,11 @@ def main():
                 failures.append(f"ok run: {col} = {ok[col]!r} is not a number")
         if ok["total_ms_n"] != "3":
             failures.append(f"ok run: total_ms_n = {ok['total_ms_n']}, expected 3")
+        # The loss of its last step, and over its 3 measured steps.
+        last_loss = merged["runs"][0]["steps"][-1]["loss"]
+        if ok.get("scalar.loss.n") != "3" or ok.get("scalar.loss.last") != f"{last_loss:.6g}":
+            failures.append(f"ok run: scalar.loss.n {ok.get('scalar.loss.n')!r}, last "
+                            f"{ok.get('scalar.loss.last')!r}, expected 3 and {last_loss:.6g}")
         if bad["forward_ms_mean"] != "" or "out of memory" not in bad["error"]:
             failures.append(f"oom run: stats {bad['forward_ms_mean']!r}, error {bad['error']!r}")
     for f in failures:

@@ -3,6 +3,7 @@
 
 #include "lmprof/engine/columns.h"
 
+#include "column_cells.h"
 #include "enum_names.h"
 #include "lmprof/engine/ddp.h"
 #include "lmprof/engine/op_profile.h"
@@ -20,15 +21,9 @@ namespace lmprof::engine {
 
 namespace {
 
-std::string num(double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.6g", v);
-    return buf;
-}
-
-std::string integer(int64_t v) {
-    return std::to_string(v);
-}
+using cells::column;
+using cells::integer;
+using cells::num;
 
 bool runsPhase(const RunResult& run, Phase phase) {
     const auto phases = phasesOf(run.config.mode);
@@ -47,18 +42,6 @@ std::string timeCell(const RunResult& run, const PhaseStats& stats, bool phaseRu
                    : (run.status == RunStatus::Oom ? "OOM" : std::string(toString(run.status)));
     }
     return formatMeanStd(stats);
-}
-
-RunColumn column(std::string key, std::string header, std::string unit, ColumnKind kind,
-                 RunColumn::Getter value, RunColumn::Getter cell = {}) {
-    RunColumn c;
-    c.key = std::move(key);
-    c.header = std::move(header);
-    c.unit = std::move(unit);
-    c.kind = kind;
-    c.value = std::move(value);
-    c.cell = std::move(cell);
-    return c;
 }
 
 RunColumn text(std::string key, std::string header, RunColumn::Getter value,
@@ -459,11 +442,23 @@ std::vector<const RunColumn*> settingColumns(std::span<const RunResult> runs) {
     return settingColumns(pointersTo(runs));
 }
 
+std::vector<const RunColumn*> csvLayout(std::span<const RunResult> runs) {
+    const auto fixed = csvLayout();
+    std::vector<const RunColumn*> out(fixed.begin(), fixed.end());
+    const auto scalars = scalarColumns(pointersTo(runs), true);
+    out.insert(out.end(), scalars.begin(), scalars.end());
+    return out;
+}
+
 std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> runs) {
     std::vector<const RunColumn*> out = settingColumns(runs);
     for (const RunColumn* c : reportLayout()) {
         if (c->setting != RunColumn::Setting::No) {
             continue;
+        }
+        if (c->key == "status") {
+            const auto scalars = scalarColumns(runs, false);
+            out.insert(out.end(), scalars.begin(), scalars.end());
         }
         if (!c->differsFromDefault ||
             std::any_of(runs.begin(), runs.end(),

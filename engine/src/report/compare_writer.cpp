@@ -14,14 +14,19 @@ namespace lmprof::engine {
 
 namespace {
 
-// The settings a comparison shows: the tables' rule (settingColumns) over both sides' runs.
-std::vector<const RunColumn*> comparedSettings(const Comparison& c) {
+// Both sides' matched runs.
+std::vector<const RunResult*> runsOf(const Comparison& c) {
     std::vector<const RunResult*> runs;
     for (const ComparedRun& m : c.matched) {
         runs.push_back(&m.a);
         runs.push_back(&m.b);
     }
-    return settingColumns(runs);
+    return runs;
+}
+
+// The settings a comparison shows: the tables' rule (settingColumns) over both sides' runs.
+std::vector<const RunColumn*> comparedSettings(const Comparison& c) {
+    return settingColumns(runsOf(c));
 }
 
 // One value where the two runs agree, "A vs B" where a pair the user named differs (a
@@ -41,6 +46,11 @@ Rows comparisonRows(const Comparison& c) {
         rows[0].push_back(column->header);
     }
     rows[0].insert(rows[0].end(), {"A step ms", "B step ms", "B/A", "95% CI", "p", "Verdict"});
+    // Then what the runs logged (scalarColumns): the last values, "A vs B" where they differ.
+    const std::vector<const RunColumn*> scalars = scalarColumns(runsOf(c), false);
+    for (const RunColumn* column : scalars) {
+        rows[0].push_back(column->header + " (A vs B)");
+    }
     for (const ComparedRun& m : c.matched) {
         std::vector<std::string> cells;
         for (const RunColumn* column : settings) {
@@ -60,6 +70,9 @@ Rows comparisonRows(const Comparison& c) {
                         : "-",
              m.verdict == Verdict::Untestable ? "-" : formatFixed(m.welch.p, 4),
              std::string(toString(m.verdict))});
+        for (const RunColumn* column : scalars) {
+            cells.push_back(settingCell(*column, m));
+        }
         rows.push_back(std::move(cells));
     }
     return rows;
@@ -67,7 +80,7 @@ Rows comparisonRows(const Comparison& c) {
 
 void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format) {
     const Rows rows = comparisonRows(c);
-    writeRows(out, rows, format, rows[0].size() - kComparisonFigures);
+    writeRows(out, rows, format, comparedSettings(c).size());
     if (format == ReportFormat::Csv) {
         return; // CSV carries the matched rows only
     }

@@ -1,5 +1,6 @@
 // CSV, RFC 4180: one row per run, CRLF line ends, fields quoted when they contain a comma,
-// quote or line break. The columns are csvLayout() (columns.h): stable names, one table.
+// quote or line break. The columns are csvLayout(runs) (columns.h): stable names, one
+// table, then the runs' logged scalars.
 
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/report.h"
@@ -26,7 +27,7 @@ void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t 
 }
 
 void writeCsv(std::ostream& out, std::span<const RunResult> runs) {
-    const auto columns = csvLayout();
+    const auto columns = csvLayout(runs);
     auto emit = [&](auto&& field) {
         for (size_t i = 0; i < columns.size(); ++i) {
             out << (i ? "," : "") << csvQuote(field(*columns[i]));

@@ -407,6 +407,9 @@ void fields(Io& io, Ref<RunResult, Io> r) {
         checkSteps(r, io.path);
     }
     io.object("summary", r.summary);
+    if constexpr (Io::kReads) {
+        r.summary.scalars = summarizeScalars(r.steps); // derived, never written (records.h)
+    }
     io.optionalObject("cuda_graph", r.graph);
     io.optional("busy_note", r.busyNote);
     evaluationFields(io, r.finalEvaluation, "final_evaluation_ms", "final_evaluation_forwards");

@@ -279,6 +279,8 @@ void CompareView::drawReferenceButton(ViewContext& ctx, const std::vector<Pickab
 void CompareView::drawTable(const Comparison& cmp) {
     const Rows rows = comparisonRows(cmp);
     const size_t columns = rows[0].size();
+    const size_t pColumn = static_cast<size_t>(std::find(rows[0].begin(), rows[0].end(), "p") -
+                                               rows[0].begin()); // then the verdict
     const float tableHeight = m_pickTwo ? ImGui::GetFrameHeightWithSpacing() * 2.5f
                                         : ImGui::GetContentRegionAvail().y * 0.5f;
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |
@@ -307,11 +309,15 @@ void CompareView::drawTable(const Comparison& cmp) {
             m_selected = i;
         }
         ImGui::PopID();
-        // The settings and figures as written, then p and the verdict in their colours.
-        for (size_t c = 1; c + 2 < columns; ++c) {
+        // The settings and figures as written, p and the verdict in their colours, then
+        // what the runs logged.
+        for (size_t c = 1; c < pColumn; ++c) {
             cell::text(rows[r][c]);
         }
         cell::pAndVerdict(m.welch, m.verdict);
+        for (size_t c = pColumn + 2; c < columns; ++c) {
+            cell::text(rows[r][c]);
+        }
     }
     noteTableRows("matched runs", static_cast<int>(rows.size()) - 1, 4);
     ImGui::EndTable();

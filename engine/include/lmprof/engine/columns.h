@@ -69,7 +69,8 @@ const RunColumn& runColumn(std::string_view key);
 std::span<const RunColumn* const> csvLayout();
 std::span<const RunColumn* const> reportLayout();
 // The tables' columns for these runs: their settingColumns, then reportLayout()'s figures
-// less those none of them has (differsFromDefault: the busy share on a CPU).
+// less those none of them has (differsFromDefault: the busy share on a CPU), with their
+// logged scalars (scalarColumns) before the status.
 std::vector<const RunColumn*> reportLayout(std::span<const RunResult* const> runs);
 std::vector<const RunColumn*> reportLayout(std::span<const RunResult> runs);
 // The one rule for which configuration columns a table of these runs shows, so that its
@@ -85,6 +86,21 @@ std::vector<const RunColumn*> settingColumns(std::span<const RunResult> runs);
 size_t firstFigure(std::span<const RunColumn* const> layout);
 // The columns with a number, in the order charts list them (step time first).
 std::span<const RunColumn* const> chartMetrics();
+
+// The columns of the scalars runs logged with their steps (RunSummary::scalars: run.log in
+// a watched script; docs/RESULTS.md, "Logged scalars"), one declaration for every writer
+// and table. Per name: for the tables its last value, hovering says mean ± std over the
+// measured steps; for the CSV `scalar.NAME.last`, `.mean`, `.std`, `.min`, `.max` and `.n`.
+// Names in order; at most kMaxScalarColumns of them, each printable and at most
+// kMaxScalarNameBytes long (the rest stay in the result set, without a column). Made when
+// first asked for and kept, so the pointers last; any thread may ask.
+inline constexpr size_t kMaxScalarColumns = 32;
+inline constexpr size_t kMaxScalarNameBytes = 64;
+std::vector<const RunColumn*> scalarColumns(std::span<const RunResult* const> runs, bool forCsv);
+// One name's CSV columns (`lmprof-cli columns` lists them for "NAME").
+std::vector<const RunColumn*> scalarCsvColumns(const std::string& name);
+// The CSV's columns for these runs: csvLayout(), then the scalars' columns.
+std::vector<const RunColumn*> csvLayout(std::span<const RunResult> runs);
 
 // Adds a column after the built-in ones: in the CSV when its inCsv, at the end of the
 // tables' layout when inTables, among the charts' metrics when it has a number. For a

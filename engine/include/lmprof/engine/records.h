@@ -137,6 +137,14 @@ double tokensPerSecond(const RunConfig& config, double stepMs);
 struct RunResult;
 double tokensPerSecond(const RunResult& run, double stepMs);
 
+// A scalar a run logged with its steps (StepRecord::scalars, and its loss as "loss"): the
+// statistics of its finite values over the measured steps that logged it (isMeasured), and
+// the last value logged by any step (a learning rate's current value, where a loss stands).
+struct ScalarSummary {
+    PhaseStats measured;
+    double last = 0.0;
+};
+
 struct RunSummary {
     PhaseStats forwardMs;
     PhaseStats backwardMs;
@@ -155,6 +163,10 @@ struct RunSummary {
     // source was missing.
     std::optional<double> gpuBusy;
     std::optional<double> gpuBusyNvml;
+    // The logged scalars by name (summarizeScalars). Derived from the steps, never written:
+    // summarize() fills it, and so does reading a result set (docs/RESULTS.md, "Logged
+    // scalars").
+    std::map<std::string, ScalarSummary> scalars;
 };
 
 // Below this busy share the GPU waits for the host more than a fifth of each step: the run
@@ -299,6 +311,9 @@ std::vector<double> measuredStepTimes(const std::vector<StepRecord>& steps,
 // The same into `out` (cleared first), for callers that reuse a buffer every frame.
 void measuredStepTimes(const std::vector<StepRecord>& steps, std::vector<double>& out,
                        double StepRecord::*field = &StepRecord::totalMs);
+
+// Every scalar the steps logged, by name (ScalarSummary).
+std::map<std::string, ScalarSummary> summarizeScalars(const std::vector<StepRecord>& steps);
 
 // Recomputes the summary from the measured steps of a run (isMeasured). Peaks come from the
 // non-warmup steps, or from the warmup steps of a run that failed before any other.

@@ -50,7 +50,8 @@ void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t 
 // A comparison's table, shared by `lmprof-cli compare` and the window's Compare: the
 // settings of its pairs (model, context, batch, precision, mode, warmup, and each execution
 // variant one of its runs sets; "A vs B" where a pair differs), then kComparisonFigures
-// columns: A's and B's step ms, the ratio B/A, its 95% interval, p and the verdict.
+// columns: A's and B's step ms, the ratio B/A, its 95% interval, p and the verdict; then
+// one column per scalar the runs logged (scalarColumns, columns.h), "A vs B" where differ.
 Rows comparisonRows(const Comparison& c);
 inline constexpr size_t kComparisonFigures = 6;
 
