@@ -131,6 +131,28 @@ TEST(WatchedRun, RoundTripsThroughTheEnginesWriter) {
     EXPECT_EQ(again.runs[0].parameterCount, 1234);
 }
 
+// One rulebook for statistics (docs/RESULTS.md, "Watched runs"): a watched run's summary
+// is the engine's summarize() over its steps when read, whatever the file says.
+TEST(WatchedRun, ItsSummaryIsTheEnginesOverItsSteps) {
+    const ResultSet set = parseResultSet(watchedSet({watchedRun("MyGPT", "MyGPT", 4)}).dump());
+    const RunSummary& s = set.runs[0].summary;
+    // Measured steps 1..3: forward 5, 4, 5 ms; a step is 1.75 + 3 forward.
+    EXPECT_EQ(s.totalMs.n, 3);
+    EXPECT_DOUBLE_EQ(s.totalMs.mean, 1.75 + 3.0 * 14.0 / 3.0);
+    EXPECT_DOUBLE_EQ(s.forwardMs.median, 5.0);
+    ASSERT_TRUE(s.dataMs && s.restMs);
+    EXPECT_DOUBLE_EQ(s.dataMs->mean, 1.0);
+    EXPECT_EQ(s.peakBytes.forward, 4096);
+    EXPECT_DOUBLE_EQ(s.tokensPerS, 64.0 / (s.totalMs.mean / 1000.0));
+
+    json edited = json::parse(toJson(set));
+    edited["runs"][0]["summary"]["total_ms"]["mean"] = 999.0;
+    edited["runs"][0]["summary"]["peak_bytes"]["forward"] = 1;
+    const RunSummary again = parseResultSet(edited.dump()).runs[0].summary;
+    EXPECT_DOUBLE_EQ(again.totalMs.mean, s.totalMs.mean) << "the steps' figures, not the file's";
+    EXPECT_EQ(again.peakBytes.forward, 4096);
+}
+
 TEST(WatchedRun, HostileSourcesAndPhasesAreRefusedWithTheirPath) {
     json run = watchedRun("x", "X", 2);
     run["source"]["kind"] = "alien";
