@@ -266,6 +266,22 @@ RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& ste
     return summary;
 }
 
+void summarizeOnRead(RunResult& run) {
+    run.summary.scalars = summarizeScalars(run.steps); // derived, never written
+    if (!run.source || run.thinned) {
+        return;
+    }
+    const RunSummary fromSteps = summarize(run.config, run.steps, std::nullopt);
+    run.summary.forwardMs = fromSteps.forwardMs;
+    run.summary.backwardMs = fromSteps.backwardMs;
+    run.summary.optimizerMs = fromSteps.optimizerMs;
+    run.summary.totalMs = fromSteps.totalMs;
+    run.summary.dataMs = fromSteps.dataMs;
+    run.summary.restMs = fromSteps.restMs;
+    run.summary.peakBytes = fromSteps.peakBytes;
+    run.summary.tokensPerS = tokensPerSecond(run, run.summary.totalMs.mean);
+}
+
 std::optional<double> busyShare(const RunSummary& s) {
     return s.gpuBusy ? s.gpuBusy : s.gpuBusyNvml;
 }

@@ -131,7 +131,7 @@ TEST(WatchedRun, RoundTripsThroughTheEnginesWriter) {
     EXPECT_EQ(again.runs[0].parameterCount, 1234);
 }
 
-// One rulebook for statistics (docs/RESULTS.md, "Watched runs"): a watched run's summary
+// One rulebook for statistics (docs/RESULTS.md, on watched runs): a watched run's summary
 // is the engine's summarize() over its steps when read, whatever the file says.
 TEST(WatchedRun, ItsSummaryIsTheEnginesOverItsSteps) {
     const ResultSet set = parseResultSet(watchedSet({watchedRun("MyGPT", "MyGPT", 4)}).dump());

@@ -408,21 +408,7 @@ void fields(Io& io, Ref<RunResult, Io> r) {
     }
     io.object("summary", r.summary);
     if constexpr (Io::kReads) {
-        r.summary.scalars = summarizeScalars(r.steps); // derived, never written (records.h)
-        if (r.source && !r.thinned) {
-            // A watched run's statistics follow the engine's rules, whatever wrote the
-            // file (docs/RESULTS.md, "Watched runs"); a thinned run's steps are not all
-            // there, so its summary stands.
-            const RunSummary fromSteps = summarize(r.config, r.steps, std::nullopt);
-            r.summary.forwardMs = fromSteps.forwardMs;
-            r.summary.backwardMs = fromSteps.backwardMs;
-            r.summary.optimizerMs = fromSteps.optimizerMs;
-            r.summary.totalMs = fromSteps.totalMs;
-            r.summary.dataMs = fromSteps.dataMs;
-            r.summary.restMs = fromSteps.restMs;
-            r.summary.peakBytes = fromSteps.peakBytes;
-            r.summary.tokensPerS = tokensPerSecond(r, r.summary.totalMs.mean);
-        }
+        summarizeOnRead(r);
     }
     io.optionalObject("cuda_graph", r.graph);
     io.optional("busy_note", r.busyNote);

@@ -315,6 +315,12 @@ void measuredStepTimes(const std::vector<StepRecord>& steps, std::vector<double>
 // Every scalar the steps logged, by name (ScalarSummary).
 std::map<std::string, ScalarSummary> summarizeScalars(const std::vector<StepRecord>& steps);
 
+// What a run read from a file takes from its steps rather than from its summary: its logged
+// scalars; for a watched run, whatever wrote the file, its phase statistics, peaks and
+// tokens/s too, unless it is thinned, since its summary covers steps the file lacks
+// (docs/RESULTS.md, on watched runs).
+void summarizeOnRead(RunResult& run);
+
 // Recomputes the summary from the measured steps of a run (isMeasured). Peaks come from the
 // non-warmup steps, or from the warmup steps of a run that failed before any other.
 RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& steps,
