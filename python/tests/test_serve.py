@@ -209,3 +209,52 @@ def test_memory_samples_go_to_a_viewer_live_as_rows(token_file: Path) -> None:
     finished = messages[-1]["result"]
     assert len(finished["memory_columns"]["t_ms"]) >= len(rows)
     viewer.close()
+
+
+# The protocol's shape as the engine encodes it (tests/engine/protocol_fingerprint_test.cpp
+# keeps it in this file, after a line with the version): every key path of every message
+# with its JSON type, a record's members left to the result set's schema.
+SHAPE_FILE = Path(__file__).resolve().parents[2] / "tests" / "data" / "protocol_shape.txt"
+RECORDS = {"header", "result", "step", "sample", "report", "tool", "environment"}
+
+
+def shape_of(value: Any, path: str, out: set[str]) -> None:
+    if isinstance(value, dict):
+        out.add(f"{path}:object")
+        for key, member in value.items():
+            if key in RECORDS:
+                out.add(f"{path}.{key}:record")
+            else:
+                shape_of(member, f"{path}.{key}", out)
+    elif isinstance(value, list):
+        out.add(f"{path}:array")
+        for element in value:
+            shape_of(element, f"{path}[]", out)
+    else:
+        kind = ("boolean" if isinstance(value, bool) else "number"
+                if isinstance(value, int | float) else "string" if isinstance(value, str)
+                else "null")
+        out.add(f"{path}:{kind}")
+
+
+def test_every_message_the_server_sends_is_one_the_engine_declares(token_file: Path) -> None:
+    """The protocol fingerprint covers this server: no key, and no JSON type, that the
+    engine's field lists do not declare for its message, and the same version."""
+    version, *declared = SHAPE_FILE.read_text().splitlines()
+    assert version == f"protocol {_serve.PROTOCOL}"
+    model = TinyGPT()
+    run = lmprof.watch(model, name="shaped", listen="127.0.0.1:0", token_file=str(token_file),
+                       memory_hz=200)
+    viewer = Viewer(run.port)
+    messages = [viewer.hello()]
+    train(run, model, 3)
+    viewer.send({"type": "submit", "configs": [{}]})  # refused: a watched run takes none
+    run.close()
+    messages += viewer.read_until("run_finished")
+    viewer.close()
+    sent: set[str] = set()
+    for message in messages:
+        shape_of(message, message["type"], sent)
+    assert {m["type"] for m in messages} >= {"welcome", "run_started", "state", "step",
+                                             "memory", "error", "run_finished"}
+    assert sent <= set(declared), sorted(sent - set(declared))

@@ -8,6 +8,8 @@
 #include "lmprof/engine/remote_protocol.h"
 #include "throwaway_field.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -24,7 +26,8 @@ namespace {
 const std::set<std::string> kRecords = {"header", "result", "step",       "sample",
                                         "report", "tool",   "environment"};
 
-// Every key path of `j` with its JSON type ("submit.configs[].ddp.world_size:number"), an
+// Every key path of `j` with its JSON type (python/tests/test_serve.py reads a message's shape
+// by the same rules) ("submit.configs[].ddp.world_size:number"), an
 // array's elements merged; a record's members stop at the record.
 void shapeOf(const json& j, const std::string& path, std::set<std::string>& out) {
     if (j.is_object()) {
@@ -162,4 +165,20 @@ TEST(ProtocolFingerprint, AThrowawayConfigurationFieldChangesTheFingerprint) {
     const std::string shape = protocolShape();
     EXPECT_NE(shape.find("submit.configs[].throwaway_steps:number\n"), std::string::npos) << shape;
     EXPECT_NE(fnv1a(shape), kProtocolStamps.back().fingerprint);
+}
+
+// The shape is also kept in tests/data/protocol_shape.txt, after a line with the version, for
+// the Python package's server: python/tests/test_serve.py holds every message it sends to
+// it. Writes the file instead of checking it with LMPROF_WRITE_PROTOCOL_SHAPE=1.
+TEST(ProtocolFingerprint, TheShapeFileIsWhatThisBuildEncodes) {
+    const std::string path = std::string(LMPROF_SOURCE_DIR) + "/tests/data/protocol_shape.txt";
+    const std::string expected =
+        "protocol " + std::to_string(kProtocolVersion) + "\n" + protocolShape();
+    if (const char* write = std::getenv("LMPROF_WRITE_PROTOCOL_SHAPE"); write && *write == '1') {
+        std::ofstream(path, std::ios::binary) << expected;
+    }
+    std::ifstream in(path, std::ios::binary);
+    const std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(kept, expected) << path << " is not what this build encodes: write it again with "
+                              << "LMPROF_WRITE_PROTOCOL_SHAPE=1 and this test";
 }

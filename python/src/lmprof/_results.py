@@ -17,12 +17,12 @@ from typing import Any
 
 import torch
 
-from . import _files
+from . import _files, _formats
 from ._steps import PEAK_PHASES, PHASES
 from ._tally import MAX_STEPS, Tally
 
-SCHEMA = "lmprof.results/1.7"
-JOURNAL_SCHEMA = "lmprof.watch-journal/1"
+SCHEMA = _formats.RESULT_SCHEMA
+JOURNAL_SCHEMA = _formats.JOURNAL_SCHEMA
 VERSION = "0.1.0"
 MAX_DURATION_MS = 1e9  # the C++ reader's bound on a duration (docs/LIMITS.md)
 JOURNAL_SUFFIX = ".steps.jsonl"

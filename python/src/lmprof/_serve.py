@@ -29,7 +29,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-PROTOCOL = 6
+from . import _formats
+
+PROTOCOL = _formats.PROTOCOL  # formats.json holds it for both languages
 DEFAULT_PORT = 7377
 MIN_TOKEN_LENGTH = 16
 MAX_HELLO_BYTES = 4096  # a line before the hello

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "lmprof/engine/config.h"
+#include "lmprof/engine/formats.h"
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/session_interface.h"
 
@@ -36,7 +37,10 @@ struct ProtocolStamp {
 };
 inline constexpr std::array kProtocolStamps{ProtocolStamp{6, 0x6e256473a8253a11}};
 // Raised by a server and a client that do not share it: the hello says which it speaks.
+// The Python package's server speaks it too: both read it from formats.json.
 inline constexpr int kProtocolVersion = kProtocolStamps.back().version;
+static_assert(kProtocolVersion == formats::kProtocol,
+              "the last stamp's version is not formats.json's protocol: raise both together");
 // The longest message either side reads (a whole run with its memory timeline is a few MB):
 // a longer line is refused before it is buffered further.
 inline constexpr std::size_t kMaxMessageBytes = std::size_t{64} << 20;

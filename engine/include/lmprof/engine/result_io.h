@@ -4,6 +4,7 @@
 #pragma once
 
 #include "lmprof/engine/file_io.h"
+#include "lmprof/engine/formats.h"
 #include "lmprof/engine/result_set.h"
 
 #include <cstdint>
@@ -16,7 +17,7 @@
 
 namespace lmprof::engine {
 
-inline constexpr std::string_view kResultSchema = "lmprof.results/1.7";
+inline constexpr std::string_view kResultSchema = formats::kResultSchema;
 
 class ResultFormatError : public std::runtime_error {
 public:

@@ -5,6 +5,7 @@
 // script that was killed, its steps are the run.
 #pragma once
 
+#include "lmprof/engine/formats.h"
 #include "lmprof/engine/records.h"
 #include "lmprof/engine/result_set.h"
 #include "lmprof/engine/stats.h"
@@ -18,7 +19,7 @@
 
 namespace lmprof::engine {
 
-inline constexpr std::string_view kWatchJournalSchema = "lmprof.watch-journal/1";
+inline constexpr std::string_view kWatchJournalSchema = formats::kJournalSchema;
 inline constexpr std::string_view kWatchJournalSuffix = ".steps.jsonl";
 
 // What a watched run keeps of its steps in memory bounded whatever their number (docs/WATCH.md,
