@@ -266,19 +266,24 @@ RunSummary summarize(const RunConfig& config, const std::vector<StepRecord>& ste
     return summary;
 }
 
+void takeStepFigures(RunSummary& summary, const RunConfig& config,
+                     const std::vector<StepRecord>& steps) {
+    const RunSummary fromSteps = summarize(config, steps, std::nullopt);
+    summary.forwardMs = fromSteps.forwardMs;
+    summary.backwardMs = fromSteps.backwardMs;
+    summary.optimizerMs = fromSteps.optimizerMs;
+    summary.totalMs = fromSteps.totalMs;
+    summary.dataMs = fromSteps.dataMs;
+    summary.restMs = fromSteps.restMs;
+    summary.peakBytes = fromSteps.peakBytes;
+}
+
 void summarizeOnRead(RunResult& run) {
     run.summary.scalars = summarizeScalars(run.steps); // derived, never written
     if (!run.source || run.thinned) {
         return;
     }
-    const RunSummary fromSteps = summarize(run.config, run.steps, std::nullopt);
-    run.summary.forwardMs = fromSteps.forwardMs;
-    run.summary.backwardMs = fromSteps.backwardMs;
-    run.summary.optimizerMs = fromSteps.optimizerMs;
-    run.summary.totalMs = fromSteps.totalMs;
-    run.summary.dataMs = fromSteps.dataMs;
-    run.summary.restMs = fromSteps.restMs;
-    run.summary.peakBytes = fromSteps.peakBytes;
+    takeStepFigures(run.summary, run.config, run.steps);
     run.summary.tokensPerS = tokensPerSecond(run, run.summary.totalMs.mean);
 }
 

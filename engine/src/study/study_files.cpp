@@ -291,12 +291,7 @@ StudyReport writeStudyFolder(const fs::path& dir, const std::string& command,
     // The report states times and peaks from the runs' own steps: a summary that says
     // otherwise (edited, or from another tool) is not believed.
     for (RunResult& r : set.runs) {
-        const RunSummary fromSteps = summarize(r.config, r.steps, std::nullopt);
-        r.summary.forwardMs = fromSteps.forwardMs;
-        r.summary.backwardMs = fromSteps.backwardMs;
-        r.summary.optimizerMs = fromSteps.optimizerMs;
-        r.summary.totalMs = fromSteps.totalMs;
-        r.summary.peakBytes = fromSteps.peakBytes;
+        takeStepFigures(r.summary, r.config, r.steps);
     }
     StudyHeader header;
     for (const auto& w : saved.warnings) {

@@ -315,6 +315,12 @@ void measuredStepTimes(const std::vector<StepRecord>& steps, std::vector<double>
 // Every scalar the steps logged, by name (ScalarSummary).
 std::map<std::string, ScalarSummary> summarizeScalars(const std::vector<StepRecord>& steps);
 
+// Replaces a summary's phase statistics (data and rest included) and peaks with those of the
+// steps (summarize()): where a summary read from a file is not to be believed, such as the
+// study report's.
+void takeStepFigures(RunSummary& summary, const RunConfig& config,
+                     const std::vector<StepRecord>& steps);
+
 // What a run read from a file takes from its steps rather than from its summary: its logged
 // scalars; for a watched run, whatever wrote the file, its phase statistics, peaks and
 // tokens/s too, unless it is thinned, since its summary covers steps the file lacks
