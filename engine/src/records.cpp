@@ -180,22 +180,17 @@ std::string runModelLabel(const RunResult& run) {
 }
 
 std::map<std::string, ScalarSummary> summarizeScalars(const std::vector<StepRecord>& steps) {
-    std::map<std::string, std::vector<double>> measured;
+    std::map<std::string, std::vector<double>, std::less<>> measured;
     std::map<std::string, ScalarSummary> out;
-    const auto take = [&](const StepRecord& s, const std::string& name, double value) {
-        out[name].last = value;
-        auto& values = measured[name];
-        if (isMeasured(s) && std::isfinite(value)) {
-            values.push_back(value);
-        }
-    };
     for (const auto& s : steps) {
-        if (s.loss) { // a field of its own, and the scalar every training step logs
-            take(s, "loss", *s.loss);
-        }
-        for (const auto& [name, value] : s.scalars) {
-            take(s, name, value);
-        }
+        forEachScalar(s, [&](std::string_view name, double value) {
+            const std::string key(name);
+            out[key].last = value;
+            auto& values = measured[key];
+            if (isMeasured(s) && std::isfinite(value)) {
+                values.push_back(value);
+            }
+        });
     }
     for (auto& [name, summary] : out) {
         const auto& values = measured[name];
@@ -276,14 +271,15 @@ void takeStepFigures(RunSummary& summary, const RunConfig& config,
     summary.dataMs = fromSteps.dataMs;
     summary.restMs = fromSteps.restMs;
     summary.peakBytes = fromSteps.peakBytes;
+    summary.scalars = fromSteps.scalars;
 }
 
 void summarizeOnRead(RunResult& run) {
-    run.summary.scalars = summarizeScalars(run.steps); // derived, never written
     if (!run.source || run.thinned) {
+        run.summary.scalars = summarizeScalars(run.steps); // derived, never written
         return;
     }
-    takeStepFigures(run.summary, run.config, run.steps);
+    takeStepFigures(run.summary, run.config, run.steps); // the scalars with the rest
     run.summary.tokensPerS = tokensPerSecond(run, run.summary.totalMs.mean);
 }
 

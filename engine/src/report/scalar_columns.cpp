@@ -22,7 +22,7 @@ using cells::significant;
 
 // A logged scalar's name a column may carry: a result set is data, and a name becomes a
 // CSV header and a table's.
-bool columnableName(const std::string& name) {
+bool columnableName(std::string_view name) {
     return !name.empty() && name.size() <= kMaxScalarNameBytes &&
            std::none_of(name.begin(), name.end(), [](char ch) {
                return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
@@ -117,10 +117,10 @@ const RunColumn* scalarColumn(const std::string& name, std::string_view stat) {
 
 std::vector<const RunColumn*> scalarColumns(std::span<const RunResult* const> runs, bool forCsv) {
     // A finished run's summary names them; a running run's last step does, as it comes.
-    std::set<std::string> names;
-    const auto take = [&](const std::string& name) {
+    std::set<std::string, std::less<>> names;
+    const auto take = [&](std::string_view name, double = 0.0) {
         if (columnableName(name)) {
-            names.insert(name);
+            names.emplace(name);
         }
     };
     for (const RunResult* r : runs) {
@@ -128,12 +128,7 @@ std::vector<const RunColumn*> scalarColumns(std::span<const RunResult* const> ru
             take(name);
         }
         if (!r->steps.empty()) {
-            if (r->steps.back().loss) {
-                take("loss");
-            }
-            for (const auto& [name, _] : r->steps.back().scalars) {
-                take(name);
-            }
+            forEachScalar(r->steps.back(), take);
         }
     }
     std::vector<const RunColumn*> out;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lmprof::engine {
@@ -312,12 +313,24 @@ std::vector<double> measuredStepTimes(const std::vector<StepRecord>& steps,
 void measuredStepTimes(const std::vector<StepRecord>& steps, std::vector<double>& out,
                        double StepRecord::*field = &StepRecord::totalMs);
 
+// Calls f(name, value) for each scalar a step logged: its loss as "loss" (a field of its own,
+// and the scalar every training step logs), then its `scalars`.
+template <typename F>
+void forEachScalar(const StepRecord& step, F&& f) {
+    if (step.loss) {
+        f(std::string_view("loss"), *step.loss);
+    }
+    for (const auto& [name, value] : step.scalars) {
+        f(std::string_view(name), value);
+    }
+}
+
 // Every scalar the steps logged, by name (ScalarSummary).
 std::map<std::string, ScalarSummary> summarizeScalars(const std::vector<StepRecord>& steps);
 
-// Replaces a summary's phase statistics (data and rest included) and peaks with those of the
-// steps (summarize()): where a summary read from a file is not to be believed, such as the
-// study report's.
+// Replaces a summary's phase statistics (data and rest included), peaks and logged scalars
+// with those of the steps (summarize()): where a summary read from a file is not to be
+// believed, such as the study report's.
 void takeStepFigures(RunSummary& summary, const RunConfig& config,
                      const std::vector<StepRecord>& steps);
 
