@@ -35,64 +35,52 @@ constexpr std::array<std::string_view, 6> kScalarCsvStats{"last", "mean", "std",
 RunColumn makeScalarColumn(const std::string& name, std::string_view stat) {
     using R = const RunResult&;
     using S = const RunSummary&;
-    const auto find = [name](S s) -> const ScalarSummary* {
-        const auto it = s.scalars.find(name);
-        return it == s.scalars.end() ? nullptr : &it->second;
+    // A cell from the run's summary of this name, `none` for a run that logged no such name.
+    const auto cell = [name](auto of, std::string none = {}) -> RunColumn::Getter {
+        return [name, of, none](R, S s) {
+            const auto it = s.scalars.find(name);
+            return it == s.scalars.end() ? none : of(it->second);
+        };
     };
+    const auto last = [](const ScalarSummary& v) { return num(v.last); };
     if (stat.empty()) {
-        RunColumn c = column(
-            "scalar." + name, name, "", ColumnKind::Real,
-            [find](R, S s) {
-                const ScalarSummary* v = find(s);
-                return v ? num(v->last) : std::string();
-            },
-            [find](R, S s) {
-                const ScalarSummary* v = find(s);
-                return v ? significant(v->last) : std::string("-");
-            });
+        RunColumn c = column("scalar." + name, name, "", ColumnKind::Real, cell(last),
+                             cell([](const ScalarSummary& v) { return significant(v.last); }, "-"));
         c.inCsv = false;
-        c.number = [find](R, S s) -> std::optional<double> {
-            const ScalarSummary* v = find(s);
-            return v ? std::optional(v->last) : std::nullopt;
+        c.number = [name](R, S s) -> std::optional<double> {
+            const auto it = s.scalars.find(name);
+            return it == s.scalars.end() ? std::nullopt : std::optional(it->second.last);
         };
         c.chartName = name + " (last logged)";
-        c.explain = [find, name](R, S s) {
-            const ScalarSummary* v = find(s);
-            if (!v) {
-                return "The run logged no " + name + ".";
-            }
-            const PhaseStats& m = v->measured;
-            std::string text = name + " as the run logged it: " + num(v->last) + " at the end";
-            if (m.n == 0) {
-                return text + "; no measured step logged a finite value.";
-            }
-            return text + "; over the " + std::to_string(m.n) + " measured steps that logged it, " +
-                   num(m.mean) + " ± " + num(m.std) + " (" + num(m.min) + " to " + num(m.max) +
-                   ").";
-        };
+        c.explain = cell(
+            [name](const ScalarSummary& v) {
+                const PhaseStats& m = v.measured;
+                std::string text = name + " as the run logged it: " + num(v.last) + " at the end";
+                if (m.n == 0) {
+                    return text + "; no measured step logged a finite value.";
+                }
+                return text + "; over the " + std::to_string(m.n) +
+                       " measured steps that logged it, " + num(m.mean) + " ± " + num(m.std) +
+                       " (" + num(m.min) + " to " + num(m.max) + ").";
+            },
+            "The run logged no " + name + ".");
         return c;
     }
     const std::string key = "scalar." + name + "." + std::string(stat);
     if (stat == "last") {
-        return column(key, "", "", ColumnKind::Real, [find](R, S s) {
-            const ScalarSummary* v = find(s);
-            return v ? num(v->last) : std::string();
-        });
+        return column(key, "", "", ColumnKind::Real, cell(last));
     }
     if (stat == "n") {
-        return column(key, "", "", ColumnKind::Integer, [find](R, S s) {
-            const ScalarSummary* v = find(s);
-            return v ? integer(v->measured.n) : std::string();
-        });
+        return column(key, "", "", ColumnKind::Integer,
+                      cell([](const ScalarSummary& v) { return integer(v.measured.n); }));
     }
     double PhaseStats::*field = stat == "mean"  ? &PhaseStats::mean
                                 : stat == "std" ? &PhaseStats::std
                                 : stat == "min" ? &PhaseStats::min
                                                 : &PhaseStats::max;
-    return column(key, "", "", ColumnKind::Real, [find, field](R, S s) {
-        const ScalarSummary* v = find(s);
-        return v && v->measured.n ? num(v->measured.*field) : std::string();
-    });
+    return column(key, "", "", ColumnKind::Real, cell([field](const ScalarSummary& v) {
+                      return v.measured.n ? num(v.measured.*field) : std::string();
+                  }));
 }
 
 // The scalars' columns made so far, kept for the life of the process (layouts hand out
