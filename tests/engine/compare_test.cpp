@@ -109,6 +109,7 @@ TEST(Compare, RowsShowWhatTellsPairsApartAndWhereAPickedPairDiffers) {
     EXPECT_EQ(rows[1][column("Attention")], "naive");
     EXPECT_EQ(rows[2][column("Attention")], "naive vs sdpa"); // a pair the user picked
     EXPECT_EQ(rows[0].size() - column("A step ms"), kComparisonFigures);
+    EXPECT_EQ(comparisonFiguresAt(c), column("A step ms"));
     // Without a run that sets a variant, its column is left out.
     c.matched.pop_back();
     const Rows plain = comparisonRows(c);

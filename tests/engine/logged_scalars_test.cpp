@@ -178,6 +178,7 @@ TEST(LoggedScalars, AComparisonShowsEachNameAsAVsB) {
     EXPECT_EQ(rows[1][at("lr (A vs B)")], "0.005 vs 0.01");
     EXPECT_EQ(rows[1][at("grad_norm (A vs B)")], "5") << "one value where they agree";
     EXPECT_LT(at("Verdict"), at("grad_norm (A vs B)"));
+    EXPECT_EQ(comparisonFiguresAt(c) + kComparisonFigures - 2, at("p")) << "the window's p";
 
     std::ostringstream grid;
     writeComparison(grid, c, ReportFormat::Table);

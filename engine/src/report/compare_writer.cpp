@@ -78,9 +78,12 @@ Rows comparisonRows(const Comparison& c) {
     return rows;
 }
 
+size_t comparisonFiguresAt(const Comparison& c) {
+    return comparedSettings(c).size();
+}
+
 void writeComparison(std::ostream& out, const Comparison& c, ReportFormat format) {
-    const Rows rows = comparisonRows(c);
-    writeRows(out, rows, format, comparedSettings(c).size());
+    writeRows(out, comparisonRows(c), format, comparisonFiguresAt(c));
     if (format == ReportFormat::Csv) {
         return; // CSV carries the matched rows only
     }

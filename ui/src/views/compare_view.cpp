@@ -279,8 +279,8 @@ void CompareView::drawReferenceButton(ViewContext& ctx, const std::vector<Pickab
 void CompareView::drawTable(const Comparison& cmp) {
     const Rows rows = comparisonRows(cmp);
     const size_t columns = rows[0].size();
-    const size_t pColumn = static_cast<size_t>(std::find(rows[0].begin(), rows[0].end(), "p") -
-                                               rows[0].begin()); // then the verdict
+    // p and the verdict end the comparison's figures; the logged scalars follow.
+    const size_t pColumn = comparisonFiguresAt(cmp) + kComparisonFigures - 2;
     const float tableHeight = m_pickTwo ? ImGui::GetFrameHeightWithSpacing() * 2.5f
                                         : ImGui::GetContentRegionAvail().y * 0.5f;
     const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_Borders |

@@ -54,6 +54,8 @@ void writeRows(std::ostream& out, const Rows& rows, ReportFormat format, size_t 
 // one column per scalar the runs logged (scalarColumns, columns.h), "A vs B" where differ.
 Rows comparisonRows(const Comparison& c);
 inline constexpr size_t kComparisonFigures = 6;
+// The column of comparisonRows where those figures begin: after the pairs' settings.
+size_t comparisonFiguresAt(const Comparison& c);
 
 // "22.11 ± 0.09": mean ± sample std, two decimals, as benchmark tables print it.
 std::string formatMeanStd(const PhaseStats& stats);
