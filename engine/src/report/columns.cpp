@@ -25,6 +25,25 @@ using cells::column;
 using cells::integer;
 using cells::num;
 
+// A getter's arguments: the run, and the summary of its measured steps.
+using Run = const RunResult&;
+using Summary = const RunSummary&;
+
+// Adds a column and returns it, for the settings that follow.
+RunColumn& add(std::deque<RunColumn>& out, RunColumn made) {
+    out.push_back(std::move(made));
+    return out.back();
+}
+
+// Adds a column of the run's configuration, which tables show always or where their runs
+// differ in it (RunColumn::Setting).
+constexpr auto kAlways = RunColumn::Setting::Always;
+constexpr auto kWhereRunsDiffer = RunColumn::Setting::WhereRunsDiffer;
+RunColumn& addSetting(std::deque<RunColumn>& out, RunColumn::Setting shown, RunColumn made) {
+    made.setting = shown;
+    return add(out, std::move(made));
+}
+
 bool runsPhase(const RunResult& run, Phase phase) {
     const auto phases = phasesOf(run.config.mode);
     return std::find(phases.begin(), phases.end(), phase) != phases.end();
@@ -140,163 +159,208 @@ void addSweepAxisColumns(std::deque<RunColumn>& out) {
 
 // How the run ended, and what bounds its steps.
 void addOutcomeColumns(std::deque<RunColumn>& out) {
-    using R = const RunResult&;
-    using S = const RunSummary&;
     out.push_back(text(
-        "status", "Status", [](R r, S) { return std::string(toString(r.status)); },
-        [](R r, S) { return statusText(r); }));
-    out.push_back(text("failed_phase", "", [](R r, S) {
+        "status", "Status", [](Run r, Summary) { return std::string(toString(r.status)); },
+        [](Run r, Summary) { return statusText(r); }));
+    out.push_back(text("failed_phase", "", [](Run r, Summary) {
         return r.failedPhase ? std::string(toString(*r.failedPhase)) : std::string();
     }));
-    out.push_back(text("error", "", [](R r, S) { return r.error.value_or(""); }));
+    out.push_back(text("error", "", [](Run r, Summary) { return r.error.value_or(""); }));
     // The verdicts for machines (docs/VERDICTS.md); the tables print them under the runs.
-    out.push_back(text("verdicts", "", [](R r, S) { return verdictsText(r.verdicts); }));
+    out.push_back(text("verdicts", "", [](Run r, Summary) { return verdictsText(r.verdicts); }));
 }
 
-std::deque<RunColumn> buildColumns() {
-    using R = const RunResult&;
-    using S = const RunSummary&;
-    std::deque<RunColumn> c;
-    // The configuration and the outcome.
-    c.push_back(text("id", "", [](R r, S) { return r.id; }));
-    // A watched script's run (RunResult::source) has no model of the engine's: its model
-    // column is its class, its dimensions, context and batch are empty.
-    c.push_back(text(
-        "model", "Model",
-        [](R r, S) { return r.source ? std::string("watched") : r.config.model.preset; },
-        [](R r, S) { return runModelLabel(r); }));
-    c.back().setting = RunColumn::Setting::Always;
-    c.push_back(engineCount("d_model", "", [](R r) { return r.config.model.dModel; }));
-    c.push_back(engineCount("d_ff", "", [](R r) { return r.config.model.dFf; }));
-    c.push_back(engineCount("num_layers", "", [](R r) { return r.config.model.numLayers; }));
-    c.push_back(engineCount("num_heads", "", [](R r) { return r.config.model.numHeads; }));
-    c.push_back(engineCount("vocab_size", "", [](R r) { return r.config.model.vocabSize; }));
-    c.push_back(count("parameter_count", "", [](R r) { return r.parameterCount; }));
-    c.push_back(
-        engineCount("context_length", "Context", [](R r) { return r.config.contextLength; }));
-    c.back().setting = RunColumn::Setting::Always;
-    c.push_back(engineCount("batch_size", "Batch", [](R r) { return r.config.batchSize; }));
-    c.back().setting = RunColumn::Setting::Always;
-    c.push_back(text("precision", "Precision",
-                     [](R r, S) { return std::string(toString(r.config.precision)); }));
-    c.back().setting = RunColumn::Setting::Always;
-    c.push_back(text("mode", "Mode", [](R r, S) { return std::string(toString(r.config.mode)); }));
-    c.back().setting = RunColumn::Setting::Always;
+// The engine's model and batch. A watched script's run (RunResult::source) has no model of
+// the engine's: its model column is its class, its dimensions, context and batch are empty.
+void addModelColumns(std::deque<RunColumn>& out) {
+    out.push_back(text("id", "", [](Run r, Summary) { return r.id; }));
+    addSetting(out, kAlways,
+               text(
+                   "model", "Model",
+                   [](Run r, Summary) {
+                       return r.source ? std::string("watched") : r.config.model.preset;
+                   },
+                   [](Run r, Summary) { return runModelLabel(r); }));
+    out.push_back(engineCount("d_model", "", [](Run r) { return r.config.model.dModel; }));
+    out.push_back(engineCount("d_ff", "", [](Run r) { return r.config.model.dFf; }));
+    out.push_back(engineCount("num_layers", "", [](Run r) { return r.config.model.numLayers; }));
+    out.push_back(engineCount("num_heads", "", [](Run r) { return r.config.model.numHeads; }));
+    out.push_back(engineCount("vocab_size", "", [](Run r) { return r.config.model.vocabSize; }));
+    out.push_back(count("parameter_count", "", [](Run r) { return r.parameterCount; }));
+    addSetting(out, kAlways, engineCount("context_length", "Context", [](Run r) {
+                   return r.config.contextLength;
+               }));
+    addSetting(out, kAlways,
+               engineCount("batch_size", "Batch", [](Run r) { return r.config.batchSize; }));
+}
+
+// How the run ran: precision and mode, the execution variants, the device, data-parallel,
+// the warmup and measured steps.
+void addExecutionColumns(std::deque<RunColumn>& out) {
+    addSetting(out, kAlways, text("precision", "Precision", [](Run r, Summary) {
+                   return std::string(toString(r.config.precision));
+               }));
+    addSetting(out, kAlways, text("mode", "Mode", [](Run r, Summary) {
+                   return std::string(toString(r.config.mode));
+               }));
     // The execution variants (ChoiceField, config.h), one column each.
     for (const ChoiceField& f : choiceFields()) {
-        c.push_back(text(f.key, f.label, [&f](R r, S) { return f.get(r.config); }));
-        c.back().differsFromDefault = [&f](R r) { return !f.isDefault(r.config); };
-        c.back().setting = RunColumn::Setting::WhereRunsDiffer;
+        addSetting(out, kWhereRunsDiffer,
+                   text(f.key, f.label, [&f](Run r, Summary) { return f.get(r.config); }))
+            .differsFromDefault = [&f](Run r) { return !f.isDefault(r.config); };
     }
     // The device that ran it (a run asked for "auto" ran on cuda or cpu).
-    c.push_back(text("device", "Device", [](R r, S) {
-        return r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice;
-    }));
-    c.back().setting = RunColumn::Setting::WhereRunsDiffer;
+    addSetting(out, kWhereRunsDiffer, text("device", "Device", [](Run r, Summary) {
+                   return r.resolvedDevice.empty() ? r.config.device : r.resolvedDevice;
+               }));
     // How a data-parallel run ran ("2 × gloo, bucketed 25 MiB"; its times are rank 0's).
-    c.push_back(text(
-        "parallel", "Parallel",
-        [](R r, S) { return r.config.ddp ? describe(*r.config.ddp) : std::string(); },
-        [](R r, S) { return r.config.ddp ? describe(*r.config.ddp) : std::string("-"); }));
-    c.back().setting = RunColumn::Setting::WhereRunsDiffer;
-    c.back().differsFromDefault = [](R r) { return r.config.ddp.has_value(); };
-    c.push_back(count("warmup_steps", "Warmup", [](R r) { return r.config.warmupSteps; }));
-    c.back().setting = RunColumn::Setting::WhereRunsDiffer;
-    c.push_back(count("measure_steps", "Steps", [](R r) { return r.config.measureSteps; }));
-    c.back().setting = RunColumn::Setting::WhereRunsDiffer;
-    addSweepAxisColumns(c);
-    addOutcomeColumns(c);
-    // Whether the run has an op profile (the window's runs table; the CSV leaves it out).
-    c.push_back(text("op_profile", "Ops", [](R r, S) {
-        return r.opProfile ? "step " + std::to_string(r.opProfile->firstStep) : std::string("-");
-    }));
-    c.back().inCsv = false;
-    // Times: mean ± std for people, every statistic for machines.
+    const auto parallel = [](Run r, std::string none) {
+        return r.config.ddp ? describe(*r.config.ddp) : none;
+    };
+    addSetting(out, kWhereRunsDiffer,
+               text(
+                   "parallel", "Parallel", [parallel](Run r, Summary) { return parallel(r, ""); },
+                   [parallel](Run r, Summary) { return parallel(r, "-"); }))
+        .differsFromDefault = [](Run r) { return r.config.ddp.has_value(); };
+    addSetting(out, kWhereRunsDiffer,
+               count("warmup_steps", "Warmup", [](Run r) { return r.config.warmupSteps; }));
+    addSetting(out, kWhereRunsDiffer,
+               count("measure_steps", "Steps", [](Run r) { return r.config.measureSteps; }));
+}
+
+// The phases' times (mean ± std for people, every statistic for machines), after whether
+// the run has an op profile; then the step time's spread and the noise mark
+// (noiseRule(), stats.h): "12.3% noisy".
+void addTimeColumns(std::deque<RunColumn>& out) {
+    // The window's runs table says which step has an op profile; the CSV leaves it out.
+    add(out, text("op_profile", "Ops",
+                  [](Run r, Summary) {
+                      return r.opProfile ? "step " + std::to_string(r.opProfile->firstStep)
+                                         : std::string("-");
+                  }))
+        .inCsv = false;
     for (const PhaseColumn& p : kPhaseColumns) {
-        c.push_back(text(p.key, p.header, [p](R r, S s) {
-            return timeCell(r, s.*p.stats, !p.phase || runsPhase(r, *p.phase));
-        }));
-        c.back().unit = "ms";
-        c.back().inCsv = false;
-        addPhaseStats(c, p);
+        RunColumn& shown =
+            add(out, text(p.key, p.header, [p](Run r, Summary s) {
+                    return timeCell(r, s.*p.stats, !p.phase || runsPhase(r, *p.phase));
+                }));
+        shown.unit = "ms";
+        shown.inCsv = false;
+        addPhaseStats(out, p);
     }
-    // The step time's spread and the noise mark (noiseRule(), stats.h): "12.3% noisy".
-    c.push_back(text(
-        "total_ms_noisy", "CV",
-        [](R, S s) { return s.totalMs.n ? std::string(s.totalMs.noisy ? "true" : "false") : ""; },
-        [](R, S s) {
-            const PhaseStats& t = s.totalMs;
-            return t.n ? formatFixed(100.0 * t.cv, 1) + "%" + (t.noisy ? " noisy" : "")
-                       : std::string("-");
-        }));
-    c.back().warns = [](R, S s) { return s.totalMs.noisy; };
-    c.back().explain = [](R, S s) {
+    RunColumn& noise =
+        add(out, text(
+                     "total_ms_noisy", "CV",
+                     [](Run, Summary s) {
+                         return s.totalMs.n ? std::string(s.totalMs.noisy ? "true" : "false") : "";
+                     },
+                     [](Run, Summary s) {
+                         const PhaseStats& t = s.totalMs;
+                         return t.n ? formatFixed(100.0 * t.cv, 1) + "%" + (t.noisy ? " noisy" : "")
+                                    : std::string("-");
+                     }));
+    noise.warns = [](Run, Summary s) { return s.totalMs.noisy; };
+    noise.explain = [](Run, Summary s) {
         const PhaseStats& t = s.totalMs;
         return "step time: CV " + formatFixed(100.0 * t.cv, 1) + "% (std / mean), IQR / median " +
                formatFixed(t.median > 0.0 ? 100.0 * t.iqr / t.median : 0.0, 1) + "%\n" +
                noiseRule();
     };
-    // Throughput and memory.
-    c.push_back(column(
-        "tokens_per_s", "Tokens/s", "tokens/s", ColumnKind::Real,
-        [](R, S s) { return num(s.tokensPerS); },
-        [](R, S s) { return s.tokensPerS > 0 ? formatFixed(s.tokensPerS, 0) : "-"; }));
-    c.back().number = [](R, S s) { return std::optional(s.tokensPerS); };
-    c.back().chartName = "tokens/s";
-    c.push_back(
-        column("tflops", "", "TFLOP/s", ColumnKind::Real, [](R, S s) { return num(s.tflops); }));
-    // Where the GPU waits (docs/MEASUREMENT.md): the busy share, and MFU only beside it. The
-    // tables show both only when a run has a busy share (a CUDA run).
-    const auto measuredBusy = [](R r) { return busyShare(r.summary).has_value(); };
+}
+
+// Throughput: tokens and FLOPs per second.
+void addThroughputColumns(std::deque<RunColumn>& out) {
+    RunColumn& tokens = add(
+        out,
+        column(
+            "tokens_per_s", "Tokens/s", "tokens/s", ColumnKind::Real,
+            [](Run, Summary s) { return num(s.tokensPerS); },
+            [](Run, Summary s) { return s.tokensPerS > 0 ? formatFixed(s.tokensPerS, 0) : "-"; }));
+    tokens.number = [](Run, Summary s) { return std::optional(s.tokensPerS); };
+    tokens.chartName = "tokens/s";
+    out.push_back(column("tflops", "", "TFLOP/s", ColumnKind::Real,
+                         [](Run, Summary s) { return num(s.tflops); }));
+}
+
+// Where the GPU waits (docs/MEASUREMENT.md): the busy share, and MFU only beside it. The
+// tables show both only when a run has a busy share (a CUDA run). Then a CUDA graph's
+// capture.
+void addGpuColumns(std::deque<RunColumn>& out) {
+    const auto measuredBusy = [](Run r) { return busyShare(r.summary).has_value(); };
     const auto percent = [](std::optional<double> v) {
         return v ? formatFixed(100.0 * *v, 0) + "%" : std::string("-");
     };
-    c.push_back(column(
-        "mfu", "MFU", "", ColumnKind::Real,
-        [](R, S s) { return s.mfu ? num(*s.mfu) : std::string(); },
-        [percent](R, S s) { return percent(s.mfu); }));
-    c.back().differsFromDefault = measuredBusy;
-    c.back().number = [](R, S s) { return s.mfu ? std::optional(100.0 * *s.mfu) : std::nullopt; };
-    c.back().chartName = "MFU (%)";
-    c.push_back(column(
-        "gpu_busy", "GPU busy", "", ColumnKind::Real,
-        [](R, S s) { return s.gpuBusy ? num(*s.gpuBusy) : std::string(); },
-        [percent](R, S s) {
-            const auto bound = hostBound(s);
-            return percent(busyShare(s)) + (bound && *bound ? " host-bound" : "");
-        }));
-    c.back().differsFromDefault = measuredBusy;
-    c.back().number = [](R, S s) {
-        const auto busy = busyShare(s);
-        return busy ? std::optional(100.0 * *busy) : std::nullopt;
+    RunColumn& mfu =
+        add(out, column(
+                     "mfu", "MFU", "", ColumnKind::Real,
+                     [](Run, Summary s) { return s.mfu ? num(*s.mfu) : std::string(); },
+                     [percent](Run, Summary s) { return percent(s.mfu); }));
+    mfu.differsFromDefault = measuredBusy;
+    mfu.number = [](Run, Summary s) {
+        return s.mfu ? std::optional(100.0 * *s.mfu) : std::nullopt;
     };
-    c.back().chartName = "GPU busy (%)";
-    c.push_back(column("gpu_busy_nvml", "", "", ColumnKind::Real,
-                       [](R, S s) { return s.gpuBusyNvml ? num(*s.gpuBusyNvml) : std::string(); }));
-    c.push_back(text("host_bound", "", [](R, S s) {
+    mfu.chartName = "MFU (%)";
+    RunColumn& busy =
+        add(out, column(
+                     "gpu_busy", "GPU busy", "", ColumnKind::Real,
+                     [](Run, Summary s) { return s.gpuBusy ? num(*s.gpuBusy) : std::string(); },
+                     [percent](Run, Summary s) {
+                         const auto bound = hostBound(s);
+                         return percent(busyShare(s)) + (bound && *bound ? " host-bound" : "");
+                     }));
+    busy.differsFromDefault = measuredBusy;
+    busy.number = [](Run, Summary s) {
+        const auto share = busyShare(s);
+        return share ? std::optional(100.0 * *share) : std::nullopt;
+    };
+    busy.chartName = "GPU busy (%)";
+    out.push_back(column("gpu_busy_nvml", "", "", ColumnKind::Real, [](Run, Summary s) {
+        return s.gpuBusyNvml ? num(*s.gpuBusyNvml) : std::string();
+    }));
+    out.push_back(text("host_bound", "", [](Run, Summary s) {
         const auto bound = hostBound(s);
         return bound ? std::string(*bound ? "true" : "false") : std::string();
     }));
-    c.push_back(column("graph_capture_ms", "", "ms", ColumnKind::Real,
-                       [](R r, S) { return r.graph ? num(r.graph->captureMs) : std::string(); }));
-    c.push_back(column("graph_pool_bytes", "", "bytes", ColumnKind::Integer, [](R r, S) {
+    out.push_back(column("graph_capture_ms", "", "ms", ColumnKind::Real, [](Run r, Summary) {
+        return r.graph ? num(r.graph->captureMs) : std::string();
+    }));
+    out.push_back(column("graph_pool_bytes", "", "bytes", ColumnKind::Integer, [](Run r, Summary) {
         return r.graph ? integer(r.graph->poolBytes) : std::string();
     }));
-    c.push_back(bytes(
-        "peak_bytes", "Peak mem", [](S s) { return s.peakBytes.max(); },
-        [](R, S s) {
-            const int64_t peak = s.peakBytes.max();
-            return peak > 0 ? formatBytes(peak) : "-";
-        }));
-    c.back().inCsv = false;
-    c.back().number = [](R, S s) {
+}
+
+// Memory: the largest phase peak for people and charts, each phase's for machines.
+void addMemoryColumns(std::deque<RunColumn>& out) {
+    RunColumn& peak =
+        add(out, bytes(
+                     "peak_bytes", "Peak mem", [](Summary s) { return s.peakBytes.max(); },
+                     [](Run, Summary s) {
+                         const int64_t p = s.peakBytes.max();
+                         return p > 0 ? formatBytes(p) : "-";
+                     }));
+    peak.inCsv = false;
+    peak.number = [](Run, Summary s) {
         return std::optional(static_cast<double>(s.peakBytes.max()) / (1024.0 * 1024.0));
     };
-    c.back().chartName = "peak memory (MiB)";
-    c.push_back(bytes("peak_forward_bytes", "", [](S s) { return s.peakBytes.forward; }));
-    c.push_back(bytes("peak_backward_bytes", "", [](S s) { return s.peakBytes.backward; }));
-    c.push_back(bytes("peak_optimizer_bytes", "", [](S s) { return s.peakBytes.optimizer; }));
-    return c;
+    peak.chartName = "peak memory (MiB)";
+    out.push_back(bytes("peak_forward_bytes", "", [](Summary s) { return s.peakBytes.forward; }));
+    out.push_back(bytes("peak_backward_bytes", "", [](Summary s) { return s.peakBytes.backward; }));
+    out.push_back(
+        bytes("peak_optimizer_bytes", "", [](Summary s) { return s.peakBytes.optimizer; }));
+}
+
+// Every column, in the CSV's order: what was run, how it ended, what it measured.
+std::deque<RunColumn> buildColumns() {
+    std::deque<RunColumn> columns;
+    addModelColumns(columns);
+    addExecutionColumns(columns);
+    addSweepAxisColumns(columns);
+    addOutcomeColumns(columns);
+    addTimeColumns(columns);
+    addThroughputColumns(columns);
+    addGpuColumns(columns);
+    addMemoryColumns(columns);
+    return columns;
 }
 
 constexpr EnumNames<ColumnKind, 3> kColumnKindNames{{
