@@ -44,7 +44,6 @@ bool ChartExports::save(const Chart& chart, const PngRequest& request, ViewConte
         if (!m_offscreen) {
             m_offscreen = std::make_unique<OffscreenCharts>(m_ws.darkTheme(), m_options.fontScale);
         }
-        const plot::ExportScope exporting; // axes show what the window shows
         m_offscreen->render(path, static_cast<int>(request.width), static_cast<int>(request.height),
                             m_ws.darkTheme(), chart.title, chartRunsLine(runs),
                             [&] { chart.draw(ctx); });

@@ -8,6 +8,7 @@
 #include "lmprof/ui/run_store.h"
 #include "runs_band.h"
 #include "theme.h"
+#include "views/chart_book.h"
 #include "views/plot_helpers.h"
 
 #include <GL/gl.h>
@@ -92,6 +93,7 @@ OffscreenCharts::OffscreenCharts(bool dark, float fontScale) : m_dark(dark) {
     ImPlot::SetCurrentContext(windowPlot);
     const bool windowPalette = paletteIsDark();
     ContextSwitch use(m_imgui, m_implot);
+    ChartBook::current().drawsForFile = true; // its charts' axes show what the window shows
     ImGuiIO& io = ImGui::GetIO();
     io.IniFilename = nullptr;
     io.LogFilename = nullptr;

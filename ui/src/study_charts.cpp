@@ -55,7 +55,6 @@ void drawStudyCharts(OffscreenCharts& offscreen, const ResultSet& set,
                      const std::vector<StudyChart>& charts, const std::filesystem::path& dir) {
     for (const StudyChart& chart : charts) {
         StudyChartScene scene(set, chart);
-        const plot::ExportScope exporting;
         offscreen.render(dir / chart.file, kStudyChartWidth, kStudyChartHeight, false, chart.title,
                          scene.runsLine(), [&] { scene.draw(ImVec2(-1, -1)); });
     }

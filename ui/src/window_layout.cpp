@@ -12,6 +12,7 @@
 #include <implot.h>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 namespace lmprof::ui {
 
@@ -22,16 +23,16 @@ namespace {
 constexpr float kMinPlot[2] = {240.0f, 140.0f};
 constexpr float kMinData[2] = {150.0f, 80.0f};
 
-float shownSize(const plot::DrawnPlot& p, int axis) {
+float shownSize(const DrawnPlot& p, int axis) {
     return std::max(0.0f, p.max[axis] - p.min[axis]);
 }
-float dataSize(const plot::DrawnPlot& p, int axis) {
+float dataSize(const DrawnPlot& p, int axis) {
     return std::max(0.0f, p.dataMax[axis] - p.dataMin[axis]);
 }
 // How far a plot is from readable along an axis: negative what it lacks, else its surplus.
 // ImPlot draws no plot that fills its place smaller than its PlotMinSize (then part of it
 // hides): that floor counts where it is the higher.
-float margin(const plot::DrawnPlot& p, int axis) {
+float margin(const DrawnPlot& p, int axis) {
     const float floor = std::max(kMinPlot[axis], ImPlot::GetStyle().PlotMinSize[axis]);
     return std::min(shownSize(p, axis) - floor, dataSize(p, axis) - kMinData[axis]);
 }
@@ -60,7 +61,7 @@ struct Room {
 };
 
 struct PlotInPlace {
-    const plot::DrawnPlot* plot;
+    const DrawnPlot* plot;
     bool scrolls; // its view's plots are meant to scroll (View::plotsScroll)
 };
 using PlotsByNode = std::map<const ImGuiDockNode*, std::vector<PlotInPlace>>;
@@ -209,7 +210,7 @@ bool inFront(const ImGuiWindow* win) {
 }
 
 // What each place shows in front, from the plots and tables drawn last.
-Places placesOf(const std::vector<plot::DrawnPlot>& drawnPlots,
+Places placesOf(const std::vector<DrawnPlot>& drawnPlots,
                 const std::vector<DrawnTable>& drawnTables, const std::vector<Window>& windows) {
     Places places;
     for (const DrawnTable& t : drawnTables) {
@@ -218,7 +219,7 @@ Places placesOf(const std::vector<plot::DrawnPlot>& drawnPlots,
             places.tables[win->DockNode].push_back(&t);
         }
     }
-    for (const plot::DrawnPlot& p : drawnPlots) {
+    for (const DrawnPlot& p : drawnPlots) {
         const ImGuiWindow* win = ImGui::FindWindowByName(p.window.c_str());
         const auto w = std::find_if(windows.begin(), windows.end(),
                                     [&](const Window& w) { return p.window == w.title; });
@@ -269,10 +270,9 @@ bool WindowSet::giveRoomToWindowsBroughtForward() {
 }
 
 void WindowSet::keepPlotsReadable(ImGuiID dockspace, bool settled) {
-    m_lastFramePlots = std::move(plot::plotsThisFrame());
-    plot::plotsThisFrame().clear();
-    m_lastFrameTables = std::move(tablesThisFrame());
-    tablesThisFrame().clear();
+    ChartBook& charts = ChartBook::current();
+    m_lastFramePlots = std::exchange(charts.plots, {});
+    m_lastFrameTables = std::exchange(charts.tables, {});
     // A window grown this frame is balanced from the next one's drawing (this frame's was
     // measured at the sizes before).
     const bool grown = giveRoomToWindowsBroughtForward();
@@ -293,7 +293,7 @@ void WindowSet::writeLayoutReport(const std::filesystem::path& path,
                                   const std::string& menuMessage) const {
     // In whole pixels: a lack under half a pixel is none (balance's kAtLeast).
     nlohmann::json plots = nlohmann::json::array();
-    for (const plot::DrawnPlot& p : m_lastFramePlots) {
+    for (const DrawnPlot& p : m_lastFramePlots) {
         plots.push_back({{"window", p.window},
                          {"chart", p.chart},
                          {"x", p.min.x},

@@ -122,7 +122,7 @@ private:
     // Windows the saved layout does not know (added by a later version) join, as a tab, a
     // window it knows from the same default place, instead of floating over the layout.
     std::map<std::string, ImGuiID> m_pendingDocks; // title -> dock node, for the first frame
-    std::vector<plot::DrawnPlot> m_lastFramePlots;
+    std::vector<DrawnPlot> m_lastFramePlots;
     std::vector<DrawnTable> m_lastFrameTables;
     int m_framesSinceLayoutMove = 0; // frames since keepPlotsReadable last moved room
     int m_movingFrames = 0;          // frames in a row that moved it

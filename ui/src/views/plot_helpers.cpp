@@ -90,18 +90,8 @@ Range fitted(const Range& data, double pad) {
     return r;
 }
 
-namespace {
-int g_exports = 0;
-} // namespace
-
-ExportScope::ExportScope() {
-    ++g_exports;
-}
-ExportScope::~ExportScope() {
-    --g_exports;
-}
 bool exporting() {
-    return g_exports > 0;
+    return ImGui::GetCurrentContext() && ChartBook::current().drawsForFile;
 }
 
 void FollowAxis::setup(ImAxis axis, const Range& data, double pad) {
@@ -262,14 +252,15 @@ bool setupLegendOf(const std::vector<std::string>& labels) {
     const float legendWidth = widest + ImGui::GetTextLineHeight() * 2.0f;
     // ImPlot keeps a plot's flags from frame to frame (the user's choices in its menu), so
     // the legend hidden here is shown again here once it fits, and only that one.
-    static std::set<ImGuiID> hiddenHere;
+    ChartState& chart = ChartBook::current().chartBeingDrawn();
     ImPlotPlot* plot = ImPlot::GetCurrentPlot();
     if (labels.size() > 1 && legendWidth > 0.45f * plot->FrameRect.GetWidth()) {
         plot->Flags |= ImPlotFlags_NoLegend; // the plot would be narrower than its legend
-        hiddenHere.insert(plot->ID);
+        chart.legendHiddenForWidth = true;
         return false;
     }
-    if (hiddenHere.erase(plot->ID) > 0) {
+    if (chart.legendHiddenForWidth) {
+        chart.legendHiddenForWidth = false;
         plot->Flags &= ~ImPlotFlags_NoLegend;
     }
     ImPlot::SetupLegend(ImPlotLocation_NorthEast, ImPlotLegendFlags_Outside);
@@ -346,16 +337,16 @@ void figureText(const char* text, double x, double y, ImVec2 offset) {
 }
 
 namespace {
-// Points per pixel column of a line or band in the plot being drawn (linesOfRuns).
-float g_pointsPerPixel = 1.0f;
 // The most points a series of the current plot keeps.
 size_t pointBudget() {
-    return static_cast<size_t>(std::max(150.0f, ImPlot::GetPlotSize().x * g_pointsPerPixel));
+    const float perPixel = ChartBook::current().chartBeingDrawn().pointsPerPixel;
+    return static_cast<size_t>(std::max(150.0f, ImPlot::GetPlotSize().x * perPixel));
 }
 } // namespace
 
 void linesOfRuns(size_t runs, float exponent) {
-    g_pointsPerPixel = std::pow(static_cast<float>(std::max<size_t>(runs, 1)), -exponent);
+    ChartBook::current().chartBeingDrawn().pointsPerPixel =
+        std::pow(static_cast<float>(std::max<size_t>(runs, 1)), -exponent);
 }
 
 void line(const char* label, const std::vector<double>& xs, const std::vector<double>& ys,
@@ -509,11 +500,6 @@ long hoveredStep() {
     return ImPlot::IsPlotHovered() ? std::max(-1L, std::lround(ImPlot::GetPlotMousePos().x)) : -1;
 }
 
-std::vector<DrawnPlot>& plotsThisFrame() {
-    static std::vector<DrawnPlot> plots;
-    return plots;
-}
-
 namespace {
 
 // Selects these runs of the store (views of ctx.store.runs()), in their order.
@@ -540,7 +526,6 @@ void endPlot(ViewContext& ctx, const char* fileStem, const std::vector<RunView*>
     const bool legendShown =
         !ImHasFlag(current->Flags, ImPlotFlags_NoLegend) && current->Items.GetLegendCount() > 0;
     const ImRect legend = legendShown ? current->Items.Legend.Rect : ImRect();
-    g_pointsPerPixel = 1.0f; // linesOfRuns holds for one plot
     if (exporting()) {
         return; // drawn for a file: the window's rectangles and menus are not this one's
     }
@@ -548,8 +533,9 @@ void endPlot(ViewContext& ctx, const char* fileStem, const std::vector<RunView*>
     ImRect shown = rect;
     shown.ClipWithFull(window->ClipRect);
     data.ClipWithFull(window->ClipRect);
-    plotsThisFrame().push_back({window->RootWindow->Name, fileStem, shown.Min, shown.Max, data.Min,
-                                data.Max, rect.GetSize(), legend.Min, legend.Max, overData});
+    ChartBook::current().plots.push_back({window->RootWindow->Name, fileStem, shown.Min, shown.Max,
+                                          data.Min, data.Max, rect.GetSize(), legend.Min,
+                                          legend.Max, overData});
     rememberRect(ctx, fileStem, rect.Min, rect.Max);
     if (!ctx.pngRequests) {
         return;

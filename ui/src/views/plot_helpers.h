@@ -1,6 +1,7 @@
 // What the views share for drawing: layout helpers and the plot helpers (plot_helpers.cpp).
 #pragma once
 
+#include "chart_book.h"
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/precision_lab.h"
 #include "lmprof/ui/decimate.h"
@@ -64,7 +65,7 @@ Range fitted(const Range& data, double pad);
 // on the chart returns it to following.
 class FollowAxis {
 public:
-    // While a chart is drawn for a file (ExportScope), the axis shows what the window showed
+    // While a chart is drawn for a file (exporting()), the axis shows what the window showed
     // last: the fitted data while following, else the user's range.
     // Between BeginPlot (after SetupAxes) and the first item: sets the axis to
     // fitted(data, pad) while following.
@@ -77,14 +78,8 @@ private:
     bool m_following = true;
     Range m_shown; // what the axis showed in the window's last frame
 };
-// Marks a chart drawn for a file (OffscreenCharts) for as long as it lives.
-class ExportScope {
-public:
-    ExportScope();
-    ~ExportScope();
-    ExportScope(const ExportScope&) = delete;
-    ExportScope& operator=(const ExportScope&) = delete;
-};
+// Whether the charts being drawn are drawn for a file: in an OffscreenCharts context, whose
+// chart book says so (ChartBook::drawsForFile).
 bool exporting();
 // Call once per chart before its FollowAxis::setup calls: releases the axes when the user
 // drags or scrolls over the current plot this frame, makes them follow on a double-click.
@@ -99,23 +94,6 @@ void rememberRect(ViewContext& ctx, const char* fileStem, ImVec2 min, ImVec2 max
 // The step under the mouse in a step-indexed plot (the nearest whole x), or -1 when the plot
 // is not hovered or the mouse is left of step 0.
 long hoveredStep();
-// The plots drawn on screen (not for a file), with the window each lies in and its frame
-// (axis labels included) and data area in pixels, as far as they show: the layout report's
-// figures (App::writeLayoutReport).
-// endPlot adds to this frame's list; the app starts a new one each frame and keeps the last.
-struct DrawnPlot {
-    std::string window;      // the docked window's title: "Memory"
-    std::string chart;       // the chart's file stem: "memory"
-    ImVec2 min, max;         // what shows of its frame, cut by the window's scrolling and edges
-    ImVec2 dataMin, dataMax; // what shows of its data area (inside the axes and legend)
-    ImVec2 frameSize;        // its whole frame, hidden parts included
-    // Its legend's box when one is drawn (else empty), and whether a note was drawn over its
-    // data this frame (a note new to the plot, before it is laid out above): the layout
-    // report's check that no text covers data.
-    ImVec2 legendMin, legendMax;
-    bool notesOverData = false;
-};
-std::vector<DrawnPlot>& plotsThisFrame();
 // Use instead of ImPlot::EndPlot(): ends the plot and adds "Save PNG" to its right-click
 // menu, which queues a capture of the plot's rectangle (saved after the frame renders).
 // `drawn`, for a chart that draws fewer runs than are selected (timelineRuns), adds

@@ -10,7 +10,6 @@
 #include <imgui.h>
 #include <implot.h>
 #include <implot_internal.h>
-#include <unordered_map>
 
 namespace lmprof::ui::plot {
 
@@ -54,28 +53,6 @@ void emptyHint(const std::vector<RunView*>& runs, const char* what) {
 
 namespace {
 
-// Each plot's notes: those of its last frame (shown above its data now) and this frame's.
-struct PlotNotes {
-    std::vector<std::string> shown;
-    std::vector<std::string> pending;
-    int frame = -1;
-    float below = 0.0f; // of the notes drawn in the corner this frame
-};
-
-PlotNotes& notesOfCurrentPlot() {
-    static std::unordered_map<ImGuiID, PlotNotes> notes;
-    PlotNotes& n = notes[ImPlot::GetCurrentPlot()->ID];
-    if (n.frame != ImGui::GetFrameCount()) { // a new frame: last frame's notes are shown now
-        if (n.frame >= 0) {
-            n.shown = std::move(n.pending);
-        }
-        n.pending.clear();
-        n.frame = ImGui::GetFrameCount();
-        n.below = 0.0f;
-    }
-    return n;
-}
-
 // Text wrapped to `width` with line breaks, as ImGui would wrap it.
 std::string wrapped(const std::string& text, float width) {
     std::string out;
@@ -104,8 +81,8 @@ bool beginPlot(const char* titleId, const ImVec2& size, ImPlotFlags flags) {
         return false;
     }
     ImPlotPlot* plot = ImPlot::GetCurrentPlot();
-    const PlotNotes& n = notesOfCurrentPlot();
-    if (n.shown.empty()) {
+    const ChartState& chart = ChartBook::current().chartBeingDrawn();
+    if (chart.shownNotes.empty()) {
         return true;
     }
     // The notes as the title's lines: ImPlot keeps room for a title above the axes, centred
@@ -117,7 +94,7 @@ bool beginPlot(const char* titleId, const ImVec2& size, ImPlotFlags flags) {
     const char* own = plot->HasTitle() ? plot->GetTitle() : "";
     std::string title(own, ImGui::FindRenderedTextEnd(own));
     std::vector<std::string> lines;
-    for (const std::string& note : n.shown) {
+    for (const std::string& note : chart.shownNotes) {
         const std::string text = wrapped(note, width);
         for (size_t at = 0; at <= text.size();) {
             const size_t cut = std::min(text.find('\n', at), text.size());
@@ -154,15 +131,16 @@ bool beginPlot(const char* titleId, const ImVec2& size, ImPlotFlags flags) {
 
 void notesTooltip() {
     const ImPlotPlot* plot = ImPlot::GetCurrentPlot();
-    const PlotNotes& n = notesOfCurrentPlot();
+    const ChartState& chart = ChartBook::current().chartBeingDrawn();
     const ImVec2 top = plot->FrameRect.Min;
     const ImVec2 bottom(plot->FrameRect.Max.x, plot->PlotRect.Min.y);
-    if (n.shown.empty() || !ImGui::IsWindowHovered() || !ImGui::IsMouseHoveringRect(top, bottom)) {
+    if (chart.shownNotes.empty() || !ImGui::IsWindowHovered() ||
+        !ImGui::IsMouseHoveringRect(top, bottom)) {
         return;
     }
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 32.0f);
-    for (const std::string& note : n.shown) {
+    for (const std::string& note : chart.shownNotes) {
         ImGui::BulletText("%s", note.c_str());
     }
     ImGui::PopTextWrapPos();
@@ -170,13 +148,14 @@ void notesTooltip() {
 }
 
 bool notesOverData() {
-    return notesOfCurrentPlot().below > 0.0f;
+    return ChartBook::current().chartBeingDrawn().notesBelow > 0.0f;
 }
 
 void cornerNote(const char* text) {
-    PlotNotes& n = notesOfCurrentPlot();
-    n.pending.emplace_back(text);
-    if (std::find(n.shown.begin(), n.shown.end(), n.pending.back()) != n.shown.end()) {
+    ChartState& chart = ChartBook::current().chartBeingDrawn();
+    chart.pendingNotes.emplace_back(text);
+    if (std::find(chart.shownNotes.begin(), chart.shownNotes.end(), chart.pendingNotes.back()) !=
+        chart.shownNotes.end()) {
         return; // above the data already
     }
     // New this frame: in the corner once, over the data, until the plot is laid out for it.
@@ -184,11 +163,12 @@ void cornerNote(const char* text) {
     const ImVec2 pad = ImGui::GetStyle().FramePadding;
     const float wrap = std::max(40.0f, ImPlot::GetPlotSize().x - 2.0f * pad.x);
     ImPlot::PushPlotClipRect();
-    ImPlot::GetPlotDrawList()->AddText(
-        ImGui::GetFont(), ImGui::GetFontSize(), ImVec2(pos.x + pad.x, pos.y + pad.y + n.below),
-        ImGui::GetColorU32(ImGuiCol_TextDisabled), text, nullptr, wrap);
+    ImPlot::GetPlotDrawList()->AddText(ImGui::GetFont(), ImGui::GetFontSize(),
+                                       ImVec2(pos.x + pad.x, pos.y + pad.y + chart.notesBelow),
+                                       ImGui::GetColorU32(ImGuiCol_TextDisabled), text, nullptr,
+                                       wrap);
     ImPlot::PopPlotClipRect();
-    n.below += ImGui::CalcTextSize(text, nullptr, false, wrap).y;
+    chart.notesBelow += ImGui::CalcTextSize(text, nullptr, false, wrap).y;
 }
 
 std::vector<RunView*> timelineRuns(const std::vector<RunView*>& selected) {

@@ -125,11 +125,6 @@ void copyMarkdownButton(const char* label, const engine::Rows& rows, size_t text
     }
 }
 
-std::vector<DrawnTable>& tablesThisFrame() {
-    static std::vector<DrawnTable> tables;
-    return tables;
-}
-
 void noteTableRows(const char* name, int rows, int wanted, float rowHeight) {
     const ImGuiTable* table = ImGui::GetCurrentTable();
     if (!table || plot::exporting()) {
@@ -145,8 +140,9 @@ void noteTableRows(const char* name, int rows, int wanted, float rowHeight) {
     const float top = std::max(table->OuterRect.Min.y, clip.Min.y);
     const float bottom = std::min({table->InnerClipRect.Max.y, table->OuterRect.Max.y, clip.Max.y});
     const float fit = std::max(0.0f, (bottom - top) / rowHeight - 1.0f);
-    tablesThisFrame().push_back({table->OuterWindow->RootWindow->Name, name, rows,
-                                 std::min(rows, wanted), fit, rowHeight, table->OuterRect.Min});
+    ChartBook::current().tables.push_back({table->OuterWindow->RootWindow->Name, name, rows,
+                                           std::min(rows, wanted), fit, rowHeight,
+                                           table->OuterRect.Min});
 }
 
 } // namespace lmprof::ui

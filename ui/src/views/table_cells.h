@@ -1,8 +1,9 @@
 // One-line table cells the tabular views share (summary, runs, precision, compare): each
 // moves to the next column and writes its value. Also the record of each view's main table
-// that the layout reads (DrawnTable).
+// that the layout reads (noteTableRows).
 #pragma once
 
+#include "chart_book.h"
 #include "lmprof/engine/columns.h"
 #include "lmprof/engine/compare.h"
 #include "lmprof/engine/records.h"
@@ -46,19 +47,6 @@ void drawRowsBody(const engine::Rows& rows,
                   size_t wrap = std::string::npos);
 // A table of the rows, as tall as its rows up to maxHeight (0: no limit; it scrolls past).
 void drawRowsTable(const char* id, const engine::Rows& rows, float maxHeight = 0.0f);
-// A table drawn on screen this frame as its window's main content (docs/WINDOW.md,
-// "Layout"): the rows its view wants in view, and how many fit in what shows of it. The
-// layout grows a place whose table shows fewer, and takes room from one only down to them.
-struct DrawnTable {
-    std::string window; // the docked window's title: "Runs"
-    std::string table;  // what it lists: "runs"
-    int rows = 0;       // its body rows
-    int wanted = 0;     // those the view wants in view (at most rows)
-    float fit = 0.0f;   // body rows that fit in what shows of it, fractions included
-    float rowHeight = 0.0f;
-    ImVec2 topLeft; // of its header row, on the screen
-};
-std::vector<DrawnTable>& tablesThisFrame();
 // Before ImGui::EndTable(): records the open table, named `name`, with `rows` body rows of
 // which the view wants `wanted` in view (`wanted` is capped at `rows`). A row is
 // `rowHeight` high (a list clipper's ItemsHeight); 0 takes the last row's.
