@@ -173,7 +173,7 @@ void App::Parts::drawRecentReport(float end) {
     const auto now = std::chrono::steady_clock::now();
     recentReport.shown.clear();
     if (ws.status != recentReport.text) { // a new message, by whatever path it came
-        recentReport = {ws.status, now};
+        recentReport = {ws.status, now, {}};
     }
     if (ws.status.empty() || now - recentReport.at > recentReport.kShown) {
         return;
