@@ -3,23 +3,38 @@
 # and after) read the same saved files, and every output must be byte-identical: show in
 # table, Markdown and CSV, ops by region and by op, compare of a file with itself, columns,
 # and the result set merge writes (less its "created" time and "git" revision). Exit codes
-# must match too (a foreign file is refused by both the same way).
-#   scripts/same_output.sh OLD_CLI NEW_CLI FILE...   (.json, .jsonl, .json.gz)
+# must match too (a foreign file is refused by both the same way). With --new-columns, an
+# output that is the old one with columns added (scripts/same_but_new_columns.py: tables by
+# their headers, CSVs by theirs) counts as the same, and is counted apart.
+#   scripts/same_output.sh [--new-columns] OLD_CLI NEW_CLI FILE...   (.json, .jsonl, .json.gz)
 set -uo pipefail
+new_columns=false
+if [[ ${1:-} == --new-columns ]]; then
+  new_columns=true
+  shift
+fi
 old=$1 new=$2
 shift 2
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-checks=0 differ=0
+checks=0 differ=0 widened=0
 same() { # label, then the command's arguments after the binary
   local label=$1
   shift
   checks=$((checks + 1))
-  if ! diff <("$old" "$@" 2>&1; echo "exit $?") <("$new" "$@" 2>&1; echo "exit $?") > "$work/diff"; then
-    differ=$((differ + 1))
-    echo "DIFFERS: $label"
-    head -n 20 "$work/diff"
+  { "$old" "$@" 2>&1; echo "exit $?"; } > "$work/old.out"
+  { "$new" "$@" 2>&1; echo "exit $?"; } > "$work/new.out"
+  if diff "$work/old.out" "$work/new.out" > "$work/diff"; then
+    return
   fi
+  if $new_columns && python3 "$here/same_but_new_columns.py" "$work/old.out" "$work/new.out"; then
+    widened=$((widened + 1))
+    return
+  fi
+  differ=$((differ + 1))
+  echo "DIFFERS: $label"
+  head -n 20 "$work/diff"
 }
 same "columns" columns
 i=0
@@ -48,5 +63,6 @@ for f in "$@"; do
   fi
   rm -f "$work/old.json" "$work/new.json"
 done
-echo "$checks outputs compared over $# files, $differ differ"
+echo "$checks outputs compared over $# files, $differ differ" \
+  "$($new_columns && echo "($widened the same but for new columns)")"
 [[ $differ == 0 ]]
