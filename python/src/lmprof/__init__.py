@@ -9,7 +9,9 @@
 """
 
 from ._api import watch
+from ._records import PhaseStats, ResultSet, RunRecord, RunSummary, StepRecord
 from ._results import SCHEMA, VERSION as __version__, recover
 from ._run import Run
 
-__all__ = ["SCHEMA", "Run", "__version__", "recover", "watch"]
+__all__ = ["SCHEMA", "PhaseStats", "ResultSet", "Run", "RunRecord", "RunSummary", "StepRecord",
+           "__version__", "recover", "watch"]

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import torch.nn as nn
 
@@ -31,10 +30,6 @@ class Evaluation:
     forwards: int
     end_ns: int  # host clock when its last forward ended (the next data phase starts here)
     mark: object  # the step clock's mark there (_clocks.py), None if no forward ended
-
-    def fields(self, prefix: str = "") -> dict[str, Any]:
-        """Its keys in a record: `evaluation_ms` and `evaluation_forwards` (docs/RESULTS.md)."""
-        return {f"{prefix}evaluation_ms": self.ms, f"{prefix}evaluation_forwards": self.forwards}
 
 
 class Evaluations:

@@ -17,6 +17,7 @@ import torch.nn as nn
 
 from . import _modules, _ops, _timeline
 from ._clocks import Clock
+from ._records import RunRecord
 from ._steps import OpenStep
 
 DEFAULT_SNAPSHOT_ENTRIES = 100_000  # the engine's default (--snapshot-max-entries)
@@ -209,7 +210,7 @@ class Instruments:
 
     # --- the record ---------------------------------------------------------------------------
 
-    def add_to(self, record: dict[str, Any], steps: int) -> None:
+    def add_to(self, record: RunRecord, steps: int) -> None:
         """Adds what was recorded to a run record of `steps` recorded steps."""
         config = record["config"]
         if self._op_profile is not None and self._op_profile["first_step"] < steps:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import torch
 
 from . import _results, _serve
+from ._records import ResultSet, RunRecord, RunSummary, StepRecord
 from ._steps import json_number, read_scalar
 from ._tally import MAX_STEPS, Tally
 
@@ -30,7 +31,7 @@ class Described(Protocol):
     @property
     def device(self) -> torch.device | None: ...
 
-    def run_record(self, tally: Tally, steps: list[dict[str, Any]]) -> dict[str, Any]: ...
+    def run_record(self, tally: Tally, steps: list[StepRecord]) -> RunRecord: ...
 
 
 class Publisher:
@@ -42,7 +43,7 @@ class Publisher:
         self._save = save
         self._listen = listen  # the address and the viewers' token
         self._serve_at_first_step = listen is not None and serve_from_first_step
-        self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT_STEPS)
+        self._recent: deque[StepRecord] = deque(maxlen=RECENT_STEPS)
         self._tally = Tally()
         self._created = _results.now_iso()
         self._environment: dict[str, Any] | None = None
@@ -61,7 +62,7 @@ class Publisher:
         return self._server.port if self._server is not None else None
 
     @property
-    def steps(self) -> list[dict[str, Any]]:
+    def steps(self) -> list[StepRecord]:
         return list(self._recent)
 
     @property
@@ -69,15 +70,15 @@ class Publisher:
         """How many steps were recorded."""
         return len(self._tally)
 
-    def summary(self, tokens_per_step: int | None) -> dict[str, Any]:
+    def summary(self, tokens_per_step: int | None) -> RunSummary:
         return self._tally.summary(tokens_per_step)
 
-    def result_set(self) -> dict[str, Any]:
+    def result_set(self) -> ResultSet:
         """The run as a result set, with the recent steps."""
         return _results.result_set([self._run.run_record(self._tally, self.steps)], self._env(),
                                    self._created)
 
-    def publish(self, record: dict[str, Any]) -> None:
+    def publish(self, record: StepRecord) -> None:
         """A finished step's record: kept, served and journaled."""
         if not self._tally.add(record):  # past what the C++ reader takes (docs/LIMITS.md)
             if self._tally.unrecorded == 1:
@@ -147,6 +148,10 @@ class Publisher:
             self._environment = _results.environment(self._run.device)
         return self._environment
 
-    def _final_record(self) -> dict[str, Any]:
+    def _final_record(self) -> RunRecord:
         """Every step, or past KEPT_STEPS the thinned ones, with the summary over all."""
-        return self._run.run_record(self._tally, self._tally.kept()) | self._tally.thinning()
+        record = self._run.run_record(self._tally, self._tally.kept())
+        thinned = self._tally.thinning()
+        if thinned is not None:
+            record["thinned"] = thinned
+        return record

@@ -30,6 +30,7 @@ from ._memory import PhaseMemory, memory_for
 from ._model import autocast_dtype, compiled_graphs, device_of, model_class, probe_autocast
 from ._nvtx import Ranges
 from ._publisher import Publisher
+from ._records import RunRecord, StepRecord
 from ._shapes import FirstBatch
 from ._steps import OpenStep, finish, held_scalar, perturbed, readable, span_marks
 from ._tally import Tally
@@ -282,7 +283,7 @@ class Recorder:
             self._last_end_mark = evaluation.mark
         step = OpenStep(index=self._count, start_ns=now, data_ms=(now - self._last_end_ns) / 1e6,
                         marks=[(None, self._clock.mark())], prev_end=self._last_end_mark,
-                        evaluation=evaluation.fields() if evaluation else {},
+                        evaluation=evaluation,
                         eval_from=eval_from)
         self._last_end_mark = None
         step.note_peaks("data", self._memory.boundary())
@@ -354,7 +355,7 @@ class Recorder:
             self.publisher.publish(finish(step, self._clock, warmup=warmup,
                                           run_start_ns=self._start_ns))
 
-    def run_record(self, tally: Tally, steps: list[dict[str, Any]]) -> dict[str, Any]:
+    def run_record(self, tally: Tally, steps: list[StepRecord]) -> RunRecord:
         """The run's record in a result set, with `steps` and the summary of `tally`."""
         model = self._watched_model()
         record = _results.watched_run(
@@ -366,7 +367,9 @@ class Recorder:
                                   else ", ".join(self._bounds.classes) or None),
                     **self._batch.source(None if model is None else _ops.unwrapped(model)[0])},
             status=self._status, error=self._error)
-        record.update(self._final_eval.fields("final_") if self._final_eval else {})
+        if self._final_eval is not None:
+            record["final_evaluation_ms"] = self._final_eval.ms
+            record["final_evaluation_forwards"] = self._final_eval.forwards
         self.instruments.add_to(record, len(tally))
         return record
 

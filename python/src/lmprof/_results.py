@@ -11,13 +11,14 @@ import platform
 import socket
 import tempfile
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
 from . import _files, _formats
+from ._records import ResultSet, RunRecord, Source, StepRecord, Tool, WatchedConfig
 from ._steps import PEAK_PHASES, PHASES
 from ._tally import MAX_STEPS, Tally
 
@@ -61,8 +62,8 @@ def environment(device: torch.device | None) -> dict[str, Any]:
 
 
 def watched_run(name: str, model: torch.nn.Module | None, device: torch.device | None,
-                tally: Tally, steps: list[dict[str, Any]], *, source: dict[str, Any],
-                status: str, error: str | None) -> dict[str, Any]:
+                tally: Tally, steps: list[StepRecord], *, source: dict[str, Any],
+                status: str, error: str | None) -> RunRecord:
     """A watched run's record (docs/RESULTS.md, "source"): its configuration as the script
     ran it (precision from autocast, the step counts, the device), where it came from, its
     steps and their summary. `source` holds what only the run knows: the script, the model's
@@ -73,21 +74,26 @@ def watched_run(name: str, model: torch.nn.Module | None, device: torch.device |
     # ones in memory): a reader checks each step's index against them.
     measured = tally.measured()
     precision = {"bfloat16": "bf16", "float16": "fp16"}.get(source.get("autocast") or "", "fp32")
-    config: dict[str, Any] = {"mode": "train", "precision": precision,
+    config: WatchedConfig = {"mode": "train", "precision": precision,
                               "warmup_steps": len(tally) - measured,
                               "measure_steps": measured, "device": where}
+    described: Source = {"kind": "watched", "script": source["script"],
+                         "model_class": source["model_class"],
+                         "device": where, "autocast": source["autocast"],
+                         "tokens_per_step": source["tokens_per_step"],
+                         "optimizer": source["optimizer"],
+                         "torch_compile": any(s.get("compiled") for s in steps),
+                         "pid": os.getpid()}
+    if "model" in source:
+        described["model"] = source["model"]
+    if "model_note" in source:
+        described["model_note"] = source["model_note"]
+    if "tokens_note" in source:
+        described["tokens_note"] = source["tokens_note"]
     return {
         "id": name,
         "config": config,
-        "source": {"kind": "watched", "script": source["script"],
-                   "model_class": source["model_class"],
-                   "device": where, "autocast": source["autocast"],
-                   "tokens_per_step": source["tokens_per_step"],
-                   "optimizer": source["optimizer"],
-                   "torch_compile": any(s.get("compiled") for s in steps),
-                   "pid": os.getpid(),
-                   **{k: v for k, v in source.items()
-                      if k in ("model", "model_note", "tokens_note")}},
+        "source": described,
         "parameter_count": parameters,
         "status": status, "error": error, "failed_phase": None,
         "steps": steps,
@@ -108,11 +114,11 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def tool() -> dict[str, Any]:
+def tool() -> Tool:
     return {"name": "lmprof-python", "version": VERSION, "git": ""}
 
 
-def result_set(runs: Iterable[dict[str, Any]], env: dict[str, Any], created: str) -> dict[str, Any]:
+def result_set(runs: Iterable[RunRecord], env: dict[str, Any], created: str) -> ResultSet:
     return {
         "schema": SCHEMA,
         "created": created,
@@ -122,7 +128,7 @@ def result_set(runs: Iterable[dict[str, Any]], env: dict[str, Any], created: str
     }
 
 
-def write_atomically(path: Path, document: dict[str, Any]) -> None:
+def write_atomically(path: Path, document: Mapping[str, Any]) -> None:
     """A temporary file beside `path`, fsynced, then renamed over it: a reader sees the old
     file or the new one, never half of one."""
     path = Path(path)
@@ -145,7 +151,7 @@ def write_atomically(path: Path, document: dict[str, Any]) -> None:
         raise
 
 
-def write_result(save: Path, document: dict[str, Any], journal: Journal | None) -> None:
+def write_result(save: Path, document: Mapping[str, Any], journal: Journal | None) -> None:
     """The result set written to `save`, then its journal removed. Should the write fail (a
     full disk), the journal is kept and the ValueError names it."""
     try:
@@ -208,7 +214,7 @@ def _step_problem(step: Any) -> str | None:
     return None
 
 
-def recover(journal: os.PathLike[str] | str) -> dict[str, Any]:
+def recover(journal: os.PathLike[str] | str) -> ResultSet:
     """The result set of a journal left by a script that was killed: the run with every step
     the journal holds (thinned past KEPT_STEPS as a live run's, its summary over all of them),
     ended `cancelled` unless the journal recorded its end. Every line that cannot be read (the
@@ -259,14 +265,16 @@ def recover(journal: os.PathLike[str] | str) -> dict[str, Any]:
         raise ValueError(f"{journal}: no header line: not an lmprof watch journal")
     if skipped.count:
         warnings.warn(f"recover: {journal}: {skipped}", RuntimeWarning, stacklevel=2)
-    run = dict(header["run"])
+    run = cast(RunRecord, dict(header["run"]))
     run["steps"] = tally.kept()
     run["status"] = end["status"] if end else "cancelled"
     run["error"] = end.get("error") if end else "the watched process ended without closing its run"
     run["config"]["measure_steps"] = tally.measured()
     run["config"]["warmup_steps"] = len(tally) - tally.measured()
     run["summary"] = tally.summary(run["source"].get("tokens_per_step"))
-    run.update(tally.thinning())
+    thinned = tally.thinning()
+    if thinned is not None:
+        run["thinned"] = thinned
     return result_set([run], header["environment"], header["created"])
 
 
@@ -288,7 +296,7 @@ class _Skipped:
                 + (f"; and {more} more" if more else ""))
 
 
-def apply_scalars(record: dict[str, Any], scalars: dict[str, Any]) -> None:
+def apply_scalars(record: StepRecord, scalars: dict[str, Any]) -> None:
     """Scalars logged after the step was recorded, added to its record."""
     scalars = dict(scalars)
     if "loss" in scalars:

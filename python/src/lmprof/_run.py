@@ -20,6 +20,7 @@ import torch.nn as nn
 
 from . import _files, _instruments, _ops, _results, _serve, _shapes
 from ._recorder import Recorder
+from ._records import ResultSet, RunSummary, StepRecord
 from ._steps import check_scalar, warmup_steps
 
 # tokens_per_step's bound: exact as a double, and within the C++ reader's int64.
@@ -56,7 +57,7 @@ class Run:
         return self._recorder.name
 
     @property
-    def steps(self) -> list[dict[str, Any]]:
+    def steps(self) -> list[StepRecord]:
         """The recorded steps (the last 10,000), in the result set's encoding."""
         return self._publisher.steps
 
@@ -134,11 +135,11 @@ class Run:
         ``save`` and removes every hook. Calling it again does nothing."""
         self._recorder.finish(None)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RunSummary:
         """The run's statistics over its measured steps, as the result set's summary."""
         return self._publisher.summary(self._recorder.tokens_per_step())
 
-    def result_set(self) -> dict[str, Any]:
+    def result_set(self) -> ResultSet:
         """The run as a result set (the recent steps in memory; ``save`` holds them all)."""
         return self._publisher.result_set()
 

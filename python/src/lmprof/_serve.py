@@ -26,6 +26,7 @@ import time
 import uuid
 import warnings
 from collections import deque
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -194,12 +195,12 @@ class LiveServer:
 
     # --- the training thread's side: enqueue and wake, nothing more ----------------------
 
-    def started(self, header: dict[str, Any], environment: dict[str, Any],
+    def started(self, header: Mapping[str, Any], environment: dict[str, Any],
                 devices: list[dict[str, Any]]) -> None:
         """The run's first step is recorded: its header, and the device it runs on."""
         self._post("started", (header, environment, devices))
 
-    def step(self, record: dict[str, Any]) -> None:
+    def step(self, record: Mapping[str, Any]) -> None:
         self._post("step", (record, time.monotonic_ns()))
 
     def memory(self, sample: dict[str, Any]) -> None:
@@ -207,7 +208,7 @@ class LiveServer:
         memory_columns; the finished run holds them all."""
         self._post("memory", sample)
 
-    def finished(self, run: dict[str, Any]) -> None:
+    def finished(self, run: Mapping[str, Any]) -> None:
         self._post("finished", run)
 
     def close(self, timeout: float = 5.0) -> None:

@@ -13,6 +13,8 @@ from typing import Any
 import torch
 
 from ._clocks import Clock
+from ._evals import Evaluation
+from ._records import StepRecord
 
 # The phases of a watched step, in the order a plain loop runs them. "data" is the host's
 # time between the previous step's end and this one's start (the loader); "rest" is what
@@ -71,7 +73,7 @@ class OpenStep:
     end_ns: int = 0
     # The evaluation before it (_evals.py), and the previous step's end when the evaluation
     # is timed from it on the step's clock (prev_end is then the evaluation's end).
-    evaluation: dict[str, Any] = field(default_factory=dict)
+    evaluation: Evaluation | None = None
     eval_from: object | None = None
 
     def switch(self, phase: str, clock: Clock, peaks: tuple[int, int]) -> None:
@@ -153,7 +155,7 @@ def perturbed(step: OpenStep) -> bool:
     return step.compiled or step.op_profiled or step.memory_snapshot
 
 
-def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> dict[str, Any]:
+def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> StepRecord:
     """The step's record, in the result set's encoding of a step (docs/RESULTS.md)."""
     phase_ms = {phase: 0.0 for phase in PHASES}
     phase_ms["data"] = (step.data_ms if step.prev_end is None
@@ -161,14 +163,17 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
     for (_, start), (phase, end) in pairwise(step.marks):
         assert phase is not None
         phase_ms[phase] += clock.elapsed_ms(start, end)
-    if step.eval_from is not None and step.prev_end is not None:
-        step.evaluation["evaluation_ms"] = clock.elapsed_ms(step.eval_from, step.prev_end)
+    evaluation_ms = None
+    if step.evaluation is not None:  # timed on the step's clock where it can be
+        evaluation_ms = (clock.elapsed_ms(step.eval_from, step.prev_end)
+                         if step.eval_from is not None and step.prev_end is not None
+                         else step.evaluation.ms)
     # The last mark is the next step's prev_end: that step releases it.
     released = [mark for _, mark in step.marks[:-1]] + step.waits + span_marks(step)
     released += [step.eval_from] if step.eval_from is not None else []
     clock.release(released + ([step.prev_end] if step.prev_end is not None else []))
-    by_phase = {p: step.peak_allocated.get(p, 0) for p in PEAK_PHASES}
-    record: dict[str, Any] = {
+    peak = step.peak_allocated
+    record: StepRecord = {
         "index": step.index,
         "warmup": warmup or step.compiled,
         "data_ms": phase_ms["data"],
@@ -177,13 +182,17 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
         "optimizer_ms": phase_ms["optimizer"],
         "rest_ms": phase_ms["rest"],
         "total_ms": sum(phase_ms.values()),
-        "peak_allocated_bytes": max(step.peak_allocated.values(), default=0),
+        "peak_allocated_bytes": max(peak.values(), default=0),
         "peak_reserved_bytes": step.peak_reserved,
-        "peak_allocated_by_phase": by_phase,
+        "peak_allocated_by_phase": {"forward": peak.get("forward", 0),
+                                    "backward": peak.get("backward", 0),
+                                    "optimizer": peak.get("optimizer", 0)},
         "t_end_ms": (step.end_ns - run_start_ns) / 1e6,
         "micro_batches": step.micro_batches,
-        **step.evaluation,
     }
+    if step.evaluation is not None and evaluation_ms is not None:
+        record["evaluation_ms"] = evaluation_ms
+        record["evaluation_forwards"] = step.evaluation.forwards
     if step.compiled:
         record["compiled"] = True
     if step.op_profiled:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Mapping
 from typing import Any
 
+from ._records import PhaseStats, RunSummary, StepRecord, Thinning
 from ._steps import PEAK_PHASES, PHASES
 
 # As many steps as the live server's ring: a run this long is kept whole.
@@ -35,14 +37,14 @@ def _quantile(sorted_values: list[float], q: float) -> float:
 
 
 def _stats(n: int, mean: float, std: float, lo: float, hi: float, median: float, q1: float,
-           q3: float, p95: float) -> dict[str, Any]:
+           q3: float, p95: float) -> PhaseStats:
     iqr = q3 - q1
     return {"n": n, "mean": mean, "std": std, "median": median, "min": lo, "max": hi,
             "p95": p95, "cv": std / mean if mean else 0.0, "iqr": iqr,
             "noisy": bool(median > 0 and iqr / median > NOISY_IQR_RATIO)}
 
 
-def phase_stats(values: list[float]) -> dict[str, Any]:
+def phase_stats(values: list[float]) -> PhaseStats:
     """n, mean, sample std, median, min, max, p95, cv, iqr and noisy: the engine's
     definitions (linear interpolation between order statistics)."""
     n = len(values)
@@ -99,7 +101,7 @@ class _Times:
                 return min(max(middle, self.lo), self.hi)
         return self.hi
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> PhaseStats:
         if self.exact is not None:
             return phase_stats(list(self.exact))
         keys = sorted(self.bins)
@@ -108,7 +110,7 @@ class _Times:
                       self._at(0.25, keys), self._at(0.75, keys), self._at(0.95, keys))
 
 
-def _special(step: dict[str, Any]) -> bool:
+def _special(step: StepRecord) -> bool:
     """Kept whatever the thinning: few, and each one is read on its own (an op profile, a
     memory snapshot, the warmup)."""
     return bool(step["warmup"] or step.get("op_profiled") or step.get("memory_snapshot"))
@@ -126,7 +128,7 @@ class Tally:
         self._recorded = 0
         self.unrecorded = 0  # steps past MAX_STEPS
         self._measured = 0
-        self._kept: list[dict[str, Any]] = []
+        self._kept: list[StepRecord] = []
         self._regular = 0  # kept steps that are not special
         self._peaks = {True: dict.fromkeys(PEAK_PHASES, 0), False: dict.fromkeys(PEAK_PHASES, 0)}
 
@@ -138,7 +140,7 @@ class Tally:
         return self._measured
 
 
-    def add(self, step: dict[str, Any]) -> bool:
+    def add(self, step: StepRecord) -> bool:
         """Records the step; False (and counted in `unrecorded`) past MAX_STEPS."""
         if self._recorded >= MAX_STEPS:
             self.unrecorded += 1
@@ -146,16 +148,17 @@ class Tally:
         self._recorded += 1
         warmup = bool(step["warmup"])
         self._measured += 0 if warmup else 1
+        fields: Mapping[str, Any] = step  # read by name: the phases' keys
         if not _special(step):
             for key, times in self.times.items():
-                times.add(step[key])
+                times.add(fields[key])
         peaks = self._peaks[warmup]
         for phase in PEAK_PHASES:  # a journal's older steps have the data and rest phases too
-            peaks[phase] = max(peaks[phase], step["peak_allocated_by_phase"][phase])
+            peaks[phase] = max(peaks[phase], fields["peak_allocated_by_phase"][phase])
         self._keep(step)
         return True
 
-    def _keep(self, step: dict[str, Any]) -> None:
+    def _keep(self, step: StepRecord) -> None:
         if _special(step):
             self._kept.append(step)
         elif step["index"] % self.every == 0:
@@ -167,27 +170,36 @@ class Tally:
                               if _special(s) or s["index"] % self.every == 0]
                 self._regular = sum(1 for s in self._kept if not _special(s))
 
-    def kept(self) -> list[dict[str, Any]]:
+    def kept(self) -> list[StepRecord]:
         """The steps a result set holds, in order (the same dicts as recorded)."""
         return list(self._kept)
 
-    def last_kept(self) -> dict[str, Any] | None:
+    def last_kept(self) -> StepRecord | None:
         return self._kept[-1] if self._kept else None
 
-    def thinning(self) -> dict[str, Any]:
-        """The run's `thinned` field once its steps were thinned (docs/RESULTS.md), else {}."""
+    def thinning(self) -> Thinning | None:
+        """The run's `thinned` field once its steps were thinned (docs/RESULTS.md), else None."""
         if self.every == 1:
-            return {}
-        return {"thinned": {"every": self.every, "recorded_steps": self._recorded}}
+            return None
+        return {"every": self.every, "recorded_steps": self._recorded}
 
-    def summary(self, tokens_per_step: int | None) -> dict[str, Any]:
+    def summary(self, tokens_per_step: int | None) -> RunSummary:
         """Statistics over the measured steps. Peaks come from the steps after the warmup
         (profiled ones too), or from the warmup steps when none finished: the engine's rule."""
-        summary: dict[str, Any] = {key: times.stats() for key, times in self.times.items()}
-        mean = summary["total_ms"]["mean"]
-        summary["tokens_per_s"] = (tokens_per_step / (mean / 1000.0)
-                                   if tokens_per_step and mean > 0 else 0.0)
-        summary["tflops"] = 0.0
-        summary["mfu"] = None
-        summary["peak_bytes"] = dict(self._peaks[self._measured == 0])
-        return summary
+        times = {key: t.stats() for key, t in self.times.items()}
+        mean = times["total_ms"]["mean"]
+        peaks = self._peaks[self._measured == 0]
+        return {
+            "data_ms": times["data_ms"],
+            "forward_ms": times["forward_ms"],
+            "backward_ms": times["backward_ms"],
+            "optimizer_ms": times["optimizer_ms"],
+            "rest_ms": times["rest_ms"],
+            "total_ms": times["total_ms"],
+            "tokens_per_s": (tokens_per_step / (mean / 1000.0)
+                             if tokens_per_step and mean > 0 else 0.0),
+            "tflops": 0.0,
+            "mfu": None,
+            "peak_bytes": {"forward": peaks["forward"], "backward": peaks["backward"],
+                           "optimizer": peaks["optimizer"]},
+        }
