@@ -334,7 +334,8 @@ def plan(args):
     return [s for s in sections if s[0] in args.sections]
 
 
-def main():
+def arguments():
+    """The command line (see the module's docstring)."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cli")
@@ -355,7 +356,11 @@ def main():
                         help="CPU smoke test: tiny everywhere, 2 measured steps")
     parser.add_argument("--python-one", metavar="JSON",
                         help="(internal) run the reference once and print its result as JSON")
-    args = parser.parse_args()
+    return parser, parser.parse_args()
+
+
+def main():
+    parser, args = arguments()
     if args.python_one:
         request = json.loads(args.python_one)
         device = torch.device(request["device"])

@@ -130,18 +130,8 @@ def only_run(path: Path) -> dict:
     return record
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cli", required=True)
-    parser.add_argument("--workdir", required=True, type=Path)
-    parser.add_argument("--python", default=sys.executable)
-    a = parser.parse_args()
-    shutil.rmtree(a.workdir, ignore_errors=True)
-    a.workdir.mkdir(parents=True)
-    script = a.workdir / "train.py"
-    script.write_text(TRAIN)
-    watch = [a.cli, "watch", "--warmup", "1", "--tokens-per-step", "64"]
-
+def check_an_unmodified_script(a: argparse.Namespace, watch: list[str], script: Path) -> None:
+    """An unmodified script watched: its steps as it trains, show, and compare with an engine run."""
     # An unmodified script: a line per step as it trains, its run in the result set.
     out = a.workdir / "watched.json"
     # The loader sleeps 0.3 s a step, so that lmprof-cli (polling every 0.1 s) sees the steps
@@ -183,6 +173,9 @@ def main() -> None:
     check(done.returncode == 2 and "no run with id 'nope'" in done.stderr,
           "an unknown id is a usage error naming it", done)
 
+
+def check_op_profile(a: argparse.Namespace, watch: list[str], script: Path) -> None:
+    """--profile-ops, --memory-hz and --memory-snapshot: what each adds to the run."""
     # --profile-ops: one step's ops by module, read by `ops`, its trace beside --json.
     out = a.workdir / "ops.json"
     done = run(watch + ["--json", str(out), "--profile-ops", "3", "--ops-depth", "2",
@@ -214,6 +207,9 @@ def main() -> None:
     check(done.returncode == 0 and "layer.self_attn" in done.stdout
           and "autograd.accumulate_grad" in done.stdout, "ops reads the watched profile", done)
 
+
+def check_against_reference(a: argparse.Namespace, watch: list[str], script: Path) -> None:
+    """--against-reference: phase by phase against the engine, or said why not."""
     # --against-reference: a CS336-shaped model (the reference implementation in
     # tests/reference) against lmprof's engine at its size, phase by phase.
     cs336 = a.workdir / "train_cs336.py"
@@ -234,6 +230,9 @@ def main() -> None:
     check(done.returncode == 0 and "no reference for SmallLM" in done.stderr
           and "watch(config=" in done.stderr, "a model without CS336 shapes is said", done)
 
+
+def check_how_runs_end(a: argparse.Namespace, watch: list[str], script: Path) -> None:
+    """A script that raises, one that never trains, one killed: how each run ends."""
     # A script that raises: its run ends `error` with the exception, every step kept.
     out = a.workdir / "raised.json"
     done = run(watch + ["--json", str(out), "--", a.python, str(script), "--raise-after", "3"])
@@ -262,6 +261,9 @@ def main() -> None:
           "a killed script's run is cancelled, saying so", done)
     check(len(record["steps"]) == 4, "every step it finished", done)
 
+
+def check_torchrun(a: argparse.Namespace, watch: list[str], script: Path) -> None:
+    """torchrun with two ranks: a run per rank."""
     # torchrun with two ranks on Gloo: one run per rank.
     out = a.workdir / "ranks.json"
     done = run(watch + ["--json", str(out), "--", a.python, "-m", "torch.distributed.run",
@@ -273,6 +275,10 @@ def main() -> None:
           done)
     check(all(len(r["steps"]) == 4 and r["source"]["model_class"] == "SmallLM"
               for r in runs), "each rank's four steps", done)
+
+
+def check_live(a: argparse.Namespace, watch: list[str], script: Path) -> Path:
+    """A served run shown live by a viewer that started first."""
     # Live: the script serves its run (--listen) and a viewer shows it through the window's
     # client (watch --connect); it connects while the script starts up, and retries.
     token = a.workdir / "token"
@@ -322,6 +328,27 @@ def main() -> None:
     check(len(seen) == 1 and seen[0]["id"] == saved["id"]
           and len(seen[0]["steps"]) == len(saved["steps"]) >= 8,
           "the viewer's run is the script's, every step", done)
+    return token
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cli", required=True)
+    parser.add_argument("--workdir", required=True, type=Path)
+    parser.add_argument("--python", default=sys.executable)
+    a = parser.parse_args()
+    shutil.rmtree(a.workdir, ignore_errors=True)
+    a.workdir.mkdir(parents=True)
+    script = a.workdir / "train.py"
+    script.write_text(TRAIN)
+    watch = [a.cli, "watch", "--warmup", "1", "--tokens-per-step", "64"]
+
+    check_an_unmodified_script(a, watch, script)
+    check_op_profile(a, watch, script)
+    check_against_reference(a, watch, script)
+    check_how_runs_end(a, watch, script)
+    check_torchrun(a, watch, script)
+    token = check_live(a, watch, script)
     check_viewer_says_what_it_cannot_read(a, watch, script, token)
     check_installed_package(a, watch, script)
     print("watch end to end: ok")

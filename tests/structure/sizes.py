@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""No source file over 600 lines and no C++ function over 80, except those listed as debt.
+"""No source file over 600 lines and no C++ or Python function over 80, except those listed
+as debt.
 
 A reader should not have to scroll through a function, nor page through a file, to find the
 one thing they came to change (docs/ARCHITECTURE.md, "Sizes"). The files checked are the
 repository's C++, CUDA and Python sources; a function is a C++ body at namespace or class
 level (lambdas and local classes count toward the function that holds them), measured
-from the line of its opening brace to its closing one; a test's name is Suite.Name.
+from the line of its opening brace to its closing one; a test's name is Suite.Name. A Python
+function is a def at module or class level (a def inside one counts toward it), from its
+first line (decorators aside) to its last, named Class.name for a method.
 
 DEBT lists what was over its limit when the rule came in, with its size then. A listed
 entry may shrink but not grow, and once it is within the limit it must leave the list (the
@@ -17,6 +20,7 @@ Exit 1 naming each file or function over its limit and not allowed; 0 with the c
 Usage: sizes.py [repo root] [--all]   (--all prints every function over the limit)
        sizes.py --self-test
 """
+import ast
 import re
 import sys
 import tempfile
@@ -100,6 +104,27 @@ def functions(text: str) -> list[tuple[str, int, int]]:
     return found
 
 
+def python_functions(text: str) -> list[tuple[str, int, int]]:
+    """(name, first line, lines) of every def at module or class level; [] for a file that
+    does not parse (the linters say why)."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    found = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.append((prefix + node.name, node.lineno,
+                              (node.end_lineno or node.lineno) - node.lineno + 1))
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+
+    visit(tree.body, "")
+    return found
+
+
 def measure(root: Path):
     files, funcs = {}, {}
     for rel in repository_files(root):
@@ -108,11 +133,11 @@ def measure(root: Path):
             continue
         text = path.read_text(errors="replace")
         files[rel] = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        if rel.endswith(CPP):
-            for name, start, lines in functions(text):
-                key = (rel, name)
-                if lines > funcs.get(key, (0, 0))[1]:
-                    funcs[key] = (start, lines)
+        measured = functions(text) if rel.endswith(CPP) else python_functions(text)
+        for name, start, lines in measured:
+            key = (rel, name)
+            if lines > funcs.get(key, (0, 0))[1]:
+                funcs[key] = (start, lines)
     return files, funcs
 
 
@@ -164,14 +189,19 @@ def self_test() -> int:
         root = Path(tmp)
         (root / "a.cpp").write_text(source)
         (root / "big.py").write_text("x = 1\n" * 601)
+        (root / "long.py").write_text("class C:\n    def grows(self):\n"
+                                      + "        x = 1\n" * 85)
         cases = [
             ({}, {}, 1, "new long functions and a long file are refused"),
-            ({"big.py": 601}, {("a.cpp", "grows"): 93, ("a.cpp", "Suite.LongTest"): 92}, 0,
-             "listed debt passes"),
-            ({"big.py": 601}, {("a.cpp", "grows"): 92, ("a.cpp", "Suite.LongTest"): 92}, 1,
+            ({"big.py": 601}, {("a.cpp", "grows"): 93, ("a.cpp", "Suite.LongTest"): 92,
+                               ("long.py", "C.grows"): 86}, 0, "listed debt passes"),
+            ({"big.py": 601}, {("a.cpp", "grows"): 93, ("a.cpp", "Suite.LongTest"): 92}, 1,
+             "a long Python method is refused"),
+            ({"big.py": 601}, {("a.cpp", "grows"): 92, ("a.cpp", "Suite.LongTest"): 92,
+                               ("long.py", "C.grows"): 86}, 1,
              "a listed function that grew is refused"),
             ({"big.py": 601}, {("a.cpp", "grows"): 93, ("a.cpp", "Suite.LongTest"): 92,
-                               ("a.cpp", "small"): 100}, 1,
+                               ("long.py", "C.grows"): 86, ("a.cpp", "small"): 100}, 1,
              "a listed function within the limit must leave the list"),
         ]
         for debt_files, debt_functions, want, what in cases:
