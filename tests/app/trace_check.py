@@ -1,6 +1,7 @@
 """The op profile's Chrome trace (docs/OP_PROFILE.md), read the way users read it.
 
-Runs `lmprof-cli run --profile-ops` on `tiny` and checks the trace it writes:
+Runs `lmprof-cli run --profile-ops` on `tiny`, which must print no error line on stderr
+(Kineto's thread warning included), and checks the trace it writes:
   json:     a Chrome trace (traceEvents of complete events) holding the step, the phases,
             every forward region and ATen ops, with the softmax's ops inside the
             attention.softmax range on the same thread;
@@ -27,9 +28,15 @@ RANGES = ["step", "forward", "backward", "optimizer"] + REGIONS
 def profile(cli, workdir):
     workdir.mkdir(parents=True, exist_ok=True)
     out = workdir / "ops.json"
-    subprocess.run([cli, "run", "--model", "tiny", "--ctx", "32", "--batch", "2", "--warmup",
-                    "1", "--steps", "1", "--device", "cpu", "--threads", "2", "-q",
-                    "--profile-ops", "--json", str(out)], check=True, capture_output=True)
+    done = subprocess.run([cli, "run", "--model", "tiny", "--ctx", "32", "--batch", "2",
+                           "--warmup", "1", "--steps", "1", "--device", "cpu", "--threads", "2",
+                           "-q", "--profile-ops", "--json", str(out)],
+                          check=True, capture_output=True, text=True)
+    # Kineto's "ERROR: External init callback must run in same thread as registerClient",
+    # printed when the engine's thread starts it (op_profiler.cpp), or any other error line.
+    errors = [line for line in done.stderr.splitlines() if "ERROR" in line]
+    if errors:
+        sys.exit(f"the profiled run printed errors on stderr: {errors}")
     run = json.loads(out.read_text())["runs"][0]
     trace = pathlib.Path(run["op_profile"]["trace"])
     if not trace.is_absolute():

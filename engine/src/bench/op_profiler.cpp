@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <functional>
 #include <kineto/ActivityType.h>
+#include <kineto/libkineto.h>
 #include <limits>
+#include <mutex>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <torch/csrc/profiler/collection.h>
 
@@ -76,6 +78,23 @@ RawEvent toRaw(const kp::KinetoEvent& k, RawEvent::Type type) {
     return e;
 }
 
+// Kineto runs its client's init (torch's) only on the thread that registered the client,
+// which is the thread that loaded libtorch (the one that opened the engine module); on any
+// other it prints "ERROR: External init callback must run in same thread as
+// registerClient" and skips it. The engine profiles on its own thread, so before Kineto
+// first starts, the same client is registered again from here, which makes this the
+// registering thread. Once Kineto has its profiler the client's init has run (or been
+// skipped) for good, and nothing is changed.
+void registerKinetoClientHere() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        libkineto::LibkinetoApi& kineto = libkineto::api();
+        if (!kineto.isProfilerRegistered() && kineto.client() != nullptr) {
+            kineto.registerClient(kineto.client());
+        }
+    });
+}
+
 } // namespace
 
 void quietKinetoWithoutGpu(bool anyGpu) {
@@ -104,6 +123,7 @@ bool OpProfiler::covers(int step) const {
 void OpProfiler::start() {
     const auto config = profilerConfig();
     const auto activities = activitiesFor(m_target);
+    registerKinetoClientHere();
     kp::prepareProfiler(config, activities);
     kp::enableProfiler(config, activities);
     m_active = true;
@@ -148,8 +168,8 @@ void OpProfiler::stop(int completedSteps) {
 
     OpProfile p = profile::analyze(std::move(input), m_frame, m_config);
     if (m_target.cuda && !anyKernel) {
-        p.notes.push_back("no GPU kernels were recorded: CUPTI, which Kineto uses, did not "
-                          "start (see the profiler's warnings on stderr)");
+        p.notes.emplace_back("no GPU kernels were recorded: CUPTI, which Kineto uses, did "
+                             "not start (see the profiler's warnings on stderr)");
     }
     if (const std::string& path = m_request.tracePath; !path.empty()) {
         try {
