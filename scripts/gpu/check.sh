@@ -351,7 +351,15 @@ smoke_flag=()
 
 stage_profile() {
   tmo "$cli" run "${profile_cfg[@]}" --mode train --profile-ops --profile-steps 2 --device "$device" \
-    --json "$art/profile.json" -q || return
+    --json "$art/profile.json" -q 2> "$art/profile.stderr"
+  local rc=$?
+  cat "$art/profile.stderr" >&2
+  [[ $rc == 0 ]] || return $rc
+  # Kineto's thread error (op_profiler.cpp registers its client on the engine's thread).
+  if grep -q "must run in same thread" "$art/profile.stderr"; then
+    echo "Kineto printed its thread error: $(grep -m1 'same thread' "$art/profile.stderr")"
+    return 1
+  fi
   "$cli" ops "$art/profile.json" --by op --top 25 --format markdown > "$art/profile-kernels.md" &&
     "$cli" ops "$art/profile.json" --by region --format markdown > "$art/profile-regions.md" ||
     return
