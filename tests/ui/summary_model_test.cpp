@@ -487,3 +487,26 @@ TEST(SummaryModel, HeatmapFiltersTakeAWatchedRunsEmptyCellsAfterTheNumbers) {
     EXPECT_EQ(names[0].find("ctx"), std::string::npos) << names[0];
     EXPECT_NE(names[1].find("ctx 64"), std::string::npos) << names[1];
 }
+
+TEST(SummaryModel, ACellLabelFitsItsCellOrIsLeftToTheTooltip) {
+    const auto chars = [](const std::string& t) { // a monospaced font: 7 pixels a character
+        size_t n = 0;
+        for (const unsigned char ch : t) {
+            n += (ch & 0xC0) != 0x80 ? 1 : 0; // a UTF-8 character once ("×" is two bytes)
+        }
+        return 7.0f * static_cast<float>(n);
+    };
+    using Lines = std::vector<std::string>;
+    EXPECT_EQ(ui::cellLabel(78.454, true, 2, 200, 1, chars), Lines{"78.45 ~ \u00D72"});
+    EXPECT_EQ(ui::cellLabel(78.454, true, 2, 50, 2, chars), (Lines{"78.45", "~ \u00D72"}));
+    EXPECT_EQ(ui::cellLabel(78.454, true, 2, 50, 1, chars), Lines{"78.45"});
+    EXPECT_EQ(ui::cellLabel(78.454, false, 1, 30, 1, chars), Lines{"78.5"});
+    EXPECT_EQ(ui::cellLabel(1234.5, false, 1, 30, 1, chars), Lines{"1234"});
+    EXPECT_EQ(ui::cellLabel(1234.5, false, 1, 20, 1, chars), Lines{});
+    EXPECT_EQ(ui::cellLabel(78.454, false, 1, 200, 0, chars), Lines{}) << "no line's height";
+    for (const float width : {20.0f, 30.0f, 50.0f, 70.0f, 200.0f}) {
+        for (const std::string& line : ui::cellLabel(118.38, true, 3, width, 2, chars)) {
+            EXPECT_LE(chars(line), width) << line << " wider than its cell";
+        }
+    }
+}

@@ -219,6 +219,33 @@ std::string aboutCell(const std::vector<RunView>& runs, const std::vector<int>& 
 
 } // namespace
 
+std::vector<std::string> cellLabel(double value, bool noisy, int sharing, float width, int lines,
+                                   const std::function<float(const std::string&)>& textWidth) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), value >= 1000 ? "%.0f" : "%.2f", value);
+    const std::string full = buf;
+    std::snprintf(buf, sizeof(buf), "%.3g", value);
+    const std::string brief = buf;
+    std::string marks = noisy ? "~" : "";
+    if (sharing > 1) {
+        marks += (marks.empty() ? "" : " ") + std::string("\u00D7") + std::to_string(sharing);
+    }
+    const auto fits = [&](const std::string& text) { return textWidth(text) <= width; };
+    const std::vector<std::vector<std::string>> choices{
+        {marks.empty() ? full : full + " " + marks},
+        {full, marks},
+        {full},
+        {brief},
+    };
+    for (const auto& choice : choices) {
+        if (static_cast<int>(choice.size()) <= lines &&
+            std::all_of(choice.begin(), choice.end(), fits) && !choice.back().empty()) {
+            return choice;
+        }
+    }
+    return {};
+}
+
 std::vector<HeatmapFilter> heatmapFilters(const RunStore& store, const HeatmapQuery& query) {
     HeatmapQuery all = query;
     all.settings.clear();

@@ -10,6 +10,7 @@
 #include "lmprof/ui/run_store.h"
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -79,6 +80,12 @@ struct HeatmapGrid {
 };
 HeatmapGrid heatmapGrid(const RunStore& store, const engine::RunColumn& metric,
                         const HeatmapQuery& query);
+// A cell's label as lines that fit it, `width` × `lines` text lines, with `textWidth` the
+// width of a text: the value and its marks ("78.45 ~ ×2") on one line, else on two, else the
+// value alone, else the value in 3 significant digits ("78.5"), else nothing (the cell's
+// tooltip still says it). A label is never drawn over the next cell.
+std::vector<std::string> cellLabel(double value, bool noisy, int sharing, float width, int lines,
+                                   const std::function<float(const std::string&)>& textWidth);
 
 // The Heatmap's filters: each setting (engine::settingColumns) its query's runs (precision
 // and mode) differ in, other than its two axes, with the values they take, in a setting's

@@ -136,37 +136,45 @@ ImU32 textOn(double v, double lo, double hi) {
     return luminance > 0.45f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
 }
 
-// Each cell's text over it: its value ("~" when noisy, "×n" when n runs share it), or why it
-// has none on grey; in black or white as the cell's colour reads.
+// Each cell's text over it: its value ("~" when noisy, "×n" when n runs share it) as far as
+// it fits the cell (cellLabel), or why it has none on grey; in black or white as the cell's
+// colour reads. Each line is centred on its own.
 void labelCells(const HeatmapGrid& g, double lo, double hi) {
     const int rows = static_cast<int>(g.rows.size());
     const int cols = static_cast<int>(g.columns.size());
     ImDrawList* draw = ImPlot::GetPlotDrawList();
+    const auto textWidth = [](const std::string& t) { return ImGui::CalcTextSize(t.c_str()).x; };
+    const float lineHeight = ImGui::GetTextLineHeight();
     for (int r = 0; r < rows; ++r) {
         for (int c = 0; c < cols; ++c) {
             const double v = g.at(r, c);
             const double y = rows - r - 0.5;
-            char text[48];
+            const ImVec2 a = ImPlot::PlotToPixels(c, y + 0.5);
+            const ImVec2 b = ImPlot::PlotToPixels(c + 1, y - 0.5);
+            const float width = std::abs(b.x - a.x) - ImGui::GetStyle().ItemInnerSpacing.x;
+            const int fitLines = static_cast<int>(std::abs(b.y - a.y) / lineHeight);
+            std::vector<std::string> lines;
             ImU32 ink = IM_COL32(255, 255, 255, 255);
             if (std::isnan(v)) {
-                const ImVec2 a = ImPlot::PlotToPixels(c, y + 0.5);
-                const ImVec2 b = ImPlot::PlotToPixels(c + 1, y - 0.5);
                 draw->AddRectFilled(a, b, IM_COL32(90, 90, 90, 255));
                 const std::string& mark = g.marks[r * cols + c];
-                std::snprintf(text, sizeof(text), "%s", mark.empty() ? "-" : mark.c_str());
+                lines.push_back(mark.empty() ? "-" : mark);
+                if (textWidth(lines[0]) > width || fitLines < 1) {
+                    lines.clear();
+                }
             } else {
                 // A noisy run's value carries "~", a shared cell "×n" (both explained under
                 // the grid, and in the tooltip).
                 const int k = r * cols + c;
-                const std::string shared =
-                    g.sharing[k] > 1 ? " \u00D7" + std::to_string(g.sharing[k]) : "";
-                std::snprintf(text, sizeof(text), v >= 1000 ? "%.0f%s%s" : "%.2f%s%s", v,
-                              g.noisy[k] ? " ~" : "", shared.c_str());
+                lines = cellLabel(v, g.noisy[k] != 0, g.sharing[k], width, fitLines, textWidth);
                 ink = textOn(v, lo, hi);
             }
             const ImVec2 centre = ImPlot::PlotToPixels(c + 0.5, y);
-            const ImVec2 size = ImGui::CalcTextSize(text);
-            draw->AddText(ImVec2(centre.x - size.x / 2, centre.y - size.y / 2), ink, text);
+            float top = centre.y - lineHeight * static_cast<float>(lines.size()) / 2.0f;
+            for (const std::string& line : lines) {
+                draw->AddText(ImVec2(centre.x - textWidth(line) / 2.0f, top), ink, line.c_str());
+                top += lineHeight;
+            }
         }
     }
 }
