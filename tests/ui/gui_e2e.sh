@@ -452,10 +452,11 @@ LMPROF_CONFIG_DIR="$many/open-config" "$headless" 1280x720 "$lmprof" \
 
 # The bottom strip's main content at both sizes (docs/WINDOW.md, "Layout"): with the 16 runs
 # in, each tab of the strip in front shows its table's wanted rows (8 of Runs) and every plot
-# above keeps its minimum, by the window's own layout report.
+# above keeps its minimum, by the window's own layout report. The Heatmap comes to the front
+# first and stays there: its four lines of filters once left Runs 4 of its 8 rows at 720p.
 for size in 1280x720 1920x1080; do
   out="$many/strip-$size" && mkdir -p "$out"
-  python3 "$layout_check" demo "$out" Runs Summary Compare Ops Study "Precision lab" |
+  python3 "$layout_check" demo "$out" Heatmap Runs Summary Compare Ops Study "Precision lab" |
     python3 -c "import json, sys; d = json.load(sys.stdin); d['steps'][:2] = [
       {'do': 'open', 'path': sys.argv[1]}, {'do': 'wait', 'for': 'open', 'timeout_s': 120}]
 print(json.dumps(d))" "$many/sixteen.json" > "$out/demo.json"

@@ -151,15 +151,17 @@ void WindowSet::buildDefaultLayout(ImGuiID dockspace) {
     ImGui::DockBuilderSplitNode(main, ImGuiDir_Down, bottomShare, &bottom, &charts);
     ImGuiID chartsLeft = 0, chartsRight = 0, tl = 0, bl = 0, tr = 0, br = 0;
     ImGui::DockBuilderSplitNode(charts, ImGuiDir_Left, 0.5f, &chartsLeft, &chartsRight);
-    // Below about 900 px (1280x720) two rows of charts each side leave no plot readable
-    // (docs/WINDOW.md, "Layout"): Telemetry becomes a tab beside Step times.
+    // Below about 900 px (1280x720) two rows of charts each side leave no plot readable, nor
+    // room for the strip's tables (docs/WINDOW.md, "Layout"): each side's lower charts become
+    // tabs beside its upper ones (Telemetry beside Step times, Throughput beside Memory).
     if (viewport->WorkSize.y >= 52.0f * ImGui::GetFontSize()) {
         ImGui::DockBuilderSplitNode(chartsLeft, ImGuiDir_Down, 0.5f, &bl, &tl);
+        // The Memory view (timeline, breakdown, allocations) gets the taller place.
+        ImGui::DockBuilderSplitNode(chartsRight, ImGuiDir_Down, 0.36f, &br, &tr);
     } else {
         tl = bl = chartsLeft;
+        tr = br = chartsRight;
     }
-    // The Memory view (timeline, breakdown, allocations) gets the taller right-hand place.
-    ImGui::DockBuilderSplitNode(chartsRight, ImGuiDir_Down, 0.36f, &br, &tr);
     const std::map<DockSlot, ImGuiID> places = {
         {DockSlot::Left, leftTop},     {DockSlot::LeftBottom, leftBottom},
         {DockSlot::ChartTopLeft, tl},  {DockSlot::ChartBottomLeft, bl},
