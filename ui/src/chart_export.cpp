@@ -6,7 +6,6 @@
 #include "lmprof/engine/config.h"
 #include "lmprof/ui/app.h"
 #include "lmprof/ui/run_store.h"
-#include "runs_band.h"
 #include "theme.h"
 #include "views/chart_book.h"
 #include "views/plot_helpers.h"
@@ -64,7 +63,8 @@ std::string chartRunsLine(const std::vector<RunView*>& runs) {
     if (runs.empty()) {
         return "no run selected";
     }
-    // A few runs by name; more are counted (the legend names each).
+    // A few runs by name; more are counted. Not "named in the legend": a chart too narrow
+    // for its legend hides it (plot::setupLegendOf), and says so itself.
     constexpr size_t kNamed = 3;
     const size_t named = runs.size() <= kNamed + 1 ? runs.size() : kNamed;
     std::string line;
@@ -72,9 +72,7 @@ std::string chartRunsLine(const std::vector<RunView*>& runs) {
         line += (line.empty() ? "" : " / ") + plot::legendName(*runs[i]);
     }
     if (named < runs.size()) {
-        // Past kBandRuns the step charts' legends name configurations, not runs.
-        line += " and " + std::to_string(runs.size() - named) +
-                (runs.size() > kBandRuns ? " more" : " more (named in the legend)");
+        line += " and " + std::to_string(runs.size() - named) + " more";
     }
     const bool oneModel = std::all_of(runs.begin(), runs.end(), [&](const RunView* r) {
         return engine::runModelLabel(r->result) == engine::runModelLabel(runs.front()->result);
