@@ -121,6 +121,27 @@ OffscreenCharts::~OffscreenCharts() {
     ImGui::SetCurrentContext(window);
 }
 
+bool OffscreenCharts::sizeFramebuffer(int width, int height) {
+    if (m_framebuffer && width == m_width && height == m_height) {
+        return true;
+    }
+    if (m_framebuffer) {
+        glDeleteFramebuffers(1, &m_framebuffer);
+        glDeleteTextures(1, &m_color);
+    }
+    glGenTextures(1, &m_color);
+    glBindTexture(GL_TEXTURE_2D, m_color);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    glGenFramebuffers(1, &m_framebuffer);
+    glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer);
+    glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, m_color, 0);
+    const GLenum state = glCheckFramebufferStatus(GL_FRAMEBUFFER);
+    glBindFramebuffer(GL_FRAMEBUFFER, 0);
+    m_width = state == GL_FRAMEBUFFER_COMPLETE ? width : 0; // an incomplete one is made again
+    m_height = state == GL_FRAMEBUFFER_COMPLETE ? height : 0;
+    return state == GL_FRAMEBUFFER_COMPLETE;
+}
+
 void OffscreenCharts::render(const std::filesystem::path& path, int width, int height, bool dark,
                              const std::string& title, const std::string& subtitle,
                              const std::function<void()>& chart) {
@@ -130,27 +151,8 @@ void OffscreenCharts::render(const std::filesystem::path& path, int width, int h
     if (width <= 0 || height <= 0) {
         fail("the chart has no size");
     }
-    // The framebuffer: a colour texture of the asked size (made again when it changes).
-    if (!m_framebuffer || width != m_width || height != m_height) {
-        if (m_framebuffer) {
-            glDeleteFramebuffers(1, &m_framebuffer);
-            glDeleteTextures(1, &m_color);
-        }
-        glGenTextures(1, &m_color);
-        glBindTexture(GL_TEXTURE_2D, m_color);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE,
-                     nullptr);
-        glGenFramebuffers(1, &m_framebuffer);
-        glBindFramebuffer(GL_FRAMEBUFFER, m_framebuffer);
-        glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, m_color, 0);
-        const GLenum state = glCheckFramebufferStatus(GL_FRAMEBUFFER);
-        glBindFramebuffer(GL_FRAMEBUFFER, 0);
-        if (state != GL_FRAMEBUFFER_COMPLETE) {
-            fail("no offscreen framebuffer of " + std::to_string(width) + "x" +
-                 std::to_string(height));
-        }
-        m_width = width;
-        m_height = height;
+    if (!sizeFramebuffer(width, height)) {
+        fail("no offscreen framebuffer of " + std::to_string(width) + "x" + std::to_string(height));
     }
     const bool themeChanged = dark != m_dark;
     // The window's palette (run colours, phases, warnings) is its own again afterwards.

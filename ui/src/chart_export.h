@@ -41,6 +41,9 @@ public:
                 const std::function<void()>& chart);
 
 private:
+    // The framebuffer: a colour texture of this size, made again when the size changes;
+    // false when OpenGL cannot make it complete.
+    bool sizeFramebuffer(int width, int height);
     // Two frames of the chart into the bound framebuffer (the export contexts current).
     void drawFrames(int width, int height, const std::string& title, const std::string& subtitle,
                     const std::function<void()>& chart);
