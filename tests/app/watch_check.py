@@ -20,6 +20,8 @@ import sys
 import threading
 from pathlib import Path
 
+import check_args
+
 # A plain loop over a model of PyTorch's own layers, written for this check. --sleep S
 # sleeps before each step (a slow loader); --kill-after N
 # kills the process with SIGKILL after N optimizer steps; --raise-after N raises there;
@@ -332,13 +334,7 @@ def check_live(a: argparse.Namespace, watch: list[str], script: Path) -> Path:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--cli", required=True)
-    parser.add_argument("--workdir", required=True, type=Path)
-    parser.add_argument("--python", default=sys.executable)
-    a = parser.parse_args()
-    shutil.rmtree(a.workdir, ignore_errors=True)
-    a.workdir.mkdir(parents=True)
+    a = check_args.parse()
     script = a.workdir / "train.py"
     script.write_text(TRAIN)
     watch = [a.cli, "watch", "--warmup", "1", "--tokens-per-step", "64"]

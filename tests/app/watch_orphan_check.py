@@ -9,7 +9,6 @@ an event (a step line, a process gone), with a limit that only catches a hang.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
@@ -19,6 +18,8 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+import check_args
 
 HANG_GUARD_S = 300.0
 
@@ -102,13 +103,7 @@ def wait_gone(pid: int, what: str, stderr: str) -> None:
 
 
 def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--cli", required=True)
-    p.add_argument("--workdir", type=Path, required=True)
-    p.add_argument("--python", default=sys.executable)
-    a = p.parse_args()
-    shutil.rmtree(a.workdir, ignore_errors=True)
-    a.workdir.mkdir(parents=True)
+    a = check_args.parse()
     script = a.workdir / "train.py"
     script.write_text(TRAIN)
 
