@@ -8,10 +8,27 @@
 
 namespace lmprof::ui {
 
+ImTextureID fileDialogTexture(const uint8_t* data, int width, int height, char format) {
+    GLuint texture = 0;
+    glGenTextures(1, &texture);
+    glBindTexture(GL_TEXTURE_2D, texture);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, width, height, 0, format == 0 ? GL_BGRA : GL_RGBA,
+                 GL_UNSIGNED_BYTE, data);
+    glBindTexture(GL_TEXTURE_2D, 0);
+    return static_cast<ImTextureID>(texture);
+}
+
+void deleteFileDialogTexture(ImTextureID texture) {
+    const auto id = static_cast<GLuint>(texture);
+    glDeleteTextures(1, &id);
+}
+
 namespace {
 
-// ImFileDialog draws its icons as textures the application makes: plain RGBA (or BGRA)
-// textures of the OpenGL context the window draws with.
 void giveFileDialogTextures() {
     static bool given = false;
     if (given) {
@@ -19,23 +36,10 @@ void giveFileDialogTextures() {
     }
     given = true;
     auto& dialog = ifd::FileDialog::Instance();
-    dialog.CreateTexture = [](uint8_t* data, int w, int h, char fmt) -> ImTextureID {
-        GLuint texture = 0;
-        glGenTextures(1, &texture);
-        glBindTexture(GL_TEXTURE_2D, texture);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-        glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-        glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, w, h, 0, fmt == 0 ? GL_BGRA : GL_RGBA,
-                     GL_UNSIGNED_BYTE, data);
-        glBindTexture(GL_TEXTURE_2D, 0);
-        return static_cast<ImTextureID>(texture);
+    dialog.CreateTexture = [](uint8_t* data, int w, int h, char fmt) {
+        return fileDialogTexture(data, w, h, fmt);
     };
-    dialog.DeleteTexture = [](ImTextureID texture) {
-        const auto id = static_cast<GLuint>(texture);
-        glDeleteTextures(1, &id);
-    };
+    dialog.DeleteTexture = deleteFileDialogTexture;
 }
 
 } // namespace
