@@ -68,8 +68,9 @@ def problems_of(value: Any, hint: Any, path: str = "$") -> list[str]:
 def watched(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
     """A run with the instruments that write fields: logged scalars, evaluations between
     steps and after the last, the memory timeline, module times, an op profile and a memory
-    snapshot, thinned past KEPT_STEPS; its result set and where it was saved, beside a copy
-    of its journal as it was before close()."""
+    snapshot, thinned past KEPT_STEPS, one step logging values that are not finite; its
+    result set while it ran and where it was saved, beside a copy of its journal as it was
+    before close()."""
     save = tmp_path_factory.mktemp("records") / "run.json"
     kept = _tally.KEPT_STEPS
     _tally.KEPT_STEPS = 6
@@ -82,20 +83,27 @@ def watched(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], P
         run.time_modules(depth=1)
         run.profile_ops(step=3)
         run.memory_snapshot(step=4)
+        during = None
         for i, (x, y) in enumerate(batches(16)):
             with run.step():
                 loss = loss_of(model, x, y)
                 loss.backward()
                 opt.step()
                 opt.zero_grad()
-            run.log(loss=loss, lr=1e-3, tokens_seen=(i + 1) * 64)
+            if i == 8:  # a diverged step, kept by the thinning (every 4th): not finite values
+                run.log(loss=float("nan"), lr=float("inf"), tokens_seen=float("-inf"))
+            else:
+                run.log(loss=loss, lr=1e-3, tokens_seen=(i + 1) * 64)
+            if i == 10:
+                during = run.result_set()
             if i in (5, 15):  # an evaluation between steps, and one after the last
                 with torch.no_grad():
                     model(x)
         # The journal as a killed process would leave it, for recover().
         shutil.copy(_results.journal_path(save), save.with_name("killed.journal.jsonl"))
         run.close()
-        return run.result_set(), save
+        assert during is not None
+        return during, save
     finally:
         _tally.KEPT_STEPS = kept
 
@@ -111,8 +119,11 @@ def test_a_watched_runs_records_are_what_their_types_declare(
     assert {"op_profile", "memory_snapshot", "sample_hz"} <= set(run["config"])
     assert any("evaluation_ms" in s for s in run["steps"])
     assert any("scalars" in s and "loss" in s for s in run["steps"])
+    assert {"loss": "nan", "lr": "inf", "tokens_seen": "-inf"} in [
+        {"loss": s.get("loss"), **s.get("scalars", {})} for s in run["steps"]]
     assert problems_of(saved, _records.ResultSet) == []
-    assert problems_of(result, _records.ResultSet) == []  # run.result_set(), while it runs
+    assert result["runs"][0]["status"] == "ok" and len(result["runs"][0]["steps"]) == 11
+    assert problems_of(result, _records.ResultSet) == []  # run.result_set(), while it ran
 
 
 def test_recover_rebuilds_a_result_set_of_the_same_types(

@@ -58,8 +58,10 @@ class StepRecord(_StepKeys, total=False):
     compiled: bool  # a torch.compile step: not measured
     op_profiled: bool
     memory_snapshot: bool
-    loss: float | None  # None: not finite
-    scalars: dict[str, float | None]  # run.log(name=value), loss aside
+    # run.log(loss=...), and the other names logged. JSON has no NaN or infinity: a value
+    # that is not finite is written as its name, "nan", "inf" or "-inf".
+    loss: float | str
+    scalars: dict[str, float | str]
     evaluation_ms: float  # an evaluation pass before the step
     evaluation_forwards: int
 
