@@ -107,12 +107,16 @@ TEST(ChartBook, EachContextHasItsOwn) {
     frameWithPlot(600.0f, [] { ui::plot::cornerNote("window's note"); });
     ChartBook& windowBook = ChartBook::current();
     {
-        Contexts exporter; // a chart export's contexts, current now
+        Contexts exporter; // a chart export's contexts, current now: two frames, as an export
         EXPECT_NE(&ChartBook::current(), &windowBook);
-        const ui::ChartState same = frameWithPlot(600.0f, [] {});
-        EXPECT_TRUE(same.shownNotes.empty()) << "a plot of the same id in another context";
+        frameWithPlot(600.0f, [] { ui::plot::cornerNote("export's note"); });
+        const ui::ChartState same =
+            frameWithPlot(600.0f, [] { ui::plot::cornerNote("export's note"); });
+        EXPECT_EQ(same.shownNotes, std::vector<std::string>{"export's note"})
+            << "a plot of the same id in another context has its own notes";
     }
     window.use();
     EXPECT_EQ(&ChartBook::current(), &windowBook);
-    EXPECT_EQ(frameWithPlot(600.0f, [] {}).shownNotes, std::vector<std::string>{"window's note"});
+    EXPECT_EQ(frameWithPlot(600.0f, [] {}).shownNotes, std::vector<std::string>{"window's note"})
+        << "the export's frames and notes are not the window's";
 }

@@ -22,9 +22,12 @@ using namespace lmprof;
 
 namespace {
 
-// A 32 × 32 RGBA icon no two rows of which are alike.
+// An icon 17 × 13 pixels, RGBA, no two rows of which are alike: a row of 68 bytes is
+// misread under any unpack alignment but 1, 2 and 4, or a row length left set.
+constexpr int kWidth = 17;
+constexpr int kHeight = 13;
 std::vector<uint8_t> pattern() {
-    std::vector<uint8_t> pixels(32 * 32 * 4);
+    std::vector<uint8_t> pixels(kWidth * kHeight * 4);
     for (size_t i = 0; i < pixels.size(); ++i) {
         pixels[i] = static_cast<uint8_t>((i * 7 + i / 128) % 251);
     }
@@ -32,7 +35,8 @@ std::vector<uint8_t> pattern() {
 }
 
 std::vector<uint8_t> pixelsOf(ImTextureID texture) {
-    std::vector<uint8_t> pixels(32 * 32 * 4);
+    std::vector<uint8_t> pixels(kWidth * kHeight * 4);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1); // read back whatever the charts left
     glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(texture));
     glGetTexImage(GL_TEXTURE_2D, 0, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
     glBindTexture(GL_TEXTURE_2D, 0);
@@ -61,7 +65,7 @@ TEST(FileDialogIcons, AStudysChartsLeaveTheWindowsTexturesAlone) {
     ASSERT_TRUE(ImGui_ImplOpenGL3_Init("#version 330"));
     windowFrame();
     const std::vector<uint8_t> icon = pattern();
-    const ImTextureID before = ui::fileDialogTexture(icon.data(), 32, 32, 1);
+    const ImTextureID before = ui::fileDialogTexture(icon.data(), kWidth, kHeight, 1);
     ASSERT_EQ(pixelsOf(before), icon);
 
     const auto png = std::filesystem::temp_directory_path() /
@@ -83,13 +87,13 @@ TEST(FileDialogIcons, AStudysChartsLeaveTheWindowsTexturesAlone) {
     windowFrame();
 
     EXPECT_EQ(pixelsOf(before), icon) << "an icon made before the charts was overwritten";
-    const ImTextureID after = ui::fileDialogTexture(icon.data(), 32, 32, 1);
+    const ImTextureID after = ui::fileDialogTexture(icon.data(), kWidth, kHeight, 1);
     EXPECT_EQ(pixelsOf(after), icon) << "an icon made after the charts reads otherwise";
     std::vector<uint8_t> bgra = icon; // the dialog's own icons come as BGRA
     for (size_t i = 0; i < bgra.size(); i += 4) {
         std::swap(bgra[i], bgra[i + 2]);
     }
-    const ImTextureID swapped = ui::fileDialogTexture(bgra.data(), 32, 32, 0);
+    const ImTextureID swapped = ui::fileDialogTexture(bgra.data(), kWidth, kHeight, 0);
     EXPECT_EQ(pixelsOf(swapped), icon);
 
     for (const ImTextureID t : {before, after, swapped}) {

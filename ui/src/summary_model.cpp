@@ -224,7 +224,12 @@ std::vector<std::string> cellLabel(double value, bool noisy, int sharing, float 
     char buf[32];
     std::snprintf(buf, sizeof(buf), value >= 1000 ? "%.0f" : "%.2f", value);
     const std::string full = buf;
-    std::snprintf(buf, sizeof(buf), "%.3g", value);
+    // Three significant digits: "78.5", and from 1000 on in thousands, "123k".
+    if (value >= 1000) {
+        std::snprintf(buf, sizeof(buf), "%.3gk", value / 1000);
+    } else {
+        std::snprintf(buf, sizeof(buf), "%.3g", value);
+    }
     const std::string brief = buf;
     std::string marks = noisy ? "~" : "";
     if (sharing > 1) {

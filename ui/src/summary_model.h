@@ -82,7 +82,7 @@ HeatmapGrid heatmapGrid(const RunStore& store, const engine::RunColumn& metric,
                         const HeatmapQuery& query);
 // A cell's label as lines that fit it, `width` × `lines` text lines, with `textWidth` the
 // width of a text: the value and its marks ("78.45 ~ ×2") on one line, else on two, else the
-// value alone, else the value in 3 significant digits ("78.5"), else nothing (the cell's
+// value alone, else the value in 3 significant digits ("78.5", "123k"), else nothing (the cell's
 // tooltip still says it). A label is never drawn over the next cell.
 std::vector<std::string> cellLabel(double value, bool noisy, int sharing, float width, int lines,
                                    const std::function<float(const std::string&)>& textWidth);
