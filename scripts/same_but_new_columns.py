@@ -4,6 +4,7 @@ Markdown, read by their '|' cells) and CSVs (by header). scripts/same_output.sh 
 with --new-columns, for a change that adds columns to every table.
 
   scripts/same_but_new_columns.py OLD_FILE NEW_FILE   exit 0: same but for new columns
+  scripts/same_but_new_columns.py --self-test        its own cases (ctest)
 """
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import io
 import re
 import sys
 
-BORDER = re.compile(r"[+|=\-: ]+")
+# A grid table's border ("+----+") or a Markdown table's rule ("|---|:--|"); a row of
+# cells that are only dashes ("| - | - |") is data, not a border.
+BORDER = re.compile(r"\+[+=\-]*\+|\|?(\s*:?-{3,}:?\s*\|)+\s*:?-{0,}:?\s*")
 
 
 def cells(text: str) -> list[list[str]]:
@@ -71,7 +74,35 @@ def same_but_new_columns(old_text: str, new_text: str) -> bool:
     return tables_match(cells(old_text), cells(new_text))
 
 
+def self_test() -> int:
+    """The checker's own cases: what must pass and what must fail."""
+    grid_old = "+---+---+\n| a | b |\n+===+===+\n| 1 | - |\n| 2 | - |\n+---+---+\n"
+    grid_new = "+---+---+---+\n| a | x | b |\n+===+===+===+\n| 1 | 9 | - |\n| 2 | 8 | - |\n"
+    md_old = "| a | b |\n| --- | ---: |\n| 1 | - |\n"
+    md_new = "| a | b | x |\n| --- | ---: | --- |\n| 1 | - | 7 |\n"
+    csv_old = "a,b,c,d\n1,2,3,4\n"
+    csv_new = "a,b,c,d,scalar.x.last\n1,2,3,4,5\n"
+    cases = [
+        (grid_old, grid_new, True, "a grid table with a column added"),
+        (md_old, md_new, True, "a Markdown table with a column added"),
+        (csv_old, csv_new, True, "a CSV with a column added"),
+        (grid_old, grid_new.replace("| 2 | 8 | - |", "| 3 | 8 | - |"), False, "a changed cell"),
+        (grid_old, grid_new.replace("| 2 | 8 | - |\n", ""), False, "a dropped row"),
+        (md_old, md_new.replace("| 1 | - | 7 |", "| 1 | -- | 7 |"), False, "a changed dash cell"),
+        (md_old, md_new.replace("| a | b | x |", "| a | c | x |"), False, "a renamed column"),
+        (csv_old, csv_new.replace("1,2,3,4,5", "1,2,0,4,5"), False, "a changed CSV value"),
+        (csv_old, csv_new + "x\n", False, "an added line"),
+    ]
+    failed = [what for old, new, want, what in cases if same_but_new_columns(old, new) != want]
+    for what in failed:
+        print(f"self-test failed: {what}")
+    print("self-test: " + ("failed" if failed else "passed"))
+    return 1 if failed else 0
+
+
 def main(argv: list[str]) -> int:
+    if argv[1:] == ["--self-test"]:
+        return self_test()
     if len(argv) != 3:
         print(__doc__, file=sys.stderr)
         return 64
