@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -14,7 +15,7 @@ import torch
 
 from ._clocks import Clock
 from ._evals import Evaluation
-from ._records import StepRecord
+from ._records import PeakBytes, StepRecord
 
 # The phases of a watched step, in the order a plain loop runs them. "data" is the host's
 # time between the previous step's end and this one's start (the loader); "rest" is what
@@ -23,6 +24,12 @@ PHASES: tuple[str, ...] = ("data", "forward", "backward", "optimizer", "rest")
 # The phases a step's and a run's peaks are recorded for: the engine's (PeakBytes), so that a
 # result set holds no figure its reader drops (tests/app/record_contract_check.py).
 PEAK_PHASES: tuple[str, ...] = ("forward", "backward", "optimizer")
+
+
+def peak_bytes(by_phase: Mapping[str, int]) -> PeakBytes:
+    """The peaks of PEAK_PHASES as a record holds them, 0 for a phase without one."""
+    return {"forward": by_phase.get("forward", 0), "backward": by_phase.get("backward", 0),
+            "optimizer": by_phase.get("optimizer", 0)}
 
 # The first steps pay for lazy initialisation (allocator growth, kernels' first launches,
 # autotuning); they are flagged and left out of the summary, as the engine's warmup steps
@@ -163,7 +170,7 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
     for (_, start), (phase, end) in pairwise(step.marks):
         assert phase is not None
         phase_ms[phase] += clock.elapsed_ms(start, end)
-    evaluation_ms = None
+    evaluation_ms = 0.0  # read before the marks are released, written below
     if step.evaluation is not None:  # timed on the step's clock where it can be
         evaluation_ms = (clock.elapsed_ms(step.eval_from, step.prev_end)
                          if step.eval_from is not None and step.prev_end is not None
@@ -184,13 +191,11 @@ def finish(step: OpenStep, clock: Clock, *, warmup: bool, run_start_ns: int) -> 
         "total_ms": sum(phase_ms.values()),
         "peak_allocated_bytes": max(peak.values(), default=0),
         "peak_reserved_bytes": step.peak_reserved,
-        "peak_allocated_by_phase": {"forward": peak.get("forward", 0),
-                                    "backward": peak.get("backward", 0),
-                                    "optimizer": peak.get("optimizer", 0)},
+        "peak_allocated_by_phase": peak_bytes(peak),
         "t_end_ms": (step.end_ns - run_start_ns) / 1e6,
         "micro_batches": step.micro_batches,
     }
-    if step.evaluation is not None and evaluation_ms is not None:
+    if step.evaluation is not None:
         record["evaluation_ms"] = evaluation_ms
         record["evaluation_forwards"] = step.evaluation.forwards
     if step.compiled:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._records import PhaseStats, RunSummary, StepRecord, Thinning
-from ._steps import PEAK_PHASES, PHASES
+from ._steps import PEAK_PHASES, PHASES, peak_bytes
 
 # As many steps as the live server's ring: a run this long is kept whole.
 KEPT_STEPS = 10_000
@@ -188,7 +188,6 @@ class Tally:
         (profiled ones too), or from the warmup steps when none finished: the engine's rule."""
         times = {key: t.stats() for key, t in self.times.items()}
         mean = times["total_ms"]["mean"]
-        peaks = self._peaks[self._measured == 0]
         return {
             "data_ms": times["data_ms"],
             "forward_ms": times["forward_ms"],
@@ -200,6 +199,5 @@ class Tally:
                              if tokens_per_step and mean > 0 else 0.0),
             "tflops": 0.0,
             "mfu": None,
-            "peak_bytes": {"forward": peaks["forward"], "backward": peaks["backward"],
-                           "optimizer": peaks["optimizer"]},
+            "peak_bytes": peak_bytes(self._peaks[self._measured == 0]),
         }
