@@ -35,11 +35,16 @@ constexpr std::array<std::string_view, 6> kScalarCsvStats{"last", "mean", "std",
 RunColumn makeScalarColumn(const std::string& name, std::string_view stat) {
     using R = const RunResult&;
     using S = const RunSummary&;
-    // A cell from the run's summary of this name, `none` for a run that logged no such name.
-    const auto cell = [name](auto of, std::string none = {}) -> RunColumn::Getter {
-        return [name, of, none](R, S s) {
-            const auto it = s.scalars.find(name);
-            return it == s.scalars.end() ? none : of(it->second);
+    // The run's summary of this name, or null for a run that logged no such name.
+    const auto find = [name](S s) -> const ScalarSummary* {
+        const auto it = s.scalars.find(name);
+        return it == s.scalars.end() ? nullptr : &it->second;
+    };
+    // A cell from that summary, `none` without one.
+    const auto cell = [find](auto of, std::string none = {}) -> RunColumn::Getter {
+        return [find, of, none](R, S s) {
+            const ScalarSummary* v = find(s);
+            return v ? of(*v) : none;
         };
     };
     const auto last = [](const ScalarSummary& v) { return num(v.last); };
@@ -47,9 +52,9 @@ RunColumn makeScalarColumn(const std::string& name, std::string_view stat) {
         RunColumn c = column("scalar." + name, name, "", ColumnKind::Real, cell(last),
                              cell([](const ScalarSummary& v) { return significant(v.last); }, "-"));
         c.inCsv = false;
-        c.number = [name](R, S s) -> std::optional<double> {
-            const auto it = s.scalars.find(name);
-            return it == s.scalars.end() ? std::nullopt : std::optional(it->second.last);
+        c.number = [find](R, S s) -> std::optional<double> {
+            const ScalarSummary* v = find(s);
+            return v ? std::optional(v->last) : std::nullopt;
         };
         c.chartName = name + " (last logged)";
         c.explain = cell(

@@ -15,7 +15,6 @@
 #include <implot.h>
 #include <initializer_list>
 #include <limits>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
